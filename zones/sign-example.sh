@@ -38,7 +38,7 @@ sign() {
 	done
 	# -O full: one record per line, absolute names; -N keep: keep the
 	# serial; -x: only the KSK signs the DNSKEY RRset.
-	dnssec-signzone -q -O full -N keep -x -K "$KEYDIR" -o "$ORIGIN" \
+	dnssec-signzone -q -d "$tmp" -O full -N keep -x -K "$KEYDIR" -o "$ORIGIN" \
 		-s "$START" -e "$END" -f "$tmp/out" "$@" "$tmp/example.zone" >/dev/null
 	{
 		echo "; $ORIGIN signed with $(case "$*" in *-3*) echo NSEC3 opt-out;; *) echo NSEC;; esac)" \
