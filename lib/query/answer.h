@@ -1,0 +1,54 @@
+/*
+ * The query engine: one query message in, one response message out.
+ *
+ * apex_answer() reads only the immutable zoneset and configuration and
+ * writes only the caller's buffers: no allocation, no lock, no write to
+ * memory shared with another thread.  A worker thread calls it with its
+ * own (thread-local) output buffer.
+ */
+#ifndef APEX_QUERY_ANSWER_H
+#define APEX_QUERY_ANSWER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zone/zoneset.h"
+
+/* Server-wide answer settings; read-only while workers run. */
+typedef struct apex_answer_config {
+	uint16_t edns_payload;     /* our UDP payload size in OPT (default 1232) */
+	const uint8_t *nsid;       /* NSID option payload (RFC 5001), NULL = off */
+	uint16_t nsid_size;
+	/* CHAOS TXT answers; NULL = REFUSED for that name (off by default). */
+	const char *chaos_id;      /* id.server. and hostname.bind. */
+	const char *chaos_version; /* version.server. and version.bind. */
+} apex_answer_config_t;
+
+/* Defaults: edns_payload 1232, everything else off. */
+void apex_answer_config_init(apex_answer_config_t *cfg);
+
+typedef enum {
+	APEX_TRANSPORT_UDP = 0,
+	APEX_TRANSPORT_TCP = 1,
+} apex_transport_t;
+
+/* What happened to one query, for the caller's statistics. */
+typedef struct apex_answer_info {
+	uint16_t qtype;     /* 0 if the question could not be read */
+	uint8_t rcode;      /* rcode of the response (low 4 bits + extended) */
+	bool truncated;     /* TC was set */
+	bool dropped;       /* no response (e.g. QR=1, too short) */
+} apex_answer_info_t;
+
+/*
+ * Answer the query in query[0..query_size).  The response is written to
+ * out[0..out_capacity) (at least 512; 65535 for TCP).  Returns the
+ * response size, or 0 if the message must be dropped silently.
+ * info may be NULL.
+ */
+size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
+		   apex_transport_t transport, const uint8_t *query, size_t query_size,
+		   uint8_t *out, size_t out_capacity, apex_answer_info_t *info);
+
+#endif

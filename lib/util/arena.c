@@ -1,0 +1,117 @@
+/*
+ * Arena allocator: memory is taken from the system in chunks and handed
+ * out by bumping a pointer.  Large requests get a chunk of their own.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/arena.h"
+
+#define ARENA_CHUNK (256 * 1024)
+#define ARENA_ALIGN 16
+
+typedef struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size;   /* usable bytes after the header */
+	size_t used;
+	_Alignas(ARENA_ALIGN) unsigned char data[];
+} arena_chunk_t;
+
+struct apex_arena {
+	arena_chunk_t *current;  /* chunk being filled; head of the list */
+	size_t footprint;
+};
+
+apex_arena_t *apex_arena_create(void)
+{
+	return calloc(1, sizeof(apex_arena_t));
+}
+
+void apex_arena_destroy(apex_arena_t *arena)
+{
+	if (arena == NULL)
+		return;
+	arena_chunk_t *chunk = arena->current;
+	while (chunk != NULL) {
+		arena_chunk_t *next = chunk->next;
+		free(chunk);
+		chunk = next;
+	}
+	free(arena);
+}
+
+static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
+{
+	arena_chunk_t *chunk = malloc(sizeof(arena_chunk_t) + size);
+	if (chunk == NULL)
+		return NULL;
+	chunk->size = size;
+	chunk->used = 0;
+	arena->footprint += sizeof(arena_chunk_t) + size;
+	return chunk;
+}
+
+void *apex_arena_alloc(apex_arena_t *arena, size_t size)
+{
+	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (size == 0)
+		size = ARENA_ALIGN;
+	arena_chunk_t *chunk = arena->current;
+	if (chunk != NULL && chunk->size - chunk->used >= size) {
+		void *p = chunk->data + chunk->used;
+		chunk->used += size;
+		return p;
+	}
+	if (size > ARENA_CHUNK / 4) {
+		/* A chunk of its own, linked behind the current one so the
+		 * free space of the current chunk is not wasted. */
+		arena_chunk_t *big = arena_chunk_new(arena, size);
+		if (big == NULL)
+			return NULL;
+		big->used = size;
+		if (chunk != NULL) {
+			big->next = chunk->next;
+			chunk->next = big;
+		} else {
+			big->next = NULL;
+			arena->current = big;
+		}
+		return big->data;
+	}
+	arena_chunk_t *fresh = arena_chunk_new(arena, ARENA_CHUNK);
+	if (fresh == NULL)
+		return NULL;
+	fresh->next = chunk;
+	arena->current = fresh;
+	fresh->used = size;
+	return fresh->data;
+}
+
+void *apex_arena_calloc(apex_arena_t *arena, size_t count, size_t size)
+{
+	if (size != 0 && count > SIZE_MAX / size)
+		return NULL;
+	void *p = apex_arena_alloc(arena, count * size);
+	if (p != NULL)
+		memset(p, 0, count * size);
+	return p;
+}
+
+void *apex_arena_memdup(apex_arena_t *arena, const void *data, size_t size)
+{
+	void *p = apex_arena_alloc(arena, size);
+	if (p != NULL && size > 0)
+		memcpy(p, data, size);
+	return p;
+}
+
+char *apex_arena_strdup(apex_arena_t *arena, const char *str)
+{
+	return apex_arena_memdup(arena, str, strlen(str) + 1);
+}
+
+size_t apex_arena_footprint(const apex_arena_t *arena)
+{
+	return arena->footprint;
+}

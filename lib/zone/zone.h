@@ -1,0 +1,207 @@
+/*
+ * One loaded version of a zone: immutable once published.
+ *
+ * A version is built by apex_zone_load() (lib/zone/load.h) and
+ * finished by apex_zone_build() (lib/zone/build.h), which computes
+ * everything a query needs (delegations, glue, additional data,
+ * wildcard and empty non-terminal flags, NSEC and NSEC3 links).  After
+ * that nothing in it is ever written again, so any number of threads
+ * read it without locks.  All its memory belongs to its arena and is
+ * freed in one step when the last reference is dropped.
+ */
+#ifndef APEX_ZONE_ZONE_H
+#define APEX_ZONE_ZONE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "dns/name.h"
+#include "util/arena.h"
+
+struct apex_node;
+
+/*
+ * One RRset.  rdata holds `count` records, each as a 16-bit big-endian
+ * RDLENGTH followed by RDATA in uncompressed wire format, ready to copy
+ * into a message (names in RDATA keep the case of the zone file).
+ * Records are in DNSSEC canonical order and duplicates are removed.
+ */
+typedef struct apex_rrset {
+	uint16_t type;
+	uint16_t count;       /* records in rdata */
+	uint32_t ttl;
+	uint32_t rdata_size;  /* bytes in rdata */
+	const uint8_t *rdata;
+	/* RRSIGs at the same owner that cover this type (an RRset of type
+	 * RRSIG, its own TTL), or NULL.  Always NULL for glue and other
+	 * data below a zone cut, which is never signed. */
+	const struct apex_rrset *rrsig;
+	/* Additional-section data computed at load time, or NULL:
+	 * glue for NS, address records of in-zone MX/SRV/NS targets. */
+	const struct apex_additional *additional;
+} apex_rrset_t;
+
+/* Address records of one name, for the additional section. */
+typedef struct apex_glue {
+	const struct apex_node *owner;  /* the target name's node */
+	const apex_rrset_t *a;          /* NULL if none */
+	const apex_rrset_t *aaaa;       /* NULL if none */
+	/* RFC 9471: glue of an in-domain name server (at or below the
+	 * delegation) must fit, or the response is truncated (TC). */
+	bool required;
+} apex_glue_t;
+
+typedef struct apex_additional {
+	uint16_t count;
+	apex_glue_t items[];  /* in the order the targets appear in the RRset */
+} apex_additional_t;
+
+/* Node flags */
+enum {
+	APEX_NODE_APEX = 1 << 0,       /* the zone apex */
+	APEX_NODE_DELEGATION = 1 << 1, /* has NS and is not the apex: a zone cut */
+	APEX_NODE_OCCLUDED = 1 << 2,   /* strictly below a zone cut or a DNAME: glue or occluded */
+	APEX_NODE_EMPTY = 1 << 3,      /* empty non-terminal: no RRsets */
+	APEX_NODE_WILDCARD = 1 << 4,   /* first label is '*' */
+	APEX_NODE_DNAME = 1 << 5,      /* has a DNAME RRset */
+	APEX_NODE_CNAME = 1 << 6,      /* has a CNAME RRset */
+};
+
+typedef struct apex_nsec3 apex_nsec3_t;
+
+/*
+ * One owner name of the zone.  Empty non-terminals (RFC 4592 section
+ * 2.2.2) are nodes too, flagged APEX_NODE_EMPTY, so that the closest
+ * encloser of any name is found by exact lookups of its ancestors.
+ */
+typedef struct apex_node {
+	const uint8_t *name;      /* wire format, case as in the zone file */
+	const uint8_t *key;       /* lookup key (dns/name.h) */
+	uint16_t key_size;
+	uint8_t name_size;
+	uint8_t labels;           /* apex_name_labels(name) */
+	uint16_t flags;           /* APEX_NODE_* */
+	uint16_t rrset_count;
+	/* RRsets sorted by type, RRSIG excluded (each RRset points at its
+	 * own RRSIGs). */
+	const apex_rrset_t *rrsets;
+	const struct apex_node *parent;  /* nearest ancestor node; NULL at the apex */
+	/* The highest zone cut (a DELEGATION node) or DNAME node at or above
+	 * this node, excluding the apex; NULL if none.  For a delegation
+	 * node itself this is the node (unless a higher cut occludes it). */
+	const struct apex_node *cut;
+	const struct apex_node *wildcard_child;  /* the node "*.<name>", or NULL */
+	/* NSEC zones: the node whose NSEC RRset matches this name or, for
+	 * names without one (empty non-terminals, glue), covers it: the
+	 * nearest node at or before this one in canonical order that has
+	 * an NSEC.  NULL in other zones. */
+	const struct apex_node *nsec;
+	/* NSEC3 zones: the NSEC3 whose hash matches this name (NULL if
+	 * none, e.g. occluded names or opt-out), and the NSEC3 covering
+	 * the hash of "*.<name>" (the wildcard proof when this node is the
+	 * closest encloser).  NULL in other zones. */
+	const apex_nsec3_t *nsec3;
+	const apex_nsec3_t *wildcard_nsec3;
+} apex_node_t;
+
+/* One NSEC3 record owner (hash.zone), kept apart from the name index. */
+struct apex_nsec3 {
+	uint8_t hash[20];          /* raw hash (base32hex-decoded owner label) */
+	uint8_t hash_size;
+	const apex_node_t *node;   /* owner node holding the NSEC3 RRset (and its RRSIG) */
+};
+
+typedef struct apex_nsec3_params {
+	uint8_t algorithm;         /* 1 = SHA-1 */
+	uint8_t flags;
+	uint16_t iterations;
+	uint8_t salt_size;
+	uint8_t salt[255];
+} apex_nsec3_params_t;
+
+typedef enum {
+	APEX_DNSSEC_NONE = 0,
+	APEX_DNSSEC_NSEC,
+	APEX_DNSSEC_NSEC3,
+} apex_dnssec_t;
+
+typedef struct apex_zone {
+	atomic_uint refcount;       /* see apex_zone_ref()/apex_zone_unref() */
+	apex_arena_t *arena;        /* owns every byte of this version */
+
+	const uint8_t *origin;      /* wire format, case as in the file */
+	const uint8_t *origin_key;
+	uint16_t origin_key_size;
+	uint8_t origin_labels;
+
+	/* Name index: every node except NSEC3 owners, in canonical order. */
+	const apex_node_t *nodes;   /* array of node_count */
+	size_t node_count;
+	const apex_node_t *apex;    /* == &nodes[0] */
+
+	const apex_rrset_t *soa;    /* never NULL in a loaded zone */
+	uint32_t serial;
+	uint32_t negative_ttl;      /* RFC 2308: min(SOA TTL, SOA MINIMUM) */
+
+	apex_dnssec_t dnssec;
+	apex_nsec3_params_t nsec3_params;  /* valid if dnssec == APEX_DNSSEC_NSEC3 */
+	const apex_nsec3_t *nsec3;         /* sorted by hash */
+	size_t nsec3_count;
+
+	/* What zone-status reports. */
+	char *file;                 /* path it was loaded from */
+	size_t record_count;        /* RRs in the file, after duplicates were removed */
+	size_t memory;              /* bytes held by arena */
+	struct timespec loaded_at;  /* CLOCK_REALTIME when the load finished */
+	double load_seconds;
+} apex_zone_t;
+
+/* Result of apex_zone_lookup(). */
+typedef struct apex_lookup {
+	/* The node of the name itself, or NULL if the name does not exist
+	 * (as a node: an empty non-terminal exists). */
+	const apex_node_t *node;
+	/* Closest encloser: the node itself on an exact match, else the
+	 * deepest existing ancestor (the apex at worst). */
+	const apex_node_t *encloser;
+	/* On a miss: the node just before the name in canonical order
+	 * (never NULL: the apex sorts first).  On a hit: the node itself. */
+	const apex_node_t *previous;
+} apex_lookup_t;
+
+/*
+ * Look up a name in the zone by its key (apex_name_key()), with
+ * label_ends as filled by apex_name_key() and labels the number of
+ * labels of the name.  The name must be at or below the origin.
+ * Never allocates, never writes shared memory.
+ */
+void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_size,
+		      const uint16_t *label_ends, int labels, apex_lookup_t *out);
+
+/* Exact lookup of a key; NULL if absent. */
+const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size);
+
+/* The RRset of type at node, or NULL. */
+const apex_rrset_t *apex_node_rrset(const apex_node_t *node, uint16_t type);
+
+/*
+ * NSEC3 whose hash equals hash (matches) or, failing that, that covers
+ * it (the last NSEC3 with a smaller hash, wrapping around to the last
+ * one).  *matched says which.  The zone must have NSEC3.
+ */
+const apex_nsec3_t *apex_zone_nsec3_find(const apex_zone_t *zone, const uint8_t *hash,
+					 size_t hash_size, bool *matched);
+
+/* Take one more reference to a version (atomic). */
+static inline void apex_zone_ref(apex_zone_t *zone)
+{
+	atomic_fetch_add_explicit(&zone->refcount, 1, memory_order_relaxed);
+}
+
+/* Drop a reference; the last one frees the version. */
+void apex_zone_unref(apex_zone_t *zone);
+
+#endif

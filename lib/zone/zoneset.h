@@ -1,0 +1,68 @@
+/*
+ * The table of served zones.
+ *
+ * A zoneset is an immutable sorted array of zone versions with an
+ * atomic reference count.  The zonetable holds the current zoneset; a
+ * fair rwlock guards only the pointer swap on publish and the pick-up
+ * by a worker.  Workers keep a reference to the zoneset they picked up
+ * and check the table's generation number between batches (one relaxed
+ * read of a line written only on publish), so no lock, reference count
+ * or other shared write happens per query.
+ */
+#ifndef APEX_ZONE_ZONESET_H
+#define APEX_ZONE_ZONESET_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/rwlock.h"
+#include "zone/zone.h"
+
+typedef struct apex_zoneset {
+	atomic_uint refcount;
+	size_t count;
+	apex_zone_t *zones[];  /* sorted by origin key; each holds one reference */
+} apex_zoneset_t;
+
+typedef struct apex_zonetable {
+	apex_rwlock_t lock;             /* guards `current` */
+	apex_zoneset_t *current;        /* never NULL after init */
+	_Alignas(64) atomic_ullong generation;  /* bumped on every publish */
+} apex_zonetable_t;
+
+int apex_zonetable_init(apex_zonetable_t *table);
+void apex_zonetable_destroy(apex_zonetable_t *table);
+
+/*
+ * Publish a version: it replaces the zone with the same origin, or is
+ * added.  The table takes over the caller's reference to zone.  The
+ * old version is released when its last reader lets go.
+ */
+int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone);
+
+/* Remove the zone with this origin; APEX_ENOENT if it is not served. */
+int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin);
+
+/* Current generation; compare with the one a zoneset was acquired at. */
+static inline unsigned long long apex_zonetable_generation(apex_zonetable_t *table)
+{
+	return atomic_load_explicit(&table->generation, memory_order_acquire);
+}
+
+/* A reference to the current zoneset (release with apex_zoneset_release()). */
+apex_zoneset_t *apex_zonetable_acquire(apex_zonetable_t *table, unsigned long long *generation);
+
+void apex_zoneset_release(apex_zoneset_t *set);
+
+/*
+ * The zone that is the closest enclosing zone of a name given by its
+ * key and label_ends (apex_name_key()), or NULL if none is served.
+ */
+const apex_zone_t *apex_zoneset_find(const apex_zoneset_t *set, const uint8_t *key,
+				     const uint16_t *label_ends, int labels);
+
+/* The zone with exactly this origin, or NULL. */
+apex_zone_t *apex_zoneset_get(const apex_zoneset_t *set, const uint8_t *origin);
+
+#endif
