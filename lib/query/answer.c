@@ -1,0 +1,706 @@
+/*
+ * The query engine: RFC 1034 section 4.3.2 over one immutable zone
+ * version, with the DNSSEC additions of RFC 4035 and RFC 5155.
+ *
+ * An answer is built in two phases.  Resolution walks the zone (and a
+ * CNAME/DNAME chain inside it) and only records what goes into each
+ * section: lists of RRset references on the stack.  Writing then copies
+ * those RRsets into the caller's buffer in section order, stopping at
+ * the size limit.  Nothing is allocated and nothing shared is written.
+ *
+ * Policy choices (each one is what a reference server does or what the
+ * RFC asks; see doc/architecture.md):
+ * - AXFR over UDP and IXFR: NOTIMP; AXFR over TCP: REFUSED (zone
+ *   transfer is not offered yet).  MAILA/MAILB: NOTIMP.
+ * - ANY (RFC 8482): over UDP one RRset, the first by type number at the
+ *   node; over TCP every RRset at the node.
+ * - CNAME chains are followed inside the zone only, for at most
+ *   APEX_CHAIN_MAX links; a loop ends the chain with NOERROR.
+ * - Referral glue of in-domain name servers is required (RFC 9471):
+ *   when it does not fit, TC is set.  Other additional data is added
+ *   only when it fits, a whole RRset at a time.
+ */
+#include <string.h>
+
+#include "dns/nsec3hash.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "query/answer.h"
+#include "query/parse.h"
+#include "query/writer.h"
+#include "util/error.h"
+
+#define APEX_CHAIN_MAX 8      /* CNAME/DNAME links followed */
+#define ITEMS_MAX 64          /* RRsets per section */
+#define ADDITIONAL_MAX 16     /* additional-data lists per answer */
+#define RCODE_YXDOMAIN 6
+
+void apex_answer_config_init(apex_answer_config_t *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->edns_payload = 1232;
+}
+
+/* One RRset to write, with the owner to write it under. */
+typedef struct item {
+	const uint8_t *owner;
+	const apex_rrset_t *rrset;
+	uint32_t ttl;
+} item_t;
+
+typedef struct additional_ref {
+	const apex_additional_t *additional;
+	bool referral;  /* honour apex_glue_t.required */
+} additional_ref_t;
+
+/* Everything one answer needs, on the stack of apex_answer(). */
+typedef struct ctx {
+	const apex_query_t *q;
+	const apex_zone_t *zone;
+	apex_transport_t transport;
+	uint8_t rcode;
+	bool aa;
+	bool dnssec_ok;
+
+	item_t answer[ITEMS_MAX];
+	unsigned answer_count;
+	item_t authority[ITEMS_MAX];
+	unsigned authority_count;
+	additional_ref_t additional[ADDITIONAL_MAX];
+	unsigned additional_count;
+
+	/* CNAMEs synthesized from DNAMEs: the RRset, its RDATA (length +
+	 * name), and the new name (which the next link looks up). */
+	unsigned synth_count;
+	apex_rrset_t synth[APEX_CHAIN_MAX + 1];
+	uint8_t synth_rdata[APEX_CHAIN_MAX + 1][2 + APEX_NAME_MAX];
+} ctx_t;
+
+/* ------------------------------------------------------------ sections */
+
+static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
+		     const apex_rrset_t *rrset, uint32_t ttl)
+{
+	if (rrset == NULL)
+		return false;
+	for (unsigned i = 0; i < *count; i++) {
+		if (items[i].rrset == rrset && apex_name_equal(items[i].owner, owner))
+			return false;  /* already there */
+	}
+	if (*count >= ITEMS_MAX)
+		return false;
+	items[*count] = (item_t){ .owner = owner, .rrset = rrset, .ttl = rrset->ttl };
+	if (ttl != rrset->ttl)
+		items[*count].ttl = ttl;
+	(*count)++;
+	return true;
+}
+
+/* Add to the answer; false if it is already there (a loop) or full. */
+static bool add_answer(ctx_t *c, const uint8_t *owner, const apex_rrset_t *rrset)
+{
+	return add_item(c->answer, &c->answer_count, owner, rrset, rrset ? rrset->ttl : 0);
+}
+
+static void add_authority(ctx_t *c, const uint8_t *owner, const apex_rrset_t *rrset)
+{
+	add_item(c->authority, &c->authority_count, owner, rrset, rrset ? rrset->ttl : 0);
+}
+
+static void add_additional(ctx_t *c, const apex_additional_t *additional, bool referral)
+{
+	if (additional == NULL || c->additional_count >= ADDITIONAL_MAX)
+		return;
+	for (unsigned i = 0; i < c->additional_count; i++) {
+		if (c->additional[i].additional == additional)
+			return;
+	}
+	c->additional[c->additional_count++] = (additional_ref_t){ additional, referral };
+}
+
+/* SOA for a negative answer, TTL per RFC 2308 section 3. */
+static void add_negative_soa(ctx_t *c)
+{
+	add_item(c->authority, &c->authority_count, c->zone->origin, c->zone->soa,
+		 c->zone->negative_ttl);
+}
+
+/* ------------------------------------------------------------ proofs */
+
+static void add_nsec_of(ctx_t *c, const apex_node_t *node)
+{
+	if (node == NULL)
+		return;
+	add_authority(c, node->name, apex_node_rrset(node, APEX_TYPE_NSEC));
+}
+
+static void add_nsec3(ctx_t *c, const apex_nsec3_t *n3)
+{
+	if (n3 == NULL || n3->node == NULL)
+		return;
+	add_authority(c, n3->node->name, apex_node_rrset(n3->node, APEX_TYPE_NSEC3));
+}
+
+/* The NSEC3 covering (or matching) the hash of name. */
+static const apex_nsec3_t *nsec3_for_name(const apex_zone_t *zone, const uint8_t *name)
+{
+	if (zone->nsec3_count == 0)
+		return NULL;
+	uint8_t lower[APEX_NAME_MAX];
+	memcpy(lower, name, apex_name_size(name));
+	apex_name_lower(lower);
+	uint8_t hash[20];
+	const apex_nsec3_params_t *p = &zone->nsec3_params;
+	int size = apex_nsec3_hash(p->algorithm, p->salt, p->salt_size, p->iterations, lower, hash);
+	if (size < 0)
+		return NULL;
+	bool matched;
+	return apex_zone_nsec3_find(zone, hash, (size_t)size, &matched);
+}
+
+/* The suffix of name with `labels` labels. */
+static const uint8_t *name_suffix(const uint8_t *name, int labels)
+{
+	int drop = apex_name_labels(name) - labels;
+	for (int i = 0; i < drop; i++)
+		name = apex_name_parent(name);
+	return name;
+}
+
+/*
+ * RFC 5155 7.2.1 closest (provable) encloser proof for name: the NSEC3
+ * matching the closest encloser that has one, starting at `encloser`,
+ * and the NSEC3 covering the next closer name.  With `wildcard`, also
+ * the NSEC3 covering the wildcard at that encloser.  Returns the
+ * encloser used.
+ */
+static const apex_node_t *add_closest_encloser_proof(ctx_t *c, const uint8_t *name,
+						     const apex_node_t *encloser, bool wildcard)
+{
+	const apex_node_t *ce = encloser;
+	while (ce->nsec3 == NULL && ce->parent != NULL)
+		ce = ce->parent;
+	add_nsec3(c, ce->nsec3);
+	if (apex_name_labels(name) > ce->labels)
+		add_nsec3(c, nsec3_for_name(c->zone, name_suffix(name, ce->labels + 1)));
+	if (wildcard)
+		add_nsec3(c, ce->wildcard_nsec3);
+	return ce;
+}
+
+/* The node whose NSEC covers name (a name absent from the zone). */
+static const apex_node_t *nsec_covering(const apex_zone_t *zone, const uint8_t *name)
+{
+	uint8_t key[APEX_KEY_MAX];
+	uint16_t ends[APEX_LABELS_MAX];
+	size_t key_size = apex_name_key(name, key, ends);
+	apex_lookup_t lk;
+	apex_zone_lookup(zone, key, key_size, ends, apex_name_labels(name), &lk);
+	return lk.previous != NULL ? lk.previous->nsec : NULL;
+}
+
+/* NXDOMAIN proof: the name does not exist, nor does the wildcard that could have matched. */
+static void add_nxdomain_proof(ctx_t *c, const uint8_t *name, const apex_lookup_t *lk)
+{
+	if (!c->dnssec_ok)
+		return;
+	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
+		add_nsec_of(c, lk->previous->nsec);
+		/* "*.<closest encloser>": its covering NSEC is found by lookup,
+		 * as labels sorting before '*' may exist. */
+		const apex_node_t *ce = lk->encloser;
+		if (ce->name_size + 2 <= APEX_NAME_MAX) {
+			uint8_t wild[APEX_NAME_MAX];
+			wild[0] = 1;
+			wild[1] = '*';
+			memcpy(wild + 2, ce->name, ce->name_size);
+			add_nsec_of(c, nsec_covering(c->zone, wild));
+		}
+	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
+		add_closest_encloser_proof(c, name, lk->encloser, true);
+	}
+}
+
+/* NODATA proof for an existing node (not a wildcard expansion). */
+static void add_nodata_proof(ctx_t *c, const uint8_t *name, const apex_node_t *node)
+{
+	if (!c->dnssec_ok)
+		return;
+	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
+		add_nsec_of(c, node->nsec);
+	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
+		if (node->nsec3 != NULL)
+			add_nsec3(c, node->nsec3);
+		else /* RFC 5155 7.2.4: e.g. DS under opt-out, or an ENT without NSEC3 */
+			add_closest_encloser_proof(c, name, node, false);
+	}
+}
+
+/* A wildcard expansion gave an answer: prove the name itself does not exist. */
+static void add_wildcard_answer_proof(ctx_t *c, const uint8_t *name, const apex_lookup_t *lk)
+{
+	if (!c->dnssec_ok)
+		return;
+	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
+		add_nsec_of(c, lk->previous->nsec);
+	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
+		/* RFC 5155 7.2.6: the NSEC3 covering the next closer name. */
+		const apex_node_t *ce = lk->encloser;
+		if (apex_name_labels(name) > ce->labels)
+			add_nsec3(c, nsec3_for_name(c->zone, name_suffix(name, ce->labels + 1)));
+	}
+}
+
+/* A wildcard matched but has no data of the type (RFC 4035 3.1.3.4, RFC 5155 7.2.5). */
+static void add_wildcard_nodata_proof(ctx_t *c, const uint8_t *name, const apex_lookup_t *lk,
+				      const apex_node_t *wild)
+{
+	if (!c->dnssec_ok)
+		return;
+	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
+		add_nsec_of(c, lk->previous->nsec);
+		add_nsec_of(c, wild->nsec);
+	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
+		add_closest_encloser_proof(c, name, lk->encloser, false);
+		add_nsec3(c, wild->nsec3);
+	}
+}
+
+/* ------------------------------------------------------------ resolution */
+
+static bool answers_with_additional(uint16_t type)
+{
+	return type == APEX_TYPE_NS || type == APEX_TYPE_MX || type == APEX_TYPE_SRV;
+}
+
+/* Referral to the zone cut `cut` (RFC 1034 4.3.2 step 3b, RFC 4035 3.1.4). */
+static void referral(ctx_t *c, const apex_node_t *cut)
+{
+	if (c->answer_count == 0)
+		c->aa = false;  /* nothing authoritative in the answer */
+	const apex_rrset_t *ns = apex_node_rrset(cut, APEX_TYPE_NS);
+	add_authority(c, cut->name, ns);
+	if (c->dnssec_ok) {
+		const apex_rrset_t *ds = apex_node_rrset(cut, APEX_TYPE_DS);
+		if (ds != NULL)
+			add_authority(c, cut->name, ds);
+		else if (c->zone->dnssec == APEX_DNSSEC_NSEC)
+			add_nsec_of(c, cut->nsec);
+		else if (c->zone->dnssec == APEX_DNSSEC_NSEC3)
+			add_nodata_proof(c, cut->name, cut);  /* matching NSEC3, or opt-out proof */
+	}
+	if (ns != NULL)
+		add_additional(c, ns->additional, true);
+}
+
+/*
+ * DNAME substitution (RFC 6672 section 2.2) for a name below dnode:
+ * the DNAME and a synthesized CNAME go into the answer.  Returns the
+ * new name to continue with, or NULL (loop, or YXDOMAIN).
+ */
+static const uint8_t *dname(ctx_t *c, const apex_node_t *dnode, const uint8_t *name)
+{
+	const apex_rrset_t *dn = apex_node_rrset(dnode, APEX_TYPE_DNAME);
+	if (dn == NULL || dn->count == 0 || c->synth_count > APEX_CHAIN_MAX)
+		return NULL;
+	if (!add_answer(c, dnode->name, dn))
+		return NULL;
+	const uint8_t *target = dn->rdata + 2;
+	size_t target_size = apex_name_size(target);
+	size_t prefix = apex_name_size(name) - dnode->name_size;
+	if (prefix + target_size > APEX_NAME_MAX) {
+		c->rcode = RCODE_YXDOMAIN;
+		return NULL;
+	}
+	unsigned i = c->synth_count++;
+	uint8_t *rdata = c->synth_rdata[i];
+	apex_write_u16(rdata, (uint16_t)(prefix + target_size));
+	memcpy(rdata + 2, name, prefix);
+	memcpy(rdata + 2 + prefix, target, target_size);
+	c->synth[i] = (apex_rrset_t){
+		.type = APEX_TYPE_CNAME,
+		.count = 1,
+		.ttl = dn->ttl,
+		.rdata_size = (uint32_t)(2 + prefix + target_size),
+		.rdata = rdata,
+	};
+	add_answer(c, name, &c->synth[i]);
+	return rdata + 2;
+}
+
+/*
+ * Data at node for the name `owner` (the node's own name, or the query
+ * name for a wildcard expansion).  Returns the CNAME target to follow,
+ * or NULL.  For a wildcard, lk is the lookup of owner.
+ */
+static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8_t *owner,
+				  const apex_lookup_t *lk, bool wildcard)
+{
+	uint16_t qtype = c->q->qtype;
+	bool answered = false;
+	const uint8_t *next = NULL;
+
+	if (qtype == APEX_TYPE_ANY) {
+		unsigned n = node->rrset_count;
+		if (c->transport == APEX_TRANSPORT_UDP && n > 1)
+			n = 1;
+		for (unsigned i = 0; i < n; i++) {
+			const apex_rrset_t *rr = &node->rrsets[i];
+			add_answer(c, owner, rr);
+			if (answers_with_additional(rr->type))
+				add_additional(c, rr->additional, false);
+			answered = true;
+		}
+	} else if (qtype == APEX_TYPE_RRSIG) {
+		for (unsigned i = 0; i < node->rrset_count; i++) {
+			if (node->rrsets[i].rrsig != NULL) {
+				add_answer(c, owner, node->rrsets[i].rrsig);
+				answered = true;
+			}
+		}
+	}
+	if (!answered && qtype != APEX_TYPE_ANY) {
+		const apex_rrset_t *rr = apex_node_rrset(node, qtype);
+		if (rr != NULL) {
+			add_answer(c, owner, rr);
+			if (answers_with_additional(qtype))
+				add_additional(c, rr->additional, false);
+			answered = true;
+		} else if (qtype != APEX_TYPE_CNAME) {
+			const apex_rrset_t *cname = apex_node_rrset(node, APEX_TYPE_CNAME);
+			if (cname != NULL && cname->count > 0) {
+				if (add_answer(c, owner, cname))
+					next = cname->rdata + 2;
+				answered = true;
+			}
+		}
+	}
+
+	if (answered) {
+		if (wildcard)
+			add_wildcard_answer_proof(c, owner, lk);
+		return next;
+	}
+	/* NODATA (RFC 2308 section 2.2) */
+	c->rcode = APEX_RCODE_NOERROR;
+	add_negative_soa(c);
+	if (wildcard)
+		add_wildcard_nodata_proof(c, owner, lk, node);
+	else
+		add_nodata_proof(c, owner, node);
+	return NULL;
+}
+
+/*
+ * One link of the chain: answer `name` (in c->zone) and return the name
+ * to continue with (CNAME or DNAME target in the zone), or NULL.
+ */
+static const uint8_t *resolve(ctx_t *c, const uint8_t *name)
+{
+	const apex_zone_t *zone = c->zone;
+	uint8_t key[APEX_KEY_MAX];
+	uint16_t ends[APEX_LABELS_MAX];
+	size_t key_size = apex_name_key(name, key, ends);
+	int labels = apex_name_labels(name);
+	apex_lookup_t lk;
+	apex_zone_lookup(zone, key, key_size, ends, labels, &lk);
+
+	c->rcode = APEX_RCODE_NOERROR;
+	const apex_node_t *base = lk.node != NULL ? lk.node : lk.encloser;
+	const apex_node_t *cut = base->cut;
+	if ((zone->apex->flags & APEX_NODE_DNAME) && lk.node != zone->apex)
+		cut = zone->apex;  /* a DNAME at the apex redirects everything below */
+	if (cut != NULL) {
+		if (cut->flags & APEX_NODE_DELEGATION) {
+			/* DS belongs to the parent side of the cut (RFC 4035 3.1.4.1). */
+			if (!(cut == lk.node && c->q->qtype == APEX_TYPE_DS)) {
+				referral(c, cut);
+				return NULL;
+			}
+		} else if (cut != lk.node) {
+			return dname(c, cut, name);
+		}
+	}
+
+	if (lk.node != NULL) {
+		if (lk.node->flags & APEX_NODE_EMPTY) {
+			add_negative_soa(c);
+			add_nodata_proof(c, name, lk.node);
+			return NULL;
+		}
+		return answer_node(c, lk.node, lk.node == zone->apex ? zone->origin : name, &lk,
+				   false);
+	}
+	const apex_node_t *wild = lk.encloser->wildcard_child;
+	if (wild != NULL)
+		return answer_node(c, wild, name, &lk, true);
+
+	c->rcode = APEX_RCODE_NXDOMAIN;
+	add_negative_soa(c);
+	add_nxdomain_proof(c, name, &lk);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ writing */
+
+static size_t response_limit(const apex_query_t *q, const apex_answer_config_t *cfg,
+			     apex_transport_t transport, size_t capacity)
+{
+	size_t limit;
+	if (transport == APEX_TRANSPORT_TCP) {
+		limit = APEX_MAX_MESSAGE;
+	} else if (!q->edns) {
+		limit = APEX_MIN_UDP_PAYLOAD;
+	} else {
+		limit = q->udp_payload < cfg->edns_payload ? q->udp_payload : cfg->edns_payload;
+		if (limit < APEX_MIN_UDP_PAYLOAD)
+			limit = APEX_MIN_UDP_PAYLOAD;
+	}
+	return limit < capacity ? limit : capacity;
+}
+
+/* An RRset and, with DO, its RRSIGs, as one unit. */
+static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnssec_ok)
+{
+	apex_writer_mark_t mark;
+	apex_writer_mark(w, &mark);
+	int ret = apex_writer_rrset(w, section, it->owner, it->rrset, it->ttl);
+	if (ret == APEX_OK && dnssec_ok && it->rrset->rrsig != NULL)
+		ret = apex_writer_rrset(w, section, it->owner, it->rrset->rrsig, it->rrset->rrsig->ttl);
+	if (ret != APEX_OK)
+		apex_writer_rollback(w, &mark);
+	return ret;
+}
+
+/* Writes the glue items of one pass; false if required glue did not fit. */
+static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool required_pass,
+				  const apex_node_t **done, unsigned *done_count)
+{
+	for (unsigned r = 0; r < c->additional_count; r++) {
+		const additional_ref_t *ref = &c->additional[r];
+		for (unsigned i = 0; i < ref->additional->count; i++) {
+			const apex_glue_t *g = &ref->additional->items[i];
+			bool required = ref->referral && g->required;
+			if (required != required_pass || g->owner == NULL)
+				continue;
+			bool seen = false;
+			for (unsigned d = 0; d < *done_count; d++)
+				seen = seen || done[d] == g->owner;
+			if (seen)
+				continue;
+			const apex_rrset_t *sets[2] = { g->a, g->aaaa };
+			for (int s = 0; s < 2; s++) {
+				if (sets[s] == NULL)
+					continue;
+				item_t it = { g->owner->name, sets[s], sets[s]->ttl };
+				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) != APEX_OK &&
+				    required)
+					return false;
+			}
+			if (*done_count < ITEMS_MAX)
+				done[(*done_count)++] = g->owner;
+		}
+	}
+	return true;
+}
+
+/* Header flags of a response: QR, opcode, RD and CD copied, our AA/TC/rcode. */
+static uint16_t response_flags(const apex_query_t *q, bool aa, bool tc, uint8_t rcode)
+{
+	uint16_t flags = APEX_FLAG_QR | (q->flags & (0x7800u | APEX_FLAG_RD | APEX_FLAG_CD));
+	if (aa)
+		flags |= APEX_FLAG_AA;
+	if (tc)
+		flags |= APEX_FLAG_TC;
+	return (uint16_t)(flags | (rcode & 0xF));
+}
+
+/* The OPT record of the response, if the query had one. */
+static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer_config_t *cfg,
+		      uint8_t rcode)
+{
+	if (!q->edns)
+		return;
+	bool nsid = q->nsid && cfg->nsid != NULL;
+	/* Space was reserved by the limit, so this only fails on a tiny buffer. */
+	(void)apex_writer_opt(w, cfg->edns_payload, (uint8_t)(rcode >> 4), q->dnssec_ok,
+			      nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0);
+}
+
+static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg)
+{
+	if (!q->edns)
+		return 0;
+	bool nsid = q->nsid && cfg->nsid != NULL;
+	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0);
+}
+
+/* A response with no records: header, the question if known, OPT. */
+static size_t write_error(const apex_query_t *q, const apex_answer_config_t *cfg,
+			  apex_transport_t transport, uint8_t rcode, bool aa, uint8_t *out,
+			  size_t capacity, apex_answer_info_t *info)
+{
+	apex_writer_t w;
+	size_t limit = response_limit(q, cfg, transport, capacity);
+	size_t reserve = reserve_opt(q, cfg);
+	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
+	if (q->has_question)
+		(void)apex_writer_question(&w, q->qname, q->qtype, q->qclass);
+	write_opt(&w, q, cfg, rcode);
+	if (info != NULL) {
+		info->rcode = rcode;
+		info->truncated = false;
+	}
+	return apex_writer_finish(&w, q->id, response_flags(q, aa, false, rcode));
+}
+
+/* ------------------------------------------------------------ CHAOS */
+
+static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cfg,
+			   apex_transport_t transport, uint8_t *out, size_t capacity,
+			   apex_answer_info_t *info)
+{
+	static const struct {
+		const uint8_t *name;
+		bool version;
+	} names[] = {
+		{ (const uint8_t *)"\002id\006server", false },
+		{ (const uint8_t *)"\010hostname\004bind", false },
+		{ (const uint8_t *)"\007version\004bind", true },
+		{ (const uint8_t *)"\007version\006server", true },
+	};
+	const char *text = NULL;
+	if (q->qtype == APEX_TYPE_TXT || q->qtype == APEX_TYPE_ANY) {
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			if (apex_name_equal(q->qname, names[i].name))
+				text = names[i].version ? cfg->chaos_version : cfg->chaos_id;
+		}
+	}
+	if (text == NULL)
+		return write_error(q, cfg, transport, APEX_RCODE_REFUSED, false, out, capacity, info);
+
+	uint8_t rdata[256];
+	size_t len = strlen(text);
+	if (len > 255)
+		len = 255;
+	rdata[0] = (uint8_t)len;
+	memcpy(rdata + 1, text, len);
+
+	apex_writer_t w;
+	size_t limit = response_limit(q, cfg, transport, capacity);
+	size_t reserve = reserve_opt(q, cfg);
+	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
+	bool tc = apex_writer_question(&w, q->qname, q->qtype, q->qclass) != APEX_OK ||
+		  apex_writer_rr(&w, APEX_SECTION_ANSWER, q->qname, APEX_TYPE_TXT, APEX_CLASS_CH, 0,
+				 rdata, len + 1) != APEX_OK;
+	write_opt(&w, q, cfg, APEX_RCODE_NOERROR);
+	if (info != NULL) {
+		info->rcode = APEX_RCODE_NOERROR;
+		info->truncated = tc;
+	}
+	return apex_writer_finish(&w, q->id, response_flags(q, true, tc, APEX_RCODE_NOERROR));
+}
+
+/* ------------------------------------------------------------ entry */
+
+/* The zone to answer from; DS at a zone apex goes to the parent zone if served. */
+static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q)
+{
+	uint8_t key[APEX_KEY_MAX];
+	uint16_t ends[APEX_LABELS_MAX];
+	apex_name_key(q->qname, key, ends);
+	int labels = apex_name_labels(q->qname);
+	const apex_zone_t *zone = apex_zoneset_find(zones, key, ends, labels);
+	if (zone != NULL && q->qtype == APEX_TYPE_DS && labels > 0 &&
+	    zone->origin_labels == labels) {
+		const apex_zone_t *parent = apex_zoneset_find(zones, key, ends, labels - 1);
+		if (parent != NULL)
+			zone = parent;
+	}
+	return zone;
+}
+
+size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
+		   apex_transport_t transport, const uint8_t *query, size_t query_size,
+		   uint8_t *out, size_t out_capacity, apex_answer_info_t *info)
+{
+	apex_query_t q;
+	apex_parse_result_t parsed = apex_query_parse(query, query_size, &q);
+	if (info != NULL) {
+		info->qtype = q.has_question ? q.qtype : 0;
+		info->rcode = 0;
+		info->truncated = false;
+		info->dropped = false;
+	}
+	if (parsed == APEX_PARSE_DROP || out_capacity < APEX_MIN_UDP_PAYLOAD) {
+		if (info != NULL)
+			info->dropped = true;
+		return 0;
+	}
+	switch (parsed) {
+	case APEX_PARSE_FORMERR:
+		return write_error(&q, cfg, transport, APEX_RCODE_FORMERR, false, out, out_capacity, info);
+	case APEX_PARSE_NOTIMP:
+		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity, info);
+	case APEX_PARSE_BADVERS:
+		return write_error(&q, cfg, transport, APEX_RCODE_BADVERS, false, out, out_capacity, info);
+	default:
+		break;
+	}
+
+	if (q.qclass == APEX_CLASS_CH)
+		return answer_chaos(&q, cfg, transport, out, out_capacity, info);
+	if (q.qclass != APEX_CLASS_IN)
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
+	if (q.qtype == APEX_TYPE_MAILA || q.qtype == APEX_TYPE_MAILB ||
+	    q.qtype == APEX_TYPE_IXFR ||
+	    (q.qtype == APEX_TYPE_AXFR && transport == APEX_TRANSPORT_UDP))
+		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity, info);
+	if (q.qtype == APEX_TYPE_AXFR)
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
+
+	const apex_zone_t *zone = select_zone(zones, &q);
+	if (zone == NULL)
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
+
+	ctx_t c;
+	c.q = &q;
+	c.zone = zone;
+	c.transport = transport;
+	c.rcode = APEX_RCODE_NOERROR;
+	c.aa = true;
+	c.dnssec_ok = q.dnssec_ok;
+	c.answer_count = c.authority_count = c.additional_count = 0;
+	c.synth_count = 0;
+
+	const uint8_t *name = q.qname;
+	for (int link = 0; link <= APEX_CHAIN_MAX && name != NULL; link++) {
+		if (!apex_name_is_subdomain(name, zone->origin))
+			break;  /* the chain leaves the zone: the client follows it */
+		name = resolve(&c, name);
+	}
+
+	/* Write: answer, authority, additional (required glue first), OPT. */
+	apex_writer_t w;
+	size_t limit = response_limit(&q, cfg, transport, out_capacity);
+	size_t reserve = reserve_opt(&q, cfg);
+	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
+	bool tc = apex_writer_question(&w, q.qname, q.qtype, q.qclass) != APEX_OK;
+	for (unsigned i = 0; !tc && i < c.answer_count; i++)
+		tc = write_item(&w, APEX_SECTION_ANSWER, &c.answer[i], c.dnssec_ok) != APEX_OK;
+	for (unsigned i = 0; !tc && i < c.authority_count; i++)
+		tc = write_item(&w, APEX_SECTION_AUTHORITY, &c.authority[i], c.dnssec_ok) != APEX_OK;
+	if (!tc) {
+		const apex_node_t *done[ITEMS_MAX];
+		unsigned done_count = 0;
+		tc = !write_additional_pass(&w, &c, true, done, &done_count);
+		if (!tc)
+			(void)write_additional_pass(&w, &c, false, done, &done_count);
+	}
+	write_opt(&w, &q, cfg, c.rcode);
+	if (info != NULL) {
+		info->rcode = c.rcode;
+		info->truncated = tc;
+	}
+	return apex_writer_finish(&w, q.id, response_flags(&q, c.aa, tc, c.rcode));
+}

@@ -1,0 +1,52 @@
+/*
+ * Parsing of a query message: header, the one question, and the EDNS
+ * OPT record (RFC 6891).  Nothing is allocated: the result lives in the
+ * caller's apex_query_t (on its stack).
+ */
+#ifndef APEX_QUERY_PARSE_H
+#define APEX_QUERY_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dns/name.h"
+
+/* What the parser decided about a message. */
+typedef enum {
+	APEX_PARSE_OK = 0,      /* a well-formed QUERY: answer it */
+	APEX_PARSE_DROP,        /* no response at all (QR=1, shorter than a header) */
+	APEX_PARSE_FORMERR,     /* malformed: FORMERR */
+	APEX_PARSE_NOTIMP,      /* opcode other than QUERY: NOTIMP */
+	APEX_PARSE_BADVERS,     /* EDNS version above 0: BADVERS with OPT */
+} apex_parse_result_t;
+
+/* EDNS option codes apex looks at. */
+#define APEX_EDNS_NSID 3
+#define APEX_EDNS_COOKIE 10
+
+typedef struct apex_query {
+	uint16_t id;
+	uint16_t flags;             /* header flags word as received */
+
+	bool has_question;          /* qname/qtype/qclass are valid */
+	uint8_t qname[APEX_NAME_MAX]; /* uncompressed, letter case as received */
+	uint8_t qname_size;
+	uint16_t qtype;
+	uint16_t qclass;
+
+	bool edns;                  /* a valid OPT record was present */
+	uint8_t edns_version;
+	bool dnssec_ok;             /* DO bit */
+	uint16_t udp_payload;       /* requestor's payload size, at least 512 */
+	bool nsid;                  /* NSID requested */
+} apex_query_t;
+
+/*
+ * Parse pkt[0..len) into q.  Never reads outside pkt.  On FORMERR or
+ * NOTIMP, q->has_question tells whether the question can be echoed; on
+ * BADVERS q->edns is true.
+ */
+apex_parse_result_t apex_query_parse(const uint8_t *pkt, size_t len, apex_query_t *q);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * Writing a response message into a caller's buffer, with name
+ * compression (RFC 1035 section 4.1.4).
+ *
+ * The writer keeps no pointer it does not get from the caller: the
+ * compression table refers to names in the zone (immutable) or in the
+ * caller's stack frame, which must outlive the writer's use.  Nothing
+ * is allocated.
+ *
+ * Sections must be written in order (question, answer, authority,
+ * additional).  An RRset is written whole or not at all: when it does
+ * not fit, the buffer is left as it was and APEX_ESPACE is returned.
+ */
+#ifndef APEX_QUERY_WRITER_H
+#define APEX_QUERY_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zone/zone.h"
+
+/* Names remembered as compression targets; later names still get written, uncompressed. */
+#define APEX_COMPRESS_MAX 128
+
+enum {
+	APEX_SECTION_QUESTION = 0,
+	APEX_SECTION_ANSWER = 1,
+	APEX_SECTION_AUTHORITY = 2,
+	APEX_SECTION_ADDITIONAL = 3,
+};
+
+typedef struct apex_compress_entry {
+	const uint8_t *name;  /* uncompressed suffix, in zone or caller memory */
+	uint16_t offset;      /* where it starts in the message */
+	uint8_t size;         /* apex_name_size(name) */
+} apex_compress_entry_t;
+
+typedef struct apex_writer {
+	uint8_t *buf;
+	size_t limit;         /* end for the sections; space past it is reserved for OPT */
+	size_t capacity;      /* end of buf */
+	size_t pos;
+	uint16_t counts[4];   /* records per section */
+	unsigned compress_count;
+	apex_compress_entry_t compress[APEX_COMPRESS_MAX];
+} apex_writer_t;
+
+/* A point to roll back to (see apex_writer_mark()). */
+typedef struct apex_writer_mark {
+	size_t pos;
+	unsigned compress_count;
+	uint16_t counts[4];
+} apex_writer_mark_t;
+
+/*
+ * Start a message in buf[0..capacity): the header is left to
+ * apex_writer_finish().  Sections may use bytes up to limit
+ * (limit <= capacity); the rest is for the OPT record.
+ */
+void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capacity);
+
+static inline void apex_writer_mark(const apex_writer_t *w, apex_writer_mark_t *m)
+{
+	m->pos = w->pos;
+	m->compress_count = w->compress_count;
+	for (int i = 0; i < 4; i++)
+		m->counts[i] = w->counts[i];
+}
+
+static inline void apex_writer_rollback(apex_writer_t *w, const apex_writer_mark_t *m)
+{
+	w->pos = m->pos;
+	w->compress_count = m->compress_count;
+	for (int i = 0; i < 4; i++)
+		w->counts[i] = m->counts[i];
+}
+
+/* The question, name bytes exactly as given (the client's letter case). */
+int apex_writer_question(apex_writer_t *w, const uint8_t *qname, uint16_t qtype, uint16_t qclass);
+
+/*
+ * Every record of rrset, class IN, owned by owner, with the given TTL
+ * (the RRset's own TTL, or another, e.g. RFC 2308's negative TTL).
+ * Names in the RDATA of NS, CNAME, SOA, MX and PTR are compressed.
+ * Returns 0 or APEX_ESPACE (nothing written).
+ */
+int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
+		      const apex_rrset_t *rrset, uint32_t ttl);
+
+/*
+ * One record with raw RDATA (rdata_size bytes, no length prefix).
+ * Names in the RDATA are not compressed.  Returns 0 or APEX_ESPACE.
+ */
+int apex_writer_rr(apex_writer_t *w, int section, const uint8_t *owner, uint16_t type,
+		   uint16_t rclass, uint32_t ttl, const uint8_t *rdata, size_t rdata_size);
+
+/*
+ * The OPT record (RFC 6891), written in the reserved space past limit:
+ * our payload size, the upper 8 bits of the extended rcode, the DO bit,
+ * and the NSID option if nsid is not NULL.  Returns 0 or APEX_ESPACE.
+ */
+int apex_writer_opt(apex_writer_t *w, uint16_t payload, uint8_t ext_rcode, bool dnssec_ok,
+		    const uint8_t *nsid, uint16_t nsid_size);
+
+/* Bytes the OPT record of apex_writer_opt() takes. */
+static inline size_t apex_writer_opt_size(const uint8_t *nsid, uint16_t nsid_size)
+{
+	return 11 + (nsid != NULL ? 4 + (size_t)nsid_size : 0);
+}
+
+/* Write the header (id, flags, section counts); returns the message size. */
+size_t apex_writer_finish(apex_writer_t *w, uint16_t id, uint16_t flags);
+
+#endif
