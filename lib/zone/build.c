@@ -1,0 +1,899 @@
+/*
+ * Building the immutable zone version (see build.h).
+ *
+ * Steps, all O(n log n) at worst:
+ *  1. owners sorted by lookup key (canonical order), records sorted by
+ *     owner, type and canonical RDATA; duplicates dropped;
+ *  2. zone checks (one SOA at the apex, CNAME alone, one DNAME);
+ *  3. the name index: owners plus empty non-terminals, NSEC3 owners
+ *     kept apart; RRsets copied into the arena;
+ *  4. structure: parent, flags, cut, wildcard child, RRSIG links;
+ *  5. additional data (glue, MX/SRV/NS target addresses);
+ *  6. NSEC and NSEC3 links.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns/name.h"
+#include "dns/nsec3hash.h"
+#include "dns/rrtype.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "zone/build.h"
+
+/* Warnings of one kind logged per zone before they are only counted. */
+#define WARNINGS_SHOWN 10
+/* Targets of one RRset given additional data (far more than any real one). */
+#define ADDITIONAL_MAX 512
+
+/* Where a node comes from while the index is laid out. */
+typedef struct node_desc {
+	uint32_t owner;   /* owner rank; for an empty non-terminal, a descendant's */
+	uint32_t parent;  /* index in the node array; UINT32_MAX for the apex */
+	uint16_t key_size; /* its key: a prefix of the owner's key */
+	uint8_t labels;   /* labels of this node's name */
+	bool empty;       /* empty non-terminal */
+} node_desc_t;
+
+typedef struct build {
+	apex_zone_builder_t *b;
+	apex_zone_t *zone;
+	char origin_text[APEX_NAME_MAX * 4 + 1];
+	uint32_t *owner_first;      /* records of owner rank r: [owner_first[r], owner_first[r+1]) */
+	bool *owner_is_nsec3;       /* owner holds only NSEC3 (and its RRSIGs) */
+	apex_node_t **owner_node;   /* node of each owner rank */
+	apex_rrset_t **owner_sigs;  /* RRSIG sets of each owner rank, split by type covered */
+	uint16_t *owner_sig_count;
+	size_t ttl_warnings;
+	size_t glue_warnings;
+} build_t;
+
+static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "FILE:LINE: reason" for record rr (or "FILE: reason" when rr is NULL). */
+static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	apex_zone_builder_t *b = bd->b;
+	if (rr != NULL)
+		snprintf(b->err, b->err_size, "%s:%u: %s", b->files[rr->file], rr->line, reason);
+	else
+		snprintf(b->err, b->err_size, "%s: %s", b->files[0], reason);
+	return APEX_ELOAD;
+}
+
+/* ------------------------------------------------------------ sorting */
+
+static int key_compare(const uint8_t *a, size_t a_size, const uint8_t *b, size_t b_size)
+{
+	size_t n = a_size < b_size ? a_size : b_size;
+	int c = memcmp(a, b, n);
+	if (c != 0)
+		return c;
+	return (a_size > b_size) - (a_size < b_size);
+}
+
+static int owner_ptr_compare(const void *pa, const void *pb)
+{
+	const apex_build_owner_t *a = *(const apex_build_owner_t *const *)pa;
+	const apex_build_owner_t *b = *(const apex_build_owner_t *const *)pb;
+	return key_compare(a->key, a->key_size, b->key, b->key_size);
+}
+
+/* RFC 4034 6.3: RDATA compared as left-justified unsigned octet strings. */
+static int rdata_compare(const apex_build_rr_t *a, const apex_build_rr_t *b)
+{
+	return key_compare(a->canonical, a->rdlength, b->canonical, b->rdlength);
+}
+
+static int rr_compare(const void *pa, const void *pb)
+{
+	const apex_build_rr_t *a = pa;
+	const apex_build_rr_t *b = pb;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	int c = rdata_compare(a, b);
+	if (c != 0)
+		return c;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static uint16_t rr_covered(const apex_build_rr_t *rr)
+{
+	return rr->rdlength >= 2 ? (uint16_t)(rr->canonical[0] << 8 | rr->canonical[1]) : 0;
+}
+
+/* Records i and j belong to the same RRset (RRSIGs split by type covered). */
+static bool same_set(const apex_build_rr_t *a, const apex_build_rr_t *b)
+{
+	if (a->owner != b->owner || a->type != b->type)
+		return false;
+	return a->type != APEX_TYPE_RRSIG || rr_covered(a) == rr_covered(b);
+}
+
+/* Sort owners by key and records by owner rank, type and RDATA; drop
+ * duplicate records (same owner, type and canonical RDATA). */
+static int sort_and_dedupe(build_t *bd)
+{
+	apex_zone_builder_t *b = bd->b;
+	size_t n = b->owner_count;
+	apex_build_owner_t **order = malloc(n * sizeof(*order));
+	uint32_t *rank = malloc(n * sizeof(*rank));
+	apex_build_owner_t *sorted = malloc(n * sizeof(*sorted));
+	if (order == NULL || rank == NULL || sorted == NULL) {
+		free(order);
+		free(rank);
+		free(sorted);
+		return APEX_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = &b->owners[i];
+	qsort(order, n, sizeof(*order), owner_ptr_compare);
+	for (size_t i = 0; i < n; i++) {
+		rank[order[i] - b->owners] = (uint32_t)i;
+		sorted[i] = *order[i];
+	}
+	free(order);
+	free(b->owners);
+	b->owners = sorted;
+	for (size_t i = 0; i < b->rr_count; i++)
+		b->rrs[i].owner = rank[b->rrs[i].owner];
+	free(rank);
+
+	qsort(b->rrs, b->rr_count, sizeof(*b->rrs), rr_compare);
+	size_t kept = 0;
+	for (size_t i = 0; i < b->rr_count; i++) {
+		if (kept > 0) {
+			const apex_build_rr_t *last = &b->rrs[kept - 1];
+			const apex_build_rr_t *rr = &b->rrs[i];
+			/* Sorted by seq last, so the first in the file is kept. */
+			if (last->owner == rr->owner && last->type == rr->type &&
+			    rdata_compare(last, rr) == 0)
+				continue;
+		}
+		b->rrs[kept++] = b->rrs[i];
+	}
+	b->rr_count = kept;
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ checks */
+
+static const char *owner_text(build_t *bd, uint32_t owner, char *buf, size_t size)
+{
+	return apex_name_to_str(bd->b->owners[owner].name, buf, size);
+}
+
+/* The record with the smallest seq among records [first, end) of type. */
+static const apex_build_rr_t *first_of_type(const apex_build_rr_t *rrs, size_t first,
+					    size_t end, uint16_t type, size_t *count)
+{
+	const apex_build_rr_t *best = NULL;
+	*count = 0;
+	for (size_t i = first; i < end; i++) {
+		if (rrs[i].type != type)
+			continue;
+		(*count)++;
+		if (best == NULL || rrs[i].seq < best->seq)
+			best = &rrs[i];
+	}
+	return best;
+}
+
+/* The second record of type in file order (for "more than one" errors). */
+static const apex_build_rr_t *second_of_type(const apex_build_rr_t *rrs, size_t first,
+					     size_t end, uint16_t type)
+{
+	const apex_build_rr_t *one = NULL, *two = NULL;
+	for (size_t i = first; i < end; i++) {
+		if (rrs[i].type != type)
+			continue;
+		if (one == NULL || rrs[i].seq < one->seq) {
+			two = one;
+			one = &rrs[i];
+		} else if (two == NULL || rrs[i].seq < two->seq) {
+			two = &rrs[i];
+		}
+	}
+	return two;
+}
+
+static int check_owner(build_t *bd, uint32_t owner, bool is_apex)
+{
+	const apex_build_rr_t *rrs = bd->b->rrs;
+	size_t first = bd->owner_first[owner], end = bd->owner_first[owner + 1];
+	char name[APEX_NAME_MAX * 4 + 1];
+	size_t count;
+
+	const apex_build_rr_t *soa = first_of_type(rrs, first, end, APEX_TYPE_SOA, &count);
+	if (soa != NULL && !is_apex)
+		return build_fail(bd, soa, "SOA record at %s, not at the zone apex %s",
+				  owner_text(bd, owner, name, sizeof(name)), bd->origin_text);
+	if (is_apex && count == 0)
+		return build_fail(bd, NULL, "no SOA record at the zone apex %s", bd->origin_text);
+	if (count > 1)
+		return build_fail(bd, second_of_type(rrs, first, end, APEX_TYPE_SOA),
+				  "more than one SOA record at %s", bd->origin_text);
+
+	first_of_type(rrs, first, end, APEX_TYPE_DNAME, &count);
+	if (count > 1)
+		return build_fail(bd, second_of_type(rrs, first, end, APEX_TYPE_DNAME),
+				  "more than one DNAME record at %s",
+				  owner_text(bd, owner, name, sizeof(name)));
+
+	const apex_build_rr_t *cname = first_of_type(rrs, first, end, APEX_TYPE_CNAME, &count);
+	if (cname == NULL)
+		return APEX_OK;
+	if (count > 1)
+		return build_fail(bd, second_of_type(rrs, first, end, APEX_TYPE_CNAME),
+				  "more than one CNAME record at %s",
+				  owner_text(bd, owner, name, sizeof(name)));
+	/* RFC 2181 10.1, RFC 4035 2.5: only DNSSEC records may sit beside a CNAME. */
+	const apex_build_rr_t *other = NULL;
+	for (size_t i = first; i < end; i++) {
+		uint16_t t = rrs[i].type;
+		if (t == APEX_TYPE_CNAME || t == APEX_TYPE_RRSIG || t == APEX_TYPE_NSEC ||
+		    t == APEX_TYPE_NSEC3)
+			continue;
+		if (other == NULL || rrs[i].seq < other->seq)
+			other = &rrs[i];
+	}
+	if (other != NULL)
+		return build_fail(bd, other->seq > cname->seq ? other : cname,
+				  "CNAME and other data at %s",
+				  owner_text(bd, owner, name, sizeof(name)));
+	return APEX_OK;
+}
+
+/* True if the owner holds only NSEC3 records and RRSIGs over them. */
+static bool only_nsec3(build_t *bd, uint32_t owner)
+{
+	const apex_build_rr_t *rrs = bd->b->rrs;
+	bool nsec3 = false;
+	for (size_t i = bd->owner_first[owner]; i < bd->owner_first[owner + 1]; i++) {
+		if (rrs[i].type == APEX_TYPE_NSEC3)
+			nsec3 = true;
+		else if (rrs[i].type != APEX_TYPE_RRSIG || rr_covered(&rrs[i]) != APEX_TYPE_NSEC3)
+			return false;
+	}
+	return nsec3;
+}
+
+/* ------------------------------------------------------------ index */
+
+/* The ancestor of name that has `labels` labels (a suffix of name). */
+static const uint8_t *name_ancestor(const uint8_t *name, int name_labels, int labels)
+{
+	for (int i = name_labels; i > labels; i--)
+		name += 1 + name[0];
+	return name;
+}
+
+/* Lay out the name index: owners in canonical order with empty
+ * non-terminals inserted before their first descendant. */
+static int layout_nodes(build_t *bd, node_desc_t **out, size_t *out_count)
+{
+	apex_zone_builder_t *b = bd->b;
+	size_t cap = b->owner_count + 16, count = 0;
+	node_desc_t *descs = malloc(cap * sizeof(*descs));
+	if (descs == NULL)
+		return APEX_ENOMEM;
+	uint32_t stack[APEX_LABELS_MAX + 1];  /* node indices along the current path */
+	int depth = 0;
+	uint16_t label_ends[APEX_LABELS_MAX + 1];
+	uint8_t key[APEX_KEY_MAX];
+
+	for (uint32_t r = 0; r < b->owner_count; r++) {
+		if (bd->owner_is_nsec3[r])
+			continue;
+		const apex_build_owner_t *o = &b->owners[r];
+		apex_name_key(o->name, key, label_ends);
+		/* Pop until the top of the stack is an ancestor of o: its key,
+		 * a whole key, is then a proper prefix of o's key. */
+		while (depth > 0) {
+			const node_desc_t *top = &descs[stack[depth - 1]];
+			if (top->key_size < o->key_size &&
+			    memcmp(b->owners[top->owner].key, o->key, top->key_size) == 0)
+				break;
+			depth--;
+		}
+		int from;
+		if (depth == 0) {
+			if (count != 0 || o->labels != bd->zone->origin_labels)
+				return free(descs), APEX_EINVAL;  /* cannot happen: apex sorts first */
+			from = o->labels;
+		} else {
+			from = descs[stack[depth - 1]].labels + 1;
+		}
+		for (int l = from; l <= o->labels; l++) {
+			if (count + 1 > cap) {
+				cap *= 2;
+				node_desc_t *p = realloc(descs, cap * sizeof(*p));
+				if (p == NULL)
+					return free(descs), APEX_ENOMEM;
+				descs = p;
+			}
+			node_desc_t *d = &descs[count];
+			d->owner = r;
+			d->labels = (uint8_t)l;
+			d->empty = l < o->labels;
+			d->key_size = label_ends[l];
+			d->parent = depth > 0 ? stack[depth - 1] : UINT32_MAX;
+			stack[depth++] = (uint32_t)count++;
+		}
+	}
+	*out = descs;
+	*out_count = count;
+	return APEX_OK;
+}
+
+/* Copy the records [first, end) (one RRset) into rrset, RDATA into *blob. */
+static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end, uint8_t **blob)
+{
+	const apex_build_rr_t *rrs = bd->b->rrs;
+	if (end - first > UINT16_MAX)
+		return build_fail(bd, &rrs[first], "RRset with more than 65535 records");
+	const apex_build_rr_t *ttl_source = &rrs[first];
+	const apex_build_rr_t *differs = NULL;
+	uint8_t *p = *blob;
+	rrset->rdata = p;
+	for (size_t i = first; i < end; i++) {
+		if (rrs[i].seq < ttl_source->seq)
+			ttl_source = &rrs[i];
+		p[0] = (uint8_t)(rrs[i].rdlength >> 8);
+		p[1] = (uint8_t)rrs[i].rdlength;
+		memcpy(p + 2, rrs[i].rdata, rrs[i].rdlength);
+		p += 2 + rrs[i].rdlength;
+	}
+	for (size_t i = first; i < end; i++)
+		if (rrs[i].ttl != ttl_source->ttl && (differs == NULL || rrs[i].seq < differs->seq))
+			differs = &rrs[i];
+	rrset->type = rrs[first].type;
+	rrset->count = (uint16_t)(end - first);
+	rrset->ttl = ttl_source->ttl;
+	rrset->rdata_size = (uint32_t)(p - *blob);
+	rrset->rrsig = NULL;
+	rrset->additional = NULL;
+	*blob = p;
+	if (differs != NULL) {
+		/* RFC 2181 5.2: one TTL per RRset; the first one wins. */
+		if (bd->ttl_warnings++ < WARNINGS_SHOWN) {
+			char name[APEX_NAME_MAX * 4 + 1];
+			apex_warning("zone %s: %s:%u: TTL %u differs from the TTL %u of the first "
+				     "record of the RRset %s type %u; using %u",
+				     bd->origin_text, bd->b->files[differs->file], differs->line,
+				     differs->ttl, ttl_source->ttl,
+				     owner_text(bd, rrs[first].owner, name, sizeof(name)),
+				     rrset->type, ttl_source->ttl);
+		}
+	}
+	return APEX_OK;
+}
+
+/* Fill node from the records of owner rank r. */
+static int fill_node(build_t *bd, apex_node_t *node, uint32_t r, apex_rrset_t **rrset_next,
+		     apex_rrset_t **sig_next, uint8_t **blob)
+{
+	const apex_build_rr_t *rrs = bd->b->rrs;
+	size_t first = bd->owner_first[r], end = bd->owner_first[r + 1];
+	node->rrsets = *rrset_next;
+	node->rrset_count = 0;
+	bd->owner_sigs[r] = *sig_next;
+	bd->owner_sig_count[r] = 0;
+	bd->owner_node[r] = node;
+	for (size_t i = first; i < end;) {
+		size_t j = i + 1;
+		while (j < end && same_set(&rrs[i], &rrs[j]))
+			j++;
+		apex_rrset_t *set;
+		if (rrs[i].type == APEX_TYPE_RRSIG) {
+			set = (*sig_next)++;
+			bd->owner_sig_count[r]++;
+		} else {
+			set = (*rrset_next)++;
+			node->rrset_count++;
+		}
+		int rc = fill_rrset(bd, set, i, j, blob);
+		if (rc != APEX_OK)
+			return rc;
+		i = j;
+	}
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ structure */
+
+static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc_t *descs)
+{
+	for (size_t i = 0; i < zone->node_count; i++) {
+		apex_node_t *node = &nodes[i];
+		apex_node_t *parent = descs[i].parent == UINT32_MAX ? NULL : &nodes[descs[i].parent];
+		uint16_t flags = 0;
+		node->parent = parent;
+		if (i == 0)
+			flags |= APEX_NODE_APEX;
+		if (descs[i].empty)
+			flags |= APEX_NODE_EMPTY;
+		if (apex_name_is_wildcard(node->name))
+			flags |= APEX_NODE_WILDCARD;
+		if (apex_node_rrset(node, APEX_TYPE_CNAME) != NULL)
+			flags |= APEX_NODE_CNAME;
+		if (apex_node_rrset(node, APEX_TYPE_DNAME) != NULL)
+			flags |= APEX_NODE_DNAME;
+		if (i != 0 && apex_node_rrset(node, APEX_TYPE_NS) != NULL)
+			flags |= APEX_NODE_DELEGATION;
+		node->cut = NULL;
+		if (parent != NULL) {
+			if ((parent->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION |
+					      APEX_NODE_DNAME)) != 0)
+				flags |= APEX_NODE_OCCLUDED;
+			node->cut = parent->cut;
+		}
+		if (node->cut == NULL && i != 0 && (flags & (APEX_NODE_DELEGATION | APEX_NODE_DNAME)))
+			node->cut = node;
+		if ((flags & APEX_NODE_WILDCARD) && parent != NULL)
+			parent->wildcard_child = node;
+		node->flags = flags;
+	}
+}
+
+/* Link each RRset of a node with the RRSIGs that cover it, where they
+ * are authoritative: never below a cut, and at a cut only DS and NSEC
+ * (the NS RRset and any glue at a delegation are not signed). */
+static void link_rrsigs(build_t *bd, uint32_t r)
+{
+	apex_node_t *node = bd->owner_node[r];
+	if (node == NULL || (node->flags & APEX_NODE_OCCLUDED))
+		return;
+	for (uint16_t s = 0; s < bd->owner_sig_count[r]; s++) {
+		const apex_rrset_t *sigs = &bd->owner_sigs[r][s];
+		uint16_t covered = (uint16_t)(sigs->rdata[2] << 8 | sigs->rdata[3]);
+		if ((node->flags & APEX_NODE_DELEGATION) && covered != APEX_TYPE_DS &&
+		    covered != APEX_TYPE_NSEC)
+			continue;
+		apex_rrset_t *set = (apex_rrset_t *)apex_node_rrset(node, covered);
+		if (set != NULL)
+			set->rrsig = sigs;
+	}
+}
+
+/* ------------------------------------------------------------ additional */
+
+static void warn_missing_glue(build_t *bd, const apex_node_t *delegation, const uint8_t *target)
+{
+	if (bd->glue_warnings++ >= WARNINGS_SHOWN)
+		return;
+	char a[APEX_NAME_MAX * 4 + 1], t[APEX_NAME_MAX * 4 + 1];
+	apex_warning("zone %s: missing glue: no address for the name server %s of the "
+		     "delegation %s", bd->origin_text, apex_name_to_str(target, t, sizeof(t)),
+		     apex_name_to_str(delegation->name, a, sizeof(a)));
+}
+
+/* Offset of the target name in the RDATA of NS, MX and SRV records. */
+static size_t target_offset(uint16_t type)
+{
+	switch (type) {
+	case APEX_TYPE_MX:
+		return 2;
+	case APEX_TYPE_SRV:
+		return 6;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Additional data for rrset at node: for every target name in the zone,
+ * its A and AAAA RRsets.  For a delegation's NS: glue at or below the
+ * delegation is required (RFC 9471), other in-zone addresses (sibling
+ * glue, authoritative data) optional.  For apex NS, MX and SRV: only
+ * authoritative addresses, optional.
+ */
+static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *rrset)
+{
+	const apex_zone_t *zone = bd->zone;
+	bool referral = (node->flags & APEX_NODE_DELEGATION) != 0 && rrset->type == APEX_TYPE_NS;
+	apex_glue_t items[ADDITIONAL_MAX];
+	uint16_t count = 0;
+	const uint8_t *p = rrset->rdata;
+	size_t offset = target_offset(rrset->type);
+
+	for (uint16_t i = 0; i < rrset->count; i++) {
+		size_t rdlength = (size_t)p[0] << 8 | p[1];
+		const uint8_t *target = p + 2 + offset;
+		p += 2 + rdlength;
+		if (rdlength <= offset)
+			continue;
+		uint8_t key[APEX_KEY_MAX];
+		size_t key_size = apex_name_key(target, key, NULL);
+		bool in_domain = referral && key_size >= node->key_size &&
+				 memcmp(key, node->key, node->key_size) == 0;
+		if (key_size < zone->origin_key_size ||
+		    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
+			continue;  /* not in this zone */
+		const apex_node_t *t = apex_zone_find(zone, key, key_size);
+		const apex_rrset_t *a = t ? apex_node_rrset(t, APEX_TYPE_A) : NULL;
+		const apex_rrset_t *aaaa = t ? apex_node_rrset(t, APEX_TYPE_AAAA) : NULL;
+		if (a == NULL && aaaa == NULL) {
+			if (in_domain)
+				warn_missing_glue(bd, node, target);
+			continue;
+		}
+		if (!referral &&
+		    (t->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION)) != 0)
+			continue;  /* only authoritative addresses here */
+		bool seen = false;
+		for (uint16_t k = 0; k < count; k++)
+			if (items[k].owner == t)
+				seen = true;
+		if (seen || count == sizeof(items) / sizeof(items[0]))
+			continue;
+		items[count].owner = t;
+		items[count].a = a;
+		items[count].aaaa = aaaa;
+		items[count].required = in_domain;
+		count++;
+	}
+	if (count == 0)
+		return APEX_OK;
+	apex_additional_t *add = apex_arena_alloc(zone->arena,
+						  sizeof(*add) + count * sizeof(apex_glue_t));
+	if (add == NULL)
+		return APEX_ENOMEM;
+	add->count = count;
+	memcpy(add->items, items, count * sizeof(apex_glue_t));
+	rrset->additional = add;
+	return APEX_OK;
+}
+
+static int set_additional(build_t *bd, apex_node_t *nodes)
+{
+	const apex_zone_t *zone = bd->zone;
+	for (size_t i = 0; i < zone->node_count; i++) {
+		apex_node_t *node = &nodes[i];
+		if (node->flags & APEX_NODE_OCCLUDED)
+			continue;
+		for (uint16_t k = 0; k < node->rrset_count; k++) {
+			apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
+			bool wanted;
+			if (set->type == APEX_TYPE_NS)
+				wanted = true;
+			else if (set->type == APEX_TYPE_MX || set->type == APEX_TYPE_SRV)
+				wanted = (node->flags & APEX_NODE_DELEGATION) == 0;
+			else
+				wanted = false;
+			if (!wanted)
+				continue;
+			int rc = make_additional(bd, node, set);
+			if (rc != APEX_OK)
+				return rc;
+		}
+	}
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ NSEC, NSEC3 */
+
+static void set_nsec_links(apex_zone_t *zone, apex_node_t *nodes)
+{
+	const apex_node_t *last = NULL;
+	for (size_t i = 0; i < zone->node_count; i++) {
+		if (apex_node_rrset(&nodes[i], APEX_TYPE_NSEC) != NULL)
+			last = &nodes[i];
+		nodes[i].nsec = last;
+	}
+}
+
+static int nsec3_compare(const void *pa, const void *pb)
+{
+	const apex_nsec3_t *a = pa, *b = pb;
+	return key_compare(a->hash, a->hash_size, b->hash, b->hash_size);
+}
+
+/* True if the NSEC3 RDATA (alg, flags, iterations, salt) is of the chain
+ * announced by NSEC3PARAM. */
+static bool nsec3_in_chain(const apex_nsec3_params_t *params, const uint8_t *rdata, size_t size)
+{
+	if (size < 5 || rdata[0] != params->algorithm)
+		return false;
+	uint16_t iterations = (uint16_t)(rdata[2] << 8 | rdata[3]);
+	return iterations == params->iterations && rdata[4] == params->salt_size &&
+	       size >= 5u + rdata[4] && memcmp(rdata + 5, params->salt, rdata[4]) == 0;
+}
+
+static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
+		     size_t nsec3_node_count)
+{
+	apex_zone_t *zone = bd->zone;
+	const apex_rrset_t *param = apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM);
+	const uint8_t *pr = param->rdata + 2;
+	size_t pr_size = (size_t)param->rdata[0] << 8 | param->rdata[1];
+	if (pr_size < 5 || pr_size < 5u + pr[4])
+		return build_fail(bd, NULL, "bad NSEC3PARAM record at %s", bd->origin_text);
+	apex_nsec3_params_t *params = &zone->nsec3_params;
+	params->algorithm = pr[0];
+	params->flags = pr[1];
+	params->iterations = (uint16_t)(pr[2] << 8 | pr[3]);
+	params->salt_size = pr[4];
+	memcpy(params->salt, pr + 5, pr[4]);
+	if (params->algorithm != 1)
+		return build_fail(bd, NULL, "NSEC3PARAM hash algorithm %u is not supported",
+				  params->algorithm);
+
+	apex_nsec3_t *chain = apex_arena_calloc(zone->arena, nsec3_node_count ? nsec3_node_count : 1,
+					       sizeof(*chain));
+	if (chain == NULL)
+		return APEX_ENOMEM;
+	size_t count = 0;
+	for (size_t i = 0; i < nsec3_node_count; i++) {
+		const apex_node_t *node = &nsec3_nodes[i];
+		const apex_rrset_t *set = apex_node_rrset(node, APEX_TYPE_NSEC3);
+		if (set == NULL || node->labels != zone->origin_labels + 1)
+			continue;
+		size_t size = (size_t)set->rdata[0] << 8 | set->rdata[1];
+		if (!nsec3_in_chain(params, set->rdata + 2, size))
+			continue;
+		int n = apex_base32hex_decode((const char *)node->name + 1, node->name[0],
+					      chain[count].hash, sizeof(chain[count].hash));
+		if (n <= 0) {
+			char name[APEX_NAME_MAX * 4 + 1];
+			apex_warning("zone %s: NSEC3 owner %s is not a base32hex hash; ignored",
+				     bd->origin_text, apex_name_to_str(node->name, name, sizeof(name)));
+			continue;
+		}
+		chain[count].hash_size = (uint8_t)n;
+		chain[count].node = node;
+		count++;
+	}
+	qsort(chain, count, sizeof(*chain), nsec3_compare);
+	zone->nsec3 = chain;
+	zone->nsec3_count = count;
+	if (count == 0)
+		return build_fail(bd, NULL, "NSEC3PARAM at %s but no NSEC3 record of its chain",
+				  bd->origin_text);
+
+	/* Link every authoritative name (empty non-terminals included) with
+	 * its NSEC3, and with the NSEC3 of its wildcard. */
+	for (size_t i = 0; i < zone->node_count; i++) {
+		apex_node_t *node = &nodes[i];
+		if (node->flags & APEX_NODE_OCCLUDED)
+			continue;
+		uint8_t hash[20];
+		bool matched;
+		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
+				    params->iterations, node->name, hash) < 0)
+			return APEX_EINVAL;
+		const apex_nsec3_t *n3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
+		node->nsec3 = matched ? n3 : NULL;
+		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
+			continue;
+		uint8_t wild[APEX_NAME_MAX];
+		wild[0] = 1;
+		wild[1] = '*';
+		memcpy(wild + 2, node->name, node->name_size);
+		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
+				    params->iterations, wild, hash) < 0)
+			return APEX_EINVAL;
+		node->wildcard_nsec3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
+	}
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ main */
+
+static int set_soa(build_t *bd)
+{
+	apex_zone_t *zone = bd->zone;
+	const apex_rrset_t *soa = apex_node_rrset(zone->apex, APEX_TYPE_SOA);
+	zone->soa = soa;
+	const uint8_t *rd = soa->rdata + 2;
+	size_t size = (size_t)soa->rdata[0] << 8 | soa->rdata[1];
+	/* MNAME and RNAME are valid names (ldns parsed them), then 5 numbers. */
+	size_t pos = apex_name_size(rd);
+	pos += apex_name_size(rd + pos);
+	if (pos + 20 != size)
+		return build_fail(bd, NULL, "bad SOA record at %s", bd->origin_text);
+	const uint8_t *n = rd + pos;
+	zone->serial = (uint32_t)n[0] << 24 | (uint32_t)n[1] << 16 | (uint32_t)n[2] << 8 | n[3];
+	uint32_t minimum = (uint32_t)n[16] << 24 | (uint32_t)n[17] << 16 | (uint32_t)n[18] << 8 |
+			   n[19];
+	zone->negative_ttl = soa->ttl < minimum ? soa->ttl : minimum;
+	return APEX_OK;
+}
+
+static int build_index(build_t *bd)
+{
+	apex_zone_builder_t *b = bd->b;
+	apex_zone_t *zone = bd->zone;
+	apex_arena_t *arena = zone->arena;
+	node_desc_t *descs = NULL;
+	size_t desc_count = 0;
+	int rc;
+
+	for (uint32_t r = 0; r < b->owner_count; r++) {
+		rc = check_owner(bd, r, r == 0);
+		if (rc != APEX_OK)
+			return rc;
+		bd->owner_is_nsec3[r] = r != 0 && only_nsec3(bd, r);
+	}
+	rc = layout_nodes(bd, &descs, &desc_count);
+	if (rc != APEX_OK)
+		return rc;
+
+	/* Sizes of everything, then one arena block for each kind. */
+	size_t nsec3_node_count = 0, set_count = 0, sig_count = 0, blob_size = 0, key_bytes = 0,
+	       name_bytes = 0;
+	for (uint32_t r = 0; r < b->owner_count; r++) {
+		nsec3_node_count += bd->owner_is_nsec3[r];
+		key_bytes += b->owners[r].key_size;
+		name_bytes += b->owners[r].name_size;
+	}
+	for (size_t i = 0; i < b->rr_count; i++) {
+		blob_size += 2u + b->rrs[i].rdlength;
+		if (i == 0 || !same_set(&b->rrs[i - 1], &b->rrs[i])) {
+			if (b->rrs[i].type == APEX_TYPE_RRSIG)
+				sig_count++;
+			else
+				set_count++;
+		}
+	}
+	apex_node_t *nodes = apex_arena_calloc(arena, desc_count, sizeof(*nodes));
+	apex_node_t *nsec3_nodes = apex_arena_calloc(arena, nsec3_node_count + 1, sizeof(*nodes));
+	apex_rrset_t *rrsets = apex_arena_calloc(arena, set_count + 1, sizeof(*rrsets));
+	apex_rrset_t *sigs = apex_arena_calloc(arena, sig_count + 1, sizeof(*sigs));
+	uint8_t *blob = apex_arena_alloc(arena, blob_size + 1);
+	uint8_t *keys = apex_arena_alloc(arena, key_bytes + 1);
+	uint8_t *names = apex_arena_alloc(arena, name_bytes + 1);
+	if (nodes == NULL || nsec3_nodes == NULL || rrsets == NULL || sigs == NULL ||
+	    blob == NULL || keys == NULL || names == NULL) {
+		free(descs);
+		return APEX_ENOMEM;
+	}
+
+	/* Names and keys of owners, in canonical order (compact for the
+	 * binary search); empty non-terminals share their descendant's. */
+	const uint8_t **owner_key = malloc(b->owner_count * sizeof(*owner_key));
+	const uint8_t **owner_name = malloc(b->owner_count * sizeof(*owner_name));
+	if (owner_key == NULL || owner_name == NULL) {
+		free(owner_key);
+		free(owner_name);
+		free(descs);
+		return APEX_ENOMEM;
+	}
+	for (uint32_t r = 0; r < b->owner_count; r++) {
+		memcpy(keys, b->owners[r].key, b->owners[r].key_size);
+		memcpy(names, b->owners[r].name, b->owners[r].name_size);
+		owner_key[r] = keys;
+		owner_name[r] = names;
+		keys += b->owners[r].key_size;
+		names += b->owners[r].name_size;
+	}
+
+	apex_rrset_t *rrset_next = rrsets, *sig_next = sigs;
+	size_t nsec3_index = 0;
+	size_t d = 0;
+	rc = APEX_OK;
+	/* Owners in rank order; the node array is in the same order with
+	 * empty non-terminals before their first descendant. */
+	for (uint32_t r = 0; r < b->owner_count && rc == APEX_OK; r++) {
+		const apex_build_owner_t *o = &b->owners[r];
+		apex_node_t *node;
+		if (bd->owner_is_nsec3[r]) {
+			node = &nsec3_nodes[nsec3_index++];
+		} else {
+			uint16_t label_ends[APEX_LABELS_MAX + 1];
+			uint8_t key[APEX_KEY_MAX];
+			apex_name_key(o->name, key, label_ends);
+			while (descs[d].empty) {
+				apex_node_t *ent = &nodes[d];
+				ent->labels = descs[d].labels;
+				ent->name = name_ancestor(owner_name[r], o->labels, ent->labels);
+				ent->name_size = (uint8_t)apex_name_size(ent->name);
+				ent->key = owner_key[r];
+				ent->key_size = label_ends[ent->labels];
+				ent->rrsets = rrset_next;  /* none */
+				d++;
+			}
+			node = &nodes[d++];
+		}
+		node->name = owner_name[r];
+		node->name_size = o->name_size;
+		node->key = owner_key[r];
+		node->key_size = o->key_size;
+		node->labels = o->labels;
+		rc = fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
+	}
+	free(owner_key);
+	free(owner_name);
+	if (rc != APEX_OK) {
+		free(descs);
+		return rc;
+	}
+
+	zone->nodes = nodes;
+	zone->node_count = desc_count;
+	zone->apex = &nodes[0];
+	zone->record_count = b->rr_count;
+	set_structure(zone, nodes, descs);
+	free(descs);
+	for (uint32_t r = 0; r < b->owner_count; r++)
+		link_rrsigs(bd, r);
+
+	rc = set_soa(bd);
+	if (rc == APEX_OK)
+		rc = set_additional(bd, nodes);
+	if (rc != APEX_OK)
+		return rc;
+	if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {
+		zone->dnssec = APEX_DNSSEC_NSEC3;
+		rc = set_nsec3(bd, nodes, nsec3_nodes, nsec3_node_count);
+	} else if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC) != NULL) {
+		zone->dnssec = APEX_DNSSEC_NSEC;
+		set_nsec_links(zone, nodes);
+	} else {
+		zone->dnssec = APEX_DNSSEC_NONE;
+	}
+	return rc;
+}
+
+int apex_zone_build(apex_zone_builder_t *b)
+{
+	build_t bd = { .b = b, .zone = b->zone };
+	apex_name_to_str(b->zone->origin, bd.origin_text, sizeof(bd.origin_text));
+	if (b->rr_count == 0)
+		return build_fail(&bd, NULL, "no SOA record at the zone apex %s", bd.origin_text);
+
+	int rc = sort_and_dedupe(&bd);
+	if (rc != APEX_OK)
+		return rc;
+	size_t n = b->owner_count;
+	bd.owner_first = malloc((n + 1) * sizeof(*bd.owner_first));
+	bd.owner_is_nsec3 = calloc(n, sizeof(*bd.owner_is_nsec3));
+	bd.owner_node = calloc(n, sizeof(*bd.owner_node));
+	bd.owner_sigs = calloc(n, sizeof(*bd.owner_sigs));
+	bd.owner_sig_count = calloc(n, sizeof(*bd.owner_sig_count));
+	if (bd.owner_first == NULL || bd.owner_is_nsec3 == NULL || bd.owner_node == NULL ||
+	    bd.owner_sigs == NULL || bd.owner_sig_count == NULL) {
+		rc = APEX_ENOMEM;
+		goto done;
+	}
+	/* Every owner has at least one record, so owner ranks are dense. */
+	size_t i = 0;
+	for (uint32_t r = 0; r < n; r++) {
+		bd.owner_first[r] = (uint32_t)i;
+		while (i < b->rr_count && b->rrs[i].owner == r)
+			i++;
+	}
+	bd.owner_first[n] = (uint32_t)i;
+
+	if (b->owners[0].key_size != b->zone->origin_key_size ||
+	    memcmp(b->owners[0].key, b->zone->origin_key, b->zone->origin_key_size) != 0) {
+		rc = build_fail(&bd, NULL, "no SOA record at the zone apex %s", bd.origin_text);
+		goto done;
+	}
+	rc = build_index(&bd);
+	if (rc == APEX_OK) {
+		if (bd.ttl_warnings > WARNINGS_SHOWN)
+			apex_warning("zone %s: %zu RRsets in all have records with differing TTLs",
+				     bd.origin_text, bd.ttl_warnings);
+		if (bd.glue_warnings > WARNINGS_SHOWN)
+			apex_warning("zone %s: %zu in-domain name servers in all have no glue",
+				     bd.origin_text, bd.glue_warnings);
+	}
+done:
+	free(bd.owner_first);
+	free(bd.owner_is_nsec3);
+	free(bd.owner_node);
+	free(bd.owner_sigs);
+	free(bd.owner_sig_count);
+	return rc;
+}

@@ -1,0 +1,72 @@
+/*
+ * Building a zone version from the records a loader has read.
+ *
+ * The loader (lib/zone/load.c) parses the master file into an
+ * apex_zone_builder_t: unique owner names and one apex_build_rr_t per
+ * record, in file order, all in a temporary arena.  apex_zone_build()
+ * then checks the zone, sorts everything into DNSSEC canonical order
+ * and writes the compact immutable structures of lib/zone/zone.h into
+ * the version's arena, computing everything a query needs.
+ */
+#ifndef APEX_ZONE_BUILD_H
+#define APEX_ZONE_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "zone/zone.h"
+
+/* One owner name, unique by lookup key (first spelling kept). */
+typedef struct apex_build_owner {
+	const uint8_t *name;  /* wire format, case as first written */
+	const uint8_t *key;   /* apex_name_key() of name */
+	uint16_t key_size;
+	uint8_t name_size;
+	uint8_t labels;       /* apex_name_labels(name) */
+} apex_build_owner_t;
+
+/* One record as read from the file. */
+typedef struct apex_build_rr {
+	uint32_t owner;        /* index into owners (apex_zone_build() renumbers) */
+	uint32_t seq;          /* position in file order */
+	uint32_t ttl;
+	uint32_t line;         /* line the record starts on */
+	uint16_t type;
+	uint16_t rdlength;
+	uint16_t file;         /* index into files */
+	const uint8_t *rdata;  /* uncompressed wire RDATA, case as written */
+	/* RDATA in canonical form (RFC 4034 6.2: embedded names of the
+	 * listed types lowercased); == rdata when they are the same. */
+	const uint8_t *canonical;
+} apex_build_rr_t;
+
+typedef struct apex_zone_builder {
+	/* The version being built: arena, refcount, origin, origin_key,
+	 * origin_key_size, origin_labels and file are already set. */
+	apex_zone_t *zone;
+	apex_arena_t *tmp;             /* scratch memory, freed by the caller */
+
+	apex_build_owner_t *owners;    /* malloc'ed by the loader */
+	size_t owner_count;
+	apex_build_rr_t *rrs;          /* malloc'ed by the loader, in file order */
+	size_t rr_count;
+
+	const char **files;            /* file names for messages (files[0] is the zone file) */
+	size_t file_count;
+
+	char *err;                     /* "FILE:LINE: reason" on failure */
+	size_t err_size;
+} apex_zone_builder_t;
+
+/*
+ * Check the records and build the version in builder->zone.  Sorts
+ * builder->owners and builder->rrs in place.  Returns APEX_OK,
+ * APEX_ELOAD (reason in builder->err: no SOA at the apex, more than one
+ * SOA, CNAME beside other data, ...) or APEX_ENOMEM.  Warnings (RRsets
+ * with differing TTLs, missing glue) are logged.  On failure the zone's
+ * arena holds partial data; the caller destroys it.
+ */
+int apex_zone_build(apex_zone_builder_t *builder);
+
+#endif

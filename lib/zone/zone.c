@@ -1,0 +1,119 @@
+/*
+ * Lookups in an immutable zone version.  Read-only: no allocation, no
+ * write to memory shared between threads.
+ */
+#include <string.h>
+
+#include "dns/rrtype.h"
+#include "util/arena.h"
+#include "zone/zone.h"
+
+static int key_compare(const uint8_t *a, size_t a_size, const uint8_t *b, size_t b_size)
+{
+	size_t n = a_size < b_size ? a_size : b_size;
+	int c = memcmp(a, b, n);
+	if (c != 0)
+		return c;
+	return (a_size > b_size) - (a_size < b_size);
+}
+
+/* Index of the first node whose key is >= key (node_count if none). */
+static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
+{
+	size_t lo = 0, hi = zone->node_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const apex_node_t *node = &zone->nodes[mid];
+		if (key_compare(node->key, node->key_size, key, key_size) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool node_has_key(const apex_node_t *node, const uint8_t *key, size_t key_size)
+{
+	return node->key_size == key_size && memcmp(node->key, key, key_size) == 0;
+}
+
+const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
+{
+	size_t i = lower_bound(zone, key, key_size);
+	if (i < zone->node_count && node_has_key(&zone->nodes[i], key, key_size))
+		return &zone->nodes[i];
+	return NULL;
+}
+
+void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_size,
+		      const uint16_t *label_ends, int labels, apex_lookup_t *out)
+{
+	size_t i = lower_bound(zone, key, key_size);
+	if (i < zone->node_count && node_has_key(&zone->nodes[i], key, key_size)) {
+		out->node = out->encloser = out->previous = &zone->nodes[i];
+		return;
+	}
+	out->node = NULL;
+	/* The apex key is a prefix of every key in the zone, so it sorts
+	 * first and i > 0 for any name below the origin. */
+	out->previous = &zone->nodes[i > 0 ? i - 1 : 0];
+	/* Empty non-terminals are nodes, so the closest encloser is the
+	 * deepest ancestor found by an exact lookup. */
+	out->encloser = zone->apex;
+	for (int l = labels - 1; l > zone->origin_labels; l--) {
+		const apex_node_t *node = apex_zone_find(zone, key, label_ends[l]);
+		if (node != NULL) {
+			out->encloser = node;
+			break;
+		}
+	}
+}
+
+const apex_rrset_t *apex_node_rrset(const apex_node_t *node, uint16_t type)
+{
+	/* RRsets are sorted by type and nodes have few: a linear scan. */
+	for (uint16_t i = 0; i < node->rrset_count; i++) {
+		if (node->rrsets[i].type == type)
+			return &node->rrsets[i];
+		if (node->rrsets[i].type > type)
+			break;
+	}
+	return NULL;
+}
+
+const apex_nsec3_t *apex_zone_nsec3_find(const apex_zone_t *zone, const uint8_t *hash,
+					 size_t hash_size, bool *matched)
+{
+	size_t lo = 0, hi = zone->nsec3_count;
+	*matched = false;
+	if (zone->nsec3_count == 0)
+		return NULL;
+	/* First entry whose hash is >= hash. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const apex_nsec3_t *n = &zone->nsec3[mid];
+		if (key_compare(n->hash, n->hash_size, hash, hash_size) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < zone->nsec3_count) {
+		const apex_nsec3_t *n = &zone->nsec3[lo];
+		if (n->hash_size == hash_size && memcmp(n->hash, hash, hash_size) == 0) {
+			*matched = true;
+			return n;
+		}
+	}
+	/* Covering: the last one before, wrapping around to the last one. */
+	return &zone->nsec3[lo > 0 ? lo - 1 : zone->nsec3_count - 1];
+}
+
+void apex_zone_unref(apex_zone_t *zone)
+{
+	if (zone == NULL)
+		return;
+	if (atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel) == 1) {
+		/* The zone structure itself lives in its arena. */
+		apex_arena_destroy(zone->arena);
+	}
+}
