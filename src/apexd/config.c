@@ -1,0 +1,594 @@
+/* apexd configuration: parser of the config file and the command-line additions. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#endif
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+#define NSID_MAX 512
+
+static int fail(char *err, size_t err_size, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t err_size, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && err_size > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_size, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+void apex_config_init(apex_config_t *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->edns_payload = APEX_CONFIG_DEFAULT_EDNS_PAYLOAD;
+	cfg->tcp_max_connections = APEX_CONFIG_DEFAULT_TCP_MAX_CONNECTIONS;
+	cfg->tcp_idle_timeout = APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT;
+}
+
+void apex_config_free(apex_config_t *cfg)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		free(cfg->zones[i].name);
+		free(cfg->zones[i].file);
+	}
+	free(cfg->zones);
+	free(cfg->listens);
+	free(cfg->path);
+	free(cfg->identity);
+	free(cfg->version);
+	free(cfg->nsid);
+	free(cfg->pid_file);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+unsigned apex_config_cpu_count(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/*
+ * path made absolute: kept if it starts with '/', else joined to base_dir
+ * (or the current directory when base_dir is NULL).  Returns a new string
+ * owned by the caller, or NULL on allocation failure or a cwd error.
+ */
+static char *absolute_path(const char *path, const char *base_dir)
+{
+	char cwd[PATH_MAX];
+	char *out;
+	size_t size;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (base_dir == NULL) {
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			return NULL;
+		base_dir = cwd;
+	}
+	size = strlen(base_dir) + 1 + strlen(path) + 1;
+	out = malloc(size);
+	if (out == NULL)
+		return NULL;
+	snprintf(out, size, "%s/%s", base_dir, path);
+	return out;
+}
+
+/* The directory of a file, absolute, as a new string (caller frees). */
+static char *directory_of(const char *file)
+{
+	char *abs = absolute_path(file, NULL);
+	char *slash;
+
+	if (abs == NULL)
+		return NULL;
+	slash = strrchr(abs, '/');
+	if (slash == abs)
+		slash[1] = '\0';  /* "/apex.conf" -> "/" */
+	else
+		*slash = '\0';
+	return abs;
+}
+
+int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size_t err_size)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *at = strrchr(text, '@');
+	size_t host_len = at != NULL ? (size_t)(at - text) : strlen(text);
+	unsigned long port = APEX_CONFIG_DEFAULT_PORT;
+	apex_listen_t item, *grown;
+
+	if (host_len == 0 || host_len >= sizeof(host))
+		return fail(err, err_size, APEX_EINVAL, "bad listen address '%s': expected ADDR[@PORT]", text);
+	memcpy(host, text, host_len);
+	host[host_len] = '\0';
+	if (at != NULL) {
+		char *end;
+
+		errno = 0;
+		port = strtoul(at + 1, &end, 10);
+		if (at[1] == '\0' || *end != '\0' || errno != 0 || port == 0 || port > 65535)
+			return fail(err, err_size, APEX_EINVAL,
+				    "bad port in listen address '%s': expected 1 to 65535", text);
+	}
+
+	memset(&item, 0, sizeof(item));
+	struct sockaddr_in *sin = (struct sockaddr_in *)&item.addr;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&item.addr;
+	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		item.addr_len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		item.addr_len = sizeof(*sin6);
+	} else {
+		return fail(err, err_size, APEX_EINVAL,
+			    "bad listen address '%s': '%s' is not an IPv4 or IPv6 address", text, host);
+	}
+	snprintf(item.text, sizeof(item.text), "%s@%lu", host, port);
+
+	for (size_t i = 0; i < cfg->listen_count; i++) {
+		if (cfg->listens[i].addr_len == item.addr_len &&
+		    memcmp(&cfg->listens[i].addr, &item.addr, item.addr_len) == 0)
+			return fail(err, err_size, APEX_EINVAL, "listen address %s given twice", item.text);
+	}
+	grown = realloc(cfg->listens, (cfg->listen_count + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+	cfg->listens = grown;
+	cfg->listens[cfg->listen_count++] = item;
+	return APEX_OK;
+}
+
+void apex_config_clear_listens(apex_config_t *cfg)
+{
+	free(cfg->listens);
+	cfg->listens = NULL;
+	cfg->listen_count = 0;
+}
+
+int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
+			 const char *base_dir, char *err, size_t err_size)
+{
+	apex_zone_config_t item, *grown;
+
+	memset(&item, 0, sizeof(item));
+	if (name[0] == '\0' || apex_name_from_str(name, item.origin) < 0)
+		return fail(err, err_size, APEX_EINVAL, "bad zone name '%s'", name);
+	if (file[0] == '\0')
+		return fail(err, err_size, APEX_EINVAL, "zone %s: empty file name", name);
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		if (apex_name_equal(cfg->zones[i].origin, item.origin))
+			return fail(err, err_size, APEX_EINVAL, "zone %s given twice", name);
+	}
+	item.name = strdup(name);
+	item.file = absolute_path(file, base_dir);
+	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
+	if (item.name == NULL || item.file == NULL || grown == NULL) {
+		free(item.name);
+		free(item.file);
+		if (grown != NULL)
+			cfg->zones = grown;
+		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+	}
+	cfg->zones = grown;
+	cfg->zones[cfg->zone_count++] = item;
+	return APEX_OK;
+}
+
+int apex_config_set_pid_file(apex_config_t *cfg, const char *path)
+{
+	char *abs = absolute_path(path, NULL);
+
+	if (abs == NULL)
+		return APEX_ENOMEM;
+	free(cfg->pid_file);
+	cfg->pid_file = abs;
+	return APEX_OK;
+}
+
+int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, size_t err_size)
+{
+	const char *eq = strchr(arg, '=');
+	char *name;
+	int rc;
+
+	if (eq == NULL || eq == arg || eq[1] == '\0')
+		return fail(err, err_size, APEX_EINVAL, "bad zone '%s': expected ORIGIN=FILE", arg);
+	name = strndup(arg, (size_t)(eq - arg));
+	if (name == NULL)
+		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+	rc = apex_config_add_zone(cfg, name, eq + 1, NULL, err, err_size);
+	free(name);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- file parser */
+
+typedef enum { SECTION_NONE, SECTION_SERVER, SECTION_ZONE } section_t;
+
+typedef struct parser {
+	apex_config_t *cfg;
+	const char *file;     /* for messages */
+	char *base_dir;       /* directory of the config file */
+	unsigned line;
+	section_t section;
+	/* the zone: section being read */
+	unsigned zone_line;
+	char *zone_name;
+	char *zone_file;
+	char *err;
+	size_t err_size;
+} parser_t;
+
+#define PFAIL(p, ...) parse_fail((p), __VA_ARGS__)
+
+static int parse_fail(parser_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int parse_fail(parser_t *p, const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	return fail(p->err, p->err_size, APEX_EINVAL, "%s:%u: %s", p->file, p->line, reason);
+}
+
+static int parse_uint(parser_t *p, const char *key, const char *value, unsigned long min,
+		      unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0 || v < min || v > max)
+		return PFAIL(p, "%s: expected a number from %lu to %lu, not '%s'", key, min, max, value);
+	*out = v;
+	return APEX_OK;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* nsid: "text" or "hex:0a1b..." (RFC 5001 leaves the payload opaque). */
+static int parse_nsid(parser_t *p, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+	size_t len = strlen(value), size;
+	uint8_t *buf;
+
+	if (strncmp(value, "hex:", 4) == 0) {
+		const char *hex = value + 4;
+		size_t hex_len = len - 4;
+
+		if (hex_len % 2 != 0)
+			return PFAIL(p, "nsid: odd number of hex digits");
+		size = hex_len / 2;
+		if (size > NSID_MAX)
+			return PFAIL(p, "nsid: longer than %d bytes", NSID_MAX);
+		buf = malloc(size + 1);
+		if (buf == NULL)
+			return PFAIL(p, "out of memory");
+		for (size_t i = 0; i < size; i++) {
+			int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+			if (hi < 0 || lo < 0) {
+				free(buf);
+				return PFAIL(p, "nsid: '%s' is not hex", hex);
+			}
+			buf[i] = (uint8_t)(hi << 4 | lo);
+		}
+	} else {
+		size = len;
+		if (size > NSID_MAX)
+			return PFAIL(p, "nsid: longer than %d bytes", NSID_MAX);
+		buf = malloc(size + 1);
+		if (buf == NULL)
+			return PFAIL(p, "out of memory");
+		memcpy(buf, value, size);
+	}
+	free(cfg->nsid);
+	cfg->nsid = buf;
+	cfg->nsid_size = size;
+	cfg->nsid_set = true;
+	return APEX_OK;
+}
+
+static int replace_string(parser_t *p, char **slot, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (copy == NULL)
+		return PFAIL(p, "out of memory");
+	free(*slot);
+	*slot = copy;
+	return APEX_OK;
+}
+
+static int server_key(parser_t *p, const char *key, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+	unsigned long v;
+	int rc;
+
+	if (strcmp(key, "listen") == 0) {
+		char reason[256];
+
+		if (apex_config_add_listen(cfg, value, reason, sizeof(reason)) < 0)
+			return PFAIL(p, "%s", reason);
+		return APEX_OK;
+	}
+	if (strcmp(key, "workers") == 0) {
+		if ((rc = parse_uint(p, key, value, 1, APEX_CONFIG_WORKERS_MAX, &v)) < 0)
+			return rc;
+		cfg->workers = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "identity") == 0)
+		return replace_string(p, &cfg->identity, value);
+	if (strcmp(key, "version") == 0)
+		return replace_string(p, &cfg->version, value);
+	if (strcmp(key, "nsid") == 0)
+		return parse_nsid(p, value);
+	if (strcmp(key, "edns-payload") == 0) {
+		if ((rc = parse_uint(p, key, value, 512, 65535, &v)) < 0)
+			return rc;
+		cfg->edns_payload = (uint16_t)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "tcp-max-connections") == 0) {
+		if ((rc = parse_uint(p, key, value, 1, 1000000, &v)) < 0)
+			return rc;
+		cfg->tcp_max_connections = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "tcp-idle-timeout") == 0) {
+		if ((rc = parse_uint(p, key, value, 1, 3600, &v)) < 0)
+			return rc;
+		cfg->tcp_idle_timeout = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "pid-file") == 0) {
+		char *abs = absolute_path(value, p->base_dir);
+
+		if (abs == NULL)
+			return PFAIL(p, "out of memory");
+		free(cfg->pid_file);
+		cfg->pid_file = abs;
+		return APEX_OK;
+	}
+	return PFAIL(p, "unknown key '%s' in the server section", key);
+}
+
+static int zone_key(parser_t *p, const char *key, const char *value)
+{
+	if (strcmp(key, "name") == 0) {
+		if (p->zone_name != NULL)
+			return PFAIL(p, "zone: name given twice");
+		return replace_string(p, &p->zone_name, value);
+	}
+	if (strcmp(key, "file") == 0) {
+		if (p->zone_file != NULL)
+			return PFAIL(p, "zone: file given twice");
+		return replace_string(p, &p->zone_file, value);
+	}
+	return PFAIL(p, "unknown key '%s' in a zone section", key);
+}
+
+/* The end of a zone: section: it needs a name and a file. */
+static int zone_end(parser_t *p)
+{
+	char reason[300];
+	unsigned line = p->line;
+	int rc = APEX_OK;
+
+	if (p->section != SECTION_ZONE)
+		return APEX_OK;
+	p->line = p->zone_line;  /* errors point at the "zone:" line */
+	if (p->zone_name == NULL)
+		rc = PFAIL(p, "zone without a name");
+	else if (p->zone_file == NULL)
+		rc = PFAIL(p, "zone %s without a file", p->zone_name);
+	else if (apex_config_add_zone(p->cfg, p->zone_name, p->zone_file, p->base_dir, reason,
+				      sizeof(reason)) < 0)
+		rc = PFAIL(p, "%s", reason);
+	p->line = line;
+	free(p->zone_name);
+	free(p->zone_file);
+	p->zone_name = p->zone_file = NULL;
+	return rc;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* One line: blank, comment, "section:" or "key: value" (value bare or quoted). */
+static int parse_line(parser_t *p, char *s)
+{
+	char *key, *value = NULL;
+	int rc;
+
+	while (is_space(*s))
+		s++;
+	if (*s == '\0' || *s == '#')
+		return APEX_OK;
+
+	key = s;
+	while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+	       *s == '-' || *s == '_')
+		s++;
+	if (s == key || *s != ':')
+		return PFAIL(p, "expected 'key: value' or a section ('server:', 'zone:')");
+	*s++ = '\0';
+	while (is_space(*s))
+		s++;
+
+	if (*s == '"') {
+		char *w = ++s;
+
+		value = w;
+		for (;;) {
+			if (*s == '\0' || *s == '\n')
+				return PFAIL(p, "unterminated quoted string");
+			if (*s == '"')
+				break;
+			if (*s == '\\' && (s[1] == '"' || s[1] == '\\'))
+				s++;
+			*w++ = *s++;
+		}
+		s++;
+		*w = '\0';
+	} else if (*s != '\0' && *s != '#') {
+		value = s;
+		while (*s != '\0' && *s != '#' && !is_space(*s))
+			s++;
+		if (*s == '#')
+			return PFAIL(p, "a '#' right after a value: quote the value or put a space before the comment");
+		if (*s != '\0')
+			*s++ = '\0';
+	}
+	while (is_space(*s))
+		s++;
+	if (*s != '\0' && *s != '#')
+		return PFAIL(p, "unexpected text after the value of '%s'", key);
+
+	if (value == NULL) {
+		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0) {
+			if ((rc = zone_end(p)) < 0)
+				return rc;
+			if (strcmp(key, "server") == 0) {
+				p->section = SECTION_SERVER;
+			} else {
+				p->section = SECTION_ZONE;
+				p->zone_line = p->line;
+			}
+			return APEX_OK;
+		}
+		return PFAIL(p, "'%s' needs a value", key);
+	}
+	switch (p->section) {
+	case SECTION_SERVER:
+		return server_key(p, key, value);
+	case SECTION_ZONE:
+		return zone_key(p, key, value);
+	case SECTION_NONE:
+	default:
+		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0)
+			return PFAIL(p, "'%s:' takes no value: put its keys on the lines below", key);
+		return PFAIL(p, "'%s' outside of a section (start with 'server:' or 'zone:')", key);
+	}
+}
+
+int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err_size)
+{
+	parser_t p;
+	FILE *fp;
+	char *line = NULL;
+	size_t line_cap = 0;
+	int rc = APEX_OK;
+
+	memset(&p, 0, sizeof(p));
+	p.cfg = cfg;
+	p.file = path;
+	p.err = err;
+	p.err_size = err_size;
+
+	fp = fopen(path, "r");
+	if (fp == NULL)
+		return fail(err, err_size, APEX_EIO, "%s: %s", path, strerror(errno));
+	p.base_dir = directory_of(path);
+	free(cfg->path);
+	cfg->path = strdup(path);
+	if (p.base_dir == NULL || cfg->path == NULL) {
+		fclose(fp);
+		free(p.base_dir);
+		return fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
+	}
+
+	for (;;) {
+		errno = 0;
+		ssize_t n = getline(&line, &line_cap, fp);
+
+		if (n < 0) {
+			if (ferror(fp))
+				rc = fail(err, err_size, APEX_EIO, "%s: %s", path, strerror(errno));
+			break;
+		}
+		p.line++;
+		if ((size_t)n != strlen(line)) {
+			rc = PFAIL(&p, "NUL byte in the line");
+			break;
+		}
+		if ((rc = parse_line(&p, line)) < 0)
+			break;
+	}
+	if (rc == APEX_OK)
+		rc = zone_end(&p);
+	free(p.zone_name);
+	free(p.zone_file);
+	free(line);
+	free(p.base_dir);
+	fclose(fp);
+	return rc;
+}
+
+int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
+{
+	if (cfg->listen_count == 0)
+		return fail(err, err_size, APEX_EINVAL,
+			    "no listen address: give one with -l ADDR@PORT or 'listen:' in the config file");
+	/* Without an explicit nsid:, the identity doubles as the NSID. */
+	if (!cfg->nsid_set && cfg->identity != NULL) {
+		size_t size = strlen(cfg->identity);
+
+		if (size > NSID_MAX)
+			size = NSID_MAX;
+		cfg->nsid = malloc(size + 1);
+		if (cfg->nsid == NULL)
+			return fail(err, err_size, APEX_ENOMEM, "out of memory");
+		memcpy(cfg->nsid, cfg->identity, size);
+		cfg->nsid_size = size;
+	}
+	/* nsid: "" turns NSID off. */
+	if (cfg->nsid != NULL && cfg->nsid_size == 0) {
+		free(cfg->nsid);
+		cfg->nsid = NULL;
+	}
+	return APEX_OK;
+}

@@ -1,0 +1,100 @@
+/*
+ * apexd configuration: the config file (doc/apex.conf.5) and the
+ * command-line additions (-l, -z, -n).
+ *
+ * An apex_config_t owns every string and array it points to; free it
+ * with apex_config_free().  It is filled once at start-up and read-only
+ * while the workers run.
+ */
+#ifndef APEXD_CONFIG_H
+#define APEXD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "dns/name.h"
+
+#define APEX_CONFIG_DEFAULT_PORT 53
+#define APEX_CONFIG_DEFAULT_EDNS_PAYLOAD 1232
+#define APEX_CONFIG_DEFAULT_TCP_MAX_CONNECTIONS 1000
+#define APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT 10
+#define APEX_CONFIG_WORKERS_MAX 1024
+
+/* One address to listen on (UDP and TCP). */
+typedef struct apex_listen {
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	char text[64];  /* "ADDR@PORT", for logs */
+} apex_listen_t;
+
+/* One zone to serve. */
+typedef struct apex_zone_config {
+	char *name;                     /* as written, for logs */
+	uint8_t origin[APEX_NAME_MAX];  /* wire format */
+	char *file;                     /* absolute path */
+} apex_zone_config_t;
+
+typedef struct apex_config {
+	char *path;                     /* the config file, NULL without -c */
+
+	apex_listen_t *listens;
+	size_t listen_count;
+	apex_zone_config_t *zones;
+	size_t zone_count;
+
+	unsigned workers;               /* 0: one per CPU */
+	char *identity;                 /* CHAOS id.server/hostname.bind; NULL = off */
+	char *version;                  /* CHAOS version.bind/version.server; NULL = off */
+	uint8_t *nsid;                  /* NSID payload; NULL = off */
+	size_t nsid_size;
+	bool nsid_set;                  /* nsid: was given (even empty) */
+	uint16_t edns_payload;
+	unsigned tcp_max_connections;
+	unsigned tcp_idle_timeout;      /* seconds */
+	char *pid_file;                 /* absolute path or NULL */
+} apex_config_t;
+
+/* Defaults: no listen address, no zone, everything optional off. */
+void apex_config_init(apex_config_t *cfg);
+
+/* Free everything cfg owns (cfg itself is the caller's). */
+void apex_config_free(apex_config_t *cfg);
+
+/*
+ * Read the config file at path into cfg.  Relative file names in it are
+ * taken relative to the directory of the config file.  On error returns
+ * APEX_EINVAL (or APEX_EIO, APEX_ENOMEM) and err holds "FILE:LINE: reason".
+ */
+int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err_size);
+
+/* Add a listen address "ADDR[@PORT]" (IPv4 or IPv6 literal). */
+int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size_t err_size);
+
+/* Forget the listen addresses (the command line's -l replaces the file's). */
+void apex_config_clear_listens(apex_config_t *cfg);
+
+/*
+ * Add a zone.  A relative file is taken relative to base_dir (NULL: the
+ * current directory).  A name served twice is an error.
+ */
+int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
+			 const char *base_dir, char *err, size_t err_size);
+
+/* Set the pid file (a relative path is taken from the current directory). */
+int apex_config_set_pid_file(apex_config_t *cfg, const char *path);
+
+/* Add a zone from the command line's "ORIGIN=FILE". */
+int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, size_t err_size);
+
+/*
+ * Final checks and derived values once the file and the command line
+ * are in: at least one listen address; NSID defaults to the identity.
+ */
+int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size);
+
+/* Number of CPUs this process may run on (at least 1). */
+unsigned apex_config_cpu_count(void);
+
+#endif

@@ -1,0 +1,360 @@
+/* apexd: the apex authoritative DNS server daemon. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>  /* autoconf's, from the build directory: PACKAGE_VERSION, _GNU_SOURCE */
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "server.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: apexd [-c FILE] [-n THREADS] [-f] [-l ADDR[@PORT]]... [-z ORIGIN=FILE]...\n"
+		"             [-P PIDFILE] [-t] [-v] [-h] [-V]\n"
+		"\n"
+		"Serve DNS zones authoritatively over UDP and TCP.\n"
+		"\n"
+		"  -c FILE          read the configuration from FILE (see apex.conf(5))\n"
+		"  -n THREADS       number of worker threads (default: the config's workers,\n"
+		"                   else one per CPU)\n"
+		"  -f               stay in the foreground (default: detach as a daemon)\n"
+		"  -l ADDR[@PORT]   listen on this IPv4 or IPv6 address (port 53 by default);\n"
+		"                   repeatable; replaces the config file's listen addresses\n"
+		"  -z ORIGIN=FILE   serve the zone ORIGIN from the master file FILE; repeatable;\n"
+		"                   added to the config file's zones\n"
+		"  -P PIDFILE       write the process id to PIDFILE\n"
+		"  -t               check the configuration and load the zones, then exit\n"
+		"  -v               verbose: log debug messages too\n"
+		"  -h               show this help and exit\n"
+		"  -V               show the version and exit\n"
+		"\n"
+		"Example: apexd -f -n 2 -l 127.0.0.1@5353 -z .=zones/root.zone\n"
+		"Signals: SIGTERM and SIGINT stop apexd; SIGHUP reloads every zone file.\n");
+}
+
+typedef struct options {
+	const char *config_file;
+	unsigned workers;     /* 0: not given */
+	bool foreground;
+	bool check_only;
+	bool verbose;
+	const char *pid_file;
+	/* -l and -z in command-line order, applied after the config file */
+	const char **listens;
+	size_t listen_count;
+	const char **zones;
+	size_t zone_count;
+} options_t;
+
+static int push_arg(const char ***list, size_t *count, const char *arg)
+{
+	const char **grown = realloc(*list, (*count + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	grown[(*count)++] = arg;
+	*list = grown;
+	return APEX_OK;
+}
+
+/* Returns 0 to go on, or an exit status + 1 (so that exit 0 is possible). */
+static int parse_options(int argc, char **argv, options_t *opt)
+{
+	int c;
+
+	memset(opt, 0, sizeof(*opt));
+	opterr = 0;
+	while ((c = getopt(argc, argv, ":c:n:fl:z:P:tvhV")) != -1) {
+		switch (c) {
+		case 'c':
+			opt->config_file = optarg;
+			break;
+		case 'n': {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 || n == 0 ||
+			    n > APEX_CONFIG_WORKERS_MAX) {
+				fprintf(stderr, "apexd: -n: expected a number from 1 to %d, not '%s'\n",
+					APEX_CONFIG_WORKERS_MAX, optarg);
+				return EXIT_USAGE + 1;
+			}
+			opt->workers = (unsigned)n;
+			break;
+		}
+		case 'f':
+			opt->foreground = true;
+			break;
+		case 'l':
+			if (push_arg(&opt->listens, &opt->listen_count, optarg) < 0)
+				return EXIT_FAILURE + 1;
+			break;
+		case 'z':
+			if (push_arg(&opt->zones, &opt->zone_count, optarg) < 0)
+				return EXIT_FAILURE + 1;
+			break;
+		case 'P':
+			opt->pid_file = optarg;
+			break;
+		case 't':
+			opt->check_only = true;
+			break;
+		case 'v':
+			opt->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS + 1;
+		case 'V':
+			printf("apexd %s\n", PACKAGE_VERSION);
+			return EXIT_SUCCESS + 1;
+		case ':':
+			fprintf(stderr, "apexd: option -%c needs a value\n", optopt);
+			usage(stderr);
+			return EXIT_USAGE + 1;
+		default:
+			fprintf(stderr, "apexd: unknown option -%c\n", optopt);
+			usage(stderr);
+			return EXIT_USAGE + 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "apexd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE + 1;
+	}
+	if (opt->config_file == NULL && opt->zone_count == 0 && opt->listen_count == 0) {
+		fprintf(stderr, "apexd: give a config file (-c FILE) or listen addresses and zones (-l, -z)\n");
+		usage(stderr);
+		return EXIT_USAGE + 1;
+	}
+	return 0;
+}
+
+/* The config file, then the command line over it. */
+static int build_config(const options_t *opt, apex_config_t *cfg)
+{
+	char err[512];
+	int rc;
+
+	apex_config_init(cfg);
+	if (opt->config_file != NULL) {
+		rc = apex_config_load(cfg, opt->config_file, err, sizeof(err));
+		if (rc < 0) {
+			apex_error("%s", err);
+			return rc;
+		}
+	}
+	if (opt->listen_count > 0)
+		apex_config_clear_listens(cfg);
+	for (size_t i = 0; i < opt->listen_count; i++) {
+		if ((rc = apex_config_add_listen(cfg, opt->listens[i], err, sizeof(err))) < 0) {
+			apex_error("-l: %s", err);
+			return rc;
+		}
+	}
+	for (size_t i = 0; i < opt->zone_count; i++) {
+		if ((rc = apex_config_add_zone_arg(cfg, opt->zones[i], err, sizeof(err))) < 0) {
+			apex_error("-z: %s", err);
+			return rc;
+		}
+	}
+	if (opt->workers > 0)
+		cfg->workers = opt->workers;
+	if (opt->pid_file != NULL && (rc = apex_config_set_pid_file(cfg, opt->pid_file)) < 0) {
+		apex_error("-P: out of memory");
+		return rc;
+	}
+	if ((rc = apex_config_finish(cfg, err, sizeof(err))) < 0) {
+		apex_error("%s", err);
+		return rc;
+	}
+	return APEX_OK;
+}
+
+static int write_pid_file(const char *path)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+		apex_error("pid file %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return APEX_EIO;
+	}
+	if (close(fd) < 0) {
+		apex_error("pid file %s: %s", path, strerror(errno));
+		return APEX_EIO;
+	}
+	return APEX_OK;
+}
+
+/*
+ * Detach from the terminal: fork (the parent exits 0), new session,
+ * working directory "/", stdin and stdout to /dev/null.  stderr is kept:
+ * apexd logs there, so point it at a file or a log collector.  Called
+ * before any thread exists.  All paths in the config are absolute by now.
+ */
+static int daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0) {
+		apex_error("fork: %s", strerror(errno));
+		return APEX_EIO;
+	}
+	if (pid > 0)
+		_exit(EXIT_SUCCESS);
+	if (setsid() < 0) {
+		apex_error("setsid: %s", strerror(errno));
+		return APEX_EIO;
+	}
+	if (chdir("/") < 0) {
+		apex_error("chdir /: %s", strerror(errno));
+		return APEX_EIO;
+	}
+	fd = open("/dev/null", O_RDWR);
+	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+		apex_error("/dev/null: %s", strerror(errno));
+		return APEX_EIO;
+	}
+	if (fd > STDERR_FILENO)
+		close(fd);
+	return APEX_OK;
+}
+
+/* Wait for signals on this (main) thread until SIGTERM or SIGINT. */
+static void wait_for_signals(apex_server_t *server, const sigset_t *set)
+{
+	for (;;) {
+		int sig, rc = sigwait(set, &sig);
+
+		if (rc != 0) {
+			apex_error("sigwait: %s", strerror(rc));
+			return;
+		}
+		if (sig == SIGHUP) {
+			apex_server_reload_zones(server);
+			continue;
+		}
+		apex_info("%s received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		return;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	options_t opt;
+	apex_config_t cfg;
+	apex_server_t server;
+	sigset_t signals;
+	unsigned workers;
+	size_t loaded = 0;
+	bool pid_written = false;
+	int status = EXIT_FAILURE, rc;
+
+	rc = parse_options(argc, argv, &opt);
+	if (rc != 0) {
+		free(opt.listens);
+		free(opt.zones);
+		return rc - 1;
+	}
+	if (opt.verbose)
+		apex_log_set_level(APEX_LOG_DEBUG);
+
+	/* Signals are taken synchronously by the main thread (sigwait); every
+	 * thread created from here on inherits the mask. */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	signal(SIGPIPE, SIG_IGN);  /* a peer that closed its TCP end yields EPIPE, not death */
+
+	rc = build_config(&opt, &cfg);
+	free(opt.listens);
+	free(opt.zones);
+	if (rc < 0) {
+		apex_config_free(&cfg);
+		return EXIT_FAILURE;
+	}
+	workers = cfg.workers > 0 ? cfg.workers : apex_config_cpu_count();
+
+	if (apex_server_init(&server, &cfg, workers) < 0) {
+		apex_error("out of memory");
+		goto out;
+	}
+	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg.zone_count);
+	if (apex_server_load_zones(&server, &loaded) < 0) {
+		apex_error("zone loading: out of memory");
+		goto out;
+	}
+	if (cfg.zone_count > 0 && loaded == 0) {
+		apex_error("no zone could be loaded: not starting");
+		goto out;
+	}
+	if (cfg.zone_count == 0)
+		apex_warning("no zone configured: every query will be REFUSED");
+	if (loaded < cfg.zone_count)
+		apex_warning("%zu of %zu zone(s) not served (see above)", cfg.zone_count - loaded,
+			     cfg.zone_count);
+	if (opt.check_only) {
+		apex_info("configuration OK; %zu of %zu zone(s) loaded", loaded, cfg.zone_count);
+		status = loaded == cfg.zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
+		goto out;
+	}
+
+	if (apex_server_open_sockets(&server) < 0)
+		goto out;
+	if (!opt.foreground && daemonize() < 0)
+		goto out;
+	if (cfg.pid_file != NULL) {
+		if (write_pid_file(cfg.pid_file) < 0)
+			goto out;
+		pid_written = true;
+	}
+	if (apex_server_start(&server) < 0) {
+		apex_server_stop(&server);
+		goto out;
+	}
+	for (size_t i = 0; i < cfg.listen_count; i++)
+		apex_info("listening on %s (udp, tcp)", cfg.listens[i].text);
+	apex_info("serving %zu zone(s) with %u worker(s), pid %ld", loaded, workers, (long)getpid());
+
+	wait_for_signals(&server, &signals);
+	apex_server_stop(&server);
+	apex_server_log_stats(&server);
+	status = EXIT_SUCCESS;
+out:
+	apex_server_destroy(&server);
+	if (pid_written && unlink(cfg.pid_file) < 0)
+		apex_warning("pid file %s: %s", cfg.pid_file, strerror(errno));
+	if (status == EXIT_SUCCESS && !opt.check_only)
+		apex_info("apexd stopped");
+	apex_config_free(&cfg);
+	return status;
+}

@@ -1,0 +1,430 @@
+/* DNS over TCP (RFC 7766) for one worker, on its libuv loop. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#endif
+#include "tcp.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dns/wire.h"
+#include "server.h"
+#include "util/error.h"
+#include "util/log.h"
+
+#define TCP_BACKLOG 1024
+/* Input holds at least one whole message: 2-byte length + up to 65535. */
+#define IN_CAPACITY (2 + APEX_MAX_MESSAGE)
+/* Answers of pipelined queries are gathered up to FLUSH_AT bytes and
+ * written together; the output always has room for one more answer of
+ * the largest size before that. */
+#define FLUSH_AT 16384
+#define OUT_CAPACITY (FLUSH_AT + 2 + APEX_MAX_MESSAGE)
+
+typedef struct apex_tcp_conn {
+	uv_tcp_t handle;
+	uv_timer_t timer;
+	uv_write_t write_req;
+	apex_worker_t *worker;
+	struct apex_tcp_conn *prev, *next;  /* in worker->tcp.conns */
+	uint8_t *in;          /* IN_CAPACITY bytes, owned by the connection */
+	size_t in_used;
+	uint8_t *out;         /* OUT_CAPACITY bytes, owned by the connection */
+	size_t out_used;
+	int open_handles;     /* libuv handles still to be closed before free */
+	bool counted;         /* holds one of server->tcp_connections */
+	bool linked;
+	bool reading;
+	bool writing;
+	bool eof;
+	bool closing;
+} apex_tcp_conn_t;
+
+static int set_int_option(int fd, int level, int name, int value)
+{
+	return setsockopt(fd, level, name, &value, sizeof(value));
+}
+
+int apex_tcp_socket_open(const apex_listen_t *listen_addr, char *err, size_t err_size)
+{
+	int family = listen_addr->addr.ss_family;
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	const char *what;
+
+	if (fd < 0) {
+		snprintf(err, err_size, "tcp %s: socket: %s", listen_addr->text, strerror(errno));
+		return APEX_EIO;
+	}
+	what = "SO_REUSEADDR";
+	if (set_int_option(fd, SOL_SOCKET, SO_REUSEADDR, 1) < 0)
+		goto fail;
+	what = "SO_REUSEPORT";
+	if (set_int_option(fd, SOL_SOCKET, SO_REUSEPORT, 1) < 0)
+		goto fail;
+	if (family == AF_INET6) {
+		what = "IPV6_V6ONLY";
+		if (set_int_option(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1) < 0)
+			goto fail;
+	}
+	what = "bind";
+	if (bind(fd, (const struct sockaddr *)&listen_addr->addr, listen_addr->addr_len) < 0)
+		goto fail;
+	/* listen now so that a failure shows at start-up; uv_listen() repeats it */
+	what = "listen";
+	if (listen(fd, TCP_BACKLOG) < 0)
+		goto fail;
+	return fd;
+fail:
+	snprintf(err, err_size, "tcp %s: %s: %s", listen_addr->text, what, strerror(errno));
+	close(fd);
+	return APEX_EIO;
+}
+
+/* ---------------------------------------------------------------- connections */
+
+static void conn_close(apex_tcp_conn_t *conn);
+static void conn_process(apex_tcp_conn_t *conn);
+
+static void on_handle_closed(uv_handle_t *handle)
+{
+	apex_tcp_conn_t *conn = handle->data;
+
+	if (--conn->open_handles > 0)
+		return;
+	free(conn->in);
+	free(conn->out);
+	free(conn);
+}
+
+static void conn_unlink(apex_tcp_conn_t *conn)
+{
+	apex_tcp_worker_t *tcp = &conn->worker->tcp;
+
+	if (!conn->linked)
+		return;
+	if (conn->prev != NULL)
+		conn->prev->next = conn->next;
+	else
+		tcp->conns = conn->next;
+	if (conn->next != NULL)
+		conn->next->prev = conn->prev;
+	conn->linked = false;
+}
+
+/* Close the connection; its memory is freed once libuv has closed its handles. */
+static void conn_close(apex_tcp_conn_t *conn)
+{
+	if (conn->closing)
+		return;
+	conn->closing = true;
+	conn_unlink(conn);
+	if (conn->counted) {
+		atomic_fetch_sub_explicit(&conn->worker->server->tcp_connections, 1,
+					  memory_order_relaxed);
+		conn->counted = false;
+	}
+	/* A pending write is cancelled (its callback runs first, with UV_ECANCELED). */
+	uv_close((uv_handle_t *)&conn->handle, on_handle_closed);
+	if (conn->open_handles > 1)
+		uv_close((uv_handle_t *)&conn->timer, on_handle_closed);
+}
+
+static void on_idle(uv_timer_t *timer)
+{
+	apex_tcp_conn_t *conn = timer->data;
+
+	APEX_STAT_ADD(conn->worker->stats.tcp_timeouts, 1);
+	conn_close(conn);
+}
+
+/* (Re)start the idle timer: RFC 7766 section 6.2.3 counts idleness from the last activity. */
+static void conn_touch(apex_tcp_conn_t *conn)
+{
+	uint64_t ms = (uint64_t)conn->worker->server->config->tcp_idle_timeout * 1000;
+
+	uv_timer_start(&conn->timer, on_idle, ms, 0);
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+	apex_tcp_conn_t *conn = handle->data;
+
+	(void)suggested;
+	/* 0 bytes makes libuv report UV_ENOBUFS; cannot happen, as a full
+	 * input always holds a whole message that is answered first. */
+	*buf = uv_buf_init((char *)conn->in + conn->in_used, (unsigned)(IN_CAPACITY - conn->in_used));
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+static void conn_reading(apex_tcp_conn_t *conn, bool on)
+{
+	if (on == conn->reading || conn->closing)
+		return;
+	if (on) {
+		int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
+
+		if (rc < 0) {
+			conn_close(conn);
+			return;
+		}
+	} else {
+		uv_read_stop((uv_stream_t *)&conn->handle);
+	}
+	conn->reading = on;
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+	apex_tcp_conn_t *conn = req->data;
+
+	conn->writing = false;
+	if (conn->closing)
+		return;
+	if (status < 0) {
+		conn_close(conn);
+		return;
+	}
+	conn->out_used = 0;
+	conn_touch(conn);
+	conn_process(conn);
+}
+
+static void conn_flush(apex_tcp_conn_t *conn)
+{
+	uv_buf_t buf = uv_buf_init((char *)conn->out, (unsigned)conn->out_used);
+	int rc;
+
+	conn->write_req.data = conn;
+	rc = uv_write(&conn->write_req, (uv_stream_t *)&conn->handle, &buf, 1, on_written);
+	if (rc < 0) {
+		conn_close(conn);
+		return;
+	}
+	conn->writing = true;
+}
+
+/*
+ * Answer every whole message in the input, in order, gathering the
+ * answers in the output; write them out.  While a write is in flight
+ * reading stops, so a client that does not read its answers cannot make
+ * the server buffer more than one output's worth.
+ */
+static void conn_process(apex_tcp_conn_t *conn)
+{
+	apex_worker_t *worker = conn->worker;
+	const apex_zoneset_t *zones = apex_worker_zones(worker);
+	size_t pos = 0;
+
+	while (!conn->writing && !conn->closing) {
+		size_t avail = conn->in_used - pos, len, size;
+		apex_answer_info_t info = { 0 };
+
+		if (avail < 2)
+			break;
+		len = apex_read_u16(conn->in + pos);
+		if (len == 0) {
+			/* no DNS message is empty: the stream is out of step */
+			conn_close(conn);
+			return;
+		}
+		if (avail < 2 + len)
+			break;
+		if (OUT_CAPACITY - conn->out_used < 2 + APEX_MAX_MESSAGE) {
+			conn_flush(conn);
+			break;
+		}
+		size = apex_answer(zones, &worker->server->answer_config, APEX_TRANSPORT_TCP,
+				   conn->in + pos + 2, len, conn->out + conn->out_used + 2,
+				   APEX_MAX_MESSAGE, &info);
+		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
+		apex_worker_count(worker, &info, size);
+		if (size > 0) {
+			apex_write_u16(conn->out + conn->out_used, (uint16_t)size);
+			conn->out_used += 2 + size;
+		}
+		pos += 2 + len;
+		if (conn->out_used >= FLUSH_AT)
+			conn_flush(conn);
+	}
+	if (conn->closing)
+		return;
+	if (pos > 0) {
+		memmove(conn->in, conn->in + pos, conn->in_used - pos);
+		conn->in_used -= pos;
+	}
+	if (!conn->writing && conn->out_used > 0)
+		conn_flush(conn);
+	if (conn->closing)
+		return;
+	if (conn->writing) {
+		conn_reading(conn, false);
+	} else if (conn->eof) {
+		/* the client has sent all it will and everything is answered */
+		conn_close(conn);
+	} else {
+		conn_reading(conn, true);
+	}
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+	apex_tcp_conn_t *conn = stream->data;
+
+	(void)buf;
+	if (conn->closing)
+		return;
+	if (nread > 0) {
+		conn->in_used += (size_t)nread;
+		conn_touch(conn);
+		conn_process(conn);
+	} else if (nread == UV_EOF) {
+		/* answer what was received, then close (conn_process does) */
+		conn->eof = true;
+		conn_reading(conn, false);
+		conn_process(conn);
+	} else if (nread < 0) {
+		conn_close(conn);
+	}
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+	apex_tcp_listener_t *l = listener->data;
+	apex_worker_t *worker = l->worker;
+	apex_server_t *server = worker->server;
+	apex_tcp_conn_t *conn;
+	unsigned open;
+	int rc;
+
+	if (status < 0) {
+		apex_warning("worker %u: tcp accept: %s", worker->index, uv_strerror(status));
+		return;
+	}
+	conn = calloc(1, sizeof(*conn));
+	if (conn == NULL) {
+		apex_error("worker %u: tcp accept: out of memory", worker->index);
+		return;
+	}
+	conn->worker = worker;
+	conn->handle.data = conn;
+	conn->timer.data = conn;
+	rc = uv_tcp_init(listener->loop, &conn->handle);
+	if (rc < 0) {
+		apex_error("worker %u: tcp accept: %s", worker->index, uv_strerror(rc));
+		free(conn);
+		return;
+	}
+	conn->open_handles = 1;
+	rc = uv_accept(listener, (uv_stream_t *)&conn->handle);
+	if (rc < 0) {
+		apex_warning("worker %u: tcp accept: %s", worker->index, uv_strerror(rc));
+		conn_close(conn);
+		return;
+	}
+
+	/* tcp-max-connections: one shared counter, touched per connection only */
+	open = atomic_fetch_add_explicit(&server->tcp_connections, 1, memory_order_relaxed);
+	conn->counted = true;
+	if (open >= server->config->tcp_max_connections || worker->tcp.stopping) {
+		APEX_STAT_ADD(worker->stats.tcp_rejected, 1);
+		conn_close(conn);
+		return;
+	}
+
+	conn->in = malloc(IN_CAPACITY);
+	conn->out = malloc(OUT_CAPACITY);
+	rc = uv_timer_init(listener->loop, &conn->timer);
+	if (rc == 0)
+		conn->open_handles = 2;
+	if (conn->in == NULL || conn->out == NULL || rc < 0) {
+		apex_error("worker %u: tcp connection: out of memory", worker->index);
+		conn_close(conn);
+		return;
+	}
+	APEX_STAT_ADD(worker->stats.tcp_connections, 1);
+	uv_tcp_nodelay(&conn->handle, 1);  /* pipelined answers must not wait for ACKs */
+
+	conn->next = worker->tcp.conns;
+	if (conn->next != NULL)
+		conn->next->prev = conn;
+	worker->tcp.conns = conn;
+	conn->linked = true;
+
+	conn_touch(conn);
+	conn_reading(conn, true);
+}
+
+/* ---------------------------------------------------------------- worker */
+
+int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker, const int *fds,
+			 size_t count)
+{
+	memset(tcp, 0, sizeof(*tcp));
+	tcp->listeners = calloc(count, sizeof(*tcp->listeners));
+	if (tcp->listeners == NULL) {
+		for (size_t i = 0; i < count; i++)
+			close(fds[i]);
+		return APEX_ENOMEM;
+	}
+	tcp->count = count;
+	for (size_t i = 0; i < count; i++) {
+		tcp->listeners[i].fd = fds[i];
+		tcp->listeners[i].worker = worker;
+	}
+	return APEX_OK;
+}
+
+int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop)
+{
+	for (size_t i = 0; i < tcp->count; i++) {
+		apex_tcp_listener_t *l = &tcp->listeners[i];
+		int rc = uv_tcp_init(loop, &l->handle);
+
+		if (rc < 0) {
+			apex_error("tcp listener: %s", uv_strerror(rc));
+			return APEX_EIO;
+		}
+		l->handle.data = l;
+		rc = uv_tcp_open(&l->handle, l->fd);
+		if (rc < 0) {
+			/* the handle exists but does not own the fd */
+			uv_close((uv_handle_t *)&l->handle, NULL);
+			apex_error("tcp listener: %s", uv_strerror(rc));
+			return APEX_EIO;
+		}
+		l->opened = true;
+		rc = uv_listen((uv_stream_t *)&l->handle, TCP_BACKLOG, on_connection);
+		if (rc < 0) {
+			apex_error("tcp listen: %s", uv_strerror(rc));
+			return APEX_EIO;
+		}
+	}
+	return APEX_OK;
+}
+
+void apex_tcp_worker_stop(apex_tcp_worker_t *tcp)
+{
+	tcp->stopping = true;
+	for (size_t i = 0; i < tcp->count; i++) {
+		apex_tcp_listener_t *l = &tcp->listeners[i];
+
+		if (l->opened && !uv_is_closing((uv_handle_t *)&l->handle))
+			uv_close((uv_handle_t *)&l->handle, NULL);
+	}
+	while (tcp->conns != NULL)
+		conn_close(tcp->conns);  /* unlinks it */
+}
+
+void apex_tcp_worker_free(apex_tcp_worker_t *tcp)
+{
+	for (size_t i = 0; i < tcp->count; i++) {
+		if (!tcp->listeners[i].opened && tcp->listeners[i].fd >= 0)
+			close(tcp->listeners[i].fd);
+	}
+	free(tcp->listeners);
+	memset(tcp, 0, sizeof(*tcp));
+}

@@ -1,0 +1,58 @@
+/*
+ * DNS over TCP (RFC 7766) for one worker, on its libuv loop: one
+ * SO_REUSEPORT listener per listen address, 2-byte length-prefixed
+ * messages, every query of a connection answered in order (pipelining),
+ * an idle timeout and a server-wide maximum of open connections (beyond
+ * it a new connection is closed at once).
+ *
+ * A connection's buffers are allocated when it is accepted and freed
+ * when it closes; nothing is allocated per query.
+ */
+#ifndef APEXD_TCP_H
+#define APEXD_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+
+struct apex_worker;
+struct apex_tcp_conn;
+
+typedef struct apex_tcp_listener {
+	uv_tcp_t handle;
+	int fd;                   /* ours until uv_tcp_open() succeeds, then libuv's */
+	bool opened;              /* handle initialised and owns fd */
+	struct apex_worker *worker;
+} apex_tcp_listener_t;
+
+typedef struct apex_tcp_worker {
+	apex_tcp_listener_t *listeners;  /* one per listen address */
+	size_t count;
+	struct apex_tcp_conn *conns;     /* open connections (list) */
+	bool stopping;
+} apex_tcp_worker_t;
+
+/*
+ * A new non-blocking TCP socket bound to listen with SO_REUSEADDR,
+ * SO_REUSEPORT (and IPV6_V6ONLY for IPv6), already listening.
+ * Returns the fd, or a negative APEX_E* code with the reason in err.
+ */
+int apex_tcp_socket_open(const apex_listen_t *listen, char *err, size_t err_size);
+
+/* Take over count listening fds (closed by apex_tcp_worker_free() even on failure). */
+int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker, const int *fds,
+			 size_t count);
+
+/* Register the listeners with the worker's loop. */
+int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop);
+
+/* Close the listeners and every connection (on the worker's loop thread). */
+void apex_tcp_worker_stop(apex_tcp_worker_t *tcp);
+
+/* Close fds never handed to libuv and free the rest (after the loop ended). */
+void apex_tcp_worker_free(apex_tcp_worker_t *tcp);
+
+#endif
