@@ -1,0 +1,417 @@
+/* Zone loading: master file syntax, zone checks, warnings, real zones. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <cmocka.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "util/error.h"
+#include "zone/load.h"
+#include "zone/zone.h"
+
+static char dir[256];
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/apex-zone-load-XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Write text to dir/name; the path goes to path. */
+static void write_file(const char *name, const char *text, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s", dir, name);
+	FILE *fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void wire(const char *str, uint8_t *out)
+{
+	assert_true(apex_name_from_str(str, out) > 0);
+}
+
+/* Load text as zone origin; returns the rc, the zone in *zone. */
+static int load_text(const char *text, const char *origin, apex_zone_t **zone, char *err,
+		     size_t err_size, char *path, size_t path_size)
+{
+	uint8_t o[APEX_NAME_MAX];
+	wire(origin, o);
+	write_file("test.zone", text, path, path_size);
+	return apex_zone_load(path, o, zone, err, err_size);
+}
+
+/* Load text that must be rejected with "PATH:LINE: ..." containing reason. */
+static void expect_reject(const char *text, int line, const char *reason)
+{
+	char err[512], path[300], prefix[320];
+	apex_zone_t *zone = (apex_zone_t *)1;
+	int rc = load_text(text, "example.", &zone, err, sizeof(err), path, sizeof(path));
+	assert_int_equal(rc, APEX_ELOAD);
+	assert_null(zone);
+	if (line > 0)
+		snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
+	else
+		snprintf(prefix, sizeof(prefix), "%s: ", path);
+	if (strncmp(err, prefix, strlen(prefix)) != 0 || strstr(err, reason) == NULL)
+		fail_msg("error '%s' does not start with '%s' and contain '%s'", err, prefix,
+			 reason);
+}
+
+static const apex_node_t *find(const apex_zone_t *zone, const char *name)
+{
+	uint8_t n[APEX_NAME_MAX], key[APEX_KEY_MAX];
+	wire(name, n);
+	size_t key_size = apex_name_key(n, key, NULL);
+	return apex_zone_find(zone, key, key_size);
+}
+
+static const apex_rrset_t *rrset(const apex_zone_t *zone, const char *name, uint16_t type)
+{
+	const apex_node_t *node = find(zone, name);
+	return node ? apex_node_rrset(node, type) : NULL;
+}
+
+/* Record i of an RRset: RDATA and its length. */
+static const uint8_t *record(const apex_rrset_t *set, int i, size_t *rdlength)
+{
+	const uint8_t *p = set->rdata;
+	for (;;) {
+		size_t len = (size_t)p[0] << 8 | p[1];
+		if (i-- == 0) {
+			*rdlength = len;
+			return p + 2;
+		}
+		p += 2 + len;
+	}
+}
+
+static void test_directives_and_syntax(void **state)
+{
+	char inc_path[300];
+	write_file("sub.inc",
+		   "; included with origin inc.example.\n"
+		   "@ A 192.0.2.9\n"
+		   "host TXT \"included\"\n"
+		   "$ORIGIN other.example.\n"
+		   "x A 192.0.2.10\n",
+		   inc_path, sizeof(inc_path));
+	const char *text =
+		"$ORIGIN example.\n"
+		"$TTL 1h\n"
+		"@ IN SOA ns1 hostmaster ( 2025010101 ; serial\n"
+		"        7200 3600\n"
+		"        1209600 300 )\n"
+		"@ NS ns1\n"
+		"ns1 600 A 192.0.2.1\n"
+		"    AAAA 2001:db8::1 ; blank owner: ns1 again\n"
+		"\n"
+		"$INCLUDE sub.inc inc\n"
+		"after A 192.0.2.11 ; origin is example. again\n"
+		"$TTL 120\n"
+		"unk TYPE65534 \\# 4 0A000001\n"
+		"unk TYPE1 \\# 4 C0000202\n"
+		"txt TXT \"a;b (c)\" plain\n"
+		"$ORIGIN deep.example.\n"
+		"a.b A 192.0.2.12\n";
+	char err[512], path[300];
+	apex_zone_t *zone = NULL;
+	int rc = load_text(text, "example.", &zone, err, sizeof(err), path, sizeof(path));
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+
+	assert_int_equal(zone->serial, 2025010101);
+	assert_int_equal(zone->negative_ttl, 300);
+	assert_int_equal(zone->record_count, 12);
+	assert_int_equal(zone->dnssec, APEX_DNSSEC_NONE);
+	assert_int_equal(zone->soa->ttl, 3600);
+
+	const apex_rrset_t *set = rrset(zone, "ns1.example.", APEX_TYPE_A);
+	assert_non_null(set);
+	assert_int_equal(set->ttl, 600);
+	set = rrset(zone, "ns1.example.", APEX_TYPE_AAAA);
+	assert_non_null(set);
+	assert_int_equal(set->ttl, 3600);
+
+	/* $INCLUDE with an origin; $ORIGIN inside it does not leak out. */
+	assert_non_null(rrset(zone, "inc.example.", APEX_TYPE_A));
+	assert_non_null(rrset(zone, "host.inc.example.", APEX_TYPE_TXT));
+	assert_non_null(rrset(zone, "x.other.example.", APEX_TYPE_A));
+	assert_non_null(rrset(zone, "after.example.", APEX_TYPE_A));
+	assert_null(find(zone, "after.other.example."));
+
+	/* RFC 3597: unknown type kept as is, known type in \# form parsed. */
+	set = rrset(zone, "unk.example.", 65534);
+	assert_non_null(set);
+	assert_int_equal(set->ttl, 120);
+	size_t len;
+	const uint8_t *rd = record(set, 0, &len);
+	assert_int_equal(len, 4);
+	assert_memory_equal(rd, "\x0a\x00\x00\x01", 4);
+	set = rrset(zone, "unk.example.", APEX_TYPE_A);
+	assert_non_null(set);
+	rd = record(set, 0, &len);
+	assert_memory_equal(rd, "\xc0\x00\x02\x02", 4);
+
+	/* Quoted ';' and parentheses are data, not syntax. */
+	set = rrset(zone, "txt.example.", APEX_TYPE_TXT);
+	assert_non_null(set);
+	rd = record(set, 0, &len);
+	assert_int_equal(len, 8 + 6);
+	assert_memory_equal(rd, "\x07" "a;b (c)" "\x05" "plain", 14);
+
+	/* Relative names after a second $ORIGIN; empty non-terminal b. */
+	const apex_node_t *node = find(zone, "a.b.deep.example.");
+	assert_non_null(node);
+	node = find(zone, "b.deep.example.");
+	assert_non_null(node);
+	assert_true(node->flags & APEX_NODE_EMPTY);
+	apex_zone_unref(zone);
+}
+
+static void test_rejections(void **state)
+{
+	expect_reject("$ORIGIN example.\nns1 A 192.0.2.1\n", 0, "no SOA record at the zone apex example.");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "@ SOA ns2 hostmaster 1 2 3 4 5\n", 4, "more than one SOA");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "sub SOA ns1 hostmaster 1 2 3 4 5\n", 4, "not at the zone apex");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "www.example.org. A 192.0.2.1\n", 4, "outside the zone");
+	/* CNAME beside other data: reported at the later of the two. */
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "www CNAME host\n"
+		      "host A 192.0.2.1\n"
+		      "www A 192.0.2.2\n", 6, "CNAME and other data at www.example.");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "www A 192.0.2.2\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "www CNAME host\n", 5, "CNAME and other data");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "www CNAME a\n"
+		      "www CNAME b\n", 5, "more than one CNAME");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "www CH TXT \"chaos\"\n", 4, "class 3 is not IN");
+	/* Line numbers count the lines of a multi-line record. */
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster (\n 1 2\n 3 4\n 5 )\n"
+		      "\n; comment\n"
+		      "www A 192.0.2.300\n", 9, "bad rdata");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "www BOGUSTYPE 1\n", 4, "");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster ( 1 2 3 4 5\n", 3, "unbalanced parenthesis");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "$INCLUDE does-not-exist.inc\n", 4, "cannot open $INCLUDE file");
+	expect_reject("$ORIGIN example.\n$TTL bogus\n", 2, "bad TTL");
+
+	/* An error inside an included file names that file and its line. */
+	char inc_path[300], err[512], path[300], want[400];
+	write_file("bad.inc", "ok A 192.0.2.1\nbad A not-an-address\n", inc_path, sizeof(inc_path));
+	apex_zone_t *zone = NULL;
+	int rc = load_text("$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
+			   "$INCLUDE bad.inc\n",
+			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	assert_int_equal(rc, APEX_ELOAD);
+	snprintf(want, sizeof(want), "%s:2: bad rdata", inc_path);
+	assert_string_equal(err, want);
+}
+
+static void test_dnssec_beside_cname_accepted(void **state)
+{
+	char err[512], path[300];
+	apex_zone_t *zone = NULL;
+	int rc = load_text("$ORIGIN example.\n$TTL 60\n"
+			   "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+			   "www CNAME host\n"
+			   "www NSEC zzz.example. CNAME RRSIG NSEC\n"
+			   "www RRSIG CNAME 13 2 60 20351231000000 20250101000000 1 example. AAAA\n",
+			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+	const apex_node_t *www = find(zone, "www.example.");
+	assert_non_null(www);
+	assert_true(www->flags & APEX_NODE_CNAME);
+	assert_non_null(apex_node_rrset(www, APEX_TYPE_CNAME)->rrsig);
+	apex_zone_unref(zone);
+}
+
+/* Run a load with stderr captured into log (NUL-terminated). */
+static int load_capturing(const char *text, apex_zone_t **zone, char *log, size_t log_size)
+{
+	char err[512], path[300], log_path[300];
+	snprintf(log_path, sizeof(log_path), "%s/stderr.log", dir);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	int rc = load_text(text, "example.", zone, err, sizeof(err), path, sizeof(path));
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	FILE *fp = fopen(log_path, "r");
+	assert_non_null(fp);
+	size_t n = fread(log, 1, log_size - 1, fp);
+	log[n] = '\0';
+	fclose(fp);
+	return rc;
+}
+
+static void test_ttl_and_glue_warnings(void **state)
+{
+	char log[8192];
+	apex_zone_t *zone = NULL;
+	/* The RRset's records sort as .1 then .2, but the file's first
+	 * record (.2, TTL 300) gives the TTL. */
+	int rc = load_capturing("$ORIGIN example.\n$TTL 60\n"
+				"@ SOA ns1 hostmaster 1 2 3 4 5\n"
+				"www 300 A 192.0.2.2\n"
+				"www 100 A 192.0.2.1\n"
+				"sub NS ns.sub\n"
+				"sub NS ns.elsewhere.\n",
+				&zone, log, sizeof(log));
+	assert_int_equal(rc, APEX_OK);
+	const apex_rrset_t *set = rrset(zone, "www.example.", APEX_TYPE_A);
+	assert_int_equal(set->count, 2);
+	assert_int_equal(set->ttl, 300);
+	size_t len;
+	assert_memory_equal(record(set, 0, &len), "\xc0\x00\x02\x01", 4);
+	assert_memory_equal(record(set, 1, &len), "\xc0\x00\x02\x02", 4);
+	if (strstr(log, "test.zone:5: TTL 100 differs") == NULL)
+		fail_msg("no TTL warning in: %s", log);
+	if (strstr(log, "missing glue") == NULL || strstr(log, "ns.sub.example.") == NULL)
+		fail_msg("no missing glue warning in: %s", log);
+	apex_zone_unref(zone);
+}
+
+static void test_duplicates_and_canonical_order(void **state)
+{
+	char err[512], path[300];
+	apex_zone_t *zone = NULL;
+	int rc = load_text("$ORIGIN example.\n$TTL 60\n"
+			   "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+			   "@ NS B.example.\n"
+			   "@ NS a.example.\n"
+			   "@ NS A.EXAMPLE.\n"       /* duplicate of a.example. (case) */
+			   "www A 192.0.2.1\n"
+			   "www A 192.0.2.1\n"      /* exact duplicate */
+			   "Mixed.Case A 192.0.2.3\n"
+			   "mixed.case TXT \"t\"\n",
+			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+	assert_int_equal(zone->record_count, 6);
+	const apex_rrset_t *ns = rrset(zone, "example.", APEX_TYPE_NS);
+	assert_int_equal(ns->count, 2);
+	size_t len;
+	/* Canonical order compares lowercased names; the stored case is
+	 * the one written (first occurrence). */
+	assert_memory_equal(record(ns, 0, &len), "\x01" "a" "\x07" "example", 10);
+	assert_memory_equal(record(ns, 1, &len), "\x01" "B" "\x07" "example", 10);
+	assert_int_equal(rrset(zone, "www.example.", APEX_TYPE_A)->count, 1);
+	const apex_node_t *node = find(zone, "MIXED.case.example.");
+	assert_non_null(node);
+	assert_memory_equal(node->name, "\x05" "Mixed" "\x04" "Case", 11);
+	assert_int_equal(node->rrset_count, 2);
+	apex_zone_unref(zone);
+}
+
+static apex_zone_t *load_real(const char *file, const char *origin)
+{
+	char path[512], err[512];
+	uint8_t o[APEX_NAME_MAX];
+	snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, file);
+	wire(origin, o);
+	apex_zone_t *zone = NULL;
+	int rc = apex_zone_load(path, o, &zone, err, sizeof(err));
+	if (rc != APEX_OK)
+		fail_msg("%s: %s", file, err);
+	return zone;
+}
+
+static void test_real_zones(void **state)
+{
+	/* Counts from zones/ (see the shared SOURCES.md of these dumps). */
+	apex_zone_t *zone = load_real("root.zone", ".");
+	assert_int_equal(zone->record_count, 25047);
+	assert_int_equal(zone->serial, 2024101100);
+	assert_int_equal(zone->dnssec, APEX_DNSSEC_NSEC);
+	assert_int_equal(zone->negative_ttl, 86400);
+	size_t delegations = 0, with_ds = 0;
+	for (size_t i = 0; i < zone->node_count; i++) {
+		if (zone->nodes[i].flags & APEX_NODE_DELEGATION) {
+			delegations++;
+			with_ds += apex_node_rrset(&zone->nodes[i], APEX_TYPE_DS) != NULL;
+		}
+	}
+	assert_int_equal(delegations, 1445);
+	assert_int_equal(with_ds, 1343);
+	assert_true(zone->load_seconds > 0);
+	assert_true(zone->memory > 0);
+	apex_zone_unref(zone);
+
+	zone = load_real("fj.zone", "fj.");
+	assert_int_equal(zone->record_count, 12949);
+	assert_int_equal(zone->serial, 2024101207);
+	assert_int_equal(zone->dnssec, APEX_DNSSEC_NSEC3);
+	assert_int_equal(zone->nsec3_count, 2929);
+	assert_int_equal(zone->nsec3_params.iterations, 5);
+	assert_int_equal(zone->nsec3_params.salt_size, 8);
+	assert_memory_equal(zone->nsec3_params.salt, "\x9f\x28\x44\xdf\x1e\x60\xa1\xb7", 8);
+	delegations = 0;
+	for (size_t i = 0; i < zone->node_count; i++)
+		delegations += (zone->nodes[i].flags & APEX_NODE_DELEGATION) != 0;
+	assert_int_equal(delegations, 2871);
+	apex_zone_unref(zone);
+
+	/* sl.: owner names in mixed case, kept as written. */
+	zone = load_real("sl.zone", "sl.");
+	assert_int_equal(zone->record_count, 11454);
+	assert_int_equal(zone->serial, 2915240283u);
+	assert_int_equal(zone->dnssec, APEX_DNSSEC_NSEC);
+	assert_memory_equal(zone->apex->name, "\x02" "SL", 4);
+	const apex_node_t *node = find(zone, "carone.sl.");
+	assert_non_null(node);
+	assert_memory_equal(node->name, "\x06" "carone" "\x02" "SL", 11);
+	apex_zone_unref(zone);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_directives_and_syntax),
+		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_dnssec_beside_cname_accepted),
+		cmocka_unit_test(test_ttl_and_glue_warnings),
+		cmocka_unit_test(test_duplicates_and_canonical_order),
+		cmocka_unit_test(test_real_zones),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
