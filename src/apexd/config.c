@@ -184,7 +184,11 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 		if (apex_name_equal(cfg->zones[i].origin, item.origin))
 			return fail(err, err_size, APEX_EINVAL, "zone %s given twice", name);
 	}
-	item.name = strdup(name);
+	{
+		char canonical[APEX_NAME_MAX * 4 + 1];  /* every byte may need a \DDD escape */
+
+		item.name = strdup(apex_name_to_str(item.origin, canonical, sizeof(canonical)));
+	}
 	item.file = absolute_path(file, base_dir);
 	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
 	if (item.name == NULL || item.file == NULL || grown == NULL) {
