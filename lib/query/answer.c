@@ -12,8 +12,8 @@
  * RFC asks; see doc/architecture.md):
  * - AXFR over UDP and IXFR: NOTIMP; AXFR over TCP: REFUSED (zone
  *   transfer is not offered yet).  MAILA/MAILB: NOTIMP.
- * - ANY (RFC 8482): over UDP one RRset, the first by type number at the
- *   node; over TCP every RRset at the node.
+ * - ANY (RFC 8482 section 4.1): one RRset, the first by type number at
+ *   the node, over UDP and TCP alike.
  * - CNAME chains are followed inside the zone only, for at most
  *   APEX_CHAIN_MAX links; a loop ends the chain with NOERROR.
  * - Referral glue of in-domain name servers is required (RFC 9471):
@@ -341,11 +341,8 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 	const uint8_t *next = NULL;
 
 	if (qtype == APEX_TYPE_ANY) {
-		unsigned n = node->rrset_count;
-		if (c->transport == APEX_TRANSPORT_UDP && n > 1)
-			n = 1;
-		for (unsigned i = 0; i < n; i++) {
-			const apex_rrset_t *rr = &node->rrsets[i];
+		if (node->rrset_count > 0) {
+			const apex_rrset_t *rr = &node->rrsets[0];
 			add_answer(c, owner, rr);
 			if (answers_with_additional(rr->type))
 				add_additional(c, rr->additional, false);

@@ -219,11 +219,21 @@ static void test_any(void **state)
 	assert_int_equal(dnsmsg_count(pkt, 1, "www.example.", LDNS_RR_TYPE_A), 2);
 	assert_int_equal(dnsmsg_count(pkt, 1, "www.example.", LDNS_RR_TYPE_TXT), 0);
 	ldns_pkt_free(pkt);
-	/* over TCP: every RRset */
+	/* over TCP the same */
 	dnsmsg_opts_t o = { 0 };
 	pkt = ask_opts(SET_PLAIN, "www.example.", APEX_TYPE_ANY, &o, APEX_TRANSPORT_TCP);
 	assert_int_equal(dnsmsg_count(pkt, 1, "www.example.", LDNS_RR_TYPE_A), 2);
-	assert_int_equal(dnsmsg_count(pkt, 1, "www.example.", LDNS_RR_TYPE_TXT), 1);
+	assert_int_equal(ldns_pkt_ancount(pkt), 2);
+	ldns_pkt_free(pkt);
+	/* with DO: the RRset and its RRSIG; an ENT has nothing: NODATA */
+	pkt = ask(SET_NSEC, "www.example.", APEX_TYPE_ANY, true);
+	assert_int_equal(dnsmsg_count(pkt, 1, "www.example.", LDNS_RR_TYPE_A), 2);
+	assert_int_equal(dnsmsg_count_rrsig(pkt, 1, "www.example.", LDNS_RR_TYPE_A), 1);
+	assert_int_equal(ldns_pkt_ancount(pkt), 3);
+	ldns_pkt_free(pkt);
+	pkt = ask(SET_PLAIN, "c.ent.example.", APEX_TYPE_ANY, false);
+	assert_int_equal(ldns_pkt_ancount(pkt), 0);
+	assert_int_equal(dnsmsg_count(pkt, 2, "example.", LDNS_RR_TYPE_SOA), 1);
 	ldns_pkt_free(pkt);
 }
 
