@@ -332,6 +332,8 @@ static const char *ldns_reason(ldns_status status)
 		return "label too long";
 	case LDNS_STATUS_SYNTAX_DNAME_ERR:
 		return "bad domain name";
+	case LDNS_STATUS_SYNTAX_MISSING_VALUE_ERR:
+		return "missing rdata";
 	default:
 		return ldns_get_errorstr_by_id(status);
 	}
