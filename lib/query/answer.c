@@ -280,7 +280,8 @@ static void referral(ctx_t *c, const apex_node_t *cut)
 		c->aa = false;  /* nothing authoritative in the answer */
 	const apex_rrset_t *ns = apex_node_rrset(cut, APEX_TYPE_NS);
 	add_authority(c, cut->name, ns);
-	if (c->dnssec_ok) {
+	/* An unsigned zone's DS records are plain data: not in referrals. */
+	if (c->dnssec_ok && c->zone->dnssec != APEX_DNSSEC_NONE) {
 		const apex_rrset_t *ds = apex_node_rrset(cut, APEX_TYPE_DS);
 		if (ds != NULL)
 			add_authority(c, cut->name, ds);
@@ -462,8 +463,13 @@ static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnss
 	apex_writer_mark_t mark;
 	apex_writer_mark(w, &mark);
 	int ret = apex_writer_rrset(w, section, it->owner, it->rrset, it->ttl);
-	if (ret == APEX_OK && dnssec_ok && it->rrset->rrsig != NULL)
-		ret = apex_writer_rrset(w, section, it->owner, it->rrset->rrsig, it->rrset->rrsig->ttl);
+	const apex_rrset_t *sig = it->rrset->rrsig;
+	if (ret == APEX_OK && dnssec_ok && sig != NULL) {
+		/* A lowered TTL (RFC 2308's SOA) lowers its RRSIG's too, as NSD
+		 * and Knot do: a cache must not keep the signature longer. */
+		uint32_t sig_ttl = it->ttl != it->rrset->ttl && it->ttl < sig->ttl ? it->ttl : sig->ttl;
+		ret = apex_writer_rrset(w, section, it->owner, sig, sig_ttl);
+	}
 	if (ret != APEX_OK)
 		apex_writer_rollback(w, &mark);
 	return ret;

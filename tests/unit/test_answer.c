@@ -272,6 +272,12 @@ static void test_referral_glue_in_zone(void **state)
 	assert_int_equal(dnsmsg_count(pkt, 3, "ns2.sub.example.", LDNS_RR_TYPE_A), 1);
 	ldns_pkt_free(pkt);
 
+	/* an unsigned zone puts no DS in a referral, even with DO */
+	pkt = ask(SET_PLAIN, "www.sub.example.", APEX_TYPE_A, true);
+	assert_int_equal(dnsmsg_count(pkt, 2, "sub.example.", LDNS_RR_TYPE_NS), 2);
+	assert_int_equal(dnsmsg_count(pkt, 2, NULL, LDNS_RR_TYPE_DS), 0);
+	ldns_pkt_free(pkt);
+
 	/* a query for the glue name itself is a referral too */
 	pkt = ask(SET_PLAIN, "ns1.sub.example.", APEX_TYPE_A, false);
 	assert_false(ldns_pkt_aa(pkt));
@@ -376,6 +382,18 @@ static void test_nxdomain_nsec(void **state)
 	pkt = ask(SET_NSEC, "nothere.example.", APEX_TYPE_A, true);
 	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NXDOMAIN);
 	assert_int_equal(soa_ttl(pkt), 300);
+	/* ... and its RRSIG's TTL with it (3600 in the file) */
+	ldns_rr_list *auth = ldns_pkt_authority(pkt);
+	int soa_sigs = 0;
+	for (size_t i = 0; i < ldns_rr_list_rr_count(auth); i++) {
+		ldns_rr *rr = ldns_rr_list_rr(auth, i);
+		if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_RRSIG &&
+		    ldns_rdf2rr_type(ldns_rr_rrsig_typecovered(rr)) == LDNS_RR_TYPE_SOA) {
+			assert_int_equal(ldns_rr_ttl(rr), 300);
+			soa_sigs++;
+		}
+	}
+	assert_int_equal(soa_sigs, 1);
 	assert_true(dnsmsg_nsec_covers(pkt, "nothere.example."));
 	assert_true(dnsmsg_nsec_covers(pkt, "*.example."));
 	ldns_pkt_free(pkt);
