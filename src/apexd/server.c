@@ -390,7 +390,7 @@ void apex_server_log_stats(const apex_server_t *server)
 	apex_server_stats(server, &t);
 	rcodes[0] = '\0';
 	for (int r = 0; r < APEX_STATS_RCODES; r++) {
-		char unnamed[16];
+		char unnamed[24];
 		const char *name = names[r];
 
 		if (t.rcode[r] == 0)
