@@ -352,7 +352,7 @@ static void test_root_zone(void **state)
 
 	/* Every lookup agrees with a linear scan, for names in the zone,
 	 * names below them and names next to them. */
-	for (size_t i = 0; i < zone->node_count; i += 5) {
+	for (size_t i = 0; i < zone->node_count; i += 17) {
 		const apex_node_t *node = &zone->nodes[i];
 		uint8_t name[APEX_NAME_MAX];
 		check_against_brute(zone, node->name);
