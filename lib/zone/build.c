@@ -48,6 +48,7 @@ typedef struct build {
 	uint16_t *owner_sig_count;
 	size_t ttl_warnings;
 	size_t glue_warnings;
+	size_t ds_warnings;
 } build_t;
 
 static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, ...)
@@ -466,6 +467,23 @@ static void link_rrsigs(build_t *bd, uint32_t r)
 	}
 }
 
+/* A DS RRset belongs at a delegation (RFC 4035 2.4); elsewhere it is
+ * served as data, but the operator is told. */
+static void warn_stray_ds(build_t *bd, const apex_node_t *nodes)
+{
+	for (size_t i = 1; i < bd->zone->node_count; i++) {
+		const apex_node_t *node = &nodes[i];
+		if ((node->flags & (APEX_NODE_DELEGATION | APEX_NODE_OCCLUDED)) != 0 ||
+		    apex_node_rrset(node, APEX_TYPE_DS) == NULL)
+			continue;
+		if (bd->ds_warnings++ < WARNINGS_SHOWN) {
+			char name[APEX_NAME_MAX * 4 + 1];
+			apex_warning("zone %s: DS record at %s, which is not a delegation (no NS)",
+				     bd->origin_text, apex_name_to_str(node->name, name, sizeof(name)));
+		}
+	}
+}
+
 /* ------------------------------------------------------------ additional */
 
 static void warn_missing_glue(build_t *bd, const apex_node_t *delegation, const uint8_t *target)
@@ -827,6 +845,7 @@ static int build_index(build_t *bd)
 	free(descs);
 	for (uint32_t r = 0; r < b->owner_count; r++)
 		link_rrsigs(bd, r);
+	warn_stray_ds(bd, nodes);
 
 	rc = set_soa(bd);
 	if (rc == APEX_OK)
@@ -885,6 +904,9 @@ int apex_zone_build(apex_zone_builder_t *b)
 		if (bd.ttl_warnings > WARNINGS_SHOWN)
 			apex_warning("zone %s: %zu RRsets in all have records with differing TTLs",
 				     bd.origin_text, bd.ttl_warnings);
+		if (bd.ds_warnings > WARNINGS_SHOWN)
+			apex_warning("zone %s: %zu DS RRsets in all are not at a delegation",
+				     bd.origin_text, bd.ds_warnings);
 		if (bd.glue_warnings > WARNINGS_SHOWN)
 			apex_warning("zone %s: %zu in-domain name servers in all have no glue",
 				     bd.origin_text, bd.glue_warnings);

@@ -295,7 +295,8 @@ static void test_ttl_and_glue_warnings(void **state)
 				"www 300 A 192.0.2.2\n"
 				"www 100 A 192.0.2.1\n"
 				"sub NS ns.sub\n"
-				"sub NS ns.elsewhere.\n",
+				"sub NS ns.elsewhere.\n"
+				"lone DS 1 13 2 ABCD\n",
 				&zone, log, sizeof(log));
 	assert_int_equal(rc, APEX_OK);
 	const apex_rrset_t *set = rrset(zone, "www.example.", APEX_TYPE_A);
@@ -306,6 +307,8 @@ static void test_ttl_and_glue_warnings(void **state)
 	assert_memory_equal(record(set, 1, &len), "\xc0\x00\x02\x02", 4);
 	if (strstr(log, "test.zone:5: TTL 100 differs") == NULL)
 		fail_msg("no TTL warning in: %s", log);
+	if (strstr(log, "DS record at lone.example., which is not a delegation") == NULL)
+		fail_msg("no stray DS warning in: %s", log);
 	if (strstr(log, "missing glue") == NULL || strstr(log, "ns.sub.example.") == NULL)
 		fail_msg("no missing glue warning in: %s", log);
 	apex_zone_unref(zone);
