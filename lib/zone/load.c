@@ -353,6 +353,10 @@ static int add_rr(loader_t *ld, reader_t *r, int line, const ldns_rr *rr)
 	if (type == 0 || type == APEX_TYPE_OPT || (type >= 128 && type <= 255))
 		return fail(ld, r->path, line, "type %u may not appear in a zone", type);
 
+	if (ldns_rr_ttl(rr) > INT32_MAX)
+		return fail(ld, r->path, line, "TTL %u out of range (RFC 2181 section 8)",
+			    ldns_rr_ttl(rr));
+
 	const ldns_rdf *owner_rdf = ldns_rr_owner(rr);
 	const uint8_t *owner = ldns_rdf_data(owner_rdf);
 	size_t owner_size = ldns_rdf_size(owner_rdf);
@@ -474,7 +478,7 @@ static int directive(loader_t *ld, reader_t *r, int line, ldns_rdf **origin, int
 		if (arg == NULL)
 			return fail(ld, r->path, line, "$TTL without a value");
 		uint32_t ttl = ldns_str2period(arg, &end);
-		if (end == arg || *end != '\0')
+		if (end == arg || *end != '\0' || ttl > INT32_MAX)
 			return fail(ld, r->path, line, "bad TTL '%s'", arg);
 		ld->default_ttl = ttl;
 		return APEX_OK;

@@ -229,6 +229,9 @@ static void test_rejections(void **state)
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 		      "$INCLUDE does-not-exist.inc\n", 4, "cannot open $INCLUDE file");
 	expect_reject("$ORIGIN example.\n$TTL bogus\n", 2, "bad TTL");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "www 2147483648 A 192.0.2.1\n", 4, "TTL 2147483648 out of range");
 
 	/* An error inside an included file names that file and its line. */
 	char inc_path[300], err[512], path[300], want[400];
