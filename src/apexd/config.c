@@ -173,22 +173,20 @@ void apex_config_clear_listens(apex_config_t *cfg)
 int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 			 const char *base_dir, char *err, size_t err_size)
 {
+	char canonical[APEX_NAME_MAX * 4 + 1];  /* every byte may need a \DDD escape */
 	apex_zone_config_t item, *grown;
 
 	memset(&item, 0, sizeof(item));
 	if (name[0] == '\0' || apex_name_from_str(name, item.origin) < 0)
 		return fail(err, err_size, APEX_EINVAL, "bad zone name '%s'", name);
+	apex_name_to_str(item.origin, canonical, sizeof(canonical));
 	if (file[0] == '\0')
-		return fail(err, err_size, APEX_EINVAL, "zone %s: empty file name", name);
+		return fail(err, err_size, APEX_EINVAL, "zone %s: empty file name", canonical);
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		if (apex_name_equal(cfg->zones[i].origin, item.origin))
-			return fail(err, err_size, APEX_EINVAL, "zone %s given twice", name);
+			return fail(err, err_size, APEX_EINVAL, "zone %s given twice", canonical);
 	}
-	{
-		char canonical[APEX_NAME_MAX * 4 + 1];  /* every byte may need a \DDD escape */
-
-		item.name = strdup(apex_name_to_str(item.origin, canonical, sizeof(canonical)));
-	}
+	item.name = strdup(canonical);
 	item.file = absolute_path(file, base_dir);
 	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
 	if (item.name == NULL || item.file == NULL || grown == NULL) {

@@ -1,0 +1,275 @@
+/*
+ * apexd's configuration: the file parser (every key, quoting, comments,
+ * paths relative to the file), the command-line additions, and the
+ * "FILE:LINE: reason" errors.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <cmocka.h>
+
+#include "../../src/apexd/config.h"
+#include "util/error.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/apex-config-test-XXXXXX");
+	return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Write text to DIR/name and return the path (static buffer). */
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+	return path;
+}
+
+static void test_full_file(void **state)
+{
+	apex_config_t cfg;
+	char err[512] = "", expect[256];
+	const char *path = write_file("full.conf",
+		"# a comment\n"
+		"server:\n"
+		"    listen: 127.0.0.1@5353   # trailing comment\n"
+		"    listen: ::1@5353\n"
+		"    listen: 192.0.2.1\n"
+		"\n"
+		"    workers: 4\n"
+		"    identity: \"ns1.example\"\n"
+		"    version: \"apex \\\"0.1\\\" # not a comment\"\n"
+		"    nsid: hex:6E7331\n"
+		"    edns-payload: 1400\n"
+		"    tcp-max-connections: 50\n"
+		"    tcp-idle-timeout: 3\n"
+		"    pid-file: run/apexd.pid\n"
+		"zone:\n"
+		"    name: \".\"\n"
+		"    file: \"zones/root.zone\"\n"
+		"zone:\n"
+		"\tname: fj\n"
+		"\tfile: /abs/fj.zone\n");
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+
+	assert_int_equal(cfg.listen_count, 3);
+	assert_string_equal(cfg.listens[0].text, "127.0.0.1@5353");
+	assert_int_equal(cfg.listens[0].addr.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&cfg.listens[0].addr)->sin_port), 5353);
+	assert_string_equal(cfg.listens[1].text, "::1@5353");
+	assert_int_equal(cfg.listens[1].addr.ss_family, AF_INET6);
+	assert_int_equal(cfg.listens[1].addr_len, sizeof(struct sockaddr_in6));
+	assert_string_equal(cfg.listens[2].text, "192.0.2.1@53");  /* default port */
+
+	assert_int_equal(cfg.workers, 4);
+	assert_string_equal(cfg.identity, "ns1.example");
+	assert_string_equal(cfg.version, "apex \"0.1\" # not a comment");
+	assert_int_equal(cfg.nsid_size, 3);
+	assert_memory_equal(cfg.nsid, "ns1", 3);
+	assert_int_equal(cfg.edns_payload, 1400);
+	assert_int_equal(cfg.tcp_max_connections, 50);
+	assert_int_equal(cfg.tcp_idle_timeout, 3);
+	snprintf(expect, sizeof(expect), "%s/run/apexd.pid", dir);
+	assert_string_equal(cfg.pid_file, expect);
+
+	assert_int_equal(cfg.zone_count, 2);
+	assert_string_equal(cfg.zones[0].name, ".");
+	assert_int_equal(cfg.zones[0].origin[0], 0);
+	/* relative to the directory of the config file */
+	snprintf(expect, sizeof(expect), "%s/zones/root.zone", dir);
+	assert_string_equal(cfg.zones[0].file, expect);
+	assert_string_equal(cfg.zones[1].name, "fj.");
+	assert_memory_equal(cfg.zones[1].origin, "\x02" "fj\x00", 4);
+	assert_string_equal(cfg.zones[1].file, "/abs/fj.zone");
+	apex_config_free(&cfg);
+}
+
+static void test_defaults(void **state)
+{
+	apex_config_t cfg;
+	char err[512];
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_add_listen(&cfg, "127.0.0.1@53", err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.workers, 0);  /* one per CPU, decided by main */
+	assert_int_equal(cfg.edns_payload, 1232);
+	assert_int_equal(cfg.tcp_max_connections, 1000);
+	assert_int_equal(cfg.tcp_idle_timeout, 10);
+	assert_null(cfg.identity);
+	assert_null(cfg.version);
+	assert_null(cfg.nsid);  /* NSID off without identity */
+	assert_null(cfg.pid_file);
+	apex_config_free(&cfg);
+	assert_true(apex_config_cpu_count() >= 1);
+}
+
+static void test_nsid_from_identity(void **state)
+{
+	apex_config_t cfg;
+	char err[512];
+	const char *path;
+
+	(void)state;
+	path = write_file("id.conf", "server:\n listen: 127.0.0.1\n identity: ns7.example\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.nsid_size, strlen("ns7.example"));
+	assert_memory_equal(cfg.nsid, "ns7.example", cfg.nsid_size);
+	apex_config_free(&cfg);
+
+	path = write_file("off.conf",
+			  "server:\n listen: 127.0.0.1\n identity: ns7.example\n nsid: \"\"\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+	assert_string_equal(cfg.identity, "ns7.example");
+	assert_null(cfg.nsid);
+	apex_config_free(&cfg);
+}
+
+/* A bad file fails with exactly "PATH:LINE: reason". */
+static void expect_error(const char *text, int line, const char *reason)
+{
+	apex_config_t cfg;
+	char err[512] = "", expect[512];
+	const char *path = write_file("bad.conf", text);
+
+	snprintf(expect, sizeof(expect), "%s:%d: %s", path, line, reason);
+	apex_config_init(&cfg);
+	assert_true(apex_config_load(&cfg, path, err, sizeof(err)) < 0);
+	assert_string_equal(err, expect);
+	apex_config_free(&cfg);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("server:\n  workerz: 3\n", 2, "unknown key 'workerz' in the server section");
+	expect_error("\nlisten: 127.0.0.1\n", 2,
+		     "'listen' outside of a section (start with 'server:' or 'zone:')");
+	expect_error("server:\n  workers: 0\n", 2, "workers: expected a number from 1 to 1024, not '0'");
+	expect_error("server:\n  edns-payload: 511\n", 2,
+		     "edns-payload: expected a number from 512 to 65535, not '511'");
+	expect_error("server:\n  tcp-idle-timeout: 5s\n", 2,
+		     "tcp-idle-timeout: expected a number from 1 to 3600, not '5s'");
+	expect_error("server:\n  listen: 127.0.0.1@0\n", 2,
+		     "bad port in listen address '127.0.0.1@0': expected 1 to 65535");
+	expect_error("server:\n  listen: localhost\n", 2,
+		     "bad listen address 'localhost': 'localhost' is not an IPv4 or IPv6 address");
+	expect_error("server:\n  identity: \"open\n", 2, "unterminated quoted string");
+	expect_error("server:\n  workers: 2 3\n", 2, "unexpected text after the value of 'workers'");
+	expect_error("server:\n  nsid: hex:abc\n", 2, "nsid: odd number of hex digits");
+	expect_error("server:\n  nsid: hex:zz\n", 2, "nsid: 'zz' is not hex");
+	expect_error("server:\n  version:\n", 2, "'version' needs a value");
+	expect_error("server: yes\n", 1, "'server:' takes no value: put its keys on the lines below");
+	/* a zone's errors point at its "zone:" line */
+	expect_error("server:\n  listen: ::1\nzone:\n  name: example.\n\n", 3,
+		     "zone example. without a file");
+	expect_error("zone:\n  file: x.zone\nzone:\n  name: a.\n  file: a.zone\n", 1,
+		     "zone without a name");
+	expect_error("zone:\n name: a.\n file: a\nzone:\n name: A.\n file: b\n", 4,
+		     "zone A. given twice");
+	expect_error("zone:\n name: a.\n name: b.\n", 3, "zone: name given twice");
+	expect_error("zone:\n name: a.\n listen: 127.0.0.1\n", 3,
+		     "unknown key 'listen' in a zone section");
+}
+
+static void test_command_line(void **state)
+{
+	apex_config_t cfg;
+	char err[512] = "", cwd[256], expect[512];
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_EINVAL);
+	assert_non_null(strstr(err, "no listen address"));
+
+	assert_int_equal(apex_config_add_listen(&cfg, "::1@5353", err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_add_listen(&cfg, "::1@5353", err, sizeof(err)), APEX_EINVAL);
+	assert_string_equal(err, "listen address ::1@5353 given twice");
+	assert_int_equal(apex_config_add_listen(&cfg, "@53", err, sizeof(err)), APEX_EINVAL);
+	assert_int_equal(apex_config_add_listen(&cfg, "1.2.3.4@", err, sizeof(err)), APEX_EINVAL);
+	apex_config_clear_listens(&cfg);
+	assert_int_equal(cfg.listen_count, 0);
+	assert_int_equal(apex_config_add_listen(&cfg, "0.0.0.0@5353", err, sizeof(err)), APEX_OK);
+
+	assert_int_equal(apex_config_add_zone_arg(&cfg, "fj.=zones/fj.zone", err, sizeof(err)), APEX_OK);
+	snprintf(expect, sizeof(expect), "%s/zones/fj.zone", cwd);
+	assert_string_equal(cfg.zones[0].file, expect);  /* -z is relative to the cwd */
+	assert_int_equal(apex_config_add_zone_arg(&cfg, ".=/z/root.zone", err, sizeof(err)), APEX_OK);
+	assert_string_equal(cfg.zones[1].name, ".");
+	assert_int_equal(apex_config_add_zone_arg(&cfg, "FJ=other", err, sizeof(err)), APEX_EINVAL);
+	assert_string_equal(err, "zone FJ. given twice");
+	assert_int_equal(apex_config_add_zone_arg(&cfg, "foo", err, sizeof(err)), APEX_EINVAL);
+	assert_string_equal(err, "bad zone 'foo': expected ORIGIN=FILE");
+	assert_int_equal(apex_config_add_zone_arg(&cfg, "=x", err, sizeof(err)), APEX_EINVAL);
+	assert_int_equal(apex_config_add_zone_arg(&cfg, "x=", err, sizeof(err)), APEX_EINVAL);
+	assert_int_equal(cfg.zone_count, 2);
+
+	assert_int_equal(apex_config_set_pid_file(&cfg, "apexd.pid"), APEX_OK);
+	snprintf(expect, sizeof(expect), "%s/apexd.pid", cwd);
+	assert_string_equal(cfg.pid_file, expect);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+	apex_config_free(&cfg);
+}
+
+static void test_missing_file(void **state)
+{
+	apex_config_t cfg;
+	char err[512] = "";
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, "/nonexistent/apex.conf", err, sizeof(err)), APEX_EIO);
+	assert_string_equal(err, "/nonexistent/apex.conf: No such file or directory");
+	apex_config_free(&cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_file),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_nsid_from_identity),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_command_line),
+		cmocka_unit_test(test_missing_file),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
