@@ -10,8 +10,10 @@
  *
  * Policy choices (each one is what a reference server does or what the
  * RFC asks; see doc/architecture.md):
- * - AXFR over UDP and IXFR: NOTIMP; AXFR over TCP: REFUSED (zone
- *   transfer is not offered yet).  MAILA/MAILB: NOTIMP.
+ * - Zone transfer is not offered yet.  As NSD 4.6 answers: AXFR over
+ *   UDP NOTIMP, AXFR over TCP REFUSED, IXFR REFUSED.  MAILA and MAILB
+ *   are looked up like any type (NODATA), as NSD and Knot DNS do.
+ * - QCLASS other than IN and CH (ANY included): REFUSED.
  * - ANY (RFC 8482 section 4.1): one RRset, the first by type number at
  *   the node, over UDP and TCP alike.
  * - CNAME chains are followed inside the zone only, for at most
@@ -655,11 +657,9 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 		return answer_chaos(&q, cfg, transport, out, out_capacity, info);
 	if (q.qclass != APEX_CLASS_IN)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
-	if (q.qtype == APEX_TYPE_MAILA || q.qtype == APEX_TYPE_MAILB ||
-	    q.qtype == APEX_TYPE_IXFR ||
-	    (q.qtype == APEX_TYPE_AXFR && transport == APEX_TRANSPORT_UDP))
+	if (q.qtype == APEX_TYPE_AXFR && transport == APEX_TRANSPORT_UDP)
 		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity, info);
-	if (q.qtype == APEX_TYPE_AXFR)
+	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
 
 	const apex_zone_t *zone = select_zone(zones, &q);
