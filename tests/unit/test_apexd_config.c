@@ -21,18 +21,20 @@
 #include "../../src/apexd/config.h"
 #include "util/error.h"
 
-static char dir[64];
+static char dir[512];
 
 static int setup(void **state)
 {
+	const char *tmp = getenv("TMPDIR");
+
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/apex-config-test-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/apex-config-test-XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
 	return mkdtemp(dir) == NULL ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
+	char cmd[600];
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -42,7 +44,7 @@ static int teardown(void **state)
 /* Write text to DIR/name and return the path (static buffer). */
 static const char *write_file(const char *name, const char *text)
 {
-	static char path[128];
+	static char path[600];
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -56,7 +58,7 @@ static const char *write_file(const char *name, const char *text)
 static void test_full_file(void **state)
 {
 	apex_config_t cfg;
-	char err[512] = "", expect[256];
+	char err[512] = "", expect[700];
 	const char *path = write_file("full.conf",
 		"# a comment\n"
 		"server:\n"
@@ -166,7 +168,7 @@ static void test_nsid_from_identity(void **state)
 static void expect_error(const char *text, int line, const char *reason)
 {
 	apex_config_t cfg;
-	char err[512] = "", expect[512];
+	char err[900] = "", expect[900];
 	const char *path = write_file("bad.conf", text);
 
 	snprintf(expect, sizeof(expect), "%s:%d: %s", path, line, reason);
