@@ -1,0 +1,177 @@
+/*
+ * The zone table: publishing, replacing and removing versions, finding
+ * the closest enclosing zone, reference counting, and readers picking
+ * up versions while a writer publishes (also run under ThreadSanitizer).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dns/name.h"
+#include "util/error.h"
+#include "zone/load.h"
+#include "zone/zoneset.h"
+
+/* Load a tiny zone for origin with the given serial; caller owns the reference. */
+static apex_zone_t *make_zone(const char *origin, unsigned serial)
+{
+	char path[] = "/tmp/apex-zoneset-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "$ORIGIN %s\n$TTL 60\n@ SOA ns hostmaster %u 1 1 1 1\n@ NS ns\nns A 192.0.2.1\n",
+		origin, serial);
+	fclose(f);
+
+	uint8_t wire[APEX_NAME_MAX];
+	assert_true(apex_name_from_str(origin, wire) > 0);
+	apex_zone_t *zone = NULL;
+	char err[256];
+	int rc = apex_zone_load(path, wire, &zone, err, sizeof(err));
+	unlink(path);
+	if (rc != APEX_OK)
+		fail_msg("%s", err);
+	return zone;
+}
+
+static const apex_zone_t *find(const apex_zoneset_t *set, const char *name)
+{
+	uint8_t wire[APEX_NAME_MAX], key[APEX_KEY_MAX];
+	uint16_t ends[APEX_LABELS_MAX];
+	assert_true(apex_name_from_str(name, wire) > 0);
+	apex_name_key(wire, key, ends);
+	return apex_zoneset_find(set, key, ends, apex_name_labels(wire));
+}
+
+static void test_publish_find_remove(void **state)
+{
+	apex_zonetable_t table;
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+
+	unsigned long long gen0;
+	apex_zoneset_t *empty = apex_zonetable_acquire(&table, &gen0);
+	assert_int_equal(empty->count, 0);
+	assert_null(find(empty, "www.example."));
+
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("example.", 1)), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("sub.example.", 1)), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone(".", 1)), APEX_OK);
+	assert_true(apex_zonetable_generation(&table) == gen0 + 3);
+
+	unsigned long long gen;
+	apex_zoneset_t *set = apex_zonetable_acquire(&table, &gen);
+	assert_int_equal(set->count, 3);
+	assert_true(gen == gen0 + 3);
+	/* Closest enclosing zone wins; case does not matter. */
+	assert_ptr_equal(find(set, "a.b.SUB.example."), apex_zoneset_get(set, (const uint8_t *)"\3sub\7example"));
+	assert_int_equal(find(set, "www.Example.")->origin_labels, 1);
+	assert_int_equal(find(set, "org.")->origin_labels, 0);
+	assert_int_equal(find(set, "sub.example.")->origin_labels, 2);
+	/* The empty set acquired earlier is still valid and still empty. */
+	assert_int_equal(empty->count, 0);
+	apex_zoneset_release(empty);
+
+	/* Replacing a version: readers holding the old set keep the old version. */
+	apex_zone_t *old = apex_zoneset_get(set, (const uint8_t *)"\7example");
+	assert_int_equal(old->serial, 1);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("example.", 2)), APEX_OK);
+	apex_zoneset_t *set2 = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set2->count, 3);
+	assert_int_equal(apex_zoneset_get(set2, (const uint8_t *)"\7example")->serial, 2);
+	assert_int_equal(old->serial, 1);
+	/* old is held by `set` alone now. */
+	assert_int_equal(atomic_load(&old->refcount), 1);
+	apex_zoneset_release(set);
+
+	/* Removal. */
+	assert_int_equal(apex_zonetable_remove(&table, (const uint8_t *)"\3sub\7example"), APEX_OK);
+	assert_int_equal(apex_zonetable_remove(&table, (const uint8_t *)"\3sub\7example"), APEX_ENOENT);
+	apex_zoneset_t *set3 = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set3->count, 2);
+	assert_int_equal(find(set3, "a.sub.example.")->origin_labels, 1);
+	/* The set acquired before the removal still has it. */
+	assert_int_equal(find(set2, "a.sub.example.")->origin_labels, 2);
+	apex_zoneset_release(set2);
+	apex_zoneset_release(set3);
+	apex_zonetable_destroy(&table);
+}
+
+/* Concurrent pick-up: readers keep acquiring and reading while versions are published. */
+#define READERS 3
+#define PUBLISHES 200
+
+static apex_zonetable_t shared_table;
+static atomic_bool publishing_done;
+
+static void *reader(void *arg)
+{
+	unsigned long long seen = 0;
+	apex_zoneset_t *set = apex_zonetable_acquire(&shared_table, &seen);
+	unsigned last_serial = 0;
+	long checks = 0;
+	while (!atomic_load(&publishing_done) && checks < 10000000) {
+		if (apex_zonetable_generation(&shared_table) != seen) {
+			apex_zoneset_release(set);
+			set = apex_zonetable_acquire(&shared_table, &seen);
+		}
+		const apex_zone_t *z = find(set, "www.example.");
+		if (z != NULL) {
+			/* Serials only go up: a reader never sees an older version. */
+			if (z->serial < last_serial)
+				fail_msg("serial went back from %u to %u", last_serial, z->serial);
+			last_serial = z->serial;
+			if (z->soa == NULL || z->apex == NULL)
+				fail_msg("half-built version seen");
+		}
+		checks++;
+	}
+	apex_zoneset_release(set);
+	return NULL;
+}
+
+static void test_concurrent_publish(void **state)
+{
+	assert_int_equal(apex_zonetable_init(&shared_table), APEX_OK);
+	/* Build every version first so the race window is the publish itself. */
+	apex_zone_t **versions = calloc(PUBLISHES, sizeof(*versions));
+	assert_non_null(versions);
+	for (unsigned i = 0; i < PUBLISHES; i++)
+		versions[i] = make_zone("example.", i + 1);
+
+	pthread_t threads[READERS];
+	for (int i = 0; i < READERS; i++)
+		assert_int_equal(pthread_create(&threads[i], NULL, reader, NULL), 0);
+	for (unsigned i = 0; i < PUBLISHES; i++) {
+		assert_int_equal(apex_zonetable_publish(&shared_table, versions[i]), APEX_OK);
+		if (i % 16 == 0)
+			sched_yield();
+	}
+	atomic_store(&publishing_done, true);
+	for (int i = 0; i < READERS; i++)
+		pthread_join(threads[i], NULL);
+
+	apex_zoneset_t *set = apex_zonetable_acquire(&shared_table, NULL);
+	assert_int_equal(find(set, "www.example.")->serial, PUBLISHES);
+	apex_zoneset_release(set);
+	apex_zonetable_destroy(&shared_table);
+	free(versions);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_publish_find_remove),
+		cmocka_unit_test(test_concurrent_publish),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
