@@ -16,7 +16,7 @@ from conftest import ZONE_SETS
 
 # How many owner names of each large real zone are queried (a seeded
 # sample); the small feature zones are queried in full, several times.
-MAX_NAMES = int(os.environ.get("APEX_SYSTEM_MAX_NAMES", "2000"))
+MAX_NAMES = int(os.environ.get("APEX_SYSTEM_MAX_NAMES", "4000"))
 SEED = int(os.environ.get("APEX_SYSTEM_SEED", "1"))
 # The references compared with (both by default; one of them when checking
 # the harness with APEX_SYSTEM_CANDIDATE).

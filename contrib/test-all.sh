@@ -1,0 +1,67 @@
+#!/bin/sh
+# Run every apex test on a fresh Debian 12 machine: install the build and
+# test packages, build, `make check` (CMocka unit tests + system tests
+# against NSD and Knot DNS), then the same in an AddressSanitizer +
+# UndefinedBehaviorSanitizer build.  Exits non-zero on any failure.
+#   sh contrib/test-all.sh
+set -eu
+cd "$(dirname "$0")/.."
+SRCDIR=$(pwd)
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+# Install the packages.  A policy-rc.d that exits 101 keeps the nsd and
+# knot packages from starting system services: the tests start their own.
+added_policy=
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+	$SUDO chmod 755 /usr/sbin/policy-rc.d
+	added_policy=yes
+fi
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends \
+	build-essential autoconf automake libtool pkg-config \
+	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev \
+	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
+	nsd knot bind9-utils
+[ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
+
+# Show the logs of the tests that failed, then fail.
+failed() {
+	echo "=== $1: make check failed" >&2
+	for log in $(find . -name '*.log' -path '*tests*' -newer Makefile 2>/dev/null); do
+		if grep -q '^FAIL\|^ERROR' "${log%.log}.trs" 2>/dev/null; then
+			echo "=== $log" >&2
+			tail -n 200 "$log" >&2
+		fi
+	done
+	exit 1
+}
+
+echo "=== build and test"
+autoreconf -fi
+./configure
+make -j"$JOBS"
+make -j"$JOBS" check || failed "build"
+tail -n 3 tests/system/run.sh.log
+
+# The sanitizer build gets its own copy of the tree (an in-tree build
+# rules out a VPATH build of the same sources).
+echo "=== AddressSanitizer + UBSan build and test"
+rm -rf build-asan
+mkdir build-asan
+tar --exclude=./build-asan --exclude=./.git --exclude=./autom4te.cache -cf - . | tar -C build-asan -xf -
+cd build-asan
+make distclean >/dev/null 2>&1 || true
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS UBSAN_OPTIONS
+./configure --without-jemalloc \
+	CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -g -O1" \
+	LDFLAGS="-fsanitize=address,undefined"
+make -j"$JOBS"
+APEX_START_TIMEOUT=300 make -j"$JOBS" check || failed "sanitizer build"
+tail -n 3 tests/system/run.sh.log
+echo "=== all tests passed (normal and sanitizer builds)"
