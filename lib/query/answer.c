@@ -16,8 +16,11 @@
  * - QCLASS other than IN and CH (ANY included): REFUSED.
  * - ANY (RFC 8482 section 4.1): one RRset, the first by type number at
  *   the node, over UDP and TCP alike.
- * - CNAME chains are followed inside the zone only, for at most
- *   APEX_CHAIN_MAX links; a loop ends the chain with NOERROR.
+ * - CNAME and DNAME chains are followed through every zone served
+ *   (RFC 1034 4.3.2 step 3a goes back to step 1, which picks the zone
+ *   of the new name; NSD does the same), for at most APEX_CHAIN_MAX
+ *   links; a loop ends the chain with NOERROR.  A target in no served
+ *   zone ends it too: the client follows it.
  * - Referral glue of in-domain name servers is required (RFC 9471):
  *   when it does not fit, TC is set.  Other additional data is added
  *   only when it fits, a whole RRset at a time.
@@ -292,8 +295,11 @@ static void referral(ctx_t *c, const apex_node_t *cut)
 		else if (c->zone->dnssec == APEX_DNSSEC_NSEC3)
 			add_nodata_proof(c, cut->name, cut);  /* matching NSEC3, or opt-out proof */
 	}
+	/* RFC 9471's mandatory glue is for referral responses; after a
+	 * CNAME chain the answer is authoritative and the referral a
+	 * courtesy, so its glue is optional there (as in NSD). */
 	if (ns != NULL)
-		add_additional(c, ns->additional, true);
+		add_additional(c, ns->additional, c->answer_count == 0);
 }
 
 /*
@@ -477,33 +483,42 @@ static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnss
 	return ret;
 }
 
-/* Writes the glue items of one pass; false if required glue did not fit. */
+#define ADDITIONAL_DONE_MAX 256
+
+/*
+ * Write the address RRsets of one pass (required glue, or the optional
+ * rest): every A first, then every AAAA, so that when space runs out
+ * as many servers as possible stay reachable (NSD's order).  An RRset
+ * already written is skipped.  Returns false if required glue did not
+ * fit.
+ */
 static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool required_pass,
-				  const apex_node_t **done, unsigned *done_count)
+				  const apex_rrset_t **done, unsigned *done_count)
 {
-	for (unsigned r = 0; r < c->additional_count; r++) {
-		const additional_ref_t *ref = &c->additional[r];
-		for (unsigned i = 0; i < ref->additional->count; i++) {
-			const apex_glue_t *g = &ref->additional->items[i];
-			bool required = ref->referral && g->required;
-			if (required != required_pass || g->owner == NULL)
-				continue;
-			bool seen = false;
-			for (unsigned d = 0; d < *done_count; d++)
-				seen = seen || done[d] == g->owner;
-			if (seen)
-				continue;
-			const apex_rrset_t *sets[2] = { g->a, g->aaaa };
-			for (int s = 0; s < 2; s++) {
-				if (sets[s] == NULL)
+	for (int s = 0; s < 2; s++) {
+		for (unsigned r = 0; r < c->additional_count; r++) {
+			const additional_ref_t *ref = &c->additional[r];
+			for (unsigned i = 0; i < ref->additional->count; i++) {
+				const apex_glue_t *g = &ref->additional->items[i];
+				const apex_rrset_t *rr = s == 0 ? g->a : g->aaaa;
+				bool required = ref->referral && g->required;
+				if (required != required_pass || g->owner == NULL || rr == NULL)
 					continue;
-				item_t it = { g->owner->name, sets[s], sets[s]->ttl };
-				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) != APEX_OK &&
-				    required)
-					return false;
+				bool seen = false;
+				for (unsigned d = 0; d < *done_count && !seen; d++)
+					seen = done[d] == rr;
+				if (seen)
+					continue;
+				if (*done_count >= ADDITIONAL_DONE_MAX)
+					return !required;
+				item_t it = { g->owner->name, rr, rr->ttl };
+				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) != APEX_OK) {
+					if (required)
+						return false;
+					continue;
+				}
+				done[(*done_count)++] = rr;
 			}
-			if (*done_count < ITEMS_MAX)
-				done[(*done_count)++] = g->owner;
 		}
 	}
 	return true;
@@ -609,12 +624,13 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 /* ------------------------------------------------------------ entry */
 
 /* The zone to answer from; DS at a zone apex goes to the parent zone if served. */
-static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q)
+static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q,
+				       const uint8_t *name)
 {
 	uint8_t key[APEX_KEY_MAX];
 	uint16_t ends[APEX_LABELS_MAX];
-	apex_name_key(q->qname, key, ends);
-	int labels = apex_name_labels(q->qname);
+	apex_name_key(name, key, ends);
+	int labels = apex_name_labels(name);
 	const apex_zone_t *zone = apex_zoneset_find(zones, key, ends, labels);
 	if (zone != NULL && q->qtype == APEX_TYPE_DS && labels > 0 &&
 	    zone->origin_labels == labels) {
@@ -662,7 +678,7 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
 
-	const apex_zone_t *zone = select_zone(zones, &q);
+	const apex_zone_t *zone = select_zone(zones, &q, q.qname);
 	if (zone == NULL)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
 
@@ -678,8 +694,11 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 
 	const uint8_t *name = q.qname;
 	for (int link = 0; link <= APEX_CHAIN_MAX && name != NULL; link++) {
-		if (!apex_name_is_subdomain(name, zone->origin))
-			break;  /* the chain leaves the zone: the client follows it */
+		if (link > 0) {
+			c.zone = select_zone(zones, &q, name);
+			if (c.zone == NULL)
+				break;  /* the chain leaves what we serve: the client follows it */
+		}
 		name = resolve(&c, name);
 	}
 
@@ -694,7 +713,7 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 	for (unsigned i = 0; !tc && i < c.authority_count; i++)
 		tc = write_item(&w, APEX_SECTION_AUTHORITY, &c.authority[i], c.dnssec_ok) != APEX_OK;
 	if (!tc) {
-		const apex_node_t *done[ITEMS_MAX];
+		const apex_rrset_t *done[ADDITIONAL_DONE_MAX];
 		unsigned done_count = 0;
 		tc = !write_additional_pass(&w, &c, true, done, &done_count);
 		if (!tc)

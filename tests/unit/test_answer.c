@@ -21,7 +21,7 @@
 
 #include "dnsmsg.h"
 
-/* root + fj, example. unsigned, example. NSEC, example. NSEC3 */
+/* root + fj + example., example. unsigned, example. NSEC, example. NSEC3 */
 enum { SET_ROOT, SET_PLAIN, SET_NSEC, SET_NSEC3, SET_COUNT };
 static apex_zonetable_t tables[SET_COUNT];
 static apex_zoneset_t *sets[SET_COUNT];
@@ -59,6 +59,7 @@ static int setup(void **state)
 	}
 	if (load_into(&tables[SET_ROOT], "root.zone", ".") ||
 	    load_into(&tables[SET_ROOT], "fj.zone", "fj.") ||
+	    load_into(&tables[SET_ROOT], "example.zone", "example.") ||
 	    load_into(&tables[SET_PLAIN], "example.zone", "example.") ||
 	    load_into(&tables[SET_NSEC], "example.nsec.zone", "example.") ||
 	    load_into(&tables[SET_NSEC3], "example.nsec3.zone", "example."))
@@ -560,6 +561,23 @@ static void test_cname_chain(void **state)
 	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NOERROR);
 	assert_int_equal(dnsmsg_count(pkt, 1, NULL, LDNS_RR_TYPE_CNAME), 2);
 	assert_int_equal(ldns_pkt_ancount(pkt), 2);
+	ldns_pkt_free(pkt);
+
+	/* ... unless the target's zone is served too (RFC 1034 4.3.2 step 3a
+	 * goes back to step 1): here the root zone refers to net. */
+	pkt = ask(SET_ROOT, "chainout.example.", APEX_TYPE_A, true);
+	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NOERROR);
+	assert_true(ldns_pkt_aa(pkt));
+	assert_int_equal(dnsmsg_count(pkt, 1, NULL, LDNS_RR_TYPE_CNAME), 2);
+	assert_int_equal(dnsmsg_count(pkt, 2, "net.", LDNS_RR_TYPE_NS), 13);
+	assert_int_equal(dnsmsg_count(pkt, 2, "net.", LDNS_RR_TYPE_DS), 1);
+	ldns_pkt_free(pkt);
+	/* there the glue is optional: in 512 bytes some is left out, no TC */
+	dnsmsg_opts_t plain = { 0 };
+	pkt = ask_opts(SET_ROOT, "chainout.example.", APEX_TYPE_A, &plain, APEX_TRANSPORT_UDP);
+	assert_false(ldns_pkt_tc(pkt));
+	assert_int_equal(dnsmsg_count(pkt, 2, "net.", LDNS_RR_TYPE_NS), 13);
+	assert_true(ldns_pkt_arcount(pkt) < 26);
 	ldns_pkt_free(pkt);
 
 	/* a loop: NOERROR with each CNAME once */
