@@ -134,6 +134,10 @@ static void test_exact_answer(void **state)
 	assert_true(ldns_pkt_edns(pkt));
 	assert_true(ldns_pkt_edns_do(pkt));
 	assert_int_equal(ldns_pkt_edns_udp_size(pkt), 1232);
+	assert_int_equal(info.qtype, APEX_TYPE_SOA);
+	assert_int_equal(info.rcode, 0);
+	assert_false(info.truncated);
+	assert_false(info.dropped);
 	ldns_pkt_free(pkt);
 
 	/* without DO: no RRSIG, DO not echoed */
@@ -368,6 +372,7 @@ static void test_nxdomain_nsec(void **state)
 	(void)state;
 	ldns_pkt *pkt = ask(SET_ROOT, "xx--nonexistent.", APEX_TYPE_A, true);
 	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NXDOMAIN);
+	assert_int_equal(info.rcode, LDNS_RCODE_NXDOMAIN);
 	assert_true(ldns_pkt_aa(pkt));
 	assert_int_equal(ldns_pkt_ancount(pkt), 0);
 	assert_int_equal(dnsmsg_count(pkt, 2, ".", LDNS_RR_TYPE_SOA), 1);
