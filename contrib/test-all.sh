@@ -31,8 +31,9 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends 
 # Show the logs of the tests that failed, then fail.
 failed() {
 	echo "=== $1: make check failed" >&2
-	for log in $(find . -name '*.log' -path '*tests*' -newer Makefile 2>/dev/null); do
-		if grep -q '^FAIL\|^ERROR' "${log%.log}.trs" 2>/dev/null; then
+	for trs in $(find tests -name '*.trs' 2>/dev/null); do
+		log=${trs%.trs}.log
+		if grep -q ':test-result: \(FAIL\|ERROR\)' "$trs"; then
 			echo "=== $log" >&2
 			tail -n 200 "$log" >&2
 		fi

@@ -42,7 +42,7 @@ def ask(refs, query, qid, transport=None):
     return {label: c.exchange(wire, transport or query.transport) for label, c in refs.items()}
 
 
-def check_query(q, qid, wire, cand_wire, refs):
+def check_query(q, qid, wire, cand_wire, refs, origin):
     """Compare apexd's response to query q with the references' responses
     (asking them more where compare.py's rules need it)."""
     if q.qtype == dns.rdatatype.ANY and cand_wire is not None:
@@ -57,15 +57,16 @@ def check_query(q, qid, wire, cand_wire, refs):
             # one type apexd chose (see compare.py).
             t = compare.anytype_of(resp)
             if t is not None:
-                return compare.compare(q, cand_wire, ask(refs, dataclasses.replace(q, qtype=t), qid))
+                return compare.compare(q, cand_wire, ask(refs, dataclasses.replace(q, qtype=t), qid),
+                                       origin=origin)
     ref_wires = {label: c.exchange(wire, q.transport) for label, c in refs.items()}
-    result = compare.compare(q, cand_wire, ref_wires)
+    result = compare.compare(q, cand_wire, ref_wires, origin=origin)
     if result and all(any(c == "additional-extra" for c, _ in d) for d in result.values()):
         # What fits in the additional section depends on each server's fill
         # order: let the references show what they would add with room.
         roomy = dataclasses.replace(q, transport="tcp", edns=4096 if q.edns is None else q.edns)
         pool = compare.additional_pool(ask(refs, roomy, qid, "tcp"))
-        result = compare.compare(q, cand_wire, ref_wires, extra_pool=pool)
+        result = compare.compare(q, cand_wire, ref_wires, extra_pool=pool, origin=origin)
     return result
 
 
@@ -86,7 +87,7 @@ def test_matches_reference_servers(case, server_sets):
         for i, q in enumerate(queries):
             wire = client.make_wire(q, i & 0xFFFF)
             cand_wire = cand.exchange(wire, q.transport)
-            report.add(q, check_query(q, i & 0xFFFF, wire, cand_wire, refs))
+            report.add(q, check_query(q, i & 0xFFFF, wire, cand_wire, refs, origin))
             if not servers.candidate.alive():
                 pytest.fail("%s died at query %d (%s)\n%s" % (
                     servers.candidate.label, i, q.describe(), servers.candidate.log_tail()))
