@@ -1,0 +1,90 @@
+/*
+ * libFuzzer target: one query message through the whole answer path.
+ *
+ * The input is a DNS message as it arrives over UDP or TCP (without
+ * the TCP length prefix).  It is answered by apex_answer() against two
+ * zonesets loaded once at start, over UDP and over TCP:
+ *   - root. (NSEC), fj. (NSEC3) and example. NSEC-signed,
+ *   - root. and example. NSEC3-signed,
+ * with one of two answer configurations chosen by the low bit of the
+ * first ID byte (defaults; or a 4096-byte payload, an NSID and CHAOS
+ * identity strings).  Every response goes through the oracle of
+ * fuzz_common.h.
+ */
+#include "fuzz_common.h"
+
+enum { SET_NSEC, SET_NSEC3, SET_COUNT };
+
+static apex_zonetable_t tables[SET_COUNT];
+static apex_zoneset_t *sets[SET_COUNT];
+static apex_answer_config_t configs[2];
+static uint8_t *udp_buf[2];  /* exactly the UDP capacity of each config */
+static uint8_t *tcp_buf;     /* exactly APEX_MAX_MESSAGE */
+
+static size_t udp_capacity(const apex_answer_config_t *cfg)
+{
+	/* As apexd sizes its UDP answer buffers (src/apexd/server.c). */
+	return cfg->edns_payload > APEX_MIN_UDP_PAYLOAD ? cfg->edns_payload : APEX_MIN_UDP_PAYLOAD;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	apex_log_set_level(APEX_LOG_ERROR);
+	for (int i = 0; i < SET_COUNT; i++) {
+		if (apex_zonetable_init(&tables[i]) != APEX_OK)
+			abort();
+	}
+	fuzz_load(&tables[SET_NSEC], "root.zone", ".");
+	fuzz_load(&tables[SET_NSEC], "fj.zone", "fj.");
+	fuzz_load(&tables[SET_NSEC], "example.nsec.zone", "example.");
+	fuzz_load(&tables[SET_NSEC3], "root.zone", ".");
+	fuzz_load(&tables[SET_NSEC3], "example.nsec3.zone", "example.");
+	for (int i = 0; i < SET_COUNT; i++) {
+		unsigned long long generation;
+		sets[i] = apex_zonetable_acquire(&tables[i], &generation);
+		if (sets[i] == NULL)
+			abort();
+	}
+
+	apex_answer_config_init(&configs[0]);
+	apex_answer_config_init(&configs[1]);
+	static const uint8_t nsid[] = "ns1.fuzz.apex.example";
+	configs[1].edns_payload = 4096;
+	configs[1].nsid = nsid;
+	configs[1].nsid_size = sizeof(nsid) - 1;
+	configs[1].chaos_id = "ns1.fuzz.apex.example";
+	/* Longer than one TXT string: apex must cut it at 255. */
+	static char version[400];
+	memset(version, 'v', sizeof(version) - 1);
+	configs[1].chaos_version = version;
+	for (int i = 0; i < 2; i++)
+		udp_buf[i] = fuzz_buffer(udp_capacity(&configs[i]));
+	tcp_buf = fuzz_buffer(APEX_MAX_MESSAGE);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > APEX_MAX_MESSAGE)
+		return 0;  /* cannot arrive in one message, over UDP or TCP */
+	int which = size > 0 ? data[0] & 1 : 0;
+	const apex_answer_config_t *cfg = &configs[which];
+	for (int s = 0; s < SET_COUNT; s++) {
+		apex_answer_info_t info;
+		size_t cap = udp_capacity(cfg);
+		size_t n = apex_answer(sets[s], cfg, APEX_TRANSPORT_UDP, data, size, udp_buf[which], cap,
+				       &info);
+		fuzz_check_response(data, size, cfg, APEX_TRANSPORT_UDP, udp_buf[which], n, cap, &info);
+
+		n = apex_answer(sets[s], cfg, APEX_TRANSPORT_TCP, data, size, tcp_buf, APEX_MAX_MESSAGE,
+				&info);
+		fuzz_check_response(data, size, cfg, APEX_TRANSPORT_TCP, tcp_buf, n, APEX_MAX_MESSAGE,
+				    &info);
+	}
+	return 0;
+}

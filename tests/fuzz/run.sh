@@ -1,0 +1,145 @@
+#!/bin/sh
+# Build apex's libFuzzer targets with clang (-fsanitize=fuzzer,address,
+# undefined) in a build directory of their own, and run them.
+#
+#   tests/fuzz/run.sh                 build, then run every target
+#   tests/fuzz/run.sh build           build only
+#   tests/fuzz/run.sh run TARGET...   run these targets (already built)
+#   tests/fuzz/run.sh repro TARGET FILE...
+#                                     run TARGET once on each FILE (a crash)
+#
+# Environment:
+#   FUZZ_SECONDS   time per target in seconds (default 60)
+#   FUZZ_BUILDDIR  build directory (default build-fuzz in the source tree)
+#   FUZZ_CC        the compiler (default clang)
+#   FUZZ_FLAGS     extra libFuzzer flags, e.g. "-jobs=2 -workers=2"
+#   APEX_SRCDIR    the source tree (default: this script's ../..)
+#
+# Each run starts from a scratch copy of the committed seed corpus
+# (tests/fuzz/corpus/TARGET), so the committed corpus only changes on
+# purpose.  Exits non-zero if any target found a crash, a leak, a
+# timeout or a sanitizer report; the input is saved in
+# FUZZ_BUILDDIR/artifacts/TARGET/.
+set -eu
+
+SRCDIR=${APEX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+APEX_SRCDIR=$SRCDIR
+export APEX_SRCDIR
+BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
+SECONDS_EACH=${FUZZ_SECONDS:-60}
+CC=${FUZZ_CC:-clang}
+TARGETS="fuzz_query fuzz_zone_load"
+FUZZ_DIR=$SRCDIR/tests/fuzz
+
+# The control-socket protocol has no parser yet; its target joins
+# TARGETS when it exists (see README.md).
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
+CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer $SAN -I$SRCDIR/lib $(pkg-config --cflags ldns)"
+LIBS="$(pkg-config --libs ldns) -lpthread -lm"
+
+build() {
+	command -v "$CC" >/dev/null 2>&1 || {
+		echo "fuzz: $CC not found (install the Debian package clang)" >&2
+		exit 2
+	}
+	mkdir -p "$BUILD/obj"
+	objs=
+	# The libraries the targets use (not lib/ as a whole: each has its own deps).
+	for src in "$SRCDIR"/lib/util/*.c "$SRCDIR"/lib/dns/*.c "$SRCDIR"/lib/zone/*.c "$SRCDIR"/lib/query/*.c; do
+		rel=${src#"$SRCDIR"/lib/}
+		obj=$BUILD/obj/$(echo "$rel" | tr / _ | sed 's/\.c$/.o/')
+		# Rebuild when the source or any header of lib/ is newer.
+		if [ ! -f "$obj" ] || [ -n "$(find "$src" "$SRCDIR"/lib -name '*.[ch]' -newer "$obj" | head -n 1)" ]; then
+			echo "  CC       lib/$rel"
+			# shellcheck disable=SC2086
+			$CC $CFLAGS -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+		fi
+		objs="$objs $obj"
+	done
+	for t in $TARGETS; do
+		echo "  CCLD     $t"
+		# shellcheck disable=SC2086
+		$CC $CFLAGS -fsanitize=fuzzer -I"$FUZZ_DIR" "$FUZZ_DIR/$t.c" $objs $LIBS -o "$BUILD/$t"
+	done
+}
+
+# Flags of each target: a dictionary and a maximum input size.
+target_flags() {
+	case $1 in
+	fuzz_query) echo "-max_len=4096 -dict=$FUZZ_DIR/query.dict" ;;
+	fuzz_zone_load) echo "-max_len=32768 -dict=$FUZZ_DIR/zone.dict" ;;
+	esac
+}
+
+# The seed corpus directory of a target, under tests/fuzz/corpus/.
+corpus_of() {
+	case $1 in
+	fuzz_query) echo query ;;
+	fuzz_zone_load) echo zone ;;
+	esac
+}
+
+# Run one target for SECONDS_EACH; prints its summary, returns libFuzzer's status.
+run_one() {
+	t=$1
+	[ -x "$BUILD/$t" ] || { echo "fuzz: $BUILD/$t not built" >&2; return 2; }
+	work=$BUILD/corpus/$t
+	art=$BUILD/artifacts/$t
+	rm -rf "$work"
+	mkdir -p "$work" "$art"
+	cp "$FUZZ_DIR/corpus/$(corpus_of "$t")"/* "$work"/
+	log=$BUILD/$t.log
+	echo "== $t: ${SECONDS_EACH}s from $(ls "$work" | wc -l) seeds (log: $log)"
+	status=0
+	# shellcheck disable=SC2046,SC2086
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		"$BUILD/$t" $(target_flags "$t") -max_total_time="$SECONDS_EACH" -timeout=10 \
+		-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$art/" \
+		${FUZZ_FLAGS:-} "$work" >"$log" 2>&1 || status=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+	ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1)
+	echo "   executions: ${execs:-?}  ${cov:-cov: ?}  ${ft:-ft: ?}  corpus: $(ls "$work" | wc -l)"
+	if [ "$status" -ne 0 ]; then
+		echo "== $t FAILED (status $status); input(s) in $art:" >&2
+		ls "$art" >&2
+		grep -A 30 -m 1 'ERROR: \|runtime error\|apex fuzz oracle\|==ERROR' "$log" >&2 || tail -n 40 "$log" >&2
+	fi
+	return "$status"
+}
+
+cmd=${1:-all}
+[ $# -gt 0 ] && shift
+case $cmd in
+build)
+	build
+	;;
+run)
+	[ $# -gt 0 ] || set -- $TARGETS
+	failed=0
+	for t in "$@"; do
+		run_one "$t" || failed=1
+	done
+	exit $failed
+	;;
+repro)
+	t=$1
+	shift
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
+		"$BUILD/$t" $(target_flags "$t") "$@"
+	;;
+all)
+	build
+	failed=0
+	for t in $TARGETS; do
+		run_one "$t" || failed=1
+	done
+	exit $failed
+	;;
+*)
+	echo "usage: $0 [build | run TARGET... | repro TARGET FILE...]" >&2
+	exit 2
+	;;
+esac
