@@ -32,9 +32,10 @@ is written here with its RFC:
 * A CNAME chain that leaves the zone: RFC 1034 §4.3.2 step 3a restarts the
   lookup with the target, and NSD does so in every zone it serves, while
   Knot stops at the edge of the zone and leaves the rest of the chain to
-  the resolver (which must follow it anyway, RFC 1034 §5.3.3).  apex stops
-  at the zone's edge; when its chain leaves the zone, what a reference
-  added from outside the zone is not compared.
+  the resolver (which must follow it anyway, RFC 1034 §5.3.3).  Both are
+  right: when apex's chain leaves the zone and its response matches no
+  reference as it is, the responses are compared again without the RRsets
+  owned by names outside the zone.
 * Truncated responses (TC=1 on either side): only TC and the rcode are
   compared (RFC 2181 §9: the content of a truncated response is not
   meaningful).
@@ -275,9 +276,16 @@ def compare(query, cand_wire, ref_wires, extra_pool=frozenset(), origin=None):
         if t is None:
             own.append(("any", "ANY answer is not exactly one RRset (RFC 8482 §4.1): %s" %
                         sorted(key_text(k) for k in cand.answer)))
-    if origin is not None and cand.answer and leaves_zone(cand, origin.lower()):
-        refs = {label: inside_zone(r, origin.lower()) if r.msg is not None else r
-                for label, r in refs.items()}
+    result = _compare_parsed(query, cand, refs, own, extra_pool)
+    if result and origin is not None and cand.answer and leaves_zone(cand, origin.lower()):
+        inside = {label: inside_zone(r, origin.lower()) if r.msg is not None else r
+                  for label, r in refs.items()}
+        if _compare_parsed(query, inside_zone(cand, origin.lower()), inside, own, extra_pool) is None:
+            return None
+    return result
+
+
+def _compare_parsed(query, cand, refs, own, extra_pool):
     pool = frozenset().union(extra_pool, *(r.additional for r in refs.values()
                                            if r.msg is not None))
     result = {}
