@@ -55,6 +55,7 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->version);
 	free(cfg->nsid);
 	free(cfg->pid_file);
+	free(cfg->control_socket);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -209,6 +210,17 @@ int apex_config_set_pid_file(apex_config_t *cfg, const char *path)
 		return APEX_ENOMEM;
 	free(cfg->pid_file);
 	cfg->pid_file = abs;
+	return APEX_OK;
+}
+
+int apex_config_set_control_socket(apex_config_t *cfg, const char *path)
+{
+	char *copy = strcmp(path, "none") == 0 ? strdup(path) : absolute_path(path, NULL);
+
+	if (copy == NULL)
+		return APEX_ENOMEM;
+	free(cfg->control_socket);
+	cfg->control_socket = copy;
 	return APEX_OK;
 }
 
@@ -391,6 +403,15 @@ static int server_key(parser_t *p, const char *key, const char *value)
 			return PFAIL(p, "out of memory");
 		free(cfg->pid_file);
 		cfg->pid_file = abs;
+		return APEX_OK;
+	}
+	if (strcmp(key, "control-socket") == 0) {
+		char *path = strcmp(value, "none") == 0 ? strdup(value) : absolute_path(value, p->base_dir);
+
+		if (path == NULL)
+			return PFAIL(p, "out of memory");
+		free(cfg->control_socket);
+		cfg->control_socket = path;
 		return APEX_OK;
 	}
 	return PFAIL(p, "unknown key '%s' in the server section", key);

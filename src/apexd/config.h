@@ -54,6 +54,9 @@ typedef struct apex_config {
 	unsigned tcp_max_connections;
 	unsigned tcp_idle_timeout;      /* seconds */
 	char *pid_file;                 /* absolute path or NULL */
+	/* Control socket (apexctl): absolute path, "none" (no socket) or
+	 * NULL (not given: the built-in default). */
+	char *control_socket;
 } apex_config_t;
 
 /* Defaults: no listen address, no zone, everything optional off. */
@@ -84,6 +87,9 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 
 /* Set the pid file (a relative path is taken from the current directory). */
 int apex_config_set_pid_file(apex_config_t *cfg, const char *path);
+
+/* Set the control socket path ("none" disables it; relative: from the current directory). */
+int apex_config_set_control_socket(apex_config_t *cfg, const char *path);
 
 /* Add a zone from the command line's "ORIGIN=FILE". */
 int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, size_t err_size);

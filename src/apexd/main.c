@@ -14,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "config.h"
+#include "control.h"
+#include "reload.h"
 #include "server.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -23,13 +26,17 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
+#ifndef APEX_CONTROL_SOCKET_DEFAULT
+#define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
+#endif
+
 #define EXIT_USAGE 2
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: apexd [-c FILE] [-n THREADS] [-f] [-l ADDR[@PORT]]... [-z ORIGIN=FILE]...\n"
-		"             [-P PIDFILE] [-t] [-v] [-h] [-V]\n"
+		"             [-P PIDFILE] [-s SOCKET] [-t] [-v] [-h] [-V]\n"
 		"\n"
 		"Serve DNS zones authoritatively over UDP and TCP.\n"
 		"\n"
@@ -42,13 +49,17 @@ static void usage(FILE *out)
 		"  -z ORIGIN=FILE   serve the zone ORIGIN from the master file FILE; repeatable;\n"
 		"                   added to the config file's zones\n"
 		"  -P PIDFILE       write the process id to PIDFILE\n"
+		"  -s SOCKET        control socket for apexctl (default: the config's\n"
+		"                   control-socket, else " APEX_CONTROL_SOCKET_DEFAULT ");\n"
+		"                   'none' disables it\n"
 		"  -t               check the configuration and load the zones, then exit\n"
 		"  -v               verbose: log debug messages too\n"
 		"  -h               show this help and exit\n"
 		"  -V               show the version and exit\n"
 		"\n"
 		"Example: apexd -f -n 2 -l 127.0.0.1@5353 -z .=zones/root.zone\n"
-		"Signals: SIGTERM and SIGINT stop apexd; SIGHUP reloads every zone file.\n");
+		"Signals: SIGTERM and SIGINT stop apexd; SIGHUP reloads every zone file.\n"
+		"Control it with apexctl(8): status, reload, zone-status, stats, reconfig, stop.\n");
 }
 
 typedef struct options {
@@ -58,6 +69,7 @@ typedef struct options {
 	bool check_only;
 	bool verbose;
 	const char *pid_file;
+	const char *control_socket;
 	/* -l and -z in command-line order, applied after the config file */
 	const char **listens;
 	size_t listen_count;
@@ -83,7 +95,7 @@ static int parse_options(int argc, char **argv, options_t *opt)
 
 	memset(opt, 0, sizeof(*opt));
 	opterr = 0;
-	while ((c = getopt(argc, argv, ":c:n:fl:z:P:tvhV")) != -1) {
+	while ((c = getopt(argc, argv, ":c:n:fl:z:P:s:tvhV")) != -1) {
 		switch (c) {
 		case 'c':
 			opt->config_file = optarg;
@@ -116,6 +128,9 @@ static int parse_options(int argc, char **argv, options_t *opt)
 			break;
 		case 'P':
 			opt->pid_file = optarg;
+			break;
+		case 's':
+			opt->control_socket = optarg;
 			break;
 		case 't':
 			opt->check_only = true;
@@ -186,9 +201,38 @@ static int build_config(const options_t *opt, apex_config_t *cfg)
 		apex_error("-P: out of memory");
 		return rc;
 	}
+	if (opt->control_socket != NULL &&
+	    (rc = apex_config_set_control_socket(cfg, opt->control_socket)) < 0) {
+		apex_error("-s: out of memory");
+		return rc;
+	}
 	if ((rc = apex_config_finish(cfg, err, sizeof(err))) < 0) {
 		apex_error("%s", err);
 		return rc;
+	}
+	return APEX_OK;
+}
+
+/*
+ * reconfig: the config file read again and the command line's -z zones
+ * added, as at start-up.  Only the zones are applied (the reloader
+ * compares them); other settings need a restart.
+ */
+static int reread_config(void *arg, apex_config_t *cfg, char *err, size_t err_size)
+{
+	const options_t *opt = arg;
+	int rc;
+
+	apex_config_init(cfg);
+	if (opt->config_file == NULL) {
+		snprintf(err, err_size, "apexd was started without a config file (-c)");
+		return APEX_EINVAL;
+	}
+	if ((rc = apex_config_load(cfg, opt->config_file, err, err_size)) < 0)
+		return rc;
+	for (size_t i = 0; i < opt->zone_count; i++) {
+		if ((rc = apex_config_add_zone_arg(cfg, opt->zones[i], err, err_size)) < 0)
+			return rc;
 	}
 	return APEX_OK;
 }
@@ -248,7 +292,7 @@ static int daemonize(void)
 }
 
 /* Wait for signals on this (main) thread until SIGTERM or SIGINT. */
-static void wait_for_signals(apex_server_t *server, const sigset_t *set)
+static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
 {
 	for (;;) {
 		int sig, rc = sigwait(set, &sig);
@@ -258,7 +302,10 @@ static void wait_for_signals(apex_server_t *server, const sigset_t *set)
 			return;
 		}
 		if (sig == SIGHUP) {
-			apex_server_reload_zones(server);
+			/* queued for the reload thread, like `apexctl reload` */
+			apex_info("SIGHUP received: reloading every zone");
+			if (apex_reloader_request(reloader, NULL, NULL, NULL) < 0)
+				apex_error("SIGHUP: reload not queued: out of memory");
 			continue;
 		}
 		apex_info("%s received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -266,15 +313,52 @@ static void wait_for_signals(apex_server_t *server, const sigset_t *set)
 	}
 }
 
+/*
+ * The control socket: the configured path, or the default (where a
+ * failure is only a warning: apexd then runs without one), or none.
+ * Returns APEX_OK with *ctl NULL when there is none.
+ */
+static int start_control(const apex_config_t *cfg, apex_server_t *server,
+			 apex_reloader_t *reloader, options_t *opt, apex_control_t **ctl)
+{
+	const char *path = cfg->control_socket != NULL ? cfg->control_socket
+						       : APEX_CONTROL_SOCKET_DEFAULT;
+	apex_command_context_t ctx = {
+		.server = server,
+		.reloader = reloader,
+		.reread_config = opt->config_file != NULL ? reread_config : NULL,
+		.reread_arg = opt,
+	};
+	char err[512];
+	int rc;
+
+	*ctl = NULL;
+	if (strcmp(path, "none") == 0)
+		return APEX_OK;
+	rc = apex_control_start(ctl, path, &ctx, err, sizeof(err));
+	if (rc < 0) {
+		if (cfg->control_socket != NULL) {
+			apex_error("%s", err);
+			return rc;
+		}
+		apex_warning("%s: running without a control socket (set one with -s)", err);
+		return APEX_OK;
+	}
+	apex_info("control socket %s", path);
+	return APEX_OK;
+}
+
 int main(int argc, char **argv)
 {
 	options_t opt;
 	apex_config_t cfg;
 	apex_server_t server;
+	apex_reloader_t reloader;
+	apex_control_t *control = NULL;
 	sigset_t signals;
 	unsigned workers;
 	size_t loaded = 0;
-	bool pid_written = false;
+	bool pid_written = false, reloader_ready = false;
 	int status = EXIT_FAILURE, rc;
 
 	rc = parse_options(argc, argv, &opt);
@@ -295,11 +379,12 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);  /* a peer that closed its TCP end yields EPIPE, not death */
 
+	/* opt.listens and opt.zones stay until exit: reconfig reads -z again */
 	rc = build_config(&opt, &cfg);
-	free(opt.listens);
-	free(opt.zones);
 	if (rc < 0) {
 		apex_config_free(&cfg);
+		free(opt.listens);
+		free(opt.zones);
 		return EXIT_FAILURE;
 	}
 	workers = cfg.workers > 0 ? cfg.workers : apex_config_cpu_count();
@@ -308,8 +393,14 @@ int main(int argc, char **argv)
 		apex_error("out of memory");
 		goto out;
 	}
+	rc = apex_reloader_init(&reloader, &server, &cfg);
+	reloader_ready = true;
+	if (rc < 0) {
+		apex_error("out of memory");
+		goto out;
+	}
 	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg.zone_count);
-	if (apex_server_load_zones(&server, &loaded) < 0) {
+	if (apex_reloader_load_initial(&reloader, &loaded) < 0) {
 		apex_error("zone loading: out of memory");
 		goto out;
 	}
@@ -341,20 +432,40 @@ int main(int argc, char **argv)
 		apex_server_stop(&server);
 		goto out;
 	}
+	/* control before the reload thread: the reloader notifies it */
+	if (start_control(&cfg, &server, &reloader, &opt, &control) < 0) {
+		apex_server_stop(&server);
+		goto out;
+	}
+	reloader.notify = control != NULL ? apex_control_notify : NULL;
+	reloader.notify_arg = control;
+	if (apex_reloader_start(&reloader) < 0) {
+		apex_control_stop(control);
+		apex_server_stop(&server);
+		goto out;
+	}
 	for (size_t i = 0; i < cfg.listen_count; i++)
 		apex_info("listening on %s (udp, tcp)", cfg.listens[i].text);
 	apex_info("serving %zu zone(s) with %u worker(s), pid %ld", loaded, workers, (long)getpid());
 
-	wait_for_signals(&server, &signals);
+	wait_for_signals(&reloader, &signals);
+	/* in this order: the reload thread notifies the control thread, and
+	 * both wake the workers or read their state */
+	apex_reloader_stop(&reloader);
+	apex_control_stop(control);
 	apex_server_stop(&server);
 	apex_server_log_stats(&server);
 	status = EXIT_SUCCESS;
 out:
+	if (reloader_ready)
+		apex_reloader_free(&reloader);
 	apex_server_destroy(&server);
 	if (pid_written && unlink(cfg.pid_file) < 0)
 		apex_warning("pid file %s: %s", cfg.pid_file, strerror(errno));
 	if (status == EXIT_SUCCESS && !opt.check_only)
 		apex_info("apexd stopped");
 	apex_config_free(&cfg);
+	free(opt.listens);
+	free(opt.zones);
 	return status;
 }

@@ -13,7 +13,6 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "util/log.h"
-#include "zone/load.h"
 
 int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned workers)
 {
@@ -28,6 +27,8 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 	server->answer_config.chaos_id = cfg->identity;
 	server->answer_config.chaos_version = cfg->version;
 	atomic_init(&server->tcp_connections, 0);
+	clock_gettime(CLOCK_MONOTONIC, &server->started);
+	clock_gettime(CLOCK_REALTIME, &server->started_wall);
 
 	rc = apex_zonetable_init(&server->zonetable);
 	if (rc < 0)
@@ -44,140 +45,6 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 		server->workers[i].index = i;
 	}
 	return APEX_OK;
-}
-
-/* ---------------------------------------------------------------- zones */
-
-typedef struct zone_job {
-	apex_server_t *server;
-	atomic_size_t next;         /* next zone index to load */
-	apex_zone_t **loaded;       /* per zone: the new version or NULL */
-} zone_job_t;
-
-static void load_one(const apex_zone_config_t *zc, apex_zone_t **out)
-{
-	char err[512];
-	int rc = apex_zone_load(zc->file, zc->origin, out, err, sizeof(err));
-
-	if (rc < 0) {
-		*out = NULL;
-		apex_error("zone %s not served: %s", zc->name, err[0] != '\0' ? err : apex_strerror(rc));
-		return;
-	}
-	apex_info("zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB", zc->name,
-		  zc->file, (*out)->serial, (*out)->record_count, (*out)->load_seconds,
-		  (double)(*out)->memory / (1024.0 * 1024.0));
-}
-
-static void *zone_loader(void *arg)
-{
-	zone_job_t *job = arg;
-	const apex_config_t *cfg = job->server->config;
-
-	for (;;) {
-		size_t i = atomic_fetch_add(&job->next, 1);
-
-		if (i >= cfg->zone_count)
-			break;
-		load_one(&cfg->zones[i], &job->loaded[i]);
-	}
-	return NULL;
-}
-
-/*
- * Load all configured zones into job->loaded, with up to one thread per
- * CPU when there are several zones (each load is independent).
- */
-static int load_all(apex_server_t *server, apex_zone_t **loaded)
-{
-	const apex_config_t *cfg = server->config;
-	zone_job_t job = { .server = server, .loaded = loaded };
-	size_t threads = apex_config_cpu_count();
-	pthread_t *tids;
-	size_t started = 0;
-
-	atomic_init(&job.next, 0);
-	if (threads > cfg->zone_count)
-		threads = cfg->zone_count;
-	if (threads <= 1) {
-		zone_loader(&job);
-		return APEX_OK;
-	}
-	tids = calloc(threads, sizeof(*tids));
-	if (tids == NULL)
-		return APEX_ENOMEM;
-	for (size_t t = 0; t < threads; t++) {
-		if (pthread_create(&tids[t], NULL, zone_loader, &job) != 0)
-			break;
-		started++;
-	}
-	if (started == 0)
-		zone_loader(&job);  /* no thread could start: load here */
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tids[t], NULL);
-	free(tids);
-	return APEX_OK;
-}
-
-/* Publish the versions that loaded; returns how many were published. */
-static size_t publish_all(apex_server_t *server, apex_zone_t **loaded)
-{
-	const apex_config_t *cfg = server->config;
-	size_t published = 0;
-
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		int rc;
-
-		if (loaded[i] == NULL)
-			continue;
-		rc = apex_zonetable_publish(&server->zonetable, loaded[i]);
-		if (rc < 0) {
-			apex_error("zone %s not served: %s", cfg->zones[i].name, apex_strerror(rc));
-			apex_zone_unref(loaded[i]);
-			continue;
-		}
-		published++;
-	}
-	return published;
-}
-
-int apex_server_load_zones(apex_server_t *server, size_t *loaded_count)
-{
-	const apex_config_t *cfg = server->config;
-	apex_zone_t **loaded;
-	int rc;
-
-	*loaded_count = 0;
-	if (cfg->zone_count == 0)
-		return APEX_OK;
-	loaded = calloc(cfg->zone_count, sizeof(*loaded));
-	if (loaded == NULL)
-		return APEX_ENOMEM;
-	rc = load_all(server, loaded);
-	if (rc == APEX_OK)
-		*loaded_count = publish_all(server, loaded);
-	free(loaded);
-	return rc;
-}
-
-void apex_server_reload_zones(apex_server_t *server)
-{
-	const apex_config_t *cfg = server->config;
-	apex_zone_t **loaded;
-	size_t published;
-
-	apex_info("reloading %zu zone(s)", cfg->zone_count);
-	loaded = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*loaded));
-	if (loaded == NULL) {
-		apex_error("reload: out of memory");
-		return;
-	}
-	/* a zone that fails to load keeps its current version (load_one logged why) */
-	if (load_all(server, loaded) < 0)
-		apex_error("reload: out of memory");
-	published = publish_all(server, loaded);
-	free(loaded);
-	apex_info("reload done: %zu of %zu zone(s) replaced", published, cfg->zone_count);
 }
 
 /* ---------------------------------------------------------------- sockets and workers */
@@ -246,6 +113,16 @@ static void on_stop(uv_async_t *async)
 	apex_udp_worker_stop(&worker->udp);
 	apex_tcp_worker_stop(&worker->tcp);
 	uv_close((uv_handle_t *)async, NULL);
+	if (worker->wake_ready && !uv_is_closing((uv_handle_t *)&worker->wake_async))
+		uv_close((uv_handle_t *)&worker->wake_async, NULL);
+}
+
+/* A zoneset was published: pick it up now, even with no query to answer. */
+static void on_wake(uv_async_t *async)
+{
+	apex_worker_t *worker = async->data;
+
+	(void)apex_worker_zones(worker);
 }
 
 static void *worker_main(void *arg)
@@ -278,6 +155,13 @@ static int worker_prepare(apex_worker_t *worker)
 		return APEX_EIO;
 	}
 	worker->async_ready = true;
+	worker->wake_async.data = worker;
+	rc = uv_async_init(&worker->loop, &worker->wake_async, on_wake);
+	if (rc < 0) {
+		apex_error("worker %u: async: %s", worker->index, uv_strerror(rc));
+		return APEX_EIO;
+	}
+	worker->wake_ready = true;
 	worker->zones = apex_zonetable_acquire(&worker->server->zonetable, &worker->generation);
 	if ((rc = apex_udp_worker_start(&worker->udp, &worker->loop)) < 0)
 		return rc;
@@ -354,61 +238,52 @@ void apex_server_destroy(apex_server_t *server)
 	memset(server, 0, sizeof(*server));
 }
 
+void apex_server_wake_workers(apex_server_t *server)
+{
+	for (unsigned w = 0; w < server->worker_count; w++) {
+		apex_worker_t *worker = &server->workers[w];
+
+		/* thread_started is written only by the main thread before the
+		 * control and reload threads exist and after they are gone */
+		if (worker->thread_started)
+			uv_async_send(&worker->wake_async);
+	}
+}
+
 /* ---------------------------------------------------------------- statistics */
 
-void apex_server_stats(const apex_server_t *server, apex_stats_totals_t *out)
+void apex_server_stats(const apex_server_t *server, apex_stats_totals_t *per_worker,
+		       apex_stats_totals_t *total)
 {
-	memset(out, 0, sizeof(*out));
+	memset(total, 0, sizeof(*total));
 	for (unsigned w = 0; w < server->worker_count; w++) {
-		const apex_worker_stats_t *s = &server->workers[w].stats;
+		apex_stats_totals_t one;
 
-#define SUM(field) out->field += atomic_load_explicit(&s->field, memory_order_relaxed)
-		SUM(udp_queries);
-		SUM(tcp_queries);
-		SUM(truncated);
-		SUM(dropped);
-		SUM(tcp_connections);
-		SUM(tcp_rejected);
-		SUM(tcp_timeouts);
-		for (int r = 0; r < APEX_STATS_RCODES; r++)
-			SUM(rcode[r]);
-#undef SUM
+		apex_stats_snapshot(&server->workers[w].stats, &one);
+		if (per_worker != NULL)
+			per_worker[w] = one;
+		apex_stats_add(total, &one);
 	}
 }
 
 void apex_server_log_stats(const apex_server_t *server)
 {
-	static const char *const names[APEX_STATS_RCODES] = {
-		[0] = "NOERROR", [1] = "FORMERR", [2] = "SERVFAIL", [3] = "NXDOMAIN",
-		[4] = "NOTIMP", [5] = "REFUSED", [9] = "NOTAUTH", [16] = "BADVERS",
-		[APEX_STATS_RCODES - 1] = "other",
-	};
-	apex_stats_totals_t t;
-	char rcodes[512];
-	size_t len = 0;
+	apex_stats_totals_t total;
+	apex_ctl_buf_t line;
 
-	apex_server_stats(server, &t);
-	rcodes[0] = '\0';
-	for (int r = 0; r < APEX_STATS_RCODES; r++) {
-		char unnamed[24];
-		const char *name = names[r];
+	apex_server_stats(server, NULL, &total);
+	apex_ctl_buf_init(&line, 4096);
+	apex_stats_summary(&line, &total);
+	if (!line.failed)
+		apex_info("%s", line.data);
+	apex_ctl_buf_free(&line);
+}
 
-		if (t.rcode[r] == 0)
-			continue;
-		if (name == NULL) {
-			snprintf(unnamed, sizeof(unnamed), "RCODE%d", r);
-			name = unnamed;
-		}
-		int n = snprintf(rcodes + len, sizeof(rcodes) - len, " %s=%llu", name,
-				 (unsigned long long)t.rcode[r]);
-		if (n < 0 || (size_t)n >= sizeof(rcodes) - len)
-			break;
-		len += (size_t)n;
-	}
-	apex_info("queries: udp=%llu tcp=%llu; responses:%s%s; truncated=%llu dropped=%llu; "
-		  "tcp connections=%llu rejected=%llu timed-out=%llu",
-		  (unsigned long long)t.udp_queries, (unsigned long long)t.tcp_queries,
-		  len > 0 ? rcodes : " none", "", (unsigned long long)t.truncated,
-		  (unsigned long long)t.dropped, (unsigned long long)t.tcp_connections,
-		  (unsigned long long)t.tcp_rejected, (unsigned long long)t.tcp_timeouts);
+double apex_server_uptime(const apex_server_t *server)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - server->started.tv_sec) +
+	       (double)(now.tv_nsec - server->started.tv_nsec) / 1e9;
 }

@@ -20,46 +20,15 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <uv.h>
 
 #include "config.h"
+#include "stats.h"
 #include "query/answer.h"
 #include "tcp.h"
 #include "udp.h"
 #include "zone/zoneset.h"
-
-/* rcode buckets of the statistics: 0..22 one each, the last for all others. */
-#define APEX_STATS_RCODES 24
-
-/*
- * Counters of one worker.  Only that worker writes them (relaxed atomic
- * stores of its own cache lines, plain adds on x86); readers sum them
- * over all workers when they want totals.
- */
-typedef struct apex_worker_stats {
-	atomic_uint_least64_t udp_queries;
-	atomic_uint_least64_t tcp_queries;
-	atomic_uint_least64_t rcode[APEX_STATS_RCODES];  /* responses by rcode */
-	atomic_uint_least64_t truncated;       /* responses with TC */
-	atomic_uint_least64_t dropped;         /* queries not answered */
-	atomic_uint_least64_t tcp_connections; /* accepted and served */
-	atomic_uint_least64_t tcp_rejected;    /* closed at once: tcp-max-connections */
-	atomic_uint_least64_t tcp_timeouts;    /* closed by tcp-idle-timeout */
-} apex_worker_stats_t;
-
-/* Plain totals, for reporting. */
-typedef struct apex_stats_totals {
-	uint64_t udp_queries, tcp_queries;
-	uint64_t rcode[APEX_STATS_RCODES];
-	uint64_t truncated, dropped;
-	uint64_t tcp_connections, tcp_rejected, tcp_timeouts;
-} apex_stats_totals_t;
-
-/* Add n to a counter written only by the calling worker. */
-#define APEX_STAT_ADD(counter, n)                                                        \
-	atomic_store_explicit(&(counter),                                                \
-			      atomic_load_explicit(&(counter), memory_order_relaxed) + (n), \
-			      memory_order_relaxed)
 
 struct apex_server;
 
@@ -74,6 +43,10 @@ typedef struct apex_worker {
 
 	uv_loop_t loop;
 	uv_async_t stop_async;
+	/* Sent after a publish so that an idle worker lets go of the old
+	 * zoneset at once (a busy one picks it up at its next batch). */
+	uv_async_t wake_async;
+	bool wake_ready;
 
 	/* The zoneset this worker answers from, and the table generation it
 	 * was acquired at (checked between batches: apex_worker_zones()). */
@@ -93,26 +66,15 @@ typedef struct apex_server {
 	unsigned worker_count;
 	apex_worker_t *workers;   /* 64-byte aligned array */
 
+	struct timespec started;  /* CLOCK_MONOTONIC at init, for uptime */
+	struct timespec started_wall;  /* CLOCK_REALTIME at init */
+
 	/* Open TCP connections of all workers (changed per connection, never per query). */
 	_Alignas(64) atomic_uint tcp_connections;
 } apex_server_t;
 
 /* Prepare a server for cfg (which must outlive it); no zone, no socket yet. */
 int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned workers);
-
-/*
- * Load every configured zone (in parallel threads when there are several)
- * and publish those that load.  A zone that fails is logged as not
- * served.  *loaded receives the number published.
- */
-int apex_server_load_zones(apex_server_t *server, size_t *loaded);
-
-/*
- * Load every configured zone anew and publish each one that loads; a
- * zone that fails keeps its current version.  Called on SIGHUP, on a
- * non-worker thread, while the workers run.
- */
-void apex_server_reload_zones(apex_server_t *server);
 
 /* Open and bind every worker's UDP and TCP sockets; errors are logged. */
 int apex_server_open_sockets(apex_server_t *server);
@@ -126,11 +88,25 @@ void apex_server_stop(apex_server_t *server);
 /* Close what is left and release the zones. */
 void apex_server_destroy(apex_server_t *server);
 
-/* Sum of all workers' counters. */
-void apex_server_stats(const apex_server_t *server, apex_stats_totals_t *out);
+/*
+ * Ask every running worker to pick up the current zoneset now (after a
+ * publish), so that the old one is released even by an idle worker.
+ * Safe from any thread.
+ */
+void apex_server_wake_workers(apex_server_t *server);
+
+/*
+ * Snapshot of every worker's counters (per_worker: worker_count entries,
+ * may be NULL) and their sum.
+ */
+void apex_server_stats(const apex_server_t *server, apex_stats_totals_t *per_worker,
+		       apex_stats_totals_t *total);
 
 /* Log the totals (at shutdown). */
 void apex_server_log_stats(const apex_server_t *server);
+
+/* Seconds since apex_server_init(). */
+double apex_server_uptime(const apex_server_t *server);
 
 /*
  * The zoneset a worker answers from, picked up again if the table was
@@ -142,8 +118,15 @@ static inline const apex_zoneset_t *apex_worker_zones(apex_worker_t *worker)
 
 	if (apex_zonetable_generation(table) != worker->generation) {
 		apex_zoneset_t *old = worker->zones;
+		struct timespec t0, t1;
 
+		/* only here, on a generation change, is the rwlock taken: time it */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		worker->zones = apex_zonetable_acquire(table, &worker->generation);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		APEX_STAT_ADD(worker->stats.lock_wait_ns,
+			      (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)));
+		APEX_STAT_ADD(worker->stats.zone_pickups, 1);
 		apex_zoneset_release(old);
 	}
 	return worker->zones;
@@ -160,6 +143,7 @@ static inline void apex_worker_count(apex_worker_t *worker, const apex_answer_in
 		return;
 	}
 	APEX_STAT_ADD(s->rcode[info->rcode < APEX_STATS_RCODES - 1 ? info->rcode : APEX_STATS_RCODES - 1], 1);
+	APEX_STAT_ADD(s->qtype[apex_stats_qtype_index(info->qtype)], 1);
 	if (info->truncated)
 		APEX_STAT_ADD(s->truncated, 1);
 }

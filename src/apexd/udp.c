@@ -195,6 +195,8 @@ static int serve_batch(apex_udp_socket_t *sock)
 	/* between batches: pick up a newly published zoneset, if any */
 	zones = apex_worker_zones(worker);
 	APEX_STAT_ADD(worker->stats.udp_queries, (unsigned)n);
+	APEX_STAT_ADD(worker->stats.udp_batches, 1);
+	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index((unsigned)n)], 1);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *in = &b->in[i].msg_hdr;
 		uint8_t *answer = b->answers + (size_t)i * b->answer_capacity;

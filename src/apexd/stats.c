@@ -1,0 +1,210 @@
+/* Per-worker statistics: snapshots, totals and their text and JSON forms. */
+#include "stats.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl/json.h"
+
+static const char *const qtype_names[APEX_STATS_QTYPES] = {
+	"A", "NS", "CNAME", "SOA", "PTR", "MX", "TXT", "AAAA", "SRV", "NAPTR", "DS", "RRSIG",
+	"NSEC", "DNSKEY", "NSEC3", "NSEC3PARAM", "TLSA", "SVCB", "HTTPS", "IXFR", "AXFR", "ANY",
+	"CAA", "other",
+};
+
+static const char *const rcode_names[APEX_STATS_RCODES] = {
+	[0] = "NOERROR", [1] = "FORMERR", [2] = "SERVFAIL", [3] = "NXDOMAIN",
+	[4] = "NOTIMP", [5] = "REFUSED", [6] = "YXDOMAIN", [7] = "YXRRSET", [8] = "NXRRSET",
+	[9] = "NOTAUTH", [10] = "NOTZONE", [16] = "BADVERS",
+	[APEX_STATS_RCODES - 1] = "other",
+};
+
+static const char *const fill_names[APEX_STATS_FILL_BUCKETS] = {
+	"1", "2-7", "8-31", "32-63", "64",
+};
+
+const char *apex_stats_qtype_name(unsigned index)
+{
+	return index < APEX_STATS_QTYPES ? qtype_names[index] : "other";
+}
+
+const char *apex_stats_rcode_name(unsigned rcode, char *buf, size_t buf_size)
+{
+	if (rcode >= APEX_STATS_RCODES)
+		rcode = APEX_STATS_RCODES - 1;
+	if (rcode_names[rcode] != NULL)
+		return rcode_names[rcode];
+	snprintf(buf, buf_size, "RCODE%u", rcode);
+	return buf;
+}
+
+const char *apex_stats_fill_name(unsigned index)
+{
+	return index < APEX_STATS_FILL_BUCKETS ? fill_names[index] : "?";
+}
+
+void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
+{
+#define GET(field) out->field = atomic_load_explicit(&s->field, memory_order_relaxed)
+	GET(udp_queries);
+	GET(tcp_queries);
+	GET(truncated);
+	GET(dropped);
+	GET(tcp_connections);
+	GET(tcp_rejected);
+	GET(tcp_timeouts);
+	GET(udp_batches);
+	GET(zone_pickups);
+	GET(lock_wait_ns);
+	for (unsigned i = 0; i < APEX_STATS_RCODES; i++)
+		GET(rcode[i]);
+	for (unsigned i = 0; i < APEX_STATS_QTYPES; i++)
+		GET(qtype[i]);
+	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
+		GET(batch_fill[i]);
+#undef GET
+}
+
+void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
+{
+	t->udp_queries += one->udp_queries;
+	t->tcp_queries += one->tcp_queries;
+	t->truncated += one->truncated;
+	t->dropped += one->dropped;
+	t->tcp_connections += one->tcp_connections;
+	t->tcp_rejected += one->tcp_rejected;
+	t->tcp_timeouts += one->tcp_timeouts;
+	t->udp_batches += one->udp_batches;
+	t->zone_pickups += one->zone_pickups;
+	t->lock_wait_ns += one->lock_wait_ns;
+	for (unsigned i = 0; i < APEX_STATS_RCODES; i++)
+		t->rcode[i] += one->rcode[i];
+	for (unsigned i = 0; i < APEX_STATS_QTYPES; i++)
+		t->qtype[i] += one->qtype[i];
+	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
+		t->batch_fill[i] += one->batch_fill[i];
+}
+
+static uint64_t udp_datagrams(const apex_stats_totals_t *t)
+{
+	return t->udp_queries;
+}
+
+static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
+{
+	char name[16];
+	bool first;
+
+	apex_ctl_buf_printf(b, "{\"queries\":%" PRIu64 ",\"udp\":%" PRIu64 ",\"tcp\":%" PRIu64
+			    ",\"truncated\":%" PRIu64 ",\"dropped\":%" PRIu64,
+			    t->udp_queries + t->tcp_queries, t->udp_queries, t->tcp_queries,
+			    t->truncated, t->dropped);
+	apex_ctl_buf_puts(b, ",\"rcode\":{");
+	first = true;
+	for (unsigned r = 0; r < APEX_STATS_RCODES; r++) {
+		if (t->rcode[r] == 0)
+			continue;
+		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, first ? "" : ",",
+				    apex_stats_rcode_name(r, name, sizeof(name)), t->rcode[r]);
+		first = false;
+	}
+	apex_ctl_buf_puts(b, "},\"qtype\":{");
+	first = true;
+	for (unsigned q = 0; q < APEX_STATS_QTYPES; q++) {
+		if (t->qtype[q] == 0)
+			continue;
+		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, first ? "" : ",",
+				    apex_stats_qtype_name(q), t->qtype[q]);
+		first = false;
+	}
+	apex_ctl_buf_printf(b, "},\"tcp_connections\":%" PRIu64 ",\"tcp_rejected\":%" PRIu64
+			    ",\"tcp_timeouts\":%" PRIu64 ",\"udp_batches\":%" PRIu64
+			    ",\"batch_fill_mean\":%.2f,\"batch_fill\":{",
+			    t->tcp_connections, t->tcp_rejected, t->tcp_timeouts, t->udp_batches,
+			    t->udp_batches > 0 ? (double)udp_datagrams(t) / (double)t->udp_batches : 0.0);
+	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
+		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, i == 0 ? "" : ",", fill_names[i],
+				    t->batch_fill[i]);
+	apex_ctl_buf_printf(b, "},\"zone_pickups\":%" PRIu64 ",\"lock_wait_ns\":%" PRIu64 "}",
+			    t->zone_pickups, t->lock_wait_ns);
+}
+
+static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_stats_totals_t *t)
+{
+	char name[16];
+
+	apex_ctl_buf_printf(b, "%s:\n", label);
+	apex_ctl_buf_printf(b, "  queries: %" PRIu64 " (udp %" PRIu64 ", tcp %" PRIu64 ")\n",
+			    t->udp_queries + t->tcp_queries, t->udp_queries, t->tcp_queries);
+	apex_ctl_buf_puts(b, "  rcode:");
+	for (unsigned r = 0; r < APEX_STATS_RCODES; r++) {
+		if (t->rcode[r] != 0)
+			apex_ctl_buf_printf(b, " %s=%" PRIu64,
+					    apex_stats_rcode_name(r, name, sizeof(name)), t->rcode[r]);
+	}
+	apex_ctl_buf_puts(b, "\n  qtype:");
+	for (unsigned q = 0; q < APEX_STATS_QTYPES; q++) {
+		if (t->qtype[q] != 0)
+			apex_ctl_buf_printf(b, " %s=%" PRIu64, apex_stats_qtype_name(q), t->qtype[q]);
+	}
+	apex_ctl_buf_printf(b, "\n  truncated: %" PRIu64 "\n  dropped: %" PRIu64 "\n",
+			    t->truncated, t->dropped);
+	apex_ctl_buf_printf(b, "  tcp connections: %" PRIu64 " (rejected %" PRIu64
+			    ", timed out %" PRIu64 ")\n",
+			    t->tcp_connections, t->tcp_rejected, t->tcp_timeouts);
+	apex_ctl_buf_printf(b, "  recvmmsg batches: %" PRIu64 ", mean fill %.2f, fill",
+			    t->udp_batches,
+			    t->udp_batches > 0 ? (double)udp_datagrams(t) / (double)t->udp_batches : 0.0);
+	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
+		apex_ctl_buf_printf(b, " %s=%" PRIu64, fill_names[i], t->batch_fill[i]);
+	apex_ctl_buf_printf(b, "\n  lock wait: %.6f s over %" PRIu64 " zone pick-ups\n",
+			    (double)t->lock_wait_ns / 1e9, t->zone_pickups);
+}
+
+void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+		       const apex_stats_totals_t *per_worker, unsigned count,
+		       const apex_stats_totals_t *total)
+{
+	if (format == APEX_CTL_FORMAT_JSON) {
+		apex_ctl_buf_puts(buf, "{\"total\":");
+		render_json_one(buf, total);
+		apex_ctl_buf_puts(buf, ",\"workers\":[");
+		for (unsigned w = 0; w < count; w++) {
+			if (w > 0)
+				apex_ctl_buf_puts(buf, ",");
+			render_json_one(buf, &per_worker[w]);
+		}
+		apex_ctl_buf_puts(buf, "]}\n");
+		return;
+	}
+	render_text_one(buf, "total", total);
+	for (unsigned w = 0; w < count; w++) {
+		char label[32];
+
+		snprintf(label, sizeof(label), "worker %u", w);
+		render_text_one(buf, label, &per_worker[w]);
+	}
+}
+
+void apex_stats_summary(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
+{
+	char name[16];
+	bool any = false;
+
+	apex_ctl_buf_printf(b, "queries: udp=%" PRIu64 " tcp=%" PRIu64 "; responses:",
+			    t->udp_queries, t->tcp_queries);
+	for (unsigned r = 0; r < APEX_STATS_RCODES; r++) {
+		if (t->rcode[r] == 0)
+			continue;
+		apex_ctl_buf_printf(b, " %s=%" PRIu64, apex_stats_rcode_name(r, name, sizeof(name)),
+				    t->rcode[r]);
+		any = true;
+	}
+	if (!any)
+		apex_ctl_buf_puts(b, " none");
+	apex_ctl_buf_printf(b, "; truncated=%" PRIu64 " dropped=%" PRIu64 "; tcp connections=%" PRIu64
+			    " rejected=%" PRIu64 " timed-out=%" PRIu64,
+			    t->truncated, t->dropped, t->tcp_connections, t->tcp_rejected,
+			    t->tcp_timeouts);
+}

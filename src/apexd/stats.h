@@ -1,0 +1,124 @@
+/*
+ * Per-worker statistics: what `apexctl stats` reports and apexd logs at
+ * shutdown.
+ *
+ * Each worker has its own block of counters, cache-line aligned and
+ * written only by that worker (relaxed atomic stores: plain moves on
+ * x86, and no data race for the thread that reads them).  Readers take a
+ * snapshot of each worker and add them up; totals may be a few queries
+ * apart from the sum of a later snapshot, never torn per counter.
+ */
+#ifndef APEXD_STATS_H
+#define APEXD_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ctl/buf.h"
+#include "ctl/request.h"
+
+/* rcode buckets: 0..22 one each, the last for all others. */
+#define APEX_STATS_RCODES 24
+/* qtype buckets: the common types one each (apex_stats_qtype_index()), the last for all others. */
+#define APEX_STATS_QTYPES 24
+/* recvmmsg batch fill buckets: 1, 2-7, 8-31, 32-63, 64 (full) datagrams. */
+#define APEX_STATS_FILL_BUCKETS 5
+
+typedef struct apex_worker_stats {
+	atomic_uint_least64_t udp_queries;
+	atomic_uint_least64_t tcp_queries;
+	atomic_uint_least64_t rcode[APEX_STATS_RCODES];  /* responses by rcode */
+	atomic_uint_least64_t qtype[APEX_STATS_QTYPES];  /* responses by query type */
+	atomic_uint_least64_t truncated;       /* responses with TC */
+	atomic_uint_least64_t dropped;         /* queries not answered */
+	atomic_uint_least64_t tcp_connections; /* accepted and served */
+	atomic_uint_least64_t tcp_rejected;    /* closed at once: tcp-max-connections */
+	atomic_uint_least64_t tcp_timeouts;    /* closed by tcp-idle-timeout */
+	atomic_uint_least64_t udp_batches;     /* recvmmsg calls that returned datagrams */
+	atomic_uint_least64_t batch_fill[APEX_STATS_FILL_BUCKETS];
+	atomic_uint_least64_t zone_pickups;    /* new zonesets picked up */
+	atomic_uint_least64_t lock_wait_ns;    /* time spent in those pick-ups (the rwlock) */
+} apex_worker_stats_t;
+
+/* Plain values of a snapshot or a sum. */
+typedef struct apex_stats_totals {
+	uint64_t udp_queries, tcp_queries;
+	uint64_t rcode[APEX_STATS_RCODES];
+	uint64_t qtype[APEX_STATS_QTYPES];
+	uint64_t truncated, dropped;
+	uint64_t tcp_connections, tcp_rejected, tcp_timeouts;
+	uint64_t udp_batches;
+	uint64_t batch_fill[APEX_STATS_FILL_BUCKETS];
+	uint64_t zone_pickups, lock_wait_ns;
+} apex_stats_totals_t;
+
+/* Add n to a counter written only by the calling worker. */
+#define APEX_STAT_ADD(counter, n)                                                        \
+	atomic_store_explicit(&(counter),                                                \
+			      atomic_load_explicit(&(counter), memory_order_relaxed) + (n), \
+			      memory_order_relaxed)
+
+/* The qtype bucket of a query type (the last bucket: any other type). */
+static inline unsigned apex_stats_qtype_index(uint16_t qtype)
+{
+	switch (qtype) {
+	case 1: return 0;    /* A */
+	case 2: return 1;    /* NS */
+	case 5: return 2;    /* CNAME */
+	case 6: return 3;    /* SOA */
+	case 12: return 4;   /* PTR */
+	case 15: return 5;   /* MX */
+	case 16: return 6;   /* TXT */
+	case 28: return 7;   /* AAAA */
+	case 33: return 8;   /* SRV */
+	case 35: return 9;   /* NAPTR */
+	case 43: return 10;  /* DS */
+	case 46: return 11;  /* RRSIG */
+	case 47: return 12;  /* NSEC */
+	case 48: return 13;  /* DNSKEY */
+	case 50: return 14;  /* NSEC3 */
+	case 51: return 15;  /* NSEC3PARAM */
+	case 52: return 16;  /* TLSA */
+	case 64: return 17;  /* SVCB */
+	case 65: return 18;  /* HTTPS */
+	case 251: return 19; /* IXFR */
+	case 252: return 20; /* AXFR */
+	case 255: return 21; /* ANY */
+	case 257: return 22; /* CAA */
+	default: return APEX_STATS_QTYPES - 1;
+	}
+}
+
+/* The recvmmsg fill bucket of a batch of n datagrams (n >= 1). */
+static inline unsigned apex_stats_fill_index(unsigned n)
+{
+	return n <= 1 ? 0 : n < 8 ? 1 : n < 32 ? 2 : n < 64 ? 3 : 4;
+}
+
+/* Name of a qtype bucket ("A", ..., "other"). */
+const char *apex_stats_qtype_name(unsigned index);
+
+/* Name of an rcode bucket ("NOERROR", "RCODE7", ..., "other"); buf holds unnamed ones. */
+const char *apex_stats_rcode_name(unsigned rcode, char *buf, size_t buf_size);
+
+/* Name of a batch fill bucket ("1", "2-7", ...). */
+const char *apex_stats_fill_name(unsigned index);
+
+/* Read one worker's counters. */
+void apex_stats_snapshot(const apex_worker_stats_t *stats, apex_stats_totals_t *out);
+
+/* total += one */
+void apex_stats_add(apex_stats_totals_t *total, const apex_stats_totals_t *one);
+
+/*
+ * Render the statistics of count workers (per_worker[0..count)) and
+ * their total in format (doc/control-protocol.md describes both).
+ */
+void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+		       const apex_stats_totals_t *per_worker, unsigned count,
+		       const apex_stats_totals_t *total);
+
+/* The one-line summary apexd logs at shutdown. */
+void apex_stats_summary(apex_ctl_buf_t *buf, const apex_stats_totals_t *total);
+
+#endif
