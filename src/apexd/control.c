@@ -24,12 +24,17 @@ typedef enum {
 	CONN_READING,   /* waiting for the request line */
 	CONN_WAITING,   /* a reload or reconfig waits for its loads */
 	CONN_WRITING,   /* the reply is being written */
+	CONN_DRAINING,  /* reply sent: reading what the client still sends, until EOF */
 } conn_state_t;
+
+/* How long a client may take to close after its reply. */
+#define DRAIN_TIMEOUT_MS 2000
 
 typedef struct control_conn {
 	uv_pipe_t pipe;
 	uv_timer_t timer;
 	uv_write_t write_req;
+	uv_shutdown_t shutdown_req;
 	struct apex_control *ctl;
 	struct control_conn *prev, *next;
 	conn_state_t state;
@@ -86,17 +91,59 @@ static void conn_close(control_conn_t *conn)
 	uv_close((uv_handle_t *)&conn->pipe, on_conn_closed);
 }
 
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
+
+static void conn_close_timer(uv_timer_t *timer)
+{
+	conn_close(timer->data);
+}
+
+/* Whatever the client sends after its reply is discarded, until it closes. */
+static void on_drain(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+	control_conn_t *conn = stream->data;
+
+	(void)buf;
+	if (nread < 0)
+		conn_close(conn);
+	else
+		conn->in_used = 0;
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+	control_conn_t *conn = req->data;
+
+	if (conn->closing)
+		return;
+	/* Closing a Unix socket with unread input resets it, and the client
+	 * could lose its reply: read to the end (bounded by the timer) first. */
+	conn->state = CONN_DRAINING;
+	conn->in_used = 0;
+	if (status < 0 || uv_read_start((uv_stream_t *)&conn->pipe, on_alloc, on_drain) < 0) {
+		conn_close(conn);
+		return;
+	}
+	uv_timer_start(&conn->timer, conn_close_timer, DRAIN_TIMEOUT_MS, 0);
+}
+
 static void on_written(uv_write_t *req, int status)
 {
 	control_conn_t *conn = req->data;
 
-	(void)status;  /* a client that went away misses its reply: nothing else to do */
 	if (conn->stop_after_write) {
 		/* the main thread waits for SIGTERM in sigwait(): the usual way out */
 		apex_info("stop requested on the control socket");
 		kill(getpid(), SIGTERM);
 	}
-	conn_close(conn);
+	if (status < 0 || conn->closing) {
+		/* a client that went away misses its reply: nothing else to do */
+		conn_close(conn);
+		return;
+	}
+	conn->shutdown_req.data = conn;
+	if (uv_shutdown(&conn->shutdown_req, (uv_stream_t *)&conn->pipe, on_shutdown) < 0)
+		conn_close(conn);
 }
 
 /* Send conn->out (a complete reply), then close. */
