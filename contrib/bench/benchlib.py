@@ -120,7 +120,8 @@ class Server:
 
     name = "server"
 
-    def __init__(self, workdir, zones, wrapper=()):
+    def __init__(self, workdir, zones, wrapper=(), cpus=None):
+        self.cpus = cpus or SERVER_CPU  # taskset CPU list
         self.workdir = os.path.join(workdir, self.name)
         os.makedirs(self.workdir, exist_ok=True)
         self.zones = zones
@@ -135,7 +136,7 @@ class Server:
     def start(self, timeout=START_TIMEOUT):
         """Start pinned to SERVER_CPU; returns when every zone answers."""
         self.port = free_port()
-        cmd = ["taskset", "-c", SERVER_CPU] + self.wrapper + self.command()
+        cmd = ["taskset", "-c", self.cpus] + self.wrapper + self.command()
         self.log = open(os.path.join(self.workdir, "log"), "wb")
         t0 = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
@@ -145,7 +146,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited at start-up (%s); see %s/log" % (
                     self.name, self.proc.returncode, self.workdir))
-            while pending and answers(self.port, pending[0]):
+            while pending and answers(self.port, pending[0], timeout=0.05):
                 pending.pop(0)
             if not pending:
                 self.ready_seconds = time.monotonic() - t0
@@ -189,8 +190,10 @@ class Server:
 class Apexd(Server):
     name = "apexd"
 
+    workers = 1
+
     def command(self):
-        cmd = [os.path.join(BUILDDIR, "apexd"), "-f", "-n", "1",
+        cmd = [os.path.join(BUILDDIR, "apexd"), "-f", "-n", str(self.workers),
                "-l", "%s@%d" % (LOOPBACK, self.port)]
         for origin, path in self.zones:
             cmd += ["-z", "%s=%s" % (origin, os.path.abspath(path))]
