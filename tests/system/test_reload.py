@@ -537,6 +537,10 @@ def test_stop_and_reconfig(workdir):
         assert not os.path.exists(sock)
     finally:
         status = apexd.stop()
+        log_dir = os.environ.get("APEX_RELOAD_LOG_DIR")
+        if log_dir:
+            os.makedirs(log_dir, exist_ok=True)
+            shutil.copy(apexd.logpath, os.path.join(log_dir, "reconfig.log"))
         log = open(apexd.logpath, "rb").read().decode("utf-8", "replace")
         assert "ThreadSanitizer" not in log, log[-4000:]
         assert status == 0, log[-3000:]

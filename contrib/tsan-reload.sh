@@ -1,0 +1,55 @@
+#!/bin/sh
+# The concurrent reload test under ThreadSanitizer: build apexd and apexctl
+# with -fsanitize=thread in a copy of the tree (build-tsan/), run
+# tests/system/test_reload.py against it with 4 workers, and fail on any
+# ThreadSanitizer report in apexd's logs.
+#   sh contrib/tsan-reload.sh [extra pytest arguments]
+# Environment: APEX_RELOAD_WORKERS (default 4), APEX_RELOAD_QPS (default 1500:
+# a TSan build is several times slower), JOBS (default: the CPU count).
+set -eu
+cd "$(dirname "$0")/.."
+SRCDIR=$(pwd)
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+BUILD=$SRCDIR/build-tsan
+
+# A copy of the tree: an in-tree build of the sources rules out a VPATH one.
+rm -rf "$BUILD"
+mkdir "$BUILD"
+tar --exclude=./build-tsan --exclude=./build-asan --exclude=./build-fuzz --exclude=./.git \
+	--exclude=./autom4te.cache -cf - . | tar -C "$BUILD" -xf -
+cd "$BUILD"
+make distclean >/dev/null 2>&1 || true
+autoreconf -fi
+# jemalloc off: ThreadSanitizer brings its own allocator
+./configure --without-jemalloc \
+	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
+	LDFLAGS="-fsanitize=thread" >/dev/null
+make -j"$JOBS" apexd apexctl
+
+LOGS=$BUILD/tsan-logs
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+APEX_RELOAD_WORKERS=${APEX_RELOAD_WORKERS:-4}
+APEX_RELOAD_QPS=${APEX_RELOAD_QPS:-1500}
+APEX_RELOAD_SKIP_RSS=1   # the sanitizer's allocator keeps freed memory
+APEX_RELOAD_LOG_DIR=$LOGS
+APEX_START_TIMEOUT=300
+APEX_BUILDDIR=$BUILD
+APEX_SRCDIR=$BUILD
+PYTHONDONTWRITEBYTECODE=1
+export TSAN_OPTIONS APEX_RELOAD_WORKERS APEX_RELOAD_QPS APEX_RELOAD_SKIP_RSS APEX_RELOAD_LOG_DIR \
+	APEX_START_TIMEOUT APEX_BUILDDIR APEX_SRCDIR PYTHONDONTWRITEBYTECODE
+
+status=0
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_reload.py "$@" || status=1
+if ! ls "$LOGS"/*.log >/dev/null 2>&1; then
+	echo "tsan-reload: no apexd log was collected" >&2
+	status=1
+elif grep -l "ThreadSanitizer" "$LOGS"/*.log >&2; then
+	echo "tsan-reload: ThreadSanitizer reports in the logs above" >&2
+	grep -h -A30 "WARNING: ThreadSanitizer" "$LOGS"/*.log | head -n 120 >&2
+	status=1
+fi
+[ $status -eq 0 ] && echo "tsan-reload: clean (no ThreadSanitizer report, all reload tests passed)"
+exit $status
