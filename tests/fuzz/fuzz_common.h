@@ -70,7 +70,8 @@ static const char *fuzz_srcdir(void)
 static void fuzz_load(apex_zonetable_t *table, const char *file, const char *origin)
 {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/zones/%s", fuzz_srcdir(), file);
+	if (snprintf(path, sizeof(path), "%s/zones/%s", fuzz_srcdir(), file) >= (int)sizeof(path))
+		abort();
 	uint8_t wire[APEX_NAME_MAX];
 	if (apex_name_from_str(origin, wire) < 0)
 		abort();
@@ -99,10 +100,27 @@ static uint16_t fuzz_query_payload(const uint8_t *query, size_t query_size)
 }
 
 /*
- * Check one response (see the top of this file).  capacity is the size
- * of the buffer apex_answer() was given.
+ * The UDP size limit of the response to query: 512 without EDNS (the
+ * response has no OPT), else the requestor's payload as an independent
+ * decoder (ldns) reads it, capped by ours and at least 512.  When ldns
+ * cannot read the query, our own payload: an upper bound.
  */
-static void fuzz_check_response(const uint8_t *query, size_t query_size,
+static size_t fuzz_udp_limit(const uint8_t *query, size_t query_size,
+			     const apex_answer_config_t *cfg, bool edns)
+{
+	if (!edns)
+		return APEX_MIN_UDP_PAYLOAD;
+	uint16_t asked = fuzz_query_payload(query, query_size);
+	size_t limit = asked != 0 && asked < cfg->edns_payload ? asked : cfg->edns_payload;
+	return limit < APEX_MIN_UDP_PAYLOAD ? APEX_MIN_UDP_PAYLOAD : limit;
+}
+
+/*
+ * Check one response (see the top of this file).  capacity is the size
+ * of the buffer apex_answer() was given.  Returns true if the response
+ * has an OPT record.
+ */
+static bool fuzz_check_response(const uint8_t *query, size_t query_size,
 				const apex_answer_config_t *cfg, apex_transport_t transport,
 				const uint8_t *resp, size_t resp_size, size_t capacity,
 				const apex_answer_info_t *info)
@@ -114,7 +132,7 @@ static void fuzz_check_response(const uint8_t *query, size_t query_size,
 			fuzz_fail(resp, 0, "no response to a query that must be answered");
 		if (!info->dropped)
 			fuzz_fail(resp, 0, "no response but info->dropped is false");
-		return;
+		return false;
 	}
 	if (must_drop)
 		fuzz_fail(resp, resp_size, "a response to a message that must be dropped");
@@ -155,21 +173,12 @@ static void fuzz_check_response(const uint8_t *query, size_t query_size,
 	}
 	ldns_pkt_free(pkt);
 
-	size_t limit = APEX_MAX_MESSAGE;
-	if (transport == APEX_TRANSPORT_UDP) {
-		limit = APEX_MIN_UDP_PAYLOAD;
-		if (edns) {
-			/* The requestor's size as an independent decoder reads it;
-			 * when ldns cannot read the query, at least our own. */
-			uint16_t asked = fuzz_query_payload(query, query_size);
-			limit = asked != 0 && asked < cfg->edns_payload ? asked : cfg->edns_payload;
-			if (limit < APEX_MIN_UDP_PAYLOAD)
-				limit = APEX_MIN_UDP_PAYLOAD;
-		}
-	}
+	size_t limit = transport == APEX_TRANSPORT_UDP ? fuzz_udp_limit(query, query_size, cfg, edns)
+						       : APEX_MAX_MESSAGE;
 	if (resp_size > limit)
 		fuzz_fail(resp, resp_size, "response of %zu bytes over the %zu-byte limit",
 			  resp_size, limit);
+	return edns;
 }
 
 /* A heap buffer of exactly size bytes, so that ASan sees any write past it. */

@@ -22,12 +22,12 @@
 #define NODES_QUERIED 16
 
 static char dir[4096];
-static char zone_path[4096];
-static char inc_path[4096];
+static char zone_path[sizeof(dir) + 16];
+static char inc_path[sizeof(dir) + 16];
 static uint8_t origin[APEX_NAME_MAX];
 static apex_answer_config_t cfg;
-static uint8_t *udp_buf;
-static uint8_t *tcp_buf;
+static uint8_t *answer_udp;
+static uint8_t *answer_tcp;
 static bool verbose;  /* $FUZZ_VERBOSE: print each load's outcome */
 
 static void cleanup(void)
@@ -70,8 +70,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (apex_name_from_str("example.", origin) < 0)
 		abort();
 	apex_answer_config_init(&cfg);
-	udp_buf = fuzz_buffer(cfg.edns_payload);
-	tcp_buf = fuzz_buffer(APEX_MAX_MESSAGE);
+	answer_udp = fuzz_buffer(cfg.edns_payload);
+	answer_tcp = fuzz_buffer(APEX_MAX_MESSAGE);
 	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	return 0;
 }
@@ -120,7 +120,7 @@ static void ask(const apex_zoneset_t *set, apex_transport_t transport, const uin
 	if (query_size == 0)
 		return;
 	apex_answer_info_t info;
-	uint8_t *buf = transport == APEX_TRANSPORT_UDP ? udp_buf : tcp_buf;
+	uint8_t *buf = transport == APEX_TRANSPORT_UDP ? answer_udp : answer_tcp;
 	size_t cap = transport == APEX_TRANSPORT_UDP ? cfg.edns_payload : APEX_MAX_MESSAGE;
 	size_t n = apex_answer(set, &cfg, transport, query, query_size, buf, cap, &info);
 	fuzz_check_response(query, query_size, &cfg, transport, buf, n, cap, &info);
