@@ -1,0 +1,357 @@
+#!/usr/bin/python3
+"""Reload benchmark: apexd, NSD and Knot DNS reloading the largest zone.
+
+For each server, on a loopback port, serving the synthetic nu. zone
+(NSEC3, about a million records; ../shared/zones/nu.nsec3.synthetic.zone.xz,
+decompressed into a temporary directory):
+
+  steady   dnsperf, unthrottled, for STEADY seconds: QPS and p99 latency,
+           and the resident memory of the server (PSS summed over its
+           processes, so that NSD's forked children are counted fairly);
+  reload   a second copy of the zone with the next serial is put in place,
+           dnsperf runs again, the reload is asked for (apexctl reload,
+           nsd-control reload, knotc zone-reload) and dnsperf stops when
+           the new serial is answered: QPS and p99 over that window, the
+           queries lost, the peak memory sampled every 50 ms, as a multiple
+           of the steady memory, and how long the reload took.
+
+    /usr/bin/python3 contrib/bench-reload/reload_bench.py [--servers apexd,nsd,knot]
+
+APEX_BUILDDIR (default: the source tree) names where apexd and apexctl are;
+APEX_ZONES (default: ../shared/zones next to the source tree) where the .xz is.
+Every process started is stopped by its PID.  The figures go to stdout,
+as a Markdown table (doc/reload.md holds a run).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.path.abspath(os.path.join(HERE, "..", ".."))
+BUILDDIR = os.environ.get("APEX_BUILDDIR", SRCDIR)
+ZONES = os.environ.get("APEX_ZONES", os.path.join(SRCDIR, "..", "shared", "zones"))
+ORIGIN = "nu."
+START_TIMEOUT = 600
+RELOAD_TIMEOUT = 600
+
+
+def free_port():
+    for _ in range(50):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t, \
+                socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+            t.bind(("127.0.0.1", 0))
+            port = t.getsockname()[1]
+            try:
+                u.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port")
+
+
+def soa_serial(port, timeout=0.5):
+    """The SOA serial of nu. served on port, or None."""
+    qid = os.getpid() & 0xFFFF
+    q = (qid.to_bytes(2, "big") + b"\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+         + b"\x02nu\x00\x00\x06\x00\x01")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(timeout)
+        try:
+            s.sendto(q, ("127.0.0.1", port))
+            r, _ = s.recvfrom(65535)
+        except OSError:
+            return None
+    if len(r) < 12 or r[:2] != q[:2] or (r[3] & 15) != 0 or int.from_bytes(r[6:8], "big") == 0:
+        return None
+    # question is echoed: skip it, then the answer's owner (a pointer or the name)
+    pos = 12 + len(q) - 12
+    if r[pos] & 0xC0 == 0xC0:
+        pos += 2
+    else:
+        while r[pos] != 0:
+            pos += r[pos] + 1
+        pos += 1
+    rdlen = int.from_bytes(r[pos + 8:pos + 10], "big")
+    rdata = r[pos + 10:pos + 10 + rdlen]
+    # rdata: mname, rname (possibly compressed), then serial
+    i = 0
+    for _ in range(2):
+        while True:
+            if rdata[i] & 0xC0 == 0xC0:
+                i += 2
+                break
+            if rdata[i] == 0:
+                i += 1
+                break
+            i += rdata[i] + 1
+    return int.from_bytes(rdata[i:i + 4], "big")
+
+
+def tree_pss(pid):
+    """PSS in bytes of pid and all its descendants."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            with open("/proc/%d/smaps_rollup" % p) as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+class Server:
+    name = "?"
+
+    def __init__(self, workdir, zonefile):
+        self.dir = os.path.join(workdir, self.name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.zonefile = zonefile
+        self.port = free_port()
+        self.proc = None
+
+    def start(self):
+        self.log = open(os.path.join(self.dir, "server.log"), "wb")
+        self.proc = subprocess.Popen(self.command(), stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, cwd=self.dir)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited at start-up (see %s)" % (self.name, self.log.name))
+            if soa_serial(self.port) is not None:
+                return
+            time.sleep(0.2)
+        raise RuntimeError("%s did not start within %d s" % (self.name, START_TIMEOUT))
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.proc is not None:
+            self.log.close()
+
+
+class Apexd(Server):
+    name = "apexd"
+
+    def command(self):
+        self.sock = os.path.join(self.dir, "apexd.sock")
+        return [os.path.join(BUILDDIR, "apexd"), "-f", "-n", "2", "-l", "127.0.0.1@%d" % self.port,
+                "-z", "%s=%s" % (ORIGIN, self.zonefile), "-s", self.sock]
+
+    def reload(self):
+        return subprocess.Popen([os.path.join(BUILDDIR, "apexctl"), "-s", self.sock, "reload",
+                                 ORIGIN], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+class Nsd(Server):
+    name = "nsd"
+
+    def command(self):
+        d = self.dir
+        self.conf = os.path.join(d, "nsd.conf")
+        with open(self.conf, "w") as f:
+            f.write("\n".join([
+                "server:", "    ip-address: 127.0.0.1@%d" % self.port, "    do-ip6: no",
+                "    server-count: 2", '    username: ""', '    chroot: ""',
+                '    zonesdir: "%s"' % d, '    database: ""', '    pidfile: "%s/nsd.pid"' % d,
+                '    xfrdfile: "%s/xfrd.state"' % d, '    xfrdir: "%s"' % d,
+                '    zonelistfile: "%s/zone.list"' % d, "    verbosity: 1",
+                "    rrl-ratelimit: 0", "    rrl-whitelist-ratelimit: 0",
+                "remote-control:", "    control-enable: yes",
+                '    control-interface: "%s/nsd.ctl"' % d,
+                "zone:", '    name: "%s"' % ORIGIN, '    zonefile: "%s"' % self.zonefile, ""]))
+        return [shutil.which("nsd") or "/usr/sbin/nsd", "-d", "-c", self.conf]
+
+    def reload(self):
+        return subprocess.Popen(["nsd-control", "-c", self.conf, "reload", ORIGIN],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+class Knot(Server):
+    name = "knot"
+
+    def command(self):
+        d = self.dir
+        self.conf = os.path.join(d, "knot.conf")
+        os.makedirs(os.path.join(d, "db"), exist_ok=True)
+        lines = ["server:", '    rundir: "%s"' % d, "    listen: 127.0.0.1@%d" % self.port]
+        if os.geteuid() == 0:
+            lines.append("    user: root:root")
+        lines += ["    udp-workers: 2", "    tcp-workers: 1", "    background-workers: 1",
+                  "database:", '    storage: "%s/db"' % d,
+                  "control:", '    listen: "%s/knot.sock"' % d,
+                  "log:", "  - target: stderr", "    any: notice",
+                  "template:", "  - id: default", '    storage: "%s"' % d,
+                  "    zonefile-sync: -1", "    zonefile-load: whole", "    journal-content: none",
+                  "    semantic-checks: off", "    dnssec-signing: off",
+                  "zone:", "  - domain: %s" % ORIGIN, '    file: "%s"' % self.zonefile, ""]
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines))
+        return [shutil.which("knotd") or "/usr/sbin/knotd", "-c", self.conf]
+
+    def reload(self):
+        return subprocess.Popen(["knotc", "-c", self.conf, "-b", "zone-reload", ORIGIN],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+SERVERS = {"apexd": Apexd, "nsd": Nsd, "knot": Knot}
+
+
+def dnsperf(port, datafile, seconds):
+    return subprocess.Popen(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", datafile,
+                             "-l", str(seconds), "-c", "2", "-q", "200", "-t", "5", "-v"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def dnsperf_result(out):
+    lat = sorted(float(line.rsplit(None, 1)[1]) for line in out.splitlines()
+                 if line.startswith("> "))
+    qps = re.search(r"Queries per second:\s+([\d.]+)", out)
+    lost = re.search(r"Queries lost:\s+(\d+)", out)
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("nan")
+    return {"qps": float(qps.group(1)) if qps else 0.0, "p99_ms": p99 * 1000,
+            "lost": int(lost.group(1)) if lost else -1, "answers": len(lat)}
+
+
+def measure(server_cls, workdir, zone_a, zone_b, serial_b, datafile, steady_seconds):
+    live = os.path.join(workdir, "nu.zone")
+    if os.path.lexists(live):
+        os.unlink(live)
+    os.symlink(zone_a, live)
+    s = server_cls(workdir, live)
+    t0 = time.monotonic()
+    s.start()
+    startup = time.monotonic() - t0
+    try:
+        time.sleep(2)
+        steady_mem = tree_pss(s.proc.pid)
+        out, _ = dnsperf(s.port, datafile, steady_seconds).communicate(timeout=steady_seconds + 60)
+        steady = dnsperf_result(out)
+
+        # the next version in place, then load and reload together
+        tmp = live + ".new"
+        os.symlink(zone_b, tmp)
+        os.rename(tmp, live)
+        peak = [tree_pss(s.proc.pid)]
+        stop = threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                peak[0] = max(peak[0], tree_pss(s.proc.pid))
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        perf = dnsperf(s.port, datafile, RELOAD_TIMEOUT)
+        sampler.start()
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        ctl = s.reload()
+        deadline = t0 + RELOAD_TIMEOUT
+        while soa_serial(s.port, timeout=1.0) != serial_b and time.monotonic() < deadline:
+            time.sleep(0.02)
+        reload_seconds = time.monotonic() - t0
+        ctl_out = ctl.communicate(timeout=RELOAD_TIMEOUT)[0].decode(errors="replace").strip()
+        time.sleep(0.2)
+        perf.send_signal(signal.SIGINT)
+        out, _ = perf.communicate(timeout=60)
+        stop.set()
+        sampler.join(5)
+        during = dnsperf_result(out)
+        after_mem = tree_pss(s.proc.pid)
+        return {"server": s.name, "startup_s": startup, "steady": steady, "during": during,
+                "reload_s": reload_seconds, "steady_mem": steady_mem, "peak_mem": peak[0],
+                "after_mem": after_mem, "ctl": ctl_out, "ctl_rc": ctl.returncode}
+    finally:
+        s.stop()
+
+
+def prepare(workdir):
+    xz = os.path.join(ZONES, "nu.nsec3.synthetic.zone.xz")
+    zone_a = os.path.join(workdir, "nu.a.zone")
+    with open(zone_a, "wb") as out:
+        subprocess.run(["xz", "-dc", xz], stdout=out, check=True)
+    # version b: the same data with the next serial
+    zone_b = os.path.join(workdir, "nu.b.zone")
+    serial_b = None
+    with open(zone_a) as src, open(zone_b, "w") as dst:
+        for line in src:
+            if serial_b is None and re.search(r"\sSOA\s", line):
+                fields = line.split()
+                i = fields.index("SOA") + 3
+                serial_b = int(fields[i]) + 1
+                fields[i] = str(serial_b)
+                line = " ".join(fields) + "\n"
+            dst.write(line)
+    # queries: delegations (referrals), their DS, and names that do not exist
+    names = []
+    with open(zone_a) as src:
+        for line in src:
+            f = line.split()
+            if len(f) >= 4 and f[3] == "NS" and f[0] != ORIGIN and len(names) < 40000:
+                if not names or names[-1] != f[0]:
+                    names.append(f[0])
+    datafile = os.path.join(workdir, "queries.txt")
+    with open(datafile, "w") as q:
+        for i, n in enumerate(names):
+            q.write("%s %s\n" % (n, "DS" if i % 3 == 0 else "A"))
+            if i % 5 == 0:
+                q.write("nx%d-%s A\n" % (i, n))
+    return zone_a, zone_b, serial_b, datafile
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--servers", default="apexd,nsd,knot")
+    ap.add_argument("--steady", type=int, default=8, help="seconds of steady-state load")
+    args = ap.parse_args()
+    workdir = tempfile.mkdtemp(prefix="apex-reload-bench-")
+    try:
+        zone_a, zone_b, serial_b, datafile = prepare(workdir)
+        results = []
+        for name in args.servers.split(","):
+            r = measure(SERVERS[name], workdir, zone_a, zone_b, serial_b, datafile, args.steady)
+            results.append(r)
+            print("%s: %r" % (name, r), file=sys.stderr, flush=True)
+        print("| server | load at start (s) | reload (s) | QPS steady | QPS during reload | "
+              "p99 steady (ms) | p99 during reload (ms) | lost during reload | memory steady (MiB) "
+              "| peak during reload (MiB) | peak / steady | after reload (MiB) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in results:
+            print("| %s | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f | %d | %.0f | %.0f | %.2f | %.0f |" % (
+                r["server"], r["startup_s"], r["reload_s"], r["steady"]["qps"], r["during"]["qps"],
+                r["steady"]["p99_ms"], r["during"]["p99_ms"], r["during"]["lost"],
+                r["steady_mem"] / 2**20, r["peak_mem"] / 2**20, r["peak_mem"] / max(1, r["steady_mem"]),
+                r["after_mem"] / 2**20))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
