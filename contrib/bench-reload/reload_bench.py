@@ -224,20 +224,47 @@ class Knot(Server):
 SERVERS = {"apexd": Apexd, "nsd": Nsd, "knot": Knot}
 
 
-def dnsperf(port, datafile, seconds):
-    return subprocess.Popen(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", datafile,
-                             "-l", str(seconds), "-c", "2", "-q", "200", "-t", "5", "-v"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+class Dnsperf:
+    """dnsperf -v in the background, its output in a file (a pipe that
+    nobody reads while it runs would fill up and stall it)."""
+
+    def __init__(self, port, datafile, seconds, outfile):
+        self.outfile = outfile
+        self.out = open(outfile, "w")
+        self.proc = subprocess.Popen(
+            ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", datafile, "-l", str(seconds),
+             "-c", "2", "-q", "200", "-t", "5", "-v"],
+            stdout=self.out, stderr=subprocess.STDOUT)
+
+    def finish(self, timeout, interrupt=False):
+        if interrupt:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.out.close()
+        with open(self.outfile) as f:
+            return f.read()
 
 
 def dnsperf_result(out):
-    lat = sorted(float(line.rsplit(None, 1)[1]) for line in out.splitlines()
-                 if line.startswith("> "))
+    lat, unanswered = [], 0
+    for line in out.splitlines():
+        if not line.startswith("> "):
+            continue
+        try:
+            lat.append(float(line.rsplit(None, 1)[1]))
+        except ValueError:  # "> T name type": timed out, or still pending when stopped
+            unanswered += 1
+    lat.sort()
     qps = re.search(r"Queries per second:\s+([\d.]+)", out)
     lost = re.search(r"Queries lost:\s+(\d+)", out)
     p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("nan")
     return {"qps": float(qps.group(1)) if qps else 0.0, "p99_ms": p99 * 1000,
-            "lost": int(lost.group(1)) if lost else -1, "answers": len(lat)}
+            "lost": int(lost.group(1)) if lost else -1, "answers": len(lat),
+            "unanswered": unanswered}
 
 
 def measure(server_cls, workdir, zone_a, zone_b, serial_b, datafile, steady_seconds):
@@ -252,7 +279,8 @@ def measure(server_cls, workdir, zone_a, zone_b, serial_b, datafile, steady_seco
     try:
         time.sleep(2)
         steady_mem = tree_pss(s.proc.pid)
-        out, _ = dnsperf(s.port, datafile, steady_seconds).communicate(timeout=steady_seconds + 60)
+        out = Dnsperf(s.port, datafile, steady_seconds, os.path.join(s.dir, "steady.out")).finish(
+            steady_seconds + 60)
         steady = dnsperf_result(out)
 
         # the next version in place, then load and reload together
@@ -268,7 +296,7 @@ def measure(server_cls, workdir, zone_a, zone_b, serial_b, datafile, steady_seco
                 time.sleep(0.05)
 
         sampler = threading.Thread(target=sample, daemon=True)
-        perf = dnsperf(s.port, datafile, RELOAD_TIMEOUT)
+        perf = Dnsperf(s.port, datafile, RELOAD_TIMEOUT, os.path.join(s.dir, "reload.out"))
         sampler.start()
         time.sleep(0.5)
         t0 = time.monotonic()
@@ -279,8 +307,7 @@ def measure(server_cls, workdir, zone_a, zone_b, serial_b, datafile, steady_seco
         reload_seconds = time.monotonic() - t0
         ctl_out = ctl.communicate(timeout=RELOAD_TIMEOUT)[0].decode(errors="replace").strip()
         time.sleep(0.2)
-        perf.send_signal(signal.SIGINT)
-        out, _ = perf.communicate(timeout=60)
+        out = perf.finish(60, interrupt=True)
         stop.set()
         sampler.join(5)
         during = dnsperf_result(out)
