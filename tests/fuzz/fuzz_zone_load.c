@@ -8,7 +8,8 @@
  * '/' anywhere) or recurse exponentially (more than one $INCLUDE) are
  * skipped: reading /dev/zero or loading 2^16 files are not bugs.
  *
- * A failed load must leave *out NULL and explain itself in err.  A
+ * A failed load must leave *out NULL and explain itself in err (which
+ * starts with the name of the file at fault, ours or inc.zone).  A
  * loaded zone is checked against the invariants zone.h promises, then
  * a few queries per node (the node's first type over UDP, ANY over TCP,
  * a name below it) are answered from it and go through the oracle of
@@ -171,8 +172,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "load: %s\n", rc == APEX_OK ? "ok" : err);
 	if (rc != APEX_OK) {
 		if (zone != NULL || (rc != APEX_ELOAD && rc != APEX_ENOMEM) ||
-		    memchr(err, '\0', sizeof(err)) == NULL || err[0] == '\0') {
-			fprintf(stderr, "failed load: rc %d, zone %p, err not a message\n", rc,
+		    memchr(err, '\0', sizeof(err)) == NULL ||
+		    strncmp(err, dir, strlen(dir)) != 0) {
+			fprintf(stderr, "failed load: rc %d, zone %p, err not \"FILE[:LINE]: reason\"\n", rc,
 				(void *)zone);
 			abort();
 		}

@@ -7,6 +7,10 @@
 #   tests/fuzz/run.sh run TARGET...   run these targets (already built)
 #   tests/fuzz/run.sh repro TARGET FILE...
 #                                     run TARGET once on each FILE (a crash)
+#   tests/fuzz/run.sh coverage TARGET [DIR...]
+#                                     line coverage of lib/ (llvm-cov) by the
+#                                     inputs in DIR (default: the last run's
+#                                     corpus, else the seeds)
 #
 # Environment:
 #   FUZZ_SECONDS   time per target in seconds (default 60)
@@ -110,6 +114,32 @@ run_one() {
 	return "$status"
 }
 
+# Source-based coverage of lib/ by a corpus (no sanitizers: faster).
+coverage() {
+	t=$1
+	shift
+	[ $# -gt 0 ] || {
+		if [ -d "$BUILD/corpus/$t" ]; then
+			set -- "$BUILD/corpus/$t"
+		else
+			set -- "$FUZZ_DIR/corpus/$(corpus_of "$t")"
+		fi
+	}
+	cov=$BUILD/coverage
+	mkdir -p "$cov"
+	srcs="$SRCDIR/lib/util/*.c $SRCDIR/lib/dns/*.c $SRCDIR/lib/zone/*.c $SRCDIR/lib/query/*.c"
+	# shellcheck disable=SC2086
+	$CC -std=gnu11 -g -O1 -fprofile-instr-generate -fcoverage-mapping -fsanitize=fuzzer \
+		-I"$SRCDIR/lib" -I"$FUZZ_DIR" $(pkg-config --cflags ldns) "$FUZZ_DIR/$t.c" $srcs $LIBS \
+		-o "$cov/$t"
+	rm -f "$cov/$t".profraw
+	LLVM_PROFILE_FILE="$cov/$t.profraw" "$cov/$t" -runs=0 "$@" >"$cov/$t.log" 2>&1
+	llvm-profdata merge -sparse "$cov/$t.profraw" -o "$cov/$t.profdata"
+	# shellcheck disable=SC2086
+	llvm-cov report "$cov/$t" -instr-profile="$cov/$t.profdata" $srcs
+	echo "line by line: llvm-cov show $cov/$t -instr-profile=$cov/$t.profdata FILE"
+}
+
 cmd=${1:-all}
 [ $# -gt 0 ] && shift
 case $cmd in
@@ -123,6 +153,9 @@ run)
 		run_one "$t" || failed=1
 	done
 	exit $failed
+	;;
+coverage)
+	coverage "$@"
 	;;
 repro)
 	t=$1
@@ -139,7 +172,7 @@ all)
 	exit $failed
 	;;
 *)
-	echo "usage: $0 [build | run TARGET... | repro TARGET FILE...]" >&2
+	echo "usage: $0 [build | run TARGET... | repro TARGET FILE... | coverage TARGET [DIR...]]" >&2
 	exit 2
 	;;
 esac
