@@ -65,4 +65,9 @@ export ASAN_OPTIONS UBSAN_OPTIONS
 make -j"$JOBS"
 APEX_START_TIMEOUT=300 make -j"$JOBS" check || failed "sanitizer build"
 tail -n 3 tests/system/run.sh.log
-echo "=== all tests passed (normal and sanitizer builds)"
+# The concurrency tests (zone table, rwlock, reload under load with 4
+# workers) under ThreadSanitizer.
+echo "=== ThreadSanitizer build: concurrency tests"
+cd "$SRCDIR"
+sh contrib/tsan-reload.sh
+echo "=== all tests passed (normal, ASan+UBSan and TSan builds)"

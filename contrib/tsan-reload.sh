@@ -1,8 +1,9 @@
 #!/bin/sh
-# The concurrent reload test under ThreadSanitizer: build apexd and apexctl
-# with -fsanitize=thread in a copy of the tree (build-tsan/), run
-# tests/system/test_reload.py against it with 4 workers, and fail on any
-# ThreadSanitizer report in apexd's logs.
+# The concurrency tests under ThreadSanitizer: build apexd, apexctl and the
+# concurrent unit tests (zone table pick-up while publishing, the rwlock) with
+# -fsanitize=thread in a copy of the tree (build-tsan/), run those unit tests,
+# then tests/system/test_reload.py against apexd with 4 workers, and fail on
+# any ThreadSanitizer report.
 #   sh contrib/tsan-reload.sh [extra pytest arguments]
 # Environment: APEX_RELOAD_WORKERS (default 4), APEX_RELOAD_QPS (default 1500:
 # a TSan build is several times slower), JOBS (default: the CPU count).
@@ -24,12 +25,18 @@ autoreconf -fi
 ./configure --without-jemalloc \
 	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
 	LDFLAGS="-fsanitize=thread" >/dev/null
-make -j"$JOBS" apexd apexctl
+make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock
+
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+export TSAN_OPTIONS
+for t in tests/unit/test_zoneset tests/unit/test_rwlock; do
+	echo "tsan: $t"
+	./$t
+done
 
 LOGS=$BUILD/tsan-logs
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 APEX_RELOAD_WORKERS=${APEX_RELOAD_WORKERS:-4}
 APEX_RELOAD_QPS=${APEX_RELOAD_QPS:-1500}
 APEX_RELOAD_SKIP_RSS=1   # the sanitizer's allocator keeps freed memory
@@ -38,7 +45,7 @@ APEX_START_TIMEOUT=300
 APEX_BUILDDIR=$BUILD
 APEX_SRCDIR=$BUILD
 PYTHONDONTWRITEBYTECODE=1
-export TSAN_OPTIONS APEX_RELOAD_WORKERS APEX_RELOAD_QPS APEX_RELOAD_SKIP_RSS APEX_RELOAD_LOG_DIR \
+export APEX_RELOAD_WORKERS APEX_RELOAD_QPS APEX_RELOAD_SKIP_RSS APEX_RELOAD_LOG_DIR \
 	APEX_START_TIMEOUT APEX_BUILDDIR APEX_SRCDIR PYTHONDONTWRITEBYTECODE
 
 status=0
