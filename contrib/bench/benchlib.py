@@ -88,11 +88,13 @@ def answers(port, origin, timeout=0.3):
         and (data[2] & 0x80) != 0
 
 
-def proc_cpu_seconds(pid):
-    """utime + stime of a process (all its threads), in seconds."""
+def proc_cpu_seconds(pid, which="both"):
+    """utime + stime of a process (all its threads), in seconds; which:
+    "user", "system" or "both"."""
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    user, system = int(fields[11]), int(fields[12])
+    return {"user": user, "system": system, "both": user + system}[which] / CLK_TCK
 
 
 def proc_status(pid, key):
@@ -162,11 +164,11 @@ class Server:
             pids += [c for p in pids for c in children(p) if c not in pids]
         return pids
 
-    def cpu_seconds(self):
+    def cpu_seconds(self, which="both"):
         total = 0.0
         for pid in self.pids():
             try:
-                total += proc_cpu_seconds(pid)
+                total += proc_cpu_seconds(pid, which)
             except OSError:
                 pass
         return total
@@ -301,10 +303,15 @@ def parse_dnsperf(out):
 
 def measure(server, queryfile, seconds, dnssec):
     """One dnsperf run against a running server; adds the server's CPU time."""
-    cpu0 = server.cpu_seconds()
+    user0, sys0 = server.cpu_seconds("user"), server.cpu_seconds("system")
     res, out = dnsperf(server.port, queryfile, seconds=seconds, dnssec=dnssec)
-    res["cpu_s"] = server.cpu_seconds() - cpu0
-    res["cpu_us_per_q"] = res["cpu_s"] / res["completed"] * 1e6 if res["completed"] else 0
+    user = server.cpu_seconds("user") - user0
+    system = server.cpu_seconds("system") - sys0
+    done = res["completed"]
+    res["cpu_s"] = user + system
+    res["cpu_us_per_q"] = (user + system) / done * 1e6 if done else 0
+    res["user_us_per_q"] = user / done * 1e6 if done else 0
+    res["sys_us_per_q"] = system / done * 1e6 if done else 0
     return res
 
 

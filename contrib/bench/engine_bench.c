@@ -7,9 +7,11 @@
  * format) into a query message (EDNS, payload 1232, DO with -D), then
  * for 1..MAXTHREADS threads lets every thread answer the whole list
  * over and over with apex_answer() for SECONDS.  Prints queries per
- * second, the ratio to one thread, and queries per CPU-second of each
+ * second, the ratio to one thread, queries per CPU-second of each
  * thread (which stays flat when nothing is shared, even on a machine
- * where other work steals wall-clock time).
+ * where other work steals wall-clock time), and the CPU ratio: threads
+ * x that rate / one thread's rate, the scaling the engine would show
+ * with a CPU to each thread.
  */
 #define _GNU_SOURCE
 #ifdef HAVE_CONFIG_H
@@ -280,16 +282,21 @@ int main(int argc, char **argv)
 
 	printf("# engine_bench: %zu queries, DO=%d, %.1f s per run, %ld CPUs online\n", b.count,
 	       dnssec_ok, b.seconds, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%-8s %14s %10s %18s %12s\n", "threads", "queries/s", "ratio", "q/CPU-s/thread",
-	       "ns/query");
-	double one = 0;
+	printf("%-8s %14s %10s %18s %12s %12s\n", "threads", "queries/s", "ratio", "q/CPU-s/thread",
+	       "ns/query", "CPU ratio");
+	double one = 0, one_per_cpu = 0;
 	for (int t = 1; t <= max_threads; t++) {
 		double per_cpu;
 		double qps = run(&b, t, &per_cpu);
-		if (t == 1)
+		if (t == 1) {
 			one = qps;
-		printf("%-8d %14.0f %10.3f %18.0f %12.1f\n", t, qps, one > 0 ? qps / one : 0,
-		       per_cpu, per_cpu > 0 ? 1e9 / per_cpu : 0);
+			one_per_cpu = per_cpu;
+		}
+		/* CPU ratio: what t threads would answer, each on a CPU of its
+		 * own, relative to one (t x per-thread rate / one thread's rate) */
+		printf("%-8d %14.0f %10.3f %18.0f %12.1f %12.3f\n", t, qps, one > 0 ? qps / one : 0,
+		       per_cpu, per_cpu > 0 ? 1e9 / per_cpu : 0,
+		       one_per_cpu > 0 ? t * per_cpu / one_per_cpu : 0);
 		fflush(stdout);
 	}
 	apex_zoneset_release(b.zones);

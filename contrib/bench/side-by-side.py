@@ -11,7 +11,8 @@ pinned to CPU 1.  For every zone and DO setting the servers are measured
 in turn, the order rotating each round, for --rounds rounds of
 --seconds each.  Reported per server: median QPS, queries lost, average
 latency, and the server's CPU time (utime + stime of all its processes,
-from /proc/PID/stat) per answered query; then apexd's CPU per query as a
+from /proc/PID/stat) per answered query, and its user and system
+parts; then apexd's CPU per query as a
 multiple of the better of NSD and Knot and of the reflector.  Build
 first (make), see contrib/bench/benchlib.py for the environment.
 """
@@ -64,7 +65,8 @@ def main():
                 for s in servers:
                     rs = runs[s.name]
                     med = {k: B.median([x[k] for x in rs])
-                           for k in ("qps", "lost", "latency_us", "cpu_us_per_q")}
+                           for k in ("qps", "lost", "latency_us", "cpu_us_per_q",
+                                     "user_us_per_q", "sys_us_per_q")}
                     results.append((label, do, s.name, med))
         finally:
             for s in servers:
@@ -73,8 +75,10 @@ def main():
     rows = []
     for label, do, name, med in results:
         rows.append([label, do, name, "%.0f" % med["qps"], "%.0f" % med["lost"],
-                     "%.0f" % med["latency_us"], "%.2f" % med["cpu_us_per_q"]])
-    print(B.table(["zone", "DO", "server", "QPS", "lost", "latency us", "CPU us/query"], rows))
+                     "%.0f" % med["latency_us"], "%.2f" % med["cpu_us_per_q"],
+                     "%.2f" % med["user_us_per_q"], "%.2f" % med["sys_us_per_q"]])
+    print(B.table(["zone", "DO", "server", "QPS", "lost", "latency us", "CPU us/query",
+                   "user us/q", "system us/q"], rows))
 
     # apexd against the others, same zone and DO
     ratio_rows = []
