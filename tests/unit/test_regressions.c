@@ -82,6 +82,38 @@ static void test_zone_corpus(void **state)
 	assert_true(replay_corpus("zone", fuzz_zone_one) >= 20);
 }
 
+/*
+ * fuzz_zone_load, oracle failure ("ldns cannot decode the response:
+ * answer section incomplete"), minimized input:
+ *     " SOA\tn h 0 0 0 1 3\n3 NSEC3\t1 1 0 - =9\n SPF O"
+ * ldns_rr_new_frm_str() reads the next hashed owner "=9" as a length
+ * byte of 1 followed by no hash at all, so the NSEC3 RDATA it returns
+ * (01 01 00 00 00 01) lies about its own length.  apex_zone_load()
+ * accepted it and apex_answer() served it: no resolver can decode that
+ * answer.  NSD ("invalid base32 data") and BIND ("bad base32 encoding")
+ * reject the file.  The loader must too, at the record's line.
+ */
+static void test_nsec3_next_owner_not_base32(void **state)
+{
+	(void)state;
+	static const char text[] = "@ 300 SOA ns hostmaster 1 2 3 4 5\n"
+				   "@ 300 NS ns\n"
+				   "ns 300 A 192.0.2.1\n"
+				   "x 300 NSEC3 1 1 0 - =9\n";
+	write_file(zone_path, (const uint8_t *)text, sizeof(text) - 1);
+	apex_zone_t *zone = NULL;
+	char err[512] = "";
+	int rc = apex_zone_load(zone_path, origin, &zone, err, sizeof(err));
+	if (zone != NULL)
+		apex_zone_unref(zone);
+	assert_int_equal(rc, APEX_ELOAD);
+	assert_non_null(strstr(err, "zone:4: "));
+
+	/* And the fuzzer's own input goes through its checks. */
+	static const char found[] = " SOA\tn h 0 0 0 1 3\n3 NSEC3\t1 1 0 - =9\n SPF O";
+	assert_int_equal(fuzz_zone_one((const uint8_t *)found, sizeof(found) - 1), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -97,6 +129,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_corpus),
 		cmocka_unit_test(test_zone_corpus),
+		cmocka_unit_test(test_nsec3_next_owner_not_base32),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
