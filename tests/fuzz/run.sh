@@ -49,8 +49,8 @@ build() {
 	}
 	mkdir -p "$BUILD/obj"
 	objs=
-	# The libraries the targets use (not lib/ as a whole: each has its own deps).
-	for src in "$SRCDIR"/lib/util/*.c "$SRCDIR"/lib/dns/*.c "$SRCDIR"/lib/zone/*.c "$SRCDIR"/lib/query/*.c; do
+	# All of lib/, as libapex: the targets link what they use.
+	for src in "$SRCDIR"/lib/*/*.c; do
 		rel=${src#"$SRCDIR"/lib/}
 		obj=$BUILD/obj/$(echo "$rel" | tr / _ | sed 's/\.c$/.o/')
 		# Rebuild when the source or any header of lib/ is newer.
@@ -127,7 +127,7 @@ coverage() {
 	}
 	cov=$BUILD/coverage
 	mkdir -p "$cov"
-	srcs="$SRCDIR/lib/util/*.c $SRCDIR/lib/dns/*.c $SRCDIR/lib/zone/*.c $SRCDIR/lib/query/*.c"
+	srcs="$SRCDIR/lib/*/*.c"
 	# shellcheck disable=SC2086
 	$CC -std=gnu11 -g -O1 -fprofile-instr-generate -fcoverage-mapping -fsanitize=fuzzer \
 		-I"$SRCDIR/lib" -I"$FUZZ_DIR" $(pkg-config --cflags ldns) "$FUZZ_DIR/$t.c" $srcs $LIBS \
