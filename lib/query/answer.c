@@ -13,7 +13,10 @@
  * - Zone transfer is not offered yet.  As NSD 4.6 answers: AXFR over
  *   UDP NOTIMP, AXFR over TCP REFUSED, IXFR REFUSED.  MAILA and MAILB
  *   are looked up like any type (NODATA), as NSD and Knot DNS do.
- * - QCLASS other than IN and CH (ANY included): REFUSED.
+ * - QCLASS other than IN, CH and ANY: REFUSED.  QCLASS ANY is answered
+ *   from the IN data with AA clear, as NSD does (Knot DNS answers it too,
+ *   with AA): RFC 6895 section 3.2, a server cannot be authoritative for
+ *   every class.
  * - ANY (RFC 8482 section 4.1): one RRset, the first by type number at
  *   the node, over UDP and TCP alike.
  * - CNAME and DNAME chains are followed through every zone served
@@ -31,6 +34,8 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/cookie.h"
+#include "query/opt.h"
 #include "query/parse.h"
 #include "query/writer.h"
 #include "util/error.h"
@@ -542,9 +547,13 @@ static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer
 	if (!q->edns)
 		return;
 	bool nsid = q->nsid && cfg->nsid != NULL;
+	size_t opt_pos = w->pos;
 	/* Space was reserved by the limit, so this only fails on a tiny buffer. */
-	(void)apex_writer_opt(w, cfg->edns_payload, (uint8_t)(rcode >> 4), q->dnssec_ok,
-			      nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0);
+	if (apex_writer_opt(w, cfg->edns_payload, (uint8_t)(rcode >> 4), q->dnssec_ok,
+			    nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) == APEX_OK &&
+	    q->cookie_reply_size > 0)
+		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_COOKIE, q->cookie_reply,
+					     q->cookie_reply_size);
 }
 
 static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg)
@@ -552,7 +561,8 @@ static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg
 	if (!q->edns)
 		return 0;
 	bool nsid = q->nsid && cfg->nsid != NULL;
-	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0);
+	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) +
+	       (q->cookie_reply_size > 0 ? 4 + (size_t)q->cookie_reply_size : 0);
 }
 
 /* A response with no records: header, the question if known, OPT. */
@@ -641,17 +651,53 @@ static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_qu
 	return zone;
 }
 
+/*
+ * RFC 7873 5.2: verify the query's server cookie, if any, and prepare
+ * the COOKIE option of the response: its client cookie and a fresh
+ * server cookie.  Returns the apex_cookie_status_t.
+ */
+static uint8_t prepare_cookie(apex_query_t *q, const apex_answer_config_t *cfg,
+			      const apex_answer_client_t *client)
+{
+	uint8_t status = APEX_COOKIE_CLIENT_ONLY;
+
+	if (!q->cookie || !q->edns || cfg->cookie_secret == NULL || client == NULL)
+		return APEX_COOKIE_NONE;
+	if (q->cookie_server_size > 0)
+		status = apex_cookie_verify(cfg->cookie_secret, q->cookie_client, q->cookie_server,
+					    q->cookie_server_size, client->addr, client->addr_size,
+					    client->now);
+	memcpy(q->cookie_reply, q->cookie_client, APEX_COOKIE_CLIENT_SIZE);
+	apex_cookie_make(cfg->cookie_secret, q->cookie_client, client->addr, client->addr_size,
+			 client->now, q->cookie_reply + APEX_COOKIE_CLIENT_SIZE);
+	q->cookie_reply_size = APEX_COOKIE_CLIENT_SIZE + APEX_COOKIE_SERVER_SIZE;
+	return status;
+}
+
 size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 		   apex_transport_t transport, const uint8_t *query, size_t query_size,
 		   uint8_t *out, size_t out_capacity, apex_answer_info_t *info)
 {
+	return apex_answer_from(zones, cfg, transport, NULL, query, query_size, out, out_capacity,
+				info);
+}
+
+size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
+			apex_transport_t transport, const apex_answer_client_t *client,
+			const uint8_t *query, size_t query_size, uint8_t *out,
+			size_t out_capacity, apex_answer_info_t *info)
+{
 	apex_query_t q;
 	apex_parse_result_t parsed = apex_query_parse(query, query_size, &q);
+	uint8_t cookie = parsed == APEX_PARSE_OK || parsed == APEX_PARSE_BADVERS
+				 ? prepare_cookie(&q, cfg, client)
+				 : APEX_COOKIE_NONE;
 	if (info != NULL) {
 		info->qtype = q.has_question ? q.qtype : 0;
 		info->rcode = 0;
 		info->truncated = false;
 		info->dropped = false;
+		info->cookie = cookie;
 	}
 	if (parsed == APEX_PARSE_DROP || out_capacity < APEX_MIN_UDP_PAYLOAD) {
 		if (info != NULL)
@@ -671,7 +717,7 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 
 	if (q.qclass == APEX_CLASS_CH)
 		return answer_chaos(&q, cfg, transport, out, out_capacity, info);
-	if (q.qclass != APEX_CLASS_IN)
+	if (q.qclass != APEX_CLASS_IN && q.qclass != APEX_CLASS_ANY)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
 	if (q.qtype == APEX_TYPE_AXFR && transport == APEX_TRANSPORT_UDP)
 		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity, info);
@@ -687,7 +733,7 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 	c.zone = zone;
 	c.transport = transport;
 	c.rcode = APEX_RCODE_NOERROR;
-	c.aa = true;
+	c.aa = q.qclass == APEX_CLASS_IN;
 	c.dnssec_ok = q.dnssec_ok;
 	c.answer_count = c.authority_count = c.additional_count = 0;
 	c.synth_count = 0;

@@ -23,6 +23,9 @@ typedef struct apex_answer_config {
 	/* CHAOS TXT answers; NULL = REFUSED for that name (off by default). */
 	const char *chaos_id;      /* id.server. and hostname.bind. */
 	const char *chaos_version; /* version.server. and version.bind. */
+	/* DNS cookies (query/cookie.h): the 16-byte server secret; NULL =
+	 * cookies off (a cookie option is then only checked for syntax). */
+	const uint8_t *cookie_secret;
 } apex_answer_config_t;
 
 /* Defaults: edns_payload 1232, everything else off. */
@@ -39,7 +42,15 @@ typedef struct apex_answer_info {
 	uint8_t rcode;      /* rcode of the response (low 4 bits + extended) */
 	bool truncated;     /* TC was set */
 	bool dropped;       /* no response (e.g. QR=1, too short) */
+	uint8_t cookie;     /* apex_cookie_status_t of the query's cookie */
 } apex_answer_info_t;
+
+/* Who sent a query, for what depends on it (server cookies). */
+typedef struct apex_answer_client {
+	const uint8_t *addr;  /* IPv4 (4 bytes) or IPv6 (16 bytes) source address */
+	uint8_t addr_size;
+	uint32_t now;         /* wall-clock seconds (RFC 9018 timestamps) */
+} apex_answer_client_t;
 
 /*
  * Answer the query in query[0..query_size).  The response is written to
@@ -50,5 +61,15 @@ typedef struct apex_answer_info {
 size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 		   apex_transport_t transport, const uint8_t *query, size_t query_size,
 		   uint8_t *out, size_t out_capacity, apex_answer_info_t *info);
+
+/*
+ * apex_answer() for a query from client (NULL: unknown, as for
+ * apex_answer()): with cookies on, a query's cookie is verified and a
+ * new server cookie returned.
+ */
+size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
+			apex_transport_t transport, const apex_answer_client_t *client,
+			const uint8_t *query, size_t query_size, uint8_t *out,
+			size_t out_capacity, apex_answer_info_t *info);
 
 #endif

@@ -40,6 +40,16 @@ typedef struct apex_query {
 	bool dnssec_ok;             /* DO bit */
 	uint16_t udp_payload;       /* requestor's payload size, at least 512 */
 	bool nsid;                  /* NSID requested */
+	/* COOKIE option (RFC 7873), the first one if several: client cookie
+	 * and the server cookie that followed it (0 bytes: none). */
+	bool cookie;
+	uint8_t cookie_client[8];
+	uint8_t cookie_server[32];
+	uint8_t cookie_server_size;
+	/* The COOKIE option to send back (client + new server cookie), set
+	 * by apex_answer_from() when cookies are on; 0: none. */
+	uint8_t cookie_reply[24];
+	uint8_t cookie_reply_size;
 } apex_query_t;
 
 /*

@@ -40,6 +40,13 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->edns_payload = APEX_CONFIG_DEFAULT_EDNS_PAYLOAD;
 	cfg->tcp_max_connections = APEX_CONFIG_DEFAULT_TCP_MAX_CONNECTIONS;
 	cfg->tcp_idle_timeout = APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT;
+	cfg->tcp_max_per_client = APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT;
+	cfg->tcp_io_timeout = APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT;
+	cfg->rrl.slip = APEX_CONFIG_DEFAULT_RRL_SLIP;
+	cfg->rrl.ipv4_prefix = APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX;
+	cfg->rrl.ipv6_prefix = APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX;
+	cfg->rrl.table_size = APEX_CONFIG_DEFAULT_RRL_TABLE_SIZE;
+	cfg->cookies = true;
 }
 
 void apex_config_free(apex_config_t *cfg)
@@ -56,6 +63,10 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->nsid);
 	free(cfg->pid_file);
 	free(cfg->control_socket);
+	free(cfg->rrl_whitelist);
+	free(cfg->user);
+	free(cfg->group);
+	free(cfg->chroot_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -224,6 +235,31 @@ int apex_config_set_control_socket(apex_config_t *cfg, const char *path)
 	return APEX_OK;
 }
 
+int apex_config_set_user(apex_config_t *cfg, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char *user = colon != NULL ? strndup(arg, (size_t)(colon - arg)) : strdup(arg);
+	char *group = colon != NULL && colon[1] != '\0' ? strdup(colon + 1) : NULL;
+
+	if (user == NULL || (colon != NULL && colon[1] != '\0' && group == NULL)) {
+		free(user);
+		free(group);
+		return APEX_ENOMEM;
+	}
+	if (user[0] == '\0') {
+		free(user);
+		free(group);
+		return APEX_EINVAL;
+	}
+	free(cfg->user);
+	cfg->user = user;
+	if (group != NULL) {
+		free(cfg->group);
+		cfg->group = group;
+	}
+	return APEX_OK;
+}
+
 int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, size_t err_size)
 {
 	const char *eq = strchr(arg, '=');
@@ -353,6 +389,88 @@ static int replace_string(parser_t *p, char **slot, const char *value)
 	return APEX_OK;
 }
 
+static int parse_bool(parser_t *p, const char *key, const char *value, bool *out)
+{
+	if (strcmp(value, "yes") == 0 || strcmp(value, "on") == 0) {
+		*out = true;
+		return APEX_OK;
+	}
+	if (strcmp(value, "no") == 0 || strcmp(value, "off") == 0) {
+		*out = false;
+		return APEX_OK;
+	}
+	return PFAIL(p, "%s: expected yes or no, not '%s'", key, value);
+}
+
+/* Response rate limiting (rrl-*) and DNS cookies (cookies, cookie-secret). */
+static int hardening_key(parser_t *p, const char *key, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+	unsigned long v;
+	int rc;
+
+	if (strcmp(key, "rrl-responses-per-second") == 0) {
+		if ((rc = parse_uint(p, key, value, 0, 1000000, &v)) < 0)
+			return rc;
+		cfg->rrl.rate = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "rrl-slip") == 0) {
+		if ((rc = parse_uint(p, key, value, 0, 100, &v)) < 0)
+			return rc;
+		cfg->rrl.slip = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "rrl-ipv4-prefix-length") == 0) {
+		if ((rc = parse_uint(p, key, value, 1, 32, &v)) < 0)
+			return rc;
+		cfg->rrl.ipv4_prefix = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "rrl-ipv6-prefix-length") == 0) {
+		if ((rc = parse_uint(p, key, value, 1, 128, &v)) < 0)
+			return rc;
+		cfg->rrl.ipv6_prefix = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "rrl-table-size") == 0) {
+		if ((rc = parse_uint(p, key, value, 16, 1UL << 24, &v)) < 0)
+			return rc;
+		cfg->rrl.table_size = (size_t)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "rrl-whitelist") == 0) {
+		apex_rrl_prefix_t prefix, *grown;
+
+		if (apex_rrl_prefix_parse(value, &prefix) < 0)
+			return PFAIL(p, "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not '%s'", value);
+		grown = realloc(cfg->rrl_whitelist, (cfg->rrl_whitelist_count + 1) * sizeof(*grown));
+		if (grown == NULL)
+			return PFAIL(p, "out of memory");
+		cfg->rrl_whitelist = grown;
+		cfg->rrl_whitelist[cfg->rrl_whitelist_count++] = prefix;
+		cfg->rrl.whitelist = cfg->rrl_whitelist;
+		cfg->rrl.whitelist_count = cfg->rrl_whitelist_count;
+		return APEX_OK;
+	}
+	if (strcmp(key, "cookies") == 0)
+		return parse_bool(p, key, value, &cfg->cookies);
+	if (strcmp(key, "cookie-secret") == 0) {
+		if (strlen(value) != 32)
+			return PFAIL(p, "cookie-secret: expected 32 hex digits (16 bytes)");
+		for (size_t i = 0; i < 16; i++) {
+			int hi = hex_digit(value[2 * i]), lo = hex_digit(value[2 * i + 1]);
+
+			if (hi < 0 || lo < 0)
+				return PFAIL(p, "cookie-secret: '%s' is not hex", value);
+			cfg->cookie_secret[i] = (uint8_t)(hi << 4 | lo);
+		}
+		cfg->cookie_secret_set = true;
+		return APEX_OK;
+	}
+	return PFAIL(p, "unknown key '%s' in the server section", key);
+}
+
 static int server_key(parser_t *p, const char *key, const char *value)
 {
 	apex_config_t *cfg = p->cfg;
@@ -395,6 +513,29 @@ static int server_key(parser_t *p, const char *key, const char *value)
 			return rc;
 		cfg->tcp_idle_timeout = (unsigned)v;
 		return APEX_OK;
+	}
+	if (strcmp(key, "tcp-max-connections-per-client") == 0) {
+		if ((rc = parse_uint(p, key, value, 0, 1000000, &v)) < 0)
+			return rc;
+		cfg->tcp_max_per_client = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "tcp-io-timeout") == 0) {
+		if ((rc = parse_uint(p, key, value, 1, 3600, &v)) < 0)
+			return rc;
+		cfg->tcp_io_timeout = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strncmp(key, "rrl-", 4) == 0 || strncmp(key, "cookie", 6) == 0)
+		return hardening_key(p, key, value);
+	if (strcmp(key, "user") == 0)
+		return replace_string(p, &cfg->user, value);
+	if (strcmp(key, "group") == 0)
+		return replace_string(p, &cfg->group, value);
+	if (strcmp(key, "chroot") == 0) {
+		if (value[0] != '/')
+			return PFAIL(p, "chroot: expected an absolute path, not '%s'", value);
+		return replace_string(p, &cfg->chroot_dir, value);
 	}
 	if (strcmp(key, "pid-file") == 0) {
 		char *abs = absolute_path(value, p->base_dir);

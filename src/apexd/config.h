@@ -15,12 +15,19 @@
 #include <sys/socket.h>
 
 #include "dns/name.h"
+#include "rrl/rrl.h"
 
 #define APEX_CONFIG_DEFAULT_PORT 53
 #define APEX_CONFIG_DEFAULT_EDNS_PAYLOAD 1232
 #define APEX_CONFIG_DEFAULT_TCP_MAX_CONNECTIONS 1000
 #define APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT 10
 #define APEX_CONFIG_WORKERS_MAX 1024
+#define APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT 100
+#define APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT 5
+#define APEX_CONFIG_DEFAULT_RRL_SLIP 2
+#define APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX 24
+#define APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX 56
+#define APEX_CONFIG_DEFAULT_RRL_TABLE_SIZE 65536
 
 /* One address to listen on (UDP and TCP). */
 typedef struct apex_listen {
@@ -53,6 +60,21 @@ typedef struct apex_config {
 	uint16_t edns_payload;
 	unsigned tcp_max_connections;
 	unsigned tcp_idle_timeout;      /* seconds */
+	unsigned tcp_max_per_client;    /* open connections per client address; 0 = no limit */
+	unsigned tcp_io_timeout;        /* seconds to finish receiving or sending a message */
+	/* Response rate limiting (rrl/rrl.h); rrl.whitelist points into
+	 * rrl_whitelist, owned here. */
+	apex_rrl_config_t rrl;
+	apex_rrl_prefix_t *rrl_whitelist;
+	size_t rrl_whitelist_count;
+	bool cookies;                   /* answer DNS cookies (default on) */
+	bool cookie_secret_set;         /* cookie-secret: given; else random at start */
+	uint8_t cookie_secret[16];
+	/* Privileges: run as user/group after binding (NULL: stay as started),
+	 * optionally chrooted. */
+	char *user;
+	char *group;
+	char *chroot_dir;
 	char *pid_file;                 /* absolute path or NULL */
 	/* Control socket (apexctl): absolute path, "none" (no socket) or
 	 * NULL (not given: the built-in default). */
@@ -90,6 +112,9 @@ int apex_config_set_pid_file(apex_config_t *cfg, const char *path);
 
 /* Set the control socket path ("none" disables it; relative: from the current directory). */
 int apex_config_set_control_socket(apex_config_t *cfg, const char *path);
+
+/* Set the user (and group, "USER[:GROUP]") to run as, from -u. */
+int apex_config_set_user(apex_config_t *cfg, const char *arg);
 
 /* Add a zone from the command line's "ORIGIN=FILE". */
 int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, size_t err_size);

@@ -53,6 +53,7 @@ struct apex_control {
 	uv_pipe_t listener;
 	uv_async_t async;        /* a load finished, or stop */
 	pthread_t thread;
+	bool thread_started;
 	atomic_bool stopping;
 	char *path;
 	apex_command_context_t ctx;
@@ -368,8 +369,37 @@ static int clear_stale(const char *path, char *err, size_t err_size)
 int apex_control_start(apex_control_t **out, const char *path, const apex_command_context_t *ctx,
 		       char *err, size_t err_size)
 {
-	struct apex_control *ctl;
+	int rc = apex_control_open(out, path, ctx, (uid_t)-1, (gid_t)-1, err, err_size);
+
+	if (rc == APEX_OK && (rc = apex_control_run(*out, err, err_size)) < 0) {
+		apex_control_stop(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int apex_control_run(apex_control_t *ctl, char *err, size_t err_size)
+{
 	sigset_t all, old;
+	int rc;
+
+	/* the control thread takes no signal: the main thread waits for them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&ctl->thread, NULL, control_main, ctl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		snprintf(err, err_size, "control thread: %s", strerror(rc));
+		return APEX_EIO;
+	}
+	ctl->thread_started = true;
+	return APEX_OK;
+}
+
+int apex_control_open(apex_control_t **out, const char *path, const apex_command_context_t *ctx,
+		      uid_t owner, gid_t group, char *err, size_t err_size)
+{
+	struct apex_control *ctl;
 	mode_t mask;
 	int rc;
 
@@ -407,19 +437,13 @@ int apex_control_start(apex_control_t **out, const char *path, const apex_comman
 	umask(mask);
 	if (rc == 0 && chmod(path, 0600) < 0)
 		rc = uv_translate_sys_error(errno);
+	/* apexd's own user after the privilege drop (root may use it anyway) */
+	if (rc == 0 && (owner != (uid_t)-1 || group != (gid_t)-1) && chown(path, owner, group) < 0)
+		rc = uv_translate_sys_error(errno);
 	if (rc == 0)
 		rc = uv_listen((uv_stream_t *)&ctl->listener, 16, on_connection);
 	if (rc < 0) {
 		snprintf(err, err_size, "control socket %s: %s", path, uv_strerror(rc));
-		goto fail;
-	}
-	/* the control thread takes no signal: the main thread waits for them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&ctl->thread, NULL, control_main, ctl);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		snprintf(err, err_size, "control thread: %s", strerror(rc));
 		goto fail;
 	}
 	*out = ctl;
@@ -441,7 +465,10 @@ void apex_control_stop(apex_control_t *ctl)
 		return;
 	atomic_store(&ctl->stopping, true);
 	uv_async_send(&ctl->async);
-	pthread_join(ctl->thread, NULL);
+	if (ctl->thread_started)
+		pthread_join(ctl->thread, NULL);
+	else
+		control_main(ctl);  /* never started: let on_async close everything here */
 	if (uv_loop_close(&ctl->loop) != 0)
 		apex_warning("control loop still has handles at exit");
 	if (unlink(ctl->path) < 0 && errno != ENOENT)

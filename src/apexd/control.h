@@ -10,6 +10,7 @@
 #define APEXD_CONTROL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "commands.h"
 
@@ -26,6 +27,17 @@ typedef struct apex_control apex_control_t;
  */
 int apex_control_start(apex_control_t **out, const char *path, const apex_command_context_t *ctx,
 		       char *err, size_t err_size);
+
+/*
+ * apex_control_start() in two steps, for a start that drops privileges
+ * in between: apex_control_open() creates the socket (chowned to
+ * owner:group unless both are -1) but starts no thread;
+ * apex_control_run() starts the thread.  A control server that was
+ * opened but never run is released with apex_control_stop().
+ */
+int apex_control_open(apex_control_t **out, const char *path, const apex_command_context_t *ctx,
+		      uid_t owner, gid_t group, char *err, size_t err_size);
+int apex_control_run(apex_control_t *ctl, char *err, size_t err_size);
 
 /* The reloader's notify callback (arg: the apex_control_t): a zone load finished. */
 void apex_control_notify(void *arg);

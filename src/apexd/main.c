@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "config.h"
 #include "control.h"
+#include "privs.h"
 #include "reload.h"
 #include "server.h"
 #include "util/error.h"
@@ -36,7 +37,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: apexd [-c FILE] [-n THREADS] [-f] [-l ADDR[@PORT]]... [-z ORIGIN=FILE]...\n"
-		"             [-P PIDFILE] [-s SOCKET] [-t] [-v] [-h] [-V]\n"
+		"             [-P PIDFILE] [-s SOCKET] [-u USER[:GROUP]] [-t] [-v] [-h] [-V]\n"
 		"\n"
 		"Serve DNS zones authoritatively over UDP and TCP.\n"
 		"\n"
@@ -52,6 +53,8 @@ static void usage(FILE *out)
 		"  -s SOCKET        control socket for apexctl (default: the config's\n"
 		"                   control-socket, else " APEX_CONTROL_SOCKET_DEFAULT ");\n"
 		"                   'none' disables it\n"
+		"  -u USER[:GROUP]  after binding the sockets, run as USER (and GROUP) with\n"
+		"                   no capability (overrides the config's user: and group:)\n"
 		"  -t               check the configuration and load the zones, then exit\n"
 		"  -v               verbose: log debug messages too\n"
 		"  -h               show this help and exit\n"
@@ -70,6 +73,8 @@ typedef struct options {
 	bool verbose;
 	const char *pid_file;
 	const char *control_socket;
+	const char *user;
+	char *config_abs;     /* config_file made absolute (reconfig after a chdir/chroot) */
 	/* -l and -z in command-line order, applied after the config file */
 	const char **listens;
 	size_t listen_count;
@@ -95,7 +100,7 @@ static int parse_options(int argc, char **argv, options_t *opt)
 
 	memset(opt, 0, sizeof(*opt));
 	opterr = 0;
-	while ((c = getopt(argc, argv, ":c:n:fl:z:P:s:tvhV")) != -1) {
+	while ((c = getopt(argc, argv, ":c:n:fl:z:P:s:u:tvhV")) != -1) {
 		switch (c) {
 		case 'c':
 			opt->config_file = optarg;
@@ -131,6 +136,9 @@ static int parse_options(int argc, char **argv, options_t *opt)
 			break;
 		case 's':
 			opt->control_socket = optarg;
+			break;
+		case 'u':
+			opt->user = optarg;
 			break;
 		case 't':
 			opt->check_only = true;
@@ -206,6 +214,10 @@ static int build_config(const options_t *opt, apex_config_t *cfg)
 		apex_error("-s: out of memory");
 		return rc;
 	}
+	if (opt->user != NULL && (rc = apex_config_set_user(cfg, opt->user)) < 0) {
+		apex_error("-u: expected USER[:GROUP], not '%s'", opt->user);
+		return rc;
+	}
 	if ((rc = apex_config_finish(cfg, err, sizeof(err))) < 0) {
 		apex_error("%s", err);
 		return rc;
@@ -228,11 +240,20 @@ static int reread_config(void *arg, apex_config_t *cfg, char *err, size_t err_si
 		snprintf(err, err_size, "apexd was started without a config file (-c)");
 		return APEX_EINVAL;
 	}
-	if ((rc = apex_config_load(cfg, opt->config_file, err, err_size)) < 0)
+	if ((rc = apex_config_load(cfg, opt->config_abs != NULL ? opt->config_abs : opt->config_file,
+				   err, err_size)) < 0)
 		return rc;
 	for (size_t i = 0; i < opt->zone_count; i++) {
 		if ((rc = apex_config_add_zone_arg(cfg, opt->zones[i], err, err_size)) < 0)
 			return rc;
+	}
+	/* in a chroot, paths written as seen from outside it */
+	for (size_t i = 0; cfg->chroot_dir != NULL && i < cfg->zone_count; i++) {
+		char *file = cfg->zones[i].file;
+		const char *inside = apex_privs_chroot_path(cfg->chroot_dir, file);
+
+		if (inside != file)
+			memmove(file, inside, strlen(inside) + 1);
 	}
 	return APEX_OK;
 }
@@ -316,10 +337,12 @@ static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
 /*
  * The control socket: the configured path, or the default (where a
  * failure is only a warning: apexd then runs without one), or none.
+ * Created (and owned by the user apexd will run as) but not yet served.
  * Returns APEX_OK with *ctl NULL when there is none.
  */
 static int start_control(const apex_config_t *cfg, apex_server_t *server,
-			 apex_reloader_t *reloader, options_t *opt, apex_control_t **ctl)
+			 apex_reloader_t *reloader, options_t *opt, const apex_privs_t *privs,
+			 apex_control_t **ctl)
 {
 	const char *path = cfg->control_socket != NULL ? cfg->control_socket
 						       : APEX_CONTROL_SOCKET_DEFAULT;
@@ -335,7 +358,9 @@ static int start_control(const apex_config_t *cfg, apex_server_t *server,
 	*ctl = NULL;
 	if (strcmp(path, "none") == 0)
 		return APEX_OK;
-	rc = apex_control_start(ctl, path, &ctx, err, sizeof(err));
+	/* only created here; its thread starts after the privilege drop */
+	rc = apex_control_open(ctl, path, &ctx, privs->drop ? privs->uid : (uid_t)-1,
+			       privs->drop ? privs->gid : (gid_t)-1, err, sizeof(err));
 	if (rc < 0) {
 		if (cfg->control_socket != NULL) {
 			apex_error("%s", err);
@@ -356,6 +381,7 @@ int main(int argc, char **argv)
 	apex_reloader_t reloader;
 	apex_control_t *control = NULL;
 	sigset_t signals;
+	apex_privs_t privs;
 	unsigned workers;
 	size_t loaded = 0;
 	bool pid_written = false, reloader_ready = false;
@@ -388,6 +414,22 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	workers = cfg.workers > 0 ? cfg.workers : apex_config_cpu_count();
+	{
+		char err[512];
+
+		if (apex_privs_resolve(&cfg, &privs, err, sizeof(err)) < 0) {
+			apex_error("%s", err);
+			goto out_early;
+		}
+	}
+	if (opt.config_file != NULL) {
+		opt.config_abs = realpath(opt.config_file, NULL);
+		if (opt.config_abs != NULL && cfg.chroot_dir != NULL) {
+			const char *inside = apex_privs_chroot_path(cfg.chroot_dir, opt.config_abs);
+
+			memmove(opt.config_abs, inside, strlen(inside) + 1);
+		}
+	}
 
 	if (apex_server_init(&server, &cfg, workers) < 0) {
 		apex_error("out of memory");
@@ -419,6 +461,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	/* every TCP connection is a descriptor: make room for the maximum */
+	apex_privs_raise_nofile((unsigned long)cfg.tcp_max_connections + 256 +
+				2UL * workers * cfg.listen_count);
 	if (apex_server_open_sockets(&server) < 0)
 		goto out;
 	if (!opt.foreground && daemonize() < 0)
@@ -428,14 +473,40 @@ int main(int argc, char **argv)
 			goto out;
 		pid_written = true;
 	}
+	/* control before the reload thread: the reloader notifies it */
+	if (start_control(&cfg, &server, &reloader, &opt, &privs, &control) < 0)
+		goto out;
+	/* Everything that needs root is done: drop it before any thread exists. */
+	{
+		char err[512];
+
+		if (apex_privs_drop(&privs, cfg.chroot_dir, err, sizeof(err)) < 0) {
+			apex_error("dropping privileges: %s", err);
+			apex_control_stop(control);
+			goto out;
+		}
+		if (cfg.chroot_dir != NULL) {
+			apex_reloader_rebase(&reloader, apex_privs_chroot_path, cfg.chroot_dir);
+			apex_info("chroot %s", cfg.chroot_dir);
+		}
+		if (privs.drop)
+			apex_info("running as user %s (uid %lu, gid %lu) without capabilities",
+				  privs.name, (unsigned long)privs.uid, (unsigned long)privs.gid);
+	}
 	if (apex_server_start(&server) < 0) {
 		apex_server_stop(&server);
+		apex_control_stop(control);
 		goto out;
 	}
-	/* control before the reload thread: the reloader notifies it */
-	if (start_control(&cfg, &server, &reloader, &opt, &control) < 0) {
-		apex_server_stop(&server);
-		goto out;
+	if (control != NULL) {
+		char err[256];
+
+		if (apex_control_run(control, err, sizeof(err)) < 0) {
+			apex_error("%s", err);
+			apex_control_stop(control);
+			apex_server_stop(&server);
+			goto out;
+		}
 	}
 	reloader.notify = control != NULL ? apex_control_notify : NULL;
 	reloader.notify_arg = control;
@@ -464,8 +535,10 @@ out:
 		apex_warning("pid file %s: %s", cfg.pid_file, strerror(errno));
 	if (status == EXIT_SUCCESS && !opt.check_only)
 		apex_info("apexd stopped");
+out_early:
 	apex_config_free(&cfg);
 	free(opt.listens);
 	free(opt.zones);
+	free(opt.config_abs);
 	return status;
 }

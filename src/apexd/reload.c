@@ -528,3 +528,17 @@ size_t apex_reloader_count(apex_reloader_t *r)
 	pthread_mutex_unlock(&r->lock);
 	return n;
 }
+
+void apex_reloader_rebase(apex_reloader_t *r, const char *(*rebase)(const char *base, const char *path),
+			  const char *base)
+{
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->count; i++) {
+		char *file = r->zones[i]->file;
+		const char *inside = rebase(base, file);
+
+		if (inside != file)
+			memmove(file, inside, strlen(inside) + 1);
+	}
+	pthread_mutex_unlock(&r->lock);
+}

@@ -141,4 +141,11 @@ int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
 /* Number of configured zones. */
 size_t apex_reloader_count(apex_reloader_t *r);
 
+/*
+ * Replace every zone's file path by rebase(base, path) (a suffix of
+ * path), e.g. its path inside a chroot (privs.h).
+ */
+void apex_reloader_rebase(apex_reloader_t *r, const char *(*rebase)(const char *base, const char *path),
+			  const char *base);
+
 #endif

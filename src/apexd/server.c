@@ -27,6 +27,20 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 	server->answer_config.chaos_id = cfg->identity;
 	server->answer_config.chaos_version = cfg->version;
 	atomic_init(&server->tcp_connections, 0);
+	/* Server cookies: the configured secret, or a random one (cookies
+	 * then survive no restart, and are not shared with other servers). */
+	if (cfg->cookies) {
+		if (cfg->cookie_secret_set)
+			memcpy(server->cookie_secret, cfg->cookie_secret, sizeof(server->cookie_secret));
+		else if ((rc = apex_random_bytes(server->cookie_secret, sizeof(server->cookie_secret))) < 0)
+			return rc;
+		server->answer_config.cookie_secret = server->cookie_secret;
+	}
+	if ((rc = apex_random_bytes(server->tcp_client_key, sizeof(server->tcp_client_key))) < 0)
+		return rc;
+	server->tcp_clients = calloc(APEX_TCP_CLIENT_SLOTS, sizeof(*server->tcp_clients));
+	if (server->tcp_clients == NULL)
+		return APEX_ENOMEM;
 	clock_gettime(CLOCK_MONOTONIC, &server->started);
 	clock_gettime(CLOCK_REALTIME, &server->started_wall);
 
@@ -43,6 +57,12 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 	for (unsigned i = 0; i < workers; i++) {
 		server->workers[i].server = server;
 		server->workers[i].index = i;
+	}
+	/* RRL: one table per worker, each enforcing its share of the rate
+	 * (doc/architecture.md, "Response rate limiting") */
+	for (unsigned i = 0; i < workers; i++) {
+		if ((rc = apex_rrl_init(&server->workers[i].rrl, &cfg->rrl, workers)) < 0)
+			return rc;
 	}
 	return APEX_OK;
 }
@@ -231,8 +251,10 @@ void apex_server_destroy(apex_server_t *server)
 		apex_tcp_worker_free(&worker->tcp);
 		if (worker->zones != NULL)
 			apex_zoneset_release(worker->zones);
+		apex_rrl_free(&worker->rrl);
 	}
 	free(server->workers);
+	free(server->tcp_clients);
 	if (server->zonetable_ready)
 		apex_zonetable_destroy(&server->zonetable);
 	memset(server, 0, sizeof(*server));

@@ -21,11 +21,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <netinet/in.h>
 #include <uv.h>
 
 #include "config.h"
+#include "query/cookie.h"
 #include "stats.h"
 #include "query/answer.h"
+#include "rrl/rrl.h"
 #include "tcp.h"
 #include "udp.h"
 #include "zone/zoneset.h"
@@ -55,7 +58,17 @@ typedef struct apex_worker {
 
 	apex_udp_worker_t udp;
 	apex_tcp_worker_t tcp;
+	/* This worker's own response rate limiting table (rrl/rrl.h). */
+	apex_rrl_t rrl;
 } apex_worker_t;
+
+/*
+ * Open TCP connections per client address (tcp-max-connections-per-client):
+ * a fixed table of counters indexed by a keyed hash of the address.  Two
+ * clients whose addresses share a slot share its limit; the key is
+ * random, so nobody can aim at another client's slot.
+ */
+#define APEX_TCP_CLIENT_SLOTS 65536
 
 typedef struct apex_server {
 	const apex_config_t *config;
@@ -71,6 +84,10 @@ typedef struct apex_server {
 
 	/* Open TCP connections of all workers (changed per connection, never per query). */
 	_Alignas(64) atomic_uint tcp_connections;
+	/* Per-client counts (changed per connection, never per query). */
+	atomic_uint *tcp_clients;  /* APEX_TCP_CLIENT_SLOTS, owned */
+	uint8_t tcp_client_key[APEX_SIPHASH_KEY_SIZE];
+	uint8_t cookie_secret[16]; /* answer_config.cookie_secret points here */
 } apex_server_t;
 
 /* Prepare a server for cfg (which must outlive it); no zone, no socket yet. */
@@ -146,6 +163,36 @@ static inline void apex_worker_count(apex_worker_t *worker, const apex_answer_in
 	APEX_STAT_ADD(s->qtype[apex_stats_qtype_index(info->qtype)], 1);
 	if (info->truncated)
 		APEX_STAT_ADD(s->truncated, 1);
+	switch (info->cookie) {
+	case APEX_COOKIE_CLIENT_ONLY:
+		APEX_STAT_ADD(s->cookie_client, 1);
+		break;
+	case APEX_COOKIE_VALID:
+		APEX_STAT_ADD(s->cookie_valid, 1);
+		break;
+	case APEX_COOKIE_INVALID:
+		APEX_STAT_ADD(s->cookie_invalid, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The source address of a query as the answer engine wants it (for
+ * server cookies): points into addr.  now: wall-clock seconds.
+ */
+static inline void apex_answer_client_set(apex_answer_client_t *client,
+					  const struct sockaddr_storage *addr, uint32_t now)
+{
+	if (addr->ss_family == AF_INET6) {
+		client->addr = ((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr;
+		client->addr_size = 16;
+	} else {
+		client->addr = (const uint8_t *)&((const struct sockaddr_in *)addr)->sin_addr;
+		client->addr_size = 4;
+	}
+	client->now = now;
 }
 
 #endif

@@ -54,6 +54,13 @@ void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
 	GET(tcp_connections);
 	GET(tcp_rejected);
 	GET(tcp_timeouts);
+	GET(tcp_rejected_per_client);
+	GET(tcp_io_timeouts);
+	GET(rrl_dropped);
+	GET(rrl_slipped);
+	GET(cookie_client);
+	GET(cookie_valid);
+	GET(cookie_invalid);
 	GET(udp_batches);
 	GET(zone_pickups);
 	GET(lock_wait_ns);
@@ -75,6 +82,13 @@ void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
 	t->tcp_connections += one->tcp_connections;
 	t->tcp_rejected += one->tcp_rejected;
 	t->tcp_timeouts += one->tcp_timeouts;
+	t->tcp_rejected_per_client += one->tcp_rejected_per_client;
+	t->tcp_io_timeouts += one->tcp_io_timeouts;
+	t->rrl_dropped += one->rrl_dropped;
+	t->rrl_slipped += one->rrl_slipped;
+	t->cookie_client += one->cookie_client;
+	t->cookie_valid += one->cookie_valid;
+	t->cookie_invalid += one->cookie_invalid;
 	t->udp_batches += one->udp_batches;
 	t->zone_pickups += one->zone_pickups;
 	t->lock_wait_ns += one->lock_wait_ns;
@@ -126,8 +140,14 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
 		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, i == 0 ? "" : ",", fill_names[i],
 				    t->batch_fill[i]);
-	apex_ctl_buf_printf(b, "},\"zone_pickups\":%" PRIu64 ",\"lock_wait_ns\":%" PRIu64 "}",
+	apex_ctl_buf_printf(b, "},\"zone_pickups\":%" PRIu64 ",\"lock_wait_ns\":%" PRIu64,
 			    t->zone_pickups, t->lock_wait_ns);
+	apex_ctl_buf_printf(b, ",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
+			    ",\"rrl_dropped\":%" PRIu64 ",\"rrl_slipped\":%" PRIu64
+			    ",\"cookie_client\":%" PRIu64 ",\"cookie_valid\":%" PRIu64
+			    ",\"cookie_invalid\":%" PRIu64 "}",
+			    t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped,
+			    t->rrl_slipped, t->cookie_client, t->cookie_valid, t->cookie_invalid);
 }
 
 static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_stats_totals_t *t)
@@ -153,6 +173,12 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 	apex_ctl_buf_printf(b, "  tcp connections: %" PRIu64 " (rejected %" PRIu64
 			    ", timed out %" PRIu64 ")\n",
 			    t->tcp_connections, t->tcp_rejected, t->tcp_timeouts);
+	apex_ctl_buf_printf(b, "  tcp rejected per client: %" PRIu64 ", tcp i/o timeouts: %" PRIu64 "\n",
+			    t->tcp_rejected_per_client, t->tcp_io_timeouts);
+	apex_ctl_buf_printf(b, "  rrl: dropped %" PRIu64 ", slipped %" PRIu64 "\n", t->rrl_dropped,
+			    t->rrl_slipped);
+	apex_ctl_buf_printf(b, "  cookies: client only %" PRIu64 ", valid %" PRIu64 ", invalid %" PRIu64
+			    "\n", t->cookie_client, t->cookie_valid, t->cookie_invalid);
 	apex_ctl_buf_printf(b, "  recvmmsg batches: %" PRIu64 ", mean fill %.2f, fill",
 			    t->udp_batches,
 			    t->udp_batches > 0 ? (double)udp_datagrams(t) / (double)t->udp_batches : 0.0);
@@ -207,4 +233,8 @@ void apex_stats_summary(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 			    " rejected=%" PRIu64 " timed-out=%" PRIu64,
 			    t->truncated, t->dropped, t->tcp_connections, t->tcp_rejected,
 			    t->tcp_timeouts);
+	apex_ctl_buf_printf(b, " rejected-per-client=%" PRIu64 " io-timed-out=%" PRIu64
+			    "; rrl dropped=%" PRIu64 " slipped=%" PRIu64,
+			    t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped,
+			    t->rrl_slipped);
 }

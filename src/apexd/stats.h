@@ -34,6 +34,13 @@ typedef struct apex_worker_stats {
 	atomic_uint_least64_t tcp_connections; /* accepted and served */
 	atomic_uint_least64_t tcp_rejected;    /* closed at once: tcp-max-connections */
 	atomic_uint_least64_t tcp_timeouts;    /* closed by tcp-idle-timeout */
+	atomic_uint_least64_t tcp_rejected_per_client; /* closed at once: tcp-max-connections-per-client */
+	atomic_uint_least64_t tcp_io_timeouts; /* closed by tcp-io-timeout (message half received or sent) */
+	atomic_uint_least64_t rrl_dropped;     /* UDP responses not sent: rate limited */
+	atomic_uint_least64_t rrl_slipped;     /* rate-limited responses sent as TC replies */
+	atomic_uint_least64_t cookie_client;   /* queries with a client cookie only */
+	atomic_uint_least64_t cookie_valid;    /* queries with a valid server cookie */
+	atomic_uint_least64_t cookie_invalid;  /* queries with a server cookie that failed */
 	atomic_uint_least64_t udp_batches;     /* recvmmsg calls that returned datagrams */
 	atomic_uint_least64_t batch_fill[APEX_STATS_FILL_BUCKETS];
 	atomic_uint_least64_t zone_pickups;    /* new zonesets picked up */
@@ -47,6 +54,9 @@ typedef struct apex_stats_totals {
 	uint64_t qtype[APEX_STATS_QTYPES];
 	uint64_t truncated, dropped;
 	uint64_t tcp_connections, tcp_rejected, tcp_timeouts;
+	uint64_t tcp_rejected_per_client, tcp_io_timeouts;
+	uint64_t rrl_dropped, rrl_slipped;
+	uint64_t cookie_client, cookie_valid, cookie_invalid;
 	uint64_t udp_batches;
 	uint64_t batch_fill[APEX_STATS_FILL_BUCKETS];
 	uint64_t zone_pickups, lock_wait_ns;

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dns/wire.h"
@@ -36,6 +37,10 @@ typedef struct apex_tcp_conn {
 	size_t out_used;
 	int open_handles;     /* libuv handles still to be closed before free */
 	bool counted;         /* holds one of server->tcp_connections */
+	atomic_uint *client_slot; /* holds one count of it (per-client limit), or NULL */
+	struct sockaddr_storage peer; /* the client, for server cookies */
+	uint64_t partial_since;   /* uv_now() when the unfinished input message began; 0: none */
+	uint64_t write_since;     /* uv_now() when the write in flight began */
 	bool linked;
 	bool reading;
 	bool writing;
@@ -126,26 +131,53 @@ static void conn_close(apex_tcp_conn_t *conn)
 					  memory_order_relaxed);
 		conn->counted = false;
 	}
+	if (conn->client_slot != NULL) {
+		atomic_fetch_sub_explicit(conn->client_slot, 1, memory_order_relaxed);
+		conn->client_slot = NULL;
+	}
 	/* A pending write is cancelled (its callback runs first, with UV_ECANCELED). */
 	uv_close((uv_handle_t *)&conn->handle, on_handle_closed);
 	if (conn->open_handles > 1)
 		uv_close((uv_handle_t *)&conn->timer, on_handle_closed);
 }
 
+/* Whether a message is half received or half sent (tcp-io-timeout applies). */
+static bool conn_in_io(const apex_tcp_conn_t *conn)
+{
+	return conn->partial_since != 0 || conn->writing;
+}
+
 static void on_idle(uv_timer_t *timer)
 {
 	apex_tcp_conn_t *conn = timer->data;
 
-	APEX_STAT_ADD(conn->worker->stats.tcp_timeouts, 1);
+	if (conn_in_io(conn))
+		APEX_STAT_ADD(conn->worker->stats.tcp_io_timeouts, 1);
+	else
+		APEX_STAT_ADD(conn->worker->stats.tcp_timeouts, 1);
 	conn_close(conn);
 }
 
-/* (Re)start the idle timer: RFC 7766 section 6.2.3 counts idleness from the last activity. */
+/*
+ * (Re)start the connection's one timer.  Idle (no message under way):
+ * tcp-idle-timeout from now, the last activity (RFC 7766 section 6.2.3).
+ * A message half received or an answer half sent must be finished
+ * within tcp-io-timeout of its start, however the bytes trickle in or
+ * out: a slow client (slowloris) cannot hold a connection by sending or
+ * reading one byte now and then.
+ */
 static void conn_touch(apex_tcp_conn_t *conn)
 {
-	uint64_t ms = (uint64_t)conn->worker->server->config->tcp_idle_timeout * 1000;
+	const apex_config_t *cfg = conn->worker->server->config;
+	uint64_t now = uv_now(conn->handle.loop);
+	uint64_t deadline = now + (uint64_t)cfg->tcp_idle_timeout * 1000;
+	uint64_t io = (uint64_t)cfg->tcp_io_timeout * 1000;
 
-	uv_timer_start(&conn->timer, on_idle, ms, 0);
+	if (conn->partial_since != 0 && conn->partial_since + io < deadline)
+		deadline = conn->partial_since + io;
+	if (conn->writing && conn->write_since + io < deadline)
+		deadline = conn->write_since + io;
+	uv_timer_start(&conn->timer, on_idle, deadline > now ? deadline - now : 0, 0);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -189,7 +221,6 @@ static void on_written(uv_write_t *req, int status)
 		return;
 	}
 	conn->out_used = 0;
-	conn_touch(conn);
 	conn_process(conn);
 }
 
@@ -205,6 +236,9 @@ static void conn_flush(apex_tcp_conn_t *conn)
 		return;
 	}
 	conn->writing = true;
+	conn->write_since = uv_now(conn->handle.loop);
+	if (conn->write_since == 0)
+		conn->write_since = 1;
 }
 
 /*
@@ -217,7 +251,10 @@ static void conn_process(apex_tcp_conn_t *conn)
 {
 	apex_worker_t *worker = conn->worker;
 	const apex_zoneset_t *zones = apex_worker_zones(worker);
+	apex_answer_client_t client;
 	size_t pos = 0;
+
+	apex_answer_client_set(&client, &conn->peer, (uint32_t)time(NULL));
 
 	while (!conn->writing && !conn->closing) {
 		size_t avail = conn->in_used - pos, len, size;
@@ -237,9 +274,9 @@ static void conn_process(apex_tcp_conn_t *conn)
 			conn_flush(conn);
 			break;
 		}
-		size = apex_answer(zones, &worker->server->answer_config, APEX_TRANSPORT_TCP,
-				   conn->in + pos + 2, len, conn->out + conn->out_used + 2,
-				   APEX_MAX_MESSAGE, &info);
+		size = apex_answer_from(zones, &worker->server->answer_config, APEX_TRANSPORT_TCP,
+					&client, conn->in + pos + 2, len,
+					conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, &info);
 		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
 		apex_worker_count(worker, &info, size);
 		if (size > 0) {
@@ -255,11 +292,17 @@ static void conn_process(apex_tcp_conn_t *conn)
 	if (pos > 0) {
 		memmove(conn->in, conn->in + pos, conn->in_used - pos);
 		conn->in_used -= pos;
+		conn->partial_since = 0;  /* what is left is a new message */
 	}
+	if (conn->in_used == 0)
+		conn->partial_since = 0;
+	else if (conn->partial_since == 0)
+		conn->partial_since = uv_now(conn->handle.loop) | 1;  /* never 0 */
 	if (!conn->writing && conn->out_used > 0)
 		conn_flush(conn);
 	if (conn->closing)
 		return;
+	conn_touch(conn);
 	if (conn->writing) {
 		conn_reading(conn, false);
 	} else if (conn->eof) {
@@ -279,7 +322,6 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		return;
 	if (nread > 0) {
 		conn->in_used += (size_t)nread;
-		conn_touch(conn);
 		conn_process(conn);
 	} else if (nread == UV_EOF) {
 		/* answer what was received, then close (conn_process does) */
@@ -289,6 +331,20 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	} else if (nread < 0) {
 		conn_close(conn);
 	}
+}
+
+/* The per-client counter of a client address. */
+static atomic_uint *client_slot(apex_server_t *server, const struct sockaddr_storage *peer)
+{
+	uint64_t h;
+
+	if (peer->ss_family == AF_INET6)
+		h = apex_siphash24(server->tcp_client_key,
+				   ((const struct sockaddr_in6 *)peer)->sin6_addr.s6_addr, 16);
+	else
+		h = apex_siphash24(server->tcp_client_key,
+				   &((const struct sockaddr_in *)peer)->sin_addr, 4);
+	return &server->tcp_clients[h % APEX_TCP_CLIENT_SLOTS];
 }
 
 static void on_connection(uv_stream_t *listener, int status)
@@ -333,6 +389,26 @@ static void on_connection(uv_stream_t *listener, int status)
 		APEX_STAT_ADD(worker->stats.tcp_rejected, 1);
 		conn_close(conn);
 		return;
+	}
+	/* tcp-max-connections-per-client */
+	{
+		int len = sizeof(conn->peer);
+
+		if (uv_tcp_getpeername(&conn->handle, (struct sockaddr *)&conn->peer, &len) < 0) {
+			conn_close(conn);
+			return;
+		}
+	}
+	if (server->config->tcp_max_per_client > 0) {
+		atomic_uint *slot = client_slot(server, &conn->peer);
+
+		open = atomic_fetch_add_explicit(slot, 1, memory_order_relaxed);
+		conn->client_slot = slot;
+		if (open >= server->config->tcp_max_per_client) {
+			APEX_STAT_ADD(worker->stats.tcp_rejected_per_client, 1);
+			conn_close(conn);
+			return;
+		}
 	}
 
 	conn->in = malloc(IN_CAPACITY);

@@ -177,6 +177,8 @@ static int serve_batch(apex_udp_socket_t *sock)
 	bool pktinfo = sock->pktinfo;
 	const apex_zoneset_t *zones;
 	unsigned answers = 0, lost;
+	struct timespec wall;
+	uint64_t now_ms = 0;
 	int n;
 
 	for (unsigned i = 0; i < APEX_UDP_BATCH; i++) {
@@ -194,6 +196,14 @@ static int serve_batch(apex_udp_socket_t *sock)
 
 	/* between batches: pick up a newly published zoneset, if any */
 	zones = apex_worker_zones(worker);
+	/* one clock read per batch for server cookies and rate limiting */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	if (apex_rrl_enabled(&worker->rrl)) {
+		struct timespec mono;
+
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		now_ms = (uint64_t)mono.tv_sec * 1000 + (uint64_t)mono.tv_nsec / 1000000;
+	}
 	APEX_STAT_ADD(worker->stats.udp_queries, (unsigned)n);
 	APEX_STAT_ADD(worker->stats.udp_batches, 1);
 	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index((unsigned)n)], 1);
@@ -201,15 +211,30 @@ static int serve_batch(apex_udp_socket_t *sock)
 		struct msghdr *in = &b->in[i].msg_hdr;
 		uint8_t *answer = b->answers + (size_t)i * b->answer_capacity;
 		apex_answer_info_t info = { 0 };
+		apex_answer_client_t client;
 		size_t size = 0;
 
+		apex_answer_client_set(&client, &b->peer[i], (uint32_t)wall.tv_sec);
 		if ((in->msg_flags & MSG_TRUNC) == 0)
-			size = apex_answer(zones, &worker->server->answer_config, APEX_TRANSPORT_UDP,
-					   b->queries + (size_t)i * APEX_UDP_QUERY_MAX, b->in[i].msg_len,
-					   answer, b->answer_capacity, &info);
+			size = apex_answer_from(zones, &worker->server->answer_config,
+						APEX_TRANSPORT_UDP, &client,
+						b->queries + (size_t)i * APEX_UDP_QUERY_MAX,
+						b->in[i].msg_len, answer, b->answer_capacity, &info);
 		apex_worker_count(worker, &info, size);
 		if (size == 0)
 			continue;
+		if (apex_rrl_enabled(&worker->rrl)) {
+			apex_rrl_action_t act = apex_rrl_account(&worker->rrl, in->msg_name, now_ms);
+
+			if (act == APEX_RRL_SLIP)
+				size = apex_rrl_slip_response(answer, size);
+			if (act == APEX_RRL_DROP || size == 0) {
+				APEX_STAT_ADD(worker->stats.rrl_dropped, 1);
+				continue;
+			}
+			if (act == APEX_RRL_SLIP)
+				APEX_STAT_ADD(worker->stats.rrl_slipped, 1);
+		}
 
 		struct msghdr *out = &b->out[answers].msg_hdr;
 		out->msg_name = in->msg_name;

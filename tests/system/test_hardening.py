@@ -1,0 +1,405 @@
+"""Hardening of apexd: DNS cookies (RFC 7873, RFC 9018), response rate
+limiting with slip, TCP connection exhaustion (per-client limit, idle and
+I/O timeouts against slowloris) and the privilege drop, each against its
+own apexd with the settings under test, and the counters of `apexctl stats`.
+"""
+
+import json
+import os
+import pwd
+import resource
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+import dns.edns
+import dns.flags
+import dns.message
+import dns.rcode
+import pytest
+
+import client
+import servers
+from conftest import SANITIZER_RE, zone
+
+EXAMPLE = [("example.", zone("example.zone"))]
+COOKIE = 10
+
+
+def apexctl(sock, *args):
+    builddir = os.environ.get("APEX_BUILDDIR") or os.environ.get("APEX_SRCDIR") or os.getcwd()
+    return subprocess.run([os.path.join(builddir, "apexctl"), "-s", sock, "-t", "20"] + list(args),
+                          capture_output=True, text=True, timeout=30)
+
+
+def stats(sock):
+    r = apexctl(sock, "--json", "stats")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)["total"]
+
+
+class Instance:
+    """apexd with extra server: lines and a control socket, in its own directory."""
+
+    def __init__(self, tmp, name, settings, zones=EXAMPLE, args=()):
+        self.dir = os.path.join(tmp, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.socket = os.path.join(self.dir, "ctl.sock")
+        conf = os.path.join(self.dir, "apex.conf")
+        with open(conf, "w") as f:
+            f.write("server:\n" + "".join("    %s\n" % line for line in settings))
+        self.server = servers.Apexd(self.dir, zones, extra_args=[
+            "-c", conf, "-s", self.socket] + list(args))
+
+    def __enter__(self):
+        self.server.start()
+        return self
+
+    def __exit__(self, *exc):
+        alive = self.server.alive()
+        status = self.server.stop()
+        with open(self.server.logpath, "rb") as f:
+            log = f.read().decode("utf-8", "replace")
+        assert alive, "apexd exited early:\n" + self.server.log_tail()
+        assert status == 0, "apexd exit status %s:\n%s" % (status, self.server.log_tail())
+        assert not SANITIZER_RE.search(log), "sanitizer report:\n" + log[-4000:]
+
+    @property
+    def port(self):
+        return self.server.port
+
+
+@pytest.fixture(scope="module")
+def tmp():
+    d = tempfile.mkdtemp(prefix="apex-hardening-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def udp_ask(port, msg, source="127.0.0.1", timeout=2.0):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((source, 0))
+        s.settimeout(timeout)
+        s.sendto(msg.to_wire(), (client.LOOPBACK, port))
+        return dns.message.from_wire(s.recv(65535))
+
+
+def tcp_ask(port, msg, source="127.0.0.1", timeout=2.0):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.bind((source, 0))
+        s.connect((client.LOOPBACK, port))
+        wire = msg.to_wire()
+        s.sendall(struct.pack("!H", len(wire)) + wire)
+        (size,) = struct.unpack("!H", client.recv_exact(s, 2))
+        return dns.message.from_wire(client.recv_exact(s, size))
+
+
+def cookie_of(response):
+    for o in response.options:
+        if o.otype == COOKIE:
+            return o.to_wire() if hasattr(o, "to_wire") else o.data
+    return None
+
+
+def soa_query(cookie=None):
+    options = [dns.edns.GenericOption(COOKIE, cookie)] if cookie is not None else []
+    m = dns.message.make_query("example.", "SOA", use_edns=0, options=options)
+    m.flags = 0
+    return m
+
+
+# ---------------------------------------------------------------- cookies
+
+def test_cookies(tmp):
+    """A client cookie gets a server cookie back (client cookie + the 16-byte
+    RFC 9018 server cookie); that server cookie is then verified; a forged
+    one is counted invalid but still answered (cookies are not required);
+    over TCP too; a malformed COOKIE option is FORMERR (RFC 7873 5.2.2)."""
+    with Instance(tmp, "cookies", ["cookie-secret: 000102030405060708090a0b0c0d0e0f"]) as a:
+        client_cookie = bytes.fromhex("0123456789abcdef")
+        r = udp_ask(a.port, soa_query(client_cookie))
+        assert r.rcode() == dns.rcode.NOERROR and len(r.answer) == 1
+        c = cookie_of(r)
+        assert c is not None and len(c) == 24, c
+        assert c[:8] == client_cookie
+        assert c[8] == 1 and c[9:12] == b"\0\0\0"  # RFC 9018 version 1, reserved
+        stamp = struct.unpack("!I", c[12:16])[0]
+        assert abs(stamp - time.time()) < 60
+
+        # the server cookie returned is valid, over UDP and TCP
+        r2 = udp_ask(a.port, soa_query(c))
+        assert r2.rcode() == dns.rcode.NOERROR and cookie_of(r2)[:8] == client_cookie
+        r3 = tcp_ask(a.port, soa_query(c))
+        assert r3.rcode() == dns.rcode.NOERROR and len(cookie_of(r3)) == 24
+        # the same server cookie from another address is not valid
+        udp_ask(a.port, soa_query(c), source="127.0.0.2")
+        # a forged server cookie: answered, counted invalid
+        forged = c[:16] + bytes(8)
+        r4 = udp_ask(a.port, soa_query(forged))
+        assert r4.rcode() == dns.rcode.NOERROR and len(r4.answer) == 1
+        # malformed: 5 bytes, 12 bytes (9..15 is not allowed)
+        for bad in (b"12345", bytes(12)):
+            assert udp_ask(a.port, soa_query(bad)).rcode() == dns.rcode.FORMERR
+        s = stats(a.socket)
+        assert s["cookie_client"] == 1, s
+        assert s["cookie_valid"] == 2, s
+        assert s["cookie_invalid"] == 2, s
+        assert s["rcode"].get("FORMERR") == 2, s
+
+    # a second server with the same secret accepts the first one's cookie;
+    # with cookies off no COOKIE option is returned
+    with Instance(tmp, "cookies2", ["cookie-secret: 000102030405060708090a0b0c0d0e0f"]) as b:
+        udp_ask(b.port, soa_query(c))
+        assert stats(b.socket)["cookie_valid"] == 1
+    with Instance(tmp, "nocookies", ["cookies: no"]) as n:
+        r = udp_ask(n.port, soa_query(client_cookie))
+        assert r.rcode() == dns.rcode.NOERROR and cookie_of(r) is None
+
+
+# ---------------------------------------------------------------- RRL
+
+def flood(port, source, count, duration):
+    """Send count SOA queries from source spread over duration seconds;
+    return (answers, truncated answers) received."""
+    wire = soa_query().to_wire()
+    ok = tc = 0
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((source, 0))
+        s.setblocking(False)
+        start = time.monotonic()
+        for i in range(count):
+            due = start + duration * i / count
+            while time.monotonic() < due:
+                ok, tc = drain(s, ok, tc, max(0.0, due - time.monotonic()))
+            s.sendto(wire, (client.LOOPBACK, port))
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            ok, tc = drain(s, ok, tc, end - time.monotonic())
+    return ok, tc
+
+
+def drain(s, ok, tc, wait):
+    if select.select([s], [], [], wait)[0]:
+        try:
+            data = s.recv(65535)
+        except BlockingIOError:
+            return ok, tc
+        if data[2] & 0x02:
+            tc += 1
+            assert data[7] == 0 and data[9] == 0 and data[11] == 0, "slipped reply with records"
+        else:
+            ok += 1
+    return ok, tc
+
+
+def test_rrl_limits_one_prefix_and_slips(tmp):
+    """Rate 20/s over 2 workers (10/s per worker table; one client socket
+    lands on one worker): 600 queries in 1.5 s from 127.0.0.5 get about
+    10 + 1.5 * 10 answers, every second limited one slipped (TC, empty),
+    the rest dropped; a query stream from 127.0.1.5 (another /24) at the
+    same time is unaffected, as is the whitelisted 127.0.2.0/24."""
+    settings = ["rrl-responses-per-second: 20", "rrl-slip: 2", "rrl-whitelist: 127.0.2.0/24"]
+    with Instance(tmp, "rrl", settings) as a:
+        ok, tc = flood(a.port, "127.0.0.5", 600, 1.5)
+        print("rrl: 600 queries from 127.0.0.5 in 1.5 s: %d answered, %d slipped" % (ok, tc))
+        assert 10 <= ok <= 10 + 1.5 * 10 + 10, (ok, tc)
+        limited = 600 - ok
+        assert abs(tc - limited / 2) <= 0.1 * limited, (ok, tc)
+        # another prefix, in parallel worth of a normal client: all answered
+        other_ok, other_tc = flood(a.port, "127.0.1.5", 15, 1.0)
+        assert (other_ok, other_tc) == (15, 0)
+        white_ok, white_tc = flood(a.port, "127.0.2.9", 300, 0.5)
+        assert (white_ok, white_tc) == (300, 0)
+        s = stats(a.socket)
+        assert s["rrl_slipped"] == tc, s
+        assert s["rrl_dropped"] == limited - tc, s
+    with Instance(tmp, "norrl", []) as b:
+        ok, tc = flood(b.port, "127.0.0.5", 300, 0.3)
+        assert (ok, tc) == (300, 0), "RRL must be off by default"
+
+
+# ---------------------------------------------------------------- TCP exhaustion
+
+def raise_nofile(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(n, hard), hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def connect_many(port, sources, per_source):
+    conns = []
+    for src in sources:
+        for _ in range(per_source):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((src, 0))
+            s.settimeout(2.0)
+            s.connect((client.LOOPBACK, port))
+            s.setblocking(False)
+            conns.append(s)
+    return conns
+
+
+def closed_by_server(s):
+    try:
+        return s.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def timed(fn):
+    t0 = time.monotonic()
+    r = fn()
+    return r, time.monotonic() - t0
+
+
+def test_tcp_exhaustion(tmp):
+    """1000 idle connections and 1000 slowloris connections (a byte every
+    0.5 s, never a whole message) from 20 addresses, 100 each (the
+    per-client limit), plus 50 over the limit from one of them: the
+    50 are closed at once, UDP and a fresh TCP query from 127.0.0.2 are
+    answered promptly meanwhile; the slow connections are closed by the
+    I/O timeout (2 s) although they keep sending, the idle ones by the
+    idle timeout (4 s); the counters say so."""
+    limit = raise_nofile(2400 + 200)
+    if limit < 2300:
+        pytest.skip("RLIMIT_NOFILE %d too low for 2000 connections" % limit)
+    settings = ["tcp-max-connections: 3000", "tcp-max-connections-per-client: 100",
+                "tcp-idle-timeout: 4", "tcp-io-timeout: 2"]
+    with Instance(tmp, "tcp", settings) as a:
+        idle = connect_many(a.port, ["127.0.0.%d" % i for i in range(10, 20)], 100)
+        slow = connect_many(a.port, ["127.0.0.%d" % i for i in range(20, 30)], 100)
+        extra = connect_many(a.port, ["127.0.0.10"], 50)
+        try:
+            t_start = time.monotonic()
+            for s in slow:
+                s.send(b"\x01")  # first byte of a 256-byte length prefix
+            # the 50 over the per-client limit are closed at once
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and not all(closed_by_server(s) for s in extra):
+                time.sleep(0.05)
+            assert all(closed_by_server(s) for s in extra)
+            # UDP and a fresh TCP query from another address stay prompt
+            r, t_udp = timed(lambda: udp_ask(a.port, soa_query()))
+            assert r.rcode() == dns.rcode.NOERROR and t_udp < 0.5, t_udp
+            r, t_tcp = timed(lambda: tcp_ask(a.port, soa_query(), source="127.0.0.2"))
+            assert r.rcode() == dns.rcode.NOERROR and t_tcp < 0.5, t_tcp
+            # slowloris: keep dribbling; all closed by the I/O timeout
+            sent = 1
+            while time.monotonic() < t_start + 3.5:
+                time.sleep(0.5)
+                if sent < 200:
+                    for s in slow:
+                        try:
+                            s.send(b"\x00")
+                        except OSError:
+                            pass
+                    sent += 1
+                r, t_udp = timed(lambda: udp_ask(a.port, soa_query()))
+                assert t_udp < 0.5, t_udp
+            closed_slow = sum(closed_by_server(s) for s in slow)
+            open_idle = sum(not closed_by_server(s) for s in idle)
+            assert closed_slow == 1000, closed_slow
+            assert open_idle == 1000, "idle connections closed before tcp-idle-timeout"
+            # the idle ones go at 4 s
+            deadline = t_start + 7
+            while time.monotonic() < deadline and not all(closed_by_server(s) for s in idle):
+                time.sleep(0.2)
+            assert all(closed_by_server(s) for s in idle)
+            r, t_tcp = timed(lambda: tcp_ask(a.port, soa_query(), source="127.0.0.10"))
+            assert r.rcode() == dns.rcode.NOERROR and t_tcp < 0.5
+            s = stats(a.socket)
+            print("tcp: udp %.3f s, fresh tcp %.3f s; stats %s" % (t_udp, t_tcp, {
+                k: s[k] for k in ("tcp_connections", "tcp_rejected_per_client",
+                                  "tcp_io_timeouts", "tcp_timeouts")}))
+            assert s["tcp_rejected_per_client"] == 50, s
+            assert s["tcp_io_timeouts"] == 1000, s
+            assert s["tcp_timeouts"] == 1000, s
+            assert s["tcp_rejected"] == 0, s
+        finally:
+            for s in idle + slow + extra:
+                s.close()
+
+
+# ---------------------------------------------------------------- privileges
+
+def proc_status(pid):
+    fields = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.split()
+    return fields
+
+
+def free_loopback_53():
+    """A loopback address whose port 53 is free (UDP and TCP), or None."""
+    for addr in ("127.83.0.53", "127.83.1.53", "127.84.0.53"):
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u, \
+                    socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+                u.bind((addr, 53))
+                t.bind((addr, 53))
+            return addr
+        except OSError:
+            continue
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the privilege drop needs root")
+def test_privilege_drop(tmp):
+    """Started as root with user nobody, bound to port 53 on a loopback
+    address as well: afterwards every uid is nobody's and no capability is
+    left (CapEff, CapPrm, CapBnd 0, NoNewPrivs 1); it answers, and
+    `apexctl reload` (as root, over the socket apexd created and chowned)
+    reads the changed zone file as nobody."""
+    nobody = pwd.getpwnam("nobody")
+    d = os.path.join(tmp, "privs-zones")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o755)
+    zonefile = os.path.join(d, "example.zone")
+    shutil.copy(zone("example.zone"), zonefile)
+    os.chmod(zonefile, 0o644)
+    addr53 = free_loopback_53()
+    args = ["-u", "nobody"] + (["-l", "%s@53" % addr53] if addr53 else [])
+    inst = Instance(tmp, "privs", [], zones=[("example.", zonefile)], args=args)
+    with inst as a:
+        pid = a.server.proc.pid
+        st = proc_status(pid)
+        print("privs: port 53 on %s; Uid %s CapEff %s" % (addr53, st["Uid"], st["CapEff"]))
+        assert [int(x) for x in st["Uid"]] == [nobody.pw_uid] * 4, st["Uid"]
+        assert all(int(x) != 0 for x in st["Gid"]), st["Gid"]
+        assert st["CapEff"] == ["0000000000000000"], st["CapEff"]
+        assert st["CapPrm"] == ["0000000000000000"], st["CapPrm"]
+        assert st["CapBnd"] == ["0000000000000000"], st["CapBnd"]
+        assert st["NoNewPrivs"] == ["1"], st["NoNewPrivs"]
+        # every thread, not only the main one
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                text = f.read()
+            assert "CapEff:\t0000000000000000" in text and "Uid:\t%d" % nobody.pw_uid in text
+
+        r = udp_ask(a.port, soa_query())
+        serial = r.answer[0][0].serial
+        if addr53:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.settimeout(2)
+                s.sendto(soa_query().to_wire(), (addr53, 53))
+                assert dns.message.from_wire(s.recv(65535)).answer[0][0].serial == serial
+        with open(zonefile) as f:
+            text = f.read()
+        assert str(serial) in text
+        with open(zonefile, "w") as f:
+            f.write(text.replace(str(serial), str(serial + 1), 1))
+        r = apexctl(a.socket, "reload")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert udp_ask(a.port, soa_query()).answer[0][0].serial == serial + 1
+        assert stats(a.socket)["queries"] >= 2
