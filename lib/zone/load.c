@@ -339,6 +339,26 @@ static const char *ldns_reason(ldns_status status)
 	}
 }
 
+/*
+ * True if an rdf that starts with its own length byte says the truth.
+ * ldns's text parser can return one that does not: an NSEC3 next hashed
+ * owner of "=9" comes back as a length of 1 with no hash byte, which no
+ * resolver could decode once served.
+ */
+static bool rdf_length_consistent(const ldns_rdf *rdf)
+{
+	switch (ldns_rdf_get_type(rdf)) {
+	case LDNS_RDF_TYPE_NSEC3_SALT:
+	case LDNS_RDF_TYPE_NSEC3_NEXT_OWNER:
+	case LDNS_RDF_TYPE_B32_EXT:
+	case LDNS_RDF_TYPE_STR:
+		return ldns_rdf_size(rdf) >= 1 &&
+		       (size_t)ldns_rdf_data(rdf)[0] == ldns_rdf_size(rdf) - 1;
+	default:
+		return true;
+	}
+}
+
 /* Store one parsed record in the builder. */
 static int add_rr(loader_t *ld, reader_t *r, int line, const ldns_rr *rr)
 {
@@ -373,6 +393,8 @@ static int add_rr(loader_t *ld, reader_t *r, int line, const ldns_rr *rr)
 	bool canonical_names = type_has_canonical_names(type);
 	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
 		const ldns_rdf *rdf = ldns_rr_rdf(rr, i);
+		if (!rdf_length_consistent(rdf))
+			return fail(ld, r->path, line, "bad rdata: field %zu is not valid", i + 1);
 		rdlength += ldns_rdf_size(rdf);
 		if (canonical_names && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME) {
 			const uint8_t *d = ldns_rdf_data(rdf);
