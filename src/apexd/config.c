@@ -103,7 +103,9 @@ static char *absolute_path(const char *path, const char *base_dir)
 	out = malloc(size);
 	if (out == NULL)
 		return NULL;
-	snprintf(out, size, "%s/%s", base_dir, path);
+	/* base_dir "/" (e.g. inside a chroot) must not give "//file" */
+	snprintf(out, size, "%s%s%s", base_dir,
+		 base_dir[0] != '\0' && base_dir[strlen(base_dir) - 1] == '/' ? "" : "/", path);
 	return out;
 }
 

@@ -403,3 +403,33 @@ def test_privilege_drop(tmp):
         assert r.returncode == 0, r.stdout + r.stderr
         assert udp_ask(a.port, soa_query()).answer[0][0].serial == serial + 1
         assert stats(a.socket)["queries"] >= 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
+def test_chroot(tmp):
+    """chroot: with user nobody: the process's root is the directory, the
+    zone file (given by its path outside) is reloaded from inside, and a
+    reconfig reads the config file (inside too) and sees the same zone
+    file (no spurious change)."""
+    root = os.path.join(tmp, "chrooted")  # the Instance's directory: its config is inside
+    os.makedirs(os.path.join(root, "zones"), exist_ok=True)
+    os.chmod(root, 0o755)
+    os.chmod(os.path.join(root, "zones"), 0o755)
+    zonefile = os.path.join(root, "zones", "example.zone")
+    shutil.copy(zone("example.zone"), zonefile)
+    os.chmod(zonefile, 0o644)
+    with Instance(tmp, "chrooted", ["user: nobody", "chroot: %s" % root],
+                  zones=[("example.", zonefile)]) as a:
+        pid = a.server.proc.pid
+        assert os.readlink("/proc/%d/root" % pid) == root
+        assert proc_status(pid)["CapEff"] == ["0000000000000000"]
+        serial = udp_ask(a.port, soa_query()).answer[0][0].serial
+        with open(zonefile) as f:
+            text = f.read()
+        with open(zonefile, "w") as f:
+            f.write(text.replace(str(serial), str(serial + 1), 1))
+        r = apexctl(a.socket, "reload")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert udp_ask(a.port, soa_query()).answer[0][0].serial == serial + 1
+        r = apexctl(a.socket, "reconfig")
+        assert r.returncode == 0 and "new file: 0" in r.stdout, r.stdout + r.stderr
