@@ -32,11 +32,9 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
-# The control-socket protocol has no parser yet; its target joins
-# TARGETS when it exists (see README.md).
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer $SAN -I$SRCDIR/lib $(pkg-config --cflags ldns)"
@@ -73,6 +71,7 @@ target_flags() {
 	case $1 in
 	fuzz_query) echo "-max_len=4096 -dict=$FUZZ_DIR/query.dict" ;;
 	fuzz_zone_load) echo "-max_len=32768 -dict=$FUZZ_DIR/zone.dict" ;;
+	fuzz_ctl) echo "-max_len=8192" ;;
 	esac
 }
 
@@ -81,6 +80,7 @@ corpus_of() {
 	case $1 in
 	fuzz_query) echo query ;;
 	fuzz_zone_load) echo zone ;;
+	fuzz_ctl) echo ctl ;;
 	esac
 }
 
