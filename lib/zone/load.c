@@ -586,6 +586,11 @@ static int load_file(loader_t *ld, const char *path, ldns_rdf *origin_in, int de
 				break;
 			continue;
 		}
+		/* ldns rejects blanks after a final quoted string of some
+		 * types (CAA, HINFO), and line ends became blanks above. */
+		while (r.rec_len > 1 && (r.rec[r.rec_len - 1] == ' ' || r.rec[r.rec_len - 1] == '\t') &&
+		       r.rec[r.rec_len - 2] != '\\')
+			r.rec[--r.rec_len] = '\0';
 		ldns_rr *rr = NULL;
 		ldns_status status = ldns_rr_new_frm_str(&rr, r.rec, ld->default_ttl, origin, &prev);
 		if (status != LDNS_STATUS_OK) {

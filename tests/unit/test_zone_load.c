@@ -264,6 +264,34 @@ static void test_dnssec_beside_cname_accepted(void **state)
 	apex_zone_unref(zone);
 }
 
+/* Records ending in a quoted string (CAA, HINFO) at the end of a line or
+ * before a comment or a closing parenthesis load, with the right RDATA. */
+static void test_final_quoted_string(void **state)
+{
+	char err[512], path[300];
+	apex_zone_t *zone = NULL;
+	int rc = load_text("$ORIGIN example.\n$TTL 60\n"
+			   "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+			   "@ CAA 0 issue \"ca.example.net\"   \n"
+			   "h HINFO \"cpu\" \"os\" ; a comment\n"
+			   "p HINFO ( \"a\"\n \"b\" )\n",
+			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+	const apex_rrset_t *caa = apex_node_rrset(find(zone, "example."), 257);
+	assert_non_null(caa);
+	/* RDLENGTH 21: flags 0, tag length 5, "issue", "ca.example.net" */
+	assert_int_equal(caa->rdata_size, 2 + 21);
+	assert_memory_equal(caa->rdata, "\0\x15\0\x05issueca.example.net", 23);
+	const apex_rrset_t *hinfo = apex_node_rrset(find(zone, "h.example."), APEX_TYPE_HINFO);
+	assert_non_null(hinfo);
+	assert_memory_equal(hinfo->rdata, "\0\x07\x03""cpu\x02""os", 9);
+	hinfo = apex_node_rrset(find(zone, "p.example."), APEX_TYPE_HINFO);
+	assert_non_null(hinfo);
+	assert_memory_equal(hinfo->rdata, "\0\x04\x01""a\x01""b", 6);
+	apex_zone_unref(zone);
+}
+
 /* Run a load with stderr captured into log (NUL-terminated). */
 static int load_capturing(const char *text, apex_zone_t **zone, char *log, size_t log_size)
 {
@@ -415,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_directives_and_syntax),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_dnssec_beside_cname_accepted),
+		cmocka_unit_test(test_final_quoted_string),
 		cmocka_unit_test(test_ttl_and_glue_warnings),
 		cmocka_unit_test(test_duplicates_and_canonical_order),
 		cmocka_unit_test(test_real_zones),
