@@ -25,7 +25,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends 
 	build-essential autoconf automake libtool pkg-config \
 	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
-	nsd knot bind9-utils
+	nsd knot bind9-utils clang
 [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 
 # Show the logs of the tests that failed, then fail.
@@ -70,4 +70,9 @@ tail -n 3 tests/system/run.sh.log
 echo "=== ThreadSanitizer build: concurrency tests"
 cd "$SRCDIR"
 sh contrib/tsan-reload.sh
-echo "=== all tests passed (normal, ASan+UBSan and TSan builds)"
+# Each libFuzzer target (query answer path, zone loader, control
+# protocol) for a bounded time from the committed seeds.
+echo "=== fuzzing: ${FUZZ_SECONDS:-60} s per target"
+cd "$SRCDIR"
+FUZZ_SECONDS=${FUZZ_SECONDS:-60} make fuzz
+echo "=== all tests passed (normal, ASan+UBSan and TSan builds, fuzzing)"
