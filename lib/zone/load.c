@@ -1,20 +1,43 @@
 /*
  * Reading an RFC 1035 master file into a zone builder.
  *
- * The file is split into records here ((...) continuation lines,
- * comments, quoted strings, $ORIGIN, $TTL and $INCLUDE), so that every
- * record keeps the line it starts on; ldns parses each record's text
- * (relative names, RFC 3597 unknown types) and its RDATA is kept as
- * uncompressed wire data.  apex_zone_build() does the rest.
+ * The file is mapped and split into records here ((...) continuation
+ * lines, comments, quoted strings, $ORIGIN, $TTL and $INCLUDE), so that
+ * every record keeps the line it starts on.  Records of the types that
+ * make up large zones are turned into wire format by rdata_text.c
+ * straight into the loader's memory; every other record (other types,
+ * RFC 3597 "\#" forms, anything the fast path does not take) is parsed
+ * by ldns as before.  apex_zone_build() does the rest.
+ *
+ * A large file is cut into chunks at line starts that begin a record
+ * with an owner name, and the chunks are parsed on one thread per CPU
+ * (each into its own records, owners and memory), then merged in file
+ * order, so that line numbers, duplicate removal and "first TTL wins"
+ * do not depend on the threads.  Each chunk starts with the $ORIGIN and
+ * $TTL in force where it starts, found by a quick scan for lines that
+ * begin with '$'.  If the guess could be wrong (a file with $INCLUDE,
+ * a '$' line that was not a directive, a chunk that ends inside
+ * parentheses) or any chunk fails, the file is parsed again on one
+ * thread, which also gives the first error in file order.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* memmem, CPU_COUNT */
+#endif
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ldns/ldns.h>
 
@@ -25,44 +48,122 @@
 #include "util/log.h"
 #include "zone/build.h"
 #include "zone/load.h"
+#include "zone/load_tuning.h"
+#include "zone/rdata_text.h"
 
 #define INCLUDE_DEPTH_MAX 16
 #define LDNS_DEFAULT_TTL_VALUE 3600
+#define THREADS_MAX 64
+#define MEMORY_BLOCK (1u << 20)
+/* Parsed parts of the mapped file are dropped from memory every so often. */
+#define DROP_BEHIND (8u << 20)
+
+_Atomic bool apex_load_fast_rdata = true;
+_Atomic size_t apex_load_chunk_min = 8u << 20;
+_Atomic unsigned apex_load_threads = 0;
+
+/* ------------------------------------------------------------ memory */
+
+/* Bump allocator for names, keys and RDATA: no alignment, no per-object
+ * header (a record's RDATA is often 4 to 20 bytes). */
+typedef struct block {
+	struct block *next;
+	size_t used, size;
+	uint8_t data[];
+} block_t;
+
+/* Where the records of one thread go. */
+typedef struct sink {
+	block_t *blocks;
+	apex_build_owner_t *owners;
+	size_t owner_count, owner_cap;
+	uint32_t *table;           /* owner hash table: index + 1, 0 = empty */
+	size_t table_size;         /* power of two */
+	uint32_t last_owner;       /* records usually share owners */
+	bool have_last;
+	apex_build_rr_t *rrs;
+	size_t rr_count, rr_cap;
+	uint32_t default_ttl;      /* $TTL, shared with included files */
+	size_t directives;         /* $ORIGIN and $TTL lines executed */
+	uint8_t rdata[APEX_RDATA_MAX];      /* the record being parsed */
+	uint8_t canonical[APEX_RDATA_MAX];  /* its canonical form */
+} sink_t;
+
+static void *sink_alloc(sink_t *s, size_t size)
+{
+	block_t *b = s->blocks;
+	if (b == NULL || b->size - b->used < size) {
+		size_t cap = size > MEMORY_BLOCK - sizeof(block_t) ? size : MEMORY_BLOCK - sizeof(block_t);
+		block_t *nb = malloc(sizeof(block_t) + cap);
+		if (nb == NULL)
+			return NULL;
+		nb->used = 0;
+		nb->size = cap;
+		nb->next = b;
+		s->blocks = b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += size;
+	return p;
+}
+
+static void *sink_memdup(sink_t *s, const void *data, size_t size)
+{
+	void *p = sink_alloc(s, size);
+	if (p != NULL)
+		memcpy(p, data, size);
+	return p;
+}
+
+static void sink_free(sink_t *s)
+{
+	for (block_t *b = s->blocks; b != NULL;) {
+		block_t *next = b->next;
+		free(b);
+		b = next;
+	}
+	free(s->owners);
+	free(s->table);
+	free(s->rrs);
+	free(s);
+}
+
+/* ------------------------------------------------------------ loader */
 
 /* Everything shared by the files of one load. */
 typedef struct loader {
 	apex_zone_builder_t *b;
-	size_t owner_cap;
-	size_t rr_cap;
 	size_t file_cap;
-	uint32_t default_ttl;       /* $TTL, shared with included files */
-	/* owner hash table: key -> owner index + 1 (0 = empty slot) */
-	uint32_t *table;
-	size_t table_size;          /* power of two */
-	uint32_t last_owner;        /* fast path: records usually share owners */
-	bool have_last;
+	sink_t **sinks;             /* all sinks whose memory the builder uses */
+	size_t sink_count;
 } loader_t;
 
-/* One open file. */
+/* One range of a mapped file being read. */
 typedef struct reader {
-	FILE *fp;
+	loader_t *ld;
+	sink_t *sink;
 	const char *path;           /* as shown in messages */
 	uint16_t file_index;
+	const char *p, *end;        /* the text left to read */
+	const char *dropped;        /* mapped pages before this were released */
 	int line;
-	char *buf;                  /* getline() buffer */
-	size_t buf_cap;
 	char *rec;                  /* current record, one line of text */
-	size_t rec_len;
-	size_t rec_cap;
+	size_t rec_len, rec_cap;
+	char *err;                  /* message buffer (the builder's, or the chunk's) */
+	size_t err_size;
+	uint8_t origin[APEX_NAME_MAX];
+	ldns_rdf *origin_rdf;       /* origin for ldns, made when needed */
+	uint8_t prev[APEX_NAME_MAX];/* owner of the previous record */
+	bool have_prev;
 } reader_t;
 
-static int load_file(loader_t *ld, const char *path, ldns_rdf *origin, int depth);
+static int load_file(loader_t *ld, sink_t *sink, const char *path, const uint8_t *origin,
+		     int depth);
 
-static int fail(loader_t *ld, const char *path, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static int fail(reader_t *r, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Write "FILE:LINE: reason" (or "FILE: reason" when line is 0). */
-static int fail(loader_t *ld, const char *path, int line, const char *fmt, ...)
+static int fail(reader_t *r, int line, const char *fmt, ...)
 {
 	char reason[512];
 	va_list ap;
@@ -70,95 +171,111 @@ static int fail(loader_t *ld, const char *path, int line, const char *fmt, ...)
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	if (line > 0)
-		snprintf(ld->b->err, ld->b->err_size, "%s:%d: %s", path, line, reason);
+		snprintf(r->err, r->err_size, "%s:%d: %s", r->path, line, reason);
 	else
-		snprintf(ld->b->err, ld->b->err_size, "%s: %s", path, reason);
+		snprintf(r->err, r->err_size, "%s: %s", r->path, reason);
 	return APEX_ELOAD;
 }
 
-static int rec_put(reader_t *r, char c)
+static int rec_reserve(reader_t *r, size_t more)
 {
-	if (r->rec_len + 2 > r->rec_cap) {
-		size_t cap = r->rec_cap ? r->rec_cap * 2 : 1024;
-		char *p = realloc(r->rec, cap);
-		if (p == NULL)
-			return APEX_ENOMEM;
-		r->rec = p;
-		r->rec_cap = cap;
-	}
-	r->rec[r->rec_len++] = c;
-	r->rec[r->rec_len] = '\0';
+	if (r->rec_len + more + 2 <= r->rec_cap)
+		return APEX_OK;
+	size_t cap = r->rec_cap ? r->rec_cap : 1024;
+	while (cap < r->rec_len + more + 2)
+		cap *= 2;
+	char *p = realloc(r->rec, cap);
+	if (p == NULL)
+		return APEX_ENOMEM;
+	r->rec = p;
+	r->rec_cap = cap;
 	return APEX_OK;
+}
+
+/* Release the mapped pages already read (they count as resident memory). */
+static void drop_behind(reader_t *r)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)r->dropped + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	uintptr_t to = (uintptr_t)r->p & ~((uintptr_t)page - 1);
+	if (to > from + DROP_BEHIND) {
+		madvise((void *)from, to - from, MADV_DONTNEED);
+		r->dropped = (const char *)to;
+	}
 }
 
 /*
  * Read the next record into r->rec as a single line: comments removed,
  * parentheses joined, leading white space kept (it means "same owner").
- * Returns 1 with *start_line set, 0 at end of file, or an error.
+ * Returns 1 with *start_line set, 0 at end of text, or an error.
  */
-static int read_record(loader_t *ld, reader_t *r, int *start_line)
+static int read_record(reader_t *r, int *start_line)
 {
 	int depth = 0;
 	int open_line = 0;
 	bool content = false;
-	r->rec_len = 0;
-	if (rec_put(r, ' ') != APEX_OK)  /* ensure rec is allocated */
+	if (rec_reserve(r, 0) != APEX_OK)
 		return APEX_ENOMEM;
 	r->rec_len = 0;
 	r->rec[0] = '\0';
 	*start_line = 0;
+	if (r->p - r->dropped > (ptrdiff_t)(2 * DROP_BEHIND))
+		drop_behind(r);
 	for (;;) {
-		ssize_t n = getline(&r->buf, &r->buf_cap, r->fp);
-		if (n < 0) {
-			if (ferror(r->fp))
-				return fail(ld, r->path, r->line, "read error: %s", strerror(errno));
+		if (r->p >= r->end) {
 			if (depth > 0)
-				return fail(ld, r->path, open_line, "unbalanced parenthesis");
+				return fail(r, open_line, "unbalanced parenthesis");
 			return content ? 1 : 0;
 		}
+		const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+		const char *line = r->p;
+		size_t n = nl ? (size_t)(nl - r->p) + 1 : (size_t)(r->end - r->p);
+		r->p += n;
 		r->line++;
+		if (rec_reserve(r, n) != APEX_OK)
+			return APEX_ENOMEM;
+		char *out = r->rec + r->rec_len;
 		bool in_quote = false;
-		for (ssize_t i = 0; i < n; i++) {
-			char c = r->buf[i];
-			int rc = APEX_OK;
+		for (size_t i = 0; i < n; i++) {
+			char c = line[i];
 			if (in_quote) {
-				rc = rec_put(r, c);
+				*out++ = c;
 				if (c == '\\' && i + 1 < n)
-					rc = rc ? rc : rec_put(r, r->buf[++i]);
+					*out++ = line[++i];
 				else if (c == '"')
 					in_quote = false;
 			} else if (c == ';') {
 				break;
 			} else if (c == '"') {
 				in_quote = true;
-				rc = rec_put(r, c);
+				*out++ = c;
 			} else if (c == '\\') {
-				rc = rec_put(r, c);
-				if (i + 1 < n && r->buf[i + 1] != '\n')
-					rc = rc ? rc : rec_put(r, r->buf[++i]);
+				*out++ = c;
+				if (i + 1 < n && line[i + 1] != '\n')
+					*out++ = line[++i];
 			} else if (c == '(') {
 				if (depth++ == 0)
 					open_line = r->line;
-				rc = rec_put(r, ' ');
+				*out++ = ' ';
 			} else if (c == ')') {
 				if (--depth < 0)
-					return fail(ld, r->path, r->line, "unbalanced parenthesis");
-				rc = rec_put(r, ' ');
+					return fail(r, r->line, "unbalanced parenthesis");
+				*out++ = ' ';
 			} else if (c == '\n' || c == '\r') {
-				rc = rec_put(r, ' ');
+				*out++ = ' ';
 			} else {
-				rc = rec_put(r, c);
+				*out++ = c;
 			}
-			if (rc != APEX_OK)
-				return rc;
 			if (!content && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '(' &&
 			    c != ')') {
 				content = true;
 				*start_line = r->line;
 			}
 		}
+		r->rec_len = (size_t)(out - r->rec);
+		r->rec[r->rec_len] = '\0';
 		if (in_quote)
-			return fail(ld, r->path, r->line, "unterminated quoted string");
+			return fail(r, r->line, "unterminated quoted string");
 		if (depth == 0) {
 			if (content)
 				return 1;
@@ -191,30 +308,42 @@ static char *next_token(char **s)
 	return tok;
 }
 
-/* A name for $ORIGIN / $INCLUDE: absolute, or relative to origin. */
-static ldns_rdf *directive_name(const char *text, const ldns_rdf *origin)
+/* A name for $ORIGIN / $INCLUDE: absolute, or relative to origin.
+ * Parsed by ldns as before; returns the wire size or 0. */
+static size_t directive_name(const char *text, const uint8_t *origin, uint8_t *out)
 {
+	ldns_rdf *origin_rdf = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(origin),
+						     origin);
+	if (origin_rdf == NULL)
+		return 0;
 	size_t len = strlen(text);
-	bool absolute = len > 0 && text[len - 1] == '.' &&
-			(len < 2 || text[len - 2] != '\\');
-	if (absolute || origin == NULL)
-		return ldns_dname_new_frm_str(text);
-	char *origin_text = ldns_rdf2str(origin);
-	if (origin_text == NULL)
-		return NULL;
-	size_t size = len + strlen(origin_text) + 2;
-	char *full = malloc(size);
+	bool absolute = len > 0 && text[len - 1] == '.' && (len < 2 || text[len - 2] != '\\');
 	ldns_rdf *name = NULL;
-	if (full != NULL) {
-		if (strcmp(origin_text, ".") == 0)
-			snprintf(full, size, "%s.", text);
-		else
-			snprintf(full, size, "%s.%s", text, origin_text);
-		name = ldns_dname_new_frm_str(full);
+	if (absolute) {
+		name = ldns_dname_new_frm_str(text);
+	} else {
+		char *origin_text = ldns_rdf2str(origin_rdf);
+		size_t size = origin_text ? len + strlen(origin_text) + 2 : 0;
+		char *full = origin_text ? malloc(size) : NULL;
+		if (full != NULL) {
+			if (strcmp(origin_text, ".") == 0)
+				snprintf(full, size, "%s.", text);
+			else
+				snprintf(full, size, "%s.%s", text, origin_text);
+			name = ldns_dname_new_frm_str(full);
+		}
 		free(full);
+		free(origin_text);
 	}
-	free(origin_text);
-	return name;
+	ldns_rdf_deep_free(origin_rdf);
+	size_t size = 0;
+	if (name != NULL && ldns_rdf_size(name) <= APEX_NAME_MAX && ldns_rdf_size(name) > 0 &&
+	    ldns_rdf_data(name)[ldns_rdf_size(name) - 1] == 0) {
+		size = ldns_rdf_size(name);
+		memcpy(out, ldns_rdf_data(name), size);
+	}
+	ldns_rdf_deep_free(name);
+	return size;
 }
 
 static uint64_t key_hash(const uint8_t *key, size_t size)
@@ -228,22 +357,21 @@ static uint64_t key_hash(const uint8_t *key, size_t size)
 }
 
 /* Rebuild the owner table at twice the size (load factor <= 1/2). */
-static int table_grow(loader_t *ld)
+static int table_grow(sink_t *s)
 {
-	size_t size = ld->table_size ? ld->table_size * 2 : 4096;
+	size_t size = s->table_size ? s->table_size * 2 : 4096;
 	uint32_t *table = calloc(size, sizeof(*table));
 	if (table == NULL)
 		return APEX_ENOMEM;
-	const apex_zone_builder_t *b = ld->b;
-	for (size_t i = 0; i < b->owner_count; i++) {
-		size_t slot = key_hash(b->owners[i].key, b->owners[i].key_size) & (size - 1);
+	for (size_t i = 0; i < s->owner_count; i++) {
+		size_t slot = key_hash(s->owners[i].key, s->owners[i].key_size) & (size - 1);
 		while (table[slot] != 0)
 			slot = (slot + 1) & (size - 1);
 		table[slot] = (uint32_t)i + 1;
 	}
-	free(ld->table);
-	ld->table = table;
-	ld->table_size = size;
+	free(s->table);
+	s->table = table;
+	s->table_size = size;
 	return APEX_OK;
 }
 
@@ -252,51 +380,53 @@ static bool owner_is(const apex_build_owner_t *o, const uint8_t *key, size_t key
 	return o->key_size == key_size && memcmp(o->key, key, key_size) == 0;
 }
 
-/* Index of the owner name (added if new) in *index. */
-static int owner_intern(loader_t *ld, const uint8_t *name, uint32_t *index)
+/*
+ * Index of the owner with this key in s (added if new) in *index.  A new
+ * owner's name and key are copied into s's memory if copy is set, else
+ * the pointers of `like` are kept (merging chunks: their memory lives
+ * until the end of the load).
+ */
+static int owner_intern(sink_t *s, const apex_build_owner_t *like, bool copy, uint32_t *index)
 {
-	apex_zone_builder_t *b = ld->b;
-	uint8_t key[APEX_KEY_MAX];
-	size_t key_size = apex_name_key(name, key, NULL);
-
-	if (ld->have_last && owner_is(&b->owners[ld->last_owner], key, key_size)) {
-		*index = ld->last_owner;
+	if (s->have_last && owner_is(&s->owners[s->last_owner], like->key, like->key_size)) {
+		*index = s->last_owner;
 		return APEX_OK;
 	}
-	if ((b->owner_count + 1) * 2 > ld->table_size && table_grow(ld) != APEX_OK)
+	if ((s->owner_count + 1) * 2 > s->table_size && table_grow(s) != APEX_OK)
 		return APEX_ENOMEM;
-	size_t mask = ld->table_size - 1;
-	size_t slot = key_hash(key, key_size) & mask;
-	while (ld->table[slot] != 0) {
-		uint32_t i = ld->table[slot] - 1;
-		if (owner_is(&b->owners[i], key, key_size)) {
-			*index = ld->last_owner = i;
-			ld->have_last = true;
+	size_t mask = s->table_size - 1;
+	size_t slot = key_hash(like->key, like->key_size) & mask;
+	while (s->table[slot] != 0) {
+		uint32_t i = s->table[slot] - 1;
+		if (owner_is(&s->owners[i], like->key, like->key_size)) {
+			*index = s->last_owner = i;
+			s->have_last = true;
 			return APEX_OK;
 		}
 		slot = (slot + 1) & mask;
 	}
-	if (b->owner_count == ld->owner_cap) {
-		size_t cap = ld->owner_cap ? ld->owner_cap * 2 : 1024;
-		apex_build_owner_t *p = realloc(b->owners, cap * sizeof(*p));
+	if (s->owner_count == s->owner_cap) {
+		size_t cap = s->owner_cap ? s->owner_cap * 2 : 1024;
+		apex_build_owner_t *p = realloc(s->owners, cap * sizeof(*p));
 		if (p == NULL)
 			return APEX_ENOMEM;
-		b->owners = p;
-		ld->owner_cap = cap;
+		s->owners = p;
+		s->owner_cap = cap;
 	}
-	size_t name_size = apex_name_size(name);
-	apex_build_owner_t *o = &b->owners[b->owner_count];
-	o->name = apex_arena_memdup(b->tmp, name, name_size);
-	o->key = apex_arena_memdup(b->tmp, key, key_size);
-	if (o->name == NULL || o->key == NULL)
+	if (s->owner_count >= UINT32_MAX - 1)
 		return APEX_ENOMEM;
-	o->name_size = (uint8_t)name_size;
-	o->key_size = (uint16_t)key_size;
-	o->labels = (uint8_t)apex_name_labels(name);
-	ld->table[slot] = (uint32_t)b->owner_count + 1;
-	*index = ld->last_owner = (uint32_t)b->owner_count;
-	ld->have_last = true;
-	b->owner_count++;
+	apex_build_owner_t *o = &s->owners[s->owner_count];
+	*o = *like;
+	if (copy) {
+		o->name = sink_memdup(s, like->name, like->name_size);
+		o->key = sink_memdup(s, like->key, like->key_size);
+		if (o->name == NULL || o->key == NULL)
+			return APEX_ENOMEM;
+	}
+	s->table[slot] = (uint32_t)s->owner_count + 1;
+	*index = s->last_owner = (uint32_t)s->owner_count;
+	s->have_last = true;
+	s->owner_count++;
 	return APEX_OK;
 }
 
@@ -313,6 +443,101 @@ static bool type_has_canonical_names(uint16_t type)
 	default:
 		return false;
 	}
+}
+
+/* Where the one embedded name of a fast-path type starts in its RDATA
+ * (the canonical form lowercases it), or -1 for none. */
+static int fast_name_offset(uint16_t type)
+{
+	switch (type) {
+	case APEX_TYPE_NS: case APEX_TYPE_CNAME: case APEX_TYPE_DNAME: case APEX_TYPE_PTR:
+		return 0;
+	case APEX_TYPE_MX:
+		return 2;
+	case APEX_TYPE_SRV:
+		return 6;
+	case APEX_TYPE_RRSIG:
+		return 18;
+	default:
+		return -1;
+	}
+}
+
+static bool has_upper(const uint8_t *p, size_t size)
+{
+	for (size_t i = 0; i < size; i++)
+		if (p[i] >= 'A' && p[i] <= 'Z')
+			return true;
+	return false;
+}
+
+/*
+ * Store one record: the checks common to both parsers, then the owner,
+ * and the RDATA and its canonical form (RFC 4034 section 6.2) copied
+ * into the sink's memory; the canonical form shares the RDATA's memory
+ * when canonical_in is rdata (no embedded name with capitals).
+ */
+static int store_rr(reader_t *r, int line, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		    const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in)
+{
+	sink_t *s = r->sink;
+	const apex_zone_t *zone = r->ld->b->zone;
+	char text[APEX_NAME_MAX * 4 + 1];
+
+	if (ttl > INT32_MAX)
+		return fail(r, line, "TTL %u out of range (RFC 2181 section 8)", ttl);
+	if (!apex_name_is_subdomain(owner, zone->origin))
+		return fail(r, line, "%s is outside the zone %s",
+			    apex_name_to_str(owner, text, sizeof(text)),
+			    apex_name_to_str(zone->origin, text + sizeof(text) / 2, sizeof(text) / 2));
+	if (rdlength > 65535)
+		return fail(r, line, "rdata longer than 65535 bytes");
+
+	uint8_t *stored = sink_memdup(s, rdata, rdlength);
+	const uint8_t *canonical = stored;
+	if (stored == NULL)
+		return APEX_ENOMEM;
+	if (canonical_in != NULL && canonical_in != rdata) {
+		canonical = sink_memdup(s, canonical_in, rdlength);
+		if (canonical == NULL)
+			return APEX_ENOMEM;
+	}
+
+	apex_build_owner_t like;
+	uint8_t key[APEX_KEY_MAX];
+	like.name = owner;
+	like.name_size = (uint8_t)apex_name_size(owner);
+	like.key = key;
+	like.key_size = (uint16_t)apex_name_key(owner, key, NULL);
+	like.labels = (uint8_t)apex_name_labels(owner);
+	uint32_t owner_index;
+	int rc = owner_intern(s, &like, true, &owner_index);
+	if (rc != APEX_OK)
+		return rc;
+	if (s->rr_count == s->rr_cap) {
+		size_t cap = s->rr_cap ? s->rr_cap * 2 : 4096;
+		apex_build_rr_t *p = realloc(s->rrs, cap * sizeof(*p));
+		if (p == NULL)
+			return APEX_ENOMEM;
+		s->rrs = p;
+		s->rr_cap = cap;
+	}
+	if (s->rr_count >= UINT32_MAX)
+		return fail(r, line, "too many records");
+	apex_build_rr_t *out = &s->rrs[s->rr_count];
+	out->owner = owner_index;
+	out->seq = (uint32_t)s->rr_count;
+	out->ttl = ttl;
+	out->line = (uint32_t)line;
+	out->type = type;
+	out->rdlength = (uint16_t)rdlength;
+	out->file = r->file_index;
+	out->rdata = stored;
+	out->canonical = canonical;
+	s->rr_count++;
+	memcpy(r->prev, owner, like.name_size);
+	r->have_prev = true;
+	return APEX_OK;
 }
 
 static const char *ldns_reason(ldns_status status)
@@ -359,33 +584,23 @@ static bool rdf_length_consistent(const ldns_rdf *rdf)
 	}
 }
 
-/* Store one parsed record in the builder. */
-static int add_rr(loader_t *ld, reader_t *r, int line, const ldns_rr *rr)
+/* Store one record parsed by ldns. */
+static int add_ldns_rr(reader_t *r, int line, const ldns_rr *rr)
 {
-	apex_zone_builder_t *b = ld->b;
-	const apex_zone_t *zone = b->zone;
-	char text[APEX_NAME_MAX * 4 + 1];
-
 	if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN)
-		return fail(ld, r->path, line, "class %u is not IN", (unsigned)ldns_rr_get_class(rr));
+		return fail(r, line, "class %u is not IN", (unsigned)ldns_rr_get_class(rr));
 	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
 	/* 0, OPT and the meta and question types (RFC 6895 section 3.1). */
 	if (type == 0 || type == APEX_TYPE_OPT || (type >= 128 && type <= 255))
-		return fail(ld, r->path, line, "type %u may not appear in a zone", type);
-
+		return fail(r, line, "type %u may not appear in a zone", type);
 	if (ldns_rr_ttl(rr) > INT32_MAX)
-		return fail(ld, r->path, line, "TTL %u out of range (RFC 2181 section 8)",
-			    ldns_rr_ttl(rr));
+		return fail(r, line, "TTL %u out of range (RFC 2181 section 8)", ldns_rr_ttl(rr));
 
 	const ldns_rdf *owner_rdf = ldns_rr_owner(rr);
 	const uint8_t *owner = ldns_rdf_data(owner_rdf);
 	size_t owner_size = ldns_rdf_size(owner_rdf);
 	if (owner_size == 0 || owner_size > APEX_NAME_MAX || owner[owner_size - 1] != 0)
-		return fail(ld, r->path, line, "bad owner name");
-	if (!apex_name_is_subdomain(owner, zone->origin))
-		return fail(ld, r->path, line, "%s is outside the zone %s",
-			    apex_name_to_str(owner, text, sizeof(text)),
-			    apex_name_to_str(zone->origin, text + sizeof(text) / 2, sizeof(text) / 2));
+		return fail(r, line, "bad owner name");
 
 	/* RDATA in wire form: the rdfs one after the other, uncompressed. */
 	size_t rdlength = 0;
@@ -394,20 +609,17 @@ static int add_rr(loader_t *ld, reader_t *r, int line, const ldns_rr *rr)
 	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
 		const ldns_rdf *rdf = ldns_rr_rdf(rr, i);
 		if (!rdf_length_consistent(rdf))
-			return fail(ld, r->path, line, "bad rdata: field %zu is not valid", i + 1);
+			return fail(r, line, "bad rdata: field %zu is not valid", i + 1);
 		rdlength += ldns_rdf_size(rdf);
-		if (canonical_names && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME) {
-			const uint8_t *d = ldns_rdf_data(rdf);
-			for (size_t j = 0; j < ldns_rdf_size(rdf); j++)
-				if (d[j] >= 'A' && d[j] <= 'Z')
-					lower = true;
-		}
+		if (canonical_names && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME &&
+		    has_upper(ldns_rdf_data(rdf), ldns_rdf_size(rdf)))
+			lower = true;
 	}
 	if (rdlength > 65535)
-		return fail(ld, r->path, line, "rdata longer than 65535 bytes");
-	uint8_t *rdata = apex_arena_alloc(b->tmp, rdlength);
-	uint8_t *canonical = lower ? apex_arena_alloc(b->tmp, rdlength) : rdata;
-	if (rdata == NULL || canonical == NULL)
+		return fail(r, line, "rdata longer than 65535 bytes");
+	uint8_t *rdata = r->sink->rdata;
+	uint8_t *canonical = lower ? malloc(rdlength ? rdlength : 1) : rdata;
+	if (canonical == NULL)
 		return APEX_ENOMEM;
 	size_t pos = 0;
 	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
@@ -423,33 +635,123 @@ static int add_rr(loader_t *ld, reader_t *r, int line, const ldns_rr *rr)
 		}
 		pos += size;
 	}
+	int rc = store_rr(r, line, owner, type, ldns_rr_ttl(rr), rdata, rdlength, canonical);
+	if (lower)
+		free(canonical);
+	return rc;
+}
 
-	uint32_t owner_index;
-	int rc = owner_intern(ld, owner, &owner_index);
-	if (rc != APEX_OK)
-		return rc;
-	if (b->rr_count == ld->rr_cap) {
-		size_t cap = ld->rr_cap ? ld->rr_cap * 2 : 4096;
-		apex_build_rr_t *p = realloc(b->rrs, cap * sizeof(*p));
-		if (p == NULL)
+/* Parse r->rec with ldns, as every record was parsed before the fast path. */
+static int parse_with_ldns(reader_t *r, int line)
+{
+	if (r->origin_rdf == NULL) {
+		r->origin_rdf = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(r->origin),
+						      r->origin);
+		if (r->origin_rdf == NULL)
 			return APEX_ENOMEM;
-		b->rrs = p;
-		ld->rr_cap = cap;
 	}
-	if (b->rr_count >= UINT32_MAX)
-		return fail(ld, r->path, line, "too many records");
-	apex_build_rr_t *out = &b->rrs[b->rr_count];
-	out->owner = owner_index;
-	out->seq = (uint32_t)b->rr_count;
-	out->ttl = ldns_rr_ttl(rr);
-	out->line = (uint32_t)line;
-	out->type = type;
-	out->rdlength = (uint16_t)rdlength;
-	out->file = r->file_index;
-	out->rdata = rdata;
-	out->canonical = canonical;
-	b->rr_count++;
-	return APEX_OK;
+	/* ldns uses prev for a record without an owner (leading blank),
+	 * and the origin when there is none yet. */
+	ldns_rdf *prev = NULL;
+	if (r->have_prev) {
+		prev = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(r->prev), r->prev);
+		if (prev == NULL)
+			return APEX_ENOMEM;
+	}
+	/* ldns rejects blanks after a final quoted string of some
+	 * types (CAA, HINFO), and line ends became blanks above. */
+	while (r->rec_len > 1 && (r->rec[r->rec_len - 1] == ' ' || r->rec[r->rec_len - 1] == '\t') &&
+	       r->rec[r->rec_len - 2] != '\\')
+		r->rec[--r->rec_len] = '\0';
+	ldns_rr *rr = NULL;
+	ldns_status status =
+		ldns_rr_new_frm_str(&rr, r->rec, r->sink->default_ttl, r->origin_rdf, &prev);
+	int rc;
+	if (status != LDNS_STATUS_OK)
+		rc = status == LDNS_STATUS_MEM_ERR ? APEX_ENOMEM
+						   : fail(r, line, "%s", ldns_reason(status));
+	else
+		rc = add_ldns_rr(r, line, rr);
+	ldns_rr_free(rr);
+	ldns_rdf_deep_free(prev);
+	return rc;
+}
+
+/*
+ * The fast path: "[owner] [TTL] [IN] TYPE RDATA" with a type of
+ * rdata_text.c.  Returns APEX_OK when the record was stored, APEX_EINVAL
+ * when it is not of that form (nothing stored: ldns parses it), or an
+ * error of store_rr().
+ */
+static int parse_fast(reader_t *r, int line)
+{
+	const char *p = r->rec;
+	uint8_t owner[APEX_NAME_MAX];
+	const char *tok;
+	size_t len;
+
+	if (*p == ' ' || *p == '\t') {
+		if (!r->have_prev)
+			return APEX_EINVAL;
+		memcpy(owner, r->prev, apex_name_size(r->prev));
+	} else {
+		tok = p;
+		while (*p != '\0' && *p != ' ' && *p != '\t')
+			p++;
+		if (apex_name_from_text(tok, (size_t)(p - tok), r->origin, owner) <= 0)
+			return APEX_EINVAL;
+	}
+	uint32_t ttl = r->sink->default_ttl;
+	int type = -1;
+	bool have_ttl = false, have_class = false;
+	while (type < 0) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		tok = p;
+		while (*p != '\0' && *p != ' ' && *p != '\t')
+			p++;
+		len = (size_t)(p - tok);
+		if (len == 0)
+			return APEX_EINVAL;
+		if (tok[0] >= '0' && tok[0] <= '9') {
+			/* TTL, only before the class (ldns's order) */
+			if (have_ttl || have_class || len > 15)
+				return APEX_EINVAL;
+			char buf[16];
+			const char *end;
+			memcpy(buf, tok, len);
+			buf[len] = '\0';
+			ttl = ldns_str2period(buf, &end);
+			if (*end != '\0' || ttl > INT32_MAX)
+				return APEX_EINVAL;
+			have_ttl = true;
+		} else if (len == 2 && strncasecmp(tok, "IN", 2) == 0) {
+			if (have_class)
+				return APEX_EINVAL;
+			have_class = true;
+		} else {
+			type = apex_rrtype_from_text(tok, len);
+			if (type < 0 || !apex_rdata_text_supported((uint16_t)type))
+				return APEX_EINVAL;
+		}
+	}
+	uint8_t *rdata = r->sink->rdata;
+	int rdlength = apex_rdata_from_text((uint16_t)type, p, r->origin, rdata);
+	if (rdlength < 0)
+		return APEX_EINVAL;
+	/* The canonical form lowercases the one embedded name (the RRSIG's
+	 * signer, the target of NS, MX, ...); a copy only when it differs. */
+	const uint8_t *canonical = rdata;
+	int at = fast_name_offset((uint16_t)type);
+	if (at >= 0 && at < rdlength) {
+		size_t name_size = apex_name_size(rdata + at);
+		if (has_upper(rdata + at, name_size)) {
+			memcpy(r->sink->canonical, rdata, (size_t)rdlength);
+			apex_name_lower(r->sink->canonical + at);
+			canonical = r->sink->canonical;
+		}
+	}
+	return store_rr(r, line, owner, (uint16_t)type, ttl, rdata, (size_t)rdlength, canonical);
 }
 
 /* The path of an $INCLUDE: relative to the directory of the including file. */
@@ -489,131 +791,439 @@ static int add_file_name(loader_t *ld, const char *path, uint16_t *index)
 	return APEX_OK;
 }
 
-/* $ORIGIN, $TTL or $INCLUDE in r->rec. */
-static int directive(loader_t *ld, reader_t *r, int line, ldns_rdf **origin, int depth)
+static void set_origin(reader_t *r, const uint8_t *origin)
+{
+	memcpy(r->origin, origin, apex_name_size(origin));
+	ldns_rdf_deep_free(r->origin_rdf);
+	r->origin_rdf = NULL;
+}
+
+/* $ORIGIN, $TTL or $INCLUDE in r->rec (depth < 0: $INCLUDE not allowed). */
+static int directive(reader_t *r, int line, int depth)
 {
 	char *p = r->rec;
 	char *word = next_token(&p);
 	char *arg = next_token(&p);
+	uint8_t name[APEX_NAME_MAX];
 	if (strcasecmp(word, "$TTL") == 0) {
 		const char *end = NULL;
 		if (arg == NULL)
-			return fail(ld, r->path, line, "$TTL without a value");
+			return fail(r, line, "$TTL without a value");
 		uint32_t ttl = ldns_str2period(arg, &end);
 		if (end == arg || *end != '\0' || ttl > INT32_MAX)
-			return fail(ld, r->path, line, "bad TTL '%s'", arg);
-		ld->default_ttl = ttl;
+			return fail(r, line, "bad TTL '%s'", arg);
+		r->sink->default_ttl = ttl;
+		r->sink->directives++;
 		return APEX_OK;
 	}
 	if (strcasecmp(word, "$ORIGIN") == 0) {
 		if (arg == NULL)
-			return fail(ld, r->path, line, "$ORIGIN without a name");
-		ldns_rdf *name = directive_name(arg, *origin);
-		if (name == NULL)
-			return fail(ld, r->path, line, "bad $ORIGIN name '%s'", arg);
-		ldns_rdf_deep_free(*origin);
-		*origin = name;
+			return fail(r, line, "$ORIGIN without a name");
+		if (directive_name(arg, r->origin, name) == 0)
+			return fail(r, line, "bad $ORIGIN name '%s'", arg);
+		set_origin(r, name);
+		r->sink->directives++;
 		return APEX_OK;
 	}
-	if (strcasecmp(word, "$INCLUDE") == 0) {
+	if (strcasecmp(word, "$INCLUDE") == 0 && depth >= 0) {
 		if (arg == NULL)
-			return fail(ld, r->path, line, "$INCLUDE without a file name");
+			return fail(r, line, "$INCLUDE without a file name");
 		char *origin_arg = next_token(&p);
-		ldns_rdf *include_origin = NULL;
 		if (origin_arg != NULL) {
-			include_origin = directive_name(origin_arg, *origin);
-			if (include_origin == NULL)
-				return fail(ld, r->path, line, "bad $INCLUDE origin '%s'", origin_arg);
+			if (directive_name(origin_arg, r->origin, name) == 0)
+				return fail(r, line, "bad $INCLUDE origin '%s'", origin_arg);
 		} else {
-			include_origin = ldns_rdf_clone(*origin);
-			if (include_origin == NULL)
-				return APEX_ENOMEM;
+			memcpy(name, r->origin, apex_name_size(r->origin));
 		}
-		if (depth + 1 >= INCLUDE_DEPTH_MAX) {
-			ldns_rdf_deep_free(include_origin);
-			return fail(ld, r->path, line, "$INCLUDE nested too deeply");
-		}
+		if (depth + 1 >= INCLUDE_DEPTH_MAX)
+			return fail(r, line, "$INCLUDE nested too deeply");
 		char *path = include_path(r->path, arg);
-		if (path == NULL) {
-			ldns_rdf_deep_free(include_origin);
+		if (path == NULL)
 			return APEX_ENOMEM;
-		}
 		FILE *fp = fopen(path, "r");
 		if (fp == NULL) {
 			int e = errno;
-			int rc = fail(ld, r->path, line, "cannot open $INCLUDE file %s: %s", path,
-				      strerror(e));
+			int rc = fail(r, line, "cannot open $INCLUDE file %s: %s", path, strerror(e));
 			free(path);
-			ldns_rdf_deep_free(include_origin);
 			return rc;
 		}
 		fclose(fp);
 		/* The included file starts with the given origin; ours is
 		 * unchanged afterwards (RFC 1035 section 5.1). */
-		int rc = load_file(ld, path, include_origin, depth + 1);
+		int rc = load_file(r->ld, r->sink, path, name, depth + 1);
 		free(path);
-		ldns_rdf_deep_free(include_origin);
 		return rc;
 	}
-	return fail(ld, r->path, line, "unknown directive %s", word);
+	return fail(r, line, "unknown directive %s", word);
 }
 
-/* Read one file (the zone file or an $INCLUDE).  Takes no ownership of origin. */
-static int load_file(loader_t *ld, const char *path, ldns_rdf *origin_in, int depth)
+/* Read the records of r's text into r's sink.  depth < 0: a chunk of a
+ * file parsed in parallel (no $INCLUDE). */
+static int read_records(reader_t *r, int depth)
 {
-	reader_t r = { .path = NULL, .line = 0 };
+	int rc, line;
+	bool fast = atomic_load_explicit(&apex_load_fast_rdata, memory_order_relaxed);
+	while ((rc = read_record(r, &line)) == 1) {
+		if (r->rec[0] == '$') {
+			rc = directive(r, line, depth);
+		} else {
+			rc = fast ? parse_fast(r, line) : APEX_EINVAL;
+			if (rc == APEX_EINVAL)
+				rc = parse_with_ldns(r, line);
+		}
+		if (rc != APEX_OK)
+			break;
+	}
+	return rc == 0 ? APEX_OK : rc;
+}
+
+static void reader_free(reader_t *r)
+{
+	ldns_rdf_deep_free(r->origin_rdf);
+	free(r->rec);
+}
+
+/* A file mapped for reading (an empty file maps to nothing). */
+typedef struct mapping {
+	const char *data;
+	size_t size;
+} mapping_t;
+
+static int map_file(const char *path, mapping_t *m, char *err, size_t err_size)
+{
+	m->data = NULL;
+	m->size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return APEX_ELOAD;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, err_size, "%s: cannot open: not a regular file", path);
+		close(fd);
+		return APEX_ELOAD;
+	}
+	if (st.st_size > 0) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			snprintf(err, err_size, "%s: cannot read: %s", path, strerror(errno));
+			close(fd);
+			return APEX_ELOAD;
+		}
+		madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+		m->data = p;
+		m->size = (size_t)st.st_size;
+	}
+	close(fd);
+	return APEX_OK;
+}
+
+static void unmap_file(mapping_t *m)
+{
+	if (m->size > 0)
+		munmap((void *)m->data, m->size);
+}
+
+/* Read one file (the zone file or an $INCLUDE) into sink, on this thread. */
+static int load_file(loader_t *ld, sink_t *sink, const char *path, const uint8_t *origin,
+		     int depth)
+{
 	uint16_t file_index;
 	int rc = add_file_name(ld, path, &file_index);
 	if (rc != APEX_OK)
 		return rc;
-	r.path = ld->b->files[file_index];
-	r.file_index = file_index;
-	r.fp = fopen(path, "r");
-	if (r.fp == NULL)
-		return fail(ld, path, 0, "cannot open: %s", strerror(errno));
+	mapping_t m;
+	rc = map_file(path, &m, ld->b->err, ld->b->err_size);
+	if (rc != APEX_OK)
+		return rc;
+	reader_t r = { .ld = ld, .sink = sink, .path = ld->b->files[file_index],
+		       .file_index = file_index, .p = m.data, .end = m.data + m.size,
+		       .dropped = m.data, .err = ld->b->err, .err_size = ld->b->err_size };
+	memcpy(r.origin, origin, apex_name_size(origin));
+	rc = read_records(&r, depth);
+	reader_free(&r);
+	unmap_file(&m);
+	return rc;
+}
 
-	ldns_rdf *origin = ldns_rdf_clone(origin_in);
-	ldns_rdf *prev = NULL;
-	if (origin == NULL) {
-		fclose(r.fp);
+/* ------------------------------------------------------------ in parallel */
+
+/* One chunk of the zone file parsed on its own thread. */
+typedef struct chunk {
+	loader_t *ld;
+	const char *start, *end;
+	uint8_t origin[APEX_NAME_MAX];  /* $ORIGIN in force at start */
+	uint32_t default_ttl;           /* $TTL in force at start */
+	size_t directives_expected;     /* '$' lines found in [start, end) */
+	sink_t *sink;
+	int lines;                      /* lines in [start, end) */
+	int rc;
+	char err[512];
+	pthread_t thread;
+	bool started;
+} chunk_t;
+
+static void *chunk_main(void *arg)
+{
+	chunk_t *c = arg;
+	reader_t r = { .ld = c->ld, .sink = c->sink, .path = c->ld->b->files[0], .file_index = 0,
+		       .p = c->start, .end = c->end, .dropped = c->start, .err = c->err,
+		       .err_size = sizeof(c->err) };
+	memcpy(r.origin, c->origin, apex_name_size(c->origin));
+	c->sink->default_ttl = c->default_ttl;
+	c->rc = read_records(&r, -1);
+	c->lines = r.line;
+	reader_free(&r);
+	return NULL;
+}
+
+static unsigned cpu_count(void)
+{
+	unsigned n = atomic_load(&apex_load_threads);
+	if (n > 0)
+		return n < THREADS_MAX ? n : THREADS_MAX;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = (unsigned)CPU_COUNT(&set);
+	if (n == 0)
+		n = 1;
+	return n < THREADS_MAX ? n : THREADS_MAX;
+}
+
+static bool starts_directive(const char *p, const char *end, const char *word)
+{
+	size_t len = strlen(word);
+	return (size_t)(end - p) > len && strncasecmp(p, word, len) == 0 &&
+	       (p[len] == ' ' || p[len] == '\t');
+}
+
+/* A line start after pos at which a record with an owner name begins
+ * (the first character is not blank, '$', ';', a quote or a
+ * parenthesis), or NULL. */
+static const char *record_start_after(const char *pos, const char *end)
+{
+	for (int tries = 0; tries < 100000 && pos < end; tries++) {
+		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
+		if (nl == NULL || nl + 1 >= end)
+			return NULL;
+		char c = nl[1];
+		if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '$' && c != ';' &&
+		    c != '"' && c != '(' && c != ')')
+			return nl + 1;
+		pos = nl + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Try to parse the mapped zone file m on several threads into ld's
+ * sinks.  Returns APEX_OK (records in ld->sinks[0], merged), 1 when the
+ * file must be parsed on one thread instead, or APEX_ENOMEM.
+ */
+static int load_parallel(loader_t *ld, const mapping_t *m, const uint8_t *origin)
+{
+	size_t min = atomic_load(&apex_load_chunk_min);
+	unsigned n = cpu_count();
+	if (min == 0)
+		min = 1;
+	if (m->size / min < n)
+		n = (unsigned)(m->size / min);
+	if (n < 2)
+		return 1;
+
+	/* Chunk boundaries. */
+	const char *bounds[THREADS_MAX + 1];
+	unsigned count = 0;
+	bounds[count++] = m->data;
+	for (unsigned k = 1; k < n; k++) {
+		const char *want = m->data + m->size / n * k;
+		if (want <= bounds[count - 1])
+			continue;
+		const char *at = record_start_after(want - 1, m->data + m->size);
+		if (at == NULL)
+			break;
+		if (at > bounds[count - 1])
+			bounds[count++] = at;
+	}
+	if (count < 2)
+		return 1;
+	bounds[count] = m->data + m->size;
+
+	/* The '$' lines and the state each chunk starts with. */
+	chunk_t *chunks = calloc(count, sizeof(*chunks));
+	if (chunks == NULL)
+		return APEX_ENOMEM;
+	int rc = 1;
+	reader_t state = { .ld = ld, .path = ld->b->files[0], .err = chunks[0].err,
+			   .err_size = sizeof(chunks[0].err) };
+	sink_t *scratch = calloc(1, sizeof(*scratch));
+	if (scratch == NULL) {
+		free(chunks);
 		return APEX_ENOMEM;
 	}
-	int line;
-	while ((rc = read_record(ld, &r, &line)) == 1) {
-		if (r.rec[0] == '$') {
-			rc = directive(ld, &r, line, &origin, depth);
-			if (rc != APEX_OK)
-				break;
-			continue;
+	scratch->default_ttl = LDNS_DEFAULT_TTL_VALUE;
+	state.sink = scratch;
+	memcpy(state.origin, origin, apex_name_size(origin));
+	unsigned k = 0;
+	const char *p = m->data, *end = m->data + m->size;
+	for (;;) {
+		const char *dollar = NULL;
+		if (p == m->data && p < end && *p == '$')
+			dollar = p;
+		else if (p < end)
+			dollar = memmem(p, (size_t)(end - p), "\n$", 2);
+		if (dollar != NULL && *dollar == '\n')
+			dollar++;
+		const char *next = dollar ? dollar : end;
+		while (k < count && bounds[k] <= next) {
+			/* chunk k starts here: the state before it */
+			memcpy(chunks[k].origin, state.origin, apex_name_size(state.origin));
+			chunks[k].default_ttl = scratch->default_ttl;
+			k++;
 		}
-		/* ldns rejects blanks after a final quoted string of some
-		 * types (CAA, HINFO), and line ends became blanks above. */
-		while (r.rec_len > 1 && (r.rec[r.rec_len - 1] == ' ' || r.rec[r.rec_len - 1] == '\t') &&
-		       r.rec[r.rec_len - 2] != '\\')
-			r.rec[--r.rec_len] = '\0';
-		ldns_rr *rr = NULL;
-		ldns_status status = ldns_rr_new_frm_str(&rr, r.rec, ld->default_ttl, origin, &prev);
-		if (status != LDNS_STATUS_OK) {
-			if (status == LDNS_STATUS_MEM_ERR) {
-				rc = APEX_ENOMEM;
-			} else {
-				rc = fail(ld, r.path, line, "%s", ldns_reason(status));
-			}
-			ldns_rr_free(rr);
+		if (dollar == NULL)
 			break;
-		}
-		rc = add_rr(ld, &r, line, rr);
-		ldns_rr_free(rr);
-		if (rc != APEX_OK)
-			break;
+		if (starts_directive(dollar, end, "$INCLUDE"))
+			goto out;  /* the included file's records would sit between chunks */
+		chunks[k - 1].directives_expected++;
+		/* Apply the directive to the running state, as its line says. */
+		state.p = dollar;
+		state.end = end;
+		state.dropped = dollar;
+		int line;
+		if (read_record(&state, &line) != 1 || directive(&state, line, -1) != APEX_OK)
+			goto out;  /* not a directive after all, or a bad one */
+		p = dollar + 1;
 	}
-	if (rc == 0)
-		rc = APEX_OK;
-	ldns_rdf_deep_free(origin);
-	ldns_rdf_deep_free(prev);
-	free(r.buf);
-	free(r.rec);
-	fclose(r.fp);
+
+	for (unsigned i = 0; i < count; i++) {
+		chunks[i].ld = ld;
+		chunks[i].start = bounds[i];
+		chunks[i].end = bounds[i + 1];
+		chunks[i].sink = calloc(1, sizeof(sink_t));
+		if (chunks[i].sink == NULL) {
+			rc = APEX_ENOMEM;
+			goto out;
+		}
+	}
+	for (unsigned i = 1; i < count; i++)
+		chunks[i].started = pthread_create(&chunks[i].thread, NULL, chunk_main, &chunks[i]) == 0;
+	chunk_main(&chunks[0]);
+	for (unsigned i = 1; i < count; i++) {
+		if (chunks[i].started)
+			pthread_join(chunks[i].thread, NULL);
+		else
+			chunk_main(&chunks[i]);  /* no thread: parse it here */
+	}
+	for (unsigned i = 0; i < count; i++) {
+		if (chunks[i].rc == APEX_ENOMEM) {
+			rc = APEX_ENOMEM;
+			goto out;
+		}
+		/* Any error, or a '$' line that was not a directive: the
+		 * whole file again on one thread (exact first error). */
+		if (chunks[i].rc != APEX_OK ||
+		    chunks[i].sink->directives != chunks[i].directives_expected)
+			goto out;
+	}
+
+	/* Merge in file order into chunk 0's sink. */
+	sink_t *s0 = chunks[0].sink;
+	size_t total = 0;
+	for (unsigned i = 0; i < count; i++)
+		total += chunks[i].sink->rr_count;
+	if (total > UINT32_MAX) {
+		rc = 1;
+		goto out;
+	}
+	apex_build_rr_t *rrs = realloc(s0->rrs, (total ? total : 1) * sizeof(*rrs));
+	if (rrs == NULL) {
+		rc = APEX_ENOMEM;
+		goto out;
+	}
+	s0->rrs = rrs;
+	s0->rr_cap = total;
+	int line_offset = chunks[0].lines;
+	for (unsigned i = 1; i < count; i++) {
+		sink_t *s = chunks[i].sink;
+		uint32_t *map = malloc((s->owner_count ? s->owner_count : 1) * sizeof(*map));
+		if (map == NULL) {
+			rc = APEX_ENOMEM;
+			goto out;
+		}
+		for (size_t o = 0; o < s->owner_count; o++) {
+			if (owner_intern(s0, &s->owners[o], false, &map[o]) != APEX_OK) {
+				free(map);
+				rc = APEX_ENOMEM;
+				goto out;
+			}
+		}
+		for (size_t j = 0; j < s->rr_count; j++) {
+			apex_build_rr_t *out = &s0->rrs[s0->rr_count];
+			*out = s->rrs[j];
+			out->owner = map[out->owner];
+			out->seq = (uint32_t)s0->rr_count;
+			out->line += (uint32_t)line_offset;
+			s0->rr_count++;
+		}
+		line_offset += chunks[i].lines;
+		free(map);
+		/* Its records are copied; its memory (names, RDATA) stays. */
+		free(s->rrs);
+		s->rrs = NULL;
+		free(s->owners);
+		s->owners = NULL;
+		free(s->table);
+		s->table = NULL;
+	}
+	/* Hand every sink's memory to the loader. */
+	for (unsigned i = 0; i < count; i++) {
+		ld->sinks[ld->sink_count++] = chunks[i].sink;
+		chunks[i].sink = NULL;
+	}
+	rc = APEX_OK;
+out:
+	for (unsigned i = 0; i < count; i++)
+		if (chunks[i].sink != NULL)
+			sink_free(chunks[i].sink);
+	reader_free(&state);
+	sink_free(scratch);
+	free(chunks);
+	return rc;
+}
+
+/* Read the zone file: in parallel if it is large enough and that is
+ * safe, else on this thread.  The records end up in ld->sinks[0]. */
+static int load_zone_file(loader_t *ld, const char *path, const uint8_t *origin)
+{
+	uint16_t file_index;
+	int rc = add_file_name(ld, path, &file_index);
+	if (rc != APEX_OK)
+		return rc;
+	mapping_t m;
+	rc = map_file(path, &m, ld->b->err, ld->b->err_size);
+	if (rc != APEX_OK)
+		return rc;
+	rc = load_parallel(ld, &m, origin);
+	if (rc == 1) {
+		sink_t *s = calloc(1, sizeof(*s));
+		if (s == NULL) {
+			unmap_file(&m);
+			return APEX_ENOMEM;
+		}
+		s->default_ttl = LDNS_DEFAULT_TTL_VALUE;
+		ld->sinks[ld->sink_count++] = s;
+		reader_t r = { .ld = ld, .sink = s, .path = ld->b->files[file_index],
+			       .file_index = file_index, .p = m.data, .end = m.data + m.size,
+			       .dropped = m.data, .err = ld->b->err, .err_size = ld->b->err_size };
+		memcpy(r.origin, origin, apex_name_size(origin));
+		rc = read_records(&r, 0);
+		reader_free(&r);
+	}
+	unmap_file(&m);
 	return rc;
 }
 
@@ -637,8 +1247,8 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 	apex_arena_t *tmp = apex_arena_create();
 	apex_zone_t *zone = arena ? apex_arena_calloc(arena, 1, sizeof(*zone)) : NULL;
 	apex_zone_builder_t b = { .zone = zone, .tmp = tmp, .err = err, .err_size = err_size };
-	loader_t ld = { .b = &b, .default_ttl = LDNS_DEFAULT_TTL_VALUE };
-	ldns_rdf *origin_rdf = NULL;
+	sink_t *sinks[THREADS_MAX + 1];
+	loader_t ld = { .b = &b, .sinks = sinks };
 	int rc = APEX_ENOMEM;
 	if (zone == NULL || tmp == NULL)
 		goto done;
@@ -653,14 +1263,27 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 	zone->origin_key_size = (uint16_t)key_size;
 	zone->origin_labels = (uint8_t)apex_name_labels(origin);
 	zone->file = apex_arena_strdup(arena, file);
-	origin_rdf = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, origin_size, origin);
-	if (zone->origin == NULL || zone->origin_key == NULL || zone->file == NULL ||
-	    origin_rdf == NULL)
+	if (zone->origin == NULL || zone->origin_key == NULL || zone->file == NULL)
 		goto done;
 
-	rc = load_file(&ld, file, origin_rdf, 0);
-	if (rc == APEX_OK)
+	rc = load_zone_file(&ld, file, origin);
+	if (rc == APEX_OK) {
+		/* The builder takes the records of sinks[0]; the hash table
+		 * of owners is not needed any more. */
+		sink_t *s0 = ld.sinks[0];
+		free(s0->table);
+		s0->table = NULL;
+		b.owners = s0->owners;
+		b.owner_count = s0->owner_count;
+		b.rrs = s0->rrs;
+		b.rr_count = s0->rr_count;
+		s0->owners = NULL;
+		s0->rrs = NULL;
+		double parsed = seconds_since(&start);
 		rc = apex_zone_build(&b);
+		apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s)), built in %.3f s", file,
+			   b.rr_count, parsed, ld.sink_count, seconds_since(&start) - parsed);
+	}
 	if (rc == APEX_OK) {
 		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);
 		zone->load_seconds = seconds_since(&start);
@@ -672,9 +1295,9 @@ done:
 		snprintf(err, err_size, "%s: out of memory", file);
 	if (rc != APEX_OK)
 		apex_arena_destroy(arena);
-	ldns_rdf_deep_free(origin_rdf);
 	apex_arena_destroy(tmp);
-	free(ld.table);
+	for (size_t i = 0; i < ld.sink_count; i++)
+		sink_free(ld.sinks[i]);
 	free(b.owners);
 	free(b.rrs);
 	free(b.files);
