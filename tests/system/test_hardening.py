@@ -406,11 +406,16 @@ def test_privilege_drop(tmp):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
-def test_chroot(tmp):
+def test_chroot(tmp, monkeypatch):
     """chroot: with user nobody: the process's root is the directory, the
     zone file (given by its path outside) is reloaded from inside, and a
     reconfig reads the config file (inside too) and sees the same zone
     file (no spurious change)."""
+    # In a sanitizer build, LeakSanitizer reads /proc at exit, which does
+    # not exist inside the chroot: leak checking is off for this process
+    # alone (every other test runs apexd with it on).
+    asan = os.environ.get("ASAN_OPTIONS")
+    monkeypatch.setenv("ASAN_OPTIONS", (asan + ":" if asan else "") + "detect_leaks=0")
     root = os.path.join(tmp, "chrooted")  # the Instance's directory: its config is inside
     os.makedirs(os.path.join(root, "zones"), exist_ok=True)
     os.chmod(root, 0o755)
