@@ -891,7 +891,7 @@ typedef struct mapping {
 
 static int map_file(const char *path, mapping_t *m, char *err, size_t err_size)
 {
-	m->data = NULL;
+	m->data = "";  /* an empty file: no mapping, but a valid pointer */
 	m->size = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -1280,9 +1280,14 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 		s0->owners = NULL;
 		s0->rrs = NULL;
 		double parsed = seconds_since(&start);
+		size_t memory = b.rr_count * sizeof(*b.rrs) + b.owner_count * sizeof(*b.owners);
+		for (size_t i = 0; i < ld.sink_count; i++)
+			for (const block_t *k = ld.sinks[i]->blocks; k != NULL; k = k->next)
+				memory += sizeof(*k) + k->size;
 		rc = apex_zone_build(&b);
-		apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s)), built in %.3f s", file,
-			   b.rr_count, parsed, ld.sink_count, seconds_since(&start) - parsed);
+		apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
+			   file, b.rr_count, parsed, ld.sink_count, memory >> 20,
+			   seconds_since(&start) - parsed);
 	}
 	if (rc == APEX_OK) {
 		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);
