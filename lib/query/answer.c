@@ -54,6 +54,7 @@ void apex_answer_config_init(apex_answer_config_t *cfg)
 /* One RRset to write, with the owner to write it under. */
 typedef struct item {
 	const uint8_t *owner;
+	const apex_node_t *owner_node;  /* node of owner or of an ancestor (for the writer) */
 	const apex_rrset_t *rrset;
 	uint32_t ttl;
 } item_t;
@@ -67,6 +68,7 @@ typedef struct additional_ref {
 typedef struct ctx {
 	const apex_query_t *q;
 	const apex_zone_t *zone;
+	const apex_node_t *qname_node;  /* the query name's node or closest encloser, or NULL */
 	apex_transport_t transport;
 	uint8_t rcode;
 	bool aa;
@@ -89,7 +91,7 @@ typedef struct ctx {
 /* ------------------------------------------------------------ sections */
 
 static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
-		     const apex_rrset_t *rrset, uint32_t ttl)
+		     const apex_node_t *owner_node, const apex_rrset_t *rrset, uint32_t ttl)
 {
 	if (rrset == NULL)
 		return false;
@@ -99,7 +101,9 @@ static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
 	}
 	if (*count >= ITEMS_MAX)
 		return false;
-	items[*count] = (item_t){ .owner = owner, .rrset = rrset, .ttl = rrset->ttl };
+	items[*count] = (item_t){
+		.owner = owner, .owner_node = owner_node, .rrset = rrset, .ttl = rrset->ttl
+	};
 	if (ttl != rrset->ttl)
 		items[*count].ttl = ttl;
 	(*count)++;
@@ -107,14 +111,17 @@ static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
 }
 
 /* Add to the answer; false if it is already there (a loop) or full. */
-static bool add_answer(ctx_t *c, const uint8_t *owner, const apex_rrset_t *rrset)
+static bool add_answer(ctx_t *c, const uint8_t *owner, const apex_node_t *owner_node,
+		       const apex_rrset_t *rrset)
 {
-	return add_item(c->answer, &c->answer_count, owner, rrset, rrset ? rrset->ttl : 0);
+	return add_item(c->answer, &c->answer_count, owner, owner_node, rrset,
+			rrset ? rrset->ttl : 0);
 }
 
-static void add_authority(ctx_t *c, const uint8_t *owner, const apex_rrset_t *rrset)
+static void add_authority(ctx_t *c, const apex_node_t *owner, const apex_rrset_t *rrset)
 {
-	add_item(c->authority, &c->authority_count, owner, rrset, rrset ? rrset->ttl : 0);
+	add_item(c->authority, &c->authority_count, owner->name, owner, rrset,
+		 rrset ? rrset->ttl : 0);
 }
 
 static void add_additional(ctx_t *c, const apex_additional_t *additional, bool referral)
@@ -131,7 +138,7 @@ static void add_additional(ctx_t *c, const apex_additional_t *additional, bool r
 /* SOA for a negative answer, TTL per RFC 2308 section 3. */
 static void add_negative_soa(ctx_t *c)
 {
-	add_item(c->authority, &c->authority_count, c->zone->origin, c->zone->soa,
+	add_item(c->authority, &c->authority_count, c->zone->origin, c->zone->apex, c->zone->soa,
 		 c->zone->negative_ttl);
 }
 
@@ -141,14 +148,14 @@ static void add_nsec_of(ctx_t *c, const apex_node_t *node)
 {
 	if (node == NULL)
 		return;
-	add_authority(c, node->name, apex_node_rrset(node, APEX_TYPE_NSEC));
+	add_authority(c, node, apex_node_rrset(node, APEX_TYPE_NSEC));
 }
 
 static void add_nsec3(ctx_t *c, const apex_nsec3_t *n3)
 {
 	if (n3 == NULL || n3->node == NULL)
 		return;
-	add_authority(c, n3->node->name, apex_node_rrset(n3->node, APEX_TYPE_NSEC3));
+	add_authority(c, n3->node, apex_node_rrset(n3->node, APEX_TYPE_NSEC3));
 }
 
 /* The NSEC3 covering (or matching) the hash of name. */
@@ -289,12 +296,12 @@ static void referral(ctx_t *c, const apex_node_t *cut)
 	if (c->answer_count == 0)
 		c->aa = false;  /* nothing authoritative in the answer */
 	const apex_rrset_t *ns = apex_node_rrset(cut, APEX_TYPE_NS);
-	add_authority(c, cut->name, ns);
+	add_authority(c, cut, ns);
 	/* An unsigned zone's DS records are plain data: not in referrals. */
 	if (c->dnssec_ok && c->zone->dnssec != APEX_DNSSEC_NONE) {
 		const apex_rrset_t *ds = apex_node_rrset(cut, APEX_TYPE_DS);
 		if (ds != NULL)
-			add_authority(c, cut->name, ds);
+			add_authority(c, cut, ds);
 		else if (c->zone->dnssec == APEX_DNSSEC_NSEC)
 			add_nsec_of(c, cut->nsec);
 		else if (c->zone->dnssec == APEX_DNSSEC_NSEC3)
@@ -312,12 +319,13 @@ static void referral(ctx_t *c, const apex_node_t *cut)
  * the DNAME and a synthesized CNAME go into the answer.  Returns the
  * new name to continue with, or NULL (loop, or YXDOMAIN).
  */
-static const uint8_t *dname(ctx_t *c, const apex_node_t *dnode, const uint8_t *name)
+static const uint8_t *dname(ctx_t *c, const apex_node_t *dnode, const uint8_t *name,
+			    const apex_node_t *name_node)
 {
 	const apex_rrset_t *dn = apex_node_rrset(dnode, APEX_TYPE_DNAME);
 	if (dn == NULL || dn->count == 0 || c->synth_count > APEX_CHAIN_MAX)
 		return NULL;
-	if (!add_answer(c, dnode->name, dn))
+	if (!add_answer(c, dnode->name, dnode, dn))
 		return NULL;
 	const uint8_t *target = dn->rdata + 2;
 	size_t target_size = apex_name_size(target);
@@ -338,7 +346,7 @@ static const uint8_t *dname(ctx_t *c, const apex_node_t *dnode, const uint8_t *n
 		.rdata_size = (uint32_t)(2 + prefix + target_size),
 		.rdata = rdata,
 	};
-	add_answer(c, name, &c->synth[i]);
+	add_answer(c, name, name_node, &c->synth[i]);
 	return rdata + 2;
 }
 
@@ -350,6 +358,9 @@ static const uint8_t *dname(ctx_t *c, const apex_node_t *dnode, const uint8_t *n
 static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8_t *owner,
 				  const apex_lookup_t *lk, bool wildcard)
 {
+	/* The owner's node: this one, or for a wildcard expansion the
+	 * closest encloser of the name. */
+	const apex_node_t *owner_node = wildcard ? lk->encloser : node;
 	uint16_t qtype = c->q->qtype;
 	bool answered = false;
 	const uint8_t *next = NULL;
@@ -357,7 +368,7 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 	if (qtype == APEX_TYPE_ANY) {
 		if (node->rrset_count > 0) {
 			const apex_rrset_t *rr = &node->rrsets[0];
-			add_answer(c, owner, rr);
+			add_answer(c, owner, owner_node, rr);
 			if (answers_with_additional(rr->type))
 				add_additional(c, rr->additional, false);
 			answered = true;
@@ -365,7 +376,7 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 	} else if (qtype == APEX_TYPE_RRSIG) {
 		for (unsigned i = 0; i < node->rrset_count; i++) {
 			if (node->rrsets[i].rrsig != NULL) {
-				add_answer(c, owner, node->rrsets[i].rrsig);
+				add_answer(c, owner, owner_node, node->rrsets[i].rrsig);
 				answered = true;
 			}
 		}
@@ -373,14 +384,14 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 	if (!answered && qtype != APEX_TYPE_ANY) {
 		const apex_rrset_t *rr = apex_node_rrset(node, qtype);
 		if (rr != NULL) {
-			add_answer(c, owner, rr);
+			add_answer(c, owner, owner_node, rr);
 			if (answers_with_additional(qtype))
 				add_additional(c, rr->additional, false);
 			answered = true;
 		} else if (qtype != APEX_TYPE_CNAME) {
 			const apex_rrset_t *cname = apex_node_rrset(node, APEX_TYPE_CNAME);
 			if (cname != NULL && cname->count > 0) {
-				if (add_answer(c, owner, cname))
+				if (add_answer(c, owner, owner_node, cname))
 					next = cname->rdata + 2;
 				answered = true;
 			}
@@ -418,6 +429,8 @@ static const uint8_t *resolve(ctx_t *c, const uint8_t *name)
 
 	c->rcode = APEX_RCODE_NOERROR;
 	const apex_node_t *base = lk.node != NULL ? lk.node : lk.encloser;
+	if (name == c->q->qname)
+		c->qname_node = base;
 	const apex_node_t *cut = base->cut;
 	if ((zone->apex->flags & APEX_NODE_DNAME) && lk.node != zone->apex)
 		cut = zone->apex;  /* a DNAME at the apex redirects everything below */
@@ -429,7 +442,7 @@ static const uint8_t *resolve(ctx_t *c, const uint8_t *name)
 				return NULL;
 			}
 		} else if (cut != lk.node) {
-			return dname(c, cut, name);
+			return dname(c, cut, name, base);
 		}
 	}
 
@@ -475,13 +488,13 @@ static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnss
 {
 	apex_writer_mark_t mark;
 	apex_writer_mark(w, &mark);
-	int ret = apex_writer_rrset(w, section, it->owner, it->rrset, it->ttl);
+	int ret = apex_writer_rrset(w, section, it->owner, it->owner_node, it->rrset, it->ttl);
 	const apex_rrset_t *sig = it->rrset->rrsig;
 	if (ret == APEX_OK && dnssec_ok && sig != NULL) {
 		/* A lowered TTL (RFC 2308's SOA) lowers its RRSIG's too, as NSD
 		 * and Knot do: a cache must not keep the signature longer. */
 		uint32_t sig_ttl = it->ttl != it->rrset->ttl && it->ttl < sig->ttl ? it->ttl : sig->ttl;
-		ret = apex_writer_rrset(w, section, it->owner, sig, sig_ttl);
+		ret = apex_writer_rrset(w, section, it->owner, it->owner_node, sig, sig_ttl);
 	}
 	if (ret != APEX_OK)
 		apex_writer_rollback(w, &mark);
@@ -516,7 +529,7 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
 					continue;
 				if (*done_count >= ADDITIONAL_DONE_MAX)
 					return !required;
-				item_t it = { g->owner->name, rr, rr->ttl };
+				item_t it = { g->owner->name, g->owner, rr, rr->ttl };
 				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) != APEX_OK) {
 					if (required)
 						return false;
@@ -575,7 +588,7 @@ static size_t write_error(const apex_query_t *q, const apex_answer_config_t *cfg
 	size_t reserve = reserve_opt(q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	if (q->has_question)
-		(void)apex_writer_question(&w, q->qname, q->qtype, q->qclass);
+		(void)apex_writer_question(&w, q->qname, NULL, q->qtype, q->qclass);
 	write_opt(&w, q, cfg, rcode);
 	if (info != NULL) {
 		info->rcode = rcode;
@@ -620,7 +633,7 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 	size_t limit = response_limit(q, cfg, transport, capacity);
 	size_t reserve = reserve_opt(q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
-	bool tc = apex_writer_question(&w, q->qname, q->qtype, q->qclass) != APEX_OK ||
+	bool tc = apex_writer_question(&w, q->qname, NULL, q->qtype, q->qclass) != APEX_OK ||
 		  apex_writer_rr(&w, APEX_SECTION_ANSWER, q->qname, APEX_TYPE_TXT, APEX_CLASS_CH, 0,
 				 rdata, len + 1) != APEX_OK;
 	write_opt(&w, q, cfg, APEX_RCODE_NOERROR);
@@ -731,6 +744,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	ctx_t c;
 	c.q = &q;
 	c.zone = zone;
+	c.qname_node = NULL;
 	c.transport = transport;
 	c.rcode = APEX_RCODE_NOERROR;
 	c.aa = q.qclass == APEX_CLASS_IN;
@@ -753,7 +767,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	size_t limit = response_limit(&q, cfg, transport, out_capacity);
 	size_t reserve = reserve_opt(&q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
-	bool tc = apex_writer_question(&w, q.qname, q.qtype, q.qclass) != APEX_OK;
+	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK;
 	for (unsigned i = 0; !tc && i < c.answer_count; i++)
 		tc = write_item(&w, APEX_SECTION_ANSWER, &c.answer[i], c.dnssec_ok) != APEX_OK;
 	for (unsigned i = 0; !tc && i < c.authority_count; i++)

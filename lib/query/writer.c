@@ -16,57 +16,179 @@ void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capac
 	w->pos = APEX_HEADER_SIZE;
 	memset(w->counts, 0, sizeof(w->counts));
 	w->compress_count = 0;
+	memset(w->compress_slot, 0, sizeof(w->compress_slot));
 }
 
-static void remember(apex_writer_t *w, const uint8_t *name, size_t offset)
+void apex_writer_rollback(apex_writer_t *w, const apex_writer_mark_t *m)
+{
+	/* Free the slots of the entries added since, newest first: the table
+	 * is then exactly as it was (linear probing allows removing the
+	 * most recent insertions). */
+	while (w->compress_count > m->compress_count)
+		w->compress_slot[w->compress[--w->compress_count].slot] = 0;
+	w->pos = m->pos;
+	for (int i = 0; i < 4; i++)
+		w->counts[i] = m->counts[i];
+}
+
+/* ------------------------------------------------------------ compression */
+
+static unsigned home_slot(uint32_t hash)
+{
+	return (hash * 0x9E3779B1u) >> 24;  /* 256 slots */
+}
+
+_Static_assert(APEX_COMPRESS_SLOTS == 256 && APEX_COMPRESS_MAX < APEX_COMPRESS_SLOTS,
+	       "home_slot() and the probing assume 256 slots, never full");
+
+/*
+ * The suffixes of one name about to be written: where each starts, its
+ * hash, and its zone node where known.  Suffix i has labels - i labels.
+ * Hashes are filled as the search for a suffix already written goes
+ * from the longest suffix to the shortest: those of the suffixes that
+ * are nodes (the given node, its parent, ... up to the zone apex) come
+ * from the nodes; only the labels below the node and above the apex
+ * are read.
+ */
+typedef struct suffixes {
+	const uint8_t *name;
+	int labels;
+	uint8_t size;
+	int known;                   /* hash[i] and node[i] are set for i < known */
+	int first_node;              /* index of the given node's name (labels if none) */
+	const apex_node_t *next;     /* node of suffix `known` while it is in the chain */
+	uint8_t start[APEX_LABELS_MAX];
+	uint32_t hash[APEX_LABELS_MAX];
+	const apex_node_t *node[APEX_LABELS_MAX];
+} suffixes_t;
+
+/* Set up s for name; node, if not NULL, is the node of name or of an ancestor. */
+static void suffixes_init(suffixes_t *s, const uint8_t *name, const apex_node_t *node)
+{
+	int labels = 0;
+	size_t off = 0;
+	while (name[off] != 0) {
+		s->start[labels++] = (uint8_t)off;
+		off += 1 + (size_t)name[off];
+	}
+	s->name = name;
+	s->labels = labels;
+	s->size = (uint8_t)(off + 1);
+	s->known = 0;
+	s->first_node = labels;
+	s->next = NULL;
+	if (node != NULL && node->labels <= labels) {
+		s->first_node = labels - node->labels;
+		s->next = node;
+		/* Below the node: from the node's hash down. */
+		uint32_t h = node->hash;
+		for (int j = s->first_node - 1; j >= 0; j--) {
+			h = apex_name_hash_label(h, name + s->start[j]);
+			s->hash[j] = h;
+			s->node[j] = NULL;
+		}
+		s->known = s->first_node;
+	}
+}
+
+/* Make hash[i] and node[i] known (suffixes are asked for in order). */
+static void suffixes_need(suffixes_t *s, int i)
+{
+	while (s->known <= i) {
+		const apex_node_t *n = s->next;
+		int k = s->known;
+		if (n != NULL && n->labels == s->labels - k) {
+			s->hash[k] = n->hash;
+			s->node[k] = n;
+			s->next = n->parent;
+			s->known++;
+			continue;
+		}
+		/* Past the last node (above the apex, or no node at all): the
+		 * rest from the root down, at once. */
+		uint32_t h = APEX_NAME_HASH_ROOT;
+		for (int j = s->labels - 1; j >= k; j--) {
+			h = apex_name_hash_label(h, s->name + s->start[j]);
+			s->hash[j] = h;
+			s->node[j] = NULL;
+		}
+		s->known = s->labels;
+	}
+}
+
+/* Offset of an earlier occurrence of suffix i, or -1. */
+static int find_suffix(const apex_writer_t *w, suffixes_t *s, int i)
+{
+	suffixes_need(s, i);
+	const uint8_t *suffix = s->name + s->start[i];
+	uint8_t size = (uint8_t)(s->size - s->start[i]);
+	uint32_t hash = s->hash[i];
+	const apex_node_t *node = s->node[i];
+	for (unsigned slot = home_slot(hash);; slot = (slot + 1) % APEX_COMPRESS_SLOTS) {
+		unsigned index = w->compress_slot[slot];
+		if (index == 0)
+			return -1;
+		const apex_compress_entry_t *e = &w->compress[index - 1];
+		if (e->hash == hash && e->size == size &&
+		    ((node != NULL && e->node == node) || e->name == suffix ||
+		     apex_name_equal(e->name, suffix)))
+			return e->offset;
+	}
+}
+
+/* Remember suffix i (already looked for), written at offset. */
+static void remember(apex_writer_t *w, const suffixes_t *s, int i, size_t offset)
 {
 	if (offset >= POINTER_LIMIT || w->compress_count >= APEX_COMPRESS_MAX)
 		return;
+	unsigned slot = home_slot(s->hash[i]);
+	while (w->compress_slot[slot] != 0)
+		slot = (slot + 1) % APEX_COMPRESS_SLOTS;
 	apex_compress_entry_t *e = &w->compress[w->compress_count++];
-	e->name = name;
+	e->name = s->name + s->start[i];
+	e->node = s->node[i];
+	e->hash = s->hash[i];
 	e->offset = (uint16_t)offset;
-	e->size = (uint8_t)apex_name_size(name);
-}
-
-/* Offset of an earlier occurrence of the whole name `suffix`, or -1. */
-static int find_suffix(const apex_writer_t *w, const uint8_t *suffix, size_t size)
-{
-	for (unsigned i = 0; i < w->compress_count; i++) {
-		const apex_compress_entry_t *e = &w->compress[i];
-		if (e->size == size && apex_name_equal(e->name, suffix))
-			return e->offset;
-	}
-	return -1;
+	e->size = (uint8_t)(s->size - s->start[i]);
+	e->slot = (uint8_t)slot;
+	w->compress_slot[slot] = (uint8_t)w->compress_count;
 }
 
 /*
- * Write name at w->pos, bounded by end.  With compress, the longest
- * suffix already in the message becomes a pointer, and the labels
- * written out become compression targets.  Returns 0 or APEX_ESPACE.
+ * Write name (at or below node, if not NULL) at w->pos, bounded by
+ * w->limit.  The longest suffix already in the message becomes a
+ * pointer, and the labels written out become compression targets.
+ * *full_offset is set to where the whole name can be pointed at from
+ * now on, or -1.  Returns 0 or APEX_ESPACE.
  */
-static int write_name(apex_writer_t *w, const uint8_t *name, bool compress, size_t end)
+static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *node,
+		      int *full_offset)
 {
-	size_t size = apex_name_size(name);
-	size_t prefix = size;  /* bytes written as labels */
-	int pointer = -1;
-	if (compress) {
-		size_t off = 0;
-		while (name[off] != 0) {
-			pointer = find_suffix(w, name + off, size - off);
-			if (pointer >= 0)
-				break;
-			off += 1 + (size_t)name[off];
+	suffixes_t s;
+	suffixes_init(&s, name, node);
+	int pointer = -1, matched = s.labels;  /* first suffix found */
+	for (int i = 0; i < s.labels; i++) {
+		pointer = find_suffix(w, &s, i);
+		if (pointer >= 0) {
+			matched = i;
+			break;
 		}
-		if (pointer >= 0)
-			prefix = off;
 	}
+	size_t prefix = matched < s.labels ? s.start[matched] : s.size;  /* bytes written as labels */
 	size_t need = prefix + (pointer >= 0 ? 2 : 0);
-	if (w->pos + need > end)
+	if (w->pos + need > w->limit)
 		return APEX_ESPACE;
 	memcpy(w->buf + w->pos, name, prefix);
-	if (compress) {
-		for (size_t off = 0; off < prefix && name[off] != 0; off += 1 + (size_t)name[off])
-			remember(w, name + off, w->pos + off);
+	unsigned before = w->compress_count;
+	for (int i = 0; i < matched; i++)
+		remember(w, &s, i, w->pos + s.start[i]);
+	if (full_offset != NULL) {
+		if (matched == 0)
+			*full_offset = pointer;
+		else if (s.labels > 0 && w->compress_count > before)
+			*full_offset = (int)w->pos;  /* remembered whole */
+		else
+			*full_offset = -1;
 	}
 	w->pos += prefix;
 	if (pointer >= 0) {
@@ -76,13 +198,14 @@ static int write_name(apex_writer_t *w, const uint8_t *name, bool compress, size
 	return APEX_OK;
 }
 
-int apex_writer_question(apex_writer_t *w, const uint8_t *qname, uint16_t qtype, uint16_t qclass)
+int apex_writer_question(apex_writer_t *w, const uint8_t *qname, const apex_node_t *qname_node,
+			 uint16_t qtype, uint16_t qclass)
 {
 	size_t size = apex_name_size(qname);
 	if (w->pos + size + 4 > w->limit)
 		return APEX_ESPACE;
 	/* Copy the bytes as received, then let later names point at them. */
-	int ret = write_name(w, qname, true, w->limit);
+	int ret = write_name(w, qname, qname_node, NULL);
 	if (ret != APEX_OK)
 		return ret;
 	apex_write_u16(w->buf + w->pos, qtype);
@@ -95,10 +218,11 @@ int apex_writer_question(apex_writer_t *w, const uint8_t *qname, uint16_t qtype,
 /*
  * RDATA of one record with its names compressed (types whose RDATA
  * names RFC 1035 allows to compress).  rdata is the uncompressed form
- * of size rdlen, which is valid wire data from the zone.
+ * of size rdlen, which is valid wire data from the zone; nodes are the
+ * record's entries of rrset->rdata_nodes, or NULL.
  */
 static int write_rdata_compressed(apex_writer_t *w, uint16_t type, const uint8_t *rdata,
-				  size_t rdlen)
+				  size_t rdlen, const apex_node_t *const *nodes)
 {
 	size_t off = 0;
 	switch (type) {
@@ -112,7 +236,7 @@ static int write_rdata_compressed(apex_writer_t *w, uint16_t type, const uint8_t
 	case APEX_TYPE_NS:
 	case APEX_TYPE_CNAME:
 	case APEX_TYPE_PTR: {
-		int ret = write_name(w, rdata + off, true, w->limit);
+		int ret = write_name(w, rdata + off, nodes ? nodes[0] : NULL, NULL);
 		if (ret != APEX_OK)
 			return ret;
 		off += apex_name_size(rdata + off);
@@ -120,7 +244,7 @@ static int write_rdata_compressed(apex_writer_t *w, uint16_t type, const uint8_t
 	}
 	case APEX_TYPE_SOA:
 		for (int i = 0; i < 2; i++) {
-			int ret = write_name(w, rdata + off, true, w->limit);
+			int ret = write_name(w, rdata + off, nodes ? nodes[i] : NULL, NULL);
 			if (ret != APEX_OK)
 				return ret;
 			off += apex_name_size(rdata + off);
@@ -139,25 +263,44 @@ static int write_rdata_compressed(apex_writer_t *w, uint16_t type, const uint8_t
 	return APEX_OK;
 }
 
-static bool compressible(uint16_t type)
+/* Names in the RDATA of one record that are compressed (0: none). */
+static unsigned compressed_names(uint16_t type)
 {
-	return type == APEX_TYPE_NS || type == APEX_TYPE_CNAME || type == APEX_TYPE_SOA ||
-	       type == APEX_TYPE_MX || type == APEX_TYPE_PTR;
+	switch (type) {
+	case APEX_TYPE_NS:
+	case APEX_TYPE_CNAME:
+	case APEX_TYPE_MX:
+	case APEX_TYPE_PTR:
+		return 1;
+	case APEX_TYPE_SOA:
+		return 2;
+	default:
+		return 0;
+	}
 }
 
 int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
-		      const apex_rrset_t *rrset, uint32_t ttl)
+		      const apex_node_t *owner_node, const apex_rrset_t *rrset, uint32_t ttl)
 {
 	apex_writer_mark_t mark;
 	apex_writer_mark(w, &mark);
 	const uint8_t *p = rrset->rdata;
-	bool compress = compressible(rrset->type);
+	unsigned names = compressed_names(rrset->type);
+	/* After the first record the owner is a pointer to where it was
+	 * first written (what the suffix search would find again). */
+	int owner_offset = -1;
 	for (unsigned i = 0; i < rrset->count; i++) {
 		uint16_t rdlen = apex_read_u16(p);
 		const uint8_t *rdata = p + 2;
 		p += 2 + rdlen;
-		if (write_name(w, owner, true, w->limit) != APEX_OK)
+		if (owner_offset >= 0) {
+			if (w->pos + 2 > w->limit)
+				goto nospace;
+			apex_write_u16(w->buf + w->pos, (uint16_t)(0xC000u | (unsigned)owner_offset));
+			w->pos += 2;
+		} else if (write_name(w, owner, owner_node, &owner_offset) != APEX_OK) {
 			goto nospace;
+		}
 		if (w->pos + 10 > w->limit)
 			goto nospace;
 		uint8_t *fixed = w->buf + w->pos;
@@ -166,8 +309,10 @@ int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
 		apex_write_u32(fixed + 4, ttl);
 		w->pos += 10;
 		size_t start = w->pos;
-		if (compress) {
-			if (write_rdata_compressed(w, rrset->type, rdata, rdlen) != APEX_OK)
+		if (names > 0) {
+			const apex_node_t *const *nodes =
+				rrset->rdata_nodes != NULL ? rrset->rdata_nodes + (size_t)i * names : NULL;
+			if (write_rdata_compressed(w, rrset->type, rdata, rdlen, nodes) != APEX_OK)
 				goto nospace;
 		} else {
 			if (w->pos + rdlen > w->limit)
@@ -189,7 +334,7 @@ int apex_writer_rr(apex_writer_t *w, int section, const uint8_t *owner, uint16_t
 {
 	apex_writer_mark_t mark;
 	apex_writer_mark(w, &mark);
-	if (rdata_size > 0xFFFF || write_name(w, owner, true, w->limit) != APEX_OK ||
+	if (rdata_size > 0xFFFF || write_name(w, owner, NULL, NULL) != APEX_OK ||
 	    w->pos + 10 + rdata_size > w->limit) {
 		apex_writer_rollback(w, &mark);
 		return APEX_ESPACE;

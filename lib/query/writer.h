@@ -22,6 +22,8 @@
 
 /* Names remembered as compression targets; later names still get written, uncompressed. */
 #define APEX_COMPRESS_MAX 128
+/* Slots of the hash table over them: a power of two, at most half full. */
+#define APEX_COMPRESS_SLOTS 256
 
 enum {
 	APEX_SECTION_QUESTION = 0,
@@ -30,10 +32,19 @@ enum {
 	APEX_SECTION_ADDITIONAL = 3,
 };
 
+/*
+ * A name written out in the message (a suffix of a name written),
+ * which a later name may point to.  Two names are the same if their
+ * hashes and sizes are equal and they are the same zone node, the same
+ * bytes, or equal byte by byte (ASCII case-insensitively).
+ */
 typedef struct apex_compress_entry {
-	const uint8_t *name;  /* uncompressed suffix, in zone or caller memory */
-	uint16_t offset;      /* where it starts in the message */
-	uint8_t size;         /* apex_name_size(name) */
+	const uint8_t *name;      /* uncompressed suffix, in zone or caller memory */
+	const apex_node_t *node;  /* the zone node of that name, or NULL if not known */
+	uint32_t hash;            /* apex_name_hash(name) */
+	uint16_t offset;          /* where it starts in the message */
+	uint8_t size;             /* apex_name_size(name) */
+	uint8_t slot;             /* its slot in compress_slot */
 } apex_compress_entry_t;
 
 typedef struct apex_writer {
@@ -43,6 +54,10 @@ typedef struct apex_writer {
 	size_t pos;
 	uint16_t counts[4];   /* records per section */
 	unsigned compress_count;
+	/* Open addressing by hash, linear probing: 0 = free, else index + 1
+	 * into compress (entries are only ever removed last-in first-out,
+	 * by apex_writer_rollback(), which keeps the probe chains intact). */
+	uint8_t compress_slot[APEX_COMPRESS_SLOTS];
 	apex_compress_entry_t compress[APEX_COMPRESS_MAX];
 } apex_writer_t;
 
@@ -68,16 +83,20 @@ static inline void apex_writer_mark(const apex_writer_t *w, apex_writer_mark_t *
 		m->counts[i] = w->counts[i];
 }
 
-static inline void apex_writer_rollback(apex_writer_t *w, const apex_writer_mark_t *m)
-{
-	w->pos = m->pos;
-	w->compress_count = m->compress_count;
-	for (int i = 0; i < 4; i++)
-		w->counts[i] = m->counts[i];
-}
+/* Forget everything written since the mark was taken. */
+void apex_writer_rollback(apex_writer_t *w, const apex_writer_mark_t *m);
+
+/*
+ * Names given to the writer come with the zone node they are known to
+ * be at or below (owner_node, qname_node), or NULL: the node only
+ * makes compression cheaper (its precomputed hashes and identity stand
+ * in for reading bytes) and never changes what is written.  A node
+ * given must be the node of the name itself or of an ancestor.
+ */
 
 /* The question, name bytes exactly as given (the client's letter case). */
-int apex_writer_question(apex_writer_t *w, const uint8_t *qname, uint16_t qtype, uint16_t qclass);
+int apex_writer_question(apex_writer_t *w, const uint8_t *qname, const apex_node_t *qname_node,
+			 uint16_t qtype, uint16_t qclass);
 
 /*
  * Every record of rrset, class IN, owned by owner, with the given TTL
@@ -86,7 +105,7 @@ int apex_writer_question(apex_writer_t *w, const uint8_t *qname, uint16_t qtype,
  * Returns 0 or APEX_ESPACE (nothing written).
  */
 int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
-		      const apex_rrset_t *rrset, uint32_t ttl);
+		      const apex_node_t *owner_node, const apex_rrset_t *rrset, uint32_t ttl);
 
 /*
  * One record with raw RDATA (rdata_size bytes, no length prefix).

@@ -9,7 +9,8 @@
  *     kept apart; RRsets copied into the arena;
  *  4. structure: parent, flags, cut, wildcard child, RRSIG links;
  *  5. additional data (glue, MX/SRV/NS target addresses);
- *  6. NSEC and NSEC3 links.
+ *  6. NSEC and NSEC3 links;
+ *  7. for the response writer: name hashes and the nodes of RDATA names.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -364,6 +365,7 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 	rrset->rdata_size = (uint32_t)(p - *blob);
 	rrset->rrsig = NULL;
 	rrset->additional = NULL;
+	rrset->rdata_nodes = NULL;
 	*blob = p;
 	if (differs != NULL) {
 		/* RFC 2181 5.2: one TTL per RRset; the first one wins. */
@@ -706,6 +708,100 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 	return APEX_OK;
 }
 
+/* ------------------------------------------------------------ compression */
+
+/* node->hash of every node (parents come first in canonical order);
+ * NSEC3 owners get the apex as parent, their one ancestor node. */
+static void set_name_hashes(apex_zone_t *zone, apex_node_t *nodes, apex_node_t *nsec3_nodes,
+			    size_t nsec3_node_count)
+{
+	for (size_t i = 0; i < zone->node_count; i++) {
+		apex_node_t *node = &nodes[i];
+		node->hash = node->parent != NULL
+				     ? apex_name_hash_label(node->parent->hash, node->name)
+				     : apex_name_hash(node->name);
+	}
+	for (size_t i = 0; i < nsec3_node_count; i++) {
+		apex_node_t *node = &nsec3_nodes[i];
+		if (node->labels == zone->apex->labels + 1) {
+			node->parent = zone->apex;
+			node->hash = apex_name_hash_label(zone->apex->hash, node->name);
+		} else {
+			node->hash = apex_name_hash(node->name);
+		}
+	}
+}
+
+/* Names in the RDATA of one record of a type the writer compresses. */
+static unsigned rdata_name_count(uint16_t type)
+{
+	switch (type) {
+	case APEX_TYPE_NS:
+	case APEX_TYPE_CNAME:
+	case APEX_TYPE_PTR:
+	case APEX_TYPE_MX:
+		return 1;
+	case APEX_TYPE_SOA:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/* The node of name, or of its closest ancestor in the zone; NULL if the
+ * name is not at or below the origin. */
+static const apex_node_t *closest_node(const apex_zone_t *zone, const uint8_t *name)
+{
+	uint8_t key[APEX_KEY_MAX];
+	uint16_t ends[APEX_LABELS_MAX];
+	size_t key_size = apex_name_key(name, key, ends);
+	if (key_size < zone->origin_key_size ||
+	    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
+		return NULL;
+	apex_lookup_t lk;
+	apex_zone_lookup(zone, key, key_size, ends, apex_name_labels(name), &lk);
+	return lk.node != NULL ? lk.node : lk.encloser;
+}
+
+/* rrset->rdata_nodes of every RRset whose RDATA names are compressed. */
+static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < zone->node_count; i++)
+		for (uint16_t k = 0; k < nodes[i].rrset_count; k++)
+			total += (size_t)rdata_name_count(nodes[i].rrsets[k].type) *
+				 nodes[i].rrsets[k].count;
+	if (total == 0)
+		return APEX_OK;
+	const apex_node_t **slots = apex_arena_alloc(zone->arena, total * sizeof(*slots));
+	if (slots == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < zone->node_count; i++) {
+		for (uint16_t k = 0; k < nodes[i].rrset_count; k++) {
+			apex_rrset_t *set = (apex_rrset_t *)&nodes[i].rrsets[k];
+			unsigned per_record = rdata_name_count(set->type);
+			if (per_record == 0)
+				continue;
+			set->rdata_nodes = slots;
+			const uint8_t *p = set->rdata;
+			for (uint16_t r = 0; r < set->count; r++) {
+				size_t rdlength = (size_t)p[0] << 8 | p[1];
+				const uint8_t *end = p + 2 + rdlength;
+				/* The loader checked the names; MX starts with a preference. */
+				const uint8_t *name = p + 2 + (set->type == APEX_TYPE_MX ? 2 : 0);
+				for (unsigned n = 0; n < per_record; n++) {
+					bool inside = name < end;
+					*slots++ = inside ? closest_node(zone, name) : NULL;
+					if (inside)
+						name += apex_name_size(name);
+				}
+				p = end;
+			}
+		}
+	}
+	return APEX_OK;
+}
+
 /* ------------------------------------------------------------ main */
 
 static int set_soa(build_t *bd)
@@ -847,9 +943,12 @@ static int build_index(build_t *bd)
 		link_rrsigs(bd, r);
 	warn_stray_ds(bd, nodes);
 
+	set_name_hashes(zone, nodes, nsec3_nodes, nsec3_node_count);
 	rc = set_soa(bd);
 	if (rc == APEX_OK)
 		rc = set_additional(bd, nodes);
+	if (rc == APEX_OK)
+		rc = set_rdata_nodes(zone, nodes);
 	if (rc != APEX_OK)
 		return rc;
 	if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {

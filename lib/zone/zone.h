@@ -42,6 +42,13 @@ typedef struct apex_rrset {
 	/* Additional-section data computed at load time, or NULL:
 	 * glue for NS, address records of in-zone MX/SRV/NS targets. */
 	const struct apex_additional *additional;
+	/* For the types whose RDATA names are compressed in responses (NS,
+	 * CNAME, PTR, MX: one name per record; SOA: two), the node of each
+	 * name or of its closest ancestor in the zone, in record order;
+	 * NULL entries for names outside the zone.  The response writer
+	 * takes the hashes of the names' suffixes from these nodes instead
+	 * of reading the bytes.  NULL for other types. */
+	const struct apex_node *const *rdata_nodes;
 } apex_rrset_t;
 
 /* Address records of one name, for the additional section. */
@@ -85,10 +92,14 @@ typedef struct apex_node {
 	uint8_t labels;           /* apex_name_labels(name) */
 	uint16_t flags;           /* APEX_NODE_* */
 	uint16_t rrset_count;
+	uint32_t hash;            /* apex_name_hash() of name (for name compression) */
 	/* RRsets sorted by type, RRSIG excluded (each RRset points at its
 	 * own RRSIGs). */
 	const apex_rrset_t *rrsets;
-	const struct apex_node *parent;  /* nearest ancestor node; NULL at the apex */
+	/* Nearest ancestor node (the name minus its first label: empty
+	 * non-terminals are nodes); NULL at the apex.  NSEC3 owners, which
+	 * are not in the name index, have the apex as parent. */
+	const struct apex_node *parent;
 	/* The highest zone cut (a DELEGATION node) or DNAME node at or above
 	 * this node, excluding the apex; NULL if none.  For a delegation
 	 * node itself this is the node (unless a higher cut occludes it). */
@@ -158,6 +169,30 @@ typedef struct apex_zone {
 	struct timespec loaded_at;  /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
+
+/*
+ * Hash of a name for name compression: FNV-1a over the lowercased
+ * labels from the root down, so that the hash of a name follows from
+ * its parent's hash and its first label (the hashes of all suffixes of
+ * a name cost one pass; node->hash is precomputed).  Equal names (ASCII
+ * case-insensitively) have equal hashes, in every zone.
+ */
+#define APEX_NAME_HASH_ROOT 0x811C9DC5u
+
+static inline uint32_t apex_name_hash_label(uint32_t parent_hash, const uint8_t *label)
+{
+	uint32_t h = (parent_hash ^ label[0]) * 0x01000193u;
+	for (unsigned i = 1; i <= label[0]; i++) {
+		uint8_t c = label[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (uint8_t)(c + 32);
+		h = (h ^ c) * 0x01000193u;
+	}
+	return h;
+}
+
+/* Hash of a whole name (see apex_name_hash_label()). */
+uint32_t apex_name_hash(const uint8_t *name);
 
 /* Result of apex_zone_lookup(). */
 typedef struct apex_lookup {
