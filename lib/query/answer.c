@@ -142,6 +142,20 @@ static void add_negative_soa(ctx_t *c)
 		 c->zone->negative_ttl);
 }
 
+/* A name's lookup key, computed once for zone selection and lookup. */
+typedef struct name_key {
+	uint8_t key[APEX_KEY_MAX];
+	uint16_t ends[APEX_LABELS_MAX];
+	size_t size;
+	int labels;
+} name_key_t;
+
+static void name_key_of(name_key_t *k, const uint8_t *name)
+{
+	k->size = apex_name_key(name, k->key, k->ends);
+	k->labels = apex_name_labels(name);
+}
+
 /* ------------------------------------------------------------ proofs */
 
 static void add_nsec_of(ctx_t *c, const apex_node_t *node)
@@ -417,15 +431,11 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
  * One link of the chain: answer `name` (in c->zone) and return the name
  * to continue with (CNAME or DNAME target in the zone), or NULL.
  */
-static const uint8_t *resolve(ctx_t *c, const uint8_t *name)
+static const uint8_t *resolve(ctx_t *c, const uint8_t *name, const name_key_t *k)
 {
 	const apex_zone_t *zone = c->zone;
-	uint8_t key[APEX_KEY_MAX];
-	uint16_t ends[APEX_LABELS_MAX];
-	size_t key_size = apex_name_key(name, key, ends);
-	int labels = apex_name_labels(name);
 	apex_lookup_t lk;
-	apex_zone_lookup(zone, key, key_size, ends, labels, &lk);
+	apex_zone_lookup(zone, k->key, k->size, k->ends, k->labels, &lk);
 
 	c->rcode = APEX_RCODE_NOERROR;
 	const apex_node_t *base = lk.node != NULL ? lk.node : lk.encloser;
@@ -522,8 +532,10 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
 				bool required = ref->referral && g->required;
 				if (required != required_pass || g->owner == NULL || rr == NULL)
 					continue;
+				/* One list names each owner once, so only several
+				 * lists can repeat an RRset. */
 				bool seen = false;
-				for (unsigned d = 0; d < *done_count && !seen; d++)
+				for (unsigned d = 0; c->additional_count > 1 && d < *done_count && !seen; d++)
 					seen = done[d] == rr;
 				if (seen)
 					continue;
@@ -648,16 +660,12 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 
 /* The zone to answer from; DS at a zone apex goes to the parent zone if served. */
 static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q,
-				       const uint8_t *name)
+				       const name_key_t *k)
 {
-	uint8_t key[APEX_KEY_MAX];
-	uint16_t ends[APEX_LABELS_MAX];
-	apex_name_key(name, key, ends);
-	int labels = apex_name_labels(name);
-	const apex_zone_t *zone = apex_zoneset_find(zones, key, ends, labels);
-	if (zone != NULL && q->qtype == APEX_TYPE_DS && labels > 0 &&
-	    zone->origin_labels == labels) {
-		const apex_zone_t *parent = apex_zoneset_find(zones, key, ends, labels - 1);
+	const apex_zone_t *zone = apex_zoneset_find(zones, k->key, k->ends, k->labels);
+	if (zone != NULL && q->qtype == APEX_TYPE_DS && k->labels > 0 &&
+	    zone->origin_labels == k->labels) {
+		const apex_zone_t *parent = apex_zoneset_find(zones, k->key, k->ends, k->labels - 1);
 		if (parent != NULL)
 			zone = parent;
 	}
@@ -737,7 +745,9 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
 
-	const apex_zone_t *zone = select_zone(zones, &q, q.qname);
+	name_key_t k;
+	name_key_of(&k, q.qname);
+	const apex_zone_t *zone = select_zone(zones, &q, &k);
 	if (zone == NULL)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
 
@@ -755,11 +765,12 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	const uint8_t *name = q.qname;
 	for (int link = 0; link <= APEX_CHAIN_MAX && name != NULL; link++) {
 		if (link > 0) {
-			c.zone = select_zone(zones, &q, name);
+			name_key_of(&k, name);
+			c.zone = select_zone(zones, &q, &k);
 			if (c.zone == NULL)
 				break;  /* the chain leaves what we serve: the client follows it */
 		}
-		name = resolve(&c, name);
+		name = resolve(&c, name, &k);
 	}
 
 	/* Write: answer, authority, additional (required glue first), OPT. */

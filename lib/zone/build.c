@@ -933,6 +933,14 @@ static int build_index(build_t *bd)
 		return rc;
 	}
 
+	uint64_t *prefixes = apex_arena_alloc(arena, desc_count * sizeof(*prefixes));
+	if (prefixes == NULL) {
+		free(descs);
+		return APEX_ENOMEM;
+	}
+	for (size_t i = 0; i < desc_count; i++)
+		prefixes[i] = apex_key_prefix(nodes[i].key, nodes[i].key_size);
+	zone->key_prefixes = prefixes;
 	zone->nodes = nodes;
 	zone->node_count = desc_count;
 	zone->apex = &nodes[0];

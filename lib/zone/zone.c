@@ -20,11 +20,22 @@ static int key_compare(const uint8_t *a, size_t a_size, const uint8_t *b, size_t
 /* Index of the first node whose key is >= key (node_count if none). */
 static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
 {
+	/* Zero padding sorts before any key byte that could follow (label
+	 * bytes are never 0 in a key: see dns/name.h), so comparing the
+	 * prefixes orders keys as memcmp() does; only ties need the keys. */
+	uint64_t prefix = apex_key_prefix(key, key_size);
+	const uint64_t *prefixes = zone->key_prefixes;
 	size_t lo = 0, hi = zone->node_count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const apex_node_t *node = &zone->nodes[mid];
-		if (key_compare(node->key, node->key_size, key, key_size) < 0)
+		bool less;
+		if (prefixes[mid] != prefix) {
+			less = prefixes[mid] < prefix;
+		} else {
+			const apex_node_t *node = &zone->nodes[mid];
+			less = key_compare(node->key, node->key_size, key, key_size) < 0;
+		}
+		if (less)
 			lo = mid + 1;
 		else
 			hi = mid;

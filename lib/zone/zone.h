@@ -152,6 +152,10 @@ typedef struct apex_zone {
 	const apex_node_t *nodes;   /* array of node_count */
 	size_t node_count;
 	const apex_node_t *apex;    /* == &nodes[0] */
+	/* The first 8 bytes of each node's key, zero-padded, as big-endian
+	 * integers (apex_key_prefix()): the binary search compares these
+	 * and reads a key itself only on a tie. */
+	const uint64_t *key_prefixes;
 
 	const apex_rrset_t *soa;    /* never NULL in a loaded zone */
 	uint32_t serial;
@@ -193,6 +197,17 @@ static inline uint32_t apex_name_hash_label(uint32_t parent_hash, const uint8_t 
 
 /* Hash of a whole name (see apex_name_hash_label()). */
 uint32_t apex_name_hash(const uint8_t *name);
+
+/* The first 8 bytes of a lookup key, zero-padded, as a big-endian
+ * integer: integer order is memcmp() order of the keys, except that
+ * equal prefixes say nothing. */
+static inline uint64_t apex_key_prefix(const uint8_t *key, size_t key_size)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < 8; i++)
+		v = v << 8 | (i < key_size ? key[i] : 0);
+	return v;
+}
 
 /* Result of apex_zone_lookup(). */
 typedef struct apex_lookup {
