@@ -42,6 +42,7 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->tcp_idle_timeout = APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT;
 	cfg->tcp_max_per_client = APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT;
 	cfg->tcp_io_timeout = APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT;
+	cfg->reload_nice = APEX_CONFIG_DEFAULT_RELOAD_NICE;
 	cfg->rrl.slip = APEX_CONFIG_DEFAULT_RRL_SLIP;
 	cfg->rrl.ipv4_prefix = APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX;
 	cfg->rrl.ipv6_prefix = APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX;
@@ -526,6 +527,12 @@ static int server_key(parser_t *p, const char *key, const char *value)
 		if ((rc = parse_uint(p, key, value, 1, 3600, &v)) < 0)
 			return rc;
 		cfg->tcp_io_timeout = (unsigned)v;
+		return APEX_OK;
+	}
+	if (strcmp(key, "reload-nice") == 0) {
+		if ((rc = parse_uint(p, key, value, 0, 19, &v)) < 0)
+			return rc;
+		cfg->reload_nice = (unsigned)v;
 		return APEX_OK;
 	}
 	if (strncmp(key, "rrl-", 4) == 0 || strncmp(key, "cookie", 6) == 0)

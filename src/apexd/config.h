@@ -24,6 +24,7 @@
 #define APEX_CONFIG_WORKERS_MAX 1024
 #define APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT 100
 #define APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT 5
+#define APEX_CONFIG_DEFAULT_RELOAD_NICE 10
 #define APEX_CONFIG_DEFAULT_RRL_SLIP 2
 #define APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX 24
 #define APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX 56
@@ -62,6 +63,7 @@ typedef struct apex_config {
 	unsigned tcp_idle_timeout;      /* seconds */
 	unsigned tcp_max_per_client;    /* open connections per client address; 0 = no limit */
 	unsigned tcp_io_timeout;        /* seconds to finish receiving or sending a message */
+	unsigned reload_nice;           /* nice value of the reload thread (0-19) */
 	/* Response rate limiting (rrl/rrl.h); rrl.whitelist points into
 	 * rrl_whitelist, owned here. */
 	apex_rrl_config_t rrl;

@@ -78,6 +78,7 @@ typedef struct apex_reloader {
 	bool thread_started;
 	bool stopping;
 	bool live;                 /* workers run: wake them after a publish */
+	int nice;                  /* of the reload thread (reload-nice) */
 	apex_managed_zone_t **zones;
 	size_t count;
 	uint64_t next_id;

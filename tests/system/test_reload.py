@@ -356,6 +356,27 @@ def test_sighup_reloads(reload_server):
     assert s.serial() == VERSIONS["B"]
 
 
+def test_reload_thread_runs_below_the_workers(reload_server):
+    """The reload thread (named apexd-reload) has the default reload-nice
+    of 10, the workers keep nice 0: a large reload takes the CPU time the
+    workers leave."""
+    s = reload_server
+    s.ctl_ok("reload")  # the thread exists from the start; make sure it has run
+    pid = s.apexd.proc.pid
+    nice = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                name = f.read().strip()
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        nice[name] = int(fields[16])  # field 19 of stat; fields[0] is field 3
+    assert nice.get("apexd-reload") == 10, nice
+    assert nice.get("apexd") == 0, nice  # the main thread
+
+
 def test_status(reload_server):
     s = reload_server
     mode = os.stat(s.socket).st_mode
