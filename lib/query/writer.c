@@ -10,6 +10,7 @@
 
 void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capacity)
 {
+	w->log = NULL;
 	w->buf = buf;
 	w->capacity = capacity;
 	w->limit = limit < capacity ? limit : capacity;
@@ -154,6 +155,27 @@ static void remember(apex_writer_t *w, const suffixes_t *s, int i, size_t offset
 	w->compress_slot[slot] = (uint8_t)w->compress_count;
 }
 
+static void log_name(apex_writer_log_t *log, const uint8_t *name)
+{
+	if (log->name_count < APEX_WRITER_LOG_MAX)
+		log->names[log->name_count++] = name;
+	else
+		log->overflow = true;
+}
+
+/* A compression pointer to offset at w->pos (space checked by the caller). */
+static void write_pointer(apex_writer_t *w, int offset)
+{
+	if (w->log != NULL) {
+		if (w->log->pointer_count < APEX_WRITER_LOG_MAX)
+			w->log->pointers[w->log->pointer_count++] = (uint16_t)w->pos;
+		else
+			w->log->overflow = true;
+	}
+	apex_write_u16(w->buf + w->pos, (uint16_t)(0xC000u | (unsigned)offset));
+	w->pos += 2;
+}
+
 /*
  * Write name (at or below node, if not NULL) at w->pos, bounded by
  * w->limit.  The longest suffix already in the message becomes a
@@ -191,10 +213,10 @@ static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *
 			*full_offset = -1;
 	}
 	w->pos += prefix;
-	if (pointer >= 0) {
-		apex_write_u16(w->buf + w->pos, (uint16_t)(0xC000u | (unsigned)pointer));
-		w->pos += 2;
-	}
+	if (w->log != NULL)
+		log_name(w->log, name);
+	if (pointer >= 0)
+		write_pointer(w, pointer);
 	return APEX_OK;
 }
 
@@ -296,8 +318,7 @@ int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
 		if (owner_offset >= 0) {
 			if (w->pos + 2 > w->limit)
 				goto nospace;
-			apex_write_u16(w->buf + w->pos, (uint16_t)(0xC000u | (unsigned)owner_offset));
-			w->pos += 2;
+			write_pointer(w, owner_offset);
 		} else if (write_name(w, owner, owner_node, &owner_offset) != APEX_OK) {
 			goto nospace;
 		}
@@ -372,6 +393,84 @@ int apex_writer_opt(apex_writer_t *w, uint16_t payload, uint8_t ext_rcode, bool 
 	}
 	w->pos += size;
 	w->counts[APEX_SECTION_ADDITIONAL]++;
+	return APEX_OK;
+}
+
+static uint8_t ascii_lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
+}
+
+/* True if the label just below f->base in qname is one of f->labels. */
+static bool shares_labels(const apex_fragment_t *f, const uint8_t *qname, int qlabels)
+{
+	const uint8_t *label = qname;
+	for (int i = qlabels - f->base_labels - 1; i > 0; i--)
+		label += 1 + label[0];
+	for (unsigned i = 0; i < f->label_count; i++) {
+		const uint8_t *other = f->labels[i];
+		if (other[0] != label[0])
+			continue;
+		unsigned j = 1;
+		while (j <= label[0] && ascii_lower(other[j]) == ascii_lower(label[j]))
+			j++;
+		if (j > label[0])
+			return true;
+	}
+	return false;
+}
+
+int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8_t *qname,
+			 bool *truncated)
+{
+	int qlabels = apex_name_labels(qname);
+	size_t qsize = apex_name_size(qname);
+	/* The extra labels of qname must not change a compression decision:
+	 * no name of f may end in them, and the table must not fill up. */
+	if (qlabels < f->base_labels || qsize < f->base_size ||
+	    qlabels + f->entries > APEX_COMPRESS_MAX ||
+	    (qlabels > f->base_labels && shares_labels(f, qname, qlabels)))
+		return APEX_EINVAL;
+	uint16_t delta = (uint16_t)(qsize - f->base_size);
+	*truncated = false;
+	if (w->pos + f->size <= w->limit) {
+		/* All of it fits (the usual case): one copy. */
+		uint8_t *out = w->buf + w->pos;
+		memcpy(out, f->bytes, f->size);
+		for (unsigned i = 0; i < f->pointer_count; i++) {
+			uint8_t *p = out + f->pointers[i];
+			apex_write_u16(p, (uint16_t)(apex_read_u16(p) + delta));
+		}
+		w->pos += f->size;
+		for (int s = 0; s < 4; s++)
+			w->counts[s] += f->records[s];
+		return APEX_OK;
+	}
+	size_t from = 0;
+	unsigned pointer = 0;
+	for (unsigned u = 0; u < f->unit_count; u++) {
+		const apex_fragment_unit_t *unit = &f->units[u];
+		size_t size = unit->end - from;
+		if (w->pos + size > w->limit) {
+			if (unit->required) {
+				*truncated = true;
+				break;
+			}
+		} else {
+			uint8_t *out = w->buf + w->pos;
+			memcpy(out, f->bytes + from, size);
+			for (; pointer < unit->pointers_end; pointer++) {
+				uint8_t *p = out + (f->pointers[pointer] - from);
+				apex_write_u16(p, (uint16_t)(apex_read_u16(p) + delta));
+			}
+			w->pos += size;
+			w->counts[unit->section] += unit->records;
+		}
+		pointer = unit->pointers_end;
+		from = unit->end;
+	}
+	/* The fragment's names are not in the compression table: a name
+	 * written after it could only point at the question. */
 	return APEX_OK;
 }
 

@@ -47,7 +47,22 @@ typedef struct apex_compress_entry {
 	uint8_t slot;             /* its slot in compress_slot */
 } apex_compress_entry_t;
 
+/*
+ * What the writer did, for recording a fragment (apex_answer_precompute()):
+ * where it wrote compression pointers and every name it wrote.
+ */
+#define APEX_WRITER_LOG_MAX 512
+
+typedef struct apex_writer_log {
+	unsigned pointer_count;
+	uint16_t pointers[APEX_WRITER_LOG_MAX];     /* offsets of the pointers in the message */
+	unsigned name_count;
+	const uint8_t *names[APEX_WRITER_LOG_MAX];  /* the names, uncompressed */
+	bool overflow;                              /* more than APEX_WRITER_LOG_MAX of either */
+} apex_writer_log_t;
+
 typedef struct apex_writer {
+	apex_writer_log_t *log;  /* NULL, except while recording a fragment */
 	uint8_t *buf;
 	size_t limit;         /* end for the sections; space past it is reserved for OPT */
 	size_t capacity;      /* end of buf */
@@ -127,6 +142,52 @@ static inline size_t apex_writer_opt_size(const uint8_t *nsid, uint16_t nsid_siz
 {
 	return 11 + (nsid != NULL ? 4 + (size_t)nsid_size : 0);
 }
+
+/*
+ * A precomputed part of a response: the records that follow a question
+ * for the name `base`, as the writer wrote them, in units (an RRset and
+ * its RRSIGs) that are written whole or not at all.  It is valid after
+ * a question for any name at or below base, whose extra labels only
+ * move every compression pointer by the same number of bytes, as long
+ * as none of the fragment's names shares those labels (checked through
+ * `labels`) and the compression table does not fill up.  Additional
+ * units point only at the question and the authority section, so an
+ * optional unit that does not fit can be left out.
+ */
+typedef struct apex_fragment_unit {
+	uint16_t end;           /* bytes of the fragment up to the end of this unit */
+	uint16_t pointers_end;  /* entries of pointers up to the end of this unit */
+	uint16_t records;
+	uint8_t section;        /* APEX_SECTION_* */
+	bool required;          /* does not fit: TC (else it is left out) */
+} apex_fragment_unit_t;
+
+typedef struct apex_fragment {
+	const uint8_t *base;    /* the question's name when it was recorded */
+	uint8_t base_size;
+	uint8_t base_labels;
+	uint8_t entries;        /* compression targets the fragment's names added */
+	uint16_t size;
+	const uint8_t *bytes;
+	uint16_t records[4];    /* records per section, all units */
+	uint16_t pointer_count;
+	uint16_t unit_count;
+	const apex_fragment_unit_t *units;
+	const uint16_t *pointers;   /* offsets in bytes of the compression pointers */
+	uint16_t label_count;
+	const uint8_t *const *labels;  /* the label just below base of each name below base */
+} apex_fragment_t;
+
+/*
+ * Write fragment f after the question just written for qname (nothing
+ * else written yet), as far as it fits: *truncated is set if a required
+ * unit did not.  Only the OPT record should follow (the fragment's
+ * names are not compression targets).  Returns 0, or
+ * APEX_EINVAL (nothing written) if f does not apply to this qname, and
+ * the caller writes the records itself.
+ */
+int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8_t *qname,
+			 bool *truncated);
 
 /* Write the header (id, flags, section counts); returns the message size. */
 size_t apex_writer_finish(apex_writer_t *w, uint16_t id, uint16_t flags);

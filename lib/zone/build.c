@@ -10,7 +10,8 @@
  *  4. structure: parent, flags, cut, wildcard child, RRSIG links;
  *  5. additional data (glue, MX/SRV/NS target addresses);
  *  6. NSEC and NSEC3 links;
- *  7. for the response writer: name hashes and the nodes of RDATA names.
+ *  7. for the response writer: name hashes and the nodes of RDATA names;
+ *  8. precomputed referrals and negative answers (query/answer.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "query/answer.h"
 #include "zone/build.h"
 
 /* Warnings of one kind logged per zone before they are only counted. */
@@ -968,6 +970,8 @@ static int build_index(build_t *bd)
 	} else {
 		zone->dnssec = APEX_DNSSEC_NONE;
 	}
+	if (rc == APEX_OK)
+		rc = apex_answer_precompute(zone);
 	return rc;
 }
 

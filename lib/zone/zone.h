@@ -133,6 +133,14 @@ typedef struct apex_nsec3_params {
 	uint8_t salt[255];
 } apex_nsec3_params_t;
 
+struct apex_fragment;  /* query/writer.h */
+
+/* The precomputed referral to one zone cut (see apex_answer_precompute()). */
+typedef struct apex_referral {
+	const apex_node_t *cut;
+	const struct apex_fragment *fragment[2];  /* without and with DO; NULL: none */
+} apex_referral_t;
+
 typedef enum {
 	APEX_DNSSEC_NONE = 0,
 	APEX_DNSSEC_NSEC,
@@ -165,6 +173,13 @@ typedef struct apex_zone {
 	apex_nsec3_params_t nsec3_params;  /* valid if dnssec == APEX_DNSSEC_NSEC3 */
 	const apex_nsec3_t *nsec3;         /* sorted by hash */
 	size_t nsec3_count;
+
+	/* Precomputed responses (query/answer.h, apex_answer_precompute()):
+	 * referrals in node order (sorted by cut address), and the authority
+	 * section of a negative answer without DNSSEC.  None: 0 and NULL. */
+	const apex_referral_t *referrals;
+	size_t referral_count;
+	const struct apex_fragment *negative;
 
 	/* What zone-status reports. */
 	char *file;                 /* path it was loaded from */
