@@ -226,17 +226,6 @@ static const apex_node_t *add_closest_encloser_proof(ctx_t *c, const uint8_t *na
 	return ce;
 }
 
-/* The node whose NSEC covers name (a name absent from the zone). */
-static const apex_node_t *nsec_covering(const apex_zone_t *zone, const uint8_t *name)
-{
-	uint8_t key[APEX_KEY_MAX];
-	uint16_t ends[APEX_LABELS_MAX];
-	size_t key_size = apex_name_key(name, key, ends);
-	apex_lookup_t lk;
-	apex_zone_lookup(zone, key, key_size, ends, apex_name_labels(name), &lk);
-	return lk.previous != NULL ? lk.previous->nsec : NULL;
-}
-
 /* NXDOMAIN proof: the name does not exist, nor does the wildcard that could have matched. */
 static void add_nxdomain_proof(ctx_t *c, const uint8_t *name, const apex_lookup_t *lk)
 {
@@ -244,16 +233,10 @@ static void add_nxdomain_proof(ctx_t *c, const uint8_t *name, const apex_lookup_
 		return;
 	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
 		add_nsec_of(c, lk->previous->nsec);
-		/* "*.<closest encloser>": its covering NSEC is found by lookup,
-		 * as labels sorting before '*' may exist. */
+		/* "*.<closest encloser>": its covering NSEC was found at load
+		 * (labels sorting before '*' may exist). */
 		const apex_node_t *ce = lk->encloser;
-		if (ce->name_size + 2 <= APEX_NAME_MAX) {
-			uint8_t wild[APEX_NAME_MAX];
-			wild[0] = 1;
-			wild[1] = '*';
-			memcpy(wild + 2, ce->name, ce->name_size);
-			add_nsec_of(c, nsec_covering(c->zone, wild));
-		}
+		add_nsec_of(c, ce->wildcard_nsec);
 	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
 		add_closest_encloser_proof(c, name, lk->encloser, true);
 	}

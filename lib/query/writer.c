@@ -17,6 +17,8 @@ void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capac
 	w->pos = APEX_HEADER_SIZE;
 	memset(w->counts, 0, sizeof(w->counts));
 	w->compress_count = 0;
+	w->pending_name = NULL;
+	w->pending_node = NULL;
 	memset(w->compress_slot, 0, sizeof(w->compress_slot));
 }
 
@@ -186,6 +188,8 @@ static void write_pointer(apex_writer_t *w, int offset)
 static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *node,
 		      int *full_offset)
 {
+	if (w->pending_name != NULL)
+		apex_writer_remember_question(w);
 	suffixes_t s;
 	suffixes_init(&s, name, node);
 	int pointer = -1, matched = s.labels;  /* first suffix found */
@@ -220,16 +224,35 @@ static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *
 	return APEX_OK;
 }
 
+void apex_writer_remember_question(apex_writer_t *w)
+{
+	/* The question is the first name: all its suffixes are new. */
+	suffixes_t s;
+	suffixes_init(&s, w->pending_name, w->pending_node);
+	w->pending_name = NULL;
+	for (int i = 0; i < s.labels; i++) {
+		suffixes_need(&s, i);
+		remember(w, &s, i, APEX_HEADER_SIZE + s.start[i]);
+	}
+}
+
 int apex_writer_question(apex_writer_t *w, const uint8_t *qname, const apex_node_t *qname_node,
 			 uint16_t qtype, uint16_t qclass)
 {
 	size_t size = apex_name_size(qname);
 	if (w->pos + size + 4 > w->limit)
 		return APEX_ESPACE;
-	/* Copy the bytes as received, then let later names point at them. */
-	int ret = write_name(w, qname, qname_node, NULL);
-	if (ret != APEX_OK)
-		return ret;
+	/* Copy the bytes as received; later names may point at them. */
+	if (w->pos == APEX_HEADER_SIZE && w->compress_count == 0) {
+		memcpy(w->buf + w->pos, qname, size);
+		w->pos += size;
+		w->pending_name = qname;
+		w->pending_node = qname_node;
+	} else {
+		int ret = write_name(w, qname, qname_node, NULL);
+		if (ret != APEX_OK)
+			return ret;
+	}
 	apex_write_u16(w->buf + w->pos, qtype);
 	apex_write_u16(w->buf + w->pos + 2, qclass);
 	w->pos += 4;

@@ -68,6 +68,11 @@ typedef struct apex_writer {
 	size_t capacity;      /* end of buf */
 	size_t pos;
 	uint16_t counts[4];   /* records per section */
+	/* The question's name, written but not yet a compression target:
+	 * it becomes one when the first record is written (a response
+	 * copied from a fragment never needs it).  NULL: none pending. */
+	const uint8_t *pending_name;
+	const apex_node_t *pending_node;
 	unsigned compress_count;
 	/* Open addressing by hash, linear probing: 0 = free, else index + 1
 	 * into compress (entries are only ever removed last-in first-out,
@@ -90,8 +95,14 @@ typedef struct apex_writer_mark {
  */
 void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capacity);
 
-static inline void apex_writer_mark(const apex_writer_t *w, apex_writer_mark_t *m)
+/* Make the pending question name a compression target (see pending_name). */
+void apex_writer_remember_question(apex_writer_t *w);
+
+static inline void apex_writer_mark(apex_writer_t *w, apex_writer_mark_t *m)
 {
+	/* A rollback must not forget the question's name. */
+	if (w->pending_name != NULL)
+		apex_writer_remember_question(w);
 	m->pos = w->pos;
 	m->compress_count = w->compress_count;
 	for (int i = 0; i < 4; i++)

@@ -115,7 +115,14 @@ typedef struct apex_node {
 	 * the hash of "*.<name>" (the wildcard proof when this node is the
 	 * closest encloser).  NULL in other zones. */
 	const apex_nsec3_t *nsec3;
-	const apex_nsec3_t *wildcard_nsec3;
+	union {
+		const apex_nsec3_t *wildcard_nsec3;
+		/* NSEC zones: the node whose NSEC covers (or matches)
+		 * "*.<name>", i.e. the node "*.<name>" would follow in
+		 * canonical order (the wildcard proof when this node is the
+		 * closest encloser); NULL if that name would be too long. */
+		const struct apex_node *wildcard_nsec;
+	};
 } apex_node_t;
 
 /* One NSEC3 record owner (hash.zone), kept apart from the name index. */
