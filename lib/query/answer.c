@@ -70,9 +70,12 @@ typedef struct ctx {
 	const apex_query_t *q;
 	const apex_zone_t *zone;
 	const apex_node_t *qname_node;  /* the query name's node or closest encloser, or NULL */
-	/* The precomputed records of this answer (the whole authority and
-	 * additional sections, nothing in the answer), or NULL. */
+	/* The precomputed records of this answer, or NULL: the first
+	 * fragment_items authority items, and with fragment_whole all the
+	 * rest (nothing may be in the answer section). */
 	const apex_fragment_t *fragment;
+	unsigned fragment_items;
+	bool fragment_whole;
 	apex_transport_t transport;
 	uint8_t rcode;
 	bool aa;
@@ -142,9 +145,12 @@ static void add_additional(ctx_t *c, const apex_additional_t *additional, bool r
 /* SOA for a negative answer, TTL per RFC 2308 section 3. */
 static void add_negative_soa(ctx_t *c)
 {
-	/* Without DNSSEC nothing else follows it (no proofs). */
-	if (c->answer_count == 0 && c->authority_count == 0 && !c->dnssec_ok)
-		c->fragment = c->zone->negative;
+	/* Proofs may follow it (with DO), record by record. */
+	if (c->answer_count == 0 && c->authority_count == 0) {
+		c->fragment = c->zone->negative[c->dnssec_ok ? 1 : 0];
+		c->fragment_items = 1;
+		c->fragment_whole = false;
+	}
 	add_item(c->authority, &c->authority_count, c->zone->origin, c->zone->apex, c->zone->soa,
 		 c->zone->negative_ttl);
 }
@@ -314,8 +320,10 @@ static const apex_fragment_t *referral_fragment(const apex_zone_t *zone, const a
 /* Referral to the zone cut `cut` (RFC 1034 4.3.2 step 3b, RFC 4035 3.1.4). */
 static void referral(ctx_t *c, const apex_node_t *cut)
 {
-	if (c->answer_count == 0 && c->authority_count == 0 && c->additional_count == 0)
+	if (c->answer_count == 0 && c->authority_count == 0 && c->additional_count == 0) {
 		c->fragment = referral_fragment(c->zone, cut, c->dnssec_ok);
+		c->fragment_whole = true;
+	}
 	if (c->answer_count == 0)
 		c->aa = false;  /* nothing authoritative in the answer */
 	const apex_rrset_t *ns = apex_node_rrset(cut, APEX_TYPE_NS);
@@ -598,16 +606,18 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
 }
 
 /*
- * The answer, authority and additional sections (required glue first)
- * of c; rec, if not NULL, records the authority and additional units.
+ * The answer, authority (from item authority_from on) and additional
+ * sections (required glue first) of c; rec, if not NULL, records the
+ * authority and additional units.
  * Returns true if the response is truncated.
  */
-static bool write_sections(apex_writer_t *w, const ctx_t *c, recorder_t *rec)
+static bool write_sections(apex_writer_t *w, const ctx_t *c, unsigned authority_from,
+			   recorder_t *rec)
 {
 	bool tc = false;
 	for (unsigned i = 0; !tc && i < c->answer_count; i++)
 		tc = write_item(w, APEX_SECTION_ANSWER, &c->answer[i], c->dnssec_ok) != APEX_OK;
-	for (unsigned i = 0; !tc && i < c->authority_count; i++) {
+	for (unsigned i = authority_from; !tc && i < c->authority_count; i++) {
 		tc = write_item(w, APEX_SECTION_AUTHORITY, &c->authority[i], c->dnssec_ok) != APEX_OK;
 		if (!tc)
 			record_unit(rec, w, APEX_SECTION_AUTHORITY, true);
@@ -826,6 +836,8 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	c.zone = zone;
 	c.qname_node = NULL;
 	c.fragment = NULL;
+	c.fragment_items = 0;
+	c.fragment_whole = false;
 	c.transport = transport;
 	c.rcode = APEX_RCODE_NOERROR;
 	c.aa = q.qclass == APEX_CLASS_IN;
@@ -850,10 +862,17 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	size_t reserve = reserve_opt(&q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK;
-	/* The precomputed sections if they apply, else record by record. */
-	if (!tc && (c.fragment == NULL ||
-		    apex_writer_fragment(&w, c.fragment, q.qname, &tc) != APEX_OK))
-		tc = write_sections(&w, &c, NULL);
+	/* The precomputed records if they apply, then the rest record by
+	 * record (which needs the fragment's compression targets). */
+	bool rest = !c.fragment_whole &&
+		    (c.authority_count > c.fragment_items || c.additional_count > 0);
+	if (!tc && c.fragment != NULL && (!rest || c.fragment->targets != NULL) &&
+	    apex_writer_fragment(&w, c.fragment, q.qname, &tc) == APEX_OK) {
+		if (!tc && rest)
+			tc = write_sections(&w, &c, c.fragment_items, NULL);
+	} else if (!tc) {
+		tc = write_sections(&w, &c, 0, NULL);
+	}
 	write_opt(&w, &q, cfg, c.rcode);
 	if (info != NULL) {
 		info->rcode = c.rcode;
@@ -882,7 +901,7 @@ typedef struct recording {
 } recording_t;
 
 static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnssec_ok,
-			   recording_t *scratch, const apex_fragment_t **out)
+			   bool targets, recording_t *scratch, const apex_fragment_t **out)
 {
 	*out = NULL;
 	const apex_node_t *base_node = cut != NULL ? cut : zone->apex;
@@ -911,13 +930,14 @@ static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnsse
 	apex_writer_init(&sc->w, sc->buf, sizeof(sc->buf), sizeof(sc->buf));
 	if (apex_writer_question(&sc->w, q.qname, base_node, q.qtype, q.qclass) != APEX_OK)
 		return APEX_OK;
+	apex_writer_remember_question(&sc->w);
 	size_t body = sc->w.pos;
 	unsigned entries_before = sc->w.compress_count;
 	memset(&sc->log, 0, sizeof(sc->log));
 	memset(&sc->rec, 0, sizeof(sc->rec));
 	sc->rec.body = body;
 	sc->w.log = &sc->log;
-	bool tc = write_sections(&sc->w, &c, &sc->rec);
+	bool tc = write_sections(&sc->w, &c, 0, &sc->rec);
 	size_t size = sc->w.pos - body;
 	if (tc || c.answer_count != 0 || sc->log.overflow || sc->rec.overflow || sc->rec.count == 0 ||
 	    size > FRAGMENT_SIZE_MAX || sc->w.compress_count >= APEX_COMPRESS_MAX)
@@ -985,6 +1005,16 @@ static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnsse
 	f->pointers = pointers;
 	f->label_count = (uint16_t)label_count;
 	f->labels = label_copy;
+	if (targets) {
+		apex_compress_entry_t *copy = apex_arena_alloc(arena, (f->entries + 1) * sizeof(*copy));
+		if (copy == NULL)
+			return APEX_ENOMEM;
+		for (unsigned i = 0; i < f->entries; i++) {
+			copy[i] = sc->w.compress[entries_before + i];
+			copy[i].offset = (uint16_t)(copy[i].offset - body);
+		}
+		f->targets = copy;
+	}
 	*out = f;
 	return APEX_OK;
 }
@@ -993,11 +1023,13 @@ int apex_answer_precompute(apex_zone_t *zone)
 {
 	zone->referrals = NULL;
 	zone->referral_count = 0;
-	zone->negative = NULL;
+	zone->negative[0] = zone->negative[1] = NULL;
 	recording_t *scratch = malloc(sizeof(*scratch));
 	if (scratch == NULL)
 		return APEX_ENOMEM;
-	int rc = record_fragment(zone, NULL, false, scratch, &zone->negative);
+	int rc = record_fragment(zone, NULL, false, false, scratch, &zone->negative[0]);
+	if (rc == APEX_OK)
+		rc = record_fragment(zone, NULL, true, true, scratch, &zone->negative[1]);
 
 	/* The cuts a referral can come from: the highest ones. */
 	size_t cuts = 0;
@@ -1022,9 +1054,9 @@ int apex_answer_precompute(apex_zone_t *zone)
 			continue;
 		apex_referral_t *r = &referrals[n++];
 		r->cut = node;
-		rc = record_fragment(zone, node, false, scratch, &r->fragment[0]);
+		rc = record_fragment(zone, node, false, false, scratch, &r->fragment[0]);
 		if (rc == APEX_OK)
-			rc = record_fragment(zone, node, true, scratch, &r->fragment[1]);
+			rc = record_fragment(zone, node, true, false, scratch, &r->fragment[1]);
 	}
 	free(scratch);
 	zone->referrals = referrals;

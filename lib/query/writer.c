@@ -226,6 +226,8 @@ static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *
 
 void apex_writer_remember_question(apex_writer_t *w)
 {
+	if (w->pending_name == NULL)
+		return;
 	/* The question is the first name: all its suffixes are new. */
 	suffixes_t s;
 	suffixes_init(&s, w->pending_name, w->pending_node);
@@ -443,6 +445,24 @@ static bool shares_labels(const apex_fragment_t *f, const uint8_t *qname, int ql
 	return false;
 }
 
+/* The compression targets of fragment f, written at offset start. */
+static void add_targets(apex_writer_t *w, const apex_fragment_t *f, size_t start)
+{
+	if (w->pending_name != NULL)
+		apex_writer_remember_question(w);  /* the question's come first */
+	for (unsigned i = 0; i < f->entries; i++) {
+		const apex_compress_entry_t *t = &f->targets[i];
+		unsigned slot = home_slot(t->hash);
+		while (w->compress_slot[slot] != 0)
+			slot = (slot + 1) % APEX_COMPRESS_SLOTS;
+		apex_compress_entry_t *e = &w->compress[w->compress_count++];
+		*e = *t;
+		e->offset = (uint16_t)(start + t->offset);
+		e->slot = (uint8_t)slot;
+		w->compress_slot[slot] = (uint8_t)w->compress_count;
+	}
+}
+
 int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8_t *qname,
 			 bool *truncated)
 {
@@ -464,6 +484,8 @@ int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8
 			uint8_t *p = out + f->pointers[i];
 			apex_write_u16(p, (uint16_t)(apex_read_u16(p) + delta));
 		}
+		if (f->targets != NULL)
+			add_targets(w, f, w->pos);
 		w->pos += f->size;
 		for (int s = 0; s < 4; s++)
 			w->counts[s] += f->records[s];

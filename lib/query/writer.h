@@ -187,13 +187,18 @@ typedef struct apex_fragment {
 	const uint16_t *pointers;   /* offsets in bytes of the compression pointers */
 	uint16_t label_count;
 	const uint8_t *const *labels;  /* the label just below base of each name below base */
+	/* The compression targets its names added (offsets from its start),
+	 * for fragments that more records may follow; NULL otherwise. */
+	const apex_compress_entry_t *targets;
 } apex_fragment_t;
 
 /*
  * Write fragment f after the question just written for qname (nothing
  * else written yet), as far as it fits: *truncated is set if a required
- * unit did not.  Only the OPT record should follow (the fragment's
- * names are not compression targets).  Returns 0, or
+ * unit did not.  When all of f was written and it has targets, more
+ * records may follow, compressed as if written one by one; otherwise
+ * only the OPT record should (the fragment's names are not compression
+ * targets).  Returns 0, or
  * APEX_EINVAL (nothing written) if f does not apply to this qname, and
  * the caller writes the records itself.
  */

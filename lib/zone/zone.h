@@ -182,11 +182,11 @@ typedef struct apex_zone {
 	size_t nsec3_count;
 
 	/* Precomputed responses (query/answer.h, apex_answer_precompute()):
-	 * referrals in node order (sorted by cut address), and the authority
-	 * section of a negative answer without DNSSEC.  None: 0 and NULL. */
+	 * referrals in node order (sorted by cut address), and the SOA of a
+	 * negative answer (without and with DO).  None: 0 and NULL. */
 	const apex_referral_t *referrals;
 	size_t referral_count;
-	const struct apex_fragment *negative;
+	const struct apex_fragment *negative[2];  /* without and with DO */
 
 	/* What zone-status reports. */
 	char *file;                 /* path it was loaded from */
@@ -226,6 +226,11 @@ uint32_t apex_name_hash(const uint8_t *name);
 static inline uint64_t apex_key_prefix(const uint8_t *key, size_t key_size)
 {
 	uint64_t v = 0;
+	if (key_size >= 8) {
+		for (size_t i = 0; i < 8; i++)  /* a big-endian load */
+			v = v << 8 | key[i];
+		return v;
+	}
 	for (size_t i = 0; i < 8; i++)
 		v = v << 8 | (i < key_size ? key[i] : 0);
 	return v;
