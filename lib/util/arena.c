@@ -52,16 +52,16 @@ static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
 	return chunk;
 }
 
-void *apex_arena_alloc(apex_arena_t *arena, size_t size)
+static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 {
-	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-	if (size == 0)
-		size = ARENA_ALIGN;
 	arena_chunk_t *chunk = arena->current;
-	if (chunk != NULL && chunk->size - chunk->used >= size) {
-		void *p = chunk->data + chunk->used;
-		chunk->used += size;
-		return p;
+	if (chunk != NULL) {
+		/* Packed allocations may have left used unaligned. */
+		size_t at = (chunk->used + align - 1) & ~(align - 1);
+		if (at <= chunk->size && chunk->size - at >= size) {
+			chunk->used = at + size;
+			return chunk->data + at;
+		}
 	}
 	if (size > ARENA_CHUNK / 4) {
 		/* A chunk of its own, linked behind the current one so the
@@ -86,6 +86,40 @@ void *apex_arena_alloc(apex_arena_t *arena, size_t size)
 	arena->current = fresh;
 	fresh->used = size;
 	return fresh->data;
+}
+
+void *apex_arena_alloc(apex_arena_t *arena, size_t size)
+{
+	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (size == 0)
+		size = ARENA_ALIGN;
+	return arena_take(arena, size, ARENA_ALIGN);
+}
+
+void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size)
+{
+	return arena_take(arena, size ? size : 1, 1);
+}
+
+void apex_arena_adopt(apex_arena_t *arena, apex_arena_t *from)
+{
+	if (from == NULL)
+		return;
+	arena_chunk_t *list = from->current;
+	if (list != NULL) {
+		/* Behind the current chunk, which stays the one being filled. */
+		arena_chunk_t *last = list;
+		while (last->next != NULL)
+			last = last->next;
+		if (arena->current != NULL) {
+			last->next = arena->current->next;
+			arena->current->next = list;
+		} else {
+			arena->current = list;
+		}
+	}
+	arena->footprint += from->footprint;
+	free(from);
 }
 
 void *apex_arena_calloc(apex_arena_t *arena, size_t count, size_t size)

@@ -27,6 +27,16 @@ void *apex_arena_calloc(apex_arena_t *arena, size_t count, size_t size);
 void *apex_arena_memdup(apex_arena_t *arena, const void *data, size_t size);
 char *apex_arena_strdup(apex_arena_t *arena, const char *str);
 
+/* size bytes with no alignment (for byte strings packed back to back:
+ * two packed allocations in a row are adjacent unless a new chunk was
+ * needed), owned by the arena; NULL on failure. */
+void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size);
+
+/* Move all the memory of from into arena, then free from: what was
+ * allocated from from is now owned by (and freed with) arena.  Lets
+ * a thread fill its own arena and hand the result to another one. */
+void apex_arena_adopt(apex_arena_t *arena, apex_arena_t *from);
+
 /* Bytes obtained from the system by this arena so far. */
 size_t apex_arena_footprint(const apex_arena_t *arena);
 

@@ -6,7 +6,8 @@
  *     owner, type and canonical RDATA; duplicates dropped;
  *  2. zone checks (one SOA at the apex, CNAME alone, one DNAME);
  *  3. the name index: owners plus empty non-terminals, NSEC3 owners
- *     kept apart; RRsets copied into the arena;
+ *     kept apart; RRsets whose RDATA is not already in place copied
+ *     into the arena;
  *  4. structure: parent, flags, cut, wildcard child, RRSIG links;
  *  5. additional data (glue, MX/SRV/NS target addresses);
  *  6. NSEC and NSEC3 links;
@@ -340,7 +341,19 @@ static int layout_nodes(build_t *bd, node_desc_t **out, size_t *out_count)
 	return APEX_OK;
 }
 
-/* Copy the records [first, end) (one RRset) into rrset, RDATA into *blob. */
+/* The RDATA of records [first, end) (sorted, without duplicates) lies
+ * back to back in the loader's memory, in this order: it is the RRset's
+ * rdata as it is (build.h). */
+static bool rdata_in_place(const apex_build_rr_t *rrs, size_t first, size_t end)
+{
+	for (size_t i = first + 1; i < end; i++)
+		if ((uintptr_t)rrs[i].rdata != (uintptr_t)rrs[i - 1].rdata + rrs[i - 1].rdlength + 2)
+			return false;
+	return true;
+}
+
+/* Fill rrset from the records [first, end) (one RRset); RDATA not in
+ * place is copied into *blob. */
 static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end, uint8_t **blob)
 {
 	const apex_build_rr_t *rrs = bd->b->rrs;
@@ -348,15 +361,22 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 		return build_fail(bd, &rrs[first], "RRset with more than 65535 records");
 	const apex_build_rr_t *ttl_source = &rrs[first];
 	const apex_build_rr_t *differs = NULL;
-	uint8_t *p = *blob;
-	rrset->rdata = p;
+	size_t size = 0;
 	for (size_t i = first; i < end; i++) {
 		if (rrs[i].seq < ttl_source->seq)
 			ttl_source = &rrs[i];
-		p[0] = (uint8_t)(rrs[i].rdlength >> 8);
-		p[1] = (uint8_t)rrs[i].rdlength;
-		memcpy(p + 2, rrs[i].rdata, rrs[i].rdlength);
-		p += 2 + rrs[i].rdlength;
+		size += 2u + rrs[i].rdlength;
+	}
+	if (rdata_in_place(rrs, first, end)) {
+		rrset->rdata = rrs[first].rdata - 2;
+	} else {
+		uint8_t *p = *blob;
+		rrset->rdata = p;
+		for (size_t i = first; i < end; i++) {
+			memcpy(p, rrs[i].rdata - 2, 2u + rrs[i].rdlength);
+			p += 2 + rrs[i].rdlength;
+		}
+		*blob = p;
 	}
 	for (size_t i = first; i < end; i++)
 		if (rrs[i].ttl != ttl_source->ttl && (differs == NULL || rrs[i].seq < differs->seq))
@@ -364,11 +384,10 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 	rrset->type = rrs[first].type;
 	rrset->count = (uint16_t)(end - first);
 	rrset->ttl = ttl_source->ttl;
-	rrset->rdata_size = (uint32_t)(p - *blob);
+	rrset->rdata_size = (uint32_t)size;
 	rrset->rrsig = NULL;
 	rrset->additional = NULL;
 	rrset->rdata_nodes = NULL;
-	*blob = p;
 	if (differs != NULL) {
 		/* RFC 2181 5.2: one TTL per RRset; the first one wins. */
 		if (bd->ttl_warnings++ < WARNINGS_SHOWN) {
@@ -879,54 +898,34 @@ static int build_index(build_t *bd)
 		return rc;
 
 	/* Sizes of everything, then one arena block for each kind. */
-	size_t nsec3_node_count = 0, set_count = 0, sig_count = 0, blob_size = 0, key_bytes = 0,
-	       name_bytes = 0;
-	for (uint32_t r = 0; r < b->owner_count; r++) {
+	size_t nsec3_node_count = 0, set_count = 0, sig_count = 0, blob_size = 0;
+	for (uint32_t r = 0; r < b->owner_count; r++)
 		nsec3_node_count += bd->owner_is_nsec3[r];
-		key_bytes += b->owners[r].key_size;
-		name_bytes += b->owners[r].name_size;
-	}
-	for (size_t i = 0; i < b->rr_count; i++) {
-		blob_size += 2u + b->rrs[i].rdlength;
-		if (i == 0 || !same_set(&b->rrs[i - 1], &b->rrs[i])) {
-			if (b->rrs[i].type == APEX_TYPE_RRSIG)
-				sig_count++;
-			else
-				set_count++;
-		}
+	for (size_t i = 0, end; i < b->rr_count; i = end) {
+		for (end = i + 1; end < b->rr_count && same_set(&b->rrs[i], &b->rrs[end]); end++)
+			;
+		if (b->rrs[i].type == APEX_TYPE_RRSIG)
+			sig_count++;
+		else
+			set_count++;
+		if (!rdata_in_place(b->rrs, i, end))
+			for (size_t k = i; k < end; k++)
+				blob_size += 2u + b->rrs[k].rdlength;
 	}
 	apex_node_t *nodes = apex_arena_calloc(arena, desc_count, sizeof(*nodes));
 	apex_node_t *nsec3_nodes = apex_arena_calloc(arena, nsec3_node_count + 1, sizeof(*nodes));
 	apex_rrset_t *rrsets = apex_arena_calloc(arena, set_count + 1, sizeof(*rrsets));
 	apex_rrset_t *sigs = apex_arena_calloc(arena, sig_count + 1, sizeof(*sigs));
 	uint8_t *blob = apex_arena_alloc(arena, blob_size + 1);
-	uint8_t *keys = apex_arena_alloc(arena, key_bytes + 1);
-	uint8_t *names = apex_arena_alloc(arena, name_bytes + 1);
 	if (nodes == NULL || nsec3_nodes == NULL || rrsets == NULL || sigs == NULL ||
-	    blob == NULL || keys == NULL || names == NULL) {
+	    blob == NULL) {
 		free(descs);
 		return APEX_ENOMEM;
 	}
 
-	/* Names and keys of owners, in canonical order (compact for the
-	 * binary search); empty non-terminals share their descendant's. */
-	const uint8_t **owner_key = malloc(b->owner_count * sizeof(*owner_key));
-	const uint8_t **owner_name = malloc(b->owner_count * sizeof(*owner_name));
-	if (owner_key == NULL || owner_name == NULL) {
-		free(owner_key);
-		free(owner_name);
-		free(descs);
-		return APEX_ENOMEM;
-	}
-	for (uint32_t r = 0; r < b->owner_count; r++) {
-		memcpy(keys, b->owners[r].key, b->owners[r].key_size);
-		memcpy(names, b->owners[r].name, b->owners[r].name_size);
-		owner_key[r] = keys;
-		owner_name[r] = names;
-		keys += b->owners[r].key_size;
-		names += b->owners[r].name_size;
-	}
-
+	/* Names and keys of owners stay where the loader wrote them, in the
+	 * version's arena (build.h); empty non-terminals share their
+	 * descendant's. */
 	apex_rrset_t *rrset_next = rrsets, *sig_next = sigs;
 	size_t nsec3_index = 0;
 	size_t d = 0;
@@ -945,24 +944,22 @@ static int build_index(build_t *bd)
 			while (descs[d].empty) {
 				apex_node_t *ent = &nodes[d];
 				ent->labels = descs[d].labels;
-				ent->name = name_ancestor(owner_name[r], o->labels, ent->labels);
+				ent->name = name_ancestor(o->name, o->labels, ent->labels);
 				ent->name_size = (uint8_t)apex_name_size(ent->name);
-				ent->key = owner_key[r];
+				ent->key = o->key;
 				ent->key_size = label_ends[ent->labels];
 				ent->rrsets = rrset_next;  /* none */
 				d++;
 			}
 			node = &nodes[d++];
 		}
-		node->name = owner_name[r];
+		node->name = o->name;
 		node->name_size = o->name_size;
-		node->key = owner_key[r];
+		node->key = o->key;
 		node->key_size = o->key_size;
 		node->labels = o->labels;
 		rc = fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
 	}
-	free(owner_key);
-	free(owner_name);
 	if (rc != APEX_OK) {
 		free(descs);
 		return rc;

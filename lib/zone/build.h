@@ -3,10 +3,18 @@
  *
  * The loader (lib/zone/load.c) parses the master file into an
  * apex_zone_builder_t: unique owner names and one apex_build_rr_t per
- * record, in file order, all in a temporary arena.  apex_zone_build()
- * then checks the zone, sorts everything into DNSSEC canonical order
- * and writes the compact immutable structures of lib/zone/zone.h into
- * the version's arena, computing everything a query needs.
+ * record, in file order.  apex_zone_build() then checks the zone, sorts
+ * everything into DNSSEC canonical order and writes the compact
+ * immutable structures of lib/zone/zone.h into the version's arena,
+ * computing everything a query needs.
+ *
+ * Owner names, keys and RDATA are not copied again: the loader writes
+ * them into memory the version's arena owns, and the version points to
+ * them.  Each record's RDATA is preceded by its length (2 bytes, network
+ * order), as in an RRset's rdata (zone.h), so an RRset whose records the
+ * loader wrote back to back, already in canonical order, is used where
+ * it is; only the others are copied.  The peak memory of a load is thus
+ * about the version plus the per-record arrays below.
  */
 #ifndef APEX_ZONE_BUILD_H
 #define APEX_ZONE_BUILD_H
@@ -19,8 +27,8 @@
 
 /* One owner name, unique by lookup key (first spelling kept). */
 typedef struct apex_build_owner {
-	const uint8_t *name;  /* wire format, case as first written */
-	const uint8_t *key;   /* apex_name_key() of name */
+	const uint8_t *name;  /* wire format, case as first written; in zone->arena */
+	const uint8_t *key;   /* apex_name_key() of name; in zone->arena */
 	uint16_t key_size;
 	uint8_t name_size;
 	uint8_t labels;       /* apex_name_labels(name) */
@@ -35,9 +43,12 @@ typedef struct apex_build_rr {
 	uint16_t type;
 	uint16_t rdlength;
 	uint16_t file;         /* index into files */
-	const uint8_t *rdata;  /* uncompressed wire RDATA, case as written */
+	/* Uncompressed wire RDATA, case as written, in zone->arena and
+	 * preceded by rdlength (2 bytes, network order). */
+	const uint8_t *rdata;
 	/* RDATA in canonical form (RFC 4034 6.2: embedded names of the
-	 * listed types lowercased); == rdata when they are the same. */
+	 * listed types lowercased); == rdata when they are the same.  Only
+	 * read during apex_zone_build(). */
 	const uint8_t *canonical;
 } apex_build_rr_t;
 

@@ -54,7 +54,6 @@
 #define INCLUDE_DEPTH_MAX 16
 #define LDNS_DEFAULT_TTL_VALUE 3600
 #define THREADS_MAX 64
-#define MEMORY_BLOCK (1u << 20)
 /* Parsed parts of the mapped file are dropped from memory every so often. */
 #define DROP_BEHIND (8u << 20)
 
@@ -64,17 +63,13 @@ _Atomic unsigned apex_load_threads = 0;
 
 /* ------------------------------------------------------------ memory */
 
-/* Bump allocator for names, keys and RDATA: no alignment, no per-object
- * header (a record's RDATA is often 4 to 20 bytes). */
-typedef struct block {
-	struct block *next;
-	size_t used, size;
-	uint8_t data[];
-} block_t;
-
-/* Where the records of one thread go. */
+/* Where the records of one thread go.  Names, keys and RDATA are packed
+ * (no alignment, no per-object header: a record's RDATA is often 4 to 20
+ * bytes) into keep, whose memory the version adopts before it is built:
+ * the version uses them where the loader wrote them (build.h). */
 typedef struct sink {
-	block_t *blocks;
+	apex_arena_t *keep;
+	apex_arena_t *scratch;     /* canonical forms that differ, freed after the build */
 	apex_build_owner_t *owners;
 	size_t owner_count, owner_cap;
 	uint32_t *table;           /* owner hash table: index + 1, 0 = empty */
@@ -89,27 +84,27 @@ typedef struct sink {
 	uint8_t canonical[APEX_RDATA_MAX];  /* its canonical form */
 } sink_t;
 
-static void *sink_alloc(sink_t *s, size_t size)
+/* A new empty sink, or NULL.  Freed by sink_free(). */
+static sink_t *sink_new(void)
 {
-	block_t *b = s->blocks;
-	if (b == NULL || b->size - b->used < size) {
-		size_t cap = size > MEMORY_BLOCK - sizeof(block_t) ? size : MEMORY_BLOCK - sizeof(block_t);
-		block_t *nb = malloc(sizeof(block_t) + cap);
-		if (nb == NULL)
-			return NULL;
-		nb->used = 0;
-		nb->size = cap;
-		nb->next = b;
-		s->blocks = b = nb;
+	sink_t *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	s->keep = apex_arena_create();
+	s->scratch = apex_arena_create();
+	if (s->keep == NULL || s->scratch == NULL) {
+		apex_arena_destroy(s->keep);
+		apex_arena_destroy(s->scratch);
+		free(s);
+		return NULL;
 	}
-	void *p = b->data + b->used;
-	b->used += size;
-	return p;
+	return s;
 }
 
-static void *sink_memdup(sink_t *s, const void *data, size_t size)
+/* Copy of data in arena a, packed; NULL on failure. */
+static void *packed_dup(apex_arena_t *a, const void *data, size_t size)
 {
-	void *p = sink_alloc(s, size);
+	void *p = apex_arena_alloc_packed(a, size);
 	if (p != NULL)
 		memcpy(p, data, size);
 	return p;
@@ -117,11 +112,8 @@ static void *sink_memdup(sink_t *s, const void *data, size_t size)
 
 static void sink_free(sink_t *s)
 {
-	for (block_t *b = s->blocks; b != NULL;) {
-		block_t *next = b->next;
-		free(b);
-		b = next;
-	}
+	apex_arena_destroy(s->keep);  /* NULL once the version adopted it */
+	apex_arena_destroy(s->scratch);
 	free(s->owners);
 	free(s->table);
 	free(s->rrs);
@@ -418,8 +410,8 @@ static int owner_intern(sink_t *s, const apex_build_owner_t *like, bool copy, ui
 	apex_build_owner_t *o = &s->owners[s->owner_count];
 	*o = *like;
 	if (copy) {
-		o->name = sink_memdup(s, like->name, like->name_size);
-		o->key = sink_memdup(s, like->key, like->key_size);
+		o->name = packed_dup(s->keep, like->name, like->name_size);
+		o->key = packed_dup(s->keep, like->key, like->key_size);
 		if (o->name == NULL || o->key == NULL)
 			return APEX_ENOMEM;
 	}
@@ -473,9 +465,10 @@ static bool has_upper(const uint8_t *p, size_t size)
 
 /*
  * Store one record: the checks common to both parsers, then the owner,
- * and the RDATA and its canonical form (RFC 4034 section 6.2) copied
- * into the sink's memory; the canonical form shares the RDATA's memory
- * when canonical_in is rdata (no embedded name with capitals).
+ * and the RDATA (behind its length, as build.h wants it) and its
+ * canonical form (RFC 4034 section 6.2) copied into the sink's memory;
+ * the canonical form shares the RDATA's memory when canonical_in is
+ * rdata (no embedded name with capitals).
  */
 static int store_rr(reader_t *r, int line, const uint8_t *owner, uint16_t type, uint32_t ttl,
 		    const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in)
@@ -493,16 +486,6 @@ static int store_rr(reader_t *r, int line, const uint8_t *owner, uint16_t type, 
 	if (rdlength > 65535)
 		return fail(r, line, "rdata longer than 65535 bytes");
 
-	uint8_t *stored = sink_memdup(s, rdata, rdlength);
-	const uint8_t *canonical = stored;
-	if (stored == NULL)
-		return APEX_ENOMEM;
-	if (canonical_in != NULL && canonical_in != rdata) {
-		canonical = sink_memdup(s, canonical_in, rdlength);
-		if (canonical == NULL)
-			return APEX_ENOMEM;
-	}
-
 	apex_build_owner_t like;
 	uint8_t key[APEX_KEY_MAX];
 	like.name = owner;
@@ -514,6 +497,22 @@ static int store_rr(reader_t *r, int line, const uint8_t *owner, uint16_t type, 
 	int rc = owner_intern(s, &like, true, &owner_index);
 	if (rc != APEX_OK)
 		return rc;
+	/* After the owner (whose name and key may be new in s->keep), so
+	 * that the records of an RRset written together are back to back. */
+	uint8_t *stored = apex_arena_alloc_packed(s->keep, 2 + rdlength);
+	if (stored == NULL)
+		return APEX_ENOMEM;
+	stored[0] = (uint8_t)(rdlength >> 8);
+	stored[1] = (uint8_t)rdlength;
+	stored += 2;
+	if (rdlength > 0)
+		memcpy(stored, rdata, rdlength);
+	const uint8_t *canonical = stored;
+	if (canonical_in != NULL && canonical_in != rdata) {
+		canonical = packed_dup(s->scratch, canonical_in, rdlength);
+		if (canonical == NULL)
+			return APEX_ENOMEM;
+	}
 	if (s->rr_count == s->rr_cap) {
 		size_t cap = s->rr_cap ? s->rr_cap * 2 : 4096;
 		apex_build_rr_t *p = realloc(s->rrs, cap * sizeof(*p));
@@ -1059,7 +1058,7 @@ static int load_parallel(loader_t *ld, const mapping_t *m, const uint8_t *origin
 	int rc = 1;
 	reader_t state = { .ld = ld, .path = ld->b->files[0], .err = chunks[0].err,
 			   .err_size = sizeof(chunks[0].err) };
-	sink_t *scratch = calloc(1, sizeof(*scratch));
+	sink_t *scratch = sink_new();
 	if (scratch == NULL) {
 		free(chunks);
 		return APEX_ENOMEM;
@@ -1103,7 +1102,7 @@ static int load_parallel(loader_t *ld, const mapping_t *m, const uint8_t *origin
 		chunks[i].ld = ld;
 		chunks[i].start = bounds[i];
 		chunks[i].end = bounds[i + 1];
-		chunks[i].sink = calloc(1, sizeof(sink_t));
+		chunks[i].sink = sink_new();
 		if (chunks[i].sink == NULL) {
 			rc = APEX_ENOMEM;
 			goto out;
@@ -1209,7 +1208,7 @@ static int load_zone_file(loader_t *ld, const char *path, const uint8_t *origin)
 		return rc;
 	rc = load_parallel(ld, &m, origin);
 	if (rc == 1) {
-		sink_t *s = calloc(1, sizeof(*s));
+		sink_t *s = sink_new();
 		if (s == NULL) {
 			unmap_file(&m);
 			return APEX_ENOMEM;
@@ -1281,9 +1280,13 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 		s0->rrs = NULL;
 		double parsed = seconds_since(&start);
 		size_t memory = b.rr_count * sizeof(*b.rrs) + b.owner_count * sizeof(*b.owners);
-		for (size_t i = 0; i < ld.sink_count; i++)
-			for (const block_t *k = ld.sinks[i]->blocks; k != NULL; k = k->next)
-				memory += sizeof(*k) + k->size;
+		/* Names, keys and RDATA become the version's (build.h). */
+		for (size_t i = 0; i < ld.sink_count; i++) {
+			sink_t *s = ld.sinks[i];
+			memory += apex_arena_footprint(s->keep) + apex_arena_footprint(s->scratch);
+			apex_arena_adopt(arena, s->keep);
+			s->keep = NULL;
+		}
 		rc = apex_zone_build(&b);
 		apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
 			   file, b.rr_count, parsed, ld.sink_count, memory >> 20,

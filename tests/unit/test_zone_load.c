@@ -377,6 +377,59 @@ static void test_duplicates_and_canonical_order(void **state)
 	apex_zone_unref(zone);
 }
 
+/* The RDATA of an RRset whose records were written back to back in
+ * canonical order is used where the loader wrote it; every other RRset
+ * (split, out of order, a duplicate between its records) is copied.
+ * Either way the RRset holds exactly its records, in canonical order. */
+static void test_rrset_rdata_in_place_or_copied(void **state)
+{
+	char err[512], path[300];
+	apex_zone_t *zone = NULL;
+	int rc = load_text("$ORIGIN example.\n$TTL 60\n"
+			   "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+			   "@ NS ns1\n"
+			   "a A 192.0.2.1\n"
+			   "a A 192.0.2.2\n"       /* back to back, in order */
+			   "b A 192.0.2.2\n"
+			   "c TXT \"x\"\n"
+			   "b A 192.0.2.1\n"       /* split by c, out of order */
+			   "d A 192.0.2.9\n"
+			   "d A 192.0.2.8\n"       /* back to back, out of order */
+			   "e A 192.0.2.1\n"
+			   "e A 192.0.2.2\n"
+			   "e A 192.0.2.1\n"       /* duplicate after the set */
+			   "f A 192.0.2.1\n"
+			   "f A 192.0.2.1\n"       /* duplicate inside the set */
+			   "f A 192.0.2.2\n",
+			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+	const struct {
+		const char *name;
+		uint8_t first, second;
+	} want[] = { { "a.example.", 1, 2 }, { "b.example.", 1, 2 }, { "d.example.", 8, 9 },
+		     { "e.example.", 1, 2 }, { "f.example.", 1, 2 } };
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const apex_rrset_t *set = rrset(zone, want[i].name, APEX_TYPE_A);
+		assert_non_null(set);
+		assert_int_equal(set->count, 2);
+		assert_int_equal(set->rdata_size, 12);
+		size_t len;
+		const uint8_t *rd = record(set, 0, &len);
+		assert_int_equal(len, 4);
+		assert_int_equal(rd[3], want[i].first);
+		rd = record(set, 1, &len);
+		assert_int_equal(len, 4);
+		assert_int_equal(rd[3], want[i].second);
+	}
+	const apex_rrset_t *txt = rrset(zone, "c.example.", APEX_TYPE_TXT);
+	assert_non_null(txt);
+	assert_int_equal(txt->count, 1);
+	assert_int_equal(txt->rdata_size, 4);
+	assert_memory_equal(txt->rdata, "\x00\x02\x01x", 4);
+	apex_zone_unref(zone);
+}
+
 static apex_zone_t *load_real(const char *file, const char *origin)
 {
 	char path[512], err[512];
@@ -446,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_final_quoted_string),
 		cmocka_unit_test(test_ttl_and_glue_warnings),
 		cmocka_unit_test(test_duplicates_and_canonical_order),
+		cmocka_unit_test(test_rrset_rdata_in_place_or_copied),
 		cmocka_unit_test(test_real_zones),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
