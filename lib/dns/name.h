@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define APEX_NAME_MAX 255   /* bytes in a wire name */
 #define APEX_LABEL_MAX 63   /* bytes in a label */
@@ -71,6 +72,15 @@ void apex_name_lower(uint8_t *name);
  * Returns the key length.
  */
 size_t apex_name_key(const uint8_t *name, uint8_t *key, uint16_t *label_ends);
+
+/* Order of two lookup keys: memcmp, then the shorter first (<0, 0, >0). */
+static inline int apex_key_compare(const uint8_t *a, size_t a_size, const uint8_t *b, size_t b_size)
+{
+	int c = memcmp(a, b, a_size < b_size ? a_size : b_size);
+	if (c != 0)
+		return c;
+	return (a_size > b_size) - (a_size < b_size);
+}
 
 /*
  * Presentation format ("www.example.", "\\046" escapes) into buf of

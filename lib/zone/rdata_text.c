@@ -13,6 +13,7 @@
 #include <ldns/ldns.h>
 
 #include "dns/name.h"
+#include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "zone/rdata_text.h"
@@ -351,17 +352,6 @@ static bool rest_base64(field_reader_t *r)
 	return (acc & 0x3) == 0 && put(r, b, 2);
 }
 
-static int b32hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'v')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'V')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* One field in base32hex without padding (RFC 4648 section 7, RFC 5155
  * section 3.3), written with its length byte: no stray bits. */
 static bool field_base32hex(field_reader_t *r)
@@ -370,29 +360,12 @@ static bool field_base32hex(field_reader_t *r)
 	size_t len;
 	if (!next_field(r, &tok, &len) || len == 0 || len > 408)
 		return false;
-	uint8_t buf[256];
-	size_t size = 0;
-	uint32_t acc = 0;
-	unsigned bits = 0;
-	for (size_t i = 0; i < len; i++) {
-		int v = b32hex_value(tok[i]);
-		if (v < 0)
-			return false;
-		acc = acc << 5 | (uint32_t)v;
-		bits += 5;
-		if (bits >= 8) {
-			bits -= 8;
-			if (size == 255)
-				return false;
-			buf[size++] = (uint8_t)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	/* Leftover bits must be zero and fewer than 5 (a whole character of padding is not valid). */
-	if (acc != 0 || bits >= 5 || size == 0)
+	uint8_t buf[255];
+	int size = apex_base32hex_decode(tok, len, buf, sizeof(buf));
+	if (size <= 0)
 		return false;
 	uint8_t length = (uint8_t)size;
-	return put(r, &length, 1) && put(r, buf, size);
+	return put(r, &length, 1) && put(r, buf, (size_t)size);
 }
 
 /* NSEC3 salt: "-" (empty) or hex, with its length byte. */

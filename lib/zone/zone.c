@@ -8,14 +8,6 @@
 #include "util/arena.h"
 #include "zone/zone.h"
 
-static int key_compare(const uint8_t *a, size_t a_size, const uint8_t *b, size_t b_size)
-{
-	size_t n = a_size < b_size ? a_size : b_size;
-	int c = memcmp(a, b, n);
-	if (c != 0)
-		return c;
-	return (a_size > b_size) - (a_size < b_size);
-}
 
 /* Index of the first node whose key is >= key (node_count if none). */
 static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
@@ -33,7 +25,7 @@ static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t ke
 			less = prefixes[mid] < prefix;
 		} else {
 			const apex_node_t *node = &zone->nodes[mid];
-			less = key_compare(node->key, node->key_size, key, key_size) < 0;
+			less = apex_key_compare(node->key, node->key_size, key, key_size) < 0;
 		}
 		if (less)
 			lo = mid + 1;
@@ -116,7 +108,7 @@ const apex_nsec3_t *apex_zone_nsec3_find(const apex_zone_t *zone, const uint8_t 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const apex_nsec3_t *n = &zone->nsec3[mid];
-		if (key_compare(n->hash, n->hash_size, hash, hash_size) < 0)
+		if (apex_key_compare(n->hash, n->hash_size, hash, hash_size) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;

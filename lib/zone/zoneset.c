@@ -4,13 +4,6 @@
 #include "util/error.h"
 #include "zone/zoneset.h"
 
-static int key_compare(const uint8_t *a, size_t a_size, const uint8_t *b, size_t b_size)
-{
-	int c = memcmp(a, b, a_size < b_size ? a_size : b_size);
-	if (c != 0)
-		return c;
-	return a_size < b_size ? -1 : (a_size > b_size ? 1 : 0);
-}
 
 /* A new zoneset with room for count zones and one reference; caller owns it. */
 static apex_zoneset_t *zoneset_new(size_t count)
@@ -63,7 +56,7 @@ static size_t zoneset_search(const apex_zoneset_t *set, const uint8_t *key, size
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const apex_zone_t *z = set->zones[mid];
-		int c = key_compare(z->origin_key, z->origin_key_size, key, key_size);
+		int c = apex_key_compare(z->origin_key, z->origin_key_size, key, key_size);
 		if (c == 0) {
 			*found = true;
 			return mid;
