@@ -76,26 +76,18 @@ static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, .
 
 /* ------------------------------------------------------------ sorting */
 
-static int key_compare(const uint8_t *a, size_t a_size, const uint8_t *b, size_t b_size)
-{
-	size_t n = a_size < b_size ? a_size : b_size;
-	int c = memcmp(a, b, n);
-	if (c != 0)
-		return c;
-	return (a_size > b_size) - (a_size < b_size);
-}
 
 static int owner_ptr_compare(const void *pa, const void *pb)
 {
 	const apex_build_owner_t *a = *(const apex_build_owner_t *const *)pa;
 	const apex_build_owner_t *b = *(const apex_build_owner_t *const *)pb;
-	return key_compare(a->key, a->key_size, b->key, b->key_size);
+	return apex_key_compare(a->key, a->key_size, b->key, b->key_size);
 }
 
 /* RFC 4034 6.3: RDATA compared as left-justified unsigned octet strings. */
 static int rdata_compare(const apex_build_rr_t *a, const apex_build_rr_t *b)
 {
-	return key_compare(a->canonical, a->rdlength, b->canonical, b->rdlength);
+	return apex_key_compare(a->canonical, a->rdlength, b->canonical, b->rdlength);
 }
 
 static int rr_compare(const void *pa, const void *pb)
@@ -651,7 +643,7 @@ static void set_wildcard_nsec(apex_zone_t *zone, apex_node_t *nodes)
 		/* Usually no name sorts between the node and its wildcard: the
 		 * next node, if below this one, comes after "*.<name>". */
 		const apex_node_t *next = i + 1 < zone->node_count ? &nodes[i + 1] : NULL;
-		if (next == NULL || key_compare(next->key, next->key_size, key, key_size) > 0) {
+		if (next == NULL || apex_key_compare(next->key, next->key_size, key, key_size) > 0) {
 			node->wildcard_nsec = node->nsec;
 			continue;
 		}
@@ -670,7 +662,7 @@ static void set_wildcard_nsec(apex_zone_t *zone, apex_node_t *nodes)
 static int nsec3_compare(const void *pa, const void *pb)
 {
 	const apex_nsec3_t *a = pa, *b = pb;
-	return key_compare(a->hash, a->hash_size, b->hash, b->hash_size);
+	return apex_key_compare(a->hash, a->hash_size, b->hash, b->hash_size);
 }
 
 /* True if the NSEC3 RDATA (alg, flags, iterations, salt) is of the chain
