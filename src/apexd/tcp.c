@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dns/wire.h"
+#include "listen_socket.h"
 #include "server.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -48,44 +49,17 @@ typedef struct apex_tcp_conn {
 	bool closing;
 } apex_tcp_conn_t;
 
-static int set_int_option(int fd, int level, int name, int value)
-{
-	return setsockopt(fd, level, name, &value, sizeof(value));
-}
-
 int apex_tcp_socket_open(const apex_listen_t *listen_addr, char *err, size_t err_size)
 {
-	int family = listen_addr->addr.ss_family;
-	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	const char *what;
+	int fd = apex_listen_socket_open(listen_addr, SOCK_STREAM, err, err_size);
 
-	if (fd < 0) {
-		snprintf(err, err_size, "tcp %s: socket: %s", listen_addr->text, strerror(errno));
+	/* listen now so that a failure shows at start-up; uv_listen() repeats it */
+	if (fd >= 0 && listen(fd, TCP_BACKLOG) < 0) {
+		snprintf(err, err_size, "tcp %s: listen: %s", listen_addr->text, strerror(errno));
+		close(fd);
 		return APEX_EIO;
 	}
-	what = "SO_REUSEADDR";
-	if (set_int_option(fd, SOL_SOCKET, SO_REUSEADDR, 1) < 0)
-		goto fail;
-	what = "SO_REUSEPORT";
-	if (set_int_option(fd, SOL_SOCKET, SO_REUSEPORT, 1) < 0)
-		goto fail;
-	if (family == AF_INET6) {
-		what = "IPV6_V6ONLY";
-		if (set_int_option(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1) < 0)
-			goto fail;
-	}
-	what = "bind";
-	if (bind(fd, (const struct sockaddr *)&listen_addr->addr, listen_addr->addr_len) < 0)
-		goto fail;
-	/* listen now so that a failure shows at start-up; uv_listen() repeats it */
-	what = "listen";
-	if (listen(fd, TCP_BACKLOG) < 0)
-		goto fail;
 	return fd;
-fail:
-	snprintf(err, err_size, "tcp %s: %s: %s", listen_addr->text, what, strerror(errno));
-	close(fd);
-	return APEX_EIO;
 }
 
 /* ---------------------------------------------------------------- connections */

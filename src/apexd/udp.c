@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "listen_socket.h"
 #include "server.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -18,52 +19,9 @@
 #define PKTINFO_SPACE CMSG_SPACE(sizeof(struct in6_pktinfo))
 _Static_assert(PKTINFO_SPACE <= APEX_UDP_CONTROL_SPACE, "control buffer too small");
 
-static int set_int_option(int fd, int level, int name, int value)
-{
-	return setsockopt(fd, level, name, &value, sizeof(value));
-}
-
-static bool is_wildcard(const struct sockaddr_storage *addr)
-{
-	if (addr->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)addr)->sin_addr.s_addr == htonl(INADDR_ANY);
-	if (addr->ss_family == AF_INET6)
-		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)addr)->sin6_addr);
-	return false;
-}
-
 int apex_udp_socket_open(const apex_listen_t *listen, char *err, size_t err_size)
 {
-	int family = listen->addr.ss_family;
-	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	const char *what;
-
-	if (fd < 0) {
-		snprintf(err, err_size, "udp %s: socket: %s", listen->text, strerror(errno));
-		return APEX_EIO;
-	}
-	what = "SO_REUSEPORT";
-	if (set_int_option(fd, SOL_SOCKET, SO_REUSEPORT, 1) < 0)
-		goto fail;
-	if (family == AF_INET6) {
-		what = "IPV6_V6ONLY";
-		if (set_int_option(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1) < 0)
-			goto fail;
-	}
-	if (is_wildcard(&listen->addr)) {
-		what = "IP_PKTINFO";
-		if (family == AF_INET ? set_int_option(fd, IPPROTO_IP, IP_PKTINFO, 1) < 0
-				      : set_int_option(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1) < 0)
-			goto fail;
-	}
-	what = "bind";
-	if (bind(fd, (const struct sockaddr *)&listen->addr, listen->addr_len) < 0)
-		goto fail;
-	return fd;
-fail:
-	snprintf(err, err_size, "udp %s: %s: %s", listen->text, what, strerror(errno));
-	close(fd);
-	return APEX_EIO;
+	return apex_listen_socket_open(listen, SOCK_DGRAM, err, err_size);
 }
 
 int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, const int *fds,
@@ -86,7 +44,7 @@ int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, con
 		udp->sockets[i].fd = fds[i];
 		udp->sockets[i].worker = worker;
 		udp->sockets[i].pktinfo =
-			getsockname(fds[i], (struct sockaddr *)&local, &len) == 0 && is_wildcard(&local);
+			getsockname(fds[i], (struct sockaddr *)&local, &len) == 0 && apex_listen_is_wildcard(&local);
 	}
 
 	batch = calloc(1, sizeof(*batch));

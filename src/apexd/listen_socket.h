@@ -1,0 +1,26 @@
+/* The sockets a worker listens on: one per worker and address (SO_REUSEPORT). */
+#ifndef APEX_APEXD_LISTEN_SOCKET_H
+#define APEX_APEXD_LISTEN_SOCKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "config.h"
+
+/*
+ * A non-blocking, close-on-exec socket of type SOCK_DGRAM or SOCK_STREAM
+ * bound to listen's address, with SO_REUSEPORT (each worker binds its own
+ * socket to the same address and the kernel spreads clients over them),
+ * IPV6_V6ONLY for IPv6 and, for TCP, SO_REUSEADDR.  UDP sockets on a
+ * wildcard address also receive the destination address (IP_PKTINFO /
+ * IPV6_RECVPKTINFO) so answers leave from the address queried.
+ * Returns the descriptor (owned by the caller), or APEX_EIO with err set
+ * to "udp|tcp ADDR: what failed: reason".
+ */
+int apex_listen_socket_open(const apex_listen_t *listen, int type, char *err, size_t err_size);
+
+/* True for 0.0.0.0 and ::. */
+bool apex_listen_is_wildcard(const struct sockaddr_storage *addr);
+
+#endif
