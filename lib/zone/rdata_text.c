@@ -16,6 +16,7 @@
 #include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
+#include "util/hex.h"
 #include "zone/rdata_text.h"
 
 /* Bytes of RDATA written so far and the input being read. */
@@ -254,17 +255,6 @@ static bool field_type_bitmap(field_reader_t *r)
 
 /* ------------------------------------------------------------ encodings */
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The remaining fields as one hex string (DS digest). */
 static bool rest_hex(field_reader_t *r)
 {
@@ -274,7 +264,7 @@ static bool rest_hex(field_reader_t *r)
 	bool any = false;
 	while (next_field(r, &tok, &len)) {
 		for (size_t i = 0; i < len; i++) {
-			int v = hex_value(tok[i]);
+			int v = apex_hex_digit(tok[i]);
 			if (v < 0)
 				return false;
 			if (high < 0) {
@@ -384,7 +374,7 @@ static bool field_salt(field_reader_t *r)
 	uint8_t buf[256];
 	buf[0] = (uint8_t)(len / 2);
 	for (size_t i = 0; i < len; i += 2) {
-		int hi = hex_value(tok[i]), lo = hex_value(tok[i + 1]);
+		int hi = apex_hex_digit(tok[i]), lo = apex_hex_digit(tok[i + 1]);
 		if (hi < 0 || lo < 0)
 			return false;
 		buf[1 + i / 2] = (uint8_t)(hi << 4 | lo);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/hex.h"
 
 #define NSID_MAX 512
 
@@ -326,17 +327,6 @@ static int parse_uint(parser_t *p, const char *key, const char *value, unsigned 
 	return APEX_OK;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* nsid: "text" or "hex:0a1b..." (RFC 5001 leaves the payload opaque). */
 static int parse_nsid(parser_t *p, const char *value)
 {
@@ -357,7 +347,7 @@ static int parse_nsid(parser_t *p, const char *value)
 		if (buf == NULL)
 			return PFAIL(p, "out of memory");
 		for (size_t i = 0; i < size; i++) {
-			int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+			int hi = apex_hex_digit(hex[2 * i]), lo = apex_hex_digit(hex[2 * i + 1]);
 
 			if (hi < 0 || lo < 0) {
 				free(buf);
@@ -462,7 +452,7 @@ static int hardening_key(parser_t *p, const char *key, const char *value)
 		if (strlen(value) != 32)
 			return PFAIL(p, "cookie-secret: expected 32 hex digits (16 bytes)");
 		for (size_t i = 0; i < 16; i++) {
-			int hi = hex_digit(value[2 * i]), lo = hex_digit(value[2 * i + 1]);
+			int hi = apex_hex_digit(value[2 * i]), lo = apex_hex_digit(value[2 * i + 1]);
 
 			if (hi < 0 || lo < 0)
 				return PFAIL(p, "cookie-secret: '%s' is not hex", value);
