@@ -43,6 +43,7 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->tcp_idle_timeout = APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT;
 	cfg->tcp_max_per_client = APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT;
 	cfg->tcp_io_timeout = APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT;
+	cfg->reload_idle = true;
 	cfg->reload_nice = APEX_CONFIG_DEFAULT_RELOAD_NICE;
 	cfg->rrl.slip = APEX_CONFIG_DEFAULT_RRL_SLIP;
 	cfg->rrl.ipv4_prefix = APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX;
@@ -519,9 +520,18 @@ static int server_key(parser_t *p, const char *key, const char *value)
 		cfg->tcp_io_timeout = (unsigned)v;
 		return APEX_OK;
 	}
-	if (strcmp(key, "reload-nice") == 0) {
+	/* reload-nice: N is the older spelling of reload-priority: N */
+	if (strcmp(key, "reload-priority") == 0 || strcmp(key, "reload-nice") == 0) {
+		if (strcmp(key, "reload-priority") == 0 && strcmp(value, "idle") == 0) {
+			cfg->reload_idle = true;
+			return APEX_OK;
+		}
+		if (value[0] < '0' || value[0] > '9')
+			return PFAIL(p, "%s: expected %sa nice value from 0 to 19, not '%s'", key,
+				     strcmp(key, "reload-priority") == 0 ? "idle or " : "", value);
 		if ((rc = parse_uint(p, key, value, 0, 19, &v)) < 0)
 			return rc;
+		cfg->reload_idle = false;
 		cfg->reload_nice = (unsigned)v;
 		return APEX_OK;
 	}

@@ -63,7 +63,9 @@ typedef struct apex_config {
 	unsigned tcp_idle_timeout;      /* seconds */
 	unsigned tcp_max_per_client;    /* open connections per client address; 0 = no limit */
 	unsigned tcp_io_timeout;        /* seconds to finish receiving or sending a message */
-	unsigned reload_nice;           /* nice value of the reload thread (0-19) */
+	/* reload-priority: idle (SCHED_IDLE, the default) or a nice value */
+	bool reload_idle;               /* the reload thread runs under SCHED_IDLE */
+	unsigned reload_nice;           /* its nice value (0-19) when !reload_idle */
 	/* Response rate limiting (rrl/rrl.h); rrl.whitelist points into
 	 * rrl_whitelist, owned here. */
 	apex_rrl_config_t rrl;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_con
 {
 	memset(r, 0, sizeof(*r));
 	r->server = server;
+	r->idle = cfg->reload_idle;
 	r->nice = (int)cfg->reload_nice;
 	if (pthread_mutex_init(&r->lock, NULL) != 0)
 		return APEX_ENOMEM;
@@ -248,16 +250,48 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 }
 
 /*
- * The reload thread runs at a lower priority (reload-nice) than the
- * workers: on a busy server, building a new version of a large zone then
- * takes the CPU time the workers leave, instead of halving their
- * throughput.  The zone loader's parser threads inherit it.
+ * The reload thread runs below the workers (reload-priority), so that
+ * building a new version of a large zone on a busy server takes the CPU
+ * time the workers leave instead of a share of theirs.
+ *
+ * idle (the default): SCHED_IDLE.  A worker that wakes up preempts it at
+ * once, where a thread of a lower nice value still keeps the CPU for the
+ * rest of its time slice, which is what halved a worker's throughput on
+ * a shared CPU.  The price: with every CPU kept busy by the workers the
+ * reload gets next to no CPU time (it finishes when the load drops), and
+ * an unprivileged thread cannot leave SCHED_IDLE again.
+ *
+ * nice N: SCHED_OTHER at nice N: a reload always progresses, with about
+ * 1/(1 + 1.25^N) of a busy CPU.
+ *
+ * Threads created from here on (the zone loader's parser threads) inherit
+ * both the policy and the nice value: pthread_create's default is
+ * PTHREAD_INHERIT_SCHED, and Linux copies them to every new thread.
  */
 static void reload_thread_lower_priority(const apex_reloader_t *r)
 {
 	pthread_setname_np(pthread_self(), "apexd-reload");
-	if (r->nice > 0 && setpriority(PRIO_PROCESS, (id_t)gettid(), r->nice) != 0)
+	if (r->idle) {
+		struct sched_param param = { .sched_priority = 0 };
+		int err = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+
+		if (err == 0) {
+			apex_info("reload thread: scheduling policy idle (reload-priority idle): "
+				  "reloads use only CPU time the workers leave");
+			return;
+		}
+		apex_warning("reload thread: cannot set scheduling policy idle: %s; nice %d instead",
+			     strerror(err), APEX_CONFIG_DEFAULT_RELOAD_NICE);
+		if (setpriority(PRIO_PROCESS, (id_t)gettid(), APEX_CONFIG_DEFAULT_RELOAD_NICE) != 0)
+			apex_warning("reload thread: cannot set nice %d: %s",
+				     APEX_CONFIG_DEFAULT_RELOAD_NICE, strerror(errno));
+		return;
+	}
+	if (r->nice > 0 && setpriority(PRIO_PROCESS, (id_t)gettid(), r->nice) != 0) {
 		apex_warning("reload thread: cannot set nice %d: %s", r->nice, strerror(errno));
+		return;
+	}
+	apex_info("reload thread: nice %d (reload-priority %d)", r->nice, r->nice);
 }
 
 /* Load zones while there is work and (for the reload thread) until stopped. */

@@ -78,7 +78,8 @@ typedef struct apex_reloader {
 	bool thread_started;
 	bool stopping;
 	bool live;                 /* workers run: wake them after a publish */
-	int nice;                  /* of the reload thread (reload-nice) */
+	bool idle;                 /* the reload thread runs under SCHED_IDLE */
+	int nice;                  /* else at this nice value (reload-priority) */
 	apex_managed_zone_t **zones;
 	size_t count;
 	uint64_t next_id;

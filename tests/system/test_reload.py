@@ -356,25 +356,103 @@ def test_sighup_reloads(reload_server):
     assert s.serial() == VERSIONS["B"]
 
 
-def test_reload_thread_runs_below_the_workers(reload_server):
-    """The reload thread (named apexd-reload) has the default reload-nice
-    of 10, the workers keep nice 0: a large reload takes the CPU time the
-    workers leave."""
-    s = reload_server
-    s.ctl_ok("reload")  # the thread exists from the start; make sure it has run
-    pid = s.apexd.proc.pid
-    nice = {}
+SCHED_OTHER, SCHED_IDLE = 0, 5  # scheduling policies, as /proc shows them
+
+
+def thread_priorities(pid):
+    """{tid: (name, nice, policy)} of the live threads of pid."""
+    found = {}
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
-            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
-                name = f.read().strip()
             with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                text = f.read()
         except OSError:
-            continue
-        nice[name] = int(fields[16])  # field 19 of stat; fields[0] is field 3
-    assert nice.get("apexd-reload") == 10, nice
-    assert nice.get("apexd") == 0, nice  # the main thread
+            continue  # ended meanwhile
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()  # fields[0] is field 3 of proc(5)
+        found[tid] = (name, int(fields[16]), int(fields[38]))
+    return found
+
+
+def test_reload_thread_runs_below_the_workers(reload_server):
+    """By default (reload-priority: idle) the reload thread, named
+    apexd-reload, runs under SCHED_IDLE; the other threads keep
+    SCHED_OTHER at nice 0; the log says so."""
+    s = reload_server
+    s.ctl_ok("reload")  # the thread exists from the start; make sure it has run
+    threads = thread_priorities(s.apexd.proc.pid)
+    reload = [(nice, policy) for name, nice, policy in threads.values() if name == "apexd-reload"]
+    others = [(nice, policy) for name, nice, policy in threads.values() if name != "apexd-reload"]
+    assert reload == [(0, SCHED_IDLE)], threads
+    assert len(others) >= 1 + WORKERS and set(others) == {(0, SCHED_OTHER)}, threads
+    assert "reload thread: scheduling policy idle (reload-priority idle)" in s.log()
+
+
+def write_config(directory, text):
+    path = os.path.join(directory, "apex.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def test_reload_priority_nice(workdir):
+    """reload-priority: N runs the reload thread under SCHED_OTHER at nice
+    N instead, and reloads still work."""
+    conf = write_config(workdir, "server:\n    reload-priority: 13\n")
+    s = ReloadServer(workdir, "nice", workers=2, extra=["-c", conf])
+    try:
+        write_atomically(s.zonefile, zone_text("B"))
+        s.ctl_ok("reload")
+        assert s.serial() == VERSIONS["B"]
+        threads = thread_priorities(s.apexd.proc.pid)
+        reload = [(nice, policy) for name, nice, policy in threads.values()
+                  if name == "apexd-reload"]
+        assert reload == [(13, SCHED_OTHER)], threads
+        assert "reload thread: nice 13 (reload-priority 13)" in s.log()
+    finally:
+        check_clean_exit(s, s.stop())
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+                    reason="one CPU: the zone loader parses on one thread")
+def test_loader_threads_inherit_the_reload_priority(workdir):
+    """A zone file large enough to be parsed on several threads: while it
+    reloads, every thread named apexd-reload (the reload thread and the
+    parser threads it starts, which inherit its name) runs under
+    SCHED_IDLE, and there are more than one of them."""
+    s = ReloadServer(workdir, "inherit", workers=1)
+    try:
+        big = os.path.join(s.dir, "big.zone")
+        with open(big, "w") as f:  # about 24 MB, several parser chunks
+            f.write(zone_text("A", hosts=0))
+            pad = "x" * 60
+            for i in range(300000):
+                f.write('t%d TXT "%s"\n' % (i, pad))
+        os.rename(big, s.zonefile)
+        pid = s.apexd.proc.pid
+        done = threading.Event()
+        result = {}
+
+        def reload():
+            result["r"] = s.ctl("reload")
+            done.set()
+
+        worker = threading.Thread(target=reload)
+        worker.start()
+        seen = {}
+        deadline = time.monotonic() + APEXCTL_TIMEOUT
+        while not done.is_set() and time.monotonic() < deadline:
+            for tid, t in thread_priorities(pid).items():
+                if t[0] == "apexd-reload":
+                    seen[tid] = t
+            time.sleep(0.002)
+        worker.join(APEXCTL_TIMEOUT)
+        assert result["r"].returncode == 0, result["r"].stderr
+        assert s.query("t299999." + ORIGIN, T.TXT).answer
+        assert len(seen) >= 2, seen
+        assert {(nice, policy) for _, nice, policy in seen.values()} == {(0, SCHED_IDLE)}, seen
+    finally:
+        check_clean_exit(s, s.stop())
 
 
 def test_status(reload_server):

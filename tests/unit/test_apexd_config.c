@@ -8,6 +8,7 @@
 #endif
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -164,6 +165,45 @@ static void test_nsid_from_identity(void **state)
 	apex_config_free(&cfg);
 }
 
+/* The reload thread's priority of a server section holding text (after listen:). */
+static void load_reload_priority(const char *text, bool *idle, unsigned *nice)
+{
+	apex_config_t cfg;
+	char err[512], conf[256];
+	const char *path;
+
+	snprintf(conf, sizeof(conf), "server:\n listen: 127.0.0.1\n%s", text);
+	path = write_file("prio.conf", conf);
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+	*idle = cfg.reload_idle;
+	*nice = cfg.reload_nice;
+	apex_config_free(&cfg);
+}
+
+static void test_reload_priority(void **state)
+{
+	bool idle;
+	unsigned nice;
+
+	(void)state;
+	load_reload_priority("", &idle, &nice);
+	assert_true(idle);  /* the default: SCHED_IDLE */
+	load_reload_priority(" reload-priority: 7\n", &idle, &nice);
+	assert_false(idle);
+	assert_int_equal(nice, 7);
+	load_reload_priority(" reload-priority: 0\n", &idle, &nice);
+	assert_false(idle);
+	assert_int_equal(nice, 0);
+	load_reload_priority(" reload-priority: 19\n reload-priority: idle\n", &idle, &nice);
+	assert_true(idle);  /* the last one counts */
+	/* the older spelling of reload-priority: N */
+	load_reload_priority(" reload-nice: 12\n", &idle, &nice);
+	assert_false(idle);
+	assert_int_equal(nice, 12);
+}
+
 /* A bad file fails with exactly "PATH:LINE: reason". */
 static void expect_error(const char *text, int line, const char *reason)
 {
@@ -209,6 +249,14 @@ static void test_errors(void **state)
 	expect_error("zone:\n name: a.\n name: b.\n", 3, "zone: name given twice");
 	expect_error("zone:\n name: a.\n listen: 127.0.0.1\n", 3,
 		     "unknown key 'listen' in a zone section");
+	expect_error("server:\n  reload-priority: 20\n", 2,
+		     "reload-priority: expected a number from 0 to 19, not '20'");
+	expect_error("server:\n  reload-priority: low\n", 2,
+		     "reload-priority: expected idle or a nice value from 0 to 19, not 'low'");
+	expect_error("server:\n  reload-nice: idle\n", 2,
+		     "reload-nice: expected a nice value from 0 to 19, not 'idle'");
+	expect_error("server:\n  reload-priority: -1\n", 2,
+		     "reload-priority: expected idle or a nice value from 0 to 19, not '-1'");
 }
 
 static void test_command_line(void **state)
@@ -269,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_full_file),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_nsid_from_identity),
+		cmocka_unit_test(test_reload_priority),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
