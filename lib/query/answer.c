@@ -155,20 +155,6 @@ static void add_negative_soa(ctx_t *c)
 		 c->zone->negative_ttl);
 }
 
-/* A name's lookup key, computed once for zone selection and lookup. */
-typedef struct name_key {
-	uint8_t key[APEX_KEY_MAX];
-	uint16_t ends[APEX_LABELS_MAX];
-	size_t size;
-	int labels;
-} name_key_t;
-
-static void name_key_of(name_key_t *k, const uint8_t *name)
-{
-	k->size = apex_name_key(name, k->key, k->ends);
-	k->labels = apex_name_labels(name);
-}
-
 /* ------------------------------------------------------------ proofs */
 
 static void add_nsec_of(ctx_t *c, const apex_node_t *node)
@@ -238,7 +224,7 @@ static void add_nxdomain_proof(ctx_t *c, const uint8_t *name, const apex_lookup_
 	if (!c->dnssec_ok)
 		return;
 	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
-		add_nsec_of(c, lk->previous->nsec);
+		add_nsec_of(c, apex_lookup_previous(c->zone, lk)->nsec);
 		/* "*.<closest encloser>": its covering NSEC was found at load
 		 * (labels sorting before '*' may exist). */
 		const apex_node_t *ce = lk->encloser;
@@ -269,7 +255,7 @@ static void add_wildcard_answer_proof(ctx_t *c, const uint8_t *name, const apex_
 	if (!c->dnssec_ok)
 		return;
 	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
-		add_nsec_of(c, lk->previous->nsec);
+		add_nsec_of(c, apex_lookup_previous(c->zone, lk)->nsec);
 	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
 		/* RFC 5155 7.2.6: the NSEC3 covering the next closer name. */
 		const apex_node_t *ce = lk->encloser;
@@ -285,7 +271,7 @@ static void add_wildcard_nodata_proof(ctx_t *c, const uint8_t *name, const apex_
 	if (!c->dnssec_ok)
 		return;
 	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
-		add_nsec_of(c, lk->previous->nsec);
+		add_nsec_of(c, apex_lookup_previous(c->zone, lk)->nsec);
 		add_nsec_of(c, wild->nsec);
 	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
 		add_closest_encloser_proof(c, name, lk->encloser, false);
@@ -448,11 +434,11 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
  * One link of the chain: answer `name` (in c->zone) and return the name
  * to continue with (CNAME or DNAME target in the zone), or NULL.
  */
-static const uint8_t *resolve(ctx_t *c, const uint8_t *name, const name_key_t *k)
+static const uint8_t *resolve(ctx_t *c, const uint8_t *name, const apex_lookup_name_t *k)
 {
 	const apex_zone_t *zone = c->zone;
 	apex_lookup_t lk;
-	apex_zone_lookup(zone, k->key, k->size, k->ends, k->labels, &lk);
+	apex_zone_lookup_name(zone, k, &lk);
 
 	c->rcode = APEX_RCODE_NOERROR;
 	const apex_node_t *base = lk.node != NULL ? lk.node : lk.encloser;
@@ -740,12 +726,12 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 
 /* The zone to answer from; DS at a zone apex goes to the parent zone if served. */
 static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q,
-				       const name_key_t *k)
+				       const apex_lookup_name_t *k)
 {
-	const apex_zone_t *zone = apex_zoneset_find(zones, k->key, k->ends, k->labels);
+	const apex_zone_t *zone = apex_zoneset_find_name(zones, k, k->labels);
 	if (zone != NULL && q->qtype == APEX_TYPE_DS && k->labels > 0 &&
 	    zone->origin_labels == k->labels) {
-		const apex_zone_t *parent = apex_zoneset_find(zones, k->key, k->ends, k->labels - 1);
+		const apex_zone_t *parent = apex_zoneset_find_name(zones, k, k->labels - 1);
 		if (parent != NULL)
 			zone = parent;
 	}
@@ -825,8 +811,8 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
 
-	name_key_t k;
-	name_key_of(&k, q.qname);
+	apex_lookup_name_t k;
+	apex_lookup_name_init(&k, q.qname);
 	const apex_zone_t *zone = select_zone(zones, &q, &k);
 	if (zone == NULL)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
@@ -848,7 +834,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	const uint8_t *name = q.qname;
 	for (int link = 0; link <= APEX_CHAIN_MAX && name != NULL; link++) {
 		if (link > 0) {
-			name_key_of(&k, name);
+			apex_lookup_name_init(&k, name);
 			c.zone = select_zone(zones, &q, &k);
 			if (c.zone == NULL)
 				break;  /* the chain leaves what we serve: the client follows it */

@@ -26,6 +26,7 @@
 #include "util/log.h"
 #include "query/answer.h"
 #include "zone/build.h"
+#include "zone/node_table.h"
 
 /* Warnings of one kind logged per zone before they are only counted. */
 #define WARNINGS_SHOWN 10
@@ -976,7 +977,9 @@ static int build_index(build_t *bd)
 	warn_stray_ds(bd, nodes);
 
 	set_name_hashes(zone, nodes, nsec3_nodes, nsec3_node_count);
-	rc = set_soa(bd);
+	rc = apex_node_table_build(zone);
+	if (rc == APEX_OK)
+		rc = set_soa(bd);
 	if (rc == APEX_OK)
 		rc = set_additional(bd, nodes);
 	if (rc == APEX_OK)

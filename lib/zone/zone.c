@@ -6,6 +6,8 @@
 
 #include "dns/rrtype.h"
 #include "util/arena.h"
+#include "util/hash_slots.h"
+#include "zone/lookup_name.h"
 #include "zone/zone.h"
 
 
@@ -48,9 +50,63 @@ const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, s
 	return NULL;
 }
 
+/* The node with this key and name hash, by the node table; NULL if absent. */
+static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash,
+					  const uint8_t *key, size_t key_size)
+{
+	unsigned bits = zone->node_table_bits;
+	uint32_t mask = (1u << bits) - 1;
+	for (uint32_t i = apex_hash_slots_first(hash, bits);; i = (i + 1) & mask) {
+		uint64_t slot = zone->node_table[i];
+		if (slot == 0)
+			return NULL;
+		if (apex_hash_slots_hash(slot) == hash) {
+			const apex_node_t *node = &zone->nodes[apex_hash_slots_index(slot)];
+			if (node_has_key(node, key, key_size))
+				return node;
+		}
+	}
+}
+
+void apex_zone_lookup_name(const apex_zone_t *zone, const apex_lookup_name_t *name,
+			   apex_lookup_t *out)
+{
+	out->key = name->key;
+	out->key_size = name->size;
+	const apex_node_t *node = node_table_find(zone, name->hashes[name->labels], name->key,
+						  name->size);
+	if (node != NULL) {
+		out->node = out->encloser = out->previous = node;
+		return;
+	}
+	out->node = out->previous = NULL;
+	/* Empty non-terminals are nodes: the closest encloser is the
+	 * deepest ancestor that is one. */
+	out->encloser = zone->apex;
+	for (int l = name->labels - 1; l > zone->origin_labels; l--) {
+		node = node_table_find(zone, name->hashes[l], name->key, name->ends[l]);
+		if (node != NULL) {
+			out->encloser = node;
+			break;
+		}
+	}
+}
+
+const apex_node_t *apex_lookup_previous(const apex_zone_t *zone, const apex_lookup_t *lk)
+{
+	if (lk->previous != NULL)
+		return lk->previous;
+	/* The apex key is a prefix of every key in the zone, so it sorts
+	 * first and i > 0 for any name below the origin. */
+	size_t i = lower_bound(zone, lk->key, lk->key_size);
+	return &zone->nodes[i > 0 ? i - 1 : 0];
+}
+
 void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_size,
 		      const uint16_t *label_ends, int labels, apex_lookup_t *out)
 {
+	out->key = key;
+	out->key_size = key_size;
 	size_t i = lower_bound(zone, key, key_size);
 	if (i < zone->node_count && node_has_key(&zone->nodes[i], key, key_size)) {
 		out->node = out->encloser = out->previous = &zone->nodes[i];

@@ -22,6 +22,7 @@
 #include "util/arena.h"
 
 struct apex_node;
+struct apex_lookup_name;  /* zone/lookup_name.h */
 
 /*
  * One RRset.  rdata holds `count` records, each as a 16-bit big-endian
@@ -171,6 +172,11 @@ typedef struct apex_zone {
 	 * integers (apex_key_prefix()): the binary search compares these
 	 * and reads a key itself only on a tie. */
 	const uint64_t *key_prefixes;
+	/* Exact-match hash table of the name index (util/hash_slots.h):
+	 * node->hash to the node's index; built by apex_node_table_build()
+	 * once the hashes are set.  1 << node_table_bits slots. */
+	const uint64_t *node_table;
+	unsigned node_table_bits;
 
 	const apex_rrset_t *soa;    /* never NULL in a loaded zone */
 	uint32_t serial;
@@ -204,15 +210,16 @@ typedef struct apex_zone {
  * case-insensitively) have equal hashes, in every zone.
  */
 #define APEX_NAME_HASH_ROOT 0x811C9DC5u
+#define APEX_NAME_HASH_PRIME 0x01000193u
 
 static inline uint32_t apex_name_hash_label(uint32_t parent_hash, const uint8_t *label)
 {
-	uint32_t h = (parent_hash ^ label[0]) * 0x01000193u;
+	uint32_t h = (parent_hash ^ label[0]) * APEX_NAME_HASH_PRIME;
 	for (unsigned i = 1; i <= label[0]; i++) {
 		uint8_t c = label[i];
 		if (c >= 'A' && c <= 'Z')
 			c = (uint8_t)(c + 32);
-		h = (h ^ c) * 0x01000193u;
+		h = (h ^ c) * APEX_NAME_HASH_PRIME;
 	}
 	return h;
 }
@@ -245,8 +252,13 @@ typedef struct apex_lookup {
 	 * deepest existing ancestor (the apex at worst). */
 	const apex_node_t *encloser;
 	/* On a miss: the node just before the name in canonical order
-	 * (never NULL: the apex sorts first).  On a hit: the node itself. */
+	 * (never NULL: the apex sorts first).  On a hit: the node itself.
+	 * apex_zone_lookup_name() leaves it NULL on a miss: only NSEC
+	 * proofs need it (apex_lookup_previous()). */
 	const apex_node_t *previous;
+	/* The key looked up. */
+	const uint8_t *key;
+	size_t key_size;
 } apex_lookup_t;
 
 /*
@@ -257,6 +269,18 @@ typedef struct apex_lookup {
  */
 void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_size,
 		      const uint16_t *label_ends, int labels, apex_lookup_t *out);
+
+/*
+ * The same as apex_zone_lookup() for a name prepared with
+ * apex_lookup_name_init(), by hash probes of the name and its
+ * ancestors; out->previous is NULL on a miss (apex_lookup_previous()).
+ * The query path's lookup.  Never allocates, never writes shared memory.
+ */
+void apex_zone_lookup_name(const apex_zone_t *zone, const struct apex_lookup_name *name,
+			   apex_lookup_t *out);
+
+/* out->previous of a lookup, found by a binary search if the lookup left it NULL. */
+const apex_node_t *apex_lookup_previous(const apex_zone_t *zone, const apex_lookup_t *lk);
 
 /* Exact lookup of a key; NULL if absent. */
 const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size);

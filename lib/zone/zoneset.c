@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/hash_slots.h"
 #include "zone/zoneset.h"
 
 
@@ -13,7 +14,33 @@ static apex_zoneset_t *zoneset_new(size_t count)
 		return NULL;
 	atomic_init(&set->refcount, 1);
 	set->count = count;
+	set->max_origin_labels = -1;
 	return set;
+}
+
+/* Free a set that holds no references yet (its zones array is not filled). */
+static void zoneset_free_empty(apex_zoneset_t *set)
+{
+	free(set->slots);
+	free(set);
+}
+
+/* Fill set->slots and max_origin_labels once set->zones is filled. */
+static int zoneset_index(apex_zoneset_t *set)
+{
+	unsigned bits = apex_hash_slots_bits(set->count);
+	uint64_t *slots = calloc((size_t)1 << bits, sizeof(*slots));
+	if (slots == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < set->count; i++) {
+		const apex_zone_t *z = set->zones[i];
+		apex_hash_slots_insert(slots, bits, z->apex->hash, (uint32_t)i);
+		if (z->origin_labels > set->max_origin_labels)
+			set->max_origin_labels = z->origin_labels;
+	}
+	set->slots = slots;
+	set->bits = bits;
+	return APEX_OK;
 }
 
 void apex_zoneset_release(apex_zoneset_t *set)
@@ -24,6 +51,7 @@ void apex_zoneset_release(apex_zoneset_t *set)
 		return;
 	for (size_t i = 0; i < set->count; i++)
 		apex_zone_unref(set->zones[i]);
+	free(set->slots);
 	free(set);
 }
 
@@ -33,6 +61,10 @@ int apex_zonetable_init(apex_zonetable_t *table)
 	if (rc != APEX_OK)
 		return rc;
 	table->current = zoneset_new(0);
+	if (table->current != NULL && zoneset_index(table->current) != APEX_OK) {
+		zoneset_free_empty(table->current);
+		table->current = NULL;
+	}
 	if (table->current == NULL) {
 		apex_rwlock_destroy(&table->lock);
 		return APEX_ENOMEM;
@@ -105,6 +137,15 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 	}
 	if (at == cur->count)
 		next->zones[j++] = zone;
+	if (zoneset_index(next) != APEX_OK) {
+		/* Undo: the references taken above go back, zone stays the caller's. */
+		for (size_t i = 0; i < next->count; i++)
+			if (next->zones[i] != zone)
+				apex_zone_unref(next->zones[i]);
+		zoneset_free_empty(next);
+		apex_rwlock_unlock(&table->lock);
+		return APEX_ENOMEM;
+	}
 	zonetable_swap(table, next);
 	return APEX_OK;
 }
@@ -133,6 +174,13 @@ int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 		apex_zone_ref(cur->zones[i]);
 		next->zones[j++] = cur->zones[i];
 	}
+	if (zoneset_index(next) != APEX_OK) {
+		for (size_t i = 0; i < next->count; i++)
+			apex_zone_unref(next->zones[i]);
+		zoneset_free_empty(next);
+		apex_rwlock_unlock(&table->lock);
+		return APEX_ENOMEM;
+	}
 	zonetable_swap(table, next);
 	return APEX_OK;
 }
@@ -148,15 +196,27 @@ apex_zoneset_t *apex_zonetable_acquire(apex_zonetable_t *table, unsigned long lo
 	return set;
 }
 
-const apex_zone_t *apex_zoneset_find(const apex_zoneset_t *set, const uint8_t *key,
-				     const uint16_t *label_ends, int labels)
+const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set,
+					  const apex_lookup_name_t *name, int labels)
 {
-	/* Longest match first: the name itself, then each ancestor. */
-	for (int i = labels; i >= 0; i--) {
-		bool found;
-		size_t at = zoneset_search(set, key, label_ends[i], &found);
-		if (found)
-			return set->zones[at];
+	uint32_t mask = (1u << set->bits) - 1;
+	/* Longest match first: the name itself, then each ancestor, from
+	 * the most labels an origin has. */
+	for (int l = labels < set->max_origin_labels ? labels : set->max_origin_labels; l >= 0;
+	     l--) {
+		uint32_t hash = name->hashes[l];
+		size_t key_size = name->ends[l];
+		for (uint32_t i = apex_hash_slots_first(hash, set->bits);; i = (i + 1) & mask) {
+			uint64_t slot = set->slots[i];
+			if (slot == 0)
+				break;
+			if (apex_hash_slots_hash(slot) != hash)
+				continue;
+			const apex_zone_t *z = set->zones[apex_hash_slots_index(slot)];
+			if (z->origin_key_size == key_size &&
+			    memcmp(z->origin_key, name->key, key_size) == 0)
+				return z;
+		}
 	}
 	return NULL;
 }

@@ -17,12 +17,18 @@
 #include <stdint.h>
 
 #include "util/rwlock.h"
+#include "zone/lookup_name.h"
 #include "zone/zone.h"
 
 typedef struct apex_zoneset {
 	atomic_uint refcount;
 	size_t count;
-	apex_zone_t *zones[];  /* sorted by origin key; each holds one reference */
+	/* Hash slots (util/hash_slots.h) from each origin's name hash to its
+	 * index in zones, 1 << bits of them; owned by the set. */
+	uint64_t *slots;
+	unsigned bits;
+	int max_origin_labels;  /* the most labels of any origin; -1 if empty */
+	apex_zone_t *zones[];   /* sorted by origin key; each holds one reference */
 } apex_zoneset_t;
 
 typedef struct apex_zonetable {
@@ -56,11 +62,13 @@ apex_zoneset_t *apex_zonetable_acquire(apex_zonetable_t *table, unsigned long lo
 void apex_zoneset_release(apex_zoneset_t *set);
 
 /*
- * The zone that is the closest enclosing zone of a name given by its
- * key and label_ends (apex_name_key()), or NULL if none is served.
+ * The closest enclosing zone of the ancestor with `labels` labels of a
+ * name prepared with apex_lookup_name_init() (labels == name->labels:
+ * of the name itself), or NULL if no such zone is served.  One hash
+ * probe per candidate origin; no allocation, no shared write.
  */
-const apex_zone_t *apex_zoneset_find(const apex_zoneset_t *set, const uint8_t *key,
-				     const uint16_t *label_ends, int labels);
+const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set,
+					  const apex_lookup_name_t *name, int labels);
 
 /* The zone with exactly this origin, or NULL. */
 apex_zone_t *apex_zoneset_get(const apex_zoneset_t *set, const uint8_t *origin);

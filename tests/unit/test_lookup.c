@@ -16,6 +16,7 @@
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "zone/load.h"
+#include "zone/lookup_name.h"
 #include "zone/zone.h"
 
 static void wire(const char *str, uint8_t *out)
@@ -304,6 +305,26 @@ static void check_against_brute(const apex_zone_t *zone, const uint8_t *name)
 	    got.previous != want.previous)
 		fail_msg("lookup of %s differs from a linear scan",
 			 apex_name_to_str(name, text, sizeof(text)));
+
+	/* The query path's lookup by hash probes agrees too; it leaves
+	 * previous to apex_lookup_previous() on a miss.  The key and
+	 * hashes it prepares are apex_name_key()'s and apex_name_hash()'s. */
+	apex_lookup_name_t ln;
+	apex_lookup_name_init(&ln, name);
+	assert_int_equal(ln.size, key_size);
+	assert_memory_equal(ln.key, key, key_size);
+	assert_int_equal(ln.labels, apex_name_labels(name));
+	assert_int_equal(ln.hashes[ln.labels], apex_name_hash(name));
+	for (int l = 0; l <= ln.labels; l++)
+		assert_int_equal(ln.ends[l], label_ends[l]);
+	apex_lookup_t hashed;
+	apex_zone_lookup_name(zone, &ln, &hashed);
+	if (hashed.node != want.node || hashed.encloser != want.encloser ||
+	    (hashed.node != NULL && hashed.previous != want.previous) ||
+	    (hashed.node == NULL && hashed.previous != NULL) ||
+	    apex_lookup_previous(zone, &hashed) != want.previous)
+		fail_msg("hashed lookup of %s differs from a linear scan",
+			 apex_name_to_str(name, text, sizeof(text)));
 }
 
 static void test_root_zone(void **state)
@@ -371,6 +392,21 @@ static void test_root_zone(void **state)
 			memcpy(name + 1, node->name + 1, len);
 			name[1 + len] = '-';
 			memcpy(name + 2 + len, node->name + 1 + len, node->name_size - 1 - len);
+			check_against_brute(zone, name);
+		}
+		/* the same name in upper case, and with escaped bytes 0x00 and
+		 * 0x01 in a label added below it */
+		memcpy(name, node->name, node->name_size);
+		for (size_t j = 0; j < node->name_size; j++)
+			if (name[j] >= 'a' && name[j] <= 'z')
+				name[j] = (uint8_t)(name[j] - 32);
+		check_against_brute(zone, name);
+		if (node->name_size + 4 <= APEX_NAME_MAX) {
+			name[0] = 3;
+			name[1] = 0;
+			name[2] = 'A';
+			name[3] = 1;
+			memcpy(name + 4, node->name, node->name_size);
 			check_against_brute(zone, name);
 		}
 	}

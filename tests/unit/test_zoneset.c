@@ -46,11 +46,11 @@ static apex_zone_t *make_zone(const char *origin, unsigned serial)
 
 static const apex_zone_t *find(const apex_zoneset_t *set, const char *name)
 {
-	uint8_t wire[APEX_NAME_MAX], key[APEX_KEY_MAX];
-	uint16_t ends[APEX_LABELS_MAX];
+	uint8_t wire[APEX_NAME_MAX];
 	assert_true(apex_name_from_str(name, wire) > 0);
-	apex_name_key(wire, key, ends);
-	return apex_zoneset_find(set, key, ends, apex_name_labels(wire));
+	apex_lookup_name_t ln;
+	apex_lookup_name_init(&ln, wire);
+	return apex_zoneset_find_name(set, &ln, ln.labels);
 }
 
 static void test_publish_find_remove(void **state)

@@ -1,0 +1,19 @@
+#include "util/arena.h"
+#include "util/error.h"
+#include "util/hash_slots.h"
+#include "zone/node_table.h"
+
+int apex_node_table_build(apex_zone_t *zone)
+{
+	if (zone->node_count >= UINT32_MAX)
+		return APEX_ENOMEM;
+	unsigned bits = apex_hash_slots_bits(zone->node_count);
+	uint64_t *slots = apex_arena_calloc(zone->arena, (size_t)1 << bits, sizeof(*slots));
+	if (slots == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < zone->node_count; i++)
+		apex_hash_slots_insert(slots, bits, zone->nodes[i].hash, (uint32_t)i);
+	zone->node_table = slots;
+	zone->node_table_bits = bits;
+	return APEX_OK;
+}

@@ -1,0 +1,17 @@
+/*
+ * Building the exact-match hash table of a zone's name index
+ * (zone->node_table): what lets a query find its name, or the closest
+ * existing ancestor, without a binary search.
+ */
+#ifndef APEX_ZONE_NODE_TABLE_H
+#define APEX_ZONE_NODE_TABLE_H
+
+#include "zone/zone.h"
+
+/*
+ * Fill zone->node_table from zone->nodes, whose hash fields must be set.
+ * The table lives in the zone's arena.  Returns 0 or APEX_ENOMEM.
+ */
+int apex_node_table_build(apex_zone_t *zone);
+
+#endif
