@@ -14,6 +14,9 @@
  *  7. for the response writer: name hashes and the nodes of RDATA names;
  *  8. precomputed referrals and negative answers (query/answer.c).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* qsort_r */
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,8 @@
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/parallel.h"
+#include "util/radix_sort.h"
 #include "query/answer.h"
 #include "zone/build.h"
 #include "zone/node_table.h"
@@ -78,11 +83,18 @@ static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, .
 /* ------------------------------------------------------------ sorting */
 
 
-static int owner_ptr_compare(const void *pa, const void *pb)
+/* Pairs of (key prefix, owner index) by the owners' whole keys, then
+ * by index (qsort_r; arg is the owner array). */
+static int owner_pair_compare(const void *pa, const void *pb, void *arg)
 {
-	const apex_build_owner_t *a = *(const apex_build_owner_t *const *)pa;
-	const apex_build_owner_t *b = *(const apex_build_owner_t *const *)pb;
-	return apex_key_compare(a->key, a->key_size, b->key, b->key_size);
+	const apex_build_owner_t *owners = arg;
+	uint32_t ia = ((const apex_sort_pair_t *)pa)->value;
+	uint32_t ib = ((const apex_sort_pair_t *)pb)->value;
+	const apex_build_owner_t *a = &owners[ia], *b = &owners[ib];
+	int c = apex_key_compare(a->key, a->key_size, b->key, b->key_size);
+	if (c != 0)
+		return c;
+	return (ia > ib) - (ia < ib);
 }
 
 /* RFC 4034 6.3: RDATA compared as left-justified unsigned octet strings. */
@@ -118,36 +130,121 @@ static bool same_set(const apex_build_rr_t *a, const apex_build_rr_t *b)
 	return a->type != APEX_TYPE_RRSIG || rr_covered(a) == rr_covered(b);
 }
 
+/*
+ * The owners in canonical order: order[i] is the index of the i-th.
+ * Every key starts with the origin's key; a radix sort orders them by
+ * the 8 bytes after it (zero-padded: that order never contradicts the
+ * keys' own), then the runs that share those bytes are sorted by whole
+ * key.
+ */
+static int owner_order(build_t *bd, uint32_t *order)
+{
+	apex_zone_builder_t *b = bd->b;
+	size_t n = b->owner_count;
+	size_t skip = bd->zone->origin_key_size;
+	for (size_t i = 0; i < n && skip > 0; i++)
+		if (b->owners[i].key_size < skip ||
+		    memcmp(b->owners[i].key, bd->zone->origin_key, skip) != 0)
+			skip = 0;  /* cannot happen: the loader checks every owner */
+	apex_sort_pair_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
+	if (pairs == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const apex_build_owner_t *o = &b->owners[i];
+		pairs[i].key = apex_key_prefix(o->key + skip, o->key_size - skip);
+		pairs[i].value = (uint32_t)i;
+	}
+	int rc = apex_radix_sort(pairs, n);
+	if (rc != APEX_OK) {
+		free(pairs);
+		return rc;
+	}
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && pairs[j].key == pairs[i].key; j++)
+			;
+		if (j - i > 1)
+			qsort_r(&pairs[i], j - i, sizeof(*pairs), owner_pair_compare, b->owners);
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = pairs[i].value;
+	free(pairs);
+	return APEX_OK;
+}
+
+/* Sort the records of one owner, [first, end), by type, RDATA and file
+ * position: few records each, so mostly by insertion. */
+static void sort_owner_records(apex_build_rr_t *rrs, size_t first, size_t end)
+{
+	if (end - first > 16) {
+		qsort(&rrs[first], end - first, sizeof(*rrs), rr_compare);
+		return;
+	}
+	for (size_t i = first + 1; i < end; i++) {
+		apex_build_rr_t rr = rrs[i];
+		size_t j = i;
+		while (j > first && rr_compare(&rrs[j - 1], &rr) > 0) {
+			rrs[j] = rrs[j - 1];
+			j--;
+		}
+		rrs[j] = rr;
+	}
+}
+
 /* Sort owners by key and records by owner rank, type and RDATA; drop
  * duplicate records (same owner, type and canonical RDATA). */
 static int sort_and_dedupe(build_t *bd)
 {
 	apex_zone_builder_t *b = bd->b;
 	size_t n = b->owner_count;
-	apex_build_owner_t **order = malloc(n * sizeof(*order));
-	uint32_t *rank = malloc(n * sizeof(*rank));
-	apex_build_owner_t *sorted = malloc(n * sizeof(*sorted));
-	if (order == NULL || rank == NULL || sorted == NULL) {
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *rank = malloc((n ? n : 1) * sizeof(*rank));
+	apex_build_owner_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	int rc = APEX_ENOMEM;
+	if (order != NULL && rank != NULL && sorted != NULL)
+		rc = owner_order(bd, order);
+	if (rc != APEX_OK) {
 		free(order);
 		free(rank);
 		free(sorted);
-		return APEX_ENOMEM;
+		return rc;
 	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = &b->owners[i];
-	qsort(order, n, sizeof(*order), owner_ptr_compare);
 	for (size_t i = 0; i < n; i++) {
-		rank[order[i] - b->owners] = (uint32_t)i;
-		sorted[i] = *order[i];
+		rank[order[i]] = (uint32_t)i;
+		sorted[i] = b->owners[order[i]];
 	}
 	free(order);
 	free(b->owners);
 	b->owners = sorted;
-	for (size_t i = 0; i < b->rr_count; i++)
-		b->rrs[i].owner = rank[b->rrs[i].owner];
-	free(rank);
 
-	qsort(b->rrs, b->rr_count, sizeof(*b->rrs), rr_compare);
+	/* Records by owner rank, in file order within an owner (a counting
+	 * sort), then each owner's few records by type and RDATA. */
+	uint32_t *first = calloc(n + 1, sizeof(*first));
+	if (first == NULL) {
+		free(rank);
+		return APEX_ENOMEM;
+	}
+	for (size_t i = 0; i < b->rr_count; i++) {
+		b->rrs[i].owner = rank[b->rrs[i].owner];
+		first[b->rrs[i].owner + 1]++;
+	}
+	free(rank);
+	apex_build_rr_t *rrs = malloc((b->rr_count ? b->rr_count : 1) * sizeof(*rrs));
+	if (rrs == NULL) {
+		free(first);
+		return APEX_ENOMEM;
+	}
+	for (size_t r = 0; r < n; r++)
+		first[r + 1] += first[r];
+	for (size_t i = 0; i < b->rr_count; i++)
+		rrs[first[b->rrs[i].owner]++] = b->rrs[i];
+	free(b->rrs);
+	b->rrs = rrs;
+	for (size_t r = 0, start = 0; r < n; r++) {
+		sort_owner_records(b->rrs, start, first[r]);  /* first[r] is now its end */
+		start = first[r];
+	}
+	free(first);
+
 	size_t kept = 0;
 	for (size_t i = 0; i < b->rr_count; i++) {
 		if (kept > 0) {
@@ -666,6 +763,123 @@ static int nsec3_compare(const void *pa, const void *pb)
 	return apex_key_compare(a->hash, a->hash_size, b->hash, b->hash_size);
 }
 
+/*
+ * The NSEC3 chain, sorted, with an index of where each value of the
+ * first `bits` bits of the hashes starts, so that finding the NSEC3 of
+ * a hash searches a few entries instead of the whole chain.  The prefix
+ * of a hash (its first bytes, zero-padded) never decreases along the
+ * chain, so all entries below a hash's prefix sort before it and all
+ * above after it.
+ */
+typedef struct nsec3_index {
+	const apex_nsec3_t *chain;
+	size_t count;
+	unsigned bits;
+	uint32_t *start;  /* 2^bits + 1 entries; malloc'ed, freed by nsec3_index_free() */
+} nsec3_index_t;
+
+static uint32_t hash_prefix(const uint8_t *hash, size_t size, unsigned bits)
+{
+	uint32_t v = 0;
+	for (size_t i = 0; i < 3; i++)
+		v = v << 8 | (i < size ? hash[i] : 0);
+	return v >> (24 - bits);
+}
+
+static int nsec3_index_init(nsec3_index_t *ix, const apex_nsec3_t *chain, size_t count)
+{
+	unsigned bits = 1;
+	while (bits < 20 && ((size_t)1 << (bits + 2)) <= count)  /* about 4 entries a bucket */
+		bits++;
+	size_t buckets = (size_t)1 << bits;
+	uint32_t *start = malloc((buckets + 1) * sizeof(*start));
+	if (start == NULL)
+		return APEX_ENOMEM;
+	size_t i = 0;
+	for (size_t v = 0; v < buckets; v++) {
+		while (i < count && hash_prefix(chain[i].hash, chain[i].hash_size, bits) < v)
+			i++;
+		start[v] = (uint32_t)i;
+	}
+	start[buckets] = (uint32_t)count;
+	*ix = (nsec3_index_t){ .chain = chain, .count = count, .bits = bits, .start = start };
+	return APEX_OK;
+}
+
+static void nsec3_index_free(nsec3_index_t *ix)
+{
+	free(ix->start);
+	ix->start = NULL;
+}
+
+/* What apex_zone_nsec3_find() returns for hash, searching only the
+ * entries with the same prefix. */
+static const apex_nsec3_t *nsec3_index_find(const nsec3_index_t *ix, const uint8_t *hash,
+					    size_t hash_size, bool *matched)
+{
+	uint32_t v = hash_prefix(hash, hash_size, ix->bits);
+	size_t lo = ix->start[v], hi = ix->start[v + 1];
+	*matched = false;
+	/* First entry whose hash is >= hash. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const apex_nsec3_t *n = &ix->chain[mid];
+		if (apex_key_compare(n->hash, n->hash_size, hash, hash_size) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ix->count) {
+		const apex_nsec3_t *n = &ix->chain[lo];
+		if (n->hash_size == hash_size && memcmp(n->hash, hash, hash_size) == 0) {
+			*matched = true;
+			return n;
+		}
+	}
+	/* Covering: the last one before, wrapping around to the last one. */
+	return &ix->chain[lo > 0 ? lo - 1 : ix->count - 1];
+}
+
+/* What the threads linking names with their NSEC3s share. */
+typedef struct nsec3_link {
+	const apex_nsec3_params_t *params;
+	const nsec3_index_t *index;
+	apex_node_t *nodes;
+} nsec3_link_t;
+
+/* Link every authoritative name of nodes [begin, end) (empty
+ * non-terminals included) with its NSEC3, and with the NSEC3 covering
+ * the hash of its wildcard.  Runs on several threads, each on its own
+ * nodes. */
+static int link_nsec3_part(void *arg, size_t begin, size_t end)
+{
+	const nsec3_link_t *ln = arg;
+	const apex_nsec3_params_t *params = ln->params;
+	for (size_t i = begin; i < end; i++) {
+		apex_node_t *node = &ln->nodes[i];
+		if (node->flags & APEX_NODE_OCCLUDED)
+			continue;
+		uint8_t hash[20];
+		bool matched;
+		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
+				    params->iterations, node->name, hash) < 0)
+			return APEX_EINVAL;
+		const apex_nsec3_t *n3 = nsec3_index_find(ln->index, hash, sizeof(hash), &matched);
+		node->nsec3 = matched ? n3 : NULL;
+		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
+			continue;
+		uint8_t wild[APEX_NAME_MAX];
+		wild[0] = 1;
+		wild[1] = '*';
+		memcpy(wild + 2, node->name, node->name_size);
+		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
+				    params->iterations, wild, hash) < 0)
+			return APEX_EINVAL;
+		node->wildcard_nsec3 = nsec3_index_find(ln->index, hash, sizeof(hash), &matched);
+	}
+	return APEX_OK;
+}
+
 /* True if the NSEC3 RDATA (alg, flags, iterations, salt) is of the chain
  * announced by NSEC3PARAM. */
 static bool nsec3_in_chain(const apex_nsec3_params_t *params, const uint8_t *rdata, size_t size)
@@ -721,38 +935,27 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 		chain[count].node = node;
 		count++;
 	}
-	qsort(chain, count, sizeof(*chain), nsec3_compare);
+	/* NSEC3 owners come in canonical order, which for hashes of one
+	 * length is hash order: usually nothing is left to sort. */
+	bool sorted = true;
+	for (size_t i = 1; i < count && sorted; i++)
+		sorted = nsec3_compare(&chain[i - 1], &chain[i]) <= 0;
+	if (!sorted)
+		qsort(chain, count, sizeof(*chain), nsec3_compare);
 	zone->nsec3 = chain;
 	zone->nsec3_count = count;
 	if (count == 0)
 		return build_fail(bd, NULL, "NSEC3PARAM at %s but no NSEC3 record of its chain",
 				  bd->origin_text);
 
-	/* Link every authoritative name (empty non-terminals included) with
-	 * its NSEC3, and with the NSEC3 of its wildcard. */
-	for (size_t i = 0; i < zone->node_count; i++) {
-		apex_node_t *node = &nodes[i];
-		if (node->flags & APEX_NODE_OCCLUDED)
-			continue;
-		uint8_t hash[20];
-		bool matched;
-		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
-				    params->iterations, node->name, hash) < 0)
-			return APEX_EINVAL;
-		const apex_nsec3_t *n3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
-		node->nsec3 = matched ? n3 : NULL;
-		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
-			continue;
-		uint8_t wild[APEX_NAME_MAX];
-		wild[0] = 1;
-		wild[1] = '*';
-		memcpy(wild + 2, node->name, node->name_size);
-		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
-				    params->iterations, wild, hash) < 0)
-			return APEX_EINVAL;
-		node->wildcard_nsec3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
-	}
-	return APEX_OK;
+	nsec3_index_t index;
+	int rc = nsec3_index_init(&index, chain, count);
+	if (rc != APEX_OK)
+		return rc;
+	nsec3_link_t link = { .params = params, .index = &index, .nodes = nodes };
+	rc = apex_parallel_for(zone->node_count, bd->b->threads, 4096, link_nsec3_part, &link);
+	nsec3_index_free(&index);
+	return rc;
 }
 
 /* ------------------------------------------------------------ compression */
@@ -957,6 +1160,10 @@ static int build_index(build_t *bd)
 		free(descs);
 		return rc;
 	}
+	/* The RRsets hold everything of the records now: their array (40
+	 * bytes a record) goes before the rest of the version is built. */
+	free(b->rrs);
+	b->rrs = NULL;
 
 	uint64_t *prefixes = apex_arena_alloc(arena, desc_count * sizeof(*prefixes));
 	if (prefixes == NULL) {

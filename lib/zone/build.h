@@ -60,8 +60,12 @@ typedef struct apex_zone_builder {
 
 	apex_build_owner_t *owners;    /* malloc'ed by the loader */
 	size_t owner_count;
-	apex_build_rr_t *rrs;          /* malloc'ed by the loader, in file order */
+	apex_build_rr_t *rrs;          /* malloc'ed by the loader, in file order; see apex_zone_build() */
 	size_t rr_count;
+
+	/* Threads the build may use for the work it does per name (0 or 1:
+	 * only the calling thread). */
+	unsigned threads;
 
 	const char **files;            /* file names for messages (files[0] is the zone file) */
 	size_t file_count;
@@ -72,7 +76,9 @@ typedef struct apex_zone_builder {
 
 /*
  * Check the records and build the version in builder->zone.  Sorts
- * builder->owners and builder->rrs in place.  Returns APEX_OK,
+ * builder->owners and builder->rrs (both may be replaced by new arrays),
+ * and frees builder->rrs (set to NULL; rr_count stays the count of
+ * records kept) as soon as the version's RRsets hold the records.  Returns APEX_OK,
  * APEX_ELOAD (reason in builder->err: no SOA at the apex, more than one
  * SOA, CNAME beside other data, ...) or APEX_ENOMEM.  Warnings (RRsets
  * with differing TTLs, missing glue) are logged.  On failure the zone's

@@ -1287,6 +1287,7 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 			apex_arena_adopt(arena, s->keep);
 			s->keep = NULL;
 		}
+		b.threads = cpu_count();
 		rc = apex_zone_build(&b);
 		apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
 			   file, b.rr_count, parsed, ld.sink_count, memory >> 20,
