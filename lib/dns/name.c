@@ -18,29 +18,34 @@ int apex_name_unpack(const uint8_t *pkt, size_t pkt_len, size_t *pos, uint8_t *o
 	size_t size = 0;
 
 	for (;;) {
-		if (p >= pkt_len)
-			return APEX_EMALFORMED;
-		uint8_t len = pkt[p];
-		if ((len & 0xC0) == 0xC0) {
-			if (p + 1 >= pkt_len)
+		/* A run of labels up to the root label or a pointer is checked,
+		 * then copied in one piece. */
+		size_t run = p;
+		uint8_t len;
+		for (;;) {
+			if (p >= pkt_len)
 				return APEX_EMALFORMED;
-			size_t target = ((size_t)(len & 0x3F) << 8) | pkt[p + 1];
-			if (target >= limit)
-				return APEX_EMALFORMED;  /* loop or forward pointer */
-			if (resume == 0)
-				resume = p + 2;
-			p = limit = target;
-			continue;
+			len = pkt[p];
+			if (len > APEX_LABEL_MAX)
+				break;  /* a pointer, or the 0x40 and 0x80 label types */
+			if (size + (p - run) + 1 + len > APEX_NAME_MAX || p + 1 + len > pkt_len)
+				return APEX_EMALFORMED;
+			p += 1 + (size_t)len;
+			if (len == 0)
+				break;
 		}
-		if (len > APEX_LABEL_MAX)
-			return APEX_EMALFORMED;  /* 0x40 and 0x80 label types */
-		if (size + 1 + len > APEX_NAME_MAX || p + 1 + len > pkt_len)
-			return APEX_EMALFORMED;
-		memcpy(out + size, pkt + p, 1 + (size_t)len);
-		size += 1 + (size_t)len;
-		p += 1 + (size_t)len;
+		memcpy(out + size, pkt + run, p - run);
+		size += p - run;
 		if (len == 0)
 			break;
+		if ((len & 0xC0) != 0xC0 || p + 1 >= pkt_len)
+			return APEX_EMALFORMED;
+		size_t target = ((size_t)(len & 0x3F) << 8) | pkt[p + 1];
+		if (target >= limit)
+			return APEX_EMALFORMED;  /* loop or forward pointer */
+		if (resume == 0)
+			resume = p + 2;
+		p = limit = target;
 	}
 	*pos = resume != 0 ? resume : p;
 	return (int)size;

@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <string.h>
 
 #include "dns/rrtype.h"
@@ -79,7 +80,7 @@ static apex_parse_result_t parse_record(const uint8_t *pkt, size_t len, size_t *
 
 apex_parse_result_t apex_query_parse(const uint8_t *pkt, size_t len, apex_query_t *q)
 {
-	memset(q, 0, sizeof(*q));
+	memset(q, 0, offsetof(apex_query_t, qname));  /* the arrays are filled as needed */
 	q->udp_payload = APEX_MIN_UDP_PAYLOAD;
 
 	if (len < APEX_HEADER_SIZE)

@@ -30,7 +30,6 @@ typedef struct apex_query {
 	uint16_t flags;             /* header flags word as received */
 
 	bool has_question;          /* qname/qtype/qclass are valid */
-	uint8_t qname[APEX_NAME_MAX]; /* uncompressed, letter case as received */
 	uint8_t qname_size;
 	uint16_t qtype;
 	uint16_t qclass;
@@ -43,13 +42,17 @@ typedef struct apex_query {
 	/* COOKIE option (RFC 7873), the first one if several: client cookie
 	 * and the server cookie that followed it (0 bytes: none). */
 	bool cookie;
-	uint8_t cookie_client[8];
-	uint8_t cookie_server[32];
 	uint8_t cookie_server_size;
 	/* The COOKIE option to send back (client + new server cookie), set
 	 * by apex_answer_from() when cookies are on; 0: none. */
-	uint8_t cookie_reply[24];
 	uint8_t cookie_reply_size;
+
+	/* The arrays: apex_query_parse() clears the fields above only, and
+	 * each array holds data only as the fields above say. */
+	uint8_t qname[APEX_NAME_MAX]; /* uncompressed, letter case as received */
+	uint8_t cookie_client[8];
+	uint8_t cookie_server[32];
+	uint8_t cookie_reply[24];
 } apex_query_t;
 
 /*
