@@ -139,6 +139,92 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* Closest enclosing origin of name among the published ones, by comparing names. */
+static const char *brute_find(const char *const *origins, size_t count, const char *name)
+{
+	uint8_t n[APEX_NAME_MAX], o[APEX_NAME_MAX];
+	assert_true(apex_name_from_str(name, n) > 0);
+	const char *best = NULL;
+	int best_labels = -1;
+	for (size_t i = 0; i < count; i++) {
+		assert_true(apex_name_from_str(origins[i], o) > 0);
+		if (apex_name_is_subdomain(n, o) && apex_name_labels(o) > best_labels) {
+			best = origins[i];
+			best_labels = apex_name_labels(o);
+		}
+	}
+	return best;
+}
+
+/* Many zones, nested several deep: every lookup, by hash probes from the
+ * deepest origin down, finds what a comparison of names finds. */
+static void test_many_zones(void **state)
+{
+	(void)state;
+	enum { TOPS = 40, SUBS = 4 };
+	static char names[TOPS * (SUBS + 2) + 1][64];
+	const char *origins[TOPS * (SUBS + 2) + 1];
+	size_t count = 0;
+	apex_zonetable_t table;
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	for (int t = 0; t < TOPS; t++) {
+		snprintf(names[count], sizeof(names[0]), "tld%d.", t);
+		origins[count] = names[count];
+		count++;
+		for (int s = 0; s < SUBS; s++) {
+			/* every other TLD has its second-level zones, some a third level */
+			if (t % 2 == 1)
+				break;
+			snprintf(names[count], sizeof(names[0]), "Sub%d.tld%d.", s, t);
+			origins[count] = names[count];
+			count++;
+		}
+		if (t % 4 == 0) {
+			snprintf(names[count], sizeof(names[0]), "a.b.sub1.tld%d.", t);
+			origins[count] = names[count];
+			count++;
+		}
+	}
+	for (size_t i = 0; i < count; i++)
+		assert_int_equal(apex_zonetable_publish(&table, make_zone(origins[i], 1)), APEX_OK);
+
+	apex_zoneset_t *set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, count);
+	for (int t = 0; t < TOPS + 2; t++) {
+		const char *forms[] = { "tld%d.", "SUB1.TLD%d.", "x.sub2.tld%d.", "b.sub1.tld%d.",
+					"a.b.sub1.tld%d.", "z.A.B.SUB1.tld%d.", "q.sub9.tld%d." };
+		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+			char name[80];
+			snprintf(name, sizeof(name), forms[f], t);
+			const char *want = brute_find(origins, count, name);
+			const apex_zone_t *got = find(set, name);
+			if (want == NULL) {
+				if (got != NULL)
+					fail_msg("%s: found a zone, none expected", name);
+				continue;
+			}
+			uint8_t w[APEX_NAME_MAX];
+			assert_true(apex_name_from_str(want, w) > 0);
+			if (got == NULL || !apex_name_equal(got->origin, w))
+				fail_msg("%s: expected zone %s", name, want);
+		}
+	}
+	assert_null(find(set, "."));
+	assert_null(find(set, "com."));
+	apex_zoneset_release(set);
+
+	/* With the root zone served, everything else falls back to it. */
+	assert_int_equal(apex_zonetable_publish(&table, make_zone(".", 1)), APEX_OK);
+	set = apex_zonetable_acquire(&table, NULL);
+	const apex_zone_t *root = find(set, "com.");
+	assert_non_null(root);
+	assert_int_equal(root->origin_labels, 0);
+	assert_ptr_equal(find(set, "www.example.com."), root);
+	assert_ptr_not_equal(find(set, "www.tld3."), root);
+	apex_zoneset_release(set);
+	apex_zonetable_destroy(&table);
+}
+
 static void test_concurrent_publish(void **state)
 {
 	assert_int_equal(apex_zonetable_init(&shared_table), APEX_OK);
@@ -171,6 +257,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_find_remove),
+		cmocka_unit_test(test_many_zones),
 		cmocka_unit_test(test_concurrent_publish),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
