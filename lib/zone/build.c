@@ -208,13 +208,24 @@ static int sort_and_dedupe(build_t *bd)
 		free(sorted);
 		return rc;
 	}
+	/* Owners with the same key (the loader's parser threads each keep
+	 * their own) become one, under the spelling seen first in the file:
+	 * the lowest index, which sorts first among equal keys. */
+	size_t unique = 0;
 	for (size_t i = 0; i < n; i++) {
-		rank[order[i]] = (uint32_t)i;
-		sorted[i] = b->owners[order[i]];
+		const apex_build_owner_t *o = &b->owners[order[i]];
+		if (unique > 0 && apex_key_compare(sorted[unique - 1].key, sorted[unique - 1].key_size,
+						   o->key, o->key_size) == 0) {
+			rank[order[i]] = (uint32_t)(unique - 1);
+			continue;
+		}
+		rank[order[i]] = (uint32_t)unique;
+		sorted[unique++] = *o;
 	}
 	free(order);
 	free(b->owners);
 	b->owners = sorted;
+	b->owner_count = n = unique;
 
 	/* Records by owner rank, in file order within an owner (a counting
 	 * sort), then each owner's few records by type and RDATA. */

@@ -25,7 +25,9 @@
 #include "util/arena.h"
 #include "zone/zone.h"
 
-/* One owner name, unique by lookup key (first spelling kept). */
+/* One owner name.  The loader may list a lookup key more than once
+ * (once per parser thread); apex_zone_build() keeps the entry with the
+ * lowest index, which must be the spelling seen first in the file. */
 typedef struct apex_build_owner {
 	const uint8_t *name;  /* wire format, case as first written; in zone->arena */
 	const uint8_t *key;   /* apex_name_key() of name; in zone->arena */
@@ -76,7 +78,8 @@ typedef struct apex_zone_builder {
 
 /*
  * Check the records and build the version in builder->zone.  Sorts
- * builder->owners and builder->rrs (both may be replaced by new arrays),
+ * builder->owners (one entry per key left, owner_count updated) and
+ * builder->rrs (both may be replaced by new arrays),
  * and frees builder->rrs (set to NULL; rr_count stays the count of
  * records kept) as soon as the version's RRsets hold the records.  Returns APEX_OK,
  * APEX_ELOAD (reason in builder->err: no SOA at the apex, more than one

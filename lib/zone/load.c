@@ -21,7 +21,7 @@
  * thread, which also gives the first error in file order.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE  /* memmem, CPU_COUNT */
+#define _GNU_SOURCE  /* CPU_COUNT */
 #endif
 #include <errno.h>
 #include <fcntl.h>
@@ -348,10 +348,13 @@ static uint64_t key_hash(const uint8_t *key, size_t size)
 	return h ^ (h >> 29);
 }
 
-/* Rebuild the owner table at twice the size (load factor <= 1/2). */
-static int table_grow(sink_t *s)
+/* Rebuild the owner table with room for `owners` owners at a load
+ * factor of at most 1/2 (at least twice its size). */
+static int table_resize(sink_t *s, size_t owners)
 {
 	size_t size = s->table_size ? s->table_size * 2 : 4096;
+	while (size / 2 < owners)
+		size *= 2;
 	uint32_t *table = calloc(size, sizeof(*table));
 	if (table == NULL)
 		return APEX_ENOMEM;
@@ -372,19 +375,15 @@ static bool owner_is(const apex_build_owner_t *o, const uint8_t *key, size_t key
 	return o->key_size == key_size && memcmp(o->key, key, key_size) == 0;
 }
 
-/*
- * Index of the owner with this key in s (added if new) in *index.  A new
- * owner's name and key are copied into s's memory if copy is set, else
- * the pointers of `like` are kept (merging chunks: their memory lives
- * until the end of the load).
- */
-static int owner_intern(sink_t *s, const apex_build_owner_t *like, bool copy, uint32_t *index)
+/* Index of the owner with this key in s (added if new, its name and
+ * key copied into s's memory) in *index. */
+static int owner_intern(sink_t *s, const apex_build_owner_t *like, uint32_t *index)
 {
 	if (s->have_last && owner_is(&s->owners[s->last_owner], like->key, like->key_size)) {
 		*index = s->last_owner;
 		return APEX_OK;
 	}
-	if ((s->owner_count + 1) * 2 > s->table_size && table_grow(s) != APEX_OK)
+	if ((s->owner_count + 1) * 2 > s->table_size && table_resize(s, s->owner_count + 1) != APEX_OK)
 		return APEX_ENOMEM;
 	size_t mask = s->table_size - 1;
 	size_t slot = key_hash(like->key, like->key_size) & mask;
@@ -409,12 +408,10 @@ static int owner_intern(sink_t *s, const apex_build_owner_t *like, bool copy, ui
 		return APEX_ENOMEM;
 	apex_build_owner_t *o = &s->owners[s->owner_count];
 	*o = *like;
-	if (copy) {
-		o->name = packed_dup(s->keep, like->name, like->name_size);
-		o->key = packed_dup(s->keep, like->key, like->key_size);
-		if (o->name == NULL || o->key == NULL)
-			return APEX_ENOMEM;
-	}
+	o->name = packed_dup(s->keep, like->name, like->name_size);
+	o->key = packed_dup(s->keep, like->key, like->key_size);
+	if (o->name == NULL || o->key == NULL)
+		return APEX_ENOMEM;
 	s->table[slot] = (uint32_t)s->owner_count + 1;
 	*index = s->last_owner = (uint32_t)s->owner_count;
 	s->have_last = true;
@@ -490,13 +487,19 @@ static int store_rr(reader_t *r, int line, const uint8_t *owner, uint16_t type, 
 	uint8_t key[APEX_KEY_MAX];
 	like.name = owner;
 	like.name_size = (uint8_t)apex_name_size(owner);
-	like.key = key;
-	like.key_size = (uint16_t)apex_name_key(owner, key, NULL);
-	like.labels = (uint8_t)apex_name_labels(owner);
 	uint32_t owner_index;
-	int rc = owner_intern(s, &like, true, &owner_index);
-	if (rc != APEX_OK)
-		return rc;
+	if (s->have_last && s->owners[s->last_owner].name_size == like.name_size &&
+	    memcmp(s->owners[s->last_owner].name, owner, like.name_size) == 0) {
+		/* The owner of the last record, spelled the same (most records). */
+		owner_index = s->last_owner;
+	} else {
+		like.key = key;
+		like.key_size = (uint16_t)apex_name_key(owner, key, NULL);
+		like.labels = (uint8_t)apex_name_labels(owner);
+		int rc = owner_intern(s, &like, &owner_index);
+		if (rc != APEX_OK)
+			return rc;
+	}
 	/* After the owner (whose name and key may be new in s->keep), so
 	 * that the records of an RRset written together are back to back. */
 	uint8_t *stored = apex_arena_alloc_packed(s->keep, 2 + rdlength);
@@ -1017,6 +1020,21 @@ static const char *record_start_after(const char *pos, const char *end)
 	return NULL;
 }
 
+/* The first "\n$" in [p, end), or NULL.  '$' is rare in zone files, so
+ * looking for it with memchr is much faster than for the pair. */
+static const char *line_with_dollar(const char *p, const char *end)
+{
+	for (const char *from = p + 1; from < end;) {
+		const char *d = memchr(from, '$', (size_t)(end - from));
+		if (d == NULL)
+			return NULL;
+		if (d[-1] == '\n')
+			return d - 1;
+		from = d + 1;
+	}
+	return NULL;
+}
+
 /*
  * Try to parse the mapped zone file m on several threads into ld's
  * sinks.  Returns APEX_OK (records in ld->sinks[0], merged), 1 when the
@@ -1073,7 +1091,7 @@ static int load_parallel(loader_t *ld, const mapping_t *m, const uint8_t *origin
 		if (p == m->data && p < end && *p == '$')
 			dollar = p;
 		else if (p < end)
-			dollar = memmem(p, (size_t)(end - p), "\n$", 2);
+			dollar = line_with_dollar(p, end);
 		if (dollar != NULL && *dollar == '\n')
 			dollar++;
 		const char *next = dollar ? dollar : end;
@@ -1103,7 +1121,10 @@ static int load_parallel(loader_t *ld, const mapping_t *m, const uint8_t *origin
 		chunks[i].start = bounds[i];
 		chunks[i].end = bounds[i + 1];
 		chunks[i].sink = sink_new();
-		if (chunks[i].sink == NULL) {
+		/* Sized for an owner every 256 bytes (about what large
+		 * signed zones have), so that the table rarely grows. */
+		size_t bytes = (size_t)(bounds[i + 1] - bounds[i]);
+		if (chunks[i].sink == NULL || table_resize(chunks[i].sink, bytes / 256) != APEX_OK) {
 			rc = APEX_ENOMEM;
 			goto out;
 		}
@@ -1145,31 +1166,39 @@ static int load_parallel(loader_t *ld, const mapping_t *m, const uint8_t *origin
 	}
 	s0->rrs = rrs;
 	s0->rr_cap = total;
+	/* Owners are appended, not looked up: an owner that two chunks
+	 * share is listed twice, and apex_zone_build() merges the two
+	 * (keeping the first, as build.h asks). */
+	size_t total_owners = 0;
+	for (unsigned i = 0; i < count; i++)
+		total_owners += chunks[i].sink->owner_count;
+	if (total_owners > UINT32_MAX - 1) {
+		rc = 1;
+		goto out;
+	}
+	apex_build_owner_t *owners = realloc(s0->owners, (total_owners ? total_owners : 1) *
+							      sizeof(*owners));
+	if (owners == NULL) {
+		rc = APEX_ENOMEM;
+		goto out;
+	}
+	s0->owners = owners;
+	s0->owner_cap = total_owners;
 	int line_offset = chunks[0].lines;
 	for (unsigned i = 1; i < count; i++) {
 		sink_t *s = chunks[i].sink;
-		uint32_t *map = malloc((s->owner_count ? s->owner_count : 1) * sizeof(*map));
-		if (map == NULL) {
-			rc = APEX_ENOMEM;
-			goto out;
-		}
-		for (size_t o = 0; o < s->owner_count; o++) {
-			if (owner_intern(s0, &s->owners[o], false, &map[o]) != APEX_OK) {
-				free(map);
-				rc = APEX_ENOMEM;
-				goto out;
-			}
-		}
+		uint32_t owner_offset = (uint32_t)s0->owner_count;
+		memcpy(&s0->owners[s0->owner_count], s->owners, s->owner_count * sizeof(*s->owners));
+		s0->owner_count += s->owner_count;
 		for (size_t j = 0; j < s->rr_count; j++) {
 			apex_build_rr_t *out = &s0->rrs[s0->rr_count];
 			*out = s->rrs[j];
-			out->owner = map[out->owner];
+			out->owner += owner_offset;
 			out->seq = (uint32_t)s0->rr_count;
 			out->line += (uint32_t)line_offset;
 			s0->rr_count++;
 		}
 		line_offset += chunks[i].lines;
-		free(map);
 		/* Its records are copied; its memory (names, RDATA) stays. */
 		free(s->rrs);
 		s->rrs = NULL;

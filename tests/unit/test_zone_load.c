@@ -14,6 +14,7 @@
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "zone/load.h"
+#include "zone/load_tuning.h"
 #include "zone/zone.h"
 
 static char dir[256];
@@ -443,6 +444,50 @@ static apex_zone_t *load_real(const char *file, const char *origin)
 	return zone;
 }
 
+/* A file parsed in chunks on several threads: an owner that appears in
+ * two chunks is one node, spelled as first written, with the records of
+ * both; the result is that of one thread. */
+static void test_owner_in_two_chunks(void **state)
+{
+	char err[512], path[300];
+	size_t size = 64 * 1024, len = 0;
+	char *text = malloc(size);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, size - len,
+				"$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
+				"@ NS ns1\nns1 A 192.0.2.53\nSplit A 192.0.2.1\n");
+	for (int i = 0; i < 1000; i++)
+		len += (size_t)snprintf(text + len, size - len, "h%d A 192.0.2.%d\n", i, i % 250);
+	len += (size_t)snprintf(text + len, size - len, "SPLIT TXT \"second\"\nsplit A 192.0.2.2\n");
+	assert_true(len < size - 1);
+
+	int counts[2];
+	size_t nodes[2];
+	for (int threads = 1; threads <= 2; threads++) {
+		atomic_store(&apex_load_threads, (unsigned)threads);
+		atomic_store(&apex_load_chunk_min, (size_t)1024);
+		apex_zone_t *zone = NULL;
+		int rc = load_text(text, "example.", &zone, err, sizeof(err), path, sizeof(path));
+		atomic_store(&apex_load_threads, 0u);
+		atomic_store(&apex_load_chunk_min, (size_t)8 << 20);
+		if (rc != APEX_OK)
+			fail_msg("load failed: %s", err);
+		const apex_node_t *node = find(zone, "split.example.");
+		assert_non_null(node);
+		assert_memory_equal(node->name, "\x05" "Split" "\x07" "example", 15);
+		assert_int_equal(node->rrset_count, 2);
+		assert_int_equal(rrset(zone, "split.example.", APEX_TYPE_A)->count, 2);
+		assert_non_null(rrset(zone, "split.example.", APEX_TYPE_TXT));
+		counts[threads - 1] = (int)zone->record_count;
+		nodes[threads - 1] = zone->node_count;
+		apex_zone_unref(zone);
+	}
+	assert_int_equal(counts[0], 1006);
+	assert_int_equal(counts[1], counts[0]);
+	assert_int_equal(nodes[1], nodes[0]);
+	free(text);
+}
+
 static void test_real_zones(void **state)
 {
 	/* Counts from zones/ (see the shared SOURCES.md of these dumps). */
@@ -500,6 +545,7 @@ int main(void)
 		cmocka_unit_test(test_ttl_and_glue_warnings),
 		cmocka_unit_test(test_duplicates_and_canonical_order),
 		cmocka_unit_test(test_rrset_rdata_in_place_or_copied),
+		cmocka_unit_test(test_owner_in_two_chunks),
 		cmocka_unit_test(test_real_zones),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
