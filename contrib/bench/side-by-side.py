@@ -6,6 +6,10 @@ same dnsperf load.
                                 [--servers apexd,nsd,knot,reflector]
                                 [--zones root,nu.nsec3] [--do 0,1]
 
+A reflector variant (contrib/bench/reflector.c, reflector_uring.c) is
+a server named PROGRAM=OPTIONS, measured next to the others, e.g.
+  --servers "reflector,reflector=-m block,reflector_uring=-o send -k"
+
 Each server runs with one worker pinned to CPU 0 (taskset), dnsperf is
 pinned to CPU 1.  For every zone and DO setting the servers are measured
 in turn, the order rotating each round, for --rounds rounds of
@@ -19,10 +23,35 @@ first (make), see contrib/bench/benchlib.py for the environment.
 
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+
+
+class ReflectorVariant(B.Reflector):
+    """The reflector or reflector_uring with options: "PROGRAM=OPTIONS"."""
+
+    def __init__(self, workdir, zones, spec):
+        program, _, options = spec.partition("=")
+        if program not in ("reflector", "reflector_uring"):
+            raise ValueError("not a reflector: %s" % spec)
+        self.program = program
+        self.options = options.split()
+        self.name = re.sub(r"[^A-Za-z0-9_-]+", "_", spec)  # its directory
+        super().__init__(workdir, zones)
+        self.name = spec
+
+    def command(self):
+        return ([os.path.join(B.BUILDDIR, "contrib", "bench", self.program)] + self.options +
+                [B.LOOPBACK, str(self.port), "3600"])
+
+
+def make_server(name, tmp, zones):
+    if name in B.SERVERS:
+        return B.SERVERS[name](tmp, zones)
+    return ReflectorVariant(tmp, zones, name)
 
 
 def main():
@@ -47,7 +76,7 @@ def main():
         servers = []
         try:
             for n in names:
-                s = B.SERVERS[n](tmp, zones)
+                s = make_server(n, tmp, zones)
                 B.log("%s: starting %s" % (label, n))
                 s.start()
                 B.log("%s: %s ready in %.2f s on port %d" % (label, n, s.ready_seconds, s.port))
