@@ -196,6 +196,13 @@ static void drop_behind(reader_t *r)
 	}
 }
 
+/* Characters that read_record() treats one by one; every other one is
+ * copied as it is. */
+static const bool special_char[256] = {
+	[';'] = true, ['"'] = true, ['\\'] = true, ['('] = true, [')'] = true,
+	['\n'] = true, ['\r'] = true,
+};
+
 /*
  * Read the next record into r->rec as a single line: comments removed,
  * parentheses joined, leading white space kept (it means "same owner").
@@ -230,6 +237,27 @@ static int read_record(reader_t *r, int *start_line)
 		bool in_quote = false;
 		for (size_t i = 0; i < n; i++) {
 			char c = line[i];
+			if (!in_quote && !special_char[(uint8_t)c]) {
+				/* A run of characters copied as they are (most of
+				 * a record); only the first non-blank one matters
+				 * for `content`. */
+				size_t j = i + 1;
+				while (j < n && !special_char[(uint8_t)line[j]])
+					j++;
+				if (!content) {
+					for (size_t k = i; k < j; k++) {
+						if (line[k] != ' ' && line[k] != '\t') {
+							content = true;
+							*start_line = r->line;
+							break;
+						}
+					}
+				}
+				memcpy(out, line + i, j - i);
+				out += j - i;
+				i = j - 1;
+				continue;
+			}
 			if (in_quote) {
 				*out++ = c;
 				if (c == '\\' && i + 1 < n)
