@@ -32,6 +32,7 @@
 #include "query/answer.h"
 #include "zone/build.h"
 #include "zone/node_table.h"
+#include "zone/nsec3_index.h"
 
 /* Warnings of one kind logged per zone before they are only counted. */
 #define WARNINGS_SHOWN 10
@@ -774,87 +775,9 @@ static int nsec3_compare(const void *pa, const void *pb)
 	return apex_key_compare(a->hash, a->hash_size, b->hash, b->hash_size);
 }
 
-/*
- * The NSEC3 chain, sorted, with an index of where each value of the
- * first `bits` bits of the hashes starts, so that finding the NSEC3 of
- * a hash searches a few entries instead of the whole chain.  The prefix
- * of a hash (its first bytes, zero-padded) never decreases along the
- * chain, so all entries below a hash's prefix sort before it and all
- * above after it.
- */
-typedef struct nsec3_index {
-	const apex_nsec3_t *chain;
-	size_t count;
-	unsigned bits;
-	uint32_t *start;  /* 2^bits + 1 entries; malloc'ed, freed by nsec3_index_free() */
-} nsec3_index_t;
-
-static uint32_t hash_prefix(const uint8_t *hash, size_t size, unsigned bits)
-{
-	uint32_t v = 0;
-	for (size_t i = 0; i < 3; i++)
-		v = v << 8 | (i < size ? hash[i] : 0);
-	return v >> (24 - bits);
-}
-
-static int nsec3_index_init(nsec3_index_t *ix, const apex_nsec3_t *chain, size_t count)
-{
-	unsigned bits = 1;
-	while (bits < 20 && ((size_t)1 << (bits + 2)) <= count)  /* about 4 entries a bucket */
-		bits++;
-	size_t buckets = (size_t)1 << bits;
-	uint32_t *start = malloc((buckets + 1) * sizeof(*start));
-	if (start == NULL)
-		return APEX_ENOMEM;
-	size_t i = 0;
-	for (size_t v = 0; v < buckets; v++) {
-		while (i < count && hash_prefix(chain[i].hash, chain[i].hash_size, bits) < v)
-			i++;
-		start[v] = (uint32_t)i;
-	}
-	start[buckets] = (uint32_t)count;
-	*ix = (nsec3_index_t){ .chain = chain, .count = count, .bits = bits, .start = start };
-	return APEX_OK;
-}
-
-static void nsec3_index_free(nsec3_index_t *ix)
-{
-	free(ix->start);
-	ix->start = NULL;
-}
-
-/* What apex_zone_nsec3_find() returns for hash, searching only the
- * entries with the same prefix. */
-static const apex_nsec3_t *nsec3_index_find(const nsec3_index_t *ix, const uint8_t *hash,
-					    size_t hash_size, bool *matched)
-{
-	uint32_t v = hash_prefix(hash, hash_size, ix->bits);
-	size_t lo = ix->start[v], hi = ix->start[v + 1];
-	*matched = false;
-	/* First entry whose hash is >= hash. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const apex_nsec3_t *n = &ix->chain[mid];
-		if (apex_key_compare(n->hash, n->hash_size, hash, hash_size) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < ix->count) {
-		const apex_nsec3_t *n = &ix->chain[lo];
-		if (n->hash_size == hash_size && memcmp(n->hash, hash, hash_size) == 0) {
-			*matched = true;
-			return n;
-		}
-	}
-	/* Covering: the last one before, wrapping around to the last one. */
-	return &ix->chain[lo > 0 ? lo - 1 : ix->count - 1];
-}
-
 /* What the threads linking names with their NSEC3s share. */
 typedef struct nsec3_link {
-	const apex_nsec3_params_t *params;
-	const nsec3_index_t *index;
+	const apex_zone_t *zone;  /* its NSEC3 chain and index are complete */
 	apex_node_t *nodes;
 } nsec3_link_t;
 
@@ -865,7 +788,7 @@ typedef struct nsec3_link {
 static int link_nsec3_part(void *arg, size_t begin, size_t end)
 {
 	const nsec3_link_t *ln = arg;
-	const apex_nsec3_params_t *params = ln->params;
+	const apex_nsec3_params_t *params = &ln->zone->nsec3_params;
 	for (size_t i = begin; i < end; i++) {
 		apex_node_t *node = &ln->nodes[i];
 		if (node->flags & APEX_NODE_OCCLUDED)
@@ -875,7 +798,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
 				    params->iterations, node->name, hash) < 0)
 			return APEX_EINVAL;
-		const apex_nsec3_t *n3 = nsec3_index_find(ln->index, hash, sizeof(hash), &matched);
+		const apex_nsec3_t *n3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
 		node->nsec3 = matched ? n3 : NULL;
 		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
 			continue;
@@ -886,7 +809,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
 				    params->iterations, wild, hash) < 0)
 			return APEX_EINVAL;
-		node->wildcard_nsec3 = nsec3_index_find(ln->index, hash, sizeof(hash), &matched);
+		node->wildcard_nsec3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
 	}
 	return APEX_OK;
 }
@@ -959,14 +882,11 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 		return build_fail(bd, NULL, "NSEC3PARAM at %s but no NSEC3 record of its chain",
 				  bd->origin_text);
 
-	nsec3_index_t index;
-	int rc = nsec3_index_init(&index, chain, count);
+	int rc = apex_nsec3_index_build(zone);
 	if (rc != APEX_OK)
 		return rc;
-	nsec3_link_t link = { .params = params, .index = &index, .nodes = nodes };
-	rc = apex_parallel_for(zone->node_count, bd->b->threads, 4096, link_nsec3_part, &link);
-	nsec3_index_free(&index);
-	return rc;
+	nsec3_link_t link = { .zone = zone, .nodes = nodes };
+	return apex_parallel_for(zone->node_count, bd->b->threads, 4096, link_nsec3_part, &link);
 }
 
 /* ------------------------------------------------------------ compression */

@@ -8,6 +8,7 @@
 #include "util/arena.h"
 #include "util/hash_slots.h"
 #include "zone/lookup_name.h"
+#include "zone/nsec3_index.h"
 #include "zone/zone.h"
 
 
@@ -160,6 +161,12 @@ const apex_nsec3_t *apex_zone_nsec3_find(const apex_zone_t *zone, const uint8_t 
 	*matched = false;
 	if (zone->nsec3_count == 0)
 		return NULL;
+	if (zone->nsec3_start != NULL) {
+		/* Entries of lower buckets sort before the hash, of higher ones after. */
+		uint32_t v = apex_nsec3_bucket(hash, hash_size, zone->nsec3_bits);
+		lo = zone->nsec3_start[v];
+		hi = zone->nsec3_start[v + 1];
+	}
 	/* First entry whose hash is >= hash. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -186,6 +186,11 @@ typedef struct apex_zone {
 	apex_nsec3_params_t nsec3_params;  /* valid if dnssec == APEX_DNSSEC_NSEC3 */
 	const apex_nsec3_t *nsec3;         /* sorted by hash */
 	size_t nsec3_count;
+	/* Bucket v of the hashes' first nsec3_bits bits is
+	 * nsec3[nsec3_start[v] .. nsec3_start[v + 1]) (zone/nsec3_index.h);
+	 * NULL until apex_nsec3_index_build(). */
+	const uint32_t *nsec3_start;
+	unsigned nsec3_bits;
 
 	/* Precomputed responses (query/answer.h, apex_answer_precompute()):
 	 * referrals in node order (sorted by cut address), and the SOA of a
