@@ -18,7 +18,8 @@ the reload, leaving out the first three, and of those after it has
 finished, leaving out the first (other load on a shared machine drifts).
 On this two-core set-up dnsperf caps the QPS, so the CPU per query is
 the more sensitive sign of a cold start (page faults, cold caches, lazy
-initialisation).
+initialisation); with --do 1 on nu.nsec3 apexd's worker is the one
+saturated, the case in which a reload's priority shows.
 
 For apexd, every second until the reload has finished is listed, with
 the CPU per query of the serving threads alone (every live thread but
@@ -34,6 +35,10 @@ which nice value and scheduling policy.
 --set KEY=VALUE (repeatable) puts apex.conf(5) server settings in a
 configuration file for apexd, e.g. --set reload-priority=10 to compare
 with the default (idle); --runs repeats everything and gives the spread.
+On a machine shared with other load, --paired SECONDS compares the two
+within one run (as root): after --reload-at seconds of steady state,
+apexd reloads back to back for SECONDS while the reload threads are
+switched between SCHED_IDLE and nice 10 every 3 s.
 """
 
 import argparse
@@ -42,6 +47,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -184,6 +190,80 @@ def run(server, qfile, seconds, dnssec, reload_at, reload_file, after):
     return seconds_out, reload
 
 
+def set_reload_priority(pid, state):
+    """Put the reload threads of pid under SCHED_IDLE ("idle") or
+    SCHED_OTHER at nice 10 ("nice10"); needs root (CAP_SYS_NICE)."""
+    for tid in [t for t in os.listdir("/proc/%d/task" % pid)]:
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() != RELOAD_THREAD:
+                    continue
+            if state == "idle":
+                os.sched_setscheduler(int(tid), os.SCHED_IDLE, os.sched_param(0))
+            else:
+                os.sched_setscheduler(int(tid), os.SCHED_OTHER, os.sched_param(0))
+                os.setpriority(os.PRIO_PROCESS, int(tid), 10)
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # ended meanwhile
+
+
+def run_paired(server, qfile, dnssec, steady_s, seconds, period=3):
+    """steady_s seconds of queries, then reloads back to back for seconds,
+    the reload threads switched every period seconds between SCHED_IDLE and
+    nice 10, then steady again until the last reload has finished and
+    steady_s more.  Returns {state: [QPS % of steady of each dnsperf second
+    inside one window]} and the QPS ratios nice10/idle of adjacent windows."""
+    pid = server.proc.pid
+    log_path = os.path.join(server.workdir, "log")
+    limit = 2 * steady_s + seconds + RELOAD_MAX_SECONDS
+    perf = subprocess.Popen(["taskset", "-c", B.CLIENT_CPU, "dnsperf", "-s", B.LOOPBACK, "-p",
+                             str(server.port), "-d", qfile, "-l", str(limit), "-S", "1",
+                             "-t", "2", "-D" if dnssec else "-e"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    windows = []  # (start, end, state)
+    try:
+        t0 = time.time()
+        time.sleep(steady_s)
+        pending = len(log_loaded(log_path)) + 1
+        state, t_state = "idle", time.time()
+        set_reload_priority(pid, state)
+        server.proc.send_signal(signal.SIGHUP)
+        while time.time() - t0 < steady_s + seconds:
+            time.sleep(0.05)
+            if len(log_loaded(log_path)) >= pending:
+                pending += 1
+                server.proc.send_signal(signal.SIGHUP)
+            set_reload_priority(pid, state)  # loader threads started meanwhile
+            if time.time() - t_state >= period:
+                windows.append((t_state, time.time(), state))
+                state, t_state = ("nice10" if state == "idle" else "idle"), time.time()
+                set_reload_priority(pid, state)
+        windows.append((t_state, time.time(), state))
+        set_reload_priority(pid, "nice10")  # finish the last load soon
+        deadline = time.time() + RELOAD_MAX_SECONDS
+        while len(log_loaded(log_path)) < pending and time.time() < deadline:
+            time.sleep(0.1)
+        t_after = time.time() + 1
+        time.sleep(steady_s + 1)
+    finally:
+        perf.send_signal(signal.SIGINT)
+        out = perf.communicate(timeout=60)[0].decode("utf-8", "replace")
+    ticks = [(float(a), float(b)) for a, b in
+             re.findall(r"^(\d+\.\d+): ([\d.]+)$", out, re.M)]
+    secs = [(ticks[i - 1][0], ticks[i][0], ticks[i][1]) for i in range(1, len(ticks))]
+    steady = B.median([q for a, b, q in secs
+                       if (t0 + 3 < a and b <= windows[0][0]) or a >= t_after])
+    per_state, means = {"idle": [], "nice10": []}, []
+    for w0, w1, st in windows:
+        qs = [q for a, b, q in secs if w0 <= a and b <= w1]
+        per_state[st] += [pct(q, steady) for q in qs]
+        if qs:
+            means.append((st, sum(qs) / len(qs)))
+    ratios = [b[1] / a[1] for a, b in zip(means, means[1:])
+              if a[0] == "idle" and b[0] == "nice10" and a[1] > 0]
+    return per_state, ratios
+
+
 def cpu_between(samples, k, a, b):
     def at(t):
         for s1, s2 in zip(samples, samples[1:]):
@@ -212,6 +292,9 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="an apex.conf server setting for apexd (repeatable)")
+    ap.add_argument("--paired", type=int, default=0, metavar="SECONDS",
+                    help="instead: reload apexd back to back for SECONDS, switching the "
+                         "reload threads between idle and nice 10 every 3 s (root only)")
     args = ap.parse_args()
     if not 8 <= args.seconds <= 120:
         ap.error("--seconds in 8..120")
@@ -235,6 +318,20 @@ def main():
             shutil.copyfile(zones[0][1], copy)
         zcopy = [(zones[0][0], copy)]
         for run_no in range(1, args.runs + 1):
+            if args.paired:
+                server = servers["apexd"](tmp, zcopy)
+                server.start()
+                try:
+                    per_state, ratios = run_paired(server, qfile, bool(args.do),
+                                                   args.reload_at, args.paired)
+                finally:
+                    server.stop()
+                q = lambda v, fmt="%.0f%%": " ".join(fmt % x for x in statistics.quantiles(
+                    v, n=4)) if len(v) >= 2 else "-"
+                rows.append([label, run_no, len(per_state["idle"]), q(per_state["idle"]),
+                             len(per_state["nice10"]), q(per_state["nice10"]), len(ratios),
+                             q(ratios, "%.2f")])
+                continue
             for name in args.servers.split(","):
                 server = servers[name](tmp, zcopy)
                 server.start()
@@ -300,6 +397,13 @@ def main():
                         series += [[label, name, run_no, "%.0f" % (x[0] - reload["at"]),
                                     "%.0f%%" % pct(x[1], sq), "%.1f" % x[2], "%.1f" % x[3],
                                     "%.1f" % x[4], "%.0f%%" % x[5]] for x in xs]
+    if args.paired:
+        print("Reloads back to back, the reload threads switched between SCHED_IDLE and\n"
+              "nice 10 every 3 s: QPS % of steady (quartiles) of the seconds inside a\n"
+              "window, and the QPS ratio nice10/idle of each window and the one before")
+        print(B.table(["zone", "run", "idle s", "idle QPS %", "nice10 s", "nice10 QPS %",
+                       "pairs", "nice10/idle"], rows))
+        return
     print("Each second after start/reload: QPS as % of steady / server CPU us per query;\n"
           "min and mean QPS % over the seconds the reload overlaps; steady CPU us/q of the\n"
           "process and of its serving threads, and the serving threads' run-queue wait\n"
