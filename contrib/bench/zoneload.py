@@ -7,7 +7,10 @@
 Each server is started on the zone alone, free to use --cpus (every CPU
 by default: loading may use several threads) and polled with an SOA
 query every 20 ms; the time from exec to the first answer is the load
-time.  Peak memory is VmHWM of the server process that holds the zone
+time, and the CPU time (user + system, every thread) the server has
+used by then is its load CPU time: on a machine shared with other work
+the wall-clock time moves with what else runs, the CPU time much less.
+Peak memory is VmHWM of the server process that holds the zone
 (the largest of its processes), and serving memory its VmRSS, both read
 once it serves; per record they are divided by the records in the file.  Medians of --repeat runs.
 """
@@ -47,7 +50,7 @@ def main():
             continue
         records = count_records(zones[0][1])
         for name in args.servers.split(","):
-            times, peaks, rss = [], [], []
+            times, cpus, peaks, rss = [], [], [], []
             for _ in range(args.repeat):
                 cls = B.SERVERS[name]
                 server = cls(tmp, zones, cpus=args.cpus)
@@ -56,15 +59,18 @@ def main():
                 server.start()
                 try:
                     times.append(server.ready_seconds)
+                    cpus.append(server.cpu_seconds())
                     peaks.append(server.memory_peak())
                     rss.append(max(B.proc_status(p, "VmRSS") for p in server.pids()))
                 finally:
                     server.stop()
-                B.log("%s %s: %.2f s, %.0f MB" % (label, name, times[-1], peaks[-1] / 2**20))
+                B.log("%s %s: %.2f s, %.2f CPU s, %.0f MB" % (label, name, times[-1], cpus[-1],
+                                                             peaks[-1] / 2**20))
             t, m, r = B.median(times), B.median(peaks), B.median(rss)
-            rows.append([label, records, name, "%.2f" % t, "%.0f" % (m / 2**20),
+            rows.append([label, records, name, "%.2f (%.2f-%.2f)" % (t, min(times), max(times)),
+                         "%.2f" % B.median(cpus), "%.0f" % (m / 2**20),
                          "%.0f" % (m / records), "%.0f" % (r / 2**20), "%.0f" % (r / records)])
-    print(B.table(["zone", "records", "server", "load s", "peak RSS MB", "peak B/record",
+    print(B.table(["zone", "records", "server", "load s (range)", "load CPU s", "peak RSS MB", "peak B/record",
                    "RSS serving MB", "serving B/record"], rows))
 
 
