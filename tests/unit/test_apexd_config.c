@@ -204,6 +204,80 @@ static void test_reload_priority(void **state)
 	assert_int_equal(nice, 12);
 }
 
+/* The hardening keys: TCP limits, RRL, cookies, privileges. */
+static void test_hardening_keys(void **state)
+{
+	apex_config_t cfg;
+	char err[512];
+	const char *path;
+
+	(void)state;
+	/* defaults */
+	path = write_file("plain.conf", "server:\n listen: 127.0.0.1\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.tcp_max_per_client, APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT);
+	assert_int_equal(cfg.tcp_io_timeout, APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT);
+	assert_int_equal(cfg.rrl.rate, 0);  /* RRL off */
+	assert_int_equal(cfg.rrl.slip, APEX_CONFIG_DEFAULT_RRL_SLIP);
+	assert_int_equal(cfg.rrl.ipv4_prefix, APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX);
+	assert_int_equal(cfg.rrl.ipv6_prefix, APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX);
+	assert_int_equal(cfg.rrl.table_size, APEX_CONFIG_DEFAULT_RRL_TABLE_SIZE);
+	assert_int_equal(cfg.rrl.whitelist_count, 0);
+	assert_true(cfg.cookies);
+	assert_false(cfg.cookie_secret_set);
+	assert_null(cfg.user);
+	assert_null(cfg.chroot_dir);
+	apex_config_free(&cfg);
+
+	path = write_file("hard.conf",
+			  "server:\n"
+			  "  listen: 127.0.0.1\n"
+			  "  tcp-max-connections-per-client: 7\n"
+			  "  tcp-io-timeout: 3\n"
+			  "  rrl-responses-per-second: 20\n"
+			  "  rrl-slip: 0\n"
+			  "  rrl-ipv4-prefix-length: 32\n"
+			  "  rrl-ipv6-prefix-length: 64\n"
+			  "  rrl-table-size: 1024\n"
+			  "  rrl-whitelist: 192.0.2.0/24\n"
+			  "  rrl-whitelist: 2001:db8::/32\n"
+			  "  rrl-whitelist: 198.51.100.7\n"
+			  "  cookies: off\n"
+			  "  cookie-secret: 000102030405060708090a0b0c0d0E0F\n"
+			  "  user: nobody\n"
+			  "  group: nogroup\n"
+			  "  chroot: /var/lib/apex\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.tcp_max_per_client, 7);
+	assert_int_equal(cfg.tcp_io_timeout, 3);
+	assert_int_equal(cfg.rrl.rate, 20);
+	assert_int_equal(cfg.rrl.slip, 0);
+	assert_int_equal(cfg.rrl.ipv4_prefix, 32);
+	assert_int_equal(cfg.rrl.ipv6_prefix, 64);
+	assert_int_equal(cfg.rrl.table_size, 1024);
+	assert_int_equal(cfg.rrl.whitelist_count, 3);
+	assert_ptr_equal(cfg.rrl.whitelist, cfg.rrl_whitelist);
+	assert_int_equal(cfg.rrl.whitelist[0].family, AF_INET);
+	assert_int_equal(cfg.rrl.whitelist[0].len, 24);
+	assert_int_equal(cfg.rrl.whitelist[0].addr[0], 192);
+	assert_int_equal(cfg.rrl.whitelist[0].addr[2], 2);
+	assert_int_equal(cfg.rrl.whitelist[1].family, AF_INET6);
+	assert_int_equal(cfg.rrl.whitelist[1].len, 32);
+	assert_int_equal(cfg.rrl.whitelist[1].addr[1], 0x01);
+	assert_int_equal(cfg.rrl.whitelist[1].addr[2], 0x0d);
+	assert_int_equal(cfg.rrl.whitelist[2].len, 32);  /* a bare address: one host */
+	assert_false(cfg.cookies);
+	assert_true(cfg.cookie_secret_set);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(cfg.cookie_secret[i], i);
+	assert_string_equal(cfg.user, "nobody");
+	assert_string_equal(cfg.group, "nogroup");
+	assert_string_equal(cfg.chroot_dir, "/var/lib/apex");
+	apex_config_free(&cfg);
+}
+
 /* A bad file fails with exactly "PATH:LINE: reason". */
 static void expect_error(const char *text, int line, const char *reason)
 {
@@ -257,6 +331,25 @@ static void test_errors(void **state)
 		     "reload-nice: expected a nice value from 0 to 19, not 'idle'");
 	expect_error("server:\n  reload-priority: -1\n", 2,
 		     "reload-priority: expected idle or a nice value from 0 to 19, not '-1'");
+	expect_error("server:\n  tcp-io-timeout: 0\n", 2,
+		     "tcp-io-timeout: expected a number from 1 to 3600, not '0'");
+	expect_error("server:\n  rrl-slip: 101\n", 2,
+		     "rrl-slip: expected a number from 0 to 100, not '101'");
+	expect_error("server:\n  rrl-ipv4-prefix-length: 33\n", 2,
+		     "rrl-ipv4-prefix-length: expected a number from 1 to 32, not '33'");
+	expect_error("server:\n  rrl-table-size: 8\n", 2,
+		     "rrl-table-size: expected a number from 16 to 16777216, not '8'");
+	expect_error("server:\n  rrl-whitelist: 192.0.2.0/33\n", 2,
+		     "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not '192.0.2.0/33'");
+	expect_error("server:\n  rrl-whitelist: example.com/24\n", 2,
+		     "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not 'example.com/24'");
+	expect_error("server:\n  rrl-burst: 5\n", 2, "unknown key 'rrl-burst' in the server section");
+	expect_error("server:\n  cookie-secret: 0011\n", 2,
+		     "cookie-secret: expected 32 hex digits (16 bytes)");
+	expect_error("server:\n  cookie-secret: 000102030405060708090a0b0c0d0e0g\n", 2,
+		     "cookie-secret: '000102030405060708090a0b0c0d0e0g' is not hex");
+	expect_error("server:\n  chroot: var/lib/apex\n", 2,
+		     "chroot: expected an absolute path, not 'var/lib/apex'");
 }
 
 static void test_command_line(void **state)
@@ -318,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_nsid_from_identity),
 		cmocka_unit_test(test_reload_priority),
+		cmocka_unit_test(test_hardening_keys),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
