@@ -2,16 +2,18 @@
  * SHA-1 (sha1.h).  Two block functions: the portable one below, and one
  * with the x86 SHA extensions (SHA-NI), used when the CPU has them: a
  * zone load hashes every name of an NSEC3 zone twice, and SHA-NI does a
- * block in a fraction of the time.  The choice is made on each call
- * from the CPU features that libgcc reads once at start-up (read-only
- * afterwards: nothing is written, so the query path may call this).
+ * block in a fraction of the time.  The CPU is asked once, before
+ * main() (detect_sha_ni()); afterwards the choice only reads that
+ * answer, so the query path may call this without writing anything.
  */
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_SHA_NI_CODE 1
 #endif
+#include <stdbool.h>
 
 #include "dns/sha1.h"
 
@@ -118,10 +120,26 @@ static void sha1_block_shani(uint32_t state[5], const uint8_t block[64])
 }
 #endif
 
+#ifdef HAVE_SHA_NI_CODE
+/* Whether the CPU has SHA-NI and SSE4.1; written only by detect_sha_ni(). */
+static bool have_sha_ni;
+
+/* Runs before main(), so no thread ever sees this being written.  cpuid
+ * directly: not every compiler's __builtin_cpu_supports() knows "sha". */
+__attribute__((constructor)) static void detect_sha_ni(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1))
+		return;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA))
+		have_sha_ni = true;
+}
+#endif
+
 static void sha1_block(uint32_t state[5], const uint8_t block[64])
 {
 #ifdef HAVE_SHA_NI_CODE
-	if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) {
+	if (have_sha_ni) {
 		sha1_block_shani(state, block);
 		return;
 	}
