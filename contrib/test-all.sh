@@ -21,11 +21,14 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	added_policy=yes
 fi
 $SUDO apt-get update
+# --no-install-recommends keeps the install small, so every package used is
+# named: libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) is
+# only recommended by clang's.
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
-	nsd knot bind9-utils clang
+	nsd knot bind9-utils clang libclang-rt-14-dev
 [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 
 # Show the logs of the tests that failed, then fail.
