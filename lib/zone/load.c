@@ -957,16 +957,23 @@ static void unmap_file(mapping_t *m)
 		munmap((void *)m->data, m->size);
 }
 
+/* Name path among the loader's files (*file_index) and map it (*m, for
+ * unmap_file()); "FILE: reason" in the loader's error buffer on failure. */
+static int open_file(loader_t *ld, const char *path, uint16_t *file_index, mapping_t *m)
+{
+	int rc = add_file_name(ld, path, file_index);
+	if (rc != APEX_OK)
+		return rc;
+	return map_file(path, m, ld->b->err, ld->b->err_size);
+}
+
 /* Read one file (the zone file or an $INCLUDE) into sink, on this thread. */
 static int load_file(loader_t *ld, sink_t *sink, const char *path, const uint8_t *origin,
 		     int depth)
 {
 	uint16_t file_index;
-	int rc = add_file_name(ld, path, &file_index);
-	if (rc != APEX_OK)
-		return rc;
 	mapping_t m;
-	rc = map_file(path, &m, ld->b->err, ld->b->err_size);
+	int rc = open_file(ld, path, &file_index, &m);
 	if (rc != APEX_OK)
 		return rc;
 	reader_t r = { .ld = ld, .sink = sink, .path = ld->b->files[file_index],
@@ -1256,11 +1263,8 @@ out:
 static int load_zone_file(loader_t *ld, const char *path, const uint8_t *origin)
 {
 	uint16_t file_index;
-	int rc = add_file_name(ld, path, &file_index);
-	if (rc != APEX_OK)
-		return rc;
 	mapping_t m;
-	rc = map_file(path, &m, ld->b->err, ld->b->err_size);
+	int rc = open_file(ld, path, &file_index, &m);
 	if (rc != APEX_OK)
 		return rc;
 	rc = load_parallel(ld, &m, origin);
