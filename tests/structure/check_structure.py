@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""Structural checks of the source tree, run by `make check`:
+
+1. The include graph has no cycle.  A module is a .c file and its .h
+   (lib/zone/load.c and lib/zone/load.h are one module); module A depends
+   on B when a file of A includes a header of B.  Checked over lib/ and
+   over each program in src/.
+2. The directories of lib/ depend on each other in one direction only
+   (util -> dns -> zone -> query, and the others beside them): the
+   graph of lib/ directories has no cycle either.
+3. No function is longer than MAX_FUNCTION_LINES lines (from the line of
+   its opening brace to the line of its closing brace), in lib/ and src/.
+
+Usage: check_structure.py [SRCDIR]   (prints what is wrong, exits 1)
+"""
+
+import os
+import re
+import sys
+
+MAX_FUNCTION_LINES = 100
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def files_under(top, exts):
+    for root, dirs, files in os.walk(top):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(exts):
+                yield os.path.join(root, f)
+
+
+def module_of(path):
+    return os.path.splitext(path)[0]
+
+
+def include_graph(srcdir, tree):
+    """{module: set(modules)} for the files under srcdir/tree; headers are
+    looked up beside the includer, then under lib/."""
+    graph = {}
+    for path in files_under(os.path.join(srcdir, tree), (".c", ".h")):
+        rel = os.path.relpath(path, srcdir)
+        mod = module_of(rel)
+        graph.setdefault(mod, set())
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                for cand in (os.path.join(os.path.dirname(rel), m.group(1)),
+                             os.path.join("lib", m.group(1))):
+                    if os.path.exists(os.path.join(srcdir, cand)):
+                        target = module_of(os.path.normpath(cand))
+                        if target != mod:
+                            graph[mod].add(target)
+                        break
+    return graph
+
+
+def find_cycle(graph):
+    """One cycle as a list of nodes, or None."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    colour = {n: WHITE for n in graph}
+    stack = []
+
+    def visit(n):
+        colour[n] = GREY
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if colour.get(m, WHITE) == GREY:
+                return stack[stack.index(m):] + [m]
+            if colour.get(m, WHITE) == WHITE:
+                colour[m] = WHITE
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        colour[n] = BLACK
+        return None
+
+    for n in sorted(graph):
+        if colour[n] == WHITE:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def directory_graph(graph):
+    dirs = {}
+    for a, targets in graph.items():
+        da = os.path.dirname(a)
+        dirs.setdefault(da, set())
+        for b in targets:
+            db = os.path.dirname(b)
+            if db != da:
+                dirs[da].add(db)
+    return dirs
+
+
+def long_functions(path):
+    """(name, first line, lines) of each function over the limit.  A
+    function is a '{' alone at the start of a line after its signature,
+    closed by the next '}' at the start of a line (the code's style)."""
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i] == "{" and i > 0:
+            sig = lines[i - 1]
+            start = i
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("}"):
+                j += 1
+            length = j - start + 1
+            m = re.search(r"(\w+)\s*\(", sig)
+            k = i - 1
+            while m is None and k > 0 and k > i - 6:  # multi-line signature
+                k -= 1
+                m = re.search(r"(\w+)\s*\(", lines[k])
+            if m and length > MAX_FUNCTION_LINES and not sig.rstrip().endswith(("=", "[]")):
+                out.append((m.group(1), start + 1, length))
+            i = j
+        i += 1
+    return out
+
+
+def main():
+    srcdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+    srcdir = os.path.abspath(srcdir)
+    errors = []
+    trees = ["lib"] + [os.path.join("src", d) for d in sorted(os.listdir(os.path.join(srcdir, "src")))]
+    for tree in trees:
+        graph = include_graph(srcdir, tree)
+        cycle = find_cycle(graph)
+        if cycle:
+            errors.append("include cycle in %s: %s" % (tree, " -> ".join(cycle)))
+        if tree == "lib":
+            cycle = find_cycle(directory_graph(graph))
+            if cycle:
+                errors.append("lib/ directories depend on each other: %s" % " -> ".join(cycle))
+    for tree in ("lib", "src"):
+        for path in files_under(os.path.join(srcdir, tree), (".c", ".h")):
+            for name, line, length in long_functions(path):
+                errors.append("%s:%d: %s() is %d lines long (at most %d)" % (
+                    os.path.relpath(path, srcdir), line, name, length, MAX_FUNCTION_LINES))
+    for e in errors:
+        print(e)
+    if errors:
+        print("structure: %d problem(s)" % len(errors))
+    else:
+        print("structure: include graphs acyclic, no function over %d lines" % MAX_FUNCTION_LINES)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
