@@ -1,16 +1,27 @@
+#define _GNU_SOURCE /* strerrordesc_np */
+#include <string.h>
+
 #include "util/error.h"
 
 const char *apex_strerror(int err)
 {
 	switch (err) {
 	case APEX_OK: return "success";
+	case APEX_ELOAD: return "zone load failed";
+	/* apex's own wording for the codes it uses most */
 	case APEX_ENOMEM: return "out of memory";
 	case APEX_EMALFORMED: return "malformed data";
 	case APEX_ENOENT: return "not found";
 	case APEX_EINVAL: return "invalid argument";
-	case APEX_ELOAD: return "zone load failed";
 	case APEX_ESPACE: return "no space left in buffer";
-	case APEX_EIO: return "I/O error";
-	default: return "unknown error";
+	default: break;
 	}
+	if (err < 0) {
+		/* strerrordesc_np() returns a static string (strerror() may
+		 * format into a buffer shared between threads). */
+		const char *text = strerrordesc_np(-err);
+		if (text != NULL)
+			return text;
+	}
+	return "unknown error";
 }
