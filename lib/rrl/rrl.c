@@ -75,8 +75,9 @@ int apex_rrl_init(apex_rrl_t *rrl, const apex_rrl_config_t *cfg, unsigned shares
 		size <<= 1;
 	if (size < PROBES)
 		size = PROBES;
-	if (apex_random_bytes(rrl->key, sizeof(rrl->key)) < 0)
-		return APEX_EIO;
+	int rc = apex_random_bytes(rrl->key, sizeof(rrl->key));
+	if (rc < 0)
+		return rc;
 	rrl->entries = calloc(size, sizeof(*rrl->entries));
 	if (rrl->entries == NULL)
 		return APEX_ENOMEM;

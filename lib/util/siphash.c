@@ -75,7 +75,7 @@ int apex_random_bytes(void *buf, size_t size)
 		if (n < 0) {
 			if (errno == EINTR && tries++ < 100)
 				continue;
-			return APEX_EIO;
+			return apex_errno();
 		}
 		got += (size_t)n;
 	}

@@ -21,7 +21,7 @@ uint64_t apex_siphash24(const uint8_t key[APEX_SIPHASH_KEY_SIZE], const void *da
 
 /*
  * Fill buf with size bytes from the kernel's random source (getrandom).
- * Returns APEX_OK or APEX_EIO.
+ * Returns APEX_OK or the failure as -errno.
  */
 int apex_random_bytes(void *buf, size_t size);
 
