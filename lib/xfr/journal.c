@@ -1,0 +1,497 @@
+/*
+ * The zone journal file (see journal.h and doc/transfers.md).
+ *
+ * Layout, integers big-endian:
+ *   header: "APEXJRNL" | version u32 | zone name length u32 | zone name |
+ *           checksum u64 of what precedes it
+ *   entry:  magic u32 "JENT" | payload size u32 | serial from u32 |
+ *           serial to u32 | payload | checksum u64 of the 16-byte entry
+ *           header and the payload (entry_checksum())
+ * The checksums are SipHash-2-4 under a fixed key: they find torn and
+ * damaged data, they do not authenticate (the file is the server's own).
+ */
+#include <config.h>
+
+#include "xfr/journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "dns/serial.h"
+#include "dns/wire.h"
+#include "util/error.h"
+#include "util/siphash.h"
+
+#define JOURNAL_MAGIC "APEXJRNL"
+#define JOURNAL_VERSION 1
+#define ENTRY_MAGIC UINT32_C(0x4a454e54)  /* "JENT" */
+#define ENTRY_HEADER 16
+#define CHECKSUM_SIZE 8
+#define MIN_MAX_SIZE 4096
+
+static const uint8_t checksum_key[APEX_SIPHASH_KEY_SIZE] = "apex journal v1";
+
+static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && err_size > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_size, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static void write_u64(uint8_t *p, uint64_t v)
+{
+	apex_write_u32(p, (uint32_t)(v >> 32));
+	apex_write_u32(p + 4, (uint32_t)v);
+}
+
+static uint64_t read_u64(const uint8_t *p)
+{
+	return ((uint64_t)apex_read_u32(p) << 32) | apex_read_u32(p + 4);
+}
+
+/* The file header's checksum: of its bytes before the checksum. */
+static uint64_t header_checksum(const uint8_t *header, size_t size)
+{
+	return apex_siphash24(checksum_key, header, size);
+}
+
+/* An entry's checksum: SipHash(entry header | SipHash(payload)), so that
+ * the header and payload need not lie together in memory. */
+static uint64_t entry_checksum(const uint8_t head[ENTRY_HEADER], const void *payload, size_t size)
+{
+	uint8_t buf[ENTRY_HEADER + 8];
+
+	memcpy(buf, head, ENTRY_HEADER);
+	write_u64(buf + ENTRY_HEADER, apex_siphash24(checksum_key, payload, size));
+	return apex_siphash24(checksum_key, buf, sizeof(buf));
+}
+
+/* pwrite all of it, or return -errno. */
+static int write_all(int fd, const void *buf, size_t size, uint64_t offset)
+{
+	const uint8_t *p = buf;
+
+	while (size > 0) {
+		ssize_t n = pwrite(fd, p, size, (off_t)offset);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return apex_errno();
+		}
+		p += n;
+		size -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return APEX_OK;
+}
+
+static int read_all(int fd, void *buf, size_t size, uint64_t offset)
+{
+	uint8_t *p = buf;
+
+	while (size > 0) {
+		ssize_t n = pread(fd, p, size, (off_t)offset);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return apex_errno();
+		}
+		if (n == 0)
+			return APEX_EMALFORMED;  /* the file is shorter than its index says */
+		p += n;
+		size -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ header */
+
+/* The header of this journal's zone into buf (room for 16 + 255 + 8). */
+static size_t header_bytes(const apex_journal_t *j, uint8_t *buf)
+{
+	size_t name_len = apex_name_size(j->zone);
+
+	memcpy(buf, JOURNAL_MAGIC, 8);
+	apex_write_u32(buf + 8, JOURNAL_VERSION);
+	apex_write_u32(buf + 12, (uint32_t)name_len);
+	memcpy(buf + 16, j->zone, name_len);
+	write_u64(buf + 16 + name_len, header_checksum(buf, 16 + name_len));
+	return 16 + name_len + CHECKSUM_SIZE;
+}
+
+/* Check the header at the start of a mapped file of size bytes. */
+static int check_header(const apex_journal_t *j, const uint8_t *map, size_t size, char *err,
+			size_t err_size)
+{
+	if (size < 16 || memcmp(map, JOURNAL_MAGIC, 8) != 0)
+		return fail(err, err_size, APEX_EMALFORMED, "%s: not an apex journal", j->path);
+	if (apex_read_u32(map + 8) != JOURNAL_VERSION)
+		return fail(err, err_size, APEX_EMALFORMED, "%s: journal format version %u, expected %u",
+			    j->path, apex_read_u32(map + 8), JOURNAL_VERSION);
+	uint32_t name_len = apex_read_u32(map + 12);
+	if (name_len == 0 || name_len > APEX_NAME_MAX || size < 16 + name_len + CHECKSUM_SIZE ||
+	    read_u64(map + 16 + name_len) != header_checksum(map, 16 + name_len))
+		return fail(err, err_size, APEX_EMALFORMED, "%s: damaged journal header", j->path);
+	if (name_len != apex_name_size(j->zone) || memcmp(map + 16, j->zone, name_len) != 0)
+		return fail(err, err_size, APEX_EINVAL, "%s: the journal of another zone", j->path);
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ index */
+
+static int index_push(apex_journal_t *j, const apex_journal_entry_t *e)
+{
+	if (j->count == j->capacity) {
+		size_t capacity = j->capacity ? 2 * j->capacity : 16;
+		apex_journal_entry_t *grown = realloc(j->entries, capacity * sizeof(*grown));
+		if (grown == NULL)
+			return APEX_ENOMEM;
+		j->entries = grown;
+		j->capacity = capacity;
+	}
+	j->entries[j->count++] = *e;
+	return APEX_OK;
+}
+
+/* Does the entry at map[offset..size) hold together, and continue the
+ * chain? Fills *e if so. */
+static bool entry_valid(const apex_journal_t *j, const uint8_t *map, uint64_t size, uint64_t offset,
+			apex_journal_entry_t *e)
+{
+	if (size - offset < ENTRY_HEADER + CHECKSUM_SIZE)
+		return false;
+	const uint8_t *p = map + offset;
+	uint32_t payload = apex_read_u32(p + 4);
+	if (apex_read_u32(p) != ENTRY_MAGIC ||
+	    size - offset - ENTRY_HEADER - CHECKSUM_SIZE < payload)
+		return false;
+	if (read_u64(p + ENTRY_HEADER + payload) != entry_checksum(p, p + ENTRY_HEADER, payload))
+		return false;
+	e->serial_from = apex_read_u32(p + 8);
+	e->serial_to = apex_read_u32(p + 12);
+	e->offset = offset;
+	e->size = payload;
+	if (!apex_serial_newer(e->serial_to, e->serial_from))
+		return false;
+	return j->count == 0 || j->entries[j->count - 1].serial_to == e->serial_from;
+}
+
+/* Index the entries of a mapped file; sets j->file_size to the end of the
+ * last whole entry. */
+static int index_entries(apex_journal_t *j, const uint8_t *map, uint64_t size)
+{
+	uint64_t offset = j->header_size;
+	apex_journal_entry_t e;
+
+	while (offset < size && entry_valid(j, map, size, offset, &e)) {
+		int rc = index_push(j, &e);
+		if (rc < 0)
+			return rc;
+		offset += ENTRY_HEADER + e.size + CHECKSUM_SIZE;
+	}
+	j->file_size = offset;
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ open */
+
+/* A new journal: the header alone. */
+static int create_file(apex_journal_t *j, char *err, size_t err_size)
+{
+	uint8_t header[16 + APEX_NAME_MAX + CHECKSUM_SIZE];
+	size_t size = header_bytes(j, header);
+	int rc;
+
+	rc = ftruncate(j->fd, 0) < 0 ? apex_errno() : write_all(j->fd, header, size, 0);
+	if (rc == APEX_OK && fdatasync(j->fd) < 0)
+		rc = apex_errno();
+	if (rc < 0)
+		return fail(err, err_size, rc, "%s: cannot write: %s", j->path, apex_strerror(rc));
+	j->header_size = j->file_size = size;
+	return APEX_OK;
+}
+
+/* Index an existing file and cut off a torn or damaged tail. */
+static int recover_file(apex_journal_t *j, uint64_t size, apex_journal_recovery_t *recovery,
+			char *err, size_t err_size)
+{
+	uint8_t *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, j->fd, 0);
+	if (map == MAP_FAILED) {
+		int rc = apex_errno();
+		return fail(err, err_size, rc, "%s: cannot map: %s", j->path, apex_strerror(rc));
+	}
+	int rc = check_header(j, map, size, err, err_size);
+	if (rc == APEX_OK) {
+		j->header_size = 16 + apex_read_u32(map + 12) + CHECKSUM_SIZE;
+		rc = index_entries(j, map, size);
+	}
+	munmap(map, size);
+	if (rc < 0)
+		return rc;
+	if (recovery != NULL) {
+		recovery->dropped_bytes = size - j->file_size;
+		recovery->entries = j->count;
+	}
+	if (j->file_size < size && (ftruncate(j->fd, (off_t)j->file_size) < 0 || fdatasync(j->fd) < 0)) {
+		rc = apex_errno();
+		return fail(err, err_size, rc, "%s: cannot cut off the damaged tail: %s", j->path,
+			    apex_strerror(rc));
+	}
+	return APEX_OK;
+}
+
+int apex_journal_open(apex_journal_t *j, const char *path, const uint8_t *zone, uint64_t max_size,
+		      bool sync, apex_journal_recovery_t *recovery, char *err, size_t err_size)
+{
+	struct stat st;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	j->fd = -1;
+	if (recovery != NULL)
+		memset(recovery, 0, sizeof(*recovery));
+	j->max_size = max_size < MIN_MAX_SIZE ? MIN_MAX_SIZE : max_size;
+	j->sync = sync;
+	memcpy(j->zone, zone, apex_name_size(zone));
+	apex_name_lower(j->zone);
+	j->path = strdup(path);
+	if (j->path == NULL)
+		return fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
+	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	if (j->fd < 0 || fstat(j->fd, &st) < 0) {
+		rc = apex_errno();
+		fail(err, err_size, rc, "%s: cannot open: %s", path, apex_strerror(rc));
+		apex_journal_close(j);
+		return rc;
+	}
+	/* Shorter than the magic: a file created and then cut by a crash. */
+	if (st.st_size < 8)
+		rc = create_file(j, err, err_size);
+	else
+		rc = recover_file(j, (uint64_t)st.st_size, recovery, err, err_size);
+	if (rc < 0)
+		apex_journal_close(j);
+	return rc;
+}
+
+void apex_journal_close(apex_journal_t *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->path);
+	free(j->entries);
+	memset(j, 0, sizeof(*j));
+	j->fd = -1;
+}
+
+/* ------------------------------------------------------------ bound */
+
+/* Make a rename in path's directory durable (best effort: a failure
+ * leaves the old or the new file, both whole). */
+static void sync_directory(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t len = slash == NULL ? 1 : (size_t)(slash - path) + (slash == path);
+
+	if (len >= sizeof(dir))
+		return;
+	memcpy(dir, slash == NULL ? "." : path, len);
+	dir[len] = '\0';
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+}
+
+/* Copy the entries from index keep on into a new file, renamed over the
+ * journal: the oldest entries are gone, a crash leaves one whole file. */
+static int rewrite_from(apex_journal_t *j, size_t keep, char *err, size_t err_size)
+{
+	size_t tmp_size = strlen(j->path) + sizeof(".new");
+	char *tmp = malloc(tmp_size);
+	uint8_t header[16 + APEX_NAME_MAX + CHECKSUM_SIZE];
+	uint64_t from = keep < j->count ? j->entries[keep].offset : j->file_size;
+	uint64_t moved = j->file_size - from;
+	int rc = APEX_OK, fd = -1;
+
+	if (tmp == NULL)
+		return fail(err, err_size, APEX_ENOMEM, "%s: out of memory", j->path);
+	snprintf(tmp, tmp_size, "%s.new", j->path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		rc = apex_errno();
+		goto out;
+	}
+	size_t hsize = header_bytes(j, header);
+	rc = write_all(fd, header, hsize, 0);
+	for (uint64_t done = 0; rc == APEX_OK && done < moved;) {
+		uint8_t buf[65536];
+		size_t n = moved - done < sizeof(buf) ? (size_t)(moved - done) : sizeof(buf);
+		rc = read_all(j->fd, buf, n, from + done);
+		if (rc == APEX_OK)
+			rc = write_all(fd, buf, n, hsize + done);
+		done += n;
+	}
+	if (rc == APEX_OK && (fdatasync(fd) < 0 || rename(tmp, j->path) < 0))
+		rc = apex_errno();
+	if (rc < 0)
+		goto out;
+	if (j->sync)
+		sync_directory(j->path);
+	close(j->fd);
+	j->fd = fd;
+	fd = -1;
+	for (size_t i = keep; i < j->count; i++) {
+		j->entries[i - keep] = j->entries[i];
+		j->entries[i - keep].offset = j->entries[i].offset - from + hsize;
+	}
+	j->count -= keep;
+	j->header_size = hsize;
+	j->file_size = hsize + moved;
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	if (rc < 0)
+		fail(err, err_size, rc, "%s: cannot rewrite: %s", j->path, apex_strerror(rc));
+	return rc;
+}
+
+/* Make room for an entry of total bytes within the bound: drop the oldest
+ * entries until the file would be at most three quarters of the bound (so
+ * that the rewrite is not repeated at every append), or none is left. */
+static int make_room(apex_journal_t *j, uint64_t total, char *err, size_t err_size)
+{
+	if (j->file_size + total <= j->max_size)
+		return APEX_OK;
+	uint64_t target = j->max_size / 4 * 3;
+	size_t keep = 0;
+	uint64_t size = j->file_size;
+	while (keep < j->count && size + total > target) {
+		size -= ENTRY_HEADER + j->entries[keep].size + CHECKSUM_SIZE;
+		keep++;
+	}
+	return rewrite_from(j, keep, err, err_size);
+}
+
+/* ------------------------------------------------------------ append */
+
+int apex_journal_clear(apex_journal_t *j, char *err, size_t err_size)
+{
+	return rewrite_from(j, j->count, err, err_size);
+}
+
+int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial_to,
+			const void *payload, size_t size, char *err, size_t err_size)
+{
+	uint8_t head[ENTRY_HEADER], tail[CHECKSUM_SIZE];
+	int rc;
+
+	if (!apex_serial_newer(serial_to, serial_from))
+		return fail(err, err_size, APEX_EINVAL, "%s: serial %u is not newer than %u", j->path,
+			    serial_to, serial_from);
+	if (j->count > 0 && j->entries[j->count - 1].serial_to != serial_from)
+		return fail(err, err_size, APEX_EINVAL, "%s: the journal ends at serial %u, not %u",
+			    j->path, j->entries[j->count - 1].serial_to, serial_from);
+	uint64_t total = (uint64_t)size + ENTRY_HEADER + CHECKSUM_SIZE;
+	if (size > UINT32_MAX || j->header_size + total > j->max_size)
+		return apex_journal_clear(j, err, err_size);
+	rc = make_room(j, total, err, err_size);
+	if (rc < 0)
+		return rc;
+
+	apex_write_u32(head, ENTRY_MAGIC);
+	apex_write_u32(head + 4, (uint32_t)size);
+	apex_write_u32(head + 8, serial_from);
+	apex_write_u32(head + 12, serial_to);
+	write_u64(tail, entry_checksum(head, payload, size));
+	rc = write_all(j->fd, head, sizeof(head), j->file_size);
+	if (rc == APEX_OK)
+		rc = write_all(j->fd, payload, size, j->file_size + sizeof(head));
+	if (rc == APEX_OK)
+		rc = write_all(j->fd, tail, sizeof(tail), j->file_size + sizeof(head) + size);
+	if (rc == APEX_OK && j->sync && fdatasync(j->fd) < 0)
+		rc = apex_errno();
+	if (rc == APEX_OK) {
+		apex_journal_entry_t e = { serial_from, serial_to, j->file_size, (uint32_t)size };
+		rc = index_push(j, &e);
+	}
+	if (rc < 0) {
+		/* Leave the file as it was; a failure here too is repaired
+		 * by the next open, which cuts the torn tail. */
+		if (ftruncate(j->fd, (off_t)j->file_size) < 0) {
+			/* nothing more to do */
+		}
+		return fail(err, err_size, rc, "%s: cannot append: %s", j->path, apex_strerror(rc));
+	}
+	j->file_size += total;
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ read */
+
+int apex_journal_find(const apex_journal_t *j, uint32_t serial, size_t *first)
+{
+	if (j->count > 0 && j->entries[j->count - 1].serial_to == serial) {
+		*first = j->count;
+		return APEX_OK;
+	}
+	for (size_t i = j->count; i-- > 0;) {
+		if (j->entries[i].serial_from == serial) {
+			*first = i;
+			return APEX_OK;
+		}
+	}
+	return APEX_ENOENT;
+}
+
+bool apex_journal_last_serial(const apex_journal_t *j, uint32_t *serial)
+{
+	if (j->count == 0)
+		return false;
+	*serial = j->entries[j->count - 1].serial_to;
+	return true;
+}
+
+int apex_journal_read(const apex_journal_t *j, size_t index, void *buf, size_t buf_size)
+{
+	uint8_t head[ENTRY_HEADER], tail[CHECKSUM_SIZE];
+
+	if (index >= j->count)
+		return APEX_EINVAL;
+	const apex_journal_entry_t *e = &j->entries[index];
+	if (buf_size < e->size)
+		return APEX_ESPACE;
+	int rc = read_all(j->fd, head, sizeof(head), e->offset);
+	if (rc == APEX_OK)
+		rc = read_all(j->fd, buf, e->size, e->offset + sizeof(head));
+	if (rc == APEX_OK)
+		rc = read_all(j->fd, tail, sizeof(tail), e->offset + sizeof(head) + e->size);
+	if (rc < 0)
+		return rc;
+	if (read_u64(tail) != entry_checksum(head, buf, e->size) ||
+	    apex_read_u32(head + 8) != e->serial_from || apex_read_u32(head + 12) != e->serial_to)
+		return APEX_EMALFORMED;
+	return APEX_OK;
+}

@@ -1,0 +1,341 @@
+/*
+ * xfr/journal: entries survive a reopen, a torn or damaged tail is cut off
+ * without losing what precedes it, the chain of serials holds, the file
+ * stays within its bound, and a journal is only ever read as its own
+ * zone's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dns/name.h"
+#include "util/error.h"
+#include "xfr/journal.h"
+
+typedef struct fixture {
+	char dir[64];
+	char path[96];
+	uint8_t zone[APEX_NAME_MAX];
+	char err[512];
+} fixture_t;
+
+static int setup(void **state)
+{
+	fixture_t *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/apex-journal-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/example.jnl", f->dir);
+	assert_true(apex_name_from_str("Example.", f->zone) > 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture_t *f = *state;
+	char tmp[128];
+
+	unlink(f->path);
+	snprintf(tmp, sizeof(tmp), "%s.new", f->path);
+	unlink(tmp);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* A payload whose bytes say which change it is. */
+static size_t payload(uint32_t serial, size_t size, uint8_t *buf)
+{
+	for (size_t i = 0; i < size; i++)
+		buf[i] = (uint8_t)(serial * 31 + i);
+	return size;
+}
+
+static void open_ok(fixture_t *f, apex_journal_t *j, uint64_t max, apex_journal_recovery_t *rec)
+{
+	int rc = apex_journal_open(j, f->path, f->zone, max, false, rec, f->err, sizeof(f->err));
+	if (rc != APEX_OK)
+		fail_msg("open: %s", f->err);
+}
+
+static void append_ok(fixture_t *f, apex_journal_t *j, uint32_t from, uint32_t to, size_t size)
+{
+	uint8_t buf[8192];
+	assert_true(size <= sizeof(buf));
+	payload(to, size, buf);
+	int rc = apex_journal_append(j, from, to, buf, size, f->err, sizeof(f->err));
+	if (rc != APEX_OK)
+		fail_msg("append %u..%u: %s", from, to, f->err);
+}
+
+static void check_entry(apex_journal_t *j, size_t index, uint32_t from, uint32_t to, size_t size)
+{
+	uint8_t got[8192], want[8192];
+
+	assert_true(index < j->count);
+	assert_int_equal(j->entries[index].serial_from, from);
+	assert_int_equal(j->entries[index].serial_to, to);
+	assert_int_equal(j->entries[index].size, size);
+	assert_int_equal(apex_journal_read(j, index, got, sizeof(got)), APEX_OK);
+	payload(to, size, want);
+	assert_memory_equal(got, want, size);
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+static void entries_survive_reopen(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	apex_journal_recovery_t rec;
+	size_t first;
+	uint32_t last;
+
+	open_ok(f, &j, 1 << 20, &rec);
+	assert_int_equal(j.count, 0);
+	assert_false(apex_journal_last_serial(&j, &last));
+	append_ok(f, &j, 1, 2, 10);
+	append_ok(f, &j, 2, 3, 0);
+	append_ok(f, &j, 3, 4, 3000);
+	apex_journal_close(&j);
+
+	open_ok(f, &j, 1 << 20, &rec);
+	assert_int_equal(rec.entries, 3);
+	assert_int_equal(rec.dropped_bytes, 0);
+	check_entry(&j, 0, 1, 2, 10);
+	check_entry(&j, 1, 2, 3, 0);
+	check_entry(&j, 2, 3, 4, 3000);
+	assert_true(apex_journal_last_serial(&j, &last));
+	assert_int_equal(last, 4);
+
+	assert_int_equal(apex_journal_find(&j, 1, &first), APEX_OK);
+	assert_int_equal(first, 0);
+	assert_int_equal(apex_journal_find(&j, 3, &first), APEX_OK);
+	assert_int_equal(first, 2);
+	assert_int_equal(apex_journal_find(&j, 4, &first), APEX_OK);
+	assert_int_equal(first, 3);  /* up to date: nothing to send */
+	assert_int_equal(apex_journal_find(&j, 0, &first), APEX_ENOENT);
+	assert_int_equal(apex_journal_find(&j, 5, &first), APEX_ENOENT);
+
+	uint8_t small[100];
+	assert_int_equal(apex_journal_read(&j, 2, small, sizeof(small)), APEX_ESPACE);
+	assert_int_equal(apex_journal_read(&j, 3, small, sizeof(small)), APEX_EINVAL);
+	apex_journal_close(&j);
+}
+
+static void torn_tail_is_cut(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	apex_journal_recovery_t rec;
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 10, 11, 100);
+	append_ok(f, &j, 11, 12, 200);
+	uint64_t whole = j.file_size;
+	uint64_t second = j.entries[1].offset;
+	apex_journal_close(&j);
+
+	/* A crash in the middle of writing the second entry. */
+	assert_int_equal(truncate(f->path, (off_t)whole - 5), 0);
+	open_ok(f, &j, 1 << 20, &rec);
+	assert_int_equal(rec.entries, 1);
+	assert_int_equal(rec.dropped_bytes, whole - 5 - second);
+	assert_int_equal(file_size(f->path), second);
+	check_entry(&j, 0, 10, 11, 100);
+	/* The chain goes on from what was kept. */
+	append_ok(f, &j, 11, 12, 200);
+	apex_journal_close(&j);
+	open_ok(f, &j, 1 << 20, &rec);
+	assert_int_equal(rec.entries, 2);
+	assert_int_equal(rec.dropped_bytes, 0);
+	check_entry(&j, 1, 11, 12, 200);
+	apex_journal_close(&j);
+}
+
+static void flip_byte(const char *path, uint64_t offset)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, (off_t)offset), 1);
+	b ^= 0x40;
+	assert_int_equal(pwrite(fd, &b, 1, (off_t)offset), 1);
+	close(fd);
+}
+
+static void damaged_entry_ends_the_chain(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	apex_journal_recovery_t rec;
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 1, 2, 50);
+	append_ok(f, &j, 2, 3, 50);
+	append_ok(f, &j, 3, 4, 50);
+	uint64_t second = j.entries[1].offset, whole = j.file_size;
+	apex_journal_close(&j);
+
+	flip_byte(f->path, second + APEX_JOURNAL_ENTRY_OVERHEAD);  /* in its payload */
+	open_ok(f, &j, 1 << 20, &rec);
+	assert_int_equal(rec.entries, 1);
+	assert_int_equal(rec.dropped_bytes, whole - second);
+	check_entry(&j, 0, 1, 2, 50);
+	apex_journal_close(&j);
+}
+
+static void change_on_disk_is_seen_by_read(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	uint8_t buf[100];
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 1, 2, 50);
+	flip_byte(f->path, j.entries[0].offset + 20);
+	assert_int_equal(apex_journal_read(&j, 0, buf, sizeof(buf)), APEX_EMALFORMED);
+	apex_journal_close(&j);
+}
+
+static void chain_is_enforced(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	uint8_t buf[10] = { 0 };
+
+	open_ok(f, &j, 1 << 20, NULL);
+	/* RFC 1982: 1 is newer than 0xffffffff. */
+	append_ok(f, &j, UINT32_C(0xffffffff), 1, 10);
+	assert_int_equal(apex_journal_append(&j, 5, 6, buf, 10, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_non_null(strstr(f->err, "ends at serial 1"));
+	assert_int_equal(apex_journal_append(&j, 1, 1, buf, 10, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(apex_journal_append(&j, 1, 0, buf, 10, f->err, sizeof(f->err)), APEX_EINVAL);
+	/* Exactly half the serial space ahead is not newer either. */
+	assert_int_equal(apex_journal_append(&j, 1, UINT32_C(0x80000001), buf, 10, f->err,
+					     sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(j.count, 1);
+	append_ok(f, &j, 1, 2, 10);
+	assert_int_equal(j.count, 2);
+	apex_journal_close(&j);
+}
+
+static void file_stays_within_its_bound(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	apex_journal_recovery_t rec;
+	const uint64_t bound = 4096;
+	size_t first;
+
+	open_ok(f, &j, bound, NULL);
+	for (uint32_t s = 100; s < 140; s++) {
+		append_ok(f, &j, s, s + 1, 500);
+		assert_true((uint64_t)file_size(f->path) <= bound);
+		assert_int_equal(j.entries[j.count - 1].serial_to, s + 1);
+		for (size_t i = 1; i < j.count; i++)
+			assert_int_equal(j.entries[i].serial_from, j.entries[i - 1].serial_to);
+	}
+	assert_true(j.count >= 4 && j.count < 8);
+	assert_int_equal(apex_journal_find(&j, 100, &first), APEX_ENOENT);  /* dropped */
+	assert_int_equal(apex_journal_find(&j, 140 - j.count, &first), APEX_OK);
+	size_t kept = j.count;
+	apex_journal_close(&j);
+
+	open_ok(f, &j, bound, &rec);
+	assert_int_equal(rec.entries, kept);
+	assert_int_equal(rec.dropped_bytes, 0);
+	for (size_t i = 0; i < j.count; i++)
+		check_entry(&j, i, 140 - (uint32_t)(kept - i), 141 - (uint32_t)(kept - i), 500);
+	apex_journal_close(&j);
+}
+
+static void oversized_entry_empties_the_journal(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	uint32_t last;
+	size_t first;
+
+	open_ok(f, &j, 4096, NULL);
+	append_ok(f, &j, 1, 2, 100);
+	append_ok(f, &j, 2, 3, 5000);
+	assert_int_equal(j.count, 0);
+	assert_false(apex_journal_last_serial(&j, &last));
+	assert_int_equal(apex_journal_find(&j, 1, &first), APEX_ENOENT);
+	/* A new history starts anywhere. */
+	append_ok(f, &j, 3, 4, 100);
+	assert_int_equal(j.count, 1);
+	assert_int_equal(apex_journal_clear(&j, f->err, sizeof(f->err)), APEX_OK);
+	assert_int_equal(j.count, 0);
+	apex_journal_close(&j);
+	open_ok(f, &j, 4096, NULL);
+	assert_int_equal(j.count, 0);
+	apex_journal_close(&j);
+}
+
+static void foreign_files_are_refused(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	uint8_t other[APEX_NAME_MAX];
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 1, 2, 10);
+	apex_journal_close(&j);
+	off_t size = file_size(f->path);
+
+	/* Letter case does not make another zone; another name does. */
+	assert_true(apex_name_from_str("EXAMPLE.", other) > 0);
+	assert_int_equal(apex_journal_open(&j, f->path, other, 1 << 20, false, NULL, f->err,
+					   sizeof(f->err)), APEX_OK);
+	assert_int_equal(j.count, 1);
+	apex_journal_close(&j);
+	assert_true(apex_name_from_str("example.net.", other) > 0);
+	assert_int_equal(apex_journal_open(&j, f->path, other, 1 << 20, false, NULL, f->err,
+					   sizeof(f->err)), APEX_EINVAL);
+	assert_non_null(strstr(f->err, "another zone"));
+	assert_non_null(strstr(f->err, f->path));
+	assert_int_equal(file_size(f->path), size);
+
+	/* Not a journal at all. */
+	FILE *fp = fopen(f->path, "w");
+	assert_non_null(fp);
+	fputs("example. 3600 IN SOA a. b. 1 2 3 4 5\n", fp);
+	fclose(fp);
+	size = file_size(f->path);
+	assert_int_equal(apex_journal_open(&j, f->path, f->zone, 1 << 20, false, NULL, f->err,
+					   sizeof(f->err)), APEX_EMALFORMED);
+	assert_non_null(strstr(f->err, "not an apex journal"));
+	assert_int_equal(file_size(f->path), size);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(entries_survive_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(torn_tail_is_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(damaged_entry_ends_the_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(change_on_disk_is_seen_by_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(chain_is_enforced, setup, teardown),
+		cmocka_unit_test_setup_teardown(file_stays_within_its_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(oversized_entry_empties_the_journal, setup, teardown),
+		cmocka_unit_test_setup_teardown(foreign_files_are_refused, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
