@@ -1,0 +1,204 @@
+/*
+ * The difference between two versions of a zone (see diff.h).
+ *
+ * Both versions keep their owners in canonical order (the name index,
+ * and the NSEC3 owners apart, by hash), and each owner's RRsets sorted by
+ * type, so the two are walked side by side. The walk runs twice: once
+ * for the removals (records of the old version missing from the new)
+ * and once for the additions (the other way round), because IXFR sends
+ * every removal before any addition.
+ */
+#include <config.h>
+
+#include "xfr/diff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "util/error.h"
+
+/* One record's RDATA inside an RRset. */
+typedef struct rdata_ref {
+	const uint8_t *data;
+	uint16_t size;
+} rdata_ref_t;
+
+typedef struct diff {
+	apex_changes_t *out;
+	apex_change_kind_t kind;    /* REMOVE or ADD: what this pass emits */
+	rdata_ref_t *mine, *theirs; /* scratch, grown as needed; owned */
+	size_t scratch;
+} diff_t;
+
+static int by_bytes(const void *a, const void *b)
+{
+	const rdata_ref_t *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return memcmp(x->data, y->data, x->size);
+}
+
+static int grow_scratch(diff_t *d, size_t count)
+{
+	if (count <= d->scratch)
+		return APEX_OK;
+	rdata_ref_t *mine = realloc(d->mine, count * sizeof(*mine));
+	if (mine == NULL)
+		return APEX_ENOMEM;
+	d->mine = mine;
+	rdata_ref_t *theirs = realloc(d->theirs, count * sizeof(*theirs));
+	if (theirs == NULL)
+		return APEX_ENOMEM;
+	d->theirs = theirs;
+	d->scratch = count;
+	return APEX_OK;
+}
+
+/* The records of an RRset, sorted by their bytes. */
+static void sorted_records(const apex_rrset_t *rs, rdata_ref_t *out)
+{
+	const uint8_t *p = rs->rdata;
+
+	for (uint16_t i = 0; i < rs->count; i++) {
+		out[i].size = apex_read_u16(p);
+		out[i].data = p + 2;
+		p += 2u + out[i].size;
+	}
+	qsort(out, rs->count, sizeof(*out), by_bytes);
+}
+
+static int emit(diff_t *d, const uint8_t *owner, uint16_t type, uint32_t ttl, const rdata_ref_t *r)
+{
+	apex_rr_t rr = {
+		.owner = owner, .type = type, .rclass = APEX_CLASS_IN, .ttl = ttl,
+		.rdlength = r->size, .rdata = r->data,
+	};
+	return apex_changes_append(d->out, d->kind, &rr);
+}
+
+/* Emit the records of mine (an RRset of this pass's side, never NULL) that
+ * theirs (the same type at the same owner on the other side, or NULL)
+ * lacks. A changed TTL makes every record differ. */
+static int rrset_difference(diff_t *d, const uint8_t *owner, uint16_t type,
+			    const apex_rrset_t *mine, const apex_rrset_t *theirs)
+{
+	size_t max = mine->count;
+	if (theirs != NULL && theirs->count > max)
+		max = theirs->count;
+	int rc = grow_scratch(d, max);
+	if (rc < 0)
+		return rc;
+	if (theirs != NULL && theirs->ttl != mine->ttl)
+		theirs = NULL;
+	sorted_records(mine, d->mine);
+	size_t n = theirs != NULL ? theirs->count : 0, j = 0;
+	if (theirs != NULL)
+		sorted_records(theirs, d->theirs);
+	for (size_t i = 0; i < mine->count && rc == APEX_OK; i++) {
+		int c = 1;
+		while (j < n && (c = by_bytes(&d->theirs[j], &d->mine[i])) < 0)
+			j++;
+		if (j == n || c != 0)
+			rc = emit(d, owner, type, mine->ttl, &d->mine[i]);
+	}
+	return rc;
+}
+
+/* Emit what node mine has and node theirs (the same name on the other
+ * side, or NULL) lacks: RRsets by type, and each RRset's RRSIGs. */
+static int node_difference(diff_t *d, const apex_node_t *mine, const apex_node_t *theirs)
+{
+	uint16_t j = 0, n = theirs != NULL ? theirs->rrset_count : 0;
+	int rc = APEX_OK;
+
+	for (uint16_t i = 0; i < mine->rrset_count && rc == APEX_OK; i++) {
+		const apex_rrset_t *rs = &mine->rrsets[i], *other = NULL;
+		while (j < n && theirs->rrsets[j].type < rs->type)
+			j++;
+		if (j < n && theirs->rrsets[j].type == rs->type)
+			other = &theirs->rrsets[j];
+		/* The SOA itself opens each half of the change set. */
+		if (rs->type != APEX_TYPE_SOA)
+			rc = rrset_difference(d, mine->name, rs->type, rs, other);
+		if (rc == APEX_OK && rs->rrsig != NULL)
+			rc = rrset_difference(d, mine->name, APEX_TYPE_RRSIG, rs->rrsig,
+					      other != NULL ? other->rrsig : NULL);
+	}
+	return rc;
+}
+
+/* Walk two arrays of nodes in canonical order side by side (the name
+ * index, or the NSEC3 owners), calling node_difference() for each of
+ * mine. get(array, i) gives the i-th node. */
+typedef const apex_node_t *(*node_at_fn)(const apex_zone_t *zone, size_t i);
+
+static const apex_node_t *name_node(const apex_zone_t *zone, size_t i)
+{
+	return &zone->nodes[i];
+}
+
+static const apex_node_t *nsec3_node(const apex_zone_t *zone, size_t i)
+{
+	return zone->nsec3[i].node;
+}
+
+static int walk(diff_t *d, const apex_zone_t *mine, size_t mine_count, const apex_zone_t *theirs,
+		size_t theirs_count, node_at_fn at)
+{
+	size_t j = 0;
+	int rc = APEX_OK;
+
+	for (size_t i = 0; i < mine_count && rc == APEX_OK; i++) {
+		const apex_node_t *node = at(mine, i), *other = NULL;
+		int c = 1;
+		while (j < theirs_count && (c = apex_name_compare(at(theirs, j)->name, node->name)) < 0)
+			j++;
+		if (j < theirs_count && c == 0)
+			other = at(theirs, j);
+		rc = node_difference(d, node, other);
+	}
+	return rc;
+}
+
+/* One pass: everything mine has that theirs lacks. */
+static int pass(diff_t *d, const apex_zone_t *mine, const apex_zone_t *theirs)
+{
+	int rc = walk(d, mine, mine->node_count, theirs, theirs->node_count, name_node);
+	if (rc == APEX_OK)
+		rc = walk(d, mine, mine->nsec3_count, theirs, theirs->nsec3_count, nsec3_node);
+	return rc;
+}
+
+static int append_soa(apex_changes_t *out, apex_change_kind_t kind, const apex_zone_t *zone)
+{
+	apex_rr_t rr = {
+		.owner = zone->origin, .type = APEX_TYPE_SOA, .rclass = APEX_CLASS_IN,
+		.ttl = zone->soa->ttl, .rdlength = apex_read_u16(zone->soa->rdata),
+		.rdata = zone->soa->rdata + 2,
+	};
+	return apex_changes_append(out, kind, &rr);
+}
+
+int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t *out)
+{
+	diff_t d = { .out = out };
+	int rc;
+
+	if (!apex_name_equal(from->origin, to->origin))
+		return APEX_EINVAL;
+	rc = append_soa(out, APEX_CHANGE_OLD_SOA, from);
+	d.kind = APEX_CHANGE_REMOVE;
+	if (rc == APEX_OK)
+		rc = pass(&d, from, to);
+	if (rc == APEX_OK)
+		rc = append_soa(out, APEX_CHANGE_NEW_SOA, to);
+	d.kind = APEX_CHANGE_ADD;
+	if (rc == APEX_OK)
+		rc = pass(&d, to, from);
+	free(d.mine);
+	free(d.theirs);
+	return rc;
+}

@@ -1,0 +1,27 @@
+/*
+ * The difference between two versions of one zone, as a change set in
+ * IXFR order (xfr/changes.h): what a reload records in the journal so
+ * that a secondary can be brought up to date with IXFR.
+ *
+ * Records are compared as IXFR compares them: owner name (case-
+ * insensitively), type, class and RDATA. A record whose TTL changed is
+ * removed and added again, so that a secondary applying the set ends with
+ * the new TTL. RRSIGs are compared like any other record; the SOA is not
+ * (it opens each half of the set).
+ */
+#ifndef APEX_XFR_DIFF_H
+#define APEX_XFR_DIFF_H
+
+#include "xfr/changes.h"
+#include "zone/zone.h"
+
+/*
+ * Append to out (initialised, empty) the change set from version from to
+ * version to of the same zone: from's SOA, the records only in from, to's
+ * SOA, the records only in to. Both versions are only read. Returns
+ * APEX_OK, APEX_EINVAL if the versions are of different zones, or
+ * APEX_ENOMEM.
+ */
+int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t *out);
+
+#endif
