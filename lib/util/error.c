@@ -8,6 +8,7 @@ const char *apex_strerror(int err)
 	switch (err) {
 	case APEX_OK: return "success";
 	case APEX_ELOAD: return "zone load failed";
+	case APEX_EREFUSED: return "refused by the peer";
 	/* apex's own wording for the codes it uses most */
 	case APEX_ENOMEM: return "out of memory";
 	case APEX_EMALFORMED: return "malformed data";

@@ -24,6 +24,7 @@ enum {
 
 	/* apex-specific codes, below every errno value */
 	APEX_ELOAD = -20001,         /* zone could not be loaded (details in the error text) */
+	APEX_EREFUSED = -20002,      /* a peer answered with an error RCODE */
 };
 
 /* The failure of the system call that just returned, as an apex code:

@@ -1,6 +1,4 @@
 /* A change set in IXFR order, serialised (see changes.h). */
-#include <config.h>
-
 #include "xfr/changes.h"
 
 #include <stdlib.h>

@@ -8,7 +8,6 @@
  * and once for the additions (the other way round), because IXFR sends
  * every removal before any addition.
  */
-#include <config.h>
 
 #include "xfr/diff.h"
 

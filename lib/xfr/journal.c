@@ -10,7 +10,6 @@
  * The checksums are SipHash-2-4 under a fixed key: they find torn and
  * damaged data, they do not authenticate (the file is the server's own).
  */
-#include <config.h>
 
 #include "xfr/journal.h"
 

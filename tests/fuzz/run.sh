@@ -32,7 +32,7 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load fuzz_ctl"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
@@ -72,6 +72,7 @@ target_flags() {
 	fuzz_query) echo "-max_len=4096 -dict=$FUZZ_DIR/query.dict" ;;
 	fuzz_zone_load) echo "-max_len=32768 -dict=$FUZZ_DIR/zone.dict" ;;
 	fuzz_ctl) echo "-max_len=8192" ;;
+	fuzz_xfr_in) echo "-max_len=16384" ;;
 	esac
 }
 
@@ -81,6 +82,7 @@ corpus_of() {
 	fuzz_query) echo query ;;
 	fuzz_zone_load) echo zone ;;
 	fuzz_ctl) echo ctl ;;
+	fuzz_xfr_in) echo xfr_in ;;
 	esac
 }
 

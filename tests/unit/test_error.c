@@ -40,7 +40,9 @@ static void apex_codes_are_outside_errno(void **state)
 {
 	(void)state;
 	assert_true(APEX_ELOAD < -4095);  /* the kernel's errno range is 1..4095 */
+	assert_true(APEX_EREFUSED < -4095);
 	assert_string_equal(apex_strerror(APEX_ELOAD), "zone load failed");
+	assert_string_equal(apex_strerror(APEX_EREFUSED), "refused by the peer");
 }
 
 static void strerror_describes_every_kind(void **state)

@@ -3,12 +3,13 @@
  * clang or libFuzzer needed, and the sanitizer build of `make check`
  * runs them under ASan and UBSan.
  *
- * The two fuzz targets are compiled in here with their entry points
+ * The fuzz targets are compiled in here with their entry points
  * renamed, so every input goes through exactly the checks the fuzzer
  * applies (the response oracle of tests/fuzz/fuzz_common.h; the zone
  * invariants of fuzz_zone_load.c).  A failed check aborts.
  *
- *   - every committed seed of tests/fuzz/corpus/query and corpus/zone;
+ *   - every committed seed of tests/fuzz/corpus/query, corpus/zone and
+ *     corpus/xfr_in;
  *   - each input that once made a target fail, as its own test.
  */
 #include <dirent.h>
@@ -32,6 +33,10 @@
 #define LLVMFuzzerTestOneInput fuzz_zone_one
 #include "../fuzz/fuzz_zone_load.c"
 #undef LLVMFuzzerInitialize
+#undef LLVMFuzzerTestOneInput
+
+#define LLVMFuzzerTestOneInput fuzz_xfr_in_one
+#include "../fuzz/fuzz_xfr_in.c"
 #undef LLVMFuzzerTestOneInput
 
 typedef int (*one_input_fn)(const uint8_t *data, size_t size);
@@ -82,6 +87,12 @@ static void test_zone_corpus(void **state)
 	assert_true(replay_corpus("zone", fuzz_zone_one) >= 20);
 }
 
+static void test_xfr_in_corpus(void **state)
+{
+	(void)state;
+	assert_true(replay_corpus("xfr_in", fuzz_xfr_in_one) >= 10);
+}
+
 /*
  * fuzz_zone_load, oracle failure ("ldns cannot decode the response:
  * answer section incomplete"), minimized input:
@@ -129,6 +140,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_corpus),
 		cmocka_unit_test(test_zone_corpus),
+		cmocka_unit_test(test_xfr_in_corpus),
 		cmocka_unit_test(test_nsec3_next_owner_not_base32),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -1,0 +1,133 @@
+/*
+ * libFuzzer target: the reader of incoming zone transfers
+ * (lib/xfr/xfr_in.c), which takes whatever a primary sends.
+ *
+ * Input: one byte whose low bit chooses the request (0: AXFR, 1: IXFR
+ * from serial 3), then the response messages, each after a two-byte
+ * length as on TCP. The request ID is taken from the first message, so
+ * that mutations reach past the header check. The zone is `example.`.
+ *
+ * Oracle (a violation aborts):
+ * - every record handed on is of class IN, has an owner inside the zone
+ *   and a type that may be in a zone; the first of a whole zone is its
+ *   SOA;
+ * - every change set is complete, reads back with its record counts,
+ *   and the sets chain from serial 3 to the serial of the first SOA;
+ * - a failure returns a documented code and says why, and the reader
+ *   takes nothing after it; a reader that reports the transfer complete
+ *   knows its style.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "util/error.h"
+#include "xfr/changes.h"
+#include "xfr/xfr_in.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define KNOWN_SERIAL 3
+
+typedef struct seen {
+	uint8_t zone[APEX_NAME_MAX];
+	uint64_t records, sets;
+	uint32_t chain;  /* where the change sets have got to */
+} seen_t;
+
+static void oracle(const char *why)
+{
+	fprintf(stderr, "apex fuzz oracle: %s\n", why);
+	abort();
+}
+
+static int on_record(void *ctx, const apex_rr_t *rr)
+{
+	seen_t *s = ctx;
+	if (rr->rclass != APEX_CLASS_IN || !apex_name_is_subdomain(rr->owner, s->zone))
+		oracle("record of another class or outside the zone handed on");
+	if (rr->type == 0 || rr->type == APEX_TYPE_OPT || (rr->type >= 128 && rr->type <= 255))
+		oracle("meta type handed on");
+	if (s->records == 0 && rr->type != APEX_TYPE_SOA)
+		oracle("a whole zone that does not start with its SOA");
+	s->records++;
+	return APEX_OK;
+}
+
+static int on_changes(void *ctx, const apex_changes_t *set)
+{
+	seen_t *s = ctx;
+	apex_changes_reader_t r;
+	apex_rr_t rr;
+	apex_change_kind_t kind;
+	size_t removed = 0, added = 0;
+	int rc;
+
+	if (!apex_changes_complete(set) || set->serial_from != s->chain)
+		oracle("incomplete or unchained change set");
+	apex_changes_reader_init(&r, set->data, set->size);
+	while ((rc = apex_changes_next(&r, &rr, &kind)) == APEX_OK) {
+		if (kind == APEX_CHANGE_REMOVE || kind == APEX_CHANGE_ADD) {
+			if (!apex_name_is_subdomain(rr.owner, s->zone) || rr.rclass != APEX_CLASS_IN)
+				oracle("change outside the zone");
+			removed += kind == APEX_CHANGE_REMOVE;
+			added += kind == APEX_CHANGE_ADD;
+		}
+	}
+	if (rc != APEX_ENOENT || removed != set->removed || added != set->added)
+		oracle("change set does not read back");
+	s->chain = set->serial_to;
+	s->sets++;
+	return APEX_OK;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	apex_xfr_in_t x;
+	seen_t seen = { .chain = KNOWN_SERIAL };
+	apex_xfr_in_handler_t handler = { &seen, on_record, on_changes };
+	apex_xfr_in_limits_t limits = { .max_bytes = 1 << 20, .max_records = 10000 };
+	int rc = APEX_OK;
+
+	if (size < 3)
+		return 0;
+	uint16_t qtype = (data[0] & 1) ? APEX_TYPE_IXFR : APEX_TYPE_AXFR;
+	uint16_t id = size >= 5 ? apex_read_u16(data + 3) : 0;
+	apex_name_from_str("example.", seen.zone);
+	if (apex_xfr_in_init(&x, seen.zone, id, qtype, KNOWN_SERIAL, &handler, &limits) != APEX_OK)
+		abort();
+	size_t pos = 1;
+	while (pos + 2 <= size && rc == APEX_OK) {
+		size_t len = apex_read_u16(data + pos);
+		pos += 2;
+		if (len > size - pos)
+			len = size - pos;
+		/* a heap block of exactly the message: ASan sees any over-read */
+		uint8_t *msg = malloc(len ? len : 1);
+		if (msg == NULL)
+			abort();
+		memcpy(msg, data + pos, len);
+		rc = apex_xfr_in_message(&x, msg, len);
+		free(msg);
+		pos += len;
+	}
+	if (rc != APEX_OK) {
+		if ((rc != APEX_EMALFORMED && rc != APEX_EREFUSED && rc != APEX_ESPACE) || x.err[0] == '\0')
+			oracle("failure without a documented code or a reason");
+		if (apex_xfr_in_done(&x) || apex_xfr_in_message(&x, data, size) != APEX_EMALFORMED)
+			oracle("the reader goes on after a failure");
+	} else if (apex_xfr_in_done(&x)) {
+		if (x.style == APEX_XFR_STYLE_UNKNOWN)
+			oracle("complete without a style");
+		if (x.style == APEX_XFR_STYLE_IXFR && seen.chain != x.serial)
+			oracle("change sets that do not reach the serial sent");
+		if (x.style == APEX_XFR_STYLE_AXFR && seen.records == 0)
+			oracle("a whole zone without records");
+	}
+	apex_xfr_in_free(&x);
+	return 0;
+}
