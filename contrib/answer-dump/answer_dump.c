@@ -30,6 +30,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/precompute.h"
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zone.h"
@@ -226,6 +227,10 @@ static int load_zone(apex_zonetable_t *table, const char *arg, apex_zone_t **zon
 	char err[512] = "";
 	if (apex_zone_load(eq + 1, origin, zone, err, sizeof(err)) != APEX_OK) {
 		fprintf(stderr, "%s: %s\n", eq + 1, err);
+		return -1;
+	}
+	if (apex_precompute(*zone) != APEX_OK) {
+		fprintf(stderr, "%s: out of memory\n", eq + 1);
 		return -1;
 	}
 	apex_zone_ref(*zone);  /* kept for the walk over its names */

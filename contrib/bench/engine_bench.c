@@ -34,6 +34,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/precompute.h"
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
@@ -231,8 +232,9 @@ static int load_zone(apex_zonetable_t *table, const char *arg)
 	apex_zone_t *zone = NULL;
 	char err[512] = "";
 	double t0 = now(CLOCK_MONOTONIC);
-	if (apex_zone_load(eq + 1, origin, &zone, err, sizeof(err)) != APEX_OK) {
-		fprintf(stderr, "%s: %s\n", eq + 1, err);
+	if (apex_zone_load(eq + 1, origin, &zone, err, sizeof(err)) != APEX_OK ||
+	    apex_precompute(zone) != APEX_OK) {
+		fprintf(stderr, "%s: %s\n", eq + 1, err[0] ? err : "out of memory");
 		return -1;
 	}
 	fprintf(stderr, "loaded %s: %zu records in %.2f s\n", origin_text, zone->record_count,

@@ -35,6 +35,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/answer_record.h"
 #include "query/cookie.h"
 #include "query/opt.h"
 #include "query/parse.h"
@@ -515,24 +516,13 @@ static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnss
 }
 
 #define ADDITIONAL_DONE_MAX 256
-#define FRAGMENT_UNITS_MAX 128
-#define FRAGMENT_SIZE_MAX 8192
-
-/* The units of a fragment being recorded (apex_answer_precompute()). */
-typedef struct recorder {
-	size_t body;        /* message offset of the first byte after the question */
-	uint16_t counted;   /* records of the units so far */
-	unsigned count;
-	apex_fragment_unit_t units[FRAGMENT_UNITS_MAX];
-	bool overflow;
-} recorder_t;
 
 /* The records written since the last unit form one more unit. */
-static void record_unit(recorder_t *rec, const apex_writer_t *w, int section, bool required)
+static void record_unit(apex_recorder_t *rec, const apex_writer_t *w, int section, bool required)
 {
 	if (rec == NULL)
 		return;
-	if (rec->count >= FRAGMENT_UNITS_MAX || w->log == NULL) {
+	if (rec->count >= APEX_RECORDER_UNITS_MAX || w->log == NULL) {
 		rec->overflow = true;
 		return;
 	}
@@ -557,7 +547,7 @@ static void record_unit(recorder_t *rec, const apex_writer_t *w, int section, bo
  * fit.
  */
 static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool required_pass,
-				  const apex_rrset_t **done, unsigned *done_count, recorder_t *rec)
+				  const apex_rrset_t **done, unsigned *done_count, apex_recorder_t *rec)
 {
 	for (int s = 0; s < 2; s++) {
 		for (unsigned r = 0; r < c->additional_count; r++) {
@@ -598,7 +588,7 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
  * Returns true if the response is truncated.
  */
 static bool write_sections(apex_writer_t *w, const ctx_t *c, unsigned authority_from,
-			   recorder_t *rec)
+			   apex_recorder_t *rec)
 {
 	bool tc = false;
 	for (unsigned i = 0; !tc && i < c->answer_count; i++)
@@ -867,185 +857,21 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	return apex_writer_finish(&w, q.id, response_flags(&q, c.aa, tc, c.rcode));
 }
 
-/* ------------------------------------------------------------ precomputed responses */
+/* ------------------------------------------------------------ precomputation */
 
-/*
- * Record the records that follow a question for the cut's name in a
- * referral to cut, or (cut NULL) the SOA of a negative answer without
- * DNSSEC, as the query path writes them.  *out is NULL when the result
- * could not be replayed for every query name below (see
- * apex_writer_fragment()): the query path then writes it itself.
- * Returns 0 or APEX_ENOMEM.
- */
-/* Scratch space of record_fragment(). */
-typedef struct recording {
-	uint8_t buf[FRAGMENT_SIZE_MAX + 512];
-	apex_writer_t w;
-	apex_writer_log_t log;
-	recorder_t rec;
-	const uint8_t *labels[APEX_WRITER_LOG_MAX];
-} recording_t;
-
-static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnssec_ok,
-			   bool targets, recording_t *scratch, const apex_fragment_t **out)
+bool apex_answer_record(const apex_zone_t *zone, const apex_node_t *cut, const apex_query_t *q,
+			apex_writer_t *w, apex_recorder_t *rec)
 {
-	*out = NULL;
-	const apex_node_t *base_node = cut != NULL ? cut : zone->apex;
-	apex_query_t q;
-	memset(&q, 0, sizeof(q));
-	memcpy(q.qname, base_node->name, base_node->name_size);
-	q.qname_size = base_node->name_size;
-	q.qtype = APEX_TYPE_A;
-	q.qclass = APEX_CLASS_IN;
-	q.has_question = true;
-	q.edns = true;
-	q.dnssec_ok = dnssec_ok;
-
 	ctx_t c;
 	memset(&c, 0, sizeof(c));
-	c.q = &q;
+	c.q = q;
 	c.zone = zone;
-	c.qname_node = base_node;
-	c.dnssec_ok = dnssec_ok;
+	c.qname_node = cut != NULL ? cut : zone->apex;
+	c.dnssec_ok = q->dnssec_ok;
 	if (cut != NULL)
 		referral(&c, cut);
 	else
 		add_negative_soa(&c);
-
-	recording_t *sc = scratch;
-	apex_writer_init(&sc->w, sc->buf, sizeof(sc->buf), sizeof(sc->buf));
-	if (apex_writer_question(&sc->w, q.qname, base_node, q.qtype, q.qclass) != APEX_OK)
-		return APEX_OK;
-	apex_writer_remember_question(&sc->w);
-	size_t body = sc->w.pos;
-	unsigned entries_before = sc->w.compress_count;
-	memset(&sc->log, 0, sizeof(sc->log));
-	memset(&sc->rec, 0, sizeof(sc->rec));
-	sc->rec.body = body;
-	sc->w.log = &sc->log;
-	bool tc = write_sections(&sc->w, &c, 0, &sc->rec);
-	size_t size = sc->w.pos - body;
-	if (tc || c.answer_count != 0 || sc->log.overflow || sc->rec.overflow || sc->rec.count == 0 ||
-	    size > FRAGMENT_SIZE_MAX || sc->w.compress_count >= APEX_COMPRESS_MAX)
-		return APEX_OK;
-
-	/* Additional units may be left out, so nothing may point into them. */
-	size_t additional = body + size;
-	for (unsigned u = 0; u < sc->rec.count; u++)
-		if (sc->rec.units[u].section == APEX_SECTION_ADDITIONAL) {
-			additional = body + (u > 0 ? sc->rec.units[u - 1].end : 0);
-			break;
-		}
-	for (unsigned i = 0; i < sc->log.pointer_count; i++) {
-		size_t at = sc->log.pointers[i];
-		if (at >= additional && (apex_read_u16(sc->buf + at) & 0x3FFFu) >= additional)
-			return APEX_OK;
-	}
-
-	/* The label just below the base of every name below it. */
-	const uint8_t **labels = sc->labels;
-	unsigned label_count = 0;
-	int base_labels = base_node->labels;
-	for (unsigned i = 0; i < sc->log.name_count; i++) {
-		const uint8_t *name = sc->log.names[i];
-		int below = apex_name_labels(name) - base_labels;
-		if (below <= 0)
-			continue;
-		const uint8_t *label = name;
-		for (int k = 1; k < below; k++)
-			label = apex_name_parent(label);
-		if (!apex_name_equal(apex_name_parent(label), base_node->name))
-			continue;
-		bool seen = false;
-		for (unsigned k = 0; k < label_count && !seen; k++)
-			seen = labels[k][0] == label[0] &&
-			       apex_name_equal(labels[k], label);  /* compares the first label on */
-		if (!seen)
-			labels[label_count++] = label;
-	}
-
-	apex_arena_t *arena = zone->arena;
-	apex_fragment_t *f = apex_arena_calloc(arena, 1, sizeof(*f));
-	uint8_t *bytes = apex_arena_alloc(arena, size);
-	apex_fragment_unit_t *units = apex_arena_alloc(arena, sc->rec.count * sizeof(*units));
-	uint16_t *pointers = apex_arena_alloc(arena, (sc->log.pointer_count + 1) * sizeof(*pointers));
-	const uint8_t **label_copy = apex_arena_alloc(arena, (label_count + 1) * sizeof(*label_copy));
-	if (f == NULL || bytes == NULL || units == NULL || pointers == NULL || label_copy == NULL)
-		return APEX_ENOMEM;
-	memcpy(bytes, sc->buf + body, size);
-	memcpy(units, sc->rec.units, sc->rec.count * sizeof(*units));
-	for (unsigned i = 0; i < sc->log.pointer_count; i++)
-		pointers[i] = (uint16_t)(sc->log.pointers[i] - body);
-	memcpy(label_copy, labels, label_count * sizeof(*label_copy));
-	f->base = base_node->name;
-	f->base_size = base_node->name_size;
-	f->base_labels = base_node->labels;
-	f->entries = (uint8_t)(sc->w.compress_count - entries_before);
-	f->size = (uint16_t)size;
-	f->bytes = bytes;
-	for (unsigned u = 0; u < sc->rec.count; u++)
-		f->records[units[u].section] += units[u].records;
-	f->pointer_count = (uint16_t)sc->log.pointer_count;
-	f->unit_count = (uint16_t)sc->rec.count;
-	f->units = units;
-	f->pointers = pointers;
-	f->label_count = (uint16_t)label_count;
-	f->labels = label_copy;
-	if (targets) {
-		apex_compress_entry_t *copy = apex_arena_alloc(arena, (f->entries + 1) * sizeof(*copy));
-		if (copy == NULL)
-			return APEX_ENOMEM;
-		for (unsigned i = 0; i < f->entries; i++) {
-			copy[i] = sc->w.compress[entries_before + i];
-			copy[i].offset = (uint16_t)(copy[i].offset - body);
-		}
-		f->targets = copy;
-	}
-	*out = f;
-	return APEX_OK;
-}
-
-int apex_answer_precompute(apex_zone_t *zone)
-{
-	zone->referrals = NULL;
-	zone->referral_count = 0;
-	zone->negative[0] = zone->negative[1] = NULL;
-	recording_t *scratch = malloc(sizeof(*scratch));
-	if (scratch == NULL)
-		return APEX_ENOMEM;
-	int rc = record_fragment(zone, NULL, false, false, scratch, &zone->negative[0]);
-	if (rc == APEX_OK)
-		rc = record_fragment(zone, NULL, true, true, scratch, &zone->negative[1]);
-
-	/* The cuts a referral can come from: the highest ones. */
-	size_t cuts = 0;
-	for (size_t i = 0; i < zone->node_count; i++) {
-		const apex_node_t *node = &zone->nodes[i];
-		cuts += (node->flags & APEX_NODE_DELEGATION) && node->cut == node;
-	}
-	/* In larger zones they would take more memory than the records. */
-	if (rc != APEX_OK || cuts == 0 || cuts > APEX_PRECOMPUTED_CUTS_MAX) {
-		free(scratch);
-		return rc;
-	}
-	apex_referral_t *referrals = apex_arena_alloc(zone->arena, cuts * sizeof(*referrals));
-	if (referrals == NULL) {
-		free(scratch);
-		return APEX_ENOMEM;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++) {
-		const apex_node_t *node = &zone->nodes[i];
-		if (!(node->flags & APEX_NODE_DELEGATION) || node->cut != node)
-			continue;
-		apex_referral_t *r = &referrals[n++];
-		r->cut = node;
-		rc = record_fragment(zone, node, false, false, scratch, &r->fragment[0]);
-		if (rc == APEX_OK)
-			rc = record_fragment(zone, node, true, false, scratch, &r->fragment[1]);
-	}
-	free(scratch);
-	zone->referrals = referrals;
-	zone->referral_count = n;
-	return rc;
+	bool tc = write_sections(w, &c, 0, rec);
+	return !tc && c.answer_count == 0;
 }

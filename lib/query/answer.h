@@ -28,18 +28,6 @@ typedef struct apex_answer_config {
 	const uint8_t *cookie_secret;
 } apex_answer_config_t;
 
-/*
- * Precompute, in a zone version being built, the responses that do not
- * depend on the query name but through its length: the referral to
- * each zone cut (authority and additional sections, without and with
- * DNSSEC) in zones of at most APEX_PRECOMPUTED_CUTS_MAX cuts, and the
- * SOA of a negative answer without DNSSEC.  apex_answer() copies them
- * when they apply and writes the same bytes it would have written
- * record by record.  Returns 0 or APEX_ENOMEM.
- */
-#define APEX_PRECOMPUTED_CUTS_MAX 16384
-int apex_answer_precompute(apex_zone_t *zone);
-
 /* Defaults: edns_payload 1232, everything else off. */
 void apex_answer_config_init(apex_answer_config_t *cfg);
 

@@ -11,8 +11,9 @@
  *  4. structure: parent, flags, cut, wildcard child, RRSIG links;
  *  5. additional data (glue, MX/SRV/NS target addresses);
  *  6. NSEC and NSEC3 links;
- *  7. for the response writer: name hashes and the nodes of RDATA names;
- *  8. precomputed referrals and negative answers (query/answer.c).
+ *  7. for the response writer: name hashes and the nodes of RDATA names.
+ * The precomputed referrals and negative answers are a step of their own
+ * after this one, in the query layer (query/precompute.h).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE  /* qsort_r */
@@ -29,7 +30,6 @@
 #include "util/log.h"
 #include "util/parallel.h"
 #include "util/radix_sort.h"
-#include "query/answer.h"
 #include "zone/build.h"
 #include "zone/node_table.h"
 #include "zone/nsec3_index.h"
@@ -1005,29 +1005,25 @@ static int set_soa(build_t *bd)
 	return APEX_OK;
 }
 
-static int build_index(build_t *bd)
+/* The arrays of the name index, one arena block each (build_index()). */
+typedef struct index_arrays {
+	apex_node_t *nodes;        /* desc_count */
+	apex_node_t *nsec3_nodes;  /* nsec3_node_count */
+	size_t nsec3_node_count;
+	apex_rrset_t *rrsets, *sigs;
+	uint8_t *blob;             /* RDATA not already in place */
+} index_arrays_t;
+
+/* Sizes of everything, then one arena block for each kind. */
+static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 {
 	apex_zone_builder_t *b = bd->b;
-	apex_zone_t *zone = bd->zone;
-	apex_arena_t *arena = zone->arena;
-	node_desc_t *descs = NULL;
-	size_t desc_count = 0;
-	int rc;
+	apex_arena_t *arena = bd->zone->arena;
+	size_t set_count = 0, sig_count = 0, blob_size = 0;
 
-	for (uint32_t r = 0; r < b->owner_count; r++) {
-		rc = check_owner(bd, r, r == 0);
-		if (rc != APEX_OK)
-			return rc;
-		bd->owner_is_nsec3[r] = r != 0 && only_nsec3(bd, r);
-	}
-	rc = layout_nodes(bd, &descs, &desc_count);
-	if (rc != APEX_OK)
-		return rc;
-
-	/* Sizes of everything, then one arena block for each kind. */
-	size_t nsec3_node_count = 0, set_count = 0, sig_count = 0, blob_size = 0;
+	a->nsec3_node_count = 0;
 	for (uint32_t r = 0; r < b->owner_count; r++)
-		nsec3_node_count += bd->owner_is_nsec3[r];
+		a->nsec3_node_count += bd->owner_is_nsec3[r];
 	for (size_t i = 0, end; i < b->rr_count; i = end) {
 		for (end = i + 1; end < b->rr_count && same_set(&b->rrs[i], &b->rrs[end]); end++)
 			;
@@ -1039,37 +1035,42 @@ static int build_index(build_t *bd)
 			for (size_t k = i; k < end; k++)
 				blob_size += 2u + b->rrs[k].rdlength;
 	}
-	apex_node_t *nodes = apex_arena_calloc(arena, desc_count, sizeof(*nodes));
-	apex_node_t *nsec3_nodes = apex_arena_calloc(arena, nsec3_node_count + 1, sizeof(*nodes));
-	apex_rrset_t *rrsets = apex_arena_calloc(arena, set_count + 1, sizeof(*rrsets));
-	apex_rrset_t *sigs = apex_arena_calloc(arena, sig_count + 1, sizeof(*sigs));
-	uint8_t *blob = apex_arena_alloc(arena, blob_size + 1);
-	if (nodes == NULL || nsec3_nodes == NULL || rrsets == NULL || sigs == NULL ||
-	    blob == NULL) {
-		free(descs);
+	a->nodes = apex_arena_calloc(arena, desc_count, sizeof(*a->nodes));
+	a->nsec3_nodes = apex_arena_calloc(arena, a->nsec3_node_count + 1, sizeof(*a->nodes));
+	a->rrsets = apex_arena_calloc(arena, set_count + 1, sizeof(*a->rrsets));
+	a->sigs = apex_arena_calloc(arena, sig_count + 1, sizeof(*a->sigs));
+	a->blob = apex_arena_alloc(arena, blob_size + 1);
+	if (a->nodes == NULL || a->nsec3_nodes == NULL || a->rrsets == NULL || a->sigs == NULL ||
+	    a->blob == NULL)
 		return APEX_ENOMEM;
-	}
+	return APEX_OK;
+}
 
-	/* Names and keys of owners stay where the loader wrote them, in the
-	 * version's arena (build.h); empty non-terminals share their
-	 * descendant's. */
-	apex_rrset_t *rrset_next = rrsets, *sig_next = sigs;
-	size_t nsec3_index = 0;
-	size_t d = 0;
-	rc = APEX_OK;
-	/* Owners in rank order; the node array is in the same order with
-	 * empty non-terminals before their first descendant. */
+/*
+ * Fill the nodes: owners in rank order; the node array is in the same
+ * order with empty non-terminals before their first descendant. Names
+ * and keys of owners stay where the loader wrote them, in the version's
+ * arena (build.h); empty non-terminals share their descendant's.
+ */
+static int fill_nodes(build_t *bd, const node_desc_t *descs, index_arrays_t *a)
+{
+	apex_zone_builder_t *b = bd->b;
+	apex_rrset_t *rrset_next = a->rrsets, *sig_next = a->sigs;
+	uint8_t *blob = a->blob;
+	size_t nsec3_index = 0, d = 0;
+	int rc = APEX_OK;
+
 	for (uint32_t r = 0; r < b->owner_count && rc == APEX_OK; r++) {
 		const apex_build_owner_t *o = &b->owners[r];
 		apex_node_t *node;
 		if (bd->owner_is_nsec3[r]) {
-			node = &nsec3_nodes[nsec3_index++];
+			node = &a->nsec3_nodes[nsec3_index++];
 		} else {
 			uint16_t label_ends[APEX_LABELS_MAX + 1];
 			uint8_t key[APEX_KEY_MAX];
 			apex_name_key(o->name, key, label_ends);
 			while (descs[d].empty) {
-				apex_node_t *ent = &nodes[d];
+				apex_node_t *ent = &a->nodes[d];
 				ent->labels = descs[d].labels;
 				ent->name = name_ancestor(o->name, o->labels, ent->labels);
 				ent->name_size = (uint8_t)apex_name_size(ent->name);
@@ -1078,7 +1079,7 @@ static int build_index(build_t *bd)
 				ent->rrsets = rrset_next;  /* none */
 				d++;
 			}
-			node = &nodes[d++];
+			node = &a->nodes[d++];
 		}
 		node->name = o->name;
 		node->name_size = o->name_size;
@@ -1087,55 +1088,88 @@ static int build_index(build_t *bd)
 		node->labels = o->labels;
 		rc = fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
 	}
-	if (rc != APEX_OK) {
-		free(descs);
-		return rc;
-	}
-	/* The RRsets hold everything of the records now: their array (40
-	 * bytes a record) goes before the rest of the version is built. */
-	free(b->rrs);
-	b->rrs = NULL;
+	return rc;
+}
 
-	uint64_t *prefixes = apex_arena_alloc(arena, desc_count * sizeof(*prefixes));
-	if (prefixes == NULL) {
-		free(descs);
+/* The name index in the zone: key prefixes, structure, RRSIG links. */
+static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_count,
+			 apex_node_t *nodes)
+{
+	apex_zone_t *zone = bd->zone;
+	uint64_t *prefixes = apex_arena_alloc(zone->arena, desc_count * sizeof(*prefixes));
+	if (prefixes == NULL)
 		return APEX_ENOMEM;
-	}
 	for (size_t i = 0; i < desc_count; i++)
 		prefixes[i] = apex_key_prefix(nodes[i].key, nodes[i].key_size);
 	zone->key_prefixes = prefixes;
 	zone->nodes = nodes;
 	zone->node_count = desc_count;
 	zone->apex = &nodes[0];
-	zone->record_count = b->rr_count;
+	zone->record_count = bd->b->rr_count;
 	set_structure(zone, nodes, descs);
-	free(descs);
-	for (uint32_t r = 0; r < b->owner_count; r++)
+	for (uint32_t r = 0; r < bd->b->owner_count; r++)
 		link_rrsigs(bd, r);
 	warn_stray_ds(bd, nodes);
+	return APEX_OK;
+}
 
-	set_name_hashes(zone, nodes, nsec3_nodes, nsec3_node_count);
-	rc = apex_node_table_build(zone);
+/* Steps 5 to 7: what the query path needs beyond the index. */
+static int set_links(build_t *bd, index_arrays_t *a)
+{
+	apex_zone_t *zone = bd->zone;
+
+	set_name_hashes(zone, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
+	int rc = apex_node_table_build(zone);
 	if (rc == APEX_OK)
 		rc = set_soa(bd);
 	if (rc == APEX_OK)
-		rc = set_additional(bd, nodes);
+		rc = set_additional(bd, a->nodes);
 	if (rc == APEX_OK)
-		rc = set_rdata_nodes(zone, nodes);
+		rc = set_rdata_nodes(zone, a->nodes);
 	if (rc != APEX_OK)
 		return rc;
 	if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {
 		zone->dnssec = APEX_DNSSEC_NSEC3;
-		rc = set_nsec3(bd, nodes, nsec3_nodes, nsec3_node_count);
+		rc = set_nsec3(bd, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
 	} else if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC) != NULL) {
 		zone->dnssec = APEX_DNSSEC_NSEC;
-		set_nsec_links(zone, nodes);
-		set_wildcard_nsec(zone, nodes);
+		set_nsec_links(zone, a->nodes);
+		set_wildcard_nsec(zone, a->nodes);
 	} else {
 		zone->dnssec = APEX_DNSSEC_NONE;
 	}
+	return rc;
+}
+
+static int build_index(build_t *bd)
+{
+	apex_zone_builder_t *b = bd->b;
+	node_desc_t *descs = NULL;
+	size_t desc_count = 0;
+	index_arrays_t arrays;
+	int rc;
+
+	for (uint32_t r = 0; r < b->owner_count; r++) {
+		rc = check_owner(bd, r, r == 0);
+		if (rc != APEX_OK)
+			return rc;
+		bd->owner_is_nsec3[r] = r != 0 && only_nsec3(bd, r);
+	}
+	rc = layout_nodes(bd, &descs, &desc_count);
 	if (rc == APEX_OK)
-		rc = apex_answer_precompute(zone);
+		rc = alloc_index(bd, desc_count, &arrays);
+	if (rc == APEX_OK)
+		rc = fill_nodes(bd, descs, &arrays);
+	if (rc == APEX_OK) {
+		/* The RRsets hold everything of the records now: their array
+		 * (40 bytes a record) goes before the rest is built. */
+		free(b->rrs);
+		b->rrs = NULL;
+		rc = publish_index(bd, descs, desc_count, arrays.nodes);
+	}
+	free(descs);
+	if (rc == APEX_OK)
+		rc = set_links(bd, &arrays);
 	return rc;
 }
 

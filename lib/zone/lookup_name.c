@@ -1,5 +1,6 @@
 #include "zone/lookup_name.h"
-#include "zone/zone.h"
+
+#include "dns/name_hash.h"
 
 /* ASCII lowercase without a branch: 'A'..'Z' get 0x20 added. */
 static inline uint8_t lower(uint8_t c)

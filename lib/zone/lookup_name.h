@@ -2,7 +2,7 @@
  * A name prepared once for all the lookups one query makes: its lookup
  * key (dns/name.h) and, for the name and each of its ancestors, the
  * length of the ancestor's key (a prefix of the key) and its name hash
- * (apex_name_hash(), zone.h).  With these the zone table and a zone's
+ * (dns/name_hash.h).  With these the zone table and a zone's
  * name index find the name or its closest existing ancestor by one hash
  * probe per candidate instead of a binary search each.
  */

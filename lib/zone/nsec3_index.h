@@ -13,16 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "zone/nsec3_bucket.h"
 #include "zone/zone.h"
-
-/* The bucket of a hash: its first `bits` bits (bits <= 24). */
-static inline uint32_t apex_nsec3_bucket(const uint8_t *hash, size_t size, unsigned bits)
-{
-	uint32_t v = 0;
-	for (size_t i = 0; i < 3; i++)
-		v = v << 8 | (i < size ? hash[i] : 0);
-	return v >> (24 - bits);
-}
 
 /*
  * Fill zone->nsec3_start and nsec3_bits for the sorted chain

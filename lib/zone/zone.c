@@ -8,7 +8,7 @@
 #include "util/arena.h"
 #include "util/hash_slots.h"
 #include "zone/lookup_name.h"
-#include "zone/nsec3_index.h"
+#include "zone/nsec3_bucket.h"
 #include "zone/zone.h"
 
 
@@ -127,19 +127,6 @@ void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_si
 			break;
 		}
 	}
-}
-
-uint32_t apex_name_hash(const uint8_t *name)
-{
-	/* Labels from the root down: find them first. */
-	const uint8_t *labels[APEX_LABELS_MAX];
-	int n = 0;
-	for (const uint8_t *p = name; *p != 0 && n < APEX_LABELS_MAX; p += 1 + *p)
-		labels[n++] = p;
-	uint32_t h = APEX_NAME_HASH_ROOT;
-	while (n > 0)
-		h = apex_name_hash_label(h, labels[--n]);
-	return h;
 }
 
 const apex_rrset_t *apex_node_rrset(const apex_node_t *node, uint16_t type)

@@ -4,10 +4,12 @@
  * A version is built by apex_zone_load() (lib/zone/load.h) and
  * finished by apex_zone_build() (lib/zone/build.h), which computes
  * everything a query needs (delegations, glue, additional data,
- * wildcard and empty non-terminal flags, NSEC and NSEC3 links).  After
- * that nothing in it is ever written again, so any number of threads
- * read it without locks.  All its memory belongs to its arena and is
- * freed in one step when the last reference is dropped.
+ * wildcard and empty non-terminal flags, NSEC and NSEC3 links); the
+ * query layer then records the responses it precomputes
+ * (query/precompute.h).  Once published, nothing in it is ever written
+ * again, so any number of threads read it without locks.  All its
+ * memory belongs to its arena and is freed in one step when the last
+ * reference is dropped.
  */
 #ifndef APEX_ZONE_ZONE_H
 #define APEX_ZONE_ZONE_H
@@ -19,6 +21,7 @@
 #include <time.h>
 
 #include "dns/name.h"
+#include "dns/name_hash.h"
 #include "util/arena.h"
 
 struct apex_node;
@@ -141,9 +144,12 @@ typedef struct apex_nsec3_params {
 	uint8_t salt[255];
 } apex_nsec3_params_t;
 
-struct apex_fragment;  /* query/writer.h */
+/* A precomputed part of a response. The query layer defines, records
+ * (query/precompute.h) and reads it; the version only holds it, so the
+ * zone layer never needs its layout. */
+struct apex_fragment;
 
-/* The precomputed referral to one zone cut (see apex_answer_precompute()). */
+/* The precomputed referral to one zone cut (query/precompute.h). */
 typedef struct apex_referral {
 	const apex_node_t *cut;
 	const struct apex_fragment *fragment[2];  /* without and with DO; NULL: none */
@@ -192,9 +198,10 @@ typedef struct apex_zone {
 	const uint32_t *nsec3_start;
 	unsigned nsec3_bits;
 
-	/* Precomputed responses (query/answer.h, apex_answer_precompute()):
-	 * referrals in node order (sorted by cut address), and the SOA of a
-	 * negative answer (without and with DO).  None: 0 and NULL. */
+	/* Precomputed responses (query/precompute.h, set after the build
+	 * and before publication): referrals in node order (sorted by cut
+	 * address), and the SOA of a negative answer (without and with DO).
+	 * None: 0 and NULL. */
 	const apex_referral_t *referrals;
 	size_t referral_count;
 	const struct apex_fragment *negative[2];  /* without and with DO */
@@ -206,31 +213,6 @@ typedef struct apex_zone {
 	struct timespec loaded_at;  /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
-
-/*
- * Hash of a name for name compression: FNV-1a over the lowercased
- * labels from the root down, so that the hash of a name follows from
- * its parent's hash and its first label (the hashes of all suffixes of
- * a name cost one pass; node->hash is precomputed).  Equal names (ASCII
- * case-insensitively) have equal hashes, in every zone.
- */
-#define APEX_NAME_HASH_ROOT 0x811C9DC5u
-#define APEX_NAME_HASH_PRIME 0x01000193u
-
-static inline uint32_t apex_name_hash_label(uint32_t parent_hash, const uint8_t *label)
-{
-	uint32_t h = (parent_hash ^ label[0]) * APEX_NAME_HASH_PRIME;
-	for (unsigned i = 1; i <= label[0]; i++) {
-		uint8_t c = label[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (uint8_t)(c + 32);
-		h = (h ^ c) * APEX_NAME_HASH_PRIME;
-	}
-	return h;
-}
-
-/* Hash of a whole name (see apex_name_hash_label()). */
-uint32_t apex_name_hash(const uint8_t *name);
 
 /* The first 8 bytes of a lookup key, zero-padded, as a big-endian
  * integer: integer order is memcmp() order of the keys, except that

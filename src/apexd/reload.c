@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "memory.h"
+#include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "zone/load.h"
@@ -195,6 +196,10 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		rc = APEX_ENOMEM;
 	} else {
 		rc = apex_zone_load(file, origin, &zone, err, sizeof(err));
+		if (rc == APEX_OK && (rc = apex_precompute(zone)) != APEX_OK) {
+			apex_zone_unref(zone);
+			zone = NULL;
+		}
 	}
 	if (rc < 0 && err[0] == '\0')
 		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name, apex_strerror(rc));

@@ -26,6 +26,7 @@
 #include "dns/name.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "zone/load.h"
@@ -77,7 +78,8 @@ static void fuzz_load(apex_zonetable_t *table, const char *file, const char *ori
 		abort();
 	apex_zone_t *zone = NULL;
 	char err[512] = "";
-	if (apex_zone_load(path, wire, &zone, err, sizeof(err)) != APEX_OK) {
+	if (apex_zone_load(path, wire, &zone, err, sizeof(err)) != APEX_OK ||
+	    apex_precompute(zone) != APEX_OK) {
 		fprintf(stderr, "load %s: %s\n", path, err);
 		abort();
 	}

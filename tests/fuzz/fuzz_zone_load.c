@@ -181,6 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_zone(zone);
+	if (apex_precompute(zone) != APEX_OK)
+		abort();
 
 	apex_zonetable_t table;
 	if (apex_zonetable_init(&table) != APEX_OK || apex_zonetable_publish(&table, zone) != APEX_OK)

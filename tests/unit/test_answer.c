@@ -15,6 +15,7 @@
 
 #include "dns/rrtype.h"
 #include "query/answer.h"
+#include "query/precompute.h"
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
@@ -42,7 +43,8 @@ static int load_into(apex_zonetable_t *table, const char *file, const char *orig
 		return -1;
 	apex_zone_t *zone = NULL;
 	char err[512] = "";
-	if (apex_zone_load(path, wire, &zone, err, sizeof(err)) != APEX_OK) {
+	if (apex_zone_load(path, wire, &zone, err, sizeof(err)) != APEX_OK ||
+	    apex_precompute(zone) != APEX_OK) {
 		fprintf(stderr, "load %s: %s\n", path, err);
 		return -1;
 	}

@@ -61,6 +61,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/precompute.h"
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
@@ -497,6 +498,8 @@ static int setup(void **state)
 		snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, zone_files[z]);
 		apex_name_from_str(zone_origins[z], origin);
 		rc = apex_zone_load(path, origin, &zone, err, sizeof(err));
+		if (rc == APEX_OK)
+			rc = apex_precompute(zone);
 		if (rc != APEX_OK)
 			fprintf(stderr, "load %s: %s\n", path, err);
 		else

@@ -1,0 +1,265 @@
+/*
+ * Precomputed referrals and negative answers (see precompute.h).
+ *
+ * A fragment is recorded by writing the response to a query for the
+ * base name (the cut, or the apex for the negative SOA) with the engine
+ * itself (query/answer_record.h), with the writer's log on: where the
+ * compression pointers and the names are.  The bytes after the question
+ * are kept with that log, which is what apex_writer_fragment() needs to
+ * replay them after a question for any name below the base.
+ */
+#include "query/precompute.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "query/answer_record.h"
+#include "query/parse.h"
+#include "query/writer.h"
+#include "util/arena.h"
+#include "util/error.h"
+
+#define FRAGMENT_SIZE_MAX 8192
+
+/* Scratch space of one recording (too large for a thread's stack). */
+typedef struct recording {
+	uint8_t buf[FRAGMENT_SIZE_MAX + 512];
+	apex_writer_t w;
+	apex_writer_log_t log;
+	apex_recorder_t rec;
+	const uint8_t *labels[APEX_WRITER_LOG_MAX];
+	unsigned label_count;
+	size_t body;              /* offset of the first byte after the question */
+	unsigned entries_before;  /* compression entries of the question */
+} recording_t;
+
+/*
+ * Write the records that follow a question for base_node's name, as the
+ * query path writes them. Returns false if they cannot be a fragment.
+ */
+static bool record_sections(apex_zone_t *zone, const apex_node_t *cut,
+			    const apex_node_t *base_node, bool dnssec_ok, recording_t *sc)
+{
+	apex_query_t q;
+	memset(&q, 0, sizeof(q));
+	memcpy(q.qname, base_node->name, base_node->name_size);
+	q.qname_size = base_node->name_size;
+	q.qtype = APEX_TYPE_A;
+	q.qclass = APEX_CLASS_IN;
+	q.has_question = true;
+	q.edns = true;
+	q.dnssec_ok = dnssec_ok;
+
+	apex_writer_init(&sc->w, sc->buf, sizeof(sc->buf), sizeof(sc->buf));
+	if (apex_writer_question(&sc->w, q.qname, base_node, q.qtype, q.qclass) != APEX_OK)
+		return false;
+	apex_writer_remember_question(&sc->w);
+	sc->body = sc->w.pos;
+	sc->entries_before = sc->w.compress_count;
+	memset(&sc->log, 0, sizeof(sc->log));
+	memset(&sc->rec, 0, sizeof(sc->rec));
+	sc->rec.body = sc->body;
+	sc->w.log = &sc->log;
+	if (!apex_answer_record(zone, cut, &q, &sc->w, &sc->rec))
+		return false;
+	size_t size = sc->w.pos - sc->body;
+	return !sc->log.overflow && !sc->rec.overflow && sc->rec.count > 0 &&
+	       size <= FRAGMENT_SIZE_MAX && sc->w.compress_count < APEX_COMPRESS_MAX;
+}
+
+/* Additional units may be left out when they do not fit, so no pointer
+ * after the first of them may point into them. */
+static bool additional_units_detachable(const recording_t *sc)
+{
+	size_t end = sc->w.pos;
+	size_t additional = end;
+	for (unsigned u = 0; u < sc->rec.count; u++)
+		if (sc->rec.units[u].section == APEX_SECTION_ADDITIONAL) {
+			additional = sc->body + (u > 0 ? sc->rec.units[u - 1].end : 0);
+			break;
+		}
+	for (unsigned i = 0; i < sc->log.pointer_count; i++) {
+		size_t at = sc->log.pointers[i];
+		if (at >= additional && (apex_read_u16(sc->buf + at) & 0x3FFFu) >= additional)
+			return false;
+	}
+	return true;
+}
+
+/* The label just below the base of every name of the fragment below it,
+ * each once (apex_writer_fragment() checks the query name against them). */
+static void collect_labels(recording_t *sc, const apex_node_t *base_node)
+{
+	int base_labels = base_node->labels;
+
+	sc->label_count = 0;
+	for (unsigned i = 0; i < sc->log.name_count; i++) {
+		const uint8_t *name = sc->log.names[i];
+		int below = apex_name_labels(name) - base_labels;
+		if (below <= 0)
+			continue;
+		const uint8_t *label = name;
+		for (int k = 1; k < below; k++)
+			label = apex_name_parent(label);
+		if (!apex_name_equal(apex_name_parent(label), base_node->name))
+			continue;
+		bool seen = false;
+		for (unsigned k = 0; k < sc->label_count && !seen; k++)
+			seen = sc->labels[k][0] == label[0] &&
+			       apex_name_equal(sc->labels[k], label);  /* compares the first label on */
+		if (!seen)
+			sc->labels[sc->label_count++] = label;
+	}
+}
+
+/* The compression targets the fragment's names added, for fragments
+ * that more records may follow. */
+static const apex_compress_entry_t *copy_targets(apex_arena_t *arena, const recording_t *sc,
+						  unsigned entries)
+{
+	apex_compress_entry_t *copy = apex_arena_alloc(arena, (entries + 1) * sizeof(*copy));
+	if (copy == NULL)
+		return NULL;
+	for (unsigned i = 0; i < entries; i++) {
+		copy[i] = sc->w.compress[sc->entries_before + i];
+		copy[i].offset = (uint16_t)(copy[i].offset - sc->body);
+	}
+	return copy;
+}
+
+/* The recording as a fragment in the zone's arena; NULL if out of memory. */
+static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording_t *sc,
+					    const apex_node_t *base_node, bool targets)
+{
+	size_t size = sc->w.pos - sc->body;
+	apex_fragment_t *f = apex_arena_calloc(arena, 1, sizeof(*f));
+	uint8_t *bytes = apex_arena_alloc(arena, size);
+	apex_fragment_unit_t *units = apex_arena_alloc(arena, sc->rec.count * sizeof(*units));
+	uint16_t *pointers = apex_arena_alloc(arena, (sc->log.pointer_count + 1) * sizeof(*pointers));
+	const uint8_t **labels = apex_arena_alloc(arena, (sc->label_count + 1) * sizeof(*labels));
+	if (f == NULL || bytes == NULL || units == NULL || pointers == NULL || labels == NULL)
+		return NULL;
+	memcpy(bytes, sc->buf + sc->body, size);
+	memcpy(units, sc->rec.units, sc->rec.count * sizeof(*units));
+	for (unsigned i = 0; i < sc->log.pointer_count; i++)
+		pointers[i] = (uint16_t)(sc->log.pointers[i] - sc->body);
+	memcpy(labels, sc->labels, sc->label_count * sizeof(*labels));
+	f->base = base_node->name;
+	f->base_size = base_node->name_size;
+	f->base_labels = base_node->labels;
+	f->entries = (uint8_t)(sc->w.compress_count - sc->entries_before);
+	f->size = (uint16_t)size;
+	f->bytes = bytes;
+	for (unsigned u = 0; u < sc->rec.count; u++)
+		f->records[units[u].section] += units[u].records;
+	f->pointer_count = (uint16_t)sc->log.pointer_count;
+	f->unit_count = (uint16_t)sc->rec.count;
+	f->units = units;
+	f->pointers = pointers;
+	f->label_count = (uint16_t)sc->label_count;
+	f->labels = labels;
+	if (targets) {
+		f->targets = copy_targets(arena, sc, f->entries);
+		if (f->targets == NULL)
+			return NULL;
+	}
+	return f;
+}
+
+/*
+ * Record the records that follow a question for the cut's name in a
+ * referral to cut, or (cut NULL) the SOA of a negative answer, into *out;
+ * *out is NULL when they cannot be replayed for every name below (see
+ * apex_writer_fragment()): the query path then writes them itself.
+ * targets: keep the compression targets (more records may follow).
+ * Returns 0 or APEX_ENOMEM.
+ */
+static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnssec_ok,
+			   bool targets, recording_t *sc, const apex_fragment_t **out)
+{
+	const apex_node_t *base_node = cut != NULL ? cut : zone->apex;
+
+	*out = NULL;
+	if (!record_sections(zone, cut, base_node, dnssec_ok, sc) || !additional_units_detachable(sc))
+		return APEX_OK;
+	collect_labels(sc, base_node);
+	*out = keep_fragment(zone->arena, sc, base_node, targets);
+	return *out != NULL ? APEX_OK : APEX_ENOMEM;
+}
+
+int apex_precompute_negative(apex_zone_t *zone)
+{
+	recording_t *sc = malloc(sizeof(*sc));
+	if (sc == NULL)
+		return APEX_ENOMEM;
+	/* With DO, NSEC/NSEC3 proofs follow the SOA: keep its targets. */
+	int rc = record_fragment(zone, NULL, false, false, sc, &zone->negative[0]);
+	if (rc == APEX_OK)
+		rc = record_fragment(zone, NULL, true, true, sc, &zone->negative[1]);
+	free(sc);
+	return rc;
+}
+
+int apex_precompute_referrals(apex_zone_t *zone, apex_referral_t *referrals, size_t count)
+{
+	recording_t *sc = malloc(sizeof(*sc));
+	int rc = sc != NULL ? APEX_OK : APEX_ENOMEM;
+
+	for (size_t i = 0; i < count && rc == APEX_OK; i++) {
+		apex_referral_t *r = &referrals[i];
+		rc = record_fragment(zone, r->cut, false, false, sc, &r->fragment[0]);
+		if (rc == APEX_OK)
+			rc = record_fragment(zone, r->cut, true, false, sc, &r->fragment[1]);
+	}
+	free(sc);
+	return rc;
+}
+
+/* A referral comes from the highest cut above the name: only those. */
+static bool highest_cut(const apex_node_t *node)
+{
+	return (node->flags & APEX_NODE_DELEGATION) && node->cut == node;
+}
+
+/* zone->referrals: every highest cut, in node order (sorted by address,
+ * which the query path's binary search relies on). */
+static int precompute_all_referrals(apex_zone_t *zone)
+{
+	size_t cuts = 0;
+	for (size_t i = 0; i < zone->node_count; i++)
+		cuts += highest_cut(&zone->nodes[i]);
+	if (cuts == 0 || cuts > APEX_PRECOMPUTED_CUTS_MAX)
+		return APEX_OK;
+	apex_referral_t *referrals = apex_arena_calloc(zone->arena, cuts, sizeof(*referrals));
+	if (referrals == NULL)
+		return APEX_ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < zone->node_count; i++)
+		if (highest_cut(&zone->nodes[i]))
+			referrals[n++].cut = &zone->nodes[i];
+	int rc = apex_precompute_referrals(zone, referrals, n);
+	zone->referrals = referrals;
+	zone->referral_count = n;
+	return rc;
+}
+
+int apex_precompute(apex_zone_t *zone)
+{
+	struct timespec start, end;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	zone->referrals = NULL;
+	zone->referral_count = 0;
+	zone->negative[0] = zone->negative[1] = NULL;
+	int rc = apex_precompute_negative(zone);
+	if (rc == APEX_OK)
+		rc = precompute_all_referrals(zone);
+	zone->memory = apex_arena_footprint(zone->arena);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	zone->load_seconds += (double)(end.tv_sec - start.tv_sec) +
+			      (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+	return rc;
+}

@@ -1,0 +1,207 @@
+/*
+ * query/precompute: a version with precomputed fragments answers byte
+ * for byte as one without, and recomputing the fragments of some cuts,
+ * or the negative SOA alone (what an IXFR that reaches only those names
+ * will do), gives the fragments of the full precomputation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "query/answer.h"
+#include "query/precompute.h"
+#include "query/writer.h"
+#include "util/error.h"
+#include "zone/load.h"
+#include "zone/zoneset.h"
+#include "zone/zone.h"
+
+static apex_zone_t *load(const char *file, const char *origin_text)
+{
+	char path[512], err[512] = "";
+	uint8_t origin[APEX_NAME_MAX];
+	apex_zone_t *zone = NULL;
+
+	snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, file);
+	assert_true(apex_name_from_str(origin_text, origin) > 0);
+	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	assert_null(zone->referrals);  /* the load alone precomputes nothing */
+	assert_null(zone->negative[0]);
+	return zone;
+}
+
+static void same_fragment(const apex_fragment_t *a, const apex_fragment_t *b)
+{
+	if (a == NULL || b == NULL) {
+		assert_ptr_equal(a, b);
+		return;
+	}
+	assert_ptr_not_equal(a, b);  /* recomputed, not the same memory */
+	assert_ptr_equal(a->base, b->base);
+	assert_int_equal(a->base_size, b->base_size);
+	assert_int_equal(a->base_labels, b->base_labels);
+	assert_int_equal(a->entries, b->entries);
+	assert_int_equal(a->size, b->size);
+	assert_memory_equal(a->bytes, b->bytes, a->size);
+	assert_memory_equal(a->records, b->records, sizeof(a->records));
+	assert_int_equal(a->unit_count, b->unit_count);
+	assert_memory_equal(a->units, b->units, a->unit_count * sizeof(*a->units));
+	assert_int_equal(a->pointer_count, b->pointer_count);
+	assert_memory_equal(a->pointers, b->pointers, a->pointer_count * sizeof(*a->pointers));
+	assert_int_equal(a->label_count, b->label_count);
+	assert_memory_equal(a->labels, b->labels, a->label_count * sizeof(*a->labels));
+	assert_true((a->targets == NULL) == (b->targets == NULL));
+	if (a->targets != NULL)
+		assert_memory_equal(a->targets, b->targets, a->entries * sizeof(*a->targets));
+}
+
+/* Every step-th cut recomputed on its own equals the full result. */
+static void check_partial(const char *file, const char *origin, size_t step, size_t min_cuts)
+{
+	apex_zone_t *zone = load(file, origin);
+	size_t memory = zone->memory;
+
+	assert_int_equal(apex_precompute(zone), APEX_OK);
+	/* The fragments count (a small zone's fit in an arena block it had). */
+	assert_true(zone->memory > memory || (min_cuts < 1000 && zone->memory == memory));
+	assert_true(zone->referral_count >= min_cuts);
+	assert_non_null(zone->negative[0]);
+	assert_non_null(zone->negative[1]);
+
+	size_t n = 0, recorded = 0;
+	apex_referral_t *some = calloc(zone->referral_count + 1, sizeof(*some));
+	assert_non_null(some);
+	for (size_t i = 0; i < zone->referral_count; i += step)
+		some[n++].cut = zone->referrals[i].cut;
+	assert_int_equal(apex_precompute_referrals(zone, some, n), APEX_OK);
+	for (size_t k = 0; k < n; k++) {
+		const apex_referral_t *full = &zone->referrals[k * step];
+		assert_ptr_equal(some[k].cut, full->cut);
+		same_fragment(some[k].fragment[0], full->fragment[0]);
+		same_fragment(some[k].fragment[1], full->fragment[1]);
+		recorded += full->fragment[0] != NULL;
+	}
+	assert_true(recorded > 0);
+	free(some);
+
+	const apex_fragment_t *negative[2] = { zone->negative[0], zone->negative[1] };
+	assert_int_equal(apex_precompute_negative(zone), APEX_OK);
+	same_fragment(zone->negative[0], negative[0]);
+	same_fragment(zone->negative[1], negative[1]);
+	apex_zone_unref(zone);
+}
+
+/* A query for name (wire) and type, with EDNS and the DO bit as asked. */
+static size_t make_query(uint8_t *q, const uint8_t *name, uint16_t type, bool dnssec_ok)
+{
+	size_t n = apex_name_size(name);
+	memset(q, 0, 12);
+	apex_write_u16(q, 0x1234);
+	apex_write_u16(q + 4, 1);
+	apex_write_u16(q + 10, 1);
+	memcpy(q + 12, name, n);
+	apex_write_u16(q + 12 + n, type);
+	apex_write_u16(q + 14 + n, APEX_CLASS_IN);
+	uint8_t *opt = q + 16 + n;
+	memset(opt, 0, 11);
+	apex_write_u16(opt + 1, APEX_TYPE_OPT);
+	apex_write_u16(opt + 3, 1232);
+	apex_write_u16(opt + 7, dnssec_ok ? 0x8000 : 0);
+	return 16 + n + 11;
+}
+
+static apex_zoneset_t *serve(apex_zonetable_t *table, apex_zone_t *zone)
+{
+	unsigned long long generation;
+	assert_int_equal(apex_zonetable_init(table), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(table, zone), APEX_OK);
+	apex_zoneset_t *set = apex_zonetable_acquire(table, &generation);
+	assert_non_null(set);
+	return set;
+}
+
+/*
+ * The fragments are right: a version with them answers byte for byte as
+ * one without any, whose answers the engine writes record by record.
+ * Asked below every cut (a referral) and for a name that does not exist
+ * (the negative SOA), with and without DO, over UDP and TCP.
+ */
+static void fragments_answer_as_the_engine(const char *file, const char *origin)
+{
+	apex_zone_t *with = load(file, origin), *without = load(file, origin);
+	apex_zonetable_t table_with, table_without;
+	apex_answer_config_t cfg;
+	uint8_t query[512], name[APEX_NAME_MAX + 8], a[65535], b[65535];
+	size_t copied = 0;
+
+	assert_int_equal(apex_precompute(with), APEX_OK);
+	apex_answer_config_init(&cfg);
+	apex_zoneset_t *set_with = serve(&table_with, with);
+	apex_zoneset_t *set_without = serve(&table_without, without);
+	for (size_t i = 0; i <= with->referral_count; i++) {
+		/* "zz-none." below the cut, or below the apex for NXDOMAIN */
+		const apex_node_t *base = i < with->referral_count ? with->referrals[i].cut : with->apex;
+		size_t base_size = apex_name_size(base->name);
+		if (base_size + 8 > APEX_NAME_MAX)
+			continue;
+		memcpy(name, "\007zz-none", 8);
+		memcpy(name + 8, base->name, base_size);
+		copied += i < with->referral_count && with->referrals[i].fragment[0] != NULL;
+		for (int k = 0; k < 4; k++) {
+			apex_transport_t t = k & 1 ? APEX_TRANSPORT_TCP : APEX_TRANSPORT_UDP;
+			size_t qsize = make_query(query, name, APEX_TYPE_A, k & 2);
+			size_t na = apex_answer(set_with, &cfg, t, query, qsize, a, sizeof(a), NULL);
+			size_t nb = apex_answer(set_without, &cfg, t, query, qsize, b, sizeof(b), NULL);
+			assert_int_equal(na, nb);
+			assert_memory_equal(a, b, na);
+		}
+	}
+	assert_true(copied > 0 || with->referral_count == 0);
+	apex_zoneset_release(set_with);
+	apex_zoneset_release(set_without);
+	apex_zonetable_destroy(&table_with);
+	apex_zonetable_destroy(&table_without);
+}
+
+static void root_zone(void **state)
+{
+	(void)state;
+	check_partial("root.zone", ".", 7, 1000);
+	fragments_answer_as_the_engine("root.zone", ".");
+}
+
+static void nsec3_tld(void **state)
+{
+	(void)state;
+	check_partial("fj.zone", "fj.", 1, 5);
+	fragments_answer_as_the_engine("fj.zone", "fj.");
+}
+
+static void signed_feature_zone(void **state)
+{
+	(void)state;
+	check_partial("example.nsec3.zone", "example.", 1, 1);
+	check_partial("example.nsec.zone", "example.", 1, 1);
+	fragments_answer_as_the_engine("example.nsec3.zone", "example.");
+	fragments_answer_as_the_engine("example.zone", "example.");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(root_zone),
+		cmocka_unit_test(nsec3_tld),
+		cmocka_unit_test(signed_feature_zone),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
