@@ -26,7 +26,6 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 	server->answer_config.nsid_size = (uint16_t)cfg->nsid_size;
 	server->answer_config.chaos_id = cfg->identity;
 	server->answer_config.chaos_version = cfg->version;
-	atomic_init(&server->tcp_connections, 0);
 	/* Server cookies: the configured secret, or a random one (cookies
 	 * then survive no restart, and are not shared with other servers). */
 	if (cfg->cookies) {
@@ -36,11 +35,8 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 			return rc;
 		server->answer_config.cookie_secret = server->cookie_secret;
 	}
-	if ((rc = apex_random_bytes(server->tcp_client_key, sizeof(server->tcp_client_key))) < 0)
+	if ((rc = apex_tcp_shared_init(&server->tcp, cfg)) < 0)
 		return rc;
-	server->tcp_clients = calloc(APEX_TCP_CLIENT_SLOTS, sizeof(*server->tcp_clients));
-	if (server->tcp_clients == NULL)
-		return APEX_ENOMEM;
 	clock_gettime(CLOCK_MONOTONIC, &server->started);
 	clock_gettime(CLOCK_REALTIME, &server->started_wall);
 
@@ -50,18 +46,15 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 	server->zonetable_ready = true;
 
 	server->worker_count = workers;
-	server->workers = aligned_alloc(64, sizeof(apex_worker_t) * workers);
+	server->workers = aligned_alloc(64, sizeof(apex_worker_thread_t) * workers);
 	if (server->workers == NULL)
 		return APEX_ENOMEM;
-	memset(server->workers, 0, sizeof(apex_worker_t) * workers);
+	memset(server->workers, 0, sizeof(apex_worker_thread_t) * workers);
 	for (unsigned i = 0; i < workers; i++) {
 		server->workers[i].server = server;
-		server->workers[i].index = i;
-	}
-	/* RRL: one table per worker, each enforcing its share of the rate
-	 * (doc/architecture.md, "Response rate limiting") */
-	for (unsigned i = 0; i < workers; i++) {
-		if ((rc = apex_rrl_init(&server->workers[i].rrl, &cfg->rrl, workers)) < 0)
+		rc = apex_worker_init(&server->workers[i].worker, i, &server->zonetable,
+				      &server->answer_config, &cfg->rrl, workers);
+		if (rc < 0)
 			return rc;
 	}
 	return APEX_OK;
@@ -86,7 +79,7 @@ int apex_server_open_sockets(apex_server_t *server)
 		return APEX_ENOMEM;
 	}
 	for (unsigned w = 0; w < server->worker_count && rc == APEX_OK; w++) {
-		apex_worker_t *worker = &server->workers[w];
+		apex_worker_thread_t *wt = &server->workers[w];
 		size_t udp_open = 0, tcp_open = 0;
 
 		for (size_t i = 0; i < n; i++) {
@@ -114,8 +107,8 @@ int apex_server_open_sockets(apex_server_t *server)
 			break;
 		}
 		/* from here the worker owns the fds, even if init fails */
-		rc = apex_udp_worker_init(&worker->udp, worker, udp_fds, n, answer_capacity);
-		int rc2 = apex_tcp_worker_init(&worker->tcp, worker, tcp_fds, n);
+		rc = apex_udp_worker_init(&wt->udp, &wt->worker, udp_fds, n, answer_capacity);
+		int rc2 = apex_tcp_worker_init(&wt->tcp, &wt->worker, &server->tcp, tcp_fds, n);
 		if (rc == APEX_OK)
 			rc = rc2;
 		if (rc < 0)
@@ -128,7 +121,7 @@ int apex_server_open_sockets(apex_server_t *server)
 
 static void on_stop(uv_async_t *async)
 {
-	apex_worker_t *worker = async->data;
+	apex_worker_thread_t *worker = async->data;
 
 	apex_udp_worker_stop(&worker->udp);
 	apex_tcp_worker_stop(&worker->tcp);
@@ -140,14 +133,14 @@ static void on_stop(uv_async_t *async)
 /* A zoneset was published: pick it up now, even with no query to answer. */
 static void on_wake(uv_async_t *async)
 {
-	apex_worker_t *worker = async->data;
+	apex_worker_thread_t *worker = async->data;
 
-	(void)apex_worker_zones(worker);
+	apex_worker_batch(&worker->worker);
 }
 
 static void *worker_main(void *arg)
 {
-	apex_worker_t *worker = arg;
+	apex_worker_thread_t *worker = arg;
 
 	/* runs until on_stop() has closed every handle of the loop */
 	uv_run(&worker->loop, UV_RUN_DEFAULT);
@@ -159,30 +152,31 @@ static void *worker_main(void *arg)
  * own thread exists (pthread_create orders these writes before the
  * thread's first read), so that every start-up error is reported here.
  */
-static int worker_prepare(apex_worker_t *worker)
+static int worker_prepare(apex_worker_thread_t *worker)
 {
 	int rc = uv_loop_init(&worker->loop);
 
 	if (rc < 0) {
-		apex_error("worker %u: loop: %s", worker->index, uv_strerror(rc));
+		apex_error("worker %u: loop: %s", worker->worker.index, uv_strerror(rc));
 		return APEX_EIO;
 	}
 	worker->loop_ready = true;
 	worker->stop_async.data = worker;
 	rc = uv_async_init(&worker->loop, &worker->stop_async, on_stop);
 	if (rc < 0) {
-		apex_error("worker %u: async: %s", worker->index, uv_strerror(rc));
+		apex_error("worker %u: async: %s", worker->worker.index, uv_strerror(rc));
 		return APEX_EIO;
 	}
 	worker->async_ready = true;
 	worker->wake_async.data = worker;
 	rc = uv_async_init(&worker->loop, &worker->wake_async, on_wake);
 	if (rc < 0) {
-		apex_error("worker %u: async: %s", worker->index, uv_strerror(rc));
+		apex_error("worker %u: async: %s", worker->worker.index, uv_strerror(rc));
 		return APEX_EIO;
 	}
 	worker->wake_ready = true;
-	worker->zones = apex_zonetable_acquire(&worker->server->zonetable, &worker->generation);
+	/* the zones published before the start */
+	apex_worker_batch(&worker->worker);
 	if ((rc = apex_udp_worker_start(&worker->udp, &worker->loop)) < 0)
 		return rc;
 	return apex_tcp_worker_start(&worker->tcp, &worker->loop);
@@ -202,7 +196,7 @@ int apex_server_start(apex_server_t *server)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned w = 0; w < server->worker_count; w++) {
-		apex_worker_t *worker = &server->workers[w];
+		apex_worker_thread_t *worker = &server->workers[w];
 		int err = pthread_create(&worker->thread, NULL, worker_main, worker);
 
 		if (err != 0) {
@@ -219,13 +213,13 @@ int apex_server_start(apex_server_t *server)
 void apex_server_stop(apex_server_t *server)
 {
 	for (unsigned w = 0; w < server->worker_count; w++) {
-		apex_worker_t *worker = &server->workers[w];
+		apex_worker_thread_t *worker = &server->workers[w];
 
 		if (worker->thread_started)
 			uv_async_send(&worker->stop_async);
 	}
 	for (unsigned w = 0; w < server->worker_count; w++) {
-		apex_worker_t *worker = &server->workers[w];
+		apex_worker_thread_t *worker = &server->workers[w];
 
 		if (worker->thread_started) {
 			pthread_join(worker->thread, NULL);
@@ -237,7 +231,7 @@ void apex_server_stop(apex_server_t *server)
 void apex_server_destroy(apex_server_t *server)
 {
 	for (unsigned w = 0; server->workers != NULL && w < server->worker_count; w++) {
-		apex_worker_t *worker = &server->workers[w];
+		apex_worker_thread_t *worker = &server->workers[w];
 
 		if (worker->loop_ready) {
 			/* a worker that never ran still has handles: close them here */
@@ -249,12 +243,10 @@ void apex_server_destroy(apex_server_t *server)
 		}
 		apex_udp_worker_free(&worker->udp);
 		apex_tcp_worker_free(&worker->tcp);
-		if (worker->zones != NULL)
-			apex_zoneset_release(worker->zones);
-		apex_rrl_free(&worker->rrl);
+		apex_worker_free(&worker->worker);
 	}
 	free(server->workers);
-	free(server->tcp_clients);
+	apex_tcp_shared_free(&server->tcp);
 	if (server->zonetable_ready)
 		apex_zonetable_destroy(&server->zonetable);
 	memset(server, 0, sizeof(*server));
@@ -263,7 +255,7 @@ void apex_server_destroy(apex_server_t *server)
 void apex_server_wake_workers(apex_server_t *server)
 {
 	for (unsigned w = 0; w < server->worker_count; w++) {
-		apex_worker_t *worker = &server->workers[w];
+		apex_worker_thread_t *worker = &server->workers[w];
 
 		/* thread_started is written only by the main thread before the
 		 * control and reload threads exist and after they are gone */
@@ -281,7 +273,7 @@ void apex_server_stats(const apex_server_t *server, apex_stats_totals_t *per_wor
 	for (unsigned w = 0; w < server->worker_count; w++) {
 		apex_stats_totals_t one;
 
-		apex_stats_snapshot(&server->workers[w].stats, &one);
+		apex_stats_snapshot(&server->workers[w].worker.stats, &one);
 		if (per_worker != NULL)
 			per_worker[w] = one;
 		apex_stats_add(total, &one);

@@ -17,7 +17,6 @@
 #define APEXD_SERVER_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -25,20 +24,19 @@
 #include <uv.h>
 
 #include "config.h"
-#include "query/cookie.h"
-#include "stats.h"
 #include "query/answer.h"
-#include "rrl/rrl.h"
+#include "stats.h"
 #include "tcp.h"
 #include "udp.h"
+#include "worker.h"
 #include "zone/zoneset.h"
 
 struct apex_server;
 
-typedef struct apex_worker {
-	_Alignas(64) apex_worker_stats_t stats;
-	_Alignas(64) struct apex_server *server;
-	unsigned index;
+/* One worker thread: its loop, its sockets, and its answer path. */
+typedef struct apex_worker_thread {
+	apex_worker_t worker;     /* the answer path (worker.h); cache-line aligned */
+	struct apex_server *server;
 	pthread_t thread;
 	bool thread_started;
 	bool loop_ready;
@@ -51,24 +49,9 @@ typedef struct apex_worker {
 	uv_async_t wake_async;
 	bool wake_ready;
 
-	/* The zoneset this worker answers from, and the table generation it
-	 * was acquired at (checked between batches: apex_worker_zones()). */
-	apex_zoneset_t *zones;
-	unsigned long long generation;
-
 	apex_udp_worker_t udp;
 	apex_tcp_worker_t tcp;
-	/* This worker's own response rate limiting table (rrl/rrl.h). */
-	apex_rrl_t rrl;
-} apex_worker_t;
-
-/*
- * Open TCP connections per client address (tcp-max-connections-per-client):
- * a fixed table of counters indexed by a keyed hash of the address.  Two
- * clients whose addresses share a slot share its limit; the key is
- * random, so nobody can aim at another client's slot.
- */
-#define APEX_TCP_CLIENT_SLOTS 65536
+} apex_worker_thread_t;
 
 typedef struct apex_server {
 	const apex_config_t *config;
@@ -77,16 +60,12 @@ typedef struct apex_server {
 	bool zonetable_ready;
 
 	unsigned worker_count;
-	apex_worker_t *workers;   /* 64-byte aligned array */
+	apex_worker_thread_t *workers;  /* 64-byte aligned array */
 
 	struct timespec started;  /* CLOCK_MONOTONIC at init, for uptime */
 	struct timespec started_wall;  /* CLOCK_REALTIME at init */
 
-	/* Open TCP connections of all workers (changed per connection, never per query). */
-	_Alignas(64) atomic_uint tcp_connections;
-	/* Per-client counts (changed per connection, never per query). */
-	atomic_uint *tcp_clients;  /* APEX_TCP_CLIENT_SLOTS, owned */
-	uint8_t tcp_client_key[APEX_SIPHASH_KEY_SIZE];
+	apex_tcp_shared_t tcp;    /* what the workers' TCP services share */
 	uint8_t cookie_secret[16]; /* answer_config.cookie_secret points here */
 } apex_server_t;
 
@@ -124,75 +103,5 @@ void apex_server_log_stats(const apex_server_t *server);
 
 /* Seconds since apex_server_init(). */
 double apex_server_uptime(const apex_server_t *server);
-
-/*
- * The zoneset a worker answers from, picked up again if the table was
- * published since (one relaxed-cost read of the generation per batch).
- */
-static inline const apex_zoneset_t *apex_worker_zones(apex_worker_t *worker)
-{
-	apex_zonetable_t *table = &worker->server->zonetable;
-
-	if (apex_zonetable_generation(table) != worker->generation) {
-		apex_zoneset_t *old = worker->zones;
-		struct timespec t0, t1;
-
-		/* only here, on a generation change, is the rwlock taken: time it */
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		worker->zones = apex_zonetable_acquire(table, &worker->generation);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		APEX_STAT_ADD(worker->stats.lock_wait_ns,
-			      (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)));
-		APEX_STAT_ADD(worker->stats.zone_pickups, 1);
-		apex_zoneset_release(old);
-	}
-	return worker->zones;
-}
-
-/* Count one answered (or dropped) query in the worker's statistics. */
-static inline void apex_worker_count(apex_worker_t *worker, const apex_answer_info_t *info,
-				     size_t response_size)
-{
-	apex_worker_stats_t *s = &worker->stats;
-
-	if (response_size == 0 || info->dropped) {
-		APEX_STAT_ADD(s->dropped, 1);
-		return;
-	}
-	APEX_STAT_ADD(s->rcode[info->rcode < APEX_STATS_RCODES - 1 ? info->rcode : APEX_STATS_RCODES - 1], 1);
-	APEX_STAT_ADD(s->qtype[apex_stats_qtype_index(info->qtype)], 1);
-	if (info->truncated)
-		APEX_STAT_ADD(s->truncated, 1);
-	switch (info->cookie) {
-	case APEX_COOKIE_CLIENT_ONLY:
-		APEX_STAT_ADD(s->cookie_client, 1);
-		break;
-	case APEX_COOKIE_VALID:
-		APEX_STAT_ADD(s->cookie_valid, 1);
-		break;
-	case APEX_COOKIE_INVALID:
-		APEX_STAT_ADD(s->cookie_invalid, 1);
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * The source address of a query as the answer engine wants it (for
- * server cookies): points into addr.  now: wall-clock seconds.
- */
-static inline void apex_answer_client_set(apex_answer_client_t *client,
-					  const struct sockaddr_storage *addr, uint32_t now)
-{
-	if (addr->ss_family == AF_INET6) {
-		client->addr = ((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr;
-		client->addr_size = 16;
-	} else {
-		client->addr = (const uint8_t *)&((const struct sockaddr_in *)addr)->sin_addr;
-		client->addr_size = 4;
-	}
-	client->now = now;
-}
 
 #endif

@@ -13,7 +13,7 @@
 
 #include "dns/wire.h"
 #include "listen_socket.h"
-#include "server.h"
+#include "worker.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -30,14 +30,14 @@ typedef struct apex_tcp_conn {
 	uv_tcp_t handle;
 	uv_timer_t timer;
 	uv_write_t write_req;
-	apex_worker_t *worker;
-	struct apex_tcp_conn *prev, *next;  /* in worker->tcp.conns */
+	apex_tcp_worker_t *tcp;
+	struct apex_tcp_conn *prev, *next;  /* in tcp->conns */
 	uint8_t *in;          /* IN_CAPACITY bytes, owned by the connection */
 	size_t in_used;
 	uint8_t *out;         /* OUT_CAPACITY bytes, owned by the connection */
 	size_t out_used;
 	int open_handles;     /* libuv handles still to be closed before free */
-	bool counted;         /* holds one of server->tcp_connections */
+	bool counted;         /* holds one of tcp->shared->connections */
 	atomic_uint *client_slot; /* holds one count of it (per-client limit), or NULL */
 	struct sockaddr_storage peer; /* the client, for server cookies */
 	uint64_t partial_since;   /* uv_now() when the unfinished input message began; 0: none */
@@ -80,7 +80,7 @@ static void on_handle_closed(uv_handle_t *handle)
 
 static void conn_unlink(apex_tcp_conn_t *conn)
 {
-	apex_tcp_worker_t *tcp = &conn->worker->tcp;
+	apex_tcp_worker_t *tcp = conn->tcp;
 
 	if (!conn->linked)
 		return;
@@ -101,8 +101,7 @@ static void conn_close(apex_tcp_conn_t *conn)
 	conn->closing = true;
 	conn_unlink(conn);
 	if (conn->counted) {
-		atomic_fetch_sub_explicit(&conn->worker->server->tcp_connections, 1,
-					  memory_order_relaxed);
+		atomic_fetch_sub_explicit(&conn->tcp->shared->connections, 1, memory_order_relaxed);
 		conn->counted = false;
 	}
 	if (conn->client_slot != NULL) {
@@ -126,9 +125,9 @@ static void on_idle(uv_timer_t *timer)
 	apex_tcp_conn_t *conn = timer->data;
 
 	if (conn_in_io(conn))
-		APEX_STAT_ADD(conn->worker->stats.tcp_io_timeouts, 1);
+		APEX_STAT_ADD(conn->tcp->worker->stats.tcp_io_timeouts, 1);
 	else
-		APEX_STAT_ADD(conn->worker->stats.tcp_timeouts, 1);
+		APEX_STAT_ADD(conn->tcp->worker->stats.tcp_timeouts, 1);
 	conn_close(conn);
 }
 
@@ -142,7 +141,7 @@ static void on_idle(uv_timer_t *timer)
  */
 static void conn_touch(apex_tcp_conn_t *conn)
 {
-	const apex_config_t *cfg = conn->worker->server->config;
+	const apex_config_t *cfg = conn->tcp->shared->config;
 	uint64_t now = uv_now(conn->handle.loop);
 	uint64_t deadline = now + (uint64_t)cfg->tcp_idle_timeout * 1000;
 	uint64_t io = (uint64_t)cfg->tcp_io_timeout * 1000;
@@ -223,16 +222,13 @@ static void conn_flush(apex_tcp_conn_t *conn)
  */
 static void conn_process(apex_tcp_conn_t *conn)
 {
-	apex_worker_t *worker = conn->worker;
-	const apex_zoneset_t *zones = apex_worker_zones(worker);
-	apex_answer_client_t client;
+	apex_worker_t *worker = conn->tcp->worker;
 	size_t pos = 0;
 
-	apex_answer_client_set(&client, &conn->peer, (uint32_t)time(NULL));
-
+	/* the messages received together are one batch */
+	apex_worker_batch(worker);
 	while (!conn->writing && !conn->closing) {
 		size_t avail = conn->in_used - pos, len, size;
-		apex_answer_info_t info = { 0 };
 
 		if (avail < 2)
 			break;
@@ -248,11 +244,9 @@ static void conn_process(apex_tcp_conn_t *conn)
 			conn_flush(conn);
 			break;
 		}
-		size = apex_answer_from(zones, &worker->server->answer_config, APEX_TRANSPORT_TCP,
-					&client, conn->in + pos + 2, len,
-					conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, &info);
 		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
-		apex_worker_count(worker, &info, size);
+		size = apex_worker_answer(worker, APEX_TRANSPORT_TCP, &conn->peer, conn->in + pos + 2,
+					  len, conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, NULL);
 		if (size > 0) {
 			apex_write_u16(conn->out + conn->out_used, (uint16_t)size);
 			conn->out_used += 2 + size;
@@ -308,24 +302,25 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 }
 
 /* The per-client counter of a client address. */
-static atomic_uint *client_slot(apex_server_t *server, const struct sockaddr_storage *peer)
+static atomic_uint *client_slot(apex_tcp_shared_t *shared, const struct sockaddr_storage *peer)
 {
 	uint64_t h;
 
 	if (peer->ss_family == AF_INET6)
-		h = apex_siphash24(server->tcp_client_key,
+		h = apex_siphash24(shared->client_key,
 				   ((const struct sockaddr_in6 *)peer)->sin6_addr.s6_addr, 16);
 	else
-		h = apex_siphash24(server->tcp_client_key,
+		h = apex_siphash24(shared->client_key,
 				   &((const struct sockaddr_in *)peer)->sin_addr, 4);
-	return &server->tcp_clients[h % APEX_TCP_CLIENT_SLOTS];
+	return &shared->clients[h % APEX_TCP_CLIENT_SLOTS];
 }
 
 static void on_connection(uv_stream_t *listener, int status)
 {
 	apex_tcp_listener_t *l = listener->data;
-	apex_worker_t *worker = l->worker;
-	apex_server_t *server = worker->server;
+	apex_tcp_worker_t *tcp = l->owner;
+	apex_worker_t *worker = tcp->worker;
+	apex_tcp_shared_t *shared = tcp->shared;
 	apex_tcp_conn_t *conn;
 	unsigned open;
 	int rc;
@@ -339,7 +334,7 @@ static void on_connection(uv_stream_t *listener, int status)
 		apex_error("worker %u: tcp accept: out of memory", worker->index);
 		return;
 	}
-	conn->worker = worker;
+	conn->tcp = tcp;
 	conn->handle.data = conn;
 	conn->timer.data = conn;
 	rc = uv_tcp_init(listener->loop, &conn->handle);
@@ -357,9 +352,9 @@ static void on_connection(uv_stream_t *listener, int status)
 	}
 
 	/* tcp-max-connections: one shared counter, touched per connection only */
-	open = atomic_fetch_add_explicit(&server->tcp_connections, 1, memory_order_relaxed);
+	open = atomic_fetch_add_explicit(&shared->connections, 1, memory_order_relaxed);
 	conn->counted = true;
-	if (open >= server->config->tcp_max_connections || worker->tcp.stopping) {
+	if (open >= shared->config->tcp_max_connections || tcp->stopping) {
 		APEX_STAT_ADD(worker->stats.tcp_rejected, 1);
 		conn_close(conn);
 		return;
@@ -373,12 +368,12 @@ static void on_connection(uv_stream_t *listener, int status)
 			return;
 		}
 	}
-	if (server->config->tcp_max_per_client > 0) {
-		atomic_uint *slot = client_slot(server, &conn->peer);
+	if (shared->config->tcp_max_per_client > 0) {
+		atomic_uint *slot = client_slot(shared, &conn->peer);
 
 		open = atomic_fetch_add_explicit(slot, 1, memory_order_relaxed);
 		conn->client_slot = slot;
-		if (open >= server->config->tcp_max_per_client) {
+		if (open >= shared->config->tcp_max_per_client) {
 			APEX_STAT_ADD(worker->stats.tcp_rejected_per_client, 1);
 			conn_close(conn);
 			return;
@@ -398,10 +393,10 @@ static void on_connection(uv_stream_t *listener, int status)
 	APEX_STAT_ADD(worker->stats.tcp_connections, 1);
 	uv_tcp_nodelay(&conn->handle, 1);  /* pipelined answers must not wait for ACKs */
 
-	conn->next = worker->tcp.conns;
+	conn->next = tcp->conns;
 	if (conn->next != NULL)
 		conn->next->prev = conn;
-	worker->tcp.conns = conn;
+	tcp->conns = conn;
 	conn->linked = true;
 
 	conn_touch(conn);
@@ -410,10 +405,30 @@ static void on_connection(uv_stream_t *listener, int status)
 
 /* ---------------------------------------------------------------- worker */
 
-int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker, const int *fds,
-			 size_t count)
+int apex_tcp_shared_init(apex_tcp_shared_t *shared, const apex_config_t *cfg)
+{
+	memset(shared, 0, sizeof(*shared));
+	atomic_init(&shared->connections, 0);
+	shared->config = cfg;
+	int rc = apex_random_bytes(shared->client_key, sizeof(shared->client_key));
+	if (rc < 0)
+		return rc;
+	shared->clients = calloc(APEX_TCP_CLIENT_SLOTS, sizeof(*shared->clients));
+	return shared->clients != NULL ? APEX_OK : APEX_ENOMEM;
+}
+
+void apex_tcp_shared_free(apex_tcp_shared_t *shared)
+{
+	free(shared->clients);
+	shared->clients = NULL;
+}
+
+int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
+			 apex_tcp_shared_t *shared, const int *fds, size_t count)
 {
 	memset(tcp, 0, sizeof(*tcp));
+	tcp->worker = worker;
+	tcp->shared = shared;
 	tcp->listeners = calloc(count, sizeof(*tcp->listeners));
 	if (tcp->listeners == NULL) {
 		for (size_t i = 0; i < count; i++)
@@ -423,7 +438,7 @@ int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker, con
 	tcp->count = count;
 	for (size_t i = 0; i < count; i++) {
 		tcp->listeners[i].fd = fds[i];
-		tcp->listeners[i].worker = worker;
+		tcp->listeners[i].owner = tcp;
 	}
 	return APEX_OK;
 }

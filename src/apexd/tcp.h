@@ -11,29 +11,56 @@
 #ifndef APEXD_TCP_H
 #define APEXD_TCP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
 #include "config.h"
+#include "util/siphash.h"
 
 struct apex_worker;
 struct apex_tcp_conn;
+struct apex_tcp_worker;
+
+/*
+ * Open TCP connections per client address (tcp-max-connections-per-client):
+ * a fixed table of counters indexed by a keyed hash of the address.  Two
+ * clients whose addresses share a slot share its limit; the key is
+ * random, so nobody can aim at another client's slot.
+ */
+#define APEX_TCP_CLIENT_SLOTS 65536
+
+/* What the TCP services of all workers share: connection counts, changed
+ * per connection, never per query. */
+typedef struct apex_tcp_shared {
+	_Alignas(64) atomic_uint connections;  /* open, of all workers */
+	atomic_uint *clients;                   /* APEX_TCP_CLIENT_SLOTS, owned */
+	uint8_t client_key[APEX_SIPHASH_KEY_SIZE];
+	const apex_config_t *config;            /* limits and timeouts */
+} apex_tcp_shared_t;
 
 typedef struct apex_tcp_listener {
 	uv_tcp_t handle;
 	int fd;                   /* ours until uv_tcp_open() succeeds, then libuv's */
 	bool opened;              /* handle initialised and owns fd */
-	struct apex_worker *worker;
+	struct apex_tcp_worker *owner;
 } apex_tcp_listener_t;
 
 typedef struct apex_tcp_worker {
+	struct apex_worker *worker;      /* the answer path (worker.h) */
+	apex_tcp_shared_t *shared;
 	apex_tcp_listener_t *listeners;  /* one per listen address */
 	size_t count;
 	struct apex_tcp_conn *conns;     /* open connections (list) */
 	bool stopping;
 } apex_tcp_worker_t;
+
+/* The shared counts for cfg (which must outlive them), with a random
+ * key. Returns 0 or an apex code; free with apex_tcp_shared_free(). */
+int apex_tcp_shared_init(apex_tcp_shared_t *shared, const apex_config_t *cfg);
+void apex_tcp_shared_free(apex_tcp_shared_t *shared);
 
 /*
  * A new non-blocking TCP socket bound to listen with SO_REUSEADDR,
@@ -42,9 +69,11 @@ typedef struct apex_tcp_worker {
  */
 int apex_tcp_socket_open(const apex_listen_t *listen, char *err, size_t err_size);
 
-/* Take over count listening fds (closed by apex_tcp_worker_free() even on failure). */
-int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker, const int *fds,
-			 size_t count);
+/* Take over count listening fds (closed by apex_tcp_worker_free() even on
+ * failure), answering through worker, counting in shared (both must
+ * outlive it). */
+int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
+			 apex_tcp_shared_t *shared, const int *fds, size_t count);
 
 /* Register the listeners with the worker's loop. */
 int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop);

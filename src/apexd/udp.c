@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "listen_socket.h"
-#include "server.h"
+#include "worker.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -30,6 +30,7 @@ int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, con
 	apex_udp_batch_t *batch;
 
 	memset(udp, 0, sizeof(*udp));
+	udp->worker = worker;
 	udp->sockets = calloc(count, sizeof(*udp->sockets));
 	if (udp->sockets == NULL) {
 		for (size_t i = 0; i < count; i++)
@@ -42,7 +43,7 @@ int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, con
 		socklen_t len = sizeof(local);
 
 		udp->sockets[i].fd = fds[i];
-		udp->sockets[i].worker = worker;
+		udp->sockets[i].owner = udp;
 		udp->sockets[i].pktinfo =
 			getsockname(fds[i], (struct sockaddr *)&local, &len) == 0 && apex_listen_is_wildcard(&local);
 	}
@@ -127,16 +128,27 @@ static unsigned send_batch(int fd, struct mmsghdr *out, unsigned count)
 	return lost;
 }
 
+/* The answer of datagram i into its slot of the batch; 0: nothing to send. */
+static size_t answer_datagram(apex_worker_t *worker, apex_udp_batch_t *b, unsigned i)
+{
+	if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
+		apex_worker_drop(worker);  /* larger than any query we take */
+		return 0;
+	}
+	return apex_worker_answer(worker, APEX_TRANSPORT_UDP, &b->peer[i],
+				  b->queries + (size_t)i * APEX_UDP_QUERY_MAX, b->in[i].msg_len,
+				  b->answers + (size_t)i * b->answer_capacity, b->answer_capacity,
+				  NULL);
+}
+
 /* One recvmmsg batch on one socket; returns datagrams received (0: nothing, <0: error). */
 static int serve_batch(apex_udp_socket_t *sock)
 {
-	apex_worker_t *worker = sock->worker;
-	apex_udp_batch_t *b = worker->udp.batch;
+	apex_udp_worker_t *udp = sock->owner;
+	apex_worker_t *worker = udp->worker;
+	apex_udp_batch_t *b = udp->batch;
 	bool pktinfo = sock->pktinfo;
-	const apex_zoneset_t *zones;
 	unsigned answers = 0, lost;
-	struct timespec wall;
-	uint64_t now_ms = 0;
 	int n;
 
 	for (unsigned i = 0; i < APEX_UDP_BATCH; i++) {
@@ -152,52 +164,21 @@ static int serve_batch(apex_udp_socket_t *sock)
 		return n < 0 ? -errno : 0;
 	}
 
-	/* between batches: pick up a newly published zoneset, if any */
-	zones = apex_worker_zones(worker);
-	/* one clock read per batch for server cookies and rate limiting */
-	clock_gettime(CLOCK_REALTIME, &wall);
-	if (apex_rrl_enabled(&worker->rrl)) {
-		struct timespec mono;
-
-		clock_gettime(CLOCK_MONOTONIC, &mono);
-		now_ms = (uint64_t)mono.tv_sec * 1000 + (uint64_t)mono.tv_nsec / 1000000;
-	}
+	/* between batches: a newly published zoneset, the clock */
+	apex_worker_batch(worker);
 	APEX_STAT_ADD(worker->stats.udp_queries, (unsigned)n);
 	APEX_STAT_ADD(worker->stats.udp_batches, 1);
 	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index((unsigned)n)], 1);
-	for (int i = 0; i < n; i++) {
+	for (unsigned i = 0; i < (unsigned)n; i++) {
 		struct msghdr *in = &b->in[i].msg_hdr;
-		uint8_t *answer = b->answers + (size_t)i * b->answer_capacity;
-		apex_answer_info_t info = { 0 };
-		apex_answer_client_t client;
-		size_t size = 0;
+		size_t size = answer_datagram(worker, b, i);
 
-		apex_answer_client_set(&client, &b->peer[i], (uint32_t)wall.tv_sec);
-		if ((in->msg_flags & MSG_TRUNC) == 0)
-			size = apex_answer_from(zones, &worker->server->answer_config,
-						APEX_TRANSPORT_UDP, &client,
-						b->queries + (size_t)i * APEX_UDP_QUERY_MAX,
-						b->in[i].msg_len, answer, b->answer_capacity, &info);
-		apex_worker_count(worker, &info, size);
 		if (size == 0)
 			continue;
-		if (apex_rrl_enabled(&worker->rrl)) {
-			apex_rrl_action_t act = apex_rrl_account(&worker->rrl, in->msg_name, now_ms);
-
-			if (act == APEX_RRL_SLIP)
-				size = apex_rrl_slip_response(answer, size);
-			if (act == APEX_RRL_DROP || size == 0) {
-				APEX_STAT_ADD(worker->stats.rrl_dropped, 1);
-				continue;
-			}
-			if (act == APEX_RRL_SLIP)
-				APEX_STAT_ADD(worker->stats.rrl_slipped, 1);
-		}
-
 		struct msghdr *out = &b->out[answers].msg_hdr;
 		out->msg_name = in->msg_name;
 		out->msg_namelen = in->msg_namelen;
-		b->out_iov[answers].iov_base = answer;
+		b->out_iov[answers].iov_base = b->answers + (size_t)i * b->answer_capacity;
 		b->out_iov[answers].iov_len = size;
 		out->msg_control = NULL;
 		out->msg_controllen = 0;
@@ -226,7 +207,7 @@ static void on_readable(uv_poll_t *handle, int status, int events)
 
 	(void)events;
 	if (status < 0) {
-		apex_warning("worker %u: udp poll error: %s", sock->worker->index, uv_strerror(status));
+		apex_warning("worker %u: udp poll error: %s", sock->owner->worker->index, uv_strerror(status));
 		return;
 	}
 	/* Drain a bounded number of full batches, then let the loop serve the
@@ -237,7 +218,7 @@ static void on_readable(uv_poll_t *handle, int status, int events)
 			break;
 	}
 	if (n < 0)
-		apex_warning("worker %u: recvmmsg: %s", sock->worker->index, strerror(-n));
+		apex_warning("worker %u: recvmmsg: %s", sock->owner->worker->index, strerror(-n));
 }
 
 int apex_udp_worker_start(apex_udp_worker_t *udp, uv_loop_t *loop)

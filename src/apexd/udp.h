@@ -15,6 +15,7 @@
 #include "config.h"
 
 struct apex_worker;
+struct apex_udp_worker;
 
 #define APEX_UDP_BATCH 64           /* datagrams per recvmmsg/sendmmsg */
 #define APEX_UDP_QUERY_MAX 4096     /* larger datagrams are dropped */
@@ -26,7 +27,7 @@ typedef struct apex_udp_socket {
 	int fd;                   /* -1 when closed */
 	bool polling;             /* poll handle initialised (close it before fd) */
 	bool pktinfo;             /* wildcard bind: answer from the query's destination */
-	struct apex_worker *worker;
+	struct apex_udp_worker *owner;
 } apex_udp_socket_t;
 
 /* Buffers of one batch, reused for every batch of the worker. */
@@ -45,6 +46,7 @@ typedef struct apex_udp_batch {
 } apex_udp_batch_t;
 
 typedef struct apex_udp_worker {
+	struct apex_worker *worker;  /* the answer path (worker.h) */
 	apex_udp_socket_t *sockets;  /* one per listen address */
 	size_t count;
 	apex_udp_batch_t *batch;
@@ -58,7 +60,8 @@ typedef struct apex_udp_worker {
 int apex_udp_socket_open(const apex_listen_t *listen, char *err, size_t err_size);
 
 /*
- * Set up the worker's UDP state for count listen addresses, taking over
+ * Set up the worker's UDP state for count listen addresses, answering
+ * through worker (which must outlive it), taking over
  * the fds (closed by apex_udp_worker_free() even on failure) and
  * allocating the batch buffers.  answer_capacity is the largest UDP
  * response (at least 512).

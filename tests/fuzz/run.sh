@@ -62,8 +62,17 @@ build() {
 	for t in $TARGETS; do
 		echo "  CCLD     $t"
 		# shellcheck disable=SC2086
-		$CC $CFLAGS -fsanitize=fuzzer -I"$FUZZ_DIR" "$FUZZ_DIR/$t.c" $objs $LIBS -o "$BUILD/$t"
+		$CC $CFLAGS -fsanitize=fuzzer -I"$FUZZ_DIR" $(target_sources "$t") "$FUZZ_DIR/$t.c" \
+			$objs $LIBS -o "$BUILD/$t"
 	done
+}
+
+# What a target compiles in besides lib/: fuzz_query answers through the
+# daemon's worker (src/apexd/worker.c).
+target_sources() {
+	case $1 in
+	fuzz_query) echo "-I$SRCDIR/src/apexd $SRCDIR/src/apexd/worker.c" ;;
+	esac
 }
 
 # Flags of each target: a dictionary and a maximum input size.

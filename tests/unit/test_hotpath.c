@@ -7,8 +7,11 @@
  *    aligned_alloc, strdup, strndup) and for every pthread lock
  *    function.  libapex is a static convenience library, so each of its
  *    references goes through the __wrap_ functions below, which count
- *    calls while `counting` is set.  It is set only around apex_answer()
- *    calls; a control proves that a call inside the window is counted.
+ *    calls while `counting` is set.  It is set only around the calls of
+ *    apex_worker_answer() (src/apexd/worker.h: the daemon's answer path,
+ *    with the client's address, server cookies, NSID, response rate
+ *    limiting and the worker's statistics, exactly as a worker calls
+ *    it); a control proves that a call inside the window is counted.
  *    With jemalloc, the per-thread allocated/deallocated byte counters
  *    are checked too: they also see allocations made inside the C
  *    library on the engine's behalf, which --wrap cannot.
@@ -65,6 +68,7 @@
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
+#include "worker.h"  /* src/apexd: the daemon's answer path */
 
 /* ------------------------------------------------------------ counters */
 
@@ -352,8 +356,9 @@ static const char *const feature_names[] = {
 };
 
 typedef struct query {
-	uint8_t wire[300];
+	uint8_t wire[360];
 	uint16_t size;
+	struct sockaddr_storage peer;  /* the client it comes from */
 	uint8_t zone, kind;
 	apex_transport_t transport;
 	bool dnssec_ok;
@@ -369,6 +374,19 @@ static apex_zonetable_t table;
 static apex_zoneset_t *zones;
 static apex_answer_config_t cfg;
 static query_t *queries;
+
+/* The daemon's settings that reach the query path: server cookies (on by
+ * default), NSID, and response rate limiting with a rate no query of the
+ * test reaches (every answer is still compared with the reference). */
+static const uint8_t cookie_secret[16] = "hotpath-secret!";
+static const uint8_t nsid[] = "hotpath";
+static const apex_rrl_config_t rrl_config = {
+	.rate = 1000000000, .slip = 2, .ipv4_prefix = 24, .ipv6_prefix = 56, .table_size = 4096,
+};
+/* The batch clock is pinned after each batch so that server cookies,
+ * which carry it, compare byte for byte with the reference answers. */
+#define PINNED_NOW 1700000000u
+static apex_worker_t *reference_worker;
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -394,6 +412,48 @@ static const uint16_t qtypes[] = {
 	APEX_TYPE_DNSKEY, APEX_TYPE_TXT, APEX_TYPE_MX, APEX_TYPE_CNAME, APEX_TYPE_ANY,
 	APEX_TYPE_NSEC, APEX_TYPE_NSEC3PARAM, APEX_TYPE_SRV, APEX_TYPE_DNAME, 99 /* SPF */,
 };
+
+/* EDNS options at random: an NSID request, a client cookie alone (the
+ * server computes one), or with a server cookie that fails the check.
+ * Returns the bytes written. */
+static size_t add_options(uint8_t *p)
+{
+	size_t n = 0;
+	if ((rng() & 3) == 0) {
+		apex_write_u16(p, 3);  /* NSID, empty */
+		apex_write_u16(p + 2, 0);
+		n += 4;
+	}
+	unsigned cookie = (unsigned)(rng() % 4);  /* 0, 1: none; 2: client; 3: client + server */
+	if (cookie >= 2) {
+		size_t len = cookie == 2 ? 8 : 24;
+		apex_write_u16(p + n, 10);  /* COOKIE */
+		apex_write_u16(p + n + 2, (uint16_t)len);
+		for (size_t i = 0; i < len; i++)
+			p[n + 4 + i] = (uint8_t)rng();
+		n += 4 + len;
+	}
+	return n;
+}
+
+/* A client address at random: IPv4 from a few /24s, or IPv6. */
+static void set_peer(struct sockaddr_storage *peer)
+{
+	memset(peer, 0, sizeof(*peer));
+	if (rng() % 3 == 0) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)peer;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_addr.s6_addr[0] = 0x20;
+		in6->sin6_addr.s6_addr[1] = 0x01;
+		in6->sin6_addr.s6_addr[2] = 0x0d;
+		in6->sin6_addr.s6_addr[3] = 0xb8;
+		in6->sin6_addr.s6_addr[15] = (uint8_t)rng();
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)peer;
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = htonl(0xc0000200u | (uint32_t)(rng() % 4) << 8 | (uint32_t)(rng() & 0xff));
+	}
+}
 
 /* A query for `name` (wire format, `prefix` labels of random letters in
  * front), random type, random case, EDNS/DO/transport chosen at random. */
@@ -434,11 +494,14 @@ static void make_query(query_t *q, const uint8_t *name, int prefix)
 		w[pos + 5] = 0;
 		w[pos + 6] = 0;
 		apex_write_u16(w + pos + 7, q->dnssec_ok ? 0x8000 : 0);
-		apex_write_u16(w + pos + 9, 0);
+		size_t rdlen_at = pos + 9;
 		pos += 11;
+		pos += add_options(w + pos);
+		apex_write_u16(w + rdlen_at, (uint16_t)(pos - rdlen_at - 2));
 		apex_write_u16(w + APEX_HDR_ARCOUNT, 1);
 	}
 	q->size = (uint16_t)pos;
+	set_peer(&q->peer);
 }
 
 static void make_queries(void)
@@ -476,6 +539,23 @@ static void make_queries(void)
 	}
 }
 
+/* A worker as the daemon sets one up (outside any window: it allocates
+ * its rate-limiting table and takes the table's lock once). */
+static apex_worker_t *new_worker(unsigned index)
+{
+	apex_worker_t *w = aligned_alloc(64, sizeof(*w));
+	if (w == NULL || apex_worker_init(w, index, &table, &cfg, &rrl_config, 2) != APEX_OK)
+		return NULL;
+	return w;
+}
+
+/* What the daemon does between batches, with the clock pinned after. */
+static void begin_batch(apex_worker_t *w)
+{
+	apex_worker_batch(w);
+	w->now = PINNED_NOW;
+}
+
 /* ---------------------------------------------------- fixtures, loading */
 
 static int setup(void **state)
@@ -487,6 +567,9 @@ static int setup(void **state)
 	if (calls == MAP_FAILED || region_base == MAP_FAILED)
 		return -1;
 	apex_answer_config_init(&cfg);
+	cfg.cookie_secret = cookie_secret;
+	cfg.nsid = nsid;
+	cfg.nsid_size = sizeof(nsid) - 1;
 
 	/* Everything libapex allocates from here on lives in the region. */
 	region_active = 1;
@@ -512,7 +595,8 @@ static int setup(void **state)
 		return -1;
 
 	queries = calloc(QUERY_COUNT, sizeof(*queries));
-	if (queries == NULL)
+	reference_worker = new_worker(0);
+	if (queries == NULL || reference_worker == NULL)
 		return -1;
 	make_queries();
 	return 0;
@@ -585,6 +669,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 /* ------------------------------------------------------------ answering */
 
 typedef struct worker {
+	apex_worker_t *worker;    /* this thread's answer path (worker.h) */
 	pthread_t thread;
 	pthread_barrier_t *start;
 	uint8_t *out;             /* this thread's own buffer */
@@ -594,10 +679,13 @@ typedef struct worker {
 	int jemalloc_ok;
 } worker_t;
 
-static size_t answer_one(const query_t *q, uint8_t *out)
+/* One query as a worker answers it: apex_worker_answer(), which is the
+ * engine with the client's address, the statistics and RRL. */
+static size_t answer_one(apex_worker_t *w, const query_t *q, uint8_t *out)
 {
 	size_t capacity = q->transport == APEX_TRANSPORT_TCP ? APEX_MAX_MESSAGE : 1232;
-	return apex_answer(zones, &cfg, q->transport, q->wire, q->size, out, capacity, NULL);
+	return apex_worker_answer(w, q->transport, &q->peer, q->wire, q->size, out, capacity,
+				  NULL);
 }
 
 static void *worker_main(void *arg)
@@ -612,9 +700,10 @@ static void *worker_main(void *arg)
 #endif
 	pthread_barrier_wait(w->start);
 	for (int round = 0; round < ROUNDS; round++) {
+		begin_batch(w->worker);
 		for (size_t i = 0; i < QUERY_COUNT; i++) {
 			const query_t *q = &queries[i];
-			size_t size = answer_one(q, w->out);
+			size_t size = answer_one(w->worker, q, w->out);
 			if (size != q->answer_size || fnv1a(w->out, size) != q->answer_hash)
 				w->mismatches++;
 			w->answered++;
@@ -632,9 +721,10 @@ static void *worker_main(void *arg)
 /* The reference answers, one thread, outside any window. */
 static void reference_answers(uint8_t *out)
 {
+	begin_batch(reference_worker);
 	for (size_t i = 0; i < QUERY_COUNT; i++) {
 		query_t *q = &queries[i];
-		size_t size = answer_one(q, out);
+		size_t size = answer_one(reference_worker, q, out);
 		q->answer_size = (uint32_t)size;
 		q->answer_hash = fnv1a(out, size);
 	}
@@ -716,9 +806,10 @@ static void test_mix_covers_answer_kinds(void **state)
 	unsigned referrals = 0, nx_nsec = 0, nx_nsec3 = 0, truncated = 0, large = 0, answers = 0;
 	unsigned servfail = 0, dropped = 0, feature_answers = 0;
 
+	begin_batch(reference_worker);
 	for (size_t i = 0; i < QUERY_COUNT; i++) {
 		const query_t *q = &queries[i];
-		size_t size = answer_one(q, out);
+		size_t size = answer_one(reference_worker, q, out);
 		if (size < APEX_HEADER_SIZE) {
 			dropped++;
 			continue;
@@ -772,8 +863,9 @@ static void test_no_malloc_no_lock(void **state)
 	counting = 1;
 	size_t total = 0;
 	for (int round = 0; round < ROUNDS; round++) {
+		begin_batch(reference_worker);
 		for (size_t i = 0; i < QUERY_COUNT; i++)
-			total += answer_one(&queries[i], out);
+			total += answer_one(reference_worker, &queries[i], out);
 	}
 	counting = 0;
 	free(out);
@@ -784,6 +876,19 @@ static void test_no_malloc_no_lock(void **state)
 				    atomic_load(&calls[i]));
 		assert_int_equal(atomic_load(&calls[i]), 0);
 	}
+}
+
+/* The worker's own statistics saw every query, and the cookie paths ran. */
+static void check_worker_stats(apex_worker_t *w, unsigned long answered)
+{
+	apex_worker_stats_t *s = &w->stats;
+	uint64_t counted = atomic_load(&s->dropped);
+	for (int i = 0; i < APEX_STATS_RCODES; i++)
+		counted += atomic_load(&s->rcode[i]);
+	assert_int_equal(counted, answered);
+	assert_true(atomic_load(&s->cookie_client) > 0);
+	assert_true(atomic_load(&s->cookie_invalid) > 0);
+	assert_int_equal(atomic_load(&s->rrl_dropped), 0);
 }
 
 /*
@@ -808,6 +913,8 @@ static void test_concurrent_read_only(void **state)
 	for (int t = 0; t < THREADS; t++) {
 		workers[t].out = malloc(APEX_MAX_MESSAGE);
 		assert_non_null(workers[t].out);
+		workers[t].worker = new_worker((unsigned)t + 1);
+		assert_non_null(workers[t].worker);
 		workers[t].start = &start;
 	}
 	assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
@@ -871,6 +978,9 @@ static void test_concurrent_read_only(void **state)
 			assert_int_equal(workers[t].allocated, 0);
 			assert_int_equal(workers[t].deallocated, 0);
 		}
+		check_worker_stats(workers[t].worker, workers[t].answered);
+		apex_worker_free(workers[t].worker);
+		free(workers[t].worker);
 		free(workers[t].out);
 	}
 	for (int i = 0; i < C_COUNT; i++) {

@@ -1,0 +1,63 @@
+/* The answer path of one worker (see worker.h). */
+#include "worker.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "util/error.h"
+
+int apex_worker_init(apex_worker_t *worker, unsigned index, apex_zonetable_t *table,
+		     const apex_answer_config_t *cfg, const apex_rrl_config_t *rrl, unsigned shares)
+{
+	memset(worker, 0, sizeof(*worker));
+	worker->index = index;
+	worker->zonetable = table;
+	worker->answer_config = cfg;
+	/* RRL: one table per worker, each enforcing its share of the rate
+	 * (doc/architecture.md, "Response rate limiting") */
+	int rc = apex_rrl_init(&worker->rrl, rrl, shares);
+	if (rc < 0)
+		return rc;
+	worker->zones = apex_zonetable_acquire(table, &worker->generation);
+	return worker->zones != NULL ? APEX_OK : APEX_ENOMEM;
+}
+
+void apex_worker_free(apex_worker_t *worker)
+{
+	if (worker->zones != NULL)
+		apex_zoneset_release(worker->zones);
+	worker->zones = NULL;
+	apex_rrl_free(&worker->rrl);
+}
+
+static uint64_t elapsed_ns(const struct timespec *t0, const struct timespec *t1)
+{
+	return (uint64_t)((t1->tv_sec - t0->tv_sec) * 1000000000LL + (t1->tv_nsec - t0->tv_nsec));
+}
+
+void apex_worker_batch(apex_worker_t *worker)
+{
+	apex_zonetable_t *table = worker->zonetable;
+	struct timespec wall;
+
+	if (apex_zonetable_generation(table) != worker->generation) {
+		apex_zoneset_t *old = worker->zones;
+		struct timespec t0, t1;
+
+		/* only here, on a generation change, is the rwlock taken: time it */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		worker->zones = apex_zonetable_acquire(table, &worker->generation);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		APEX_STAT_ADD(worker->stats.lock_wait_ns, elapsed_ns(&t0, &t1));
+		APEX_STAT_ADD(worker->stats.zone_pickups, 1);
+		apex_zoneset_release(old);
+	}
+	clock_gettime(CLOCK_REALTIME, &wall);
+	worker->now = (uint32_t)wall.tv_sec;
+	if (apex_rrl_enabled(&worker->rrl)) {
+		struct timespec mono;
+
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		worker->now_ms = (uint64_t)mono.tv_sec * 1000 + (uint64_t)mono.tv_nsec / 1000000;
+	}
+}

@@ -1,0 +1,152 @@
+/*
+ * The answer path of one worker: what a worker thread needs to answer a
+ * query, over UDP or TCP alike, and nothing of its sockets or its loop
+ * (server.h runs the threads, udp.c and tcp.c own the sockets).
+ *
+ * A worker answers from the zoneset it picked up at the start of the
+ * current batch, with the clock read once for that batch
+ * (apex_worker_batch()); per query (apex_worker_answer()) it takes no
+ * lock, allocates nothing and writes only its own memory: its
+ * statistics block, its rate-limiting table and the caller's buffer.
+ * Nothing here calls libuv, so the tests and fuzz targets drive exactly
+ * the path a worker runs.
+ */
+#ifndef APEXD_WORKER_H
+#define APEXD_WORKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "query/answer.h"
+#include "query/cookie.h"
+#include "rrl/rrl.h"
+#include "stats.h"
+#include "zone/zoneset.h"
+
+typedef struct apex_worker {
+	/* written by this worker only; read by the statistics collector */
+	_Alignas(64) apex_worker_stats_t stats;
+	_Alignas(64) unsigned index;
+	apex_zonetable_t *zonetable;                 /* shared: its generation is read per batch */
+	const apex_answer_config_t *answer_config;   /* shared, read-only */
+	/* The zoneset answered from, and the table generation it was
+	 * acquired at (checked at every batch). */
+	apex_zoneset_t *zones;
+	unsigned long long generation;
+	apex_rrl_t rrl;           /* this worker's own rate-limiting table */
+	/* The batch clock, read once per batch. */
+	uint32_t now;             /* wall-clock seconds (server cookies, RFC 9018) */
+	uint64_t now_ms;          /* monotonic milliseconds (RRL; 0 when RRL is off) */
+} apex_worker_t;
+
+/*
+ * Prepare worker number index to answer from table with cfg (both must
+ * outlive it), with its share of the rate limit rrl (shares: the number
+ * of workers). Acquires the table's current zoneset. Returns 0 or an
+ * apex code; free with apex_worker_free() in every case.
+ */
+int apex_worker_init(apex_worker_t *worker, unsigned index, apex_zonetable_t *table,
+		     const apex_answer_config_t *cfg, const apex_rrl_config_t *rrl, unsigned shares);
+
+/* Release the zoneset and the rate-limiting table. */
+void apex_worker_free(apex_worker_t *worker);
+
+/*
+ * Between batches: pick up a newly published zoneset (the rwlock is
+ * taken only when the table's generation changed, and the time it took
+ * is counted) and read the clock once for the batch.
+ */
+void apex_worker_batch(apex_worker_t *worker);
+
+/* A query dropped before it reached the engine (a truncated datagram). */
+static inline void apex_worker_drop(apex_worker_t *worker)
+{
+	APEX_STAT_ADD(worker->stats.dropped, 1);
+}
+
+/* Count one answered (or dropped) query. */
+static inline void apex_worker_count(apex_worker_t *worker, const apex_answer_info_t *info,
+				     size_t response_size)
+{
+	apex_worker_stats_t *s = &worker->stats;
+
+	if (response_size == 0 || info->dropped) {
+		APEX_STAT_ADD(s->dropped, 1);
+		return;
+	}
+	APEX_STAT_ADD(s->rcode[info->rcode < APEX_STATS_RCODES - 1 ? info->rcode : APEX_STATS_RCODES - 1], 1);
+	APEX_STAT_ADD(s->qtype[apex_stats_qtype_index(info->qtype)], 1);
+	if (info->truncated)
+		APEX_STAT_ADD(s->truncated, 1);
+	switch (info->cookie) {
+	case APEX_COOKIE_CLIENT_ONLY:
+		APEX_STAT_ADD(s->cookie_client, 1);
+		break;
+	case APEX_COOKIE_VALID:
+		APEX_STAT_ADD(s->cookie_valid, 1);
+		break;
+	case APEX_COOKIE_INVALID:
+		APEX_STAT_ADD(s->cookie_invalid, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The client of a query as the engine wants it (for server cookies). */
+static inline void apex_worker_client(apex_answer_client_t *client,
+				      const struct sockaddr_storage *peer, uint32_t now)
+{
+	if (peer->ss_family == AF_INET6) {
+		client->addr = ((const struct sockaddr_in6 *)peer)->sin6_addr.s6_addr;
+		client->addr_size = 16;
+	} else {
+		client->addr = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
+		client->addr_size = 4;
+	}
+	client->now = now;
+}
+
+/*
+ * Answer one query from peer, received over transport, into
+ * out[0..out_capacity): the engine (with the client's address for
+ * cookies), the statistics, and over UDP response rate limiting (a
+ * limited response is dropped or slipped as a TC reply). Returns the
+ * size to send, 0 to send nothing. info, if not NULL, gets what the
+ * engine reported (before rate limiting). Inline: it is the query path
+ * of both transports, called once per query.
+ */
+static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t transport,
+					const struct sockaddr_storage *peer, const uint8_t *query,
+					size_t query_size, uint8_t *out, size_t out_capacity,
+					apex_answer_info_t *info)
+{
+	apex_answer_info_t local = { 0 };
+	apex_answer_client_t client;
+
+	if (info == NULL)
+		info = &local;
+	apex_worker_client(&client, peer, worker->now);
+	size_t size = apex_answer_from(worker->zones, worker->answer_config, transport, &client,
+				       query, query_size, out, out_capacity, info);
+	apex_worker_count(worker, info, size);
+	if (size == 0 || transport != APEX_TRANSPORT_UDP || !apex_rrl_enabled(&worker->rrl))
+		return size;
+
+	apex_rrl_action_t act = apex_rrl_account(&worker->rrl, (const struct sockaddr *)peer,
+						 worker->now_ms);
+	if (act == APEX_RRL_SLIP)
+		size = apex_rrl_slip_response(out, size);
+	if (act == APEX_RRL_DROP || size == 0) {
+		APEX_STAT_ADD(worker->stats.rrl_dropped, 1);
+		return 0;
+	}
+	if (act == APEX_RRL_SLIP)
+		APEX_STAT_ADD(worker->stats.rrl_slipped, 1);
+	return size;
+}
+
+#endif
