@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -181,7 +182,16 @@ fail:
 	return APEX_EIO;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for, besides the command. */
+typedef struct ctl_options {
+	const char *path;
+	apex_ctl_format_t format;
+	double timeout;
+} ctl_options_t;
+
+/* The options before the command. Returns true to go on, else false with
+ * the exit status in *status. */
+static bool parse_options(int argc, char **argv, ctl_options_t *o, int *status)
 {
 	static const struct option long_options[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -191,112 +201,140 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = APEX_CONTROL_SOCKET_DEFAULT;
-	apex_ctl_format_t format = APEX_CTL_FORMAT_TEXT;
-	double timeout = DEFAULT_TIMEOUT;
-	const char **args;
-	size_t argn = 0;
-	char request[APEX_CTL_REQUEST_MAX + 1], err[512];
-	char *reply;
-	size_t reply_size;
-	apex_ctl_reply_t parsed;
-	int c, command, len;
+	int c;
 
+	*status = EXIT_USAGE;
 	opterr = 0;
 	/* '+': stop at the command, whose arguments may look like options */
 	while ((c = getopt_long(argc, argv, "+s:t:jhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			path = optarg;
+			o->path = optarg;
 			break;
 		case 't': {
 			char *end;
 
 			errno = 0;
-			timeout = strtod(optarg, &end);
-			if (*optarg == '\0' || *end != '\0' || errno != 0 || timeout < 0 ||
-			    timeout > 86400 * 365) {
+			o->timeout = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || errno != 0 || o->timeout < 0 ||
+			    o->timeout > 86400 * 365) {
 				fprintf(stderr, "apexctl: -t: expected a number of seconds, not '%s'\n", optarg);
-				return EXIT_USAGE;
+				return false;
 			}
 			break;
 		}
 		case 'j':
-			format = APEX_CTL_FORMAT_JSON;
+			o->format = APEX_CTL_FORMAT_JSON;
 			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_SUCCESS;
+			*status = EXIT_SUCCESS;
+			return false;
 		case 'V':
 			printf("apexctl %s\n", PACKAGE_VERSION);
-			return EXIT_SUCCESS;
+			*status = EXIT_SUCCESS;
+			return false;
 		case ':':
 			fprintf(stderr, "apexctl: option %s needs a value\n", argv[optind - 1]);
-			return EXIT_USAGE;
+			return false;
 		default:
 			fprintf(stderr, "apexctl: unknown option %s\n", argv[optind - 1]);
 			usage(stderr);
-			return EXIT_USAGE;
+			return false;
 		}
 	}
+	return true;
+}
+
+/* The request line for the command at argv[optind] and its arguments.
+ * Returns true, else false with the exit status in *status. */
+static bool build_request(int argc, char **argv, ctl_options_t *o, char *request, size_t size,
+			  int *status)
+{
+	const char **args;
+	size_t argn = 0;
+
+	*status = EXIT_USAGE;
 	if (optind >= argc) {
 		fprintf(stderr, "apexctl: no command given\n");
 		usage(stderr);
-		return EXIT_USAGE;
+		return false;
 	}
-	command = apex_ctl_command_from_name(argv[optind]);
+	int command = apex_ctl_command_from_name(argv[optind]);
 	if (command < 0) {
 		fprintf(stderr, "apexctl: unknown command '%s'\n", argv[optind]);
 		usage(stderr);
-		return EXIT_USAGE;
+		return false;
 	}
 	args = calloc((size_t)argc, sizeof(*args));
 	if (args == NULL) {
 		fprintf(stderr, "apexctl: out of memory\n");
-		return EXIT_FAILURE;
+		*status = EXIT_FAILURE;
+		return false;
 	}
 	for (int i = optind + 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0)
-			format = APEX_CTL_FORMAT_JSON;
+			o->format = APEX_CTL_FORMAT_JSON;
 		else
 			args[argn++] = argv[i];
 	}
-	len = apex_ctl_request_format(request, sizeof(request), format, (apex_ctl_command_t)command,
-				      argn, args);
+	int len = apex_ctl_request_format(request, size, o->format, (apex_ctl_command_t)command, argn,
+					  args);
 	free(args);
 	if (len < 0) {
 		fprintf(stderr, "apexctl: %s: %s\n", argv[optind],
 			len == APEX_ESPACE ? "too many or too long arguments"
 					   : "wrong number of arguments, or an argument with spaces or "
 					     "control characters");
-		return EXIT_USAGE;
+		return false;
 	}
+	return true;
+}
 
-	signal(SIGPIPE, SIG_IGN);
-	if (exchange(path, request, timeout, &reply, &reply_size, err, sizeof(err)) < 0) {
-		fprintf(stderr, "apexctl: %s\n", err);
-		return EXIT_FAILURE;
-	}
+/* Print the body of apexd's reply; the exit status says whether it
+ * succeeded. */
+static int print_reply(const char *reply, size_t reply_size)
+{
+	apex_ctl_reply_t parsed;
+
 	if (apex_ctl_reply_parse((const uint8_t *)reply, reply_size, &parsed) < 0) {
 		fprintf(stderr, "apexctl: malformed reply from apexd (%zu bytes)\n", reply_size);
-		free(reply);
 		return EXIT_FAILURE;
 	}
-	if (parsed.body_size > 0 && fwrite(parsed.body, 1, parsed.body_size, stdout) != parsed.body_size) {
+	if ((parsed.body_size > 0 &&
+	     fwrite(parsed.body, 1, parsed.body_size, stdout) != parsed.body_size) ||
+	    fflush(stdout) != 0) {
 		fprintf(stderr, "apexctl: writing the output: %s\n", strerror(errno));
-		free(reply);
-		return EXIT_FAILURE;
-	}
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "apexctl: writing the output: %s\n", strerror(errno));
-		free(reply);
 		return EXIT_FAILURE;
 	}
 	if (!parsed.ok) {
 		fprintf(stderr, "apexctl: %.*s\n", (int)parsed.message_size, parsed.message);
-		free(reply);
 		return EXIT_FAILURE;
 	}
-	free(reply);
 	return EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	ctl_options_t o = {
+		.path = APEX_CONTROL_SOCKET_DEFAULT,
+		.format = APEX_CTL_FORMAT_TEXT,
+		.timeout = DEFAULT_TIMEOUT,
+	};
+	char request[APEX_CTL_REQUEST_MAX + 1], err[512];
+	char *reply;
+	size_t reply_size;
+	int status;
+
+	if (!parse_options(argc, argv, &o, &status) ||
+	    !build_request(argc, argv, &o, request, sizeof(request), &status))
+		return status;
+	signal(SIGPIPE, SIG_IGN);
+	if (exchange(o.path, request, o.timeout, &reply, &reply_size, err, sizeof(err)) < 0) {
+		fprintf(stderr, "apexctl: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	status = print_reply(reply, reply_size);
+	free(reply);
+	return status;
 }

@@ -373,172 +373,218 @@ static int start_control(const apex_config_t *cfg, apex_server_t *server,
 	return APEX_OK;
 }
 
-int main(int argc, char **argv)
-{
+/* What main() sets up, released in reverse order by finish(). */
+typedef struct apexd {
 	options_t opt;
 	apex_config_t cfg;
 	apex_server_t server;
 	apex_reloader_t reloader;
-	apex_control_t *control = NULL;
+	apex_control_t *control;
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
-	size_t loaded = 0;
-	bool pid_written = false, reloader_ready = false;
-	int status = EXIT_FAILURE, rc;
+	size_t loaded;
+	bool config_ready, server_ready, reloader_ready, pid_written;
+} apexd_t;
 
-	rc = parse_options(argc, argv, &opt);
-	if (rc != 0) {
-		free(opt.listens);
-		free(opt.zones);
-		return rc - 1;
-	}
-	if (opt.verbose)
-		apex_log_set_level(APEX_LOG_DEBUG);
+/* The outcome of a start-up step. */
+typedef enum step {
+	STEP_OK,        /* go on */
+	STEP_FAILED,    /* stop: exit with failure */
+	STEP_FINISHED,  /* stop: the work is done (apexd -t) */
+} step_t;
+
+/* Signals, the configuration and the user to run as. */
+static step_t configure(apexd_t *d)
+{
+	char err[512];
 
 	/* Signals are taken synchronously by the main thread (sigwait); every
 	 * thread created from here on inherits the mask. */
-	sigemptyset(&signals);
-	sigaddset(&signals, SIGTERM);
-	sigaddset(&signals, SIGINT);
-	sigaddset(&signals, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	sigemptyset(&d->signals);
+	sigaddset(&d->signals, SIGTERM);
+	sigaddset(&d->signals, SIGINT);
+	sigaddset(&d->signals, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &d->signals, NULL);
 	signal(SIGPIPE, SIG_IGN);  /* a peer that closed its TCP end yields EPIPE, not death */
 
 	/* opt.listens and opt.zones stay until exit: reconfig reads -z again */
-	rc = build_config(&opt, &cfg);
-	if (rc < 0) {
-		apex_config_free(&cfg);
-		free(opt.listens);
-		free(opt.zones);
-		return EXIT_FAILURE;
+	d->config_ready = true;
+	if (build_config(&d->opt, &d->cfg) < 0)
+		return STEP_FAILED;
+	d->workers = d->cfg.workers > 0 ? d->cfg.workers : apex_config_cpu_count();
+	if (apex_privs_resolve(&d->cfg, &d->privs, err, sizeof(err)) < 0) {
+		apex_error("%s", err);
+		return STEP_FAILED;
 	}
-	workers = cfg.workers > 0 ? cfg.workers : apex_config_cpu_count();
-	{
-		char err[512];
+	if (d->opt.config_file != NULL) {
+		d->opt.config_abs = realpath(d->opt.config_file, NULL);
+		if (d->opt.config_abs != NULL && d->cfg.chroot_dir != NULL) {
+			const char *inside = apex_privs_chroot_path(d->cfg.chroot_dir, d->opt.config_abs);
 
-		if (apex_privs_resolve(&cfg, &privs, err, sizeof(err)) < 0) {
-			apex_error("%s", err);
-			goto out_early;
+			memmove(d->opt.config_abs, inside, strlen(inside) + 1);
 		}
 	}
-	if (opt.config_file != NULL) {
-		opt.config_abs = realpath(opt.config_file, NULL);
-		if (opt.config_abs != NULL && cfg.chroot_dir != NULL) {
-			const char *inside = apex_privs_chroot_path(cfg.chroot_dir, opt.config_abs);
+	return STEP_OK;
+}
 
-			memmove(opt.config_abs, inside, strlen(inside) + 1);
-		}
-	}
+/* The server and its zones (apexd -t ends here). */
+static step_t load_zones(apexd_t *d, int *status)
+{
+	const apex_config_t *cfg = &d->cfg;
 
-	if (apex_server_init(&server, &cfg, workers) < 0) {
+	d->server_ready = true;
+	if (apex_server_init(&d->server, cfg, d->workers) < 0) {
 		apex_error("out of memory");
-		goto out;
+		return STEP_FAILED;
 	}
-	rc = apex_reloader_init(&reloader, &server, &cfg);
-	reloader_ready = true;
-	if (rc < 0) {
+	d->reloader_ready = true;
+	if (apex_reloader_init(&d->reloader, &d->server, cfg) < 0) {
 		apex_error("out of memory");
-		goto out;
+		return STEP_FAILED;
 	}
-	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg.zone_count);
-	if (apex_reloader_load_initial(&reloader, &loaded) < 0) {
+	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg->zone_count);
+	if (apex_reloader_load_initial(&d->reloader, &d->loaded) < 0) {
 		apex_error("zone loading: out of memory");
-		goto out;
+		return STEP_FAILED;
 	}
-	if (cfg.zone_count > 0 && loaded == 0) {
+	if (cfg->zone_count > 0 && d->loaded == 0) {
 		apex_error("no zone could be loaded: not starting");
-		goto out;
+		return STEP_FAILED;
 	}
-	if (cfg.zone_count == 0)
+	if (cfg->zone_count == 0)
 		apex_warning("no zone configured: every query will be REFUSED");
-	if (loaded < cfg.zone_count)
-		apex_warning("%zu of %zu zone(s) not served (see above)", cfg.zone_count - loaded,
-			     cfg.zone_count);
-	if (opt.check_only) {
-		apex_info("configuration OK; %zu of %zu zone(s) loaded", loaded, cfg.zone_count);
-		status = loaded == cfg.zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
-		goto out;
+	if (d->loaded < cfg->zone_count)
+		apex_warning("%zu of %zu zone(s) not served (see above)", cfg->zone_count - d->loaded,
+			     cfg->zone_count);
+	if (d->opt.check_only) {
+		apex_info("configuration OK; %zu of %zu zone(s) loaded", d->loaded, cfg->zone_count);
+		*status = d->loaded == cfg->zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
+		return STEP_FINISHED;
 	}
+	return STEP_OK;
+}
+
+/* Sockets, the daemon's process, the control socket: all that needs
+ * root, then the privilege drop before any thread exists. */
+static step_t open_privileged(apexd_t *d)
+{
+	const apex_config_t *cfg = &d->cfg;
+	char err[512];
 
 	/* every TCP connection is a descriptor: make room for the maximum */
-	apex_privs_raise_nofile((unsigned long)cfg.tcp_max_connections + 256 +
-				2UL * workers * cfg.listen_count);
-	if (apex_server_open_sockets(&server) < 0)
-		goto out;
-	if (!opt.foreground && daemonize() < 0)
-		goto out;
-	if (cfg.pid_file != NULL) {
-		if (write_pid_file(cfg.pid_file) < 0)
-			goto out;
-		pid_written = true;
+	apex_privs_raise_nofile((unsigned long)cfg->tcp_max_connections + 256 +
+				2UL * d->workers * cfg->listen_count);
+	if (apex_server_open_sockets(&d->server) < 0)
+		return STEP_FAILED;
+	if (!d->opt.foreground && daemonize() < 0)
+		return STEP_FAILED;
+	if (cfg->pid_file != NULL) {
+		if (write_pid_file(cfg->pid_file) < 0)
+			return STEP_FAILED;
+		d->pid_written = true;
 	}
 	/* control before the reload thread: the reloader notifies it */
-	if (start_control(&cfg, &server, &reloader, &opt, &privs, &control) < 0)
-		goto out;
-	/* Everything that needs root is done: drop it before any thread exists. */
-	{
-		char err[512];
+	if (start_control(cfg, &d->server, &d->reloader, &d->opt, &d->privs, &d->control) < 0)
+		return STEP_FAILED;
+	if (apex_privs_drop(&d->privs, cfg->chroot_dir, err, sizeof(err)) < 0) {
+		apex_error("dropping privileges: %s", err);
+		apex_control_stop(d->control);
+		return STEP_FAILED;
+	}
+	if (cfg->chroot_dir != NULL) {
+		apex_reloader_rebase(&d->reloader, apex_privs_chroot_path, cfg->chroot_dir);
+		apex_info("chroot %s", cfg->chroot_dir);
+	}
+	if (d->privs.drop)
+		apex_info("running as user %s (uid %lu, gid %lu) without capabilities", d->privs.name,
+			  (unsigned long)d->privs.uid, (unsigned long)d->privs.gid);
+	return STEP_OK;
+}
 
-		if (apex_privs_drop(&privs, cfg.chroot_dir, err, sizeof(err)) < 0) {
-			apex_error("dropping privileges: %s", err);
-			apex_control_stop(control);
-			goto out;
-		}
-		if (cfg.chroot_dir != NULL) {
-			apex_reloader_rebase(&reloader, apex_privs_chroot_path, cfg.chroot_dir);
-			apex_info("chroot %s", cfg.chroot_dir);
-		}
-		if (privs.drop)
-			apex_info("running as user %s (uid %lu, gid %lu) without capabilities",
-				  privs.name, (unsigned long)privs.uid, (unsigned long)privs.gid);
-	}
-	if (apex_server_start(&server) < 0) {
-		apex_server_stop(&server);
-		apex_control_stop(control);
-		goto out;
-	}
-	if (control != NULL) {
-		char err[256];
+/* The worker threads, the control thread and the reload thread. */
+static step_t start_threads(apexd_t *d)
+{
+	char err[256];
 
-		if (apex_control_run(control, err, sizeof(err)) < 0) {
-			apex_error("%s", err);
-			apex_control_stop(control);
-			apex_server_stop(&server);
-			goto out;
-		}
+	if (apex_server_start(&d->server) < 0) {
+		apex_server_stop(&d->server);
+		apex_control_stop(d->control);
+		return STEP_FAILED;
 	}
-	reloader.notify = control != NULL ? apex_control_notify : NULL;
-	reloader.notify_arg = control;
-	if (apex_reloader_start(&reloader) < 0) {
-		apex_control_stop(control);
-		apex_server_stop(&server);
-		goto out;
+	if (d->control != NULL && apex_control_run(d->control, err, sizeof(err)) < 0) {
+		apex_error("%s", err);
+		apex_control_stop(d->control);
+		apex_server_stop(&d->server);
+		return STEP_FAILED;
 	}
-	for (size_t i = 0; i < cfg.listen_count; i++)
-		apex_info("listening on %s (udp, tcp)", cfg.listens[i].text);
-	apex_info("serving %zu zone(s) with %u worker(s), pid %ld", loaded, workers, (long)getpid());
+	d->reloader.notify = d->control != NULL ? apex_control_notify : NULL;
+	d->reloader.notify_arg = d->control;
+	if (apex_reloader_start(&d->reloader) < 0) {
+		apex_control_stop(d->control);
+		apex_server_stop(&d->server);
+		return STEP_FAILED;
+	}
+	for (size_t i = 0; i < d->cfg.listen_count; i++)
+		apex_info("listening on %s (udp, tcp)", d->cfg.listens[i].text);
+	apex_info("serving %zu zone(s) with %u worker(s), pid %ld", d->loaded, d->workers,
+		  (long)getpid());
+	return STEP_OK;
+}
 
-	wait_for_signals(&reloader, &signals);
+/* Serve until SIGTERM or SIGINT, then stop the threads. */
+static void serve(apexd_t *d)
+{
+	wait_for_signals(&d->reloader, &d->signals);
 	/* in this order: the reload thread notifies the control thread, and
 	 * both wake the workers or read their state */
-	apex_reloader_stop(&reloader);
-	apex_control_stop(control);
-	apex_server_stop(&server);
-	apex_server_log_stats(&server);
-	status = EXIT_SUCCESS;
-out:
-	if (reloader_ready)
-		apex_reloader_free(&reloader);
-	apex_server_destroy(&server);
-	if (pid_written && unlink(cfg.pid_file) < 0)
-		apex_warning("pid file %s: %s", cfg.pid_file, strerror(errno));
-	if (status == EXIT_SUCCESS && !opt.check_only)
+	apex_reloader_stop(&d->reloader);
+	apex_control_stop(d->control);
+	apex_server_stop(&d->server);
+	apex_server_log_stats(&d->server);
+}
+
+static void finish(apexd_t *d, int status)
+{
+	if (d->reloader_ready)
+		apex_reloader_free(&d->reloader);
+	if (d->server_ready)
+		apex_server_destroy(&d->server);
+	if (d->pid_written && unlink(d->cfg.pid_file) < 0)
+		apex_warning("pid file %s: %s", d->cfg.pid_file, strerror(errno));
+	if (status == EXIT_SUCCESS && !d->opt.check_only)
 		apex_info("apexd stopped");
-out_early:
-	apex_config_free(&cfg);
-	free(opt.listens);
-	free(opt.zones);
-	free(opt.config_abs);
+	if (d->config_ready)
+		apex_config_free(&d->cfg);
+	free(d->opt.listens);
+	free(d->opt.zones);
+	free(d->opt.config_abs);
+}
+
+int main(int argc, char **argv)
+{
+	static apexd_t d;  /* large (the server); one per process */
+	int status = EXIT_FAILURE;
+
+	int rc = parse_options(argc, argv, &d.opt);
+	if (rc != 0) {
+		free(d.opt.listens);
+		free(d.opt.zones);
+		return rc - 1;
+	}
+	if (d.opt.verbose)
+		apex_log_set_level(APEX_LOG_DEBUG);
+	step_t step = configure(&d);
+	if (step == STEP_OK)
+		step = load_zones(&d, &status);
+	if (step == STEP_OK)
+		step = open_privileged(&d);
+	if (step == STEP_OK)
+		step = start_threads(&d);
+	if (step == STEP_OK) {
+		serve(&d);
+		status = EXIT_SUCCESS;
+	}
+	finish(&d, status);
 	return status;
 }
