@@ -1,0 +1,34 @@
+/*
+ * The files of a zone load: each named once among the builder's files
+ * (records keep the index of theirs, for messages) and mapped for
+ * reading.
+ */
+#ifndef APEX_ZONE_FILE_MAP_H
+#define APEX_ZONE_FILE_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zone/zone_file_reader.h"
+
+/* A file mapped for reading (an empty file maps to nothing). */
+typedef struct apex_mapping {
+	const char *data;
+	size_t size;
+} apex_mapping_t;
+
+/* Map path (read-only, sequential); "FILE: reason" in err on failure
+ * (APEX_ELOAD).  Release with apex_unmap_file(). */
+int apex_map_file(const char *path, apex_mapping_t *m, char *err, size_t err_size);
+void apex_unmap_file(apex_mapping_t *m);
+
+/* Add path to the builder's files: its index in *index. */
+int apex_loader_add_file(apex_loader_t *ld, const char *path, uint16_t *index);
+
+/* Name path among the loader's files (*file_index) and map it (*m, for
+ * apex_unmap_file()); "FILE: reason" in the loader's error buffer on
+ * failure. */
+int apex_loader_open_file(apex_loader_t *ld, const char *path, uint16_t *file_index,
+			  apex_mapping_t *m);
+
+#endif

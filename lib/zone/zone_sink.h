@@ -1,0 +1,72 @@
+/*
+ * A sink: where the records of a zone being loaded go, one per parser
+ * thread.  Each record keeps its owner (interned: one entry per distinct
+ * name, owner_table.c), its RDATA behind its length and its canonical
+ * form; names, keys and RDATA are packed (no alignment, no per-object
+ * header: a record's RDATA is often 4 to 20 bytes) into `keep`, whose
+ * memory the version adopts before it is built, so the version uses them
+ * where the loader wrote them (build.h).
+ *
+ * apex_sink_add_rr() is the entry for a record already in wire form: the
+ * text parsers (zone_file_reader.h) end there, and so will records that
+ * arrive by zone transfer.
+ */
+#ifndef APEX_ZONE_ZONE_SINK_H
+#define APEX_ZONE_ZONE_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dns/name.h"
+#include "util/arena.h"
+#include "zone/build.h"
+#include "zone/rdata_text.h"
+
+typedef struct apex_sink {
+	apex_arena_t *keep;
+	apex_arena_t *scratch;     /* canonical forms that differ, freed after the build */
+	apex_build_owner_t *owners;
+	size_t owner_count, owner_cap;
+	uint32_t *table;           /* owner hash table: index + 1, 0 = empty */
+	size_t table_size;         /* power of two */
+	uint32_t last_owner;       /* records usually share owners */
+	bool have_last;
+	apex_build_rr_t *rrs;
+	size_t rr_count, rr_cap;
+	uint32_t default_ttl;      /* $TTL, shared with included files */
+	size_t directives;         /* $ORIGIN and $TTL lines executed */
+	uint8_t rdata[APEX_RDATA_MAX];      /* the record being parsed */
+	uint8_t canonical[APEX_RDATA_MAX];  /* its canonical form */
+} apex_sink_t;
+
+/* A new empty sink, or NULL.  Freed (with what it still owns) by
+ * apex_sink_free(). */
+apex_sink_t *apex_sink_new(void);
+void apex_sink_free(apex_sink_t *s);
+
+/* Copy of data in arena a, packed; NULL on failure. */
+void *apex_sink_dup(apex_arena_t *a, const void *data, size_t size);
+
+/*
+ * Add one record in wire form: its owner (interned), its RDATA (behind
+ * its length, as build.h wants it) and its canonical form (RFC 4034
+ * section 6.2) copied into the sink's memory.  canonical_in may be rdata
+ * itself (no embedded name with capitals): the canonical form then shares
+ * the RDATA's memory.  The caller has checked the record (TTL, owner
+ * inside the zone, size).  file and line say where it comes from.
+ * Returns APEX_OK, APEX_ENOMEM, or
+ * APEX_ESPACE when the sink holds all the records it can.
+ */
+int apex_sink_add_rr(apex_sink_t *s, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		     const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in,
+		     uint16_t file, uint32_t line);
+
+/* owner_table.c: the index in s of the owner `like` (added if new, its
+ * name and key copied into s's memory) in *index. */
+int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *index);
+
+/* Rebuild s's owner table with room for `owners` owners. */
+int apex_owner_table_resize(apex_sink_t *s, size_t owners);
+
+#endif
