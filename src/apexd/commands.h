@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "daemon_config.h"
 #include "ctl/buf.h"
 #include "ctl/request.h"
 #include "reload.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "config.h"
+#include "daemon_config.h"
 
 /*
  * A non-blocking, close-on-exec socket of type SOCK_DGRAM or SOCK_STREAM

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "config.h"
+#include "daemon_config.h"
 #include "control.h"
 #include "privs.h"
 #include "reload.h"

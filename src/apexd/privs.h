@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "daemon_config.h"
 
 /* Who to become: resolved before a chroot hides /etc/passwd. */
 typedef struct apex_privs {

@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "config.h"
+#include "daemon_config.h"
 #include "dns/name.h"
 #include "server.h"
 

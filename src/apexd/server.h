@@ -23,7 +23,7 @@
 #include <netinet/in.h>
 #include <uv.h>
 
-#include "config.h"
+#include "daemon_config.h"
 #include "query/answer.h"
 #include "stats.h"
 #include "tcp.h"

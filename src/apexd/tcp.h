@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "config.h"
+#include "daemon_config.h"
 #include "util/siphash.h"
 
 struct apex_worker;

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <uv.h>
 
-#include "config.h"
+#include "daemon_config.h"
 
 struct apex_worker;
 struct apex_udp_worker;

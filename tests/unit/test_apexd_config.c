@@ -19,7 +19,7 @@
 #include <netinet/in.h>
 #include <cmocka.h>
 
-#include "../../src/apexd/config.h"
+#include "../../src/apexd/daemon_config.h"
 #include "util/error.h"
 
 static char dir[512];
@@ -292,6 +292,85 @@ static void expect_error(const char *text, int line, const char *reason)
 	apex_config_free(&cfg);
 }
 
+/* Every number key of the server section, at its bounds: the largest
+ * value is stored in full (whatever the field's width), one more is
+ * refused with the range. */
+static void test_number_keys_at_their_bounds(void **state)
+{
+	static const struct {
+		const char *key;
+		unsigned long min, max;
+	} keys[] = {
+		{ "workers", 1, 1024 },
+		{ "edns-payload", 512, 65535 },
+		{ "tcp-max-connections", 1, 1000000 },
+		{ "tcp-idle-timeout", 1, 3600 },
+		{ "tcp-max-connections-per-client", 0, 1000000 },
+		{ "tcp-io-timeout", 1, 3600 },
+		{ "rrl-responses-per-second", 0, 1000000 },
+		{ "rrl-slip", 0, 100 },
+		{ "rrl-ipv4-prefix-length", 1, 32 },
+		{ "rrl-ipv6-prefix-length", 1, 128 },
+		{ "rrl-table-size", 16, 1UL << 24 },
+	};
+	char text[200], reason[300], err[900];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		apex_config_t cfg;
+
+		snprintf(text, sizeof(text), "server:\n  %s: %lu\n", keys[i].key, keys[i].max);
+		apex_config_init(&cfg);
+		assert_int_equal(apex_config_load(&cfg, write_file("max.conf", text), err, sizeof(err)),
+				 APEX_OK);
+		unsigned long got = 0;
+		switch (i) {
+		case 0: got = cfg.workers; break;
+		case 1: got = cfg.edns_payload; break;
+		case 2: got = cfg.tcp_max_connections; break;
+		case 3: got = cfg.tcp_idle_timeout; break;
+		case 4: got = cfg.tcp_max_per_client; break;
+		case 5: got = cfg.tcp_io_timeout; break;
+		case 6: got = cfg.rrl.rate; break;
+		case 7: got = cfg.rrl.slip; break;
+		case 8: got = cfg.rrl.ipv4_prefix; break;
+		case 9: got = cfg.rrl.ipv6_prefix; break;
+		default: got = cfg.rrl.table_size; break;
+		}
+		assert_int_equal(got, keys[i].max);
+		apex_config_free(&cfg);
+
+		snprintf(text, sizeof(text), "server:\n  %s: %lu\n", keys[i].key, keys[i].max + 1);
+		snprintf(reason, sizeof(reason), "%s: expected a number from %lu to %lu, not '%lu'",
+			 keys[i].key, keys[i].min, keys[i].max, keys[i].max + 1);
+		expect_error(text, 2, reason);
+	}
+}
+
+/* control-socket: a path made absolute against the file's directory, or
+ * "none"; cookies: yes/no. */
+static void test_control_socket_and_cookies(void **state)
+{
+	apex_config_t cfg;
+	char err[900] = "", expect[700];
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, write_file("ctl.conf",
+		"server:\n  control-socket: run/apexd.sock\n  cookies: no\n"), err, sizeof(err)), APEX_OK);
+	snprintf(expect, sizeof(expect), "%s/run/apexd.sock", dir);
+	assert_string_equal(cfg.control_socket, expect);
+	assert_false(cfg.cookies);
+	apex_config_free(&cfg);
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, write_file("ctl.conf",
+		"server:\n  control-socket: none\n  cookies: on\n"), err, sizeof(err)), APEX_OK);
+	assert_string_equal(cfg.control_socket, "none");
+	assert_true(cfg.cookies);
+	apex_config_free(&cfg);
+	expect_error("server:\n  cookies: maybe\n", 2, "cookies: expected yes or no, not 'maybe'");
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -413,6 +492,8 @@ int main(void)
 		cmocka_unit_test(test_reload_priority),
 		cmocka_unit_test(test_hardening_keys),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_number_keys_at_their_bounds),
+		cmocka_unit_test(test_control_socket_and_cookies),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
 	};

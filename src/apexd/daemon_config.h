@@ -6,8 +6,8 @@
  * with apex_config_free().  It is filled once at start-up and read-only
  * while the workers run.
  */
-#ifndef APEXD_CONFIG_H
-#define APEXD_CONFIG_H
+#ifndef APEXD_DAEMON_CONFIG_H
+#define APEXD_DAEMON_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
 #ifdef HAVE_CONFIG_H
 #include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
-#include "config.h"
+#include "daemon_config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,190 +397,233 @@ static int parse_bool(parser_t *p, const char *key, const char *value, bool *out
 	return PFAIL(p, "%s: expected yes or no, not '%s'", key, value);
 }
 
-/* Response rate limiting (rrl-*) and DNS cookies (cookies, cookie-secret). */
-static int hardening_key(parser_t *p, const char *key, const char *value)
+/* ---------------------------------------------------------------- keys */
+
+/* The keys whose value is more than a number, a string or yes/no. */
+
+static int key_listen(parser_t *p, const char *key, const char *value)
 {
-	apex_config_t *cfg = p->cfg;
-	unsigned long v;
-	int rc;
+	char reason[256];
 
-	if (strcmp(key, "rrl-responses-per-second") == 0) {
-		if ((rc = parse_uint(p, key, value, 0, 1000000, &v)) < 0)
-			return rc;
-		cfg->rrl.rate = (unsigned)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "rrl-slip") == 0) {
-		if ((rc = parse_uint(p, key, value, 0, 100, &v)) < 0)
-			return rc;
-		cfg->rrl.slip = (unsigned)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "rrl-ipv4-prefix-length") == 0) {
-		if ((rc = parse_uint(p, key, value, 1, 32, &v)) < 0)
-			return rc;
-		cfg->rrl.ipv4_prefix = (unsigned)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "rrl-ipv6-prefix-length") == 0) {
-		if ((rc = parse_uint(p, key, value, 1, 128, &v)) < 0)
-			return rc;
-		cfg->rrl.ipv6_prefix = (unsigned)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "rrl-table-size") == 0) {
-		if ((rc = parse_uint(p, key, value, 16, 1UL << 24, &v)) < 0)
-			return rc;
-		cfg->rrl.table_size = (size_t)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "rrl-whitelist") == 0) {
-		apex_rrl_prefix_t prefix, *grown;
-
-		if (apex_rrl_prefix_parse(value, &prefix) < 0)
-			return PFAIL(p, "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not '%s'", value);
-		grown = realloc(cfg->rrl_whitelist, (cfg->rrl_whitelist_count + 1) * sizeof(*grown));
-		if (grown == NULL)
-			return PFAIL(p, "out of memory");
-		cfg->rrl_whitelist = grown;
-		cfg->rrl_whitelist[cfg->rrl_whitelist_count++] = prefix;
-		cfg->rrl.whitelist = cfg->rrl_whitelist;
-		cfg->rrl.whitelist_count = cfg->rrl_whitelist_count;
-		return APEX_OK;
-	}
-	if (strcmp(key, "cookies") == 0)
-		return parse_bool(p, key, value, &cfg->cookies);
-	if (strcmp(key, "cookie-secret") == 0) {
-		if (strlen(value) != 32)
-			return PFAIL(p, "cookie-secret: expected 32 hex digits (16 bytes)");
-		for (size_t i = 0; i < 16; i++) {
-			int hi = apex_hex_digit(value[2 * i]), lo = apex_hex_digit(value[2 * i + 1]);
-
-			if (hi < 0 || lo < 0)
-				return PFAIL(p, "cookie-secret: '%s' is not hex", value);
-			cfg->cookie_secret[i] = (uint8_t)(hi << 4 | lo);
-		}
-		cfg->cookie_secret_set = true;
-		return APEX_OK;
-	}
-	return PFAIL(p, "unknown key '%s' in the server section", key);
+	(void)key;
+	if (apex_config_add_listen(p->cfg, value, reason, sizeof(reason)) < 0)
+		return PFAIL(p, "%s", reason);
+	return APEX_OK;
 }
 
-static int server_key(parser_t *p, const char *key, const char *value)
+static int key_nsid(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return parse_nsid(p, value);
+}
+
+/* reload-priority: idle | N; reload-nice: N is its older spelling. */
+static int key_reload_priority(parser_t *p, const char *key, const char *value)
 {
 	apex_config_t *cfg = p->cfg;
+	bool priority = strcmp(key, "reload-priority") == 0;
 	unsigned long v;
 	int rc;
 
-	if (strcmp(key, "listen") == 0) {
-		char reason[256];
+	if (priority && strcmp(value, "idle") == 0) {
+		cfg->reload_idle = true;
+		return APEX_OK;
+	}
+	if (value[0] < '0' || value[0] > '9')
+		return PFAIL(p, "%s: expected %sa nice value from 0 to 19, not '%s'", key,
+			     priority ? "idle or " : "", value);
+	if ((rc = parse_uint(p, key, value, 0, 19, &v)) < 0)
+		return rc;
+	cfg->reload_idle = false;
+	cfg->reload_nice = (unsigned)v;
+	return APEX_OK;
+}
 
-		if (apex_config_add_listen(cfg, value, reason, sizeof(reason)) < 0)
-			return PFAIL(p, "%s", reason);
-		return APEX_OK;
+static int key_rrl_whitelist(parser_t *p, const char *key, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+	apex_rrl_prefix_t prefix, *grown;
+
+	(void)key;
+	if (apex_rrl_prefix_parse(value, &prefix) < 0)
+		return PFAIL(p, "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not '%s'", value);
+	grown = realloc(cfg->rrl_whitelist, (cfg->rrl_whitelist_count + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return PFAIL(p, "out of memory");
+	cfg->rrl_whitelist = grown;
+	cfg->rrl_whitelist[cfg->rrl_whitelist_count++] = prefix;
+	cfg->rrl.whitelist = cfg->rrl_whitelist;
+	cfg->rrl.whitelist_count = cfg->rrl_whitelist_count;
+	return APEX_OK;
+}
+
+static int key_cookie_secret(parser_t *p, const char *key, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+
+	(void)key;
+	if (strlen(value) != 32)
+		return PFAIL(p, "cookie-secret: expected 32 hex digits (16 bytes)");
+	for (size_t i = 0; i < 16; i++) {
+		int hi = apex_hex_digit(value[2 * i]), lo = apex_hex_digit(value[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return PFAIL(p, "cookie-secret: '%s' is not hex", value);
+		cfg->cookie_secret[i] = (uint8_t)(hi << 4 | lo);
 	}
-	if (strcmp(key, "workers") == 0) {
-		if ((rc = parse_uint(p, key, value, 1, APEX_CONFIG_WORKERS_MAX, &v)) < 0)
-			return rc;
-		cfg->workers = (unsigned)v;
-		return APEX_OK;
+	cfg->cookie_secret_set = true;
+	return APEX_OK;
+}
+
+static int key_chroot(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	if (value[0] != '/')
+		return PFAIL(p, "chroot: expected an absolute path, not '%s'", value);
+	return replace_string(p, &p->cfg->chroot_dir, value);
+}
+
+static int key_pid_file(parser_t *p, const char *key, const char *value)
+{
+	char *abs = absolute_path(value, p->base_dir);
+
+	(void)key;
+	if (abs == NULL)
+		return PFAIL(p, "out of memory");
+	free(p->cfg->pid_file);
+	p->cfg->pid_file = abs;
+	return APEX_OK;
+}
+
+static int key_control_socket(parser_t *p, const char *key, const char *value)
+{
+	char *path = strcmp(value, "none") == 0 ? strdup(value) : absolute_path(value, p->base_dir);
+
+	(void)key;
+	if (path == NULL)
+		return PFAIL(p, "out of memory");
+	free(p->cfg->control_socket);
+	p->cfg->control_socket = path;
+	return APEX_OK;
+}
+
+static int key_zone_name(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	if (p->zone_name != NULL)
+		return PFAIL(p, "zone: name given twice");
+	return replace_string(p, &p->zone_name, value);
+}
+
+static int key_zone_file(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	if (p->zone_file != NULL)
+		return PFAIL(p, "zone: file given twice");
+	return replace_string(p, &p->zone_file, value);
+}
+
+/* How a key's value is read into its field of apex_config_t. */
+typedef enum key_kind {
+	KEY_UINT,    /* a number from min to max, into an integer field */
+	KEY_STRING,  /* a string, into a char * field (owned) */
+	KEY_BOOL,    /* yes/on or no/off, into a bool field */
+	KEY_CUSTOM,  /* its own parser */
+} key_kind_t;
+
+typedef struct key_def {
+	const char *name;
+	key_kind_t kind;
+	size_t offset;            /* of the field in apex_config_t */
+	size_t size;              /* of the field (KEY_UINT) */
+	unsigned long min, max;   /* KEY_UINT */
+	int (*parse)(parser_t *p, const char *key, const char *value);  /* KEY_CUSTOM */
+} key_def_t;
+
+#define FIELD(f) offsetof(apex_config_t, f), sizeof(((apex_config_t *)0)->f)
+#define UINT_KEY(name, f, lo, hi) { name, KEY_UINT, FIELD(f), lo, hi, NULL }
+#define STRING_KEY(name, f) { name, KEY_STRING, FIELD(f), 0, 0, NULL }
+#define BOOL_KEY(name, f) { name, KEY_BOOL, FIELD(f), 0, 0, NULL }
+#define CUSTOM_KEY(name, fn) { name, KEY_CUSTOM, 0, 0, 0, 0, fn }
+
+/* The server: section, one row a key (apex.conf(5)). */
+static const key_def_t server_keys[] = {
+	CUSTOM_KEY("listen", key_listen),
+	UINT_KEY("workers", workers, 1, APEX_CONFIG_WORKERS_MAX),
+	STRING_KEY("identity", identity),
+	STRING_KEY("version", version),
+	CUSTOM_KEY("nsid", key_nsid),
+	UINT_KEY("edns-payload", edns_payload, 512, 65535),
+	UINT_KEY("tcp-max-connections", tcp_max_connections, 1, 1000000),
+	UINT_KEY("tcp-idle-timeout", tcp_idle_timeout, 1, 3600),
+	UINT_KEY("tcp-max-connections-per-client", tcp_max_per_client, 0, 1000000),
+	UINT_KEY("tcp-io-timeout", tcp_io_timeout, 1, 3600),
+	CUSTOM_KEY("reload-priority", key_reload_priority),
+	CUSTOM_KEY("reload-nice", key_reload_priority),
+	UINT_KEY("rrl-responses-per-second", rrl.rate, 0, 1000000),
+	UINT_KEY("rrl-slip", rrl.slip, 0, 100),
+	UINT_KEY("rrl-ipv4-prefix-length", rrl.ipv4_prefix, 1, 32),
+	UINT_KEY("rrl-ipv6-prefix-length", rrl.ipv6_prefix, 1, 128),
+	UINT_KEY("rrl-table-size", rrl.table_size, 16, 1UL << 24),
+	CUSTOM_KEY("rrl-whitelist", key_rrl_whitelist),
+	BOOL_KEY("cookies", cookies),
+	CUSTOM_KEY("cookie-secret", key_cookie_secret),
+	STRING_KEY("user", user),
+	STRING_KEY("group", group),
+	CUSTOM_KEY("chroot", key_chroot),
+	CUSTOM_KEY("pid-file", key_pid_file),
+	CUSTOM_KEY("control-socket", key_control_socket),
+};
+
+/* A zone: section. */
+static const key_def_t zone_keys[] = {
+	CUSTOM_KEY("name", key_zone_name),
+	CUSTOM_KEY("file", key_zone_file),
+};
+
+/* Store v in an unsigned integer field of `size` bytes. */
+static void store_uint(void *field, size_t size, unsigned long v)
+{
+	switch (size) {
+	case sizeof(uint16_t):
+		*(uint16_t *)field = (uint16_t)v;
+		break;
+	case sizeof(uint32_t):
+		*(uint32_t *)field = (uint32_t)v;
+		break;
+	default:
+		*(uint64_t *)field = (uint64_t)v;
+		break;
 	}
-	if (strcmp(key, "identity") == 0)
-		return replace_string(p, &cfg->identity, value);
-	if (strcmp(key, "version") == 0)
-		return replace_string(p, &cfg->version, value);
-	if (strcmp(key, "nsid") == 0)
-		return parse_nsid(p, value);
-	if (strcmp(key, "edns-payload") == 0) {
-		if ((rc = parse_uint(p, key, value, 512, 65535, &v)) < 0)
-			return rc;
-		cfg->edns_payload = (uint16_t)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "tcp-max-connections") == 0) {
-		if ((rc = parse_uint(p, key, value, 1, 1000000, &v)) < 0)
-			return rc;
-		cfg->tcp_max_connections = (unsigned)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "tcp-idle-timeout") == 0) {
-		if ((rc = parse_uint(p, key, value, 1, 3600, &v)) < 0)
-			return rc;
-		cfg->tcp_idle_timeout = (unsigned)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "tcp-max-connections-per-client") == 0) {
-		if ((rc = parse_uint(p, key, value, 0, 1000000, &v)) < 0)
-			return rc;
-		cfg->tcp_max_per_client = (unsigned)v;
-		return APEX_OK;
-	}
-	if (strcmp(key, "tcp-io-timeout") == 0) {
-		if ((rc = parse_uint(p, key, value, 1, 3600, &v)) < 0)
-			return rc;
-		cfg->tcp_io_timeout = (unsigned)v;
-		return APEX_OK;
-	}
-	/* reload-nice: N is the older spelling of reload-priority: N */
-	if (strcmp(key, "reload-priority") == 0 || strcmp(key, "reload-nice") == 0) {
-		if (strcmp(key, "reload-priority") == 0 && strcmp(value, "idle") == 0) {
-			cfg->reload_idle = true;
+}
+
+/* Apply key = value with the definitions of a section. */
+static int apply_key(parser_t *p, const key_def_t *keys, size_t count, const char *section,
+		     const char *key, const char *value)
+{
+	for (size_t i = 0; i < count; i++) {
+		const key_def_t *k = &keys[i];
+		void *field = (char *)p->cfg + k->offset;
+		unsigned long v;
+		int rc;
+
+		if (strcmp(key, k->name) != 0)
+			continue;
+		switch (k->kind) {
+		case KEY_UINT:
+			if ((rc = parse_uint(p, key, value, k->min, k->max, &v)) < 0)
+				return rc;
+			store_uint(field, k->size, v);
 			return APEX_OK;
+		case KEY_STRING:
+			return replace_string(p, (char **)field, value);
+		case KEY_BOOL:
+			return parse_bool(p, key, value, (bool *)field);
+		case KEY_CUSTOM:
+			return k->parse(p, key, value);
 		}
-		if (value[0] < '0' || value[0] > '9')
-			return PFAIL(p, "%s: expected %sa nice value from 0 to 19, not '%s'", key,
-				     strcmp(key, "reload-priority") == 0 ? "idle or " : "", value);
-		if ((rc = parse_uint(p, key, value, 0, 19, &v)) < 0)
-			return rc;
-		cfg->reload_idle = false;
-		cfg->reload_nice = (unsigned)v;
-		return APEX_OK;
 	}
-	if (strncmp(key, "rrl-", 4) == 0 || strncmp(key, "cookie", 6) == 0)
-		return hardening_key(p, key, value);
-	if (strcmp(key, "user") == 0)
-		return replace_string(p, &cfg->user, value);
-	if (strcmp(key, "group") == 0)
-		return replace_string(p, &cfg->group, value);
-	if (strcmp(key, "chroot") == 0) {
-		if (value[0] != '/')
-			return PFAIL(p, "chroot: expected an absolute path, not '%s'", value);
-		return replace_string(p, &cfg->chroot_dir, value);
-	}
-	if (strcmp(key, "pid-file") == 0) {
-		char *abs = absolute_path(value, p->base_dir);
-
-		if (abs == NULL)
-			return PFAIL(p, "out of memory");
-		free(cfg->pid_file);
-		cfg->pid_file = abs;
-		return APEX_OK;
-	}
-	if (strcmp(key, "control-socket") == 0) {
-		char *path = strcmp(value, "none") == 0 ? strdup(value) : absolute_path(value, p->base_dir);
-
-		if (path == NULL)
-			return PFAIL(p, "out of memory");
-		free(cfg->control_socket);
-		cfg->control_socket = path;
-		return APEX_OK;
-	}
-	return PFAIL(p, "unknown key '%s' in the server section", key);
-}
-
-static int zone_key(parser_t *p, const char *key, const char *value)
-{
-	if (strcmp(key, "name") == 0) {
-		if (p->zone_name != NULL)
-			return PFAIL(p, "zone: name given twice");
-		return replace_string(p, &p->zone_name, value);
-	}
-	if (strcmp(key, "file") == 0) {
-		if (p->zone_file != NULL)
-			return PFAIL(p, "zone: file given twice");
-		return replace_string(p, &p->zone_file, value);
-	}
-	return PFAIL(p, "unknown key '%s' in a zone section", key);
+	return PFAIL(p, "unknown key '%s' in %s", key, section);
 }
 
 /* The end of a zone: section: it needs a name and a file. */
@@ -677,9 +721,11 @@ static int parse_line(parser_t *p, char *s)
 	}
 	switch (p->section) {
 	case SECTION_SERVER:
-		return server_key(p, key, value);
+		return apply_key(p, server_keys, sizeof(server_keys) / sizeof(server_keys[0]),
+				 "the server section", key, value);
 	case SECTION_ZONE:
-		return zone_key(p, key, value);
+		return apply_key(p, zone_keys, sizeof(zone_keys) / sizeof(zone_keys[0]),
+				 "a zone section", key, value);
 	case SECTION_NONE:
 	default:
 		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0)
