@@ -76,7 +76,7 @@ static int wait_fd(int fd, short events, double deadline)
 			double left = deadline - now_seconds();
 
 			if (left <= 0)
-				return APEX_EIO;
+				return -ETIMEDOUT;
 			ms = (int)(left * 1000) + 1;
 		}
 		rc = poll(&p, 1, ms);
@@ -85,7 +85,7 @@ static int wait_fd(int fd, short events, double deadline)
 		if (rc == 0)
 			continue;  /* re-check the deadline */
 		if (errno != EINTR)
-			return APEX_EIO;
+			return apex_errno();
 	}
 }
 
@@ -112,14 +112,16 @@ static int exchange(const char *path, const char *request, double timeout, char 
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, err_size, "socket: %s", strerror(errno));
-		return APEX_EIO;
+		int failure = apex_errno();
+		snprintf(err, err_size, "socket: %s", apex_strerror(failure));
+		return failure;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		int failure = apex_errno();
 		snprintf(err, err_size, "cannot connect to %s: %s (is apexd running?)", path,
-			 strerror(errno));
+			 apex_strerror(failure));
 		close(fd);
-		return APEX_EIO;
+		return failure;
 	}
 	while (sent < len) {
 		ssize_t n;

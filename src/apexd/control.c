@@ -254,7 +254,7 @@ static void on_connection(uv_stream_t *server, int status)
 	control_conn_t *conn;
 
 	if (status < 0) {
-		apex_warning("control socket: %s", uv_strerror(status));
+		apex_warning("control socket: %s", apex_strerror(status));
 		return;
 	}
 	conn = calloc(1, sizeof(*conn));
@@ -341,15 +341,16 @@ static int clear_stale(const char *path, char *err, size_t err_size)
 	int fd, rc;
 
 	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? APEX_OK : APEX_EIO;
+		return errno == ENOENT ? APEX_OK : apex_errno();
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, err_size, "control socket %s: exists and is not a socket", path);
 		return APEX_EINVAL;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(err, err_size, "control socket: socket: %s", strerror(errno));
-		return APEX_EIO;
+		int failure = apex_errno();
+		snprintf(err, err_size, "control socket: socket: %s", apex_strerror(failure));
+		return failure;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
@@ -359,9 +360,10 @@ static int clear_stale(const char *path, char *err, size_t err_size)
 		return APEX_EINVAL;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
+		int failure = apex_errno();
 		snprintf(err, err_size, "control socket %s: cannot remove the stale socket: %s", path,
-			 strerror(errno));
-		return APEX_EIO;
+			 apex_strerror(failure));
+		return failure;
 	}
 	return APEX_OK;
 }
@@ -389,8 +391,8 @@ int apex_control_run(apex_control_t *ctl, char *err, size_t err_size)
 	rc = pthread_create(&ctl->thread, NULL, control_main, ctl);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		snprintf(err, err_size, "control thread: %s", strerror(rc));
-		return APEX_EIO;
+		snprintf(err, err_size, "control thread: %s", apex_strerror(-rc));
+		return -rc;
 	}
 	ctl->thread_started = true;
 	return APEX_OK;
@@ -421,10 +423,10 @@ int apex_control_open(apex_control_t **out, const char *path, const apex_command
 	ctl->ctx.control_path = ctl->path;
 	atomic_init(&ctl->stopping, false);
 	if ((rc = uv_loop_init(&ctl->loop)) < 0) {
-		snprintf(err, err_size, "control socket: loop: %s", uv_strerror(rc));
+		snprintf(err, err_size, "control socket: loop: %s", apex_strerror(rc));
 		free(ctl->path);
 		free(ctl);
-		return APEX_EIO;
+		return rc;
 	}
 	uv_pipe_init(&ctl->loop, &ctl->listener, 0);
 	ctl->listener.data = ctl;
@@ -443,7 +445,7 @@ int apex_control_open(apex_control_t **out, const char *path, const apex_command
 	if (rc == 0)
 		rc = uv_listen((uv_stream_t *)&ctl->listener, 16, on_connection);
 	if (rc < 0) {
-		snprintf(err, err_size, "control socket %s: %s", path, uv_strerror(rc));
+		snprintf(err, err_size, "control socket %s: %s", path, apex_strerror(rc));
 		goto fail;
 	}
 	*out = ctl;
@@ -456,7 +458,7 @@ fail:
 	unlink(path);
 	free(ctl->path);
 	free(ctl);
-	return APEX_EIO;
+	return rc;
 }
 
 void apex_control_stop(apex_control_t *ctl)

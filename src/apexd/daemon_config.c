@@ -750,7 +750,7 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 
 	fp = fopen(path, "r");
 	if (fp == NULL)
-		return fail(err, err_size, APEX_EIO, "%s: %s", path, strerror(errno));
+		return fail(err, err_size, apex_errno(), "%s: %s", path, strerror(errno));
 	p.base_dir = directory_of(path);
 	free(cfg->path);
 	cfg->path = strdup(path);
@@ -766,7 +766,7 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 
 		if (n < 0) {
 			if (ferror(fp))
-				rc = fail(err, err_size, APEX_EIO, "%s: %s", path, strerror(errno));
+				rc = fail(err, err_size, apex_errno(), "%s: %s", path, strerror(errno));
 			break;
 		}
 		p.line++;

@@ -94,7 +94,8 @@ void apex_config_free(apex_config_t *cfg);
 /*
  * Read the config file at path into cfg.  Relative file names in it are
  * taken relative to the directory of the config file.  On error returns
- * APEX_EINVAL (or APEX_EIO, APEX_ENOMEM) and err holds "FILE:LINE: reason".
+ * APEX_EINVAL (or -errno of a failed read, APEX_ENOMEM) and err holds
+ * "FILE:LINE: reason".
  */
 int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err_size);
 

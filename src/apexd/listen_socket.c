@@ -59,8 +59,9 @@ int apex_listen_socket_open(const apex_listen_t *listen, int type, char *err, si
 		goto fail;
 	return fd;
 fail:
-	snprintf(err, err_size, "%s %s: %s: %s", proto, listen->text, what, strerror(errno));
+	int failure = apex_errno();
+	snprintf(err, err_size, "%s %s: %s: %s", proto, listen->text, what, apex_strerror(failure));
 	if (fd >= 0)
 		close(fd);
-	return APEX_EIO;
+	return failure;
 }

@@ -15,8 +15,8 @@
  * IPV6_V6ONLY for IPv6 and, for TCP, SO_REUSEADDR.  UDP sockets on a
  * wildcard address also receive the destination address (IP_PKTINFO /
  * IPV6_RECVPKTINFO) so answers leave from the address queried.
- * Returns the descriptor (owned by the caller), or APEX_EIO with err set
- * to "udp|tcp ADDR: what failed: reason".
+ * Returns the descriptor (owned by the caller), or the failure as -errno
+ * with err set to "udp|tcp ADDR: what failed: reason".
  */
 int apex_listen_socket_open(const apex_listen_t *listen, int type, char *err, size_t err_size);
 

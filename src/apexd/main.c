@@ -265,14 +265,16 @@ static int write_pid_file(const char *path)
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
-		apex_error("pid file %s: %s", path, strerror(errno));
+		int failure = apex_errno();
+		apex_error("pid file %s: %s", path, apex_strerror(failure));
 		if (fd >= 0)
 			close(fd);
-		return APEX_EIO;
+		return failure;
 	}
 	if (close(fd) < 0) {
-		apex_error("pid file %s: %s", path, strerror(errno));
-		return APEX_EIO;
+		int failure = apex_errno();
+		apex_error("pid file %s: %s", path, apex_strerror(failure));
+		return failure;
 	}
 	return APEX_OK;
 }
@@ -289,23 +291,27 @@ static int daemonize(void)
 	int fd;
 
 	if (pid < 0) {
-		apex_error("fork: %s", strerror(errno));
-		return APEX_EIO;
+		int failure = apex_errno();
+		apex_error("fork: %s", apex_strerror(failure));
+		return failure;
 	}
 	if (pid > 0)
 		_exit(EXIT_SUCCESS);
 	if (setsid() < 0) {
-		apex_error("setsid: %s", strerror(errno));
-		return APEX_EIO;
+		int failure = apex_errno();
+		apex_error("setsid: %s", apex_strerror(failure));
+		return failure;
 	}
 	if (chdir("/") < 0) {
-		apex_error("chdir /: %s", strerror(errno));
-		return APEX_EIO;
+		int failure = apex_errno();
+		apex_error("chdir /: %s", apex_strerror(failure));
+		return failure;
 	}
 	fd = open("/dev/null", O_RDWR);
 	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-		apex_error("/dev/null: %s", strerror(errno));
-		return APEX_EIO;
+		int failure = apex_errno();
+		apex_error("/dev/null: %s", apex_strerror(failure));
+		return failure;
 	}
 	if (fd > STDERR_FILENO)
 		close(fd);

@@ -119,8 +119,9 @@ int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err
 
 	if (chroot_dir != NULL) {
 		if (chroot(chroot_dir) < 0 || chdir("/") < 0) {
-			snprintf(err, err_size, "chroot %s: %s", chroot_dir, strerror(errno));
-			return APEX_EIO;
+			int failure = apex_errno();
+			snprintf(err, err_size, "chroot %s: %s", chroot_dir, apex_strerror(failure));
+			return failure;
 		}
 	}
 	if (privs->drop || chroot_dir != NULL) {
@@ -132,17 +133,20 @@ int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err
 	if (privs->drop) {
 		/* capabilities must not survive the uid change */
 		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0) {
-			snprintf(err, err_size, "prctl KEEPCAPS: %s", strerror(errno));
-			return APEX_EIO;
+			int failure = apex_errno();
+			snprintf(err, err_size, "prctl KEEPCAPS: %s", apex_strerror(failure));
+			return failure;
 		}
 		if (setgroups(1, &privs->gid) < 0 ||
 		    setresgid(privs->gid, privs->gid, privs->gid) < 0) {
-			snprintf(err, err_size, "group %lu: %s", (unsigned long)privs->gid, strerror(errno));
-			return APEX_EIO;
+			int failure = apex_errno();
+			snprintf(err, err_size, "group %lu: %s", (unsigned long)privs->gid, apex_strerror(failure));
+			return failure;
 		}
 		if (setresuid(privs->uid, privs->uid, privs->uid) < 0) {
-			snprintf(err, err_size, "user %s: %s", privs->name, strerror(errno));
-			return APEX_EIO;
+			int failure = apex_errno();
+			snprintf(err, err_size, "user %s: %s", privs->name, apex_strerror(failure));
+			return failure;
 		}
 		/* no way back: root again must fail */
 		if (privs->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
@@ -153,18 +157,21 @@ int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err
 	if (privs->drop || chroot_dir != NULL) {
 		caps = cap_init();  /* every set empty */
 		if (caps == NULL) {
-			snprintf(err, err_size, "cap_init: %s", strerror(errno));
-			return APEX_EIO;
+			int failure = apex_errno();
+			snprintf(err, err_size, "cap_init: %s", apex_strerror(failure));
+			return failure;
 		}
 		if (cap_clear(caps) < 0 || cap_set_proc(caps) < 0) {
-			snprintf(err, err_size, "clearing capabilities: %s", strerror(errno));
+			int failure = apex_errno();
+			snprintf(err, err_size, "clearing capabilities: %s", apex_strerror(failure));
 			cap_free(caps);
-			return APEX_EIO;
+			return failure;
 		}
 		cap_free(caps);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-			snprintf(err, err_size, "prctl NO_NEW_PRIVS: %s", strerror(errno));
-			return APEX_EIO;
+			int failure = apex_errno();
+			snprintf(err, err_size, "prctl NO_NEW_PRIVS: %s", apex_strerror(failure));
+			return failure;
 		}
 	}
 	return APEX_OK;

@@ -43,7 +43,8 @@ int apex_privs_resolve(const apex_config_t *cfg, apex_privs_t *out, char *err, s
  * chroot to chroot_dir (if not NULL), then become privs' user and group
  * with no supplementary groups, clear every capability (libcap) and set
  * no_new_privs.  Must run before any thread is created.  Returns APEX_OK
- * or APEX_EIO with the reason in err.
+ * or a negative apex code (-errno of the failed call) with the reason in
+ * err.
  */
 int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err, size_t err_size);
 

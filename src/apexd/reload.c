@@ -361,8 +361,8 @@ int apex_reloader_start(apex_reloader_t *r)
 	pthread_mutex_unlock(&r->lock);
 	err = pthread_create(&r->thread, NULL, loader_main, r);
 	if (err != 0) {
-		apex_error("reload thread: %s", strerror(err));
-		return APEX_EIO;
+		apex_error("reload thread: %s", apex_strerror(-err));
+		return -err;
 	}
 	r->thread_started = true;
 	return APEX_OK;

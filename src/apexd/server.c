@@ -157,22 +157,22 @@ static int worker_prepare(apex_worker_thread_t *worker)
 	int rc = uv_loop_init(&worker->loop);
 
 	if (rc < 0) {
-		apex_error("worker %u: loop: %s", worker->worker.index, uv_strerror(rc));
-		return APEX_EIO;
+		apex_error("worker %u: loop: %s", worker->worker.index, apex_strerror(rc));
+		return rc;
 	}
 	worker->loop_ready = true;
 	worker->stop_async.data = worker;
 	rc = uv_async_init(&worker->loop, &worker->stop_async, on_stop);
 	if (rc < 0) {
-		apex_error("worker %u: async: %s", worker->worker.index, uv_strerror(rc));
-		return APEX_EIO;
+		apex_error("worker %u: async: %s", worker->worker.index, apex_strerror(rc));
+		return rc;
 	}
 	worker->async_ready = true;
 	worker->wake_async.data = worker;
 	rc = uv_async_init(&worker->loop, &worker->wake_async, on_wake);
 	if (rc < 0) {
-		apex_error("worker %u: async: %s", worker->worker.index, uv_strerror(rc));
-		return APEX_EIO;
+		apex_error("worker %u: async: %s", worker->worker.index, apex_strerror(rc));
+		return rc;
 	}
 	worker->wake_ready = true;
 	/* the zones published before the start */
@@ -200,8 +200,8 @@ int apex_server_start(apex_server_t *server)
 		int err = pthread_create(&worker->thread, NULL, worker_main, worker);
 
 		if (err != 0) {
-			apex_error("worker %u: thread: %s", w, strerror(err));
-			rc = APEX_EIO;
+			apex_error("worker %u: thread: %s", w, apex_strerror(-err));
+			rc = -err;
 			break;
 		}
 		worker->thread_started = true;

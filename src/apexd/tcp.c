@@ -55,9 +55,10 @@ int apex_tcp_socket_open(const apex_listen_t *listen_addr, char *err, size_t err
 
 	/* listen now so that a failure shows at start-up; uv_listen() repeats it */
 	if (fd >= 0 && listen(fd, TCP_BACKLOG) < 0) {
-		snprintf(err, err_size, "tcp %s: listen: %s", listen_addr->text, strerror(errno));
+		int failure = apex_errno();
+		snprintf(err, err_size, "tcp %s: listen: %s", listen_addr->text, apex_strerror(failure));
 		close(fd);
-		return APEX_EIO;
+		return failure;
 	}
 	return fd;
 }
@@ -326,7 +327,7 @@ static void on_connection(uv_stream_t *listener, int status)
 	int rc;
 
 	if (status < 0) {
-		apex_warning("worker %u: tcp accept: %s", worker->index, uv_strerror(status));
+		apex_warning("worker %u: tcp accept: %s", worker->index, apex_strerror(status));
 		return;
 	}
 	conn = calloc(1, sizeof(*conn));
@@ -339,14 +340,14 @@ static void on_connection(uv_stream_t *listener, int status)
 	conn->timer.data = conn;
 	rc = uv_tcp_init(listener->loop, &conn->handle);
 	if (rc < 0) {
-		apex_error("worker %u: tcp accept: %s", worker->index, uv_strerror(rc));
+		apex_error("worker %u: tcp accept: %s", worker->index, apex_strerror(rc));
 		free(conn);
 		return;
 	}
 	conn->open_handles = 1;
 	rc = uv_accept(listener, (uv_stream_t *)&conn->handle);
 	if (rc < 0) {
-		apex_warning("worker %u: tcp accept: %s", worker->index, uv_strerror(rc));
+		apex_warning("worker %u: tcp accept: %s", worker->index, apex_strerror(rc));
 		conn_close(conn);
 		return;
 	}
@@ -450,22 +451,22 @@ int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop)
 		int rc = uv_tcp_init(loop, &l->handle);
 
 		if (rc < 0) {
-			apex_error("tcp listener: %s", uv_strerror(rc));
-			return APEX_EIO;
+			apex_error("tcp listener: %s", apex_strerror(rc));
+			return rc;
 		}
 		l->handle.data = l;
 		rc = uv_tcp_open(&l->handle, l->fd);
 		if (rc < 0) {
 			/* the handle exists but does not own the fd */
 			uv_close((uv_handle_t *)&l->handle, NULL);
-			apex_error("tcp listener: %s", uv_strerror(rc));
-			return APEX_EIO;
+			apex_error("tcp listener: %s", apex_strerror(rc));
+			return rc;
 		}
 		l->opened = true;
 		rc = uv_listen((uv_stream_t *)&l->handle, TCP_BACKLOG, on_connection);
 		if (rc < 0) {
-			apex_error("tcp listen: %s", uv_strerror(rc));
-			return APEX_EIO;
+			apex_error("tcp listen: %s", apex_strerror(rc));
+			return rc;
 		}
 	}
 	return APEX_OK;

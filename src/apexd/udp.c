@@ -207,7 +207,7 @@ static void on_readable(uv_poll_t *handle, int status, int events)
 
 	(void)events;
 	if (status < 0) {
-		apex_warning("worker %u: udp poll error: %s", sock->owner->worker->index, uv_strerror(status));
+		apex_warning("worker %u: udp poll error: %s", sock->owner->worker->index, apex_strerror(status));
 		return;
 	}
 	/* Drain a bounded number of full batches, then let the loop serve the
@@ -218,7 +218,7 @@ static void on_readable(uv_poll_t *handle, int status, int events)
 			break;
 	}
 	if (n < 0)
-		apex_warning("worker %u: recvmmsg: %s", sock->owner->worker->index, strerror(-n));
+		apex_warning("worker %u: recvmmsg: %s", sock->owner->worker->index, apex_strerror(n));
 }
 
 int apex_udp_worker_start(apex_udp_worker_t *udp, uv_loop_t *loop)
@@ -228,15 +228,15 @@ int apex_udp_worker_start(apex_udp_worker_t *udp, uv_loop_t *loop)
 		int rc = uv_poll_init(loop, &sock->poll, sock->fd);
 
 		if (rc < 0) {
-			apex_error("udp poll: %s", uv_strerror(rc));
-			return APEX_EIO;
+			apex_error("udp poll: %s", apex_strerror(rc));
+			return rc;
 		}
 		sock->polling = true;
 		sock->poll.data = sock;
 		rc = uv_poll_start(&sock->poll, UV_READABLE, on_readable);
 		if (rc < 0) {
-			apex_error("udp poll: %s", uv_strerror(rc));
-			return APEX_EIO;
+			apex_error("udp poll: %s", apex_strerror(rc));
+			return rc;
 		}
 	}
 	return APEX_OK;
