@@ -1,0 +1,131 @@
+/*
+ * util/arena: allocations aligned to 16 (packed ones not), large blocks,
+ * copies, adoption of another arena's memory, and the footprint.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "util/arena.h"
+
+static void alignment_and_zeroing(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create();
+	assert_non_null(a);
+	for (size_t size = 1; size < 200; size += 7) {
+		uint8_t *p = apex_arena_alloc(a, size);
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % 16, 0);
+		memset(p, 0xab, size);  /* ASan: the whole size is ours */
+		(void)apex_arena_alloc_packed(a, 3);  /* unaligns the next free byte */
+	}
+	uint64_t *z = apex_arena_calloc(a, 100, sizeof(*z));
+	assert_non_null(z);
+	assert_int_equal((uintptr_t)z % 16, 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(z[i], 0);
+	apex_arena_destroy(a);
+}
+
+static void packed_allocations_are_adjacent(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create();
+	assert_non_null(a);
+	uint8_t *p = apex_arena_alloc_packed(a, 5);
+	uint8_t *q = apex_arena_alloc_packed(a, 7);
+	assert_non_null(p);
+	assert_ptr_equal(q, p + 5);
+	apex_arena_destroy(a);
+}
+
+static void large_allocations(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create();
+	assert_non_null(a);
+	size_t before = apex_arena_footprint(a);
+	size_t big = 64u << 20;
+	uint8_t *p = apex_arena_alloc(a, big);
+	assert_non_null(p);
+	p[0] = 1;
+	p[big - 1] = 2;
+	assert_true(apex_arena_footprint(a) >= before + big);
+	/* small ones still work after a large one */
+	assert_non_null(apex_arena_alloc(a, 10));
+	apex_arena_destroy(a);
+}
+
+static void copies(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create();
+	assert_non_null(a);
+	const uint8_t data[] = { 0, 1, 2, 3, 0xff };
+	uint8_t *d = apex_arena_memdup(a, data, sizeof(data));
+	assert_non_null(d);
+	assert_ptr_not_equal(d, data);
+	assert_memory_equal(d, data, sizeof(data));
+	char *s = apex_arena_strdup(a, "example.");
+	assert_non_null(s);
+	assert_string_equal(s, "example.");
+	assert_string_equal(apex_arena_strdup(a, ""), "");
+	apex_arena_destroy(a);
+}
+
+/* What was allocated from `from` stays valid, owned by the adopter. */
+static void adoption(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create(), *from = apex_arena_create();
+	assert_non_null(a);
+	assert_non_null(from);
+	char *s = apex_arena_strdup(from, "kept after the adoption");
+	uint8_t *big = apex_arena_alloc(from, 1u << 20);
+	assert_non_null(s);
+	assert_non_null(big);
+	memset(big, 7, 1u << 20);
+	size_t fa = apex_arena_footprint(a), ff = apex_arena_footprint(from);
+	apex_arena_adopt(a, from);  /* frees from */
+	assert_int_equal(apex_arena_footprint(a), fa + ff);
+	assert_string_equal(s, "kept after the adoption");
+	assert_int_equal(big[(1u << 20) - 1], 7);
+	/* the adopter goes on allocating */
+	assert_non_null(apex_arena_alloc(a, 100));
+	apex_arena_destroy(a);  /* ASan/LSan: everything released once */
+}
+
+static void footprint_grows_with_use(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create();
+	assert_non_null(a);
+	size_t start = apex_arena_footprint(a), total = 0;
+	for (int i = 0; i < 10000; i++) {
+		assert_non_null(apex_arena_alloc(a, 100));
+		total += 100;
+	}
+	size_t end = apex_arena_footprint(a);
+	assert_true(end >= start + total);
+	assert_true(end < start + 2 * total + (1u << 20));  /* no waste beyond a chunk */
+	apex_arena_destroy(a);
+	apex_arena_destroy(NULL);  /* allowed */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(alignment_and_zeroing),
+		cmocka_unit_test(packed_allocations_are_adjacent),
+		cmocka_unit_test(large_allocations),
+		cmocka_unit_test(copies),
+		cmocka_unit_test(adoption),
+		cmocka_unit_test(footprint_grows_with_use),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
