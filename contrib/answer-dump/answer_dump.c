@@ -40,13 +40,13 @@
 #define VARIANTS 8
 
 static const uint16_t query_types[] = {
-	1,   /* A */        2,   /* NS */       5,   /* CNAME */    6,   /* SOA */
-	12,  /* PTR */      13,  /* HINFO */    15,  /* MX */       16,  /* TXT */
-	28,  /* AAAA */     33,  /* SRV */      39,  /* DNAME */    43,  /* DS */
-	46,  /* RRSIG */    47,  /* NSEC */     48,  /* DNSKEY */   50,  /* NSEC3 */
-	51,  /* NSEC3PARAM */ 52, /* TLSA */    64,  /* SVCB */     65,  /* HTTPS */
-	99,  /* SPF */      251, /* IXFR */     252, /* AXFR */     253, /* MAILB */
-	255, /* ANY */      65280, /* private use */
+	1,   /* A */ 2,           /* NS */ 5,     /* CNAME */ 6,   /* SOA */
+	12,  /* PTR */ 13,        /* HINFO */ 15, /* MX */ 16,     /* TXT */
+	28,  /* AAAA */ 33,       /* SRV */ 39,   /* DNAME */ 43,  /* DS */
+	46,  /* RRSIG */ 47,      /* NSEC */ 48,  /* DNSKEY */ 50, /* NSEC3 */
+	51,  /* NSEC3PARAM */ 52, /* TLSA */ 64,  /* SVCB */ 65,   /* HTTPS */
+	99,  /* SPF */ 251,       /* IXFR */ 252, /* AXFR */ 253,  /* MAILB */
+	255, /* ANY */ 65280,                                      /* private use */
 };
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -74,14 +74,14 @@ static size_t make_query(uint8_t *q, const uint8_t *name, uint16_t type, int v, 
 	size_t pos = 0;
 	q[pos++] = (uint8_t)(id >> 8);
 	q[pos++] = (uint8_t)id;
-	q[pos++] = 0;  /* QR=0 opcode=0 RD=0 */
+	q[pos++] = 0; /* QR=0 opcode=0 RD=0 */
 	q[pos++] = 0;
 	q[pos++] = 0;
-	q[pos++] = 1;  /* QDCOUNT */
+	q[pos++] = 1; /* QDCOUNT */
 	memset(q + pos, 0, 6);
-	int edns = v % 4;  /* 0: none, 1: 1232, 2: 1232 DO, 3: 4096 DO + cookie */
+	int edns = v % 4; /* 0: none, 1: 1232, 2: 1232 DO, 3: 4096 DO + cookie */
 	if (edns != 0)
-		q[pos + 5] = 1;  /* ARCOUNT */
+		q[pos + 5] = 1; /* ARCOUNT */
 	pos += 6;
 	size_t n = apex_name_size(name);
 	memcpy(q + pos, name, n);
@@ -95,18 +95,18 @@ static size_t make_query(uint8_t *q, const uint8_t *name, uint16_t type, int v, 
 	q[pos++] = (uint8_t)(type >> 8);
 	q[pos++] = (uint8_t)type;
 	q[pos++] = 0;
-	q[pos++] = 1;  /* IN */
+	q[pos++] = 1; /* IN */
 	if (edns == 0)
 		return pos;
 	uint16_t payload = edns == 3 ? 4096 : 1232;
-	q[pos++] = 0;  /* root */
+	q[pos++] = 0; /* root */
 	q[pos++] = 0;
 	q[pos++] = 41;
 	q[pos++] = (uint8_t)(payload >> 8);
 	q[pos++] = (uint8_t)payload;
-	q[pos++] = 0;  /* extended rcode */
-	q[pos++] = 0;  /* version */
-	q[pos++] = edns >= 2 ? 0x80 : 0;  /* DO */
+	q[pos++] = 0;                    /* extended rcode */
+	q[pos++] = 0;                    /* version */
+	q[pos++] = edns >= 2 ? 0x80 : 0; /* DO */
 	q[pos++] = 0;
 	if (edns != 3) {
 		q[pos++] = 0;
@@ -114,15 +114,15 @@ static size_t make_query(uint8_t *q, const uint8_t *name, uint16_t type, int v, 
 		return pos;
 	}
 	q[pos++] = 0;
-	q[pos++] = 16;  /* RDLENGTH: one cookie option, plus NSID */
+	q[pos++] = 16; /* RDLENGTH: one cookie option, plus NSID */
 	q[pos++] = 0;
-	q[pos++] = 10;  /* COOKIE */
+	q[pos++] = 10; /* COOKIE */
 	q[pos++] = 0;
 	q[pos++] = 8;
 	for (int i = 0; i < 8; i++)
 		q[pos++] = (uint8_t)(0xA0 + i);
 	q[pos++] = 0;
-	q[pos++] = 3;  /* NSID, empty */
+	q[pos++] = 3; /* NSID, empty */
 	q[pos++] = 0;
 	q[pos++] = 0;
 	return pos;
@@ -154,7 +154,9 @@ static void dump_one(dump_t *d, const uint8_t *name, uint16_t type)
 {
 	static const uint8_t client_addr[4] = { 127, 0, 0, 1 };
 	const apex_answer_client_t client = {
-		.addr = client_addr, .addr_size = 4, .now = 1700000000u,
+		.addr = client_addr,
+		.addr_size = 4,
+		.now = 1700000000u,
 	};
 	char text[1024];
 	apex_name_to_str(name, text, sizeof(text));
@@ -163,7 +165,8 @@ static void dump_one(dump_t *d, const uint8_t *name, uint16_t type)
 		size_t qsize = make_query(q, name, type, v, d->id++);
 		apex_transport_t tr = v < 4 ? APEX_TRANSPORT_UDP : APEX_TRANSPORT_TCP;
 		size_t cap = tr == APEX_TRANSPORT_TCP ? sizeof(d->out) : 4096;
-		size_t n = apex_answer_from(d->zones, &d->cfg, tr, &client, q, qsize, d->out, cap, NULL);
+		size_t n = apex_answer_from(d->zones, &d->cfg, tr, &client, q, qsize, d->out, cap,
+					    NULL);
 		char line[1024 + 64];
 		int len = snprintf(line, sizeof(line), "%s %u %d %zu", text, type, v, n);
 		d->total = fnv64(d->total, (const uint8_t *)line, (size_t)len);
@@ -194,7 +197,8 @@ static void dump_zone(dump_t *d, const apex_zone_t *zone, size_t max_names)
 	size_t step = total > max_names ? total / max_names : 1;
 	for (size_t i = 0; i < total; i += step) {
 		const apex_node_t *node = i < zone->node_count
-			? &zone->nodes[i] : zone->nsec3[i - zone->node_count].node;
+						  ? &zone->nodes[i]
+						  : zone->nsec3[i - zone->node_count].node;
 		uint8_t below[APEX_NAME_MAX], deeper[APEX_NAME_MAX], star[APEX_NAME_MAX];
 		dump_name(d, node->name);
 		if (prepend(below, "www", node->name)) {
@@ -233,7 +237,7 @@ static int load_zone(apex_zonetable_t *table, const char *arg, apex_zone_t **zon
 		fprintf(stderr, "%s: out of memory\n", eq + 1);
 		return -1;
 	}
-	apex_zone_ref(*zone);  /* kept for the walk over its names */
+	apex_zone_ref(*zone); /* kept for the walk over its names */
 	return apex_zonetable_publish(table, *zone) == APEX_OK ? 0 : -1;
 }
 
@@ -258,12 +262,14 @@ int main(int argc, char **argv)
 		case 'n': max_names = (size_t)strtoul(optarg, NULL, 10); break;
 		case 'x': d.hex = true; break;
 		case 'z':
-			if (zone_count == MAX_ZONES || load_zone(&table, optarg, &zones[zone_count]) != 0)
+			if (zone_count == MAX_ZONES ||
+			    load_zone(&table, optarg, &zones[zone_count]) != 0)
 				return 1;
 			zone_count++;
 			break;
 		default:
-			fprintf(stderr, "usage: answer_dump [-n MAXNAMES] [-x] -z ORIGIN=FILE...\n");
+			fprintf(stderr,
+				"usage: answer_dump [-n MAXNAMES] [-x] -z ORIGIN=FILE...\n");
 			return 2;
 		}
 	}

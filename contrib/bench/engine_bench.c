@@ -40,12 +40,12 @@
 #include "zone/zoneset.h"
 
 #define MAX_THREADS 64
-#define QUERY_ROOM 512  /* bytes per pre-built query */
+#define QUERY_ROOM 512 /* bytes per pre-built query */
 
 typedef struct bench {
 	apex_zoneset_t *zones;
 	apex_answer_config_t cfg;
-	uint8_t *queries;       /* count * QUERY_ROOM */
+	uint8_t *queries; /* count * QUERY_ROOM */
 	uint16_t *sizes;
 	size_t count;
 	double seconds;
@@ -72,11 +72,20 @@ static const struct {
 	const char *name;
 	uint16_t type;
 } type_names[] = {
-	{ "A", APEX_TYPE_A }, { "NS", APEX_TYPE_NS }, { "CNAME", APEX_TYPE_CNAME },
-	{ "SOA", APEX_TYPE_SOA }, { "PTR", APEX_TYPE_PTR }, { "MX", APEX_TYPE_MX },
-	{ "TXT", APEX_TYPE_TXT }, { "AAAA", APEX_TYPE_AAAA }, { "SRV", APEX_TYPE_SRV },
-	{ "DS", APEX_TYPE_DS }, { "DNSKEY", APEX_TYPE_DNSKEY }, { "NSEC", APEX_TYPE_NSEC },
-	{ "NSEC3PARAM", APEX_TYPE_NSEC3PARAM }, { "ANY", APEX_TYPE_ANY },
+	{ "A", APEX_TYPE_A },
+	{ "NS", APEX_TYPE_NS },
+	{ "CNAME", APEX_TYPE_CNAME },
+	{ "SOA", APEX_TYPE_SOA },
+	{ "PTR", APEX_TYPE_PTR },
+	{ "MX", APEX_TYPE_MX },
+	{ "TXT", APEX_TYPE_TXT },
+	{ "AAAA", APEX_TYPE_AAAA },
+	{ "SRV", APEX_TYPE_SRV },
+	{ "DS", APEX_TYPE_DS },
+	{ "DNSKEY", APEX_TYPE_DNSKEY },
+	{ "NSEC", APEX_TYPE_NSEC },
+	{ "NSEC3PARAM", APEX_TYPE_NSEC3PARAM },
+	{ "ANY", APEX_TYPE_ANY },
 };
 
 static int type_from_str(const char *s)
@@ -104,7 +113,7 @@ static size_t build_query(uint8_t *w, const char *name, int type, bool dnssec_ok
 	apex_write_u16(w + pos, (uint16_t)type);
 	apex_write_u16(w + pos + 2, 1);
 	pos += 4;
-	w[pos] = 0;  /* OPT: root owner */
+	w[pos] = 0; /* OPT: root owner */
 	apex_write_u16(w + pos + 1, APEX_TYPE_OPT);
 	apex_write_u16(w + pos + 3, 1232);
 	w[pos + 5] = 0;
@@ -265,13 +274,15 @@ int main(int argc, char **argv)
 				return 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-D] [-s SECONDS] [-t MAXTHREADS] -q QUERYFILE "
-					"-z ORIGIN=FILE...\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-D] [-s SECONDS] [-t MAXTHREADS] -q QUERYFILE "
+				"-z ORIGIN=FILE...\n",
+				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (query_file == NULL || max_threads < 1 || max_threads > MAX_THREADS ||
-	    b.seconds <= 0 || b.seconds > 600) {
+	if (query_file == NULL || max_threads < 1 || max_threads > MAX_THREADS || b.seconds <= 0 ||
+	    b.seconds > 600) {
 		fprintf(stderr, "need -q QUERYFILE, 1 <= -t <= %d, 0 < -s <= 600\n", MAX_THREADS);
 		return 2;
 	}

@@ -42,13 +42,13 @@
 #endif
 
 #define BATCH_MAX 1024
-#define QUERY_MAX 4096        /* APEX_UDP_QUERY_MAX */
+#define QUERY_MAX 4096 /* APEX_UDP_QUERY_MAX */
 
 struct options {
-	int batch;           /* APEX_UDP_BATCH */
-	int rounds;          /* APEX_UDP_BATCHES_PER_WAKEUP */
-	int blocking;        /* recvmmsg(MSG_WAITFORONE) on a blocking socket */
-	int rcvbuf, sndbuf;  /* 0: the system's default */
+	int batch;          /* APEX_UDP_BATCH */
+	int rounds;         /* APEX_UDP_BATCHES_PER_WAKEUP */
+	int blocking;       /* recvmmsg(MSG_WAITFORONE) on a blocking socket */
+	int rcvbuf, sndbuf; /* 0: the system's default */
 	int busy_poll_us;
 	int prefer_busy_poll;
 	long delay_us;
@@ -152,8 +152,10 @@ static int reflect_batch(int fd, int batch, int flags)
 		iov[i].iov_base = buffers[i];
 		iov[i].iov_len = QUERY_MAX;
 		msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = &peers[i], .msg_namelen = sizeof(peers[i]),
-			.msg_iov = &iov[i], .msg_iovlen = 1,
+			.msg_name = &peers[i],
+			.msg_namelen = sizeof(peers[i]),
+			.msg_iov = &iov[i],
+			.msg_iovlen = 1,
 		};
 	}
 	int n = recvmmsg(fd, msgs, (unsigned)batch, flags, NULL);
@@ -162,12 +164,12 @@ static int reflect_batch(int fd, int batch, int flags)
 	for (int i = 0; i < n; i++) {
 		iov[i].iov_len = msgs[i].msg_len;
 		if (msgs[i].msg_len >= 3)
-			buffers[i][2] |= 0x80;  /* QR */
+			buffers[i][2] |= 0x80; /* QR */
 	}
 	for (int sent = 0; sent < n;) {
 		int m = sendmmsg(fd, msgs + sent, (unsigned)(n - sent), 0);
 		if (m <= 0)
-			break;  /* buffer full: drop the rest, as apexd does */
+			break; /* buffer full: drop the rest, as apexd does */
 		sent += m;
 	}
 	return n;
@@ -182,8 +184,10 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv, &o) < 0 || argc - optind < 2 ||
 	    inet_pton(AF_INET, argv[optind], &addr.sin_addr) != 1) {
-		fprintf(stderr, "usage: %s [-b BATCH] [-w ROUNDS] [-m epoll|block] [-r RCVBUF] "
-			"[-s SNDBUF] [-p BUSY_POLL_US] [-P] [-d DELAY_US] IPV4ADDR PORT [SECONDS]\n",
+		fprintf(stderr,
+			"usage: %s [-b BATCH] [-w ROUNDS] [-m epoll|block] [-r RCVBUF] "
+			"[-s SNDBUF] [-p BUSY_POLL_US] [-P] [-d DELAY_US] IPV4ADDR PORT "
+			"[SECONDS]\n",
 			argv[0]);
 		return 2;
 	}

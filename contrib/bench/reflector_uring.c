@@ -49,12 +49,12 @@
 int main(void)
 {
 	fprintf(stderr, "reflector_uring: built without io_uring multishot receive "
-		"(kernel headers older than Linux 6.1)\n");
+			"(kernel headers older than Linux 6.1)\n");
 	return 1;
 }
 #else
 
-#define QUERY_MAX 4096        /* APEX_UDP_QUERY_MAX */
+#define QUERY_MAX 4096 /* APEX_UDP_QUERY_MAX */
 #define NAME_SPACE ((unsigned)sizeof(struct sockaddr_storage))
 /* one provided buffer: recvmsg_out header, peer address, datagram */
 #define BUFFER_SIZE (sizeof(struct io_uring_recvmsg_out) + NAME_SPACE + QUERY_MAX)
@@ -62,7 +62,7 @@ int main(void)
 #define SQ_ENTRIES 1024
 #define CQ_ENTRIES 8192
 #define BUFFER_GROUP 0
-#define RECV_TAG UINT64_MAX   /* user_data of the multishot receive */
+#define RECV_TAG UINT64_MAX /* user_data of the multishot receive */
 
 enum send_mode { SEND_MSG, SEND_TO, SEND_MMSG };
 
@@ -85,7 +85,7 @@ struct ring {
 	unsigned *cq_head, *cq_tail;
 	struct io_uring_sqe *sqes;
 	struct io_uring_cqe *cqes;
-	unsigned sq_local_tail;  /* SQEs prepared, not yet published */
+	unsigned sq_local_tail; /* SQEs prepared, not yet published */
 	unsigned to_submit;
 };
 
@@ -93,8 +93,8 @@ struct buffers {
 	struct io_uring_buf_ring *ring;
 	unsigned count, mask;
 	unsigned short tail;
-	uint8_t *memory;              /* count * BUFFER_SIZE */
-	struct msghdr *send_msg;      /* per buffer: the answer being sent */
+	uint8_t *memory;         /* count * BUFFER_SIZE */
+	struct msghdr *send_msg; /* per buffer: the answer being sent */
 	struct iovec *send_iov;
 };
 
@@ -108,7 +108,8 @@ static void on_signal(int sig)
 
 static int ring_setup(struct ring *r, unsigned flags, unsigned *features)
 {
-	struct io_uring_params p = { .flags = flags | IORING_SETUP_CQSIZE, .cq_entries = CQ_ENTRIES };
+	struct io_uring_params p = { .flags = flags | IORING_SETUP_CQSIZE,
+				     .cq_entries = CQ_ENTRIES };
 
 	r->fd = (int)syscall(__NR_io_uring_setup, SQ_ENTRIES, &p);
 	if (r->fd < 0)
@@ -138,7 +139,7 @@ static int ring_setup(struct ring *r, unsigned flags, unsigned *features)
 	r->cq_mask = *(unsigned *)(rings + p.cq_off.ring_mask);
 	r->cqes = (struct io_uring_cqe *)(rings + p.cq_off.cqes);
 	for (unsigned i = 0; i < p.sq_entries; i++)
-		r->sq_array[i] = i;  /* SQE i sits in slot i */
+		r->sq_array[i] = i; /* SQE i sits in slot i */
 	r->sq_local_tail = *r->sq_tail;
 	return 0;
 }
@@ -209,7 +210,9 @@ static int buffers_setup(struct ring *r, struct buffers *b, unsigned count)
 	    b->send_iov == NULL)
 		return -1;
 	struct io_uring_buf_reg reg = {
-		.ring_addr = (uint64_t)(uintptr_t)b->ring, .ring_entries = count, .bgid = BUFFER_GROUP,
+		.ring_addr = (uint64_t)(uintptr_t)b->ring,
+		.ring_entries = count,
+		.bgid = BUFFER_GROUP,
 	};
 	if (syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PBUF_RING, &reg, 1) < 0)
 		return -1;
@@ -252,14 +255,15 @@ static int queue_send(struct ring *r, struct buffers *b, int fd, unsigned id, en
 	uint8_t *name = buf + sizeof(out);
 	uint8_t *payload = name + NAME_SPACE + out.controllen;
 	if ((out.flags & MSG_TRUNC) || out.namelen > NAME_SPACE || out.payloadlen < 3)
-		return 1;  /* not answered: the caller recycles the buffer */
-	payload[2] |= 0x80;  /* QR */
+		return 1;   /* not answered: the caller recycles the buffer */
+	payload[2] |= 0x80; /* QR */
 	iov->iov_base = payload;
 	iov->iov_len = out.payloadlen;
-	*msg = (struct msghdr){ .msg_name = name, .msg_namelen = out.namelen,
-				.msg_iov = iov, .msg_iovlen = 1 };
+	*msg = (struct msghdr){
+		.msg_name = name, .msg_namelen = out.namelen, .msg_iov = iov, .msg_iovlen = 1
+	};
 	if (mode == SEND_MMSG)
-		return 0;  /* sent by the caller's sendmmsg */
+		return 0; /* sent by the caller's sendmmsg */
 
 	struct io_uring_sqe *sqe = ring_sqe(r);
 	if (sqe == NULL)
@@ -268,7 +272,7 @@ static int queue_send(struct ring *r, struct buffers *b, int fd, unsigned id, en
 	sqe->user_data = id;
 	if (skip) {
 		sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
-		sqe->msg_flags = MSG_DONTWAIT;  /* fail now rather than wait for room */
+		sqe->msg_flags = MSG_DONTWAIT; /* fail now rather than wait for room */
 	}
 	if (mode == SEND_MSG) {
 		sqe->opcode = IORING_OP_SENDMSG;
@@ -295,8 +299,8 @@ int main(int argc, char **argv)
 	unsigned buffer_count = 1024, min_wait_us = 0, features = 0;
 	unsigned setup = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
 	unsigned long packets = 0, send_errors = 0, rearms = 0, waits = 0;
-	unsigned sends_queued = 0;  /* answers submitted by the next io_uring_enter */
-	static unsigned in_flight[BUFFERS_MAX];  /* -k: buffers of answers being submitted */
+	unsigned sends_queued = 0;              /* answers submitted by the next io_uring_enter */
+	static unsigned in_flight[BUFFERS_MAX]; /* -k: buffers of answers being submitted */
 	unsigned in_flight_count = 0;
 	int skip = 0;
 	int one = 1, c;
@@ -304,8 +308,9 @@ int main(int argc, char **argv)
 	while ((c = getopt(argc, argv, "o:kn:t:c")) != -1) {
 		switch (c) {
 		case 'o':
-			mode = strcmp(optarg, "send") == 0 ? SEND_TO
-			     : strcmp(optarg, "sendmmsg") == 0 ? SEND_MMSG : SEND_MSG;
+			mode = strcmp(optarg, "send") == 0       ? SEND_TO
+			       : strcmp(optarg, "sendmmsg") == 0 ? SEND_MMSG
+								 : SEND_MSG;
 			if (mode == SEND_MSG && strcmp(optarg, "sendmsg") != 0)
 				return 2;
 			break;
@@ -318,8 +323,10 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind < 2 || inet_pton(AF_INET, argv[optind], &addr.sin_addr) != 1 ||
 	    buffer_count < 2 || buffer_count > BUFFERS_MAX || (buffer_count & (buffer_count - 1))) {
-		fprintf(stderr, "usage: %s [-o sendmsg|send|sendmmsg] [-k] [-n BUFFERS (power of 2)] "
-			"[-t MIN_WAIT_US] [-c] IPV4ADDR PORT [SECONDS]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s [-o sendmsg|send|sendmmsg] [-k] [-n BUFFERS (power of 2)] "
+			"[-t MIN_WAIT_US] [-c] IPV4ADDR PORT [SECONDS]\n",
+			argv[0]);
 		return 2;
 	}
 	addr.sin_port = htons((uint16_t)atoi(argv[optind + 1]));
@@ -381,10 +388,11 @@ int main(int argc, char **argv)
 				continue;
 			}
 			if (!(cqe->flags & IORING_CQE_F_MORE))
-				rearm = 1;  /* e.g. -ENOBUFS: every buffer is in flight */
+				rearm = 1; /* e.g. -ENOBUFS: every buffer is in flight */
 			if (cqe->res < 0 || !(cqe->flags & IORING_CQE_F_BUFFER)) {
 				if (cqe->res < 0 && cqe->res != -ENOBUFS) {
-					fprintf(stderr, "reflector_uring: recvmsg: %s\n", strerror(-cqe->res));
+					fprintf(stderr, "reflector_uring: recvmsg: %s\n",
+						strerror(-cqe->res));
 					return 1;
 				}
 				continue;
@@ -426,9 +434,10 @@ int main(int argc, char **argv)
 				return 1;
 		}
 	}
-	fprintf(stderr, "reflector_uring: %lu packets, %lu waits (%.1f packets per wait), "
-		"%lu send errors, %lu re-arms\n", packets, waits,
-		waits ? (double)packets / (double)waits : 0.0, send_errors, rearms);
+	fprintf(stderr,
+		"reflector_uring: %lu packets, %lu waits (%.1f packets per wait), "
+		"%lu send errors, %lu re-arms\n",
+		packets, waits, waits ? (double)packets / (double)waits : 0.0, send_errors, rearms);
 	close(r.fd);
 	close(fd);
 	return 0;

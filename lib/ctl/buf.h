@@ -14,10 +14,10 @@
 
 typedef struct apex_ctl_buf {
 	char *data;
-	size_t size;       /* bytes used, without the NUL */
-	size_t capacity;   /* bytes allocated */
-	size_t limit;      /* largest size allowed */
-	bool failed;       /* out of memory or over the limit */
+	size_t size;     /* bytes used, without the NUL */
+	size_t capacity; /* bytes allocated */
+	size_t limit;    /* largest size allowed */
+	bool failed;     /* out of memory or over the limit */
 } apex_ctl_buf_t;
 
 /* An empty buffer that may grow up to limit bytes. */

@@ -13,14 +13,14 @@
 
 #include "ctl/buf.h"
 
-#define APEX_CTL_REPLY_MAX (64u << 20)  /* bytes */
-#define APEX_CTL_MESSAGE_MAX 1024       /* bytes of an error message */
+#define APEX_CTL_REPLY_MAX (64u << 20) /* bytes */
+#define APEX_CTL_MESSAGE_MAX 1024      /* bytes of an error message */
 
 typedef struct apex_ctl_reply {
 	bool ok;
-	const char *message;     /* error message (not NUL-terminated), points into the input */
-	size_t message_size;     /* 0 when ok */
-	const uint8_t *body;     /* points into the input */
+	const char *message; /* error message (not NUL-terminated), points into the input */
+	size_t message_size; /* 0 when ok */
+	const uint8_t *body; /* points into the input */
 	size_t body_size;
 } apex_ctl_reply_t;
 

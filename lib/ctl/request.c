@@ -6,12 +6,9 @@
 #include "util/error.h"
 
 static const char *const command_names[APEX_CTL_COMMAND_COUNT] = {
-	[APEX_CTL_STATUS] = "status",
-	[APEX_CTL_RELOAD] = "reload",
-	[APEX_CTL_ZONE_STATUS] = "zone-status",
-	[APEX_CTL_STATS] = "stats",
-	[APEX_CTL_RECONFIG] = "reconfig",
-	[APEX_CTL_STOP] = "stop",
+	[APEX_CTL_STATUS] = "status",           [APEX_CTL_RELOAD] = "reload",
+	[APEX_CTL_ZONE_STATUS] = "zone-status", [APEX_CTL_STATS] = "stats",
+	[APEX_CTL_RECONFIG] = "reconfig",       [APEX_CTL_STOP] = "stop",
 };
 
 /* Largest number of arguments each command takes (the least is 0). */
@@ -105,8 +102,9 @@ int apex_ctl_request_parse(const uint8_t *data, size_t size, apex_ctl_request_t 
 		return fail(reason, "unknown command");
 	req->command = (apex_ctl_command_t)command;
 	if (words - 2 > command_max_args[command])
-		return fail(reason, command_max_args[command] == 0 ? "this command takes no argument"
-								    : "too many arguments");
+		return fail(reason, command_max_args[command] == 0
+					    ? "this command takes no argument"
+					    : "too many arguments");
 	req->argc = words - 2;
 	for (size_t i = 0; i < req->argc; i++)
 		req->argv[i] = word[i + 2];
@@ -151,7 +149,8 @@ int apex_ctl_request_format(char *out, size_t out_size, apex_ctl_format_t format
 	    append(out, out_size, &len, name) < 0)
 		return APEX_ESPACE;
 	for (size_t i = 0; i < argc; i++) {
-		if (append(out, out_size, &len, " ") < 0 || append(out, out_size, &len, argv[i]) < 0)
+		if (append(out, out_size, &len, " ") < 0 ||
+		    append(out, out_size, &len, argv[i]) < 0)
 			return APEX_ESPACE;
 	}
 	if (append(out, out_size, &len, "\n") < 0 || len > APEX_CTL_REQUEST_MAX)

@@ -14,12 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define APEX_CTL_REQUEST_MAX 4096   /* bytes, with the final newline */
-#define APEX_CTL_ARGS_MAX 256       /* arguments after the command */
+#define APEX_CTL_REQUEST_MAX 4096 /* bytes, with the final newline */
+#define APEX_CTL_ARGS_MAX 256     /* arguments after the command */
 
 typedef enum {
-	APEX_CTL_FORMAT_TEXT = 0,   /* for people */
-	APEX_CTL_FORMAT_JSON = 1,   /* for scripts */
+	APEX_CTL_FORMAT_TEXT = 0, /* for people */
+	APEX_CTL_FORMAT_JSON = 1, /* for scripts */
 } apex_ctl_format_t;
 
 typedef enum {
@@ -36,8 +36,8 @@ typedef struct apex_ctl_request {
 	apex_ctl_format_t format;
 	apex_ctl_command_t command;
 	size_t argc;
-	const char *argv[APEX_CTL_ARGS_MAX];  /* NUL-terminated, point into text */
-	char text[APEX_CTL_REQUEST_MAX + 1];  /* private copy of the line */
+	const char *argv[APEX_CTL_ARGS_MAX]; /* NUL-terminated, point into text */
+	char text[APEX_CTL_REQUEST_MAX + 1]; /* private copy of the line */
 } apex_ctl_request_t;
 
 /* The command's name on the wire ("zone-status"), or NULL. */

@@ -13,8 +13,8 @@ static inline uint8_t lower(uint8_t c)
 int apex_name_unpack(const uint8_t *pkt, size_t pkt_len, size_t *pos, uint8_t *out)
 {
 	size_t p = *pos;
-	size_t limit = p;   /* a pointer must go strictly below this */
-	size_t resume = 0;  /* where the name ends in the message, once a pointer was taken */
+	size_t limit = p;  /* a pointer must go strictly below this */
+	size_t resume = 0; /* where the name ends in the message, once a pointer was taken */
 	size_t size = 0;
 
 	for (;;) {
@@ -27,7 +27,7 @@ int apex_name_unpack(const uint8_t *pkt, size_t pkt_len, size_t *pos, uint8_t *o
 				return APEX_EMALFORMED;
 			len = pkt[p];
 			if (len > APEX_LABEL_MAX)
-				break;  /* a pointer, or the 0x40 and 0x80 label types */
+				break; /* a pointer, or the 0x40 and 0x80 label types */
 			if (size + (p - run) + 1 + len > APEX_NAME_MAX || p + 1 + len > pkt_len)
 				return APEX_EMALFORMED;
 			p += 1 + (size_t)len;
@@ -42,7 +42,7 @@ int apex_name_unpack(const uint8_t *pkt, size_t pkt_len, size_t *pos, uint8_t *o
 			return APEX_EMALFORMED;
 		size_t target = ((size_t)(len & 0x3F) << 8) | pkt[p + 1];
 		if (target >= limit)
-			return APEX_EMALFORMED;  /* loop or forward pointer */
+			return APEX_EMALFORMED; /* loop or forward pointer */
 		if (resume == 0)
 			resume = p + 2;
 		p = limit = target;
@@ -193,7 +193,8 @@ int apex_name_from_str(const char *str, uint8_t *out)
 			if (c == '\\') {
 				if (isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[1]) &&
 				    isdigit((unsigned char)s[2])) {
-					c = (unsigned)((s[0] - '0') * 100 + (s[1] - '0') * 10 + (s[2] - '0'));
+					c = (unsigned)((s[0] - '0') * 100 + (s[1] - '0') * 10 +
+						       (s[2] - '0'));
 					if (c > 255)
 						return APEX_EINVAL;
 					s += 3;
@@ -209,7 +210,7 @@ int apex_name_from_str(const char *str, uint8_t *out)
 			len++;
 		}
 		if (len == 0)
-			return APEX_EINVAL;  /* empty label */
+			return APEX_EINVAL; /* empty label */
 		out[len_pos] = len;
 		if (*s == '.')
 			s++;

@@ -5,8 +5,8 @@
 #include "dns/sha1.h"
 #include "util/error.h"
 
-int apex_nsec3_hash(uint8_t algorithm, const uint8_t *salt, size_t salt_size,
-		    uint16_t iterations, const uint8_t *name, uint8_t *hash)
+int apex_nsec3_hash(uint8_t algorithm, const uint8_t *salt, size_t salt_size, uint16_t iterations,
+		    const uint8_t *name, uint8_t *hash)
 {
 	if (algorithm != 1)
 		return APEX_EINVAL;

@@ -11,8 +11,8 @@
  * (SHA-1).  Writes 20 bytes to hash; returns 20, or APEX_EINVAL for an
  * unknown algorithm.  No allocation.
  */
-int apex_nsec3_hash(uint8_t algorithm, const uint8_t *salt, size_t salt_size,
-		    uint16_t iterations, const uint8_t *name, uint8_t *hash);
+int apex_nsec3_hash(uint8_t algorithm, const uint8_t *salt, size_t salt_size, uint16_t iterations,
+		    const uint8_t *name, uint8_t *hash);
 
 /*
  * Decode base32hex text (case-insensitive, no padding) of length

@@ -15,15 +15,15 @@
 
 typedef enum apex_serial_order {
 	APEX_SERIAL_EQUAL,
-	APEX_SERIAL_OLDER,      /* the first serial is behind the second */
-	APEX_SERIAL_NEWER,      /* the first serial is ahead of the second */
-	APEX_SERIAL_UNDEFINED,  /* exactly 2^31 apart (RFC 1982 section 3.2) */
+	APEX_SERIAL_OLDER,     /* the first serial is behind the second */
+	APEX_SERIAL_NEWER,     /* the first serial is ahead of the second */
+	APEX_SERIAL_UNDEFINED, /* exactly 2^31 apart (RFC 1982 section 3.2) */
 } apex_serial_order_t;
 
 /* How s1 relates to s2. */
 static inline apex_serial_order_t apex_serial_compare(uint32_t s1, uint32_t s2)
 {
-	uint32_t ahead = s1 - s2;  /* modulo 2^32 */
+	uint32_t ahead = s1 - s2; /* modulo 2^32 */
 
 	if (ahead == 0)
 		return APEX_SERIAL_EQUAL;

@@ -70,12 +70,11 @@ static void sha1_block_portable(uint32_t state[5], const uint8_t block[64])
  * four rounds back (e) to its words, rnds4 does the four rounds with
  * the function and constant of group g / 5; two e registers alternate.
  */
-__attribute__((target("sha,sse4.1,ssse3")))
-static void sha1_block_shani(uint32_t state[5], const uint8_t block[64])
+__attribute__((target("sha,sse4.1,ssse3"))) static void sha1_block_shani(uint32_t state[5],
+									 const uint8_t block[64])
 {
 	const __m128i bswap = _mm_set_epi64x(0x0001020304050607LL, 0x08090a0b0c0d0e0fLL);
-	const __m128i abcd_start =
-		_mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)state), 0x1B);
+	const __m128i abcd_start = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)state), 0x1B);
 	const __m128i e_start = _mm_set_epi32((int)state[4], 0, 0, 0);
 	__m128i w[20];
 	for (int g = 0; g < 4; g++)
@@ -85,12 +84,12 @@ static void sha1_block_shani(uint32_t state[5], const uint8_t block[64])
 			_mm_xor_si128(_mm_sha1msg1_epu32(w[g - 4], w[g - 3]), w[g - 2]), w[g - 1]);
 
 	__m128i abcd = abcd_start;
-	__m128i e0 = _mm_add_epi32(e_start, w[0]);  /* group 0: e as it is */
+	__m128i e0 = _mm_add_epi32(e_start, w[0]); /* group 0: e as it is */
 	__m128i e1 = abcd;
 	abcd = _mm_sha1rnds4_epu32(abcd, e0, 0);
-#define GROUP(g, f, e_this, e_other)                 \
-	e_this = _mm_sha1nexte_epu32(e_this, w[g]);   \
-	e_other = abcd;                               \
+#define GROUP(g, f, e_this, e_other)                \
+	e_this = _mm_sha1nexte_epu32(e_this, w[g]); \
+	e_other = abcd;                             \
 	abcd = _mm_sha1rnds4_epu32(abcd, e_this, f)
 	GROUP(1, 0, e1, e0);
 	GROUP(2, 0, e0, e1);

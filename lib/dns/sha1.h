@@ -14,9 +14,9 @@
 
 typedef struct apex_sha1 {
 	uint32_t state[5];
-	uint64_t length;     /* bytes hashed so far */
+	uint64_t length; /* bytes hashed so far */
 	uint8_t block[64];
-	size_t used;         /* bytes in block */
+	size_t used; /* bytes in block */
 } apex_sha1_t;
 
 void apex_sha1_init(apex_sha1_t *ctx);

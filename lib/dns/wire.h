@@ -30,7 +30,7 @@
 #define APEX_FLAG_AD 0x0020u
 #define APEX_FLAG_CD 0x0010u
 #define APEX_OPCODE(flags) (((flags) >> 11) & 0xFu)
-#define APEX_RCODE(flags) ((flags) & 0xFu)
+#define APEX_RCODE(flags) ((flags)&0xFu)
 
 /* Opcodes and rcodes */
 #define APEX_OPCODE_QUERY 0
@@ -49,8 +49,8 @@ static inline uint16_t apex_read_u16(const uint8_t *p)
 
 static inline uint32_t apex_read_u32(const uint8_t *p)
 {
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-	       ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
+	       (uint32_t)p[3];
 }
 
 static inline void apex_write_u16(uint8_t *p, uint16_t v)

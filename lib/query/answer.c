@@ -42,9 +42,9 @@
 #include "query/writer.h"
 #include "util/error.h"
 
-#define APEX_CHAIN_MAX 8      /* CNAME/DNAME links followed */
-#define ITEMS_MAX 64          /* RRsets per section */
-#define ADDITIONAL_MAX 16     /* additional-data lists per answer */
+#define APEX_CHAIN_MAX 8  /* CNAME/DNAME links followed */
+#define ITEMS_MAX 64      /* RRsets per section */
+#define ADDITIONAL_MAX 16 /* additional-data lists per answer */
 #define RCODE_YXDOMAIN 6
 
 void apex_answer_config_init(apex_answer_config_t *cfg)
@@ -56,21 +56,21 @@ void apex_answer_config_init(apex_answer_config_t *cfg)
 /* One RRset to write, with the owner to write it under. */
 typedef struct item {
 	const uint8_t *owner;
-	const apex_node_t *owner_node;  /* node of owner or of an ancestor (for the writer) */
+	const apex_node_t *owner_node; /* node of owner or of an ancestor (for the writer) */
 	const apex_rrset_t *rrset;
 	uint32_t ttl;
 } item_t;
 
 typedef struct additional_ref {
 	const apex_additional_t *additional;
-	bool referral;  /* honour apex_glue_t.required */
+	bool referral; /* honour apex_glue_t.required */
 } additional_ref_t;
 
 /* Everything one answer needs, on the stack of apex_answer(). */
 typedef struct ctx {
 	const apex_query_t *q;
 	const apex_zone_t *zone;
-	const apex_node_t *qname_node;  /* the query name's node or closest encloser, or NULL */
+	const apex_node_t *qname_node; /* the query name's node or closest encloser, or NULL */
 	/* The precomputed records of this answer, or NULL: the first
 	 * fragment_items authority items, and with fragment_whole all the
 	 * rest (nothing may be in the answer section). */
@@ -105,7 +105,7 @@ static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
 		return false;
 	for (unsigned i = 0; i < *count; i++) {
 		if (items[i].rrset == rrset && apex_name_equal(items[i].owner, owner))
-			return false;  /* already there */
+			return false; /* already there */
 	}
 	if (*count >= ITEMS_MAX)
 		return false;
@@ -312,7 +312,7 @@ static void referral(ctx_t *c, const apex_node_t *cut)
 		c->fragment_whole = true;
 	}
 	if (c->answer_count == 0)
-		c->aa = false;  /* nothing authoritative in the answer */
+		c->aa = false; /* nothing authoritative in the answer */
 	const apex_rrset_t *ns = apex_node_rrset(cut, APEX_TYPE_NS);
 	add_authority(c, cut, ns);
 	/* An unsigned zone's DS records are plain data: not in referrals. */
@@ -323,7 +323,7 @@ static void referral(ctx_t *c, const apex_node_t *cut)
 		else if (c->zone->dnssec == APEX_DNSSEC_NSEC)
 			add_nsec_of(c, cut->nsec);
 		else if (c->zone->dnssec == APEX_DNSSEC_NSEC3)
-			add_nodata_proof(c, cut->name, cut);  /* matching NSEC3, or opt-out proof */
+			add_nodata_proof(c, cut->name, cut); /* matching NSEC3, or opt-out proof */
 	}
 	/* RFC 9471's mandatory glue is for referral responses; after a
 	 * CNAME chain the answer is authoritative and the referral a
@@ -447,7 +447,7 @@ static const uint8_t *resolve(ctx_t *c, const uint8_t *name, const apex_lookup_n
 		c->qname_node = base;
 	const apex_node_t *cut = base->cut;
 	if ((zone->apex->flags & APEX_NODE_DNAME) && lk.node != zone->apex)
-		cut = zone->apex;  /* a DNAME at the apex redirects everything below */
+		cut = zone->apex; /* a DNAME at the apex redirects everything below */
 	if (cut != NULL) {
 		if (cut->flags & APEX_NODE_DELEGATION) {
 			/* DS belongs to the parent side of the cut (RFC 4035 3.1.4.1). */
@@ -507,7 +507,8 @@ static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnss
 	if (ret == APEX_OK && dnssec_ok && sig != NULL) {
 		/* A lowered TTL (RFC 2308's SOA) lowers its RRSIG's too, as NSD
 		 * and Knot do: a cache must not keep the signature longer. */
-		uint32_t sig_ttl = it->ttl != it->rrset->ttl && it->ttl < sig->ttl ? it->ttl : sig->ttl;
+		uint32_t sig_ttl =
+			it->ttl != it->rrset->ttl && it->ttl < sig->ttl ? it->ttl : sig->ttl;
 		ret = apex_writer_rrset(w, section, it->owner, it->owner_node, sig, sig_ttl);
 	}
 	if (ret != APEX_OK)
@@ -526,9 +527,9 @@ static void record_unit(apex_recorder_t *rec, const apex_writer_t *w, int sectio
 		rec->overflow = true;
 		return;
 	}
-	uint16_t records = (uint16_t)(w->counts[APEX_SECTION_ANSWER] +
-				      w->counts[APEX_SECTION_AUTHORITY] +
-				      w->counts[APEX_SECTION_ADDITIONAL]);
+	uint16_t records =
+		(uint16_t)(w->counts[APEX_SECTION_ANSWER] + w->counts[APEX_SECTION_AUTHORITY] +
+			   w->counts[APEX_SECTION_ADDITIONAL]);
 	rec->units[rec->count++] = (apex_fragment_unit_t){
 		.end = (uint16_t)(w->pos - rec->body),
 		.pointers_end = (uint16_t)w->log->pointer_count,
@@ -547,7 +548,8 @@ static void record_unit(apex_recorder_t *rec, const apex_writer_t *w, int sectio
  * fit.
  */
 static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool required_pass,
-				  const apex_rrset_t **done, unsigned *done_count, apex_recorder_t *rec)
+				  const apex_rrset_t **done, unsigned *done_count,
+				  apex_recorder_t *rec)
 {
 	for (int s = 0; s < 2; s++) {
 		for (unsigned r = 0; r < c->additional_count; r++) {
@@ -561,14 +563,16 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
 				/* One list names each owner once, so only several
 				 * lists can repeat an RRset. */
 				bool seen = false;
-				for (unsigned d = 0; c->additional_count > 1 && d < *done_count && !seen; d++)
+				for (unsigned d = 0;
+				     c->additional_count > 1 && d < *done_count && !seen; d++)
 					seen = done[d] == rr;
 				if (seen)
 					continue;
 				if (*done_count >= ADDITIONAL_DONE_MAX)
 					return !required;
 				item_t it = { g->owner->name, g->owner, rr, rr->ttl };
-				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) != APEX_OK) {
+				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) !=
+				    APEX_OK) {
 					if (required)
 						return false;
 					continue;
@@ -594,7 +598,8 @@ static bool write_sections(apex_writer_t *w, const ctx_t *c, unsigned authority_
 	for (unsigned i = 0; !tc && i < c->answer_count; i++)
 		tc = write_item(w, APEX_SECTION_ANSWER, &c->answer[i], c->dnssec_ok) != APEX_OK;
 	for (unsigned i = authority_from; !tc && i < c->authority_count; i++) {
-		tc = write_item(w, APEX_SECTION_AUTHORITY, &c->authority[i], c->dnssec_ok) != APEX_OK;
+		tc = write_item(w, APEX_SECTION_AUTHORITY, &c->authority[i], c->dnssec_ok) !=
+		     APEX_OK;
 		if (!tc)
 			record_unit(rec, w, APEX_SECTION_AUTHORITY, true);
 	}
@@ -688,7 +693,8 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 		}
 	}
 	if (text == NULL)
-		return write_error(q, cfg, transport, APEX_RCODE_REFUSED, false, out, capacity, info);
+		return write_error(q, cfg, transport, APEX_RCODE_REFUSED, false, out, capacity,
+				   info);
 
 	uint8_t rdata[256];
 	size_t len = strlen(text);
@@ -716,7 +722,7 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 
 /* The zone to answer from; DS at a zone apex goes to the parent zone if served. */
 static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q,
-				       const apex_lookup_name_t *k)
+				      const apex_lookup_name_t *k)
 {
 	const apex_zone_t *zone = apex_zoneset_find_name(zones, k, k->labels);
 	if (zone != NULL && q->qtype == APEX_TYPE_DS && k->labels > 0 &&
@@ -761,8 +767,8 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 
 size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 			apex_transport_t transport, const apex_answer_client_t *client,
-			const uint8_t *query, size_t query_size, uint8_t *out,
-			size_t out_capacity, apex_answer_info_t *info)
+			const uint8_t *query, size_t query_size, uint8_t *out, size_t out_capacity,
+			apex_answer_info_t *info)
 {
 	apex_query_t q;
 	apex_parse_result_t parsed = apex_query_parse(query, query_size, &q);
@@ -783,29 +789,35 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	}
 	switch (parsed) {
 	case APEX_PARSE_FORMERR:
-		return write_error(&q, cfg, transport, APEX_RCODE_FORMERR, false, out, out_capacity, info);
+		return write_error(&q, cfg, transport, APEX_RCODE_FORMERR, false, out, out_capacity,
+				   info);
 	case APEX_PARSE_NOTIMP:
-		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity, info);
+		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity,
+				   info);
 	case APEX_PARSE_BADVERS:
-		return write_error(&q, cfg, transport, APEX_RCODE_BADVERS, false, out, out_capacity, info);
-	default:
-		break;
+		return write_error(&q, cfg, transport, APEX_RCODE_BADVERS, false, out, out_capacity,
+				   info);
+	default: break;
 	}
 
 	if (q.qclass == APEX_CLASS_CH)
 		return answer_chaos(&q, cfg, transport, out, out_capacity, info);
 	if (q.qclass != APEX_CLASS_IN && q.qclass != APEX_CLASS_ANY)
-		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
+				   info);
 	if (q.qtype == APEX_TYPE_AXFR && transport == APEX_TRANSPORT_UDP)
-		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity, info);
+		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity,
+				   info);
 	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
-		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
+				   info);
 
 	apex_lookup_name_t k;
 	apex_lookup_name_init(&k, q.qname);
 	const apex_zone_t *zone = select_zone(zones, &q, &k);
 	if (zone == NULL)
-		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity, info);
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
+				   info);
 
 	ctx_t c;
 	c.q = &q;
@@ -827,7 +839,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 			apex_lookup_name_init(&k, name);
 			c.zone = select_zone(zones, &q, &k);
 			if (c.zone == NULL)
-				break;  /* the chain leaves what we serve: the client follows it */
+				break; /* the chain leaves what we serve: the client follows it */
 		}
 		name = resolve(&c, name, &k);
 	}

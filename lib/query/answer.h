@@ -17,8 +17,8 @@
 
 /* Server-wide answer settings; read-only while workers run. */
 typedef struct apex_answer_config {
-	uint16_t edns_payload;     /* our UDP payload size in OPT (default 1232) */
-	const uint8_t *nsid;       /* NSID option payload (RFC 5001), NULL = off */
+	uint16_t edns_payload; /* our UDP payload size in OPT (default 1232) */
+	const uint8_t *nsid;   /* NSID option payload (RFC 5001), NULL = off */
 	uint16_t nsid_size;
 	/* CHAOS TXT answers; NULL = REFUSED for that name (off by default). */
 	const char *chaos_id;      /* id.server. and hostname.bind. */
@@ -38,18 +38,18 @@ typedef enum {
 
 /* What happened to one query, for the caller's statistics. */
 typedef struct apex_answer_info {
-	uint16_t qtype;     /* 0 if the question could not be read */
-	uint8_t rcode;      /* rcode of the response (low 4 bits + extended) */
-	bool truncated;     /* TC was set */
-	bool dropped;       /* no response (e.g. QR=1, too short) */
-	uint8_t cookie;     /* apex_cookie_status_t of the query's cookie */
+	uint16_t qtype; /* 0 if the question could not be read */
+	uint8_t rcode;  /* rcode of the response (low 4 bits + extended) */
+	bool truncated; /* TC was set */
+	bool dropped;   /* no response (e.g. QR=1, too short) */
+	uint8_t cookie; /* apex_cookie_status_t of the query's cookie */
 } apex_answer_info_t;
 
 /* Who sent a query, for what depends on it (server cookies). */
 typedef struct apex_answer_client {
-	const uint8_t *addr;  /* IPv4 (4 bytes) or IPv6 (16 bytes) source address */
+	const uint8_t *addr; /* IPv4 (4 bytes) or IPv6 (16 bytes) source address */
 	uint8_t addr_size;
-	uint32_t now;         /* wall-clock seconds (RFC 9018 timestamps) */
+	uint32_t now; /* wall-clock seconds (RFC 9018 timestamps) */
 } apex_answer_client_t;
 
 /*
@@ -69,7 +69,7 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
  */
 size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 			apex_transport_t transport, const apex_answer_client_t *client,
-			const uint8_t *query, size_t query_size, uint8_t *out,
-			size_t out_capacity, apex_answer_info_t *info);
+			const uint8_t *query, size_t query_size, uint8_t *out, size_t out_capacity,
+			apex_answer_info_t *info);
 
 #endif

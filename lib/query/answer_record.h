@@ -19,11 +19,11 @@
 
 /* The units written since recording began. */
 typedef struct apex_recorder {
-	size_t body;        /* message offset of the first byte after the question */
-	uint16_t counted;   /* records of the units so far */
+	size_t body;      /* message offset of the first byte after the question */
+	uint16_t counted; /* records of the units so far */
 	unsigned count;
 	apex_fragment_unit_t units[APEX_RECORDER_UNITS_MAX];
-	bool overflow;      /* more units than fit, or the writer kept no log */
+	bool overflow; /* more units than fit, or the writer kept no log */
 } apex_recorder_t;
 
 /*

@@ -27,7 +27,7 @@ static uint64_t cookie_hash(const uint8_t *secret, const uint8_t *client, const 
 static void put_hash(uint8_t *p, uint64_t h)
 {
 	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(h >> (8 * i));  /* SipHash's output is little-endian */
+		p[i] = (uint8_t)(h >> (8 * i)); /* SipHash's output is little-endian */
 }
 
 void apex_cookie_make(const uint8_t secret[APEX_COOKIE_SECRET_SIZE],
@@ -58,6 +58,6 @@ apex_cookie_status_t apex_cookie_verify(const uint8_t secret[APEX_COOKIE_SECRET_
 		return APEX_COOKIE_INVALID;
 	put_hash(expect, cookie_hash(secret, client, server, addr, addr_size));
 	for (int i = 0; i < 8; i++)
-		diff |= (uint8_t)(expect[i] ^ server[8 + i]);  /* no early exit: constant time */
+		diff |= (uint8_t)(expect[i] ^ server[8 + i]); /* no early exit: constant time */
 	return diff == 0 ? APEX_COOKIE_VALID : APEX_COOKIE_INVALID;
 }

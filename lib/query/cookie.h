@@ -21,16 +21,16 @@
 
 #define APEX_COOKIE_SECRET_SIZE 16
 #define APEX_COOKIE_CLIENT_SIZE 8
-#define APEX_COOKIE_SERVER_SIZE 16  /* the RFC 9018 server cookie */
-#define APEX_COOKIE_MAX_AGE 3600    /* seconds a server cookie stays valid */
-#define APEX_COOKIE_MAX_SKEW 300    /* seconds a timestamp may be ahead */
+#define APEX_COOKIE_SERVER_SIZE 16 /* the RFC 9018 server cookie */
+#define APEX_COOKIE_MAX_AGE 3600   /* seconds a server cookie stays valid */
+#define APEX_COOKIE_MAX_SKEW 300   /* seconds a timestamp may be ahead */
 
 /* What the cookie option of a query carried (apex_answer_info_t.cookie). */
 typedef enum {
-	APEX_COOKIE_NONE = 0,       /* no cookie option, or cookies off */
-	APEX_COOKIE_CLIENT_ONLY,    /* a client cookie alone */
-	APEX_COOKIE_VALID,          /* a server cookie we issued, still valid */
-	APEX_COOKIE_INVALID,        /* a server cookie that failed verification */
+	APEX_COOKIE_NONE = 0,    /* no cookie option, or cookies off */
+	APEX_COOKIE_CLIENT_ONLY, /* a client cookie alone */
+	APEX_COOKIE_VALID,       /* a server cookie we issued, still valid */
+	APEX_COOKIE_INVALID,     /* a server cookie that failed verification */
 } apex_cookie_status_t;
 
 /*

@@ -9,7 +9,7 @@
 int apex_writer_opt_append(apex_writer_t *w, size_t opt_pos, uint16_t code, const uint8_t *data,
 			   uint16_t size)
 {
-	uint8_t *rdlen_at = w->buf + opt_pos + 9;  /* root owner, type, class, TTL */
+	uint8_t *rdlen_at = w->buf + opt_pos + 9; /* root owner, type, class, TTL */
 	size_t rdlen;
 
 	if (opt_pos + 11 > w->pos || w->pos + 4 + (size_t)size > w->capacity)

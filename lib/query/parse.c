@@ -80,7 +80,7 @@ static apex_parse_result_t parse_record(const uint8_t *pkt, size_t len, size_t *
 
 apex_parse_result_t apex_query_parse(const uint8_t *pkt, size_t len, apex_query_t *q)
 {
-	memset(q, 0, offsetof(apex_query_t, qname));  /* the arrays are filled as needed */
+	memset(q, 0, offsetof(apex_query_t, qname)); /* the arrays are filled as needed */
 	q->udp_payload = APEX_MIN_UDP_PAYLOAD;
 
 	if (len < APEX_HEADER_SIZE)
@@ -110,7 +110,7 @@ apex_parse_result_t apex_query_parse(const uint8_t *pkt, size_t len, apex_query_
 	pos += 4;
 	q->has_question = true;
 	if (notimp)
-		return APEX_PARSE_NOTIMP;  /* the rest may follow another opcode's layout */
+		return APEX_PARSE_NOTIMP; /* the rest may follow another opcode's layout */
 
 	int opt_seen = 0;
 	for (int section = 1; section <= 3; section++) {
@@ -124,7 +124,7 @@ apex_parse_result_t apex_query_parse(const uint8_t *pkt, size_t len, apex_query_
 	}
 	if (pos != len) {
 		q->edns = false;
-		return APEX_PARSE_FORMERR;  /* trailing garbage */
+		return APEX_PARSE_FORMERR; /* trailing garbage */
 	}
 	if (q->edns && q->edns_version > 0)
 		return APEX_PARSE_BADVERS;

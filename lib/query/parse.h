@@ -14,11 +14,11 @@
 
 /* What the parser decided about a message. */
 typedef enum {
-	APEX_PARSE_OK = 0,      /* a well-formed QUERY: answer it */
-	APEX_PARSE_DROP,        /* no response at all (QR=1, shorter than a header) */
-	APEX_PARSE_FORMERR,     /* malformed: FORMERR */
-	APEX_PARSE_NOTIMP,      /* opcode other than QUERY: NOTIMP */
-	APEX_PARSE_BADVERS,     /* EDNS version above 0: BADVERS with OPT */
+	APEX_PARSE_OK = 0,  /* a well-formed QUERY: answer it */
+	APEX_PARSE_DROP,    /* no response at all (QR=1, shorter than a header) */
+	APEX_PARSE_FORMERR, /* malformed: FORMERR */
+	APEX_PARSE_NOTIMP,  /* opcode other than QUERY: NOTIMP */
+	APEX_PARSE_BADVERS, /* EDNS version above 0: BADVERS with OPT */
 } apex_parse_result_t;
 
 /* EDNS option codes apex looks at. */
@@ -27,18 +27,18 @@ typedef enum {
 
 typedef struct apex_query {
 	uint16_t id;
-	uint16_t flags;             /* header flags word as received */
+	uint16_t flags; /* header flags word as received */
 
-	bool has_question;          /* qname/qtype/qclass are valid */
+	bool has_question; /* qname/qtype/qclass are valid */
 	uint8_t qname_size;
 	uint16_t qtype;
 	uint16_t qclass;
 
-	bool edns;                  /* a valid OPT record was present */
+	bool edns; /* a valid OPT record was present */
 	uint8_t edns_version;
-	bool dnssec_ok;             /* DO bit */
-	uint16_t udp_payload;       /* requestor's payload size, at least 512 */
-	bool nsid;                  /* NSID requested */
+	bool dnssec_ok;       /* DO bit */
+	uint16_t udp_payload; /* requestor's payload size, at least 512 */
+	bool nsid;            /* NSID requested */
 	/* COOKIE option (RFC 7873), the first one if several: client cookie
 	 * and the server cookie that followed it (0 bytes: none). */
 	bool cookie;

@@ -32,16 +32,16 @@ typedef struct recording {
 	apex_recorder_t rec;
 	const uint8_t *labels[APEX_WRITER_LOG_MAX];
 	unsigned label_count;
-	size_t body;              /* offset of the first byte after the question */
-	unsigned entries_before;  /* compression entries of the question */
+	size_t body;             /* offset of the first byte after the question */
+	unsigned entries_before; /* compression entries of the question */
 } recording_t;
 
 /*
  * Write the records that follow a question for base_node's name, as the
  * query path writes them. Returns false if they cannot be a fragment.
  */
-static bool record_sections(apex_zone_t *zone, const apex_node_t *cut,
-			    const apex_node_t *base_node, bool dnssec_ok, recording_t *sc)
+static bool record_sections(apex_zone_t *zone, const apex_node_t *cut, const apex_node_t *base_node,
+			    bool dnssec_ok, recording_t *sc)
 {
 	apex_query_t q;
 	memset(&q, 0, sizeof(q));
@@ -109,7 +109,8 @@ static void collect_labels(recording_t *sc, const apex_node_t *base_node)
 		bool seen = false;
 		for (unsigned k = 0; k < sc->label_count && !seen; k++)
 			seen = sc->labels[k][0] == label[0] &&
-			       apex_name_equal(sc->labels[k], label);  /* compares the first label on */
+			       apex_name_equal(sc->labels[k],
+					       label); /* compares the first label on */
 		if (!seen)
 			sc->labels[sc->label_count++] = label;
 	}
@@ -118,7 +119,7 @@ static void collect_labels(recording_t *sc, const apex_node_t *base_node)
 /* The compression targets the fragment's names added, for fragments
  * that more records may follow. */
 static const apex_compress_entry_t *copy_targets(apex_arena_t *arena, const recording_t *sc,
-						  unsigned entries)
+						 unsigned entries)
 {
 	apex_compress_entry_t *copy = apex_arena_alloc(arena, (entries + 1) * sizeof(*copy));
 	if (copy == NULL)
@@ -138,7 +139,8 @@ static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording
 	apex_fragment_t *f = apex_arena_calloc(arena, 1, sizeof(*f));
 	uint8_t *bytes = apex_arena_alloc(arena, size);
 	apex_fragment_unit_t *units = apex_arena_alloc(arena, sc->rec.count * sizeof(*units));
-	uint16_t *pointers = apex_arena_alloc(arena, (sc->log.pointer_count + 1) * sizeof(*pointers));
+	uint16_t *pointers =
+		apex_arena_alloc(arena, (sc->log.pointer_count + 1) * sizeof(*pointers));
 	const uint8_t **labels = apex_arena_alloc(arena, (sc->label_count + 1) * sizeof(*labels));
 	if (f == NULL || bytes == NULL || units == NULL || pointers == NULL || labels == NULL)
 		return NULL;
@@ -177,13 +179,14 @@ static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording
  * targets: keep the compression targets (more records may follow).
  * Returns 0 or APEX_ENOMEM.
  */
-static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnssec_ok,
-			   bool targets, recording_t *sc, const apex_fragment_t **out)
+static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnssec_ok, bool targets,
+			   recording_t *sc, const apex_fragment_t **out)
 {
 	const apex_node_t *base_node = cut != NULL ? cut : zone->apex;
 
 	*out = NULL;
-	if (!record_sections(zone, cut, base_node, dnssec_ok, sc) || !additional_units_detachable(sc))
+	if (!record_sections(zone, cut, base_node, dnssec_ok, sc) ||
+	    !additional_units_detachable(sc))
 		return APEX_OK;
 	collect_labels(sc, base_node);
 	*out = keep_fragment(zone->arena, sc, base_node, targets);
@@ -259,7 +262,7 @@ int apex_precompute(apex_zone_t *zone)
 		rc = precompute_all_referrals(zone);
 	zone->memory = apex_arena_footprint(zone->arena);
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	zone->load_seconds += (double)(end.tv_sec - start.tv_sec) +
-			      (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+	zone->load_seconds +=
+		(double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
 	return rc;
 }

@@ -38,7 +38,7 @@ void apex_writer_rollback(apex_writer_t *w, const apex_writer_mark_t *m)
 
 static unsigned home_slot(uint32_t hash)
 {
-	return (hash * 0x9E3779B1u) >> 24;  /* 256 slots */
+	return (hash * 0x9E3779B1u) >> 24; /* 256 slots */
 }
 
 _Static_assert(APEX_COMPRESS_SLOTS == 256 && APEX_COMPRESS_MAX < APEX_COMPRESS_SLOTS,
@@ -57,9 +57,9 @@ typedef struct suffixes {
 	const uint8_t *name;
 	int labels;
 	uint8_t size;
-	int known;                   /* hash[i] and node[i] are set for i < known */
-	int first_node;              /* index of the given node's name (labels if none) */
-	const apex_node_t *next;     /* node of suffix `known` while it is in the chain */
+	int known;               /* hash[i] and node[i] are set for i < known */
+	int first_node;          /* index of the given node's name (labels if none) */
+	const apex_node_t *next; /* node of suffix `known` while it is in the chain */
 	uint8_t start[APEX_LABELS_MAX];
 	uint32_t hash[APEX_LABELS_MAX];
 	const apex_node_t *node[APEX_LABELS_MAX];
@@ -192,7 +192,7 @@ static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *
 		apex_writer_remember_question(w);
 	suffixes_t s;
 	suffixes_init(&s, name, node);
-	int pointer = -1, matched = s.labels;  /* first suffix found */
+	int pointer = -1, matched = s.labels; /* first suffix found */
 	for (int i = 0; i < s.labels; i++) {
 		pointer = find_suffix(w, &s, i);
 		if (pointer >= 0) {
@@ -200,7 +200,8 @@ static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *
 			break;
 		}
 	}
-	size_t prefix = matched < s.labels ? s.start[matched] : s.size;  /* bytes written as labels */
+	size_t prefix =
+		matched < s.labels ? s.start[matched] : s.size; /* bytes written as labels */
 	size_t need = prefix + (pointer >= 0 ? 2 : 0);
 	if (w->pos + need > w->limit)
 		return APEX_ESPACE;
@@ -212,7 +213,7 @@ static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *
 		if (matched == 0)
 			*full_offset = pointer;
 		else if (s.labels > 0 && w->compress_count > before)
-			*full_offset = (int)w->pos;  /* remembered whole */
+			*full_offset = (int)w->pos; /* remembered whole */
 		else
 			*full_offset = -1;
 	}
@@ -297,8 +298,7 @@ static int write_rdata_compressed(apex_writer_t *w, uint16_t type, const uint8_t
 			off += apex_name_size(rdata + off);
 		}
 		break;
-	default:
-		break;
+	default: break;
 	}
 	/* Whatever follows the names (SOA counters) is copied as is. */
 	if (off < rdlen) {
@@ -317,12 +317,9 @@ static unsigned compressed_names(uint16_t type)
 	case APEX_TYPE_NS:
 	case APEX_TYPE_CNAME:
 	case APEX_TYPE_MX:
-	case APEX_TYPE_PTR:
-		return 1;
-	case APEX_TYPE_SOA:
-		return 2;
-	default:
-		return 0;
+	case APEX_TYPE_PTR: return 1;
+	case APEX_TYPE_SOA: return 2;
+	default: return 0;
 	}
 }
 
@@ -351,13 +348,14 @@ int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
 			goto nospace;
 		uint8_t *fixed = w->buf + w->pos;
 		apex_write_u16(fixed, rrset->type);
-		apex_write_u16(fixed + 2, 1);  /* IN */
+		apex_write_u16(fixed + 2, 1); /* IN */
 		apex_write_u32(fixed + 4, ttl);
 		w->pos += 10;
 		size_t start = w->pos;
 		if (names > 0) {
 			const apex_node_t *const *nodes =
-				rrset->rdata_nodes != NULL ? rrset->rdata_nodes + (size_t)i * names : NULL;
+				rrset->rdata_nodes != NULL ? rrset->rdata_nodes + (size_t)i * names
+							   : NULL;
 			if (write_rdata_compressed(w, rrset->type, rdata, rdlen, nodes) != APEX_OK)
 				goto nospace;
 		} else {
@@ -403,7 +401,7 @@ int apex_writer_opt(apex_writer_t *w, uint16_t payload, uint8_t ext_rcode, bool 
 	if (w->pos + size > w->capacity)
 		return APEX_ESPACE;
 	uint8_t *p = w->buf + w->pos;
-	p[0] = 0;  /* root owner */
+	p[0] = 0; /* root owner */
 	apex_write_u16(p + 1, APEX_TYPE_OPT);
 	apex_write_u16(p + 3, payload);
 	/* TTL: extended rcode, version 0, DO, Z */
@@ -412,7 +410,7 @@ int apex_writer_opt(apex_writer_t *w, uint16_t payload, uint8_t ext_rcode, bool 
 	apex_write_u16(p + 7, dnssec_ok ? 0x8000u : 0);
 	apex_write_u16(p + 9, (uint16_t)(size - 11));
 	if (nsid != NULL) {
-		apex_write_u16(p + 11, 3);  /* NSID */
+		apex_write_u16(p + 11, 3); /* NSID */
 		apex_write_u16(p + 13, nsid_size);
 		memcpy(p + 15, nsid, nsid_size);
 	}
@@ -449,7 +447,7 @@ static bool shares_labels(const apex_fragment_t *f, const uint8_t *qname, int ql
 static void add_targets(apex_writer_t *w, const apex_fragment_t *f, size_t start)
 {
 	if (w->pending_name != NULL)
-		apex_writer_remember_question(w);  /* the question's come first */
+		apex_writer_remember_question(w); /* the question's come first */
 	for (unsigned i = 0; i < f->entries; i++) {
 		const apex_compress_entry_t *t = &f->targets[i];
 		unsigned slot = home_slot(t->hash);

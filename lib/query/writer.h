@@ -39,12 +39,12 @@ enum {
  * bytes, or equal byte by byte (ASCII case-insensitively).
  */
 typedef struct apex_compress_entry {
-	const uint8_t *name;      /* uncompressed suffix, in zone or caller memory */
-	const apex_node_t *node;  /* the zone node of that name, or NULL if not known */
-	uint32_t hash;            /* apex_name_hash(name) */
-	uint16_t offset;          /* where it starts in the message */
-	uint8_t size;             /* apex_name_size(name) */
-	uint8_t slot;             /* its slot in compress_slot */
+	const uint8_t *name;     /* uncompressed suffix, in zone or caller memory */
+	const apex_node_t *node; /* the zone node of that name, or NULL if not known */
+	uint32_t hash;           /* apex_name_hash(name) */
+	uint16_t offset;         /* where it starts in the message */
+	uint8_t size;            /* apex_name_size(name) */
+	uint8_t slot;            /* its slot in compress_slot */
 } apex_compress_entry_t;
 
 /*
@@ -55,19 +55,19 @@ typedef struct apex_compress_entry {
 
 typedef struct apex_writer_log {
 	unsigned pointer_count;
-	uint16_t pointers[APEX_WRITER_LOG_MAX];     /* offsets of the pointers in the message */
+	uint16_t pointers[APEX_WRITER_LOG_MAX]; /* offsets of the pointers in the message */
 	unsigned name_count;
-	const uint8_t *names[APEX_WRITER_LOG_MAX];  /* the names, uncompressed */
-	bool overflow;                              /* more than APEX_WRITER_LOG_MAX of either */
+	const uint8_t *names[APEX_WRITER_LOG_MAX]; /* the names, uncompressed */
+	bool overflow;                             /* more than APEX_WRITER_LOG_MAX of either */
 } apex_writer_log_t;
 
 typedef struct apex_writer {
-	apex_writer_log_t *log;  /* NULL, except while recording a fragment */
+	apex_writer_log_t *log; /* NULL, except while recording a fragment */
 	uint8_t *buf;
-	size_t limit;         /* end for the sections; space past it is reserved for OPT */
-	size_t capacity;      /* end of buf */
+	size_t limit;    /* end for the sections; space past it is reserved for OPT */
+	size_t capacity; /* end of buf */
 	size_t pos;
-	uint16_t counts[4];   /* records per section */
+	uint16_t counts[4]; /* records per section */
 	/* The question's name, written but not yet a compression target:
 	 * it becomes one when the first record is written (a response
 	 * copied from a fragment never needs it).  NULL: none pending. */
@@ -166,27 +166,27 @@ static inline size_t apex_writer_opt_size(const uint8_t *nsid, uint16_t nsid_siz
  * optional unit that does not fit can be left out.
  */
 typedef struct apex_fragment_unit {
-	uint16_t end;           /* bytes of the fragment up to the end of this unit */
-	uint16_t pointers_end;  /* entries of pointers up to the end of this unit */
+	uint16_t end;          /* bytes of the fragment up to the end of this unit */
+	uint16_t pointers_end; /* entries of pointers up to the end of this unit */
 	uint16_t records;
-	uint8_t section;        /* APEX_SECTION_* */
-	bool required;          /* does not fit: TC (else it is left out) */
+	uint8_t section; /* APEX_SECTION_* */
+	bool required;   /* does not fit: TC (else it is left out) */
 } apex_fragment_unit_t;
 
 typedef struct apex_fragment {
-	const uint8_t *base;    /* the question's name when it was recorded */
+	const uint8_t *base; /* the question's name when it was recorded */
 	uint8_t base_size;
 	uint8_t base_labels;
-	uint8_t entries;        /* compression targets the fragment's names added */
+	uint8_t entries; /* compression targets the fragment's names added */
 	uint16_t size;
 	const uint8_t *bytes;
-	uint16_t records[4];    /* records per section, all units */
+	uint16_t records[4]; /* records per section, all units */
 	uint16_t pointer_count;
 	uint16_t unit_count;
 	const apex_fragment_unit_t *units;
-	const uint16_t *pointers;   /* offsets in bytes of the compression pointers */
+	const uint16_t *pointers; /* offsets in bytes of the compression pointers */
 	uint16_t label_count;
-	const uint8_t *const *labels;  /* the label just below base of each name below base */
+	const uint8_t *const *labels; /* the label just below base of each name below base */
 	/* The compression targets its names added (offsets from its start),
 	 * for fragments that more records may follow; NULL otherwise. */
 	const apex_compress_entry_t *targets;

@@ -139,8 +139,7 @@ apex_rrl_action_t apex_rrl_account(apex_rrl_t *rrl, const struct sockaddr *addr,
 	uint8_t key[17];
 	size_t slot;
 
-	if (rrl->entries == NULL ||
-	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
+	if (rrl->entries == NULL || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return APEX_RRL_SEND;
 	make_key(cfg, addr, key);
 	slot = (size_t)apex_siphash24(rrl->key, key, sizeof(key));

@@ -30,40 +30,40 @@
 
 /* A network prefix (whitelist entry). */
 typedef struct apex_rrl_prefix {
-	int family;        /* AF_INET or AF_INET6 */
-	uint8_t addr[16];  /* network byte order, bits past len zero */
-	uint8_t len;       /* prefix length in bits */
+	int family;       /* AF_INET or AF_INET6 */
+	uint8_t addr[16]; /* network byte order, bits past len zero */
+	uint8_t len;      /* prefix length in bits */
 } apex_rrl_prefix_t;
 
 typedef struct apex_rrl_config {
-	unsigned rate;          /* responses per second per prefix; 0 = RRL off */
-	unsigned slip;          /* every slip-th limited response is a TC reply; 0 = none */
-	unsigned ipv4_prefix;   /* bits, 1..32 (default 24) */
-	unsigned ipv6_prefix;   /* bits, 1..128 (default 56) */
-	size_t table_size;      /* entries (rounded up to a power of two) */
+	unsigned rate;        /* responses per second per prefix; 0 = RRL off */
+	unsigned slip;        /* every slip-th limited response is a TC reply; 0 = none */
+	unsigned ipv4_prefix; /* bits, 1..32 (default 24) */
+	unsigned ipv6_prefix; /* bits, 1..128 (default 56) */
+	size_t table_size;    /* entries (rounded up to a power of two) */
 	const apex_rrl_prefix_t *whitelist;
 	size_t whitelist_count;
 } apex_rrl_config_t;
 
 typedef struct apex_rrl_entry {
-	uint8_t key[17];        /* family byte + prefix bytes; key[0] == 0: empty */
-	uint32_t limited;       /* limited responses so far (for slip) */
-	uint64_t stamp_ms;      /* when tokens was last refilled */
-	uint64_t tokens;        /* in 1/1000 of a response */
+	uint8_t key[17];   /* family byte + prefix bytes; key[0] == 0: empty */
+	uint32_t limited;  /* limited responses so far (for slip) */
+	uint64_t stamp_ms; /* when tokens was last refilled */
+	uint64_t tokens;   /* in 1/1000 of a response */
 } apex_rrl_entry_t;
 
 typedef struct apex_rrl {
 	const apex_rrl_config_t *config;
-	uint64_t rate;          /* this table's share of config->rate, >= 1 */
-	apex_rrl_entry_t *entries;  /* owned */
+	uint64_t rate;             /* this table's share of config->rate, >= 1 */
+	apex_rrl_entry_t *entries; /* owned */
 	size_t mask;
 	uint8_t key[APEX_SIPHASH_KEY_SIZE];
 } apex_rrl_t;
 
 typedef enum {
-	APEX_RRL_SEND = 0,      /* not limited */
-	APEX_RRL_DROP,          /* limited: send nothing */
-	APEX_RRL_SLIP,          /* limited: send a TC reply (apex_rrl_slip_response()) */
+	APEX_RRL_SEND = 0, /* not limited */
+	APEX_RRL_DROP,     /* limited: send nothing */
+	APEX_RRL_SLIP,     /* limited: send a TC reply (apex_rrl_slip_response()) */
 } apex_rrl_action_t;
 
 /* Parse "ADDR/LEN" or "ADDR" (a host) into out.  Returns APEX_OK or APEX_EINVAL. */
@@ -86,8 +86,7 @@ static inline bool apex_rrl_enabled(const apex_rrl_t *rrl)
 }
 
 /* Charge one response to addr's prefix at now_ms (a monotonic clock). */
-apex_rrl_action_t apex_rrl_account(apex_rrl_t *rrl, const struct sockaddr *addr,
-				   uint64_t now_ms);
+apex_rrl_action_t apex_rrl_account(apex_rrl_t *rrl, const struct sockaddr *addr, uint64_t now_ms);
 
 /*
  * Turn the response msg[0..size) into its slipped form in place: the

@@ -13,13 +13,13 @@
 
 typedef struct arena_chunk {
 	struct arena_chunk *next;
-	size_t size;   /* usable bytes after the header */
+	size_t size; /* usable bytes after the header */
 	size_t used;
 	_Alignas(ARENA_ALIGN) unsigned char data[];
 } arena_chunk_t;
 
 struct apex_arena {
-	arena_chunk_t *current;  /* chunk being filled; head of the list */
+	arena_chunk_t *current; /* chunk being filled; head of the list */
 	size_t footprint;
 };
 

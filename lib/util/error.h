@@ -15,16 +15,16 @@
 
 enum {
 	APEX_OK = 0,
-	APEX_ENOMEM = -ENOMEM,       /* allocation failed */
-	APEX_EMALFORMED = -EBADMSG,  /* malformed wire data */
-	APEX_ENOENT = -ENOENT,       /* not found */
-	APEX_EINVAL = -EINVAL,       /* invalid argument or configuration */
-	APEX_ESPACE = -ENOBUFS,      /* output buffer too small */
-	APEX_EIO = -EIO,             /* I/O failed and no errno says more */
+	APEX_ENOMEM = -ENOMEM,      /* allocation failed */
+	APEX_EMALFORMED = -EBADMSG, /* malformed wire data */
+	APEX_ENOENT = -ENOENT,      /* not found */
+	APEX_EINVAL = -EINVAL,      /* invalid argument or configuration */
+	APEX_ESPACE = -ENOBUFS,     /* output buffer too small */
+	APEX_EIO = -EIO,            /* I/O failed and no errno says more */
 
 	/* apex-specific codes, below every errno value */
-	APEX_ELOAD = -20001,         /* zone could not be loaded (details in the error text) */
-	APEX_EREFUSED = -20002,      /* a peer answered with an error RCODE */
+	APEX_ELOAD = -20001,    /* zone could not be loaded (details in the error text) */
+	APEX_EREFUSED = -20002, /* a peer answered with an error RCODE */
 };
 
 /* The failure of the system call that just returned, as an apex code:

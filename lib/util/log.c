@@ -25,9 +25,10 @@ void apex_log(apex_log_level_t level, const char *fmt, ...)
 	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
-	int n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ apexd %s: ",
-			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec, now.tv_nsec / 1000000, level_names[level]);
+	int n = snprintf(line, sizeof(line),
+			 "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ apexd %s: ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 now.tv_nsec / 1000000, level_names[level]);
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);

@@ -12,8 +12,7 @@ typedef enum {
 /* Messages above this level are discarded (default APEX_LOG_INFO). */
 void apex_log_set_level(apex_log_level_t level);
 
-void apex_log(apex_log_level_t level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void apex_log(apex_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define apex_error(...) apex_log(APEX_LOG_ERROR, __VA_ARGS__)
 #define apex_warning(...) apex_log(APEX_LOG_WARNING, __VA_ARGS__)

@@ -37,11 +37,14 @@ int apex_parallel_for(size_t count, unsigned threads, size_t min_part, apex_para
 
 	part_t parts[PARTS_MAX];
 	for (size_t i = 0; i < n; i++) {
-		parts[i] = (part_t){ .fn = fn, .ctx = ctx, .begin = count / n * i,
+		parts[i] = (part_t){ .fn = fn,
+				     .ctx = ctx,
+				     .begin = count / n * i,
 				     .end = i + 1 == n ? count : count / n * (i + 1) };
 	}
 	for (size_t i = 1; i < n; i++)
-		parts[i].started = pthread_create(&parts[i].thread, NULL, part_main, &parts[i]) == 0;
+		parts[i].started =
+			pthread_create(&parts[i].thread, NULL, part_main, &parts[i]) == 0;
 	part_main(&parts[0]);
 	int rc = APEX_OK;
 	for (size_t i = 0; i < n; i++) {
@@ -49,7 +52,7 @@ int apex_parallel_for(size_t count, unsigned threads, size_t min_part, apex_para
 			if (parts[i].started)
 				pthread_join(parts[i].thread, NULL);
 			else
-				part_main(&parts[i]);  /* no thread: run it here */
+				part_main(&parts[i]); /* no thread: run it here */
 		}
 		if (rc == APEX_OK && parts[i].rc != APEX_OK)
 			rc = parts[i].rc;

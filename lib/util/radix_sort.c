@@ -16,7 +16,7 @@ int apex_radix_sort(apex_sort_pair_t *pairs, size_t count)
 	if (tmp == NULL)
 		return APEX_ENOMEM;
 	/* Counts of every digit position in one pass. */
-	size_t (*counts)[BUCKETS] = calloc(DIGITS, sizeof(*counts));
+	size_t(*counts)[BUCKETS] = calloc(DIGITS, sizeof(*counts));
 	if (counts == NULL) {
 		free(tmp);
 		return APEX_ENOMEM;

@@ -23,12 +23,22 @@ static inline uint64_t read_le64(const uint8_t *p)
 	return v;
 }
 
-#define SIPROUND                                                                   \
-	do {                                                                       \
-		v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);          \
-		v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;                             \
-		v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;                             \
-		v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);          \
+#define SIPROUND                   \
+	do {                       \
+		v0 += v1;          \
+		v1 = rotl(v1, 13); \
+		v1 ^= v0;          \
+		v0 = rotl(v0, 32); \
+		v2 += v3;          \
+		v3 = rotl(v3, 16); \
+		v3 ^= v2;          \
+		v0 += v3;          \
+		v3 = rotl(v3, 21); \
+		v3 ^= v0;          \
+		v2 += v1;          \
+		v1 = rotl(v1, 17); \
+		v1 ^= v2;          \
+		v2 = rotl(v2, 32); \
 	} while (0)
 
 uint64_t apex_siphash24(const uint8_t key[APEX_SIPHASH_KEY_SIZE], const void *data, size_t size)

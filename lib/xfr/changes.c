@@ -63,14 +63,10 @@ bool apex_changes_complete(const apex_changes_t *c)
 static bool in_order(const apex_changes_t *c, apex_change_kind_t kind, uint16_t type)
 {
 	switch (kind) {
-	case APEX_CHANGE_OLD_SOA:
-		return c->next == APEX_CHANGE_OLD_SOA && type == APEX_TYPE_SOA;
-	case APEX_CHANGE_REMOVE:
-		return c->next == APEX_CHANGE_REMOVE && type != APEX_TYPE_SOA;
-	case APEX_CHANGE_NEW_SOA:
-		return c->next == APEX_CHANGE_REMOVE && type == APEX_TYPE_SOA;
-	case APEX_CHANGE_ADD:
-		return c->next == APEX_CHANGE_ADD && type != APEX_TYPE_SOA;
+	case APEX_CHANGE_OLD_SOA: return c->next == APEX_CHANGE_OLD_SOA && type == APEX_TYPE_SOA;
+	case APEX_CHANGE_REMOVE: return c->next == APEX_CHANGE_REMOVE && type != APEX_TYPE_SOA;
+	case APEX_CHANGE_NEW_SOA: return c->next == APEX_CHANGE_REMOVE && type == APEX_TYPE_SOA;
+	case APEX_CHANGE_ADD: return c->next == APEX_CHANGE_ADD && type != APEX_TYPE_SOA;
 	}
 	return false;
 }
@@ -117,16 +113,12 @@ int apex_changes_append(apex_changes_t *c, apex_change_kind_t kind, const apex_r
 		c->serial_from = serial;
 		c->next = APEX_CHANGE_REMOVE;
 		break;
-	case APEX_CHANGE_REMOVE:
-		c->removed++;
-		break;
+	case APEX_CHANGE_REMOVE: c->removed++; break;
 	case APEX_CHANGE_NEW_SOA:
 		c->serial_to = serial;
 		c->next = APEX_CHANGE_ADD;
 		break;
-	case APEX_CHANGE_ADD:
-		c->added++;
-		break;
+	case APEX_CHANGE_ADD: c->added++; break;
 	}
 	return APEX_OK;
 }
@@ -177,7 +169,7 @@ int apex_changes_next(apex_changes_reader_t *r, apex_rr_t *rr, apex_change_kind_
 		break;
 	case APEX_CHANGE_ADD:
 		if (soa)
-			return APEX_EMALFORMED;  /* a third SOA: not one change set */
+			return APEX_EMALFORMED; /* a third SOA: not one change set */
 		*kind = APEX_CHANGE_ADD;
 		break;
 	}

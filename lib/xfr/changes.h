@@ -19,7 +19,7 @@
 /* One resource record with uncompressed RDATA; the pointers are borrowed
  * from whoever produced it. */
 typedef struct apex_rr {
-	const uint8_t *owner;   /* wire form */
+	const uint8_t *owner; /* wire form */
 	uint16_t type;
 	uint16_t rclass;
 	uint32_t ttl;
@@ -38,9 +38,9 @@ typedef enum apex_change_kind {
 typedef struct apex_changes {
 	uint8_t *data;
 	size_t size, capacity;
-	uint32_t serial_from, serial_to;  /* from the two SOAs */
-	size_t removed, added;            /* records, the SOAs not counted */
-	apex_change_kind_t next;          /* what the next record may be */
+	uint32_t serial_from, serial_to; /* from the two SOAs */
+	size_t removed, added;           /* records, the SOAs not counted */
+	apex_change_kind_t next;         /* what the next record may be */
 } apex_changes_t;
 
 void apex_changes_init(apex_changes_t *c);

@@ -72,8 +72,12 @@ static void sorted_records(const apex_rrset_t *rs, rdata_ref_t *out)
 static int emit(diff_t *d, const uint8_t *owner, uint16_t type, uint32_t ttl, const rdata_ref_t *r)
 {
 	apex_rr_t rr = {
-		.owner = owner, .type = type, .rclass = APEX_CLASS_IN, .ttl = ttl,
-		.rdlength = r->size, .rdata = r->data,
+		.owner = owner,
+		.type = type,
+		.rclass = APEX_CLASS_IN,
+		.ttl = ttl,
+		.rdlength = r->size,
+		.rdata = r->data,
 	};
 	return apex_changes_append(d->out, d->kind, &rr);
 }
@@ -153,7 +157,8 @@ static int walk(diff_t *d, const apex_zone_t *mine, size_t mine_count, const ape
 	for (size_t i = 0; i < mine_count && rc == APEX_OK; i++) {
 		const apex_node_t *node = at(mine, i), *other = NULL;
 		int c = 1;
-		while (j < theirs_count && (c = apex_name_compare(at(theirs, j)->name, node->name)) < 0)
+		while (j < theirs_count &&
+		       (c = apex_name_compare(at(theirs, j)->name, node->name)) < 0)
 			j++;
 		if (j < theirs_count && c == 0)
 			other = at(theirs, j);
@@ -174,8 +179,11 @@ static int pass(diff_t *d, const apex_zone_t *mine, const apex_zone_t *theirs)
 static int append_soa(apex_changes_t *out, apex_change_kind_t kind, const apex_zone_t *zone)
 {
 	apex_rr_t rr = {
-		.owner = zone->origin, .type = APEX_TYPE_SOA, .rclass = APEX_CLASS_IN,
-		.ttl = zone->soa->ttl, .rdlength = apex_read_u16(zone->soa->rdata),
+		.owner = zone->origin,
+		.type = APEX_TYPE_SOA,
+		.rclass = APEX_CLASS_IN,
+		.ttl = zone->soa->ttl,
+		.rdlength = apex_read_u16(zone->soa->rdata),
 		.rdata = zone->soa->rdata + 2,
 	};
 	return apex_changes_append(out, kind, &rr);

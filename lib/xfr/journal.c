@@ -31,7 +31,7 @@
 
 #define JOURNAL_MAGIC "APEXJRNL"
 #define JOURNAL_VERSION 1
-#define ENTRY_MAGIC UINT32_C(0x4a454e54)  /* "JENT" */
+#define ENTRY_MAGIC UINT32_C(0x4a454e54) /* "JENT" */
 #define ENTRY_HEADER 16
 #define CHECKSUM_SIZE 8
 #define MIN_MAX_SIZE 4096
@@ -112,7 +112,7 @@ static int read_all(int fd, void *buf, size_t size, uint64_t offset)
 			return apex_errno();
 		}
 		if (n == 0)
-			return APEX_EMALFORMED;  /* the file is shorter than its index says */
+			return APEX_EMALFORMED; /* the file is shorter than its index says */
 		p += n;
 		size -= (size_t)n;
 		offset += (uint64_t)n;
@@ -142,8 +142,9 @@ static int check_header(const apex_journal_t *j, const uint8_t *map, size_t size
 	if (size < 16 || memcmp(map, JOURNAL_MAGIC, 8) != 0)
 		return fail(err, err_size, APEX_EMALFORMED, "%s: not an apex journal", j->path);
 	if (apex_read_u32(map + 8) != JOURNAL_VERSION)
-		return fail(err, err_size, APEX_EMALFORMED, "%s: journal format version %u, expected %u",
-			    j->path, apex_read_u32(map + 8), JOURNAL_VERSION);
+		return fail(err, err_size, APEX_EMALFORMED,
+			    "%s: journal format version %u, expected %u", j->path,
+			    apex_read_u32(map + 8), JOURNAL_VERSION);
 	uint32_t name_len = apex_read_u32(map + 12);
 	if (name_len == 0 || name_len > APEX_NAME_MAX || size < 16 + name_len + CHECKSUM_SIZE ||
 	    read_u64(map + 16 + name_len) != header_checksum(map, 16 + name_len))
@@ -248,7 +249,8 @@ static int recover_file(apex_journal_t *j, uint64_t size, apex_journal_recovery_
 		recovery->dropped_bytes = size - j->file_size;
 		recovery->entries = j->count;
 	}
-	if (j->file_size < size && (ftruncate(j->fd, (off_t)j->file_size) < 0 || fdatasync(j->fd) < 0)) {
+	if (j->file_size < size &&
+	    (ftruncate(j->fd, (off_t)j->file_size) < 0 || fdatasync(j->fd) < 0)) {
 		rc = apex_errno();
 		return fail(err, err_size, rc, "%s: cannot cut off the damaged tail: %s", j->path,
 			    apex_strerror(rc));
@@ -408,8 +410,8 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
 	int rc;
 
 	if (!apex_serial_newer(serial_to, serial_from))
-		return fail(err, err_size, APEX_EINVAL, "%s: serial %u is not newer than %u", j->path,
-			    serial_to, serial_from);
+		return fail(err, err_size, APEX_EINVAL, "%s: serial %u is not newer than %u",
+			    j->path, serial_to, serial_from);
 	if (j->count > 0 && j->entries[j->count - 1].serial_to != serial_from)
 		return fail(err, err_size, APEX_EINVAL, "%s: the journal ends at serial %u, not %u",
 			    j->path, j->entries[j->count - 1].serial_to, serial_from);

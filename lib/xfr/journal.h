@@ -41,16 +41,16 @@
 typedef struct apex_journal_entry {
 	uint32_t serial_from;
 	uint32_t serial_to;
-	uint64_t offset;      /* of the entry's first byte in the file */
-	uint32_t size;        /* payload bytes */
+	uint64_t offset; /* of the entry's first byte in the file */
+	uint32_t size;   /* payload bytes */
 } apex_journal_entry_t;
 
 typedef struct apex_journal {
 	int fd;
-	char *path;                    /* owned */
-	uint8_t zone[APEX_NAME_MAX];   /* wire form, lower case */
-	uint64_t max_size;             /* bound of the file, bytes */
-	uint64_t file_size;            /* bytes of whole entries and header */
+	char *path;                  /* owned */
+	uint8_t zone[APEX_NAME_MAX]; /* wire form, lower case */
+	uint64_t max_size;           /* bound of the file, bytes */
+	uint64_t file_size;          /* bytes of whole entries and header */
 	uint64_t header_size;
 	bool sync;                     /* fdatasync after each append */
 	apex_journal_entry_t *entries; /* oldest first; owned */
@@ -59,8 +59,8 @@ typedef struct apex_journal {
 
 /* What apex_journal_open() found in an existing file. */
 typedef struct apex_journal_recovery {
-	uint64_t dropped_bytes;   /* torn or corrupt tail cut off */
-	size_t entries;           /* whole entries kept */
+	uint64_t dropped_bytes; /* torn or corrupt tail cut off */
+	size_t entries;         /* whole entries kept */
 } apex_journal_recovery_t;
 
 /*

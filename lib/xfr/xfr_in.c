@@ -38,7 +38,8 @@ enum phase {
 	DONE,
 };
 
-static int fail(apex_xfr_in_t *x, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(apex_xfr_in_t *x, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int fail(apex_xfr_in_t *x, int rc, const char *fmt, ...)
 {
@@ -111,8 +112,12 @@ static int keep_first_soa(apex_xfr_in_t *x, const apex_rr_t *rr)
 static int send_first_soa(apex_xfr_in_t *x)
 {
 	apex_rr_t soa = {
-		.owner = x->zone, .type = APEX_TYPE_SOA, .rclass = APEX_CLASS_IN,
-		.ttl = x->first_soa_ttl, .rdlength = x->first_soa_rdlength, .rdata = x->first_soa,
+		.owner = x->zone,
+		.type = APEX_TYPE_SOA,
+		.rclass = APEX_CLASS_IN,
+		.ttl = x->first_soa_ttl,
+		.rdlength = x->first_soa_rdlength,
+		.rdata = x->first_soa,
 	};
 	return x->handler.record(x->handler.ctx, &soa);
 }
@@ -163,7 +168,7 @@ static int tell_style(apex_xfr_in_t *x, const apex_rr_t *rr, bool soa, uint32_t 
 	int rc = send_first_soa(x);
 	if (rc < 0)
 		return fail(x, rc, "record not taken: %s", apex_strerror(rc));
-	return 1;  /* the record itself still to be taken as AXFR_BODY */
+	return 1; /* the record itself still to be taken as AXFR_BODY */
 }
 
 /* A record of a whole zone: the closing SOA, or one to pass on. */
@@ -171,8 +176,8 @@ static int axfr_record(apex_xfr_in_t *x, const apex_rr_t *rr, bool soa, uint32_t
 {
 	if (soa) {
 		if (serial != x->serial)
-			return fail(x, APEX_EMALFORMED, "closing SOA serial %u, first SOA %u", serial,
-				    x->serial);
+			return fail(x, APEX_EMALFORMED, "closing SOA serial %u, first SOA %u",
+				    serial, x->serial);
 		x->phase = DONE;
 		return APEX_OK;
 	}
@@ -194,10 +199,12 @@ static int take_record(apex_xfr_in_t *x, const apex_rr_t *rr)
 	if (rr->rclass != APEX_CLASS_IN)
 		return fail(x, APEX_EMALFORMED, "record of class %u", rr->rclass);
 	if (rr->type == 0 || rr->type == APEX_TYPE_OPT || (rr->type >= 128 && rr->type <= 255))
-		return fail(x, APEX_EMALFORMED, "record of type %u, which may not be in a zone", rr->type);
+		return fail(x, APEX_EMALFORMED, "record of type %u, which may not be in a zone",
+			    rr->type);
 	if (soa && (!apex_name_equal(rr->owner, x->zone) || !soa_serial(rr, &serial)))
 		return fail(x, APEX_EMALFORMED, "a SOA record that is not the zone's");
-	if (!soa && x->phase != FIRST && x->phase != DONE && !apex_name_is_subdomain(rr->owner, x->zone)) {
+	if (!soa && x->phase != FIRST && x->phase != DONE &&
+	    !apex_name_is_subdomain(rr->owner, x->zone)) {
 		x->out_of_zone++;
 		return APEX_OK;
 	}
@@ -213,8 +220,7 @@ static int take_record(apex_xfr_in_t *x, const apex_rr_t *rr)
 		rc = tell_style(x, rr, soa, serial);
 		/* 1: the second record of a whole zone */
 		return rc == 1 ? axfr_record(x, rr, soa, serial) : rc;
-	case AXFR_BODY:
-		return axfr_record(x, rr, soa, serial);
+	case AXFR_BODY: return axfr_record(x, rr, soa, serial);
 	case IXFR_REMOVE:
 		if (soa) {
 			x->phase = IXFR_ADD;
@@ -225,8 +231,7 @@ static int take_record(apex_xfr_in_t *x, const apex_rr_t *rr)
 		if (soa)
 			return end_of_set(x, rr, serial);
 		return append_change(x, APEX_CHANGE_ADD, rr);
-	default:
-		return fail(x, APEX_EMALFORMED, "records after the closing SOA");
+	default: return fail(x, APEX_EMALFORMED, "records after the closing SOA");
 	}
 }
 
@@ -242,7 +247,8 @@ static int rr_from_ldns(apex_xfr_in_t *x, const ldns_rr *lrr, apex_rr_t *rr)
 	if (owner == NULL || ldns_rdf_size(owner) == 0 || ldns_rdf_size(owner) > APEX_NAME_MAX)
 		return fail(x, APEX_EMALFORMED, "record with a bad owner name");
 	ldns_buffer_clear(buf);
-	if (ldns_rr_rdata2buffer_wire(buf, lrr) != LDNS_STATUS_OK || ldns_buffer_position(buf) > 65535)
+	if (ldns_rr_rdata2buffer_wire(buf, lrr) != LDNS_STATUS_OK ||
+	    ldns_buffer_position(buf) > 65535)
 		return fail(x, APEX_EMALFORMED, "record of type %u with bad RDATA",
 			    (unsigned)ldns_rr_get_type(lrr));
 	rr->owner = ldns_rdf_data(owner);
@@ -258,7 +264,8 @@ static int rr_from_ldns(apex_xfr_in_t *x, const ldns_rr *lrr, apex_rr_t *rr)
 /* Is this message a response to our request? */
 static int check_header(apex_xfr_in_t *x, const ldns_pkt *pkt)
 {
-	if (!ldns_pkt_qr(pkt) || ldns_pkt_get_opcode(pkt) != LDNS_PACKET_QUERY || ldns_pkt_id(pkt) != x->id)
+	if (!ldns_pkt_qr(pkt) || ldns_pkt_get_opcode(pkt) != LDNS_PACKET_QUERY ||
+	    ldns_pkt_id(pkt) != x->id)
 		return fail(x, APEX_EMALFORMED, "not a response to the transfer request");
 	x->rcode = (uint8_t)ldns_pkt_get_rcode(pkt);
 	if (x->rcode != LDNS_RCODE_NOERROR) {

@@ -32,10 +32,10 @@
 #include "xfr/changes.h"
 
 typedef enum apex_xfr_style {
-	APEX_XFR_STYLE_UNKNOWN,     /* not yet seen enough to tell */
-	APEX_XFR_STYLE_UP_TO_DATE,  /* the SOA alone */
-	APEX_XFR_STYLE_AXFR,        /* the whole zone */
-	APEX_XFR_STYLE_IXFR,        /* change sets */
+	APEX_XFR_STYLE_UNKNOWN,    /* not yet seen enough to tell */
+	APEX_XFR_STYLE_UP_TO_DATE, /* the SOA alone */
+	APEX_XFR_STYLE_AXFR,       /* the whole zone */
+	APEX_XFR_STYLE_IXFR,       /* change sets */
 } apex_xfr_style_t;
 
 /* Where the records go. A callback returns APEX_OK or an error, which
@@ -48,34 +48,34 @@ typedef struct apex_xfr_in_handler {
 } apex_xfr_in_handler_t;
 
 typedef struct apex_xfr_in_limits {
-	uint64_t max_bytes;     /* of all messages; 0: no limit */
-	uint64_t max_records;   /* 0: no limit */
+	uint64_t max_bytes;   /* of all messages; 0: no limit */
+	uint64_t max_records; /* 0: no limit */
 } apex_xfr_in_limits_t;
 
 typedef struct apex_xfr_in {
 	/* the request */
 	uint8_t zone[APEX_NAME_MAX];
 	uint16_t id;
-	uint16_t qtype;          /* APEX_TYPE_AXFR or APEX_TYPE_IXFR */
-	uint32_t known_serial;   /* IXFR: the serial the secondary has */
+	uint16_t qtype;        /* APEX_TYPE_AXFR or APEX_TYPE_IXFR */
+	uint32_t known_serial; /* IXFR: the serial the secondary has */
 	apex_xfr_in_handler_t handler;
 	apex_xfr_in_limits_t limits;
 
 	/* what was received */
 	apex_xfr_style_t style;
-	uint32_t serial;         /* of the first SOA: the version being sent */
-	uint8_t rcode;           /* of the last message */
+	uint32_t serial; /* of the first SOA: the version being sent */
+	uint8_t rcode;   /* of the last message */
 	uint64_t messages, bytes, records;
-	uint64_t out_of_zone;    /* records dropped */
-	char err[256];           /* why the transfer failed */
+	uint64_t out_of_zone; /* records dropped */
+	char err[256];        /* why the transfer failed */
 
 	/* internal */
 	int phase;
-	apex_changes_t set;      /* IXFR: the change set being received; owned */
-	uint8_t *first_soa;      /* RDATA of the first SOA, until the style is known; owned */
+	apex_changes_t set; /* IXFR: the change set being received; owned */
+	uint8_t *first_soa; /* RDATA of the first SOA, until the style is known; owned */
 	uint16_t first_soa_rdlength;
 	uint32_t first_soa_ttl;
-	void *rdata_buf;         /* ldns_buffer for RDATA in wire form; owned */
+	void *rdata_buf; /* ldns_buffer for RDATA in wire form; owned */
 } apex_xfr_in_t;
 
 /*

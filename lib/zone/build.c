@@ -16,7 +16,7 @@
  * after this one, in the query layer (query/precompute.h).
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE  /* qsort_r */
+#define _GNU_SOURCE /* qsort_r */
 #endif
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,21 +41,21 @@
 
 /* Where a node comes from while the index is laid out. */
 typedef struct node_desc {
-	uint32_t owner;   /* owner rank; for an empty non-terminal, a descendant's */
-	uint32_t parent;  /* index in the node array; UINT32_MAX for the apex */
+	uint32_t owner;    /* owner rank; for an empty non-terminal, a descendant's */
+	uint32_t parent;   /* index in the node array; UINT32_MAX for the apex */
 	uint16_t key_size; /* its key: a prefix of the owner's key */
-	uint8_t labels;   /* labels of this node's name */
-	bool empty;       /* empty non-terminal */
+	uint8_t labels;    /* labels of this node's name */
+	bool empty;        /* empty non-terminal */
 } node_desc_t;
 
 typedef struct build {
 	apex_zone_builder_t *b;
 	apex_zone_t *zone;
 	char origin_text[APEX_NAME_MAX * 4 + 1];
-	uint32_t *owner_first;      /* records of owner rank r: [owner_first[r], owner_first[r+1]) */
-	bool *owner_is_nsec3;       /* owner holds only NSEC3 (and its RRSIGs) */
-	apex_node_t **owner_node;   /* node of each owner rank */
-	apex_rrset_t **owner_sigs;  /* RRSIG sets of each owner rank, split by type covered */
+	uint32_t *owner_first;     /* records of owner rank r: [owner_first[r], owner_first[r+1]) */
+	bool *owner_is_nsec3;      /* owner holds only NSEC3 (and its RRSIGs) */
+	apex_node_t **owner_node;  /* node of each owner rank */
+	apex_rrset_t **owner_sigs; /* RRSIG sets of each owner rank, split by type covered */
 	uint16_t *owner_sig_count;
 	size_t ttl_warnings;
 	size_t glue_warnings;
@@ -82,7 +82,6 @@ static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, .
 }
 
 /* ------------------------------------------------------------ sorting */
-
 
 /* Pairs of (key prefix, owner index) by the owners' whole keys, then
  * by index (qsort_r; arg is the owner array). */
@@ -146,7 +145,7 @@ static int owner_order(build_t *bd, uint32_t *order)
 	for (size_t i = 0; i < n && skip > 0; i++)
 		if (b->owners[i].key_size < skip ||
 		    memcmp(b->owners[i].key, bd->zone->origin_key, skip) != 0)
-			skip = 0;  /* cannot happen: the loader checks every owner */
+			skip = 0; /* cannot happen: the loader checks every owner */
 	apex_sort_pair_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
 	if (pairs == NULL)
 		return APEX_ENOMEM;
@@ -215,8 +214,9 @@ static int sort_and_dedupe(build_t *bd)
 	size_t unique = 0;
 	for (size_t i = 0; i < n; i++) {
 		const apex_build_owner_t *o = &b->owners[order[i]];
-		if (unique > 0 && apex_key_compare(sorted[unique - 1].key, sorted[unique - 1].key_size,
-						   o->key, o->key_size) == 0) {
+		if (unique > 0 &&
+		    apex_key_compare(sorted[unique - 1].key, sorted[unique - 1].key_size, o->key,
+				     o->key_size) == 0) {
 			rank[order[i]] = (uint32_t)(unique - 1);
 			continue;
 		}
@@ -252,7 +252,7 @@ static int sort_and_dedupe(build_t *bd)
 	free(b->rrs);
 	b->rrs = rrs;
 	for (size_t r = 0, start = 0; r < n; r++) {
-		sort_owner_records(b->rrs, start, first[r]);  /* first[r] is now its end */
+		sort_owner_records(b->rrs, start, first[r]); /* first[r] is now its end */
 		start = first[r];
 	}
 	free(first);
@@ -281,8 +281,8 @@ static const char *owner_text(build_t *bd, uint32_t owner, char *buf, size_t siz
 }
 
 /* The record with the smallest seq among records [first, end) of type. */
-static const apex_build_rr_t *first_of_type(const apex_build_rr_t *rrs, size_t first,
-					    size_t end, uint16_t type, size_t *count)
+static const apex_build_rr_t *first_of_type(const apex_build_rr_t *rrs, size_t first, size_t end,
+					    uint16_t type, size_t *count)
 {
 	const apex_build_rr_t *best = NULL;
 	*count = 0;
@@ -297,8 +297,8 @@ static const apex_build_rr_t *first_of_type(const apex_build_rr_t *rrs, size_t f
 }
 
 /* The second record of type in file order (for "more than one" errors). */
-static const apex_build_rr_t *second_of_type(const apex_build_rr_t *rrs, size_t first,
-					     size_t end, uint16_t type)
+static const apex_build_rr_t *second_of_type(const apex_build_rr_t *rrs, size_t first, size_t end,
+					     uint16_t type)
 {
 	const apex_build_rr_t *one = NULL, *two = NULL;
 	for (size_t i = first; i < end; i++) {
@@ -394,7 +394,7 @@ static int layout_nodes(build_t *bd, node_desc_t **out, size_t *out_count)
 	node_desc_t *descs = malloc(cap * sizeof(*descs));
 	if (descs == NULL)
 		return APEX_ENOMEM;
-	uint32_t stack[APEX_LABELS_MAX + 1];  /* node indices along the current path */
+	uint32_t stack[APEX_LABELS_MAX + 1]; /* node indices along the current path */
 	int depth = 0;
 	uint16_t label_ends[APEX_LABELS_MAX + 1];
 	uint8_t key[APEX_KEY_MAX];
@@ -416,7 +416,8 @@ static int layout_nodes(build_t *bd, node_desc_t **out, size_t *out_count)
 		int from;
 		if (depth == 0) {
 			if (count != 0 || o->labels != bd->zone->origin_labels)
-				return free(descs), APEX_EINVAL;  /* cannot happen: apex sorts first */
+				return free(descs),
+				       APEX_EINVAL; /* cannot happen: apex sorts first */
 			from = o->labels;
 		} else {
 			from = descs[stack[depth - 1]].labels + 1;
@@ -449,7 +450,8 @@ static int layout_nodes(build_t *bd, node_desc_t **out, size_t *out_count)
 static bool rdata_in_place(const apex_build_rr_t *rrs, size_t first, size_t end)
 {
 	for (size_t i = first + 1; i < end; i++)
-		if ((uintptr_t)rrs[i].rdata != (uintptr_t)rrs[i - 1].rdata + rrs[i - 1].rdlength + 2)
+		if ((uintptr_t)rrs[i].rdata !=
+		    (uintptr_t)rrs[i - 1].rdata + rrs[i - 1].rdlength + 2)
 			return false;
 	return true;
 }
@@ -542,7 +544,8 @@ static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc
 {
 	for (size_t i = 0; i < zone->node_count; i++) {
 		apex_node_t *node = &nodes[i];
-		apex_node_t *parent = descs[i].parent == UINT32_MAX ? NULL : &nodes[descs[i].parent];
+		apex_node_t *parent =
+			descs[i].parent == UINT32_MAX ? NULL : &nodes[descs[i].parent];
 		uint16_t flags = 0;
 		node->parent = parent;
 		if (i == 0)
@@ -559,12 +562,13 @@ static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc
 			flags |= APEX_NODE_DELEGATION;
 		node->cut = NULL;
 		if (parent != NULL) {
-			if ((parent->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION |
-					      APEX_NODE_DNAME)) != 0)
+			if ((parent->flags &
+			     (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION | APEX_NODE_DNAME)) != 0)
 				flags |= APEX_NODE_OCCLUDED;
 			node->cut = parent->cut;
 		}
-		if (node->cut == NULL && i != 0 && (flags & (APEX_NODE_DELEGATION | APEX_NODE_DNAME)))
+		if (node->cut == NULL && i != 0 &&
+		    (flags & (APEX_NODE_DELEGATION | APEX_NODE_DNAME)))
 			node->cut = node;
 		if ((flags & APEX_NODE_WILDCARD) && parent != NULL)
 			parent->wildcard_child = node;
@@ -604,7 +608,8 @@ static void warn_stray_ds(build_t *bd, const apex_node_t *nodes)
 		if (bd->ds_warnings++ < WARNINGS_SHOWN) {
 			char name[APEX_NAME_MAX * 4 + 1];
 			apex_warning("zone %s: DS record at %s, which is not a delegation (no NS)",
-				     bd->origin_text, apex_name_to_str(node->name, name, sizeof(name)));
+				     bd->origin_text,
+				     apex_name_to_str(node->name, name, sizeof(name)));
 		}
 	}
 }
@@ -617,7 +622,8 @@ static void warn_missing_glue(build_t *bd, const apex_node_t *delegation, const 
 		return;
 	char a[APEX_NAME_MAX * 4 + 1], t[APEX_NAME_MAX * 4 + 1];
 	apex_warning("zone %s: missing glue: no address for the name server %s of the "
-		     "delegation %s", bd->origin_text, apex_name_to_str(target, t, sizeof(t)),
+		     "delegation %s",
+		     bd->origin_text, apex_name_to_str(target, t, sizeof(t)),
 		     apex_name_to_str(delegation->name, a, sizeof(a)));
 }
 
@@ -625,12 +631,9 @@ static void warn_missing_glue(build_t *bd, const apex_node_t *delegation, const 
 static size_t target_offset(uint16_t type)
 {
 	switch (type) {
-	case APEX_TYPE_MX:
-		return 2;
-	case APEX_TYPE_SRV:
-		return 6;
-	default:
-		return 0;
+	case APEX_TYPE_MX: return 2;
+	case APEX_TYPE_SRV: return 6;
+	default: return 0;
 	}
 }
 
@@ -662,7 +665,7 @@ static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *r
 				 memcmp(key, node->key, node->key_size) == 0;
 		if (key_size < zone->origin_key_size ||
 		    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
-			continue;  /* not in this zone */
+			continue; /* not in this zone */
 		const apex_node_t *t = apex_zone_find(zone, key, key_size);
 		const apex_rrset_t *a = t ? apex_node_rrset(t, APEX_TYPE_A) : NULL;
 		const apex_rrset_t *aaaa = t ? apex_node_rrset(t, APEX_TYPE_AAAA) : NULL;
@@ -671,9 +674,8 @@ static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *r
 				warn_missing_glue(bd, node, target);
 			continue;
 		}
-		if (!referral &&
-		    (t->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION)) != 0)
-			continue;  /* only authoritative addresses here */
+		if (!referral && (t->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION)) != 0)
+			continue; /* only authoritative addresses here */
 		bool seen = false;
 		for (uint16_t k = 0; k < count; k++)
 			if (items[k].owner == t)
@@ -688,8 +690,8 @@ static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *r
 	}
 	if (count == 0)
 		return APEX_OK;
-	apex_additional_t *add = apex_arena_alloc(zone->arena,
-						  sizeof(*add) + count * sizeof(apex_glue_t));
+	apex_additional_t *add =
+		apex_arena_alloc(zone->arena, sizeof(*add) + count * sizeof(apex_glue_t));
 	if (add == NULL)
 		return APEX_ENOMEM;
 	add->count = count;
@@ -753,7 +755,8 @@ static void set_wildcard_nsec(apex_zone_t *zone, apex_node_t *nodes)
 		/* Usually no name sorts between the node and its wildcard: the
 		 * next node, if below this one, comes after "*.<name>". */
 		const apex_node_t *next = i + 1 < zone->node_count ? &nodes[i + 1] : NULL;
-		if (next == NULL || apex_key_compare(next->key, next->key_size, key, key_size) > 0) {
+		if (next == NULL ||
+		    apex_key_compare(next->key, next->key_size, key, key_size) > 0) {
 			node->wildcard_nsec = node->nsec;
 			continue;
 		}
@@ -777,7 +780,7 @@ static int nsec3_compare(const void *pa, const void *pb)
 
 /* What the threads linking names with their NSEC3s share. */
 typedef struct nsec3_link {
-	const apex_zone_t *zone;  /* its NSEC3 chain and index are complete */
+	const apex_zone_t *zone; /* its NSEC3 chain and index are complete */
 	apex_node_t *nodes;
 } nsec3_link_t;
 
@@ -798,7 +801,8 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
 				    params->iterations, node->name, hash) < 0)
 			return APEX_EINVAL;
-		const apex_nsec3_t *n3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
+		const apex_nsec3_t *n3 =
+			apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
 		node->nsec3 = matched ? n3 : NULL;
 		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
 			continue;
@@ -844,8 +848,8 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 		return build_fail(bd, NULL, "NSEC3PARAM hash algorithm %u is not supported",
 				  params->algorithm);
 
-	apex_nsec3_t *chain = apex_arena_calloc(zone->arena, nsec3_node_count ? nsec3_node_count : 1,
-					       sizeof(*chain));
+	apex_nsec3_t *chain = apex_arena_calloc(
+		zone->arena, nsec3_node_count ? nsec3_node_count : 1, sizeof(*chain));
 	if (chain == NULL)
 		return APEX_ENOMEM;
 	size_t count = 0;
@@ -862,7 +866,8 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 		if (n <= 0) {
 			char name[APEX_NAME_MAX * 4 + 1];
 			apex_warning("zone %s: NSEC3 owner %s is not a base32hex hash; ignored",
-				     bd->origin_text, apex_name_to_str(node->name, name, sizeof(name)));
+				     bd->origin_text,
+				     apex_name_to_str(node->name, name, sizeof(name)));
 			continue;
 		}
 		chain[count].hash_size = (uint8_t)n;
@@ -920,12 +925,9 @@ static unsigned rdata_name_count(uint16_t type)
 	case APEX_TYPE_NS:
 	case APEX_TYPE_CNAME:
 	case APEX_TYPE_PTR:
-	case APEX_TYPE_MX:
-		return 1;
-	case APEX_TYPE_SOA:
-		return 2;
-	default:
-		return 0;
+	case APEX_TYPE_MX: return 1;
+	case APEX_TYPE_SOA: return 2;
+	default: return 0;
 	}
 }
 
@@ -999,19 +1001,19 @@ static int set_soa(build_t *bd)
 		return build_fail(bd, NULL, "bad SOA record at %s", bd->origin_text);
 	const uint8_t *n = rd + pos;
 	zone->serial = (uint32_t)n[0] << 24 | (uint32_t)n[1] << 16 | (uint32_t)n[2] << 8 | n[3];
-	uint32_t minimum = (uint32_t)n[16] << 24 | (uint32_t)n[17] << 16 | (uint32_t)n[18] << 8 |
-			   n[19];
+	uint32_t minimum =
+		(uint32_t)n[16] << 24 | (uint32_t)n[17] << 16 | (uint32_t)n[18] << 8 | n[19];
 	zone->negative_ttl = soa->ttl < minimum ? soa->ttl : minimum;
 	return APEX_OK;
 }
 
 /* The arrays of the name index, one arena block each (build_index()). */
 typedef struct index_arrays {
-	apex_node_t *nodes;        /* desc_count */
-	apex_node_t *nsec3_nodes;  /* nsec3_node_count */
+	apex_node_t *nodes;       /* desc_count */
+	apex_node_t *nsec3_nodes; /* nsec3_node_count */
 	size_t nsec3_node_count;
 	apex_rrset_t *rrsets, *sigs;
-	uint8_t *blob;             /* RDATA not already in place */
+	uint8_t *blob; /* RDATA not already in place */
 } index_arrays_t;
 
 /* Sizes of everything, then one arena block for each kind. */
@@ -1076,7 +1078,7 @@ static int fill_nodes(build_t *bd, const node_desc_t *descs, index_arrays_t *a)
 				ent->name_size = (uint8_t)apex_name_size(ent->name);
 				ent->key = o->key;
 				ent->key_size = label_ends[ent->labels];
-				ent->rrsets = rrset_next;  /* none */
+				ent->rrsets = rrset_next; /* none */
 				d++;
 			}
 			node = &a->nodes[d++];

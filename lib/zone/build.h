@@ -29,22 +29,22 @@
  * (once per parser thread); apex_zone_build() keeps the entry with the
  * lowest index, which must be the spelling seen first in the file. */
 typedef struct apex_build_owner {
-	const uint8_t *name;  /* wire format, case as first written; in zone->arena */
-	const uint8_t *key;   /* apex_name_key() of name; in zone->arena */
+	const uint8_t *name; /* wire format, case as first written; in zone->arena */
+	const uint8_t *key;  /* apex_name_key() of name; in zone->arena */
 	uint16_t key_size;
 	uint8_t name_size;
-	uint8_t labels;       /* apex_name_labels(name) */
+	uint8_t labels; /* apex_name_labels(name) */
 } apex_build_owner_t;
 
 /* One record as read from the file. */
 typedef struct apex_build_rr {
-	uint32_t owner;        /* index into owners (apex_zone_build() renumbers) */
-	uint32_t seq;          /* position in file order */
+	uint32_t owner; /* index into owners (apex_zone_build() renumbers) */
+	uint32_t seq;   /* position in file order */
 	uint32_t ttl;
-	uint32_t line;         /* line the record starts on */
+	uint32_t line; /* line the record starts on */
 	uint16_t type;
 	uint16_t rdlength;
-	uint16_t file;         /* index into files */
+	uint16_t file; /* index into files */
 	/* Uncompressed wire RDATA, case as written, in zone->arena and
 	 * preceded by rdlength (2 bytes, network order). */
 	const uint8_t *rdata;
@@ -58,21 +58,21 @@ typedef struct apex_zone_builder {
 	/* The version being built: arena, refcount, origin, origin_key,
 	 * origin_key_size, origin_labels and file are already set. */
 	apex_zone_t *zone;
-	apex_arena_t *tmp;             /* scratch memory, freed by the caller */
+	apex_arena_t *tmp; /* scratch memory, freed by the caller */
 
-	apex_build_owner_t *owners;    /* malloc'ed by the loader */
+	apex_build_owner_t *owners; /* malloc'ed by the loader */
 	size_t owner_count;
-	apex_build_rr_t *rrs;          /* malloc'ed by the loader, in file order; see apex_zone_build() */
+	apex_build_rr_t *rrs; /* malloc'ed by the loader, in file order; see apex_zone_build() */
 	size_t rr_count;
 
 	/* Threads the build may use for the work it does per name (0 or 1:
 	 * only the calling thread). */
 	unsigned threads;
 
-	const char **files;            /* file names for messages (files[0] is the zone file) */
+	const char **files; /* file names for messages (files[0] is the zone file) */
 	size_t file_count;
 
-	char *err;                     /* "FILE:LINE: reason" on failure */
+	char *err; /* "FILE:LINE: reason" on failure */
 	size_t err_size;
 } apex_zone_builder_t;
 

@@ -17,8 +17,8 @@
  * Parsed by ldns as before; returns the wire size or 0. */
 static size_t directive_name(const char *text, const uint8_t *origin, uint8_t *out)
 {
-	ldns_rdf *origin_rdf = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(origin),
-						     origin);
+	ldns_rdf *origin_rdf =
+		ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(origin), origin);
 	if (origin_rdf == NULL)
 		return 0;
 	size_t len = strlen(text);
@@ -106,7 +106,8 @@ int apex_directive(apex_reader_t *r, int line, int depth)
 		char *origin_arg = apex_next_token(&p);
 		if (origin_arg != NULL) {
 			if (directive_name(origin_arg, r->origin, name) == 0)
-				return apex_reader_fail(r, line, "bad $INCLUDE origin '%s'", origin_arg);
+				return apex_reader_fail(r, line, "bad $INCLUDE origin '%s'",
+							origin_arg);
 		} else {
 			memcpy(name, r->origin, apex_name_size(r->origin));
 		}
@@ -118,7 +119,8 @@ int apex_directive(apex_reader_t *r, int line, int depth)
 		FILE *fp = fopen(path, "r");
 		if (fp == NULL) {
 			int e = errno;
-			int rc = apex_reader_fail(r, line, "cannot open $INCLUDE file %s: %s", path, strerror(e));
+			int rc = apex_reader_fail(r, line, "cannot open $INCLUDE file %s: %s", path,
+						  strerror(e));
 			free(path);
 			return rc;
 		}

@@ -14,7 +14,7 @@
 
 int apex_map_file(const char *path, apex_mapping_t *m, char *err, size_t err_size)
 {
-	m->data = "";  /* an empty file: no mapping, but a valid pointer */
+	m->data = ""; /* an empty file: no mapping, but a valid pointer */
 	m->size = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -71,7 +71,8 @@ int apex_loader_add_file(apex_loader_t *ld, const char *path, uint16_t *index)
 	return APEX_OK;
 }
 
-int apex_loader_open_file(apex_loader_t *ld, const char *path, uint16_t *file_index, apex_mapping_t *m)
+int apex_loader_open_file(apex_loader_t *ld, const char *path, uint16_t *file_index,
+			  apex_mapping_t *m)
 {
 	int rc = apex_loader_add_file(ld, path, file_index);
 	if (rc != APEX_OK)

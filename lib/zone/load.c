@@ -55,16 +55,22 @@ int apex_read_records(apex_reader_t *r, int depth)
 }
 
 int apex_load_file(apex_loader_t *ld, apex_sink_t *sink, const char *path, const uint8_t *origin,
-		     int depth)
+		   int depth)
 {
 	uint16_t file_index;
 	apex_mapping_t m;
 	int rc = apex_loader_open_file(ld, path, &file_index, &m);
 	if (rc != APEX_OK)
 		return rc;
-	apex_reader_t r = { .ld = ld, .sink = sink, .path = ld->b->files[file_index],
-		       .file_index = file_index, .p = m.data, .end = m.data + m.size,
-		       .dropped = m.data, .err = ld->b->err, .err_size = ld->b->err_size };
+	apex_reader_t r = { .ld = ld,
+			    .sink = sink,
+			    .path = ld->b->files[file_index],
+			    .file_index = file_index,
+			    .p = m.data,
+			    .end = m.data + m.size,
+			    .dropped = m.data,
+			    .err = ld->b->err,
+			    .err_size = ld->b->err_size };
 	memcpy(r.origin, origin, apex_name_size(origin));
 	rc = apex_read_records(&r, depth);
 	apex_reader_free(&r);
@@ -91,9 +97,15 @@ static int load_zone_file(apex_loader_t *ld, const char *path, const uint8_t *or
 		}
 		s->default_ttl = LDNS_DEFAULT_TTL_VALUE;
 		ld->sinks[ld->sink_count++] = s;
-		apex_reader_t r = { .ld = ld, .sink = s, .path = ld->b->files[file_index],
-			       .file_index = file_index, .p = m.data, .end = m.data + m.size,
-			       .dropped = m.data, .err = ld->b->err, .err_size = ld->b->err_size };
+		apex_reader_t r = { .ld = ld,
+				    .sink = s,
+				    .path = ld->b->files[file_index],
+				    .file_index = file_index,
+				    .p = m.data,
+				    .end = m.data + m.size,
+				    .dropped = m.data,
+				    .err = ld->b->err,
+				    .err_size = ld->b->err_size };
 		memcpy(r.origin, origin, apex_name_size(origin));
 		rc = apex_read_records(&r, 0);
 		apex_reader_free(&r);
@@ -165,9 +177,10 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 		}
 		b.threads = apex_load_cpu_count();
 		rc = apex_zone_build(&b);
-		apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
-			   file, b.rr_count, parsed, ld.sink_count, memory >> 20,
-			   seconds_since(&start) - parsed);
+		apex_debug(
+			"%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
+			file, b.rr_count, parsed, ld.sink_count, memory >> 20,
+			seconds_since(&start) - parsed);
 	}
 	if (rc == APEX_OK) {
 		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);

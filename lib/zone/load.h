@@ -18,7 +18,7 @@
  * holds "FILE:LINE: reason" (or "FILE: reason").  Warnings (missing
  * glue, RRsets with differing TTLs) are logged, not fatal.
  */
-int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out,
-		   char *err, size_t err_size);
+int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, char *err,
+		   size_t err_size);
 
 #endif

@@ -1,6 +1,6 @@
 /* A large zone file parsed on several threads (see load_parallel.h). */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE  /* CPU_COUNT */
+#define _GNU_SOURCE /* CPU_COUNT */
 #endif
 #include <pthread.h>
 #include <sched.h>
@@ -17,11 +17,11 @@
 typedef struct chunk {
 	apex_loader_t *ld;
 	const char *start, *end;
-	uint8_t origin[APEX_NAME_MAX];  /* $ORIGIN in force at start */
-	uint32_t default_ttl;           /* $TTL in force at start */
-	size_t directives_expected;     /* '$' lines found in [start, end) */
+	uint8_t origin[APEX_NAME_MAX]; /* $ORIGIN in force at start */
+	uint32_t default_ttl;          /* $TTL in force at start */
+	size_t directives_expected;    /* '$' lines found in [start, end) */
 	apex_sink_t *sink;
-	int lines;                      /* lines in [start, end) */
+	int lines; /* lines in [start, end) */
 	int rc;
 	char err[512];
 	pthread_t thread;
@@ -31,9 +31,15 @@ typedef struct chunk {
 static void *chunk_main(void *arg)
 {
 	chunk_t *c = arg;
-	apex_reader_t r = { .ld = c->ld, .sink = c->sink, .path = c->ld->b->files[0], .file_index = 0,
-		       .p = c->start, .end = c->end, .dropped = c->start, .err = c->err,
-		       .err_size = sizeof(c->err) };
+	apex_reader_t r = { .ld = c->ld,
+			    .sink = c->sink,
+			    .path = c->ld->b->files[0],
+			    .file_index = 0,
+			    .p = c->start,
+			    .end = c->end,
+			    .dropped = c->start,
+			    .err = c->err,
+			    .err_size = sizeof(c->err) };
 	memcpy(r.origin, c->origin, apex_name_size(c->origin));
 	c->sink->default_ttl = c->default_ttl;
 	c->rc = apex_read_records(&r, -1);
@@ -134,7 +140,9 @@ static apex_load_parallel_t scan_directives(apex_loader_t *ld, const apex_mappin
 					    const uint8_t *origin, chunk_t *chunks,
 					    const char *const *bounds, unsigned count)
 {
-	apex_reader_t state = { .ld = ld, .path = ld->b->files[0], .err = chunks[0].err,
+	apex_reader_t state = { .ld = ld,
+				.path = ld->b->files[0],
+				.err = chunks[0].err,
 				.err_size = sizeof(chunks[0].err) };
 	apex_sink_t *scratch = apex_sink_new();
 	if (scratch == NULL)
@@ -173,8 +181,10 @@ static apex_load_parallel_t scan_directives(apex_loader_t *ld, const apex_mappin
 		state.end = end;
 		state.dropped = dollar;
 		int line;
-		if (apex_read_record(&state, &line) != 1 || apex_directive(&state, line, -1) != APEX_OK) {
-			result = APEX_LOAD_PARALLEL_SEQUENTIAL;  /* not a directive after all, or a bad one */
+		if (apex_read_record(&state, &line) != 1 ||
+		    apex_directive(&state, line, -1) != APEX_OK) {
+			result =
+				APEX_LOAD_PARALLEL_SEQUENTIAL; /* not a directive after all, or a bad one */
 			break;
 		}
 		p = dollar + 1;
@@ -202,13 +212,14 @@ static apex_load_parallel_t run_chunks(apex_loader_t *ld, chunk_t *chunks,
 			return APEX_LOAD_PARALLEL_NOMEM;
 	}
 	for (unsigned i = 1; i < count; i++)
-		chunks[i].started = pthread_create(&chunks[i].thread, NULL, chunk_main, &chunks[i]) == 0;
+		chunks[i].started =
+			pthread_create(&chunks[i].thread, NULL, chunk_main, &chunks[i]) == 0;
 	chunk_main(&chunks[0]);
 	for (unsigned i = 1; i < count; i++) {
 		if (chunks[i].started)
 			pthread_join(chunks[i].thread, NULL);
 		else
-			chunk_main(&chunks[i]);  /* no thread: parse it here */
+			chunk_main(&chunks[i]); /* no thread: parse it here */
 	}
 	for (unsigned i = 0; i < count; i++) {
 		if (chunks[i].rc == APEX_ENOMEM)
@@ -238,8 +249,8 @@ static apex_load_parallel_t reserve_merge(chunk_t *chunks, unsigned count)
 		return APEX_LOAD_PARALLEL_NOMEM;
 	s0->rrs = rrs;
 	s0->rr_cap = total;
-	apex_build_owner_t *owners = realloc(s0->owners, (total_owners ? total_owners : 1) *
-							      sizeof(*owners));
+	apex_build_owner_t *owners =
+		realloc(s0->owners, (total_owners ? total_owners : 1) * sizeof(*owners));
 	if (owners == NULL)
 		return APEX_LOAD_PARALLEL_NOMEM;
 	s0->owners = owners;
@@ -262,7 +273,8 @@ static apex_load_parallel_t merge_chunks(apex_loader_t *ld, chunk_t *chunks, uns
 	for (unsigned i = 1; i < count; i++) {
 		apex_sink_t *s = chunks[i].sink;
 		uint32_t owner_offset = (uint32_t)s0->owner_count;
-		memcpy(&s0->owners[s0->owner_count], s->owners, s->owner_count * sizeof(*s->owners));
+		memcpy(&s0->owners[s0->owner_count], s->owners,
+		       s->owner_count * sizeof(*s->owners));
 		s0->owner_count += s->owner_count;
 		for (size_t j = 0; j < s->rr_count; j++) {
 			apex_build_rr_t *out = &s0->rrs[s0->rr_count];

@@ -21,9 +21,9 @@
 #define THREADS_MAX 64
 
 typedef enum apex_load_parallel {
-	APEX_LOAD_PARALLEL_DONE,        /* the records are in the loader's first sink */
-	APEX_LOAD_PARALLEL_SEQUENTIAL,  /* parse the file on one thread instead */
-	APEX_LOAD_PARALLEL_NOMEM,       /* out of memory */
+	APEX_LOAD_PARALLEL_DONE,       /* the records are in the loader's first sink */
+	APEX_LOAD_PARALLEL_SEQUENTIAL, /* parse the file on one thread instead */
+	APEX_LOAD_PARALLEL_NOMEM,      /* out of memory */
 } apex_load_parallel_t;
 
 /* Parse the mapped zone file m (its index among the loader's files is 0)

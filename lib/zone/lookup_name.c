@@ -31,7 +31,7 @@ void apex_lookup_name_init(apex_lookup_name_t *ln, const uint8_t *name)
 			h = (h ^ c) * APEX_NAME_HASH_PRIME;
 			if (c > 1) {
 				*k++ = c;
-			} else {  /* escaped: 0x00 -> 01 01, 0x01 -> 01 02 */
+			} else { /* escaped: 0x00 -> 01 01, 0x01 -> 01 02 */
 				*k++ = 1;
 				*k++ = (uint8_t)(c + 1);
 			}

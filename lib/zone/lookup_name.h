@@ -15,8 +15,8 @@
 #include "dns/name.h"
 
 typedef struct apex_lookup_name {
-	size_t size;                          /* bytes of key */
-	int labels;                           /* labels of the name (root not counted) */
+	size_t size; /* bytes of key */
+	int labels;  /* labels of the name (root not counted) */
 	/* For i = 0 .. labels, the ancestor with i labels (i == labels: the
 	 * name itself): its key is key[0 .. ends[i]), its hash hashes[i]. */
 	uint16_t ends[APEX_LABELS_MAX + 1];

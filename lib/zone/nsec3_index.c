@@ -8,7 +8,7 @@ int apex_nsec3_index_build(apex_zone_t *zone)
 	if (count >= UINT32_MAX)
 		return APEX_ENOMEM;
 	unsigned bits = 1;
-	while (bits < 20 && ((size_t)1 << (bits + 2)) <= count)  /* about 4 entries a bucket */
+	while (bits < 20 && ((size_t)1 << (bits + 2)) <= count) /* about 4 entries a bucket */
 		bits++;
 	size_t buckets = (size_t)1 << bits;
 	uint32_t *start = apex_arena_alloc(zone->arena, (buckets + 1) * sizeof(*start));

@@ -12,7 +12,7 @@
 
 static uint64_t key_hash(const uint8_t *key, size_t size)
 {
-	uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 	for (size_t i = 0; i < size; i++) {
 		h ^= key[i];
 		h *= 1099511628211ULL;
@@ -55,7 +55,8 @@ int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *
 		*index = s->last_owner;
 		return APEX_OK;
 	}
-	if ((s->owner_count + 1) * 2 > s->table_size && apex_owner_table_resize(s, s->owner_count + 1) != APEX_OK)
+	if ((s->owner_count + 1) * 2 > s->table_size &&
+	    apex_owner_table_resize(s, s->owner_count + 1) != APEX_OK)
 		return APEX_ENOMEM;
 	size_t mask = s->table_size - 1;
 	size_t slot = key_hash(like->key, like->key_size) & mask;

@@ -21,9 +21,9 @@
 
 /* Bytes of RDATA written so far and the input being read. */
 typedef struct field_reader {
-	const char *p;   /* next character of the text */
-	uint8_t *out;    /* RDATA buffer (APEX_RDATA_MAX bytes) */
-	size_t len;      /* bytes written */
+	const char *p; /* next character of the text */
+	uint8_t *out;  /* RDATA buffer (APEX_RDATA_MAX bytes) */
+	size_t len;    /* bytes written */
 } field_reader_t;
 
 static bool is_blank(char c)
@@ -110,14 +110,14 @@ int apex_name_from_text(const char *text, size_t len, const uint8_t *origin, uin
 		out[0] = 0;
 		return 1;
 	}
-	size_t pos = 0;        /* where the current label's length byte is */
+	size_t pos = 0; /* where the current label's length byte is */
 	size_t label = 0;
 	bool absolute = false;
 	for (size_t i = 0; i < len; i++) {
 		unsigned c = (unsigned char)text[i];
 		if (c == '.') {
 			if (label == 0)
-				return APEX_EINVAL;  /* empty label */
+				return APEX_EINVAL; /* empty label */
 			out[pos] = (uint8_t)label;
 			pos += 1 + label;
 			label = 0;
@@ -140,7 +140,7 @@ int apex_name_from_text(const char *text, size_t len, const uint8_t *origin, uin
 					return APEX_EINVAL;
 			}
 		} else if (c <= ' ' || c >= 0x7f || c == '"' || c == '(' || c == ')' || c == ';') {
-			return APEX_EINVAL;  /* leave anything unusual to ldns */
+			return APEX_EINVAL; /* leave anything unusual to ldns */
 		}
 		if (label == APEX_LABEL_MAX || pos + 1 + label + 1 >= APEX_NAME_MAX)
 			return APEX_EINVAL;
@@ -206,13 +206,23 @@ int apex_rrtype_from_text(const char *text, size_t len)
 bool apex_rdata_text_supported(uint16_t type)
 {
 	switch (type) {
-	case APEX_TYPE_A: case APEX_TYPE_AAAA: case APEX_TYPE_NS: case APEX_TYPE_CNAME:
-	case APEX_TYPE_DNAME: case APEX_TYPE_PTR: case APEX_TYPE_MX: case APEX_TYPE_SRV:
-	case APEX_TYPE_DS: case APEX_TYPE_DNSKEY: case APEX_TYPE_RRSIG: case APEX_TYPE_NSEC:
-	case APEX_TYPE_NSEC3:
-		return true;
+	/* clang-format off: the case labels of one group share a line */
+	case APEX_TYPE_A:
+	case APEX_TYPE_AAAA:
+	case APEX_TYPE_NS:
+	case APEX_TYPE_CNAME:
+	case APEX_TYPE_DNAME:
+	case APEX_TYPE_PTR:
+	case APEX_TYPE_MX:
+	case APEX_TYPE_SRV:
+	case APEX_TYPE_DS:
+	case APEX_TYPE_DNSKEY:
+	case APEX_TYPE_RRSIG:
+	case APEX_TYPE_NSEC:
+	case APEX_TYPE_NSEC3: return true;
 	default:
 		return false;
+		/* clang-format on */
 	}
 }
 
@@ -240,9 +250,9 @@ static bool field_type_bitmap(field_reader_t *r)
 		any = true;
 	}
 	if (!at_end(r))
-		return false;  /* a quoted field */
+		return false; /* a quoted field */
 	if (!any)
-		return true;   /* no types (an NSEC3 of an empty non-terminal): no bitmap */
+		return true; /* no types (an NSEC3 of an empty non-terminal): no bitmap */
 	for (unsigned w = 0; w < 256; w++) {
 		if (window_len[w] == 0)
 			continue;
@@ -284,8 +294,8 @@ static bool rest_hex(field_reader_t *r)
 /* 1 + the value of each base64 character (RFC 4648 section 4); 0 for
  * every other byte. */
 static const uint8_t b64_digits[256] = {
-	['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7,
-	['H'] = 8, ['I'] = 9, ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14,
+	['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,
+	['H'] = 8,  ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14,
 	['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21,
 	['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28,
 	['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32, ['g'] = 33, ['h'] = 34, ['i'] = 35,
@@ -308,7 +318,7 @@ static bool rest_base64(field_reader_t *r)
 	const char *tok;
 	size_t len;
 	uint32_t acc = 0;
-	unsigned n = 0;      /* characters in the current quantum */
+	unsigned n = 0; /* characters in the current quantum */
 	unsigned pad = 0;
 	bool any = false;
 	while (next_field(r, &tok, &len)) {
@@ -319,9 +329,11 @@ static bool rest_base64(field_reader_t *r)
 				uint32_t d0 = b64_digits[q[0]], d1 = b64_digits[q[1]],
 					 d2 = b64_digits[q[2]], d3 = b64_digits[q[3]];
 				if (d0 == 0 || d1 == 0 || d2 == 0 || d3 == 0)
-					break;  /* '=' or a bad character: one by one below */
-				uint32_t v = (d0 - 1) << 18 | (d1 - 1) << 12 | (d2 - 1) << 6 | (d3 - 1);
-				uint8_t b[3] = { (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
+					break; /* '=' or a bad character: one by one below */
+				uint32_t v =
+					(d0 - 1) << 18 | (d1 - 1) << 12 | (d2 - 1) << 6 | (d3 - 1);
+				uint8_t b[3] = { (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+						 (uint8_t)v };
 				if (!put(r, b, 3))
 					return false;
 				i += 4;
@@ -339,7 +351,8 @@ static bool rest_base64(field_reader_t *r)
 				return false;
 			acc = acc << 6 | (uint32_t)v;
 			if (++n == 4) {
-				uint8_t b[3] = { (uint8_t)(acc >> 16), (uint8_t)(acc >> 8), (uint8_t)acc };
+				uint8_t b[3] = { (uint8_t)(acc >> 16), (uint8_t)(acc >> 8),
+						 (uint8_t)acc };
 				if (!put(r, b, 3))
 					return false;
 				acc = 0;
@@ -431,8 +444,11 @@ static bool field_time(field_reader_t *r)
 		}
 		unsigned year = d[0] * 1000 + d[1] * 100 + d[2] * 10 + d[3];
 		unsigned mon = d[4] * 10 + d[5], day = d[6] * 10 + d[7];
-		unsigned hour = d[8] * 10 + d[9], min = d[10] * 10 + d[11], sec = d[12] * 10 + d[13];
-		static const unsigned mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+		unsigned hour = d[8] * 10 + d[9], min = d[10] * 10 + d[11],
+			 sec = d[12] * 10 + d[13];
+		static const unsigned mdays[12] = {
+			31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31
+		};
 		if (year < 1970 || mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] ||
 		    hour > 23 || min > 59 || sec > 59)
 			return false;
@@ -491,18 +507,13 @@ int apex_rdata_from_text(uint16_t type, const char *text, const uint8_t *origin,
 
 	bool ok;
 	switch (type) {
-	case APEX_TYPE_A:
-		ok = field_address(&r, AF_INET);
-		break;
-	case APEX_TYPE_AAAA:
-		ok = field_address(&r, AF_INET6);
-		break;
-	case APEX_TYPE_NS: case APEX_TYPE_CNAME: case APEX_TYPE_DNAME: case APEX_TYPE_PTR:
-		ok = field_name(&r, origin);
-		break;
-	case APEX_TYPE_MX:
-		ok = field_uint(&r, 2) && field_name(&r, origin);
-		break;
+	case APEX_TYPE_A: ok = field_address(&r, AF_INET); break;
+	case APEX_TYPE_AAAA: ok = field_address(&r, AF_INET6); break;
+	case APEX_TYPE_NS:
+	case APEX_TYPE_CNAME:
+	case APEX_TYPE_DNAME:
+	case APEX_TYPE_PTR: ok = field_name(&r, origin); break;
+	case APEX_TYPE_MX: ok = field_uint(&r, 2) && field_name(&r, origin); break;
 	case APEX_TYPE_SRV:
 		ok = field_uint(&r, 2) && field_uint(&r, 2) && field_uint(&r, 2) &&
 		     field_name(&r, origin);
@@ -513,27 +524,23 @@ int apex_rdata_from_text(uint16_t type, const char *text, const uint8_t *origin,
 		break;
 	case APEX_TYPE_DNSKEY:
 		/* flags, protocol, algorithm, public key (RFC 4034 section 2.2) */
-		ok = field_uint(&r, 2) && field_uint(&r, 1) && field_uint(&r, 1) &&
-		     rest_base64(&r);
+		ok = field_uint(&r, 2) && field_uint(&r, 1) && field_uint(&r, 1) && rest_base64(&r);
 		break;
 	case APEX_TYPE_RRSIG:
 		/* type covered, algorithm, labels, original TTL, expiration,
 		 * inception, key tag, signer, signature (RFC 4034 section 3.2) */
 		ok = field_type(&r) && field_uint(&r, 1) && field_uint(&r, 1) &&
-		     field_uint(&r, 4) && field_time(&r) && field_time(&r) &&
-		     field_uint(&r, 2) && field_name(&r, origin) && rest_base64(&r);
+		     field_uint(&r, 4) && field_time(&r) && field_time(&r) && field_uint(&r, 2) &&
+		     field_name(&r, origin) && rest_base64(&r);
 		break;
-	case APEX_TYPE_NSEC:
-		ok = field_name(&r, origin) && field_type_bitmap(&r);
-		break;
+	case APEX_TYPE_NSEC: ok = field_name(&r, origin) && field_type_bitmap(&r); break;
 	case APEX_TYPE_NSEC3:
 		/* algorithm, flags, iterations, salt, next hashed owner, types
 		 * (RFC 5155 section 3.3) */
 		ok = field_uint(&r, 1) && field_uint(&r, 1) && field_uint(&r, 2) &&
 		     field_salt(&r) && field_base32hex(&r) && field_type_bitmap(&r);
 		break;
-	default:
-		return APEX_EINVAL;
+	default: return APEX_EINVAL;
 	}
 	if (!ok || !at_end(&r))
 		return APEX_EINVAL;

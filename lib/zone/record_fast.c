@@ -19,16 +19,17 @@
 static int fast_name_offset(uint16_t type)
 {
 	switch (type) {
-	case APEX_TYPE_NS: case APEX_TYPE_CNAME: case APEX_TYPE_DNAME: case APEX_TYPE_PTR:
-		return 0;
-	case APEX_TYPE_MX:
-		return 2;
-	case APEX_TYPE_SRV:
-		return 6;
-	case APEX_TYPE_RRSIG:
-		return 18;
+	/* clang-format off: the case labels of one group share a line */
+	case APEX_TYPE_NS:
+	case APEX_TYPE_CNAME:
+	case APEX_TYPE_DNAME:
+	case APEX_TYPE_PTR: return 0;
+	case APEX_TYPE_MX: return 2;
+	case APEX_TYPE_SRV: return 6;
+	case APEX_TYPE_RRSIG: return 18;
 	default:
 		return -1;
+		/* clang-format on */
 	}
 }
 
@@ -100,5 +101,6 @@ int apex_record_parse_fast(apex_reader_t *r, int line)
 			canonical = r->sink->canonical;
 		}
 	}
-	return apex_record_store(r, line, owner, (uint16_t)type, ttl, rdata, (size_t)rdlength, canonical);
+	return apex_record_store(r, line, owner, (uint16_t)type, ttl, rdata, (size_t)rdlength,
+				 canonical);
 }

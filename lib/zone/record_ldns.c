@@ -15,24 +15,15 @@
 static const char *ldns_reason(ldns_status status)
 {
 	switch (status) {
-	case LDNS_STATUS_SYNTAX_RDATA_ERR:
-		return "bad rdata";
-	case LDNS_STATUS_SYNTAX_TYPE_ERR:
-		return "unknown type";
-	case LDNS_STATUS_SYNTAX_CLASS_ERR:
-		return "unknown class";
-	case LDNS_STATUS_SYNTAX_TTL_ERR:
-		return "bad TTL";
-	case LDNS_STATUS_DOMAINNAME_OVERFLOW:
-		return "domain name too long";
-	case LDNS_STATUS_LABEL_OVERFLOW:
-		return "label too long";
-	case LDNS_STATUS_SYNTAX_DNAME_ERR:
-		return "bad domain name";
-	case LDNS_STATUS_SYNTAX_MISSING_VALUE_ERR:
-		return "missing rdata";
-	default:
-		return ldns_get_errorstr_by_id(status);
+	case LDNS_STATUS_SYNTAX_RDATA_ERR: return "bad rdata";
+	case LDNS_STATUS_SYNTAX_TYPE_ERR: return "unknown type";
+	case LDNS_STATUS_SYNTAX_CLASS_ERR: return "unknown class";
+	case LDNS_STATUS_SYNTAX_TTL_ERR: return "bad TTL";
+	case LDNS_STATUS_DOMAINNAME_OVERFLOW: return "domain name too long";
+	case LDNS_STATUS_LABEL_OVERFLOW: return "label too long";
+	case LDNS_STATUS_SYNTAX_DNAME_ERR: return "bad domain name";
+	case LDNS_STATUS_SYNTAX_MISSING_VALUE_ERR: return "missing rdata";
+	default: return ldns_get_errorstr_by_id(status);
 	}
 }
 
@@ -51,8 +42,7 @@ static bool rdf_length_consistent(const ldns_rdf *rdf)
 	case LDNS_RDF_TYPE_STR:
 		return ldns_rdf_size(rdf) >= 1 &&
 		       (size_t)ldns_rdf_data(rdf)[0] == ldns_rdf_size(rdf) - 1;
-	default:
-		return true;
+	default: return true;
 	}
 }
 
@@ -60,13 +50,15 @@ static bool rdf_length_consistent(const ldns_rdf *rdf)
 static int add_ldns_rr(apex_reader_t *r, int line, const ldns_rr *rr)
 {
 	if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN)
-		return apex_reader_fail(r, line, "class %u is not IN", (unsigned)ldns_rr_get_class(rr));
+		return apex_reader_fail(r, line, "class %u is not IN",
+					(unsigned)ldns_rr_get_class(rr));
 	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
 	/* 0, OPT and the meta and question types (RFC 6895 section 3.1). */
 	if (type == 0 || type == APEX_TYPE_OPT || (type >= 128 && type <= 255))
 		return apex_reader_fail(r, line, "type %u may not appear in a zone", type);
 	if (ldns_rr_ttl(rr) > INT32_MAX)
-		return apex_reader_fail(r, line, "TTL %u out of range (RFC 2181 section 8)", ldns_rr_ttl(rr));
+		return apex_reader_fail(r, line, "TTL %u out of range (RFC 2181 section 8)",
+					ldns_rr_ttl(rr));
 
 	const ldns_rdf *owner_rdf = ldns_rr_owner(rr);
 	const uint8_t *owner = ldns_rdf_data(owner_rdf);
@@ -81,7 +73,8 @@ static int add_ldns_rr(apex_reader_t *r, int line, const ldns_rr *rr)
 	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
 		const ldns_rdf *rdf = ldns_rr_rdf(rr, i);
 		if (!rdf_length_consistent(rdf))
-			return apex_reader_fail(r, line, "bad rdata: field %zu is not valid", i + 1);
+			return apex_reader_fail(r, line, "bad rdata: field %zu is not valid",
+						i + 1);
 		rdlength += ldns_rdf_size(rdf);
 		if (canonical_names && ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME &&
 		    apex_has_upper(ldns_rdf_data(rdf), ldns_rdf_size(rdf)))
@@ -107,7 +100,8 @@ static int add_ldns_rr(apex_reader_t *r, int line, const ldns_rr *rr)
 		}
 		pos += size;
 	}
-	int rc = apex_record_store(r, line, owner, type, ldns_rr_ttl(rr), rdata, rdlength, canonical);
+	int rc = apex_record_store(r, line, owner, type, ldns_rr_ttl(rr), rdata, rdlength,
+				   canonical);
 	if (lower)
 		free(canonical);
 	return rc;
@@ -116,8 +110,8 @@ static int add_ldns_rr(apex_reader_t *r, int line, const ldns_rr *rr)
 int apex_record_parse_ldns(apex_reader_t *r, int line)
 {
 	if (r->origin_rdf == NULL) {
-		r->origin_rdf = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(r->origin),
-						      r->origin);
+		r->origin_rdf = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME,
+						      apex_name_size(r->origin), r->origin);
 		if (r->origin_rdf == NULL)
 			return APEX_ENOMEM;
 	}
@@ -131,7 +125,8 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 	}
 	/* ldns rejects blanks after a final quoted string of some
 	 * types (CAA, HINFO), and line ends became blanks above. */
-	while (r->rec_len > 1 && (r->rec[r->rec_len - 1] == ' ' || r->rec[r->rec_len - 1] == '\t') &&
+	while (r->rec_len > 1 &&
+	       (r->rec[r->rec_len - 1] == ' ' || r->rec[r->rec_len - 1] == '\t') &&
 	       r->rec[r->rec_len - 2] != '\\')
 		r->rec[--r->rec_len] = '\0';
 	ldns_rr *rr = NULL;
@@ -139,8 +134,9 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 		ldns_rr_new_frm_str(&rr, r->rec, r->sink->default_ttl, r->origin_rdf, &prev);
 	int rc;
 	if (status != LDNS_STATUS_OK)
-		rc = status == LDNS_STATUS_MEM_ERR ? APEX_ENOMEM
-						   : apex_reader_fail(r, line, "%s", ldns_reason(status));
+		rc = status == LDNS_STATUS_MEM_ERR
+			     ? APEX_ENOMEM
+			     : apex_reader_fail(r, line, "%s", ldns_reason(status));
 	else
 		rc = add_ldns_rr(r, line, rr);
 	ldns_rr_free(rr);

@@ -6,7 +6,7 @@
 #include "zone/zone_file_reader.h"
 
 int apex_record_store(apex_reader_t *r, int line, const uint8_t *owner, uint16_t type, uint32_t ttl,
-		    const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in)
+		      const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in)
 {
 	const apex_zone_t *zone = r->ld->b->zone;
 	char text[APEX_NAME_MAX * 4 + 1];
@@ -14,9 +14,10 @@ int apex_record_store(apex_reader_t *r, int line, const uint8_t *owner, uint16_t
 	if (ttl > INT32_MAX)
 		return apex_reader_fail(r, line, "TTL %u out of range (RFC 2181 section 8)", ttl);
 	if (!apex_name_is_subdomain(owner, zone->origin))
-		return apex_reader_fail(r, line, "%s is outside the zone %s",
-			    apex_name_to_str(owner, text, sizeof(text)),
-			    apex_name_to_str(zone->origin, text + sizeof(text) / 2, sizeof(text) / 2));
+		return apex_reader_fail(
+			r, line, "%s is outside the zone %s",
+			apex_name_to_str(owner, text, sizeof(text)),
+			apex_name_to_str(zone->origin, text + sizeof(text) / 2, sizeof(text) / 2));
 	if (rdlength > 65535)
 		return apex_reader_fail(r, line, "rdata longer than 65535 bytes");
 
@@ -34,13 +35,33 @@ int apex_record_store(apex_reader_t *r, int line, const uint8_t *owner, uint16_t
 bool apex_type_has_canonical_names(uint16_t type)
 {
 	switch (type) {
-	case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9:  /* NS..MR */
-	case 12: case 14: case 15: case 17: case 18: case 21: case 24:   /* PTR MINFO MX RP AFSDB RT SIG */
-	case 26: case 30: case 33: case 35: case 36: case 38: case 39:   /* PX NXT SRV NAPTR KX A6 DNAME */
-	case 46:                                                         /* RRSIG */
-		return true;
+	/* clang-format off: the case labels of one group share a line */
+	case 2:
+	case 3:
+	case 4:
+	case 5:
+	case 6:
+	case 7:
+	case 8:
+	case 9: /* NS..MR */
+	case 12:
+	case 14:
+	case 15:
+	case 17:
+	case 18:
+	case 21:
+	case 24: /* PTR MINFO MX RP AFSDB RT SIG */
+	case 26:
+	case 30:
+	case 33:
+	case 35:
+	case 36:
+	case 38:
+	case 39: /* PX NXT SRV NAPTR KX A6 DNAME */
+	case 46: /* RRSIG */ return true;
 	default:
 		return false;
+		/* clang-format on */
 	}
 }
 

@@ -11,7 +11,6 @@
 #include "zone/nsec3_bucket.h"
 #include "zone/zone.h"
 
-
 /* Index of the first node whose key is >= key (node_count if none). */
 static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
 {
@@ -74,8 +73,8 @@ void apex_zone_lookup_name(const apex_zone_t *zone, const apex_lookup_name_t *na
 {
 	out->key = name->key;
 	out->key_size = name->size;
-	const apex_node_t *node = node_table_find(zone, name->hashes[name->labels], name->key,
-						  name->size);
+	const apex_node_t *node =
+		node_table_find(zone, name->hashes[name->labels], name->key, name->size);
 	if (node != NULL) {
 		out->node = out->encloser = out->previous = node;
 		return;

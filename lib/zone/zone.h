@@ -25,7 +25,7 @@
 #include "util/arena.h"
 
 struct apex_node;
-struct apex_lookup_name;  /* zone/lookup_name.h */
+struct apex_lookup_name; /* zone/lookup_name.h */
 
 /*
  * One RRset.  rdata holds `count` records, each as a 16-bit big-endian
@@ -35,9 +35,9 @@ struct apex_lookup_name;  /* zone/lookup_name.h */
  */
 typedef struct apex_rrset {
 	uint16_t type;
-	uint16_t count;       /* records in rdata */
+	uint16_t count; /* records in rdata */
 	uint32_t ttl;
-	uint32_t rdata_size;  /* bytes in rdata */
+	uint32_t rdata_size; /* bytes in rdata */
 	const uint8_t *rdata;
 	/* RRSIGs at the same owner that cover this type (an RRset of type
 	 * RRSIG, its own TTL), or NULL.  Always NULL for glue and other
@@ -57,9 +57,9 @@ typedef struct apex_rrset {
 
 /* Address records of one name, for the additional section. */
 typedef struct apex_glue {
-	const struct apex_node *owner;  /* the target name's node */
-	const apex_rrset_t *a;          /* NULL if none */
-	const apex_rrset_t *aaaa;       /* NULL if none */
+	const struct apex_node *owner; /* the target name's node */
+	const apex_rrset_t *a;         /* NULL if none */
+	const apex_rrset_t *aaaa;      /* NULL if none */
 	/* RFC 9471: glue of an in-domain name server (at or below the
 	 * delegation) must fit, or the response is truncated (TC). */
 	bool required;
@@ -67,7 +67,7 @@ typedef struct apex_glue {
 
 typedef struct apex_additional {
 	uint16_t count;
-	apex_glue_t items[];  /* in the order the targets appear in the RRset */
+	apex_glue_t items[]; /* in the order the targets appear in the RRset */
 } apex_additional_t;
 
 /* Node flags */
@@ -89,14 +89,14 @@ typedef struct apex_nsec3 apex_nsec3_t;
  * encloser of any name is found by exact lookups of its ancestors.
  */
 typedef struct apex_node {
-	const uint8_t *name;      /* wire format, case as in the zone file */
-	const uint8_t *key;       /* lookup key (dns/name.h) */
+	const uint8_t *name; /* wire format, case as in the zone file */
+	const uint8_t *key;  /* lookup key (dns/name.h) */
 	uint16_t key_size;
 	uint8_t name_size;
-	uint8_t labels;           /* apex_name_labels(name) */
-	uint16_t flags;           /* APEX_NODE_* */
+	uint8_t labels; /* apex_name_labels(name) */
+	uint16_t flags; /* APEX_NODE_* */
 	uint16_t rrset_count;
-	uint32_t hash;            /* apex_name_hash() of name (for name compression) */
+	uint32_t hash; /* apex_name_hash() of name (for name compression) */
 	/* RRsets sorted by type, RRSIG excluded (each RRset points at its
 	 * own RRSIGs). */
 	const apex_rrset_t *rrsets;
@@ -108,7 +108,7 @@ typedef struct apex_node {
 	 * this node, excluding the apex; NULL if none.  For a delegation
 	 * node itself this is the node (unless a higher cut occludes it). */
 	const struct apex_node *cut;
-	const struct apex_node *wildcard_child;  /* the node "*.<name>", or NULL */
+	const struct apex_node *wildcard_child; /* the node "*.<name>", or NULL */
 	/* NSEC zones: the node whose NSEC RRset matches this name or, for
 	 * names without one (empty non-terminals, glue), covers it: the
 	 * nearest node at or before this one in canonical order that has
@@ -131,13 +131,13 @@ typedef struct apex_node {
 
 /* One NSEC3 record owner (hash.zone), kept apart from the name index. */
 struct apex_nsec3 {
-	uint8_t hash[20];          /* raw hash (base32hex-decoded owner label) */
+	uint8_t hash[20]; /* raw hash (base32hex-decoded owner label) */
 	uint8_t hash_size;
-	const apex_node_t *node;   /* owner node holding the NSEC3 RRset (and its RRSIG) */
+	const apex_node_t *node; /* owner node holding the NSEC3 RRset (and its RRSIG) */
 };
 
 typedef struct apex_nsec3_params {
-	uint8_t algorithm;         /* 1 = SHA-1 */
+	uint8_t algorithm; /* 1 = SHA-1 */
 	uint8_t flags;
 	uint16_t iterations;
 	uint8_t salt_size;
@@ -152,7 +152,7 @@ struct apex_fragment;
 /* The precomputed referral to one zone cut (query/precompute.h). */
 typedef struct apex_referral {
 	const apex_node_t *cut;
-	const struct apex_fragment *fragment[2];  /* without and with DO; NULL: none */
+	const struct apex_fragment *fragment[2]; /* without and with DO; NULL: none */
 } apex_referral_t;
 
 typedef enum {
@@ -162,18 +162,18 @@ typedef enum {
 } apex_dnssec_t;
 
 typedef struct apex_zone {
-	atomic_uint refcount;       /* see apex_zone_ref()/apex_zone_unref() */
-	apex_arena_t *arena;        /* owns every byte of this version */
+	atomic_uint refcount; /* see apex_zone_ref()/apex_zone_unref() */
+	apex_arena_t *arena;  /* owns every byte of this version */
 
-	const uint8_t *origin;      /* wire format, case as in the file */
+	const uint8_t *origin; /* wire format, case as in the file */
 	const uint8_t *origin_key;
 	uint16_t origin_key_size;
 	uint8_t origin_labels;
 
 	/* Name index: every node except NSEC3 owners, in canonical order. */
-	const apex_node_t *nodes;   /* array of node_count */
+	const apex_node_t *nodes; /* array of node_count */
 	size_t node_count;
-	const apex_node_t *apex;    /* == &nodes[0] */
+	const apex_node_t *apex; /* == &nodes[0] */
 	/* The first 8 bytes of each node's key, zero-padded, as big-endian
 	 * integers (apex_key_prefix()): the binary search compares these
 	 * and reads a key itself only on a tie. */
@@ -184,13 +184,13 @@ typedef struct apex_zone {
 	const uint64_t *node_table;
 	unsigned node_table_bits;
 
-	const apex_rrset_t *soa;    /* never NULL in a loaded zone */
+	const apex_rrset_t *soa; /* never NULL in a loaded zone */
 	uint32_t serial;
-	uint32_t negative_ttl;      /* RFC 2308: min(SOA TTL, SOA MINIMUM) */
+	uint32_t negative_ttl; /* RFC 2308: min(SOA TTL, SOA MINIMUM) */
 
 	apex_dnssec_t dnssec;
-	apex_nsec3_params_t nsec3_params;  /* valid if dnssec == APEX_DNSSEC_NSEC3 */
-	const apex_nsec3_t *nsec3;         /* sorted by hash */
+	apex_nsec3_params_t nsec3_params; /* valid if dnssec == APEX_DNSSEC_NSEC3 */
+	const apex_nsec3_t *nsec3;        /* sorted by hash */
 	size_t nsec3_count;
 	/* Bucket v of the hashes' first nsec3_bits bits is
 	 * nsec3[nsec3_start[v] .. nsec3_start[v + 1]) (zone/nsec3_index.h);
@@ -204,13 +204,13 @@ typedef struct apex_zone {
 	 * None: 0 and NULL. */
 	const apex_referral_t *referrals;
 	size_t referral_count;
-	const struct apex_fragment *negative[2];  /* without and with DO */
+	const struct apex_fragment *negative[2]; /* without and with DO */
 
 	/* What zone-status reports. */
-	char *file;                 /* path it was loaded from */
-	size_t record_count;        /* RRs in the file, after duplicates were removed */
-	size_t memory;              /* bytes held by arena */
-	struct timespec loaded_at;  /* CLOCK_REALTIME when the load finished */
+	char *file;                /* path it was loaded from */
+	size_t record_count;       /* RRs in the file, after duplicates were removed */
+	size_t memory;             /* bytes held by arena */
+	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
 
@@ -221,7 +221,7 @@ static inline uint64_t apex_key_prefix(const uint8_t *key, size_t key_size)
 {
 	uint64_t v = 0;
 	if (key_size >= 8) {
-		for (size_t i = 0; i < 8; i++)  /* a big-endian load */
+		for (size_t i = 0; i < 8; i++) /* a big-endian load */
 			v = v << 8 | key[i];
 		return v;
 	}

@@ -57,8 +57,8 @@ static void drop_behind(apex_reader_t *r)
 /* Characters that apex_read_record() treats one by one; every other one is
  * copied as it is. */
 static const bool special_char[256] = {
-	[';'] = true, ['"'] = true, ['\\'] = true, ['('] = true, [')'] = true,
-	['\n'] = true, ['\r'] = true,
+	[';'] = true, ['"'] = true,  ['\\'] = true, ['('] = true,
+	[')'] = true, ['\n'] = true, ['\r'] = true,
 };
 
 int apex_read_record(apex_reader_t *r, int *start_line)
@@ -132,15 +132,16 @@ int apex_read_record(apex_reader_t *r, int *start_line)
 				*out++ = ' ';
 			} else if (c == ')') {
 				if (--depth < 0)
-					return apex_reader_fail(r, r->line, "unbalanced parenthesis");
+					return apex_reader_fail(r, r->line,
+								"unbalanced parenthesis");
 				*out++ = ' ';
 			} else if (c == '\n' || c == '\r') {
 				*out++ = ' ';
 			} else {
 				*out++ = c;
 			}
-			if (!content && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '(' &&
-			    c != ')') {
+			if (!content && c != ' ' && c != '\t' && c != '\n' && c != '\r' &&
+			    c != '(' && c != ')') {
 				content = true;
 				*start_line = r->line;
 			}
@@ -152,7 +153,7 @@ int apex_read_record(apex_reader_t *r, int *start_line)
 		if (depth == 0) {
 			if (content)
 				return 1;
-			r->rec_len = 0;  /* blank or comment-only line */
+			r->rec_len = 0; /* blank or comment-only line */
 			r->rec[0] = '\0';
 		}
 	}

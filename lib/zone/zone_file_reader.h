@@ -33,7 +33,7 @@
 typedef struct apex_loader {
 	apex_zone_builder_t *b;
 	size_t file_cap;
-	apex_sink_t **sinks;             /* all sinks whose memory the builder uses */
+	apex_sink_t **sinks; /* all sinks whose memory the builder uses */
 	size_t sink_count;
 } apex_loader_t;
 
@@ -41,18 +41,18 @@ typedef struct apex_loader {
 typedef struct apex_reader {
 	apex_loader_t *ld;
 	apex_sink_t *sink;
-	const char *path;           /* as shown in messages */
+	const char *path; /* as shown in messages */
 	uint16_t file_index;
-	const char *p, *end;        /* the text left to read */
-	const char *dropped;        /* mapped pages before this were released */
+	const char *p, *end; /* the text left to read */
+	const char *dropped; /* mapped pages before this were released */
 	int line;
-	char *rec;                  /* current record, one line of text */
+	char *rec; /* current record, one line of text */
 	size_t rec_len, rec_cap;
-	char *err;                  /* message buffer (the builder's, or the chunk's) */
+	char *err; /* message buffer (the builder's, or the chunk's) */
 	size_t err_size;
 	uint8_t origin[APEX_NAME_MAX];
-	ldns_rdf *origin_rdf;       /* origin for ldns, made when needed */
-	uint8_t prev[APEX_NAME_MAX];/* owner of the previous record */
+	ldns_rdf *origin_rdf;        /* origin for ldns, made when needed */
+	uint8_t prev[APEX_NAME_MAX]; /* owner of the previous record */
 	bool have_prev;
 } apex_reader_t;
 
@@ -77,9 +77,8 @@ void apex_reader_free(apex_reader_t *r);
 
 /* record_store.c: store one parsed record in r's sink, after the checks
  * common to both parsers (see apex_sink_add_rr()). */
-int apex_record_store(apex_reader_t *r, int line, const uint8_t *owner, uint16_t type,
-		      uint32_t ttl, const uint8_t *rdata, size_t rdlength,
-		      const uint8_t *canonical_in);
+int apex_record_store(apex_reader_t *r, int line, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		      const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in);
 
 /* RFC 4034 section 6.2: types whose embedded names are lowercased in the
  * canonical form (NSEC excluded, RFC 6840 section 5.1). */

@@ -32,7 +32,7 @@ void *apex_sink_dup(apex_arena_t *a, const void *data, size_t size)
 
 void apex_sink_free(apex_sink_t *s)
 {
-	apex_arena_destroy(s->keep);  /* NULL once the version adopted it */
+	apex_arena_destroy(s->keep); /* NULL once the version adopted it */
 	apex_arena_destroy(s->scratch);
 	free(s->owners);
 	free(s->table);

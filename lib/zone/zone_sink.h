@@ -25,19 +25,19 @@
 
 typedef struct apex_sink {
 	apex_arena_t *keep;
-	apex_arena_t *scratch;     /* canonical forms that differ, freed after the build */
+	apex_arena_t *scratch; /* canonical forms that differ, freed after the build */
 	apex_build_owner_t *owners;
 	size_t owner_count, owner_cap;
-	uint32_t *table;           /* owner hash table: index + 1, 0 = empty */
-	size_t table_size;         /* power of two */
-	uint32_t last_owner;       /* records usually share owners */
+	uint32_t *table;     /* owner hash table: index + 1, 0 = empty */
+	size_t table_size;   /* power of two */
+	uint32_t last_owner; /* records usually share owners */
 	bool have_last;
 	apex_build_rr_t *rrs;
 	size_t rr_count, rr_cap;
-	uint32_t default_ttl;      /* $TTL, shared with included files */
-	size_t directives;         /* $ORIGIN and $TTL lines executed */
-	uint8_t rdata[APEX_RDATA_MAX];      /* the record being parsed */
-	uint8_t canonical[APEX_RDATA_MAX];  /* its canonical form */
+	uint32_t default_ttl;              /* $TTL, shared with included files */
+	size_t directives;                 /* $ORIGIN and $TTL lines executed */
+	uint8_t rdata[APEX_RDATA_MAX];     /* the record being parsed */
+	uint8_t canonical[APEX_RDATA_MAX]; /* its canonical form */
 } apex_sink_t;
 
 /* A new empty sink, or NULL.  Freed (with what it still owns) by

@@ -5,7 +5,6 @@
 #include "util/hash_slots.h"
 #include "zone/zoneset.h"
 
-
 /* A new zoneset with room for count zones and one reference; caller owns it. */
 static apex_zoneset_t *zoneset_new(size_t count)
 {
@@ -196,8 +195,8 @@ apex_zoneset_t *apex_zonetable_acquire(apex_zonetable_t *table, unsigned long lo
 	return set;
 }
 
-const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set,
-					  const apex_lookup_name_t *name, int labels)
+const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set, const apex_lookup_name_t *name,
+					  int labels)
 {
 	uint32_t mask = (1u << set->bits) - 1;
 	/* Longest match first: the name itself, then each ancestor, from

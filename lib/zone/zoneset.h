@@ -27,14 +27,14 @@ typedef struct apex_zoneset {
 	 * index in zones, 1 << bits of them; owned by the set. */
 	uint64_t *slots;
 	unsigned bits;
-	int max_origin_labels;  /* the most labels of any origin; -1 if empty */
-	apex_zone_t *zones[];   /* sorted by origin key; each holds one reference */
+	int max_origin_labels; /* the most labels of any origin; -1 if empty */
+	apex_zone_t *zones[];  /* sorted by origin key; each holds one reference */
 } apex_zoneset_t;
 
 typedef struct apex_zonetable {
-	apex_rwlock_t lock;             /* guards `current` */
-	apex_zoneset_t *current;        /* never NULL after init */
-	_Alignas(64) atomic_ullong generation;  /* bumped on every publish */
+	apex_rwlock_t lock;                    /* guards `current` */
+	apex_zoneset_t *current;               /* never NULL after init */
+	_Alignas(64) atomic_ullong generation; /* bumped on every publish */
 } apex_zonetable_t;
 
 int apex_zonetable_init(apex_zonetable_t *table);
@@ -67,8 +67,8 @@ void apex_zoneset_release(apex_zoneset_t *set);
  * of the name itself), or NULL if no such zone is served.  One hash
  * probe per candidate origin; no allocation, no shared write.
  */
-const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set,
-					  const apex_lookup_name_t *name, int labels);
+const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set, const apex_lookup_name_t *name,
+					  int labels);
 
 /* The zone with exactly this origin, or NULL. */
 apex_zone_t *apex_zoneset_get(const apex_zoneset_t *set, const uint8_t *origin);

@@ -1,6 +1,6 @@
 /* apexctl: control a running apexd through its control socket. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's: PACKAGE_VERSION, _GNU_SOURCE */
+#include <config.h> /* autoconf's: PACKAGE_VERSION, _GNU_SOURCE */
 #endif
 
 #include <errno.h>
@@ -28,7 +28,7 @@
 #endif
 
 #define EXIT_USAGE 2
-#define DEFAULT_TIMEOUT 600  /* seconds: a reload of a large zone takes a while */
+#define DEFAULT_TIMEOUT 600 /* seconds: a reload of a large zone takes a while */
 
 static void usage(FILE *out)
 {
@@ -39,20 +39,24 @@ static void usage(FILE *out)
 		"\n"
 		"Commands:\n"
 		"  status               version, uptime, workers, zones\n"
-		"  reload [ZONE...]     reload every zone, or those named, and wait for the result\n"
-		"  zone-status [ZONE...] serial, file, load time, records, memory, state and error\n"
+		"  reload [ZONE...]     reload every zone, or those named, and wait for the "
+		"result\n"
+		"  zone-status [ZONE...] serial, file, load time, records, memory, state and "
+		"error\n"
 		"  stats                query statistics per worker and in total\n"
 		"  reconfig             read the config file again: add and remove zones\n"
 		"  stop                 stop apexd\n"
 		"\n"
 		"Options:\n"
 		"  -s SOCKET    apexd's control socket (default " APEX_CONTROL_SOCKET_DEFAULT ")\n"
-		"  -t SECONDS   give up waiting for the reply after SECONDS (default %d; 0: never)\n"
+		"  -t SECONDS   give up waiting for the reply after SECONDS (default %d; 0: "
+		"never)\n"
 		"  --json, -j   JSON output, for scripts (also accepted after the command)\n"
 		"  -h           show this help\n"
 		"  -V           show the version\n"
 		"\n"
-		"Exit status: 0 on success, 1 on failure (with a one-line error), 2 on a usage error.\n",
+		"Exit status: 0 on success, 1 on failure (with a one-line error), 2 on a usage "
+		"error.\n",
 		DEFAULT_TIMEOUT);
 }
 
@@ -83,7 +87,7 @@ static int wait_fd(int fd, short events, double deadline)
 		if (rc > 0)
 			return APEX_OK;
 		if (rc == 0)
-			continue;  /* re-check the deadline */
+			continue; /* re-check the deadline */
 		if (errno != EINTR)
 			return apex_errno();
 	}
@@ -147,7 +151,8 @@ static int exchange(const char *path, const char *request, double timeout, char 
 			char *grown;
 
 			if (capacity >= APEX_CTL_REPLY_MAX) {
-				snprintf(err, err_size, "reply larger than %u bytes", APEX_CTL_REPLY_MAX);
+				snprintf(err, err_size, "reply larger than %u bytes",
+					 APEX_CTL_REPLY_MAX);
 				goto fail;
 			}
 			grown = realloc(buf, capacity * 2);
@@ -210,9 +215,7 @@ static bool parse_options(int argc, char **argv, ctl_options_t *o, int *status)
 	/* '+': stop at the command, whose arguments may look like options */
 	while ((c = getopt_long(argc, argv, "+s:t:jhV", long_options, NULL)) != -1) {
 		switch (c) {
-		case 's':
-			o->path = optarg;
-			break;
+		case 's': o->path = optarg; break;
 		case 't': {
 			char *end;
 
@@ -220,14 +223,14 @@ static bool parse_options(int argc, char **argv, ctl_options_t *o, int *status)
 			o->timeout = strtod(optarg, &end);
 			if (*optarg == '\0' || *end != '\0' || errno != 0 || o->timeout < 0 ||
 			    o->timeout > 86400 * 365) {
-				fprintf(stderr, "apexctl: -t: expected a number of seconds, not '%s'\n", optarg);
+				fprintf(stderr,
+					"apexctl: -t: expected a number of seconds, not '%s'\n",
+					optarg);
 				return false;
 			}
 			break;
 		}
-		case 'j':
-			o->format = APEX_CTL_FORMAT_JSON;
-			break;
+		case 'j': o->format = APEX_CTL_FORMAT_JSON; break;
 		case 'h':
 			usage(stdout);
 			*status = EXIT_SUCCESS;
@@ -280,14 +283,15 @@ static bool build_request(int argc, char **argv, ctl_options_t *o, char *request
 		else
 			args[argn++] = argv[i];
 	}
-	int len = apex_ctl_request_format(request, size, o->format, (apex_ctl_command_t)command, argn,
-					  args);
+	int len = apex_ctl_request_format(request, size, o->format, (apex_ctl_command_t)command,
+					  argn, args);
 	free(args);
 	if (len < 0) {
 		fprintf(stderr, "apexctl: %s: %s\n", argv[optind],
-			len == APEX_ESPACE ? "too many or too long arguments"
-					   : "wrong number of arguments, or an argument with spaces or "
-					     "control characters");
+			len == APEX_ESPACE
+				? "too many or too long arguments"
+				: "wrong number of arguments, or an argument with spaces or "
+				  "control characters");
 		return false;
 	}
 	return true;

@@ -1,6 +1,6 @@
 /* The control commands and their replies. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's: PACKAGE_VERSION, _GNU_SOURCE */
+#include <config.h> /* autoconf's: PACKAGE_VERSION, _GNU_SOURCE */
 #endif
 #include "commands.h"
 
@@ -29,7 +29,8 @@ static const char *const state_names[] = {
 };
 
 /* A reply that is only an error status line. */
-static int reply_error(apex_ctl_buf_t *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int reply_error(apex_ctl_buf_t *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static int reply_error(apex_ctl_buf_t *out, const char *fmt, ...)
 {
@@ -95,13 +96,14 @@ static int cmd_status(const apex_command_context_t *ctx, const apex_ctl_request_
 	format_time(&ctx->server->started_wall, started, sizeof(started));
 	apex_ctl_reply_status(out, true, NULL);
 	if (req->format == APEX_CTL_FORMAT_JSON) {
-		apex_ctl_buf_printf(out, "{\"version\":\"%s\",\"pid\":%ld,\"started\":\"%s\","
+		apex_ctl_buf_printf(out,
+				    "{\"version\":\"%s\",\"pid\":%ld,\"started\":\"%s\","
 				    "\"uptime\":%.3f,\"workers\":%u,\"zones\":{\"configured\":%zu,"
 				    "\"served\":%zu,\"loaded\":%zu,\"failed\":%zu,\"loading\":%zu},"
 				    "\"rss_bytes\":%zu,\"control_socket\":",
 				    PACKAGE_VERSION, (long)getpid(), started, uptime,
-				    ctx->server->worker_count, c.configured, c.served, c.loaded, c.failed,
-				    c.loading, rss);
+				    ctx->server->worker_count, c.configured, c.served, c.loaded,
+				    c.failed, c.loading, rss);
 		apex_ctl_json_string(out, ctx->control_path);
 		apex_ctl_buf_puts(out, "}\n");
 	} else {
@@ -143,10 +145,11 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 		apex_ctl_json_string(out, z->file);
 		apex_ctl_buf_printf(out, ",\"served\":%s", v != NULL ? "true" : "false");
 		if (v != NULL)
-			apex_ctl_buf_printf(out, ",\"serial\":%" PRIu32 ",\"loaded_at\":\"%s\","
-					    "\"load_seconds\":%.3f,\"records\":%zu,\"memory_bytes\":%zu",
-					    v->serial, loaded_at, v->load_seconds, v->record_count,
-					    v->memory);
+			apex_ctl_buf_printf(
+				out,
+				",\"serial\":%" PRIu32 ",\"loaded_at\":\"%s\","
+				"\"load_seconds\":%.3f,\"records\":%zu,\"memory_bytes\":%zu",
+				v->serial, loaded_at, v->load_seconds, v->record_count, v->memory);
 		apex_ctl_buf_printf(out, ",\"loads\":%" PRIu64 ",\"failures\":%" PRIu64, z->loads,
 				    z->failures);
 		if (z->state == APEX_ZONE_FAILED) {
@@ -155,9 +158,11 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 		}
 		apex_ctl_buf_puts(out, "}");
 	} else {
-		apex_ctl_buf_printf(out, "%s: %s\n  file: %s\n", z->name, state_names[z->state], z->file);
+		apex_ctl_buf_printf(out, "%s: %s\n  file: %s\n", z->name, state_names[z->state],
+				    z->file);
 		if (v != NULL)
-			apex_ctl_buf_printf(out, "  serial: %" PRIu32 "\n  loaded at: %s (in %.3f s)\n"
+			apex_ctl_buf_printf(out,
+					    "  serial: %" PRIu32 "\n  loaded at: %s (in %.3f s)\n"
 					    "  records: %zu\n  memory: %.1f MiB\n",
 					    v->serial, loaded_at, v->load_seconds, v->record_count,
 					    (double)v->memory / (1024.0 * 1024.0));
@@ -245,7 +250,7 @@ static void no_op(const apex_managed_zone_t *z, void *arg)
 static int cmd_reload(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
 		      apex_ctl_buf_t *out, apex_command_pending_t *pending)
 {
-	uint8_t (*origins)[APEX_NAME_MAX] = NULL;
+	uint8_t(*origins)[APEX_NAME_MAX] = NULL;
 	int rc;
 
 	if (req->argc == 0) {
@@ -269,7 +274,8 @@ static int cmd_reload(const apex_command_context_t *ctx, const apex_ctl_request_
 	for (size_t i = 0; i < req->argc; i++) {
 		bool ok = parse_zone_arg(req->argv[i], origins[i], out);
 
-		if (ok && apex_reloader_foreach(ctx->reloader, origins[i], no_op, NULL) == APEX_ENOENT) {
+		if (ok &&
+		    apex_reloader_foreach(ctx->reloader, origins[i], no_op, NULL) == APEX_ENOENT) {
 			reply_error(out, "zone %s is not configured", req->argv[i]);
 			ok = false;
 		}
@@ -322,7 +328,7 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 	}
 	apex_info("reconfig: %zu zone(s) added, %zu removed, %zu with a new file", pending->added,
 		  pending->removed, pending->changed);
-	return APEX_COMMAND_PENDING;  /* even with no ticket: the reply is built by the poll */
+	return APEX_COMMAND_PENDING; /* even with no ticket: the reply is built by the poll */
 }
 
 /* The reply of a finished reload or reconfig: one entry per ticket. */
@@ -374,7 +380,8 @@ static void finish_pending(const apex_command_context_t *ctx, apex_command_pendi
 			apex_ctl_buf_printf(&body, "%s: loaded, serial %" PRIu32 "\n", res.name,
 					    v != NULL ? v->serial : 0);
 		} else if (v != NULL) {
-			apex_ctl_buf_printf(&body, "%s: failed: %s; still serving serial %" PRIu32 "\n",
+			apex_ctl_buf_printf(&body,
+					    "%s: failed: %s; still serving serial %" PRIu32 "\n",
 					    res.name, res.error, v->serial);
 		} else {
 			apex_ctl_buf_printf(&body, "%s: failed: %s; not served\n",
@@ -430,16 +437,11 @@ int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t
 	pending->command = req->command;
 	pending->format = req->format;
 	switch (req->command) {
-	case APEX_CTL_STATUS:
-		return cmd_status(ctx, req, out);
-	case APEX_CTL_RELOAD:
-		return cmd_reload(ctx, req, out, pending);
-	case APEX_CTL_ZONE_STATUS:
-		return cmd_zone_status(ctx, req, out);
-	case APEX_CTL_STATS:
-		return cmd_stats(ctx, req, out);
-	case APEX_CTL_RECONFIG:
-		return cmd_reconfig(ctx, req, out, pending);
+	case APEX_CTL_STATUS: return cmd_status(ctx, req, out);
+	case APEX_CTL_RELOAD: return cmd_reload(ctx, req, out, pending);
+	case APEX_CTL_ZONE_STATUS: return cmd_zone_status(ctx, req, out);
+	case APEX_CTL_STATS: return cmd_stats(ctx, req, out);
+	case APEX_CTL_RECONFIG: return cmd_reconfig(ctx, req, out, pending);
 	case APEX_CTL_STOP:
 		*stop = true;
 		apex_ctl_reply_status(out, true, NULL);
@@ -448,8 +450,7 @@ int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t
 		else
 			apex_ctl_buf_puts(out, "apexd is stopping\n");
 		return APEX_COMMAND_DONE;
-	case APEX_CTL_COMMAND_COUNT:
-		break;
+	case APEX_CTL_COMMAND_COUNT: break;
 	}
 	return reply_error(out, "unknown command");
 }

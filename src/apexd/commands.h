@@ -22,7 +22,7 @@
 typedef struct apex_command_context {
 	apex_server_t *server;
 	apex_reloader_t *reloader;
-	const char *control_path;  /* for status */
+	const char *control_path; /* for status */
 	/*
 	 * Read the configuration again (reconfig) into out, which the
 	 * caller frees with apex_config_free(); returns APEX_OK or an error
@@ -36,7 +36,7 @@ typedef struct apex_command_context {
 typedef struct apex_command_pending {
 	apex_ctl_command_t command;
 	apex_ctl_format_t format;
-	apex_reload_ticket_t *tickets;  /* owned */
+	apex_reload_ticket_t *tickets; /* owned */
 	size_t count;
 	size_t added, removed, changed; /* reconfig */
 } apex_command_pending_t;

@@ -1,6 +1,6 @@
 /* The control socket, on its own libuv loop and thread. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's: _GNU_SOURCE */
+#include <config.h> /* autoconf's: _GNU_SOURCE */
 #endif
 #include "control.h"
 
@@ -21,10 +21,10 @@
 #include "util/log.h"
 
 typedef enum {
-	CONN_READING,   /* waiting for the request line */
-	CONN_WAITING,   /* a reload or reconfig waits for its loads */
-	CONN_WRITING,   /* the reply is being written */
-	CONN_DRAINING,  /* reply sent: reading what the client still sends, until EOF */
+	CONN_READING,  /* waiting for the request line */
+	CONN_WAITING,  /* a reload or reconfig waits for its loads */
+	CONN_WRITING,  /* the reply is being written */
+	CONN_DRAINING, /* reply sent: reading what the client still sends, until EOF */
 } conn_state_t;
 
 /* How long a client may take to close after its reply. */
@@ -43,7 +43,7 @@ typedef struct control_conn {
 	apex_ctl_request_t request;
 	apex_command_pending_t pending;
 	apex_ctl_buf_t out;
-	bool stop_after_write;  /* `stop`: signal the main thread once the reply is out */
+	bool stop_after_write; /* `stop`: signal the main thread once the reply is out */
 	bool closing;
 	int open_handles;
 } control_conn_t;
@@ -51,7 +51,7 @@ typedef struct control_conn {
 struct apex_control {
 	uv_loop_t loop;
 	uv_pipe_t listener;
-	uv_async_t async;        /* a load finished, or stop */
+	uv_async_t async; /* a load finished, or stop */
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stopping;
@@ -356,13 +356,14 @@ static int clear_stale(const char *path, char *err, size_t err_size)
 	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
 	close(fd);
 	if (rc == 0) {
-		snprintf(err, err_size, "control socket %s: another apexd is listening there", path);
+		snprintf(err, err_size, "control socket %s: another apexd is listening there",
+			 path);
 		return APEX_EINVAL;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
 		int failure = apex_errno();
-		snprintf(err, err_size, "control socket %s: cannot remove the stale socket: %s", path,
-			 apex_strerror(failure));
+		snprintf(err, err_size, "control socket %s: cannot remove the stale socket: %s",
+			 path, apex_strerror(failure));
 		return failure;
 	}
 	return APEX_OK;
@@ -407,8 +408,8 @@ int apex_control_open(apex_control_t **out, const char *path, const apex_command
 
 	*out = NULL;
 	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		snprintf(err, err_size, "control socket %s: path too long (at most %zu bytes)", path,
-			 sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		snprintf(err, err_size, "control socket %s: path too long (at most %zu bytes)",
+			 path, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 		return APEX_EINVAL;
 	}
 	if ((rc = clear_stale(path, err, err_size)) < 0)
@@ -470,7 +471,7 @@ void apex_control_stop(apex_control_t *ctl)
 	if (ctl->thread_started)
 		pthread_join(ctl->thread, NULL);
 	else
-		control_main(ctl);  /* never started: let on_async close everything here */
+		control_main(ctl); /* never started: let on_async close everything here */
 	if (uv_loop_close(&ctl->loop) != 0)
 		apex_warning("control loop still has handles at exit");
 	if (unlink(ctl->path) < 0 && errno != ENOENT)

@@ -14,7 +14,7 @@
 
 #include "commands.h"
 
-#define APEX_CONTROL_READ_TIMEOUT 10  /* seconds */
+#define APEX_CONTROL_READ_TIMEOUT 10 /* seconds */
 #define APEX_CONTROL_MAX_CONNECTIONS 64
 
 typedef struct apex_control apex_control_t;

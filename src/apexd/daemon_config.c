@@ -1,6 +1,6 @@
 /* apexd configuration: parser of the config file and the command-line additions. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "daemon_config.h"
 
@@ -123,7 +123,7 @@ static char *directory_of(const char *file)
 		return NULL;
 	slash = strrchr(abs, '/');
 	if (slash == abs)
-		slash[1] = '\0';  /* "/apex.conf" -> "/" */
+		slash[1] = '\0'; /* "/apex.conf" -> "/" */
 	else
 		*slash = '\0';
 	return abs;
@@ -138,7 +138,8 @@ int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size
 	apex_listen_t item, *grown;
 
 	if (host_len == 0 || host_len >= sizeof(host))
-		return fail(err, err_size, APEX_EINVAL, "bad listen address '%s': expected ADDR[@PORT]", text);
+		return fail(err, err_size, APEX_EINVAL,
+			    "bad listen address '%s': expected ADDR[@PORT]", text);
 	memcpy(host, text, host_len);
 	host[host_len] = '\0';
 	if (at != NULL) {
@@ -164,14 +165,16 @@ int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size
 		item.addr_len = sizeof(*sin6);
 	} else {
 		return fail(err, err_size, APEX_EINVAL,
-			    "bad listen address '%s': '%s' is not an IPv4 or IPv6 address", text, host);
+			    "bad listen address '%s': '%s' is not an IPv4 or IPv6 address", text,
+			    host);
 	}
 	snprintf(item.text, sizeof(item.text), "%s@%lu", host, port);
 
 	for (size_t i = 0; i < cfg->listen_count; i++) {
 		if (cfg->listens[i].addr_len == item.addr_len &&
 		    memcmp(&cfg->listens[i].addr, &item.addr, item.addr_len) == 0)
-			return fail(err, err_size, APEX_EINVAL, "listen address %s given twice", item.text);
+			return fail(err, err_size, APEX_EINVAL, "listen address %s given twice",
+				    item.text);
 	}
 	grown = realloc(cfg->listens, (cfg->listen_count + 1) * sizeof(*grown));
 	if (grown == NULL)
@@ -191,7 +194,7 @@ void apex_config_clear_listens(apex_config_t *cfg)
 int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 			 const char *base_dir, char *err, size_t err_size)
 {
-	char canonical[APEX_NAME_MAX * 4 + 1];  /* every byte may need a \DDD escape */
+	char canonical[APEX_NAME_MAX * 4 + 1]; /* every byte may need a \DDD escape */
 	apex_zone_config_t item, *grown;
 
 	memset(&item, 0, sizeof(item));
@@ -288,8 +291,8 @@ typedef enum { SECTION_NONE, SECTION_SERVER, SECTION_ZONE } section_t;
 
 typedef struct parser {
 	apex_config_t *cfg;
-	const char *file;     /* for messages */
-	char *base_dir;       /* directory of the config file */
+	const char *file; /* for messages */
+	char *base_dir;   /* directory of the config file */
 	unsigned line;
 	section_t section;
 	/* the zone: section being read */
@@ -324,7 +327,8 @@ static int parse_uint(parser_t *p, const char *key, const char *value, unsigned 
 	errno = 0;
 	v = strtoul(value, &end, 10);
 	if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0 || v < min || v > max)
-		return PFAIL(p, "%s: expected a number from %lu to %lu, not '%s'", key, min, max, value);
+		return PFAIL(p, "%s: expected a number from %lu to %lu, not '%s'", key, min, max,
+			     value);
 	*out = v;
 	return APEX_OK;
 }
@@ -525,26 +529,38 @@ static int key_zone_file(parser_t *p, const char *key, const char *value)
 
 /* How a key's value is read into its field of apex_config_t. */
 typedef enum key_kind {
-	KEY_UINT,    /* a number from min to max, into an integer field */
-	KEY_STRING,  /* a string, into a char * field (owned) */
-	KEY_BOOL,    /* yes/on or no/off, into a bool field */
-	KEY_CUSTOM,  /* its own parser */
+	KEY_UINT,   /* a number from min to max, into an integer field */
+	KEY_STRING, /* a string, into a char * field (owned) */
+	KEY_BOOL,   /* yes/on or no/off, into a bool field */
+	KEY_CUSTOM, /* its own parser */
 } key_kind_t;
 
 typedef struct key_def {
 	const char *name;
 	key_kind_t kind;
-	size_t offset;            /* of the field in apex_config_t */
-	size_t size;              /* of the field (KEY_UINT) */
-	unsigned long min, max;   /* KEY_UINT */
-	int (*parse)(parser_t *p, const char *key, const char *value);  /* KEY_CUSTOM */
+	size_t offset;          /* of the field in apex_config_t */
+	size_t size;            /* of the field (KEY_UINT) */
+	unsigned long min, max; /* KEY_UINT */
+	int (*parse)(parser_t *p, const char *key, const char *value); /* KEY_CUSTOM */
 } key_def_t;
 
 #define FIELD(f) offsetof(apex_config_t, f), sizeof(((apex_config_t *)0)->f)
-#define UINT_KEY(name, f, lo, hi) { name, KEY_UINT, FIELD(f), lo, hi, NULL }
-#define STRING_KEY(name, f) { name, KEY_STRING, FIELD(f), 0, 0, NULL }
-#define BOOL_KEY(name, f) { name, KEY_BOOL, FIELD(f), 0, 0, NULL }
-#define CUSTOM_KEY(name, fn) { name, KEY_CUSTOM, 0, 0, 0, 0, fn }
+#define UINT_KEY(name, f, lo, hi)                      \
+	{                                              \
+		name, KEY_UINT, FIELD(f), lo, hi, NULL \
+	}
+#define STRING_KEY(name, f)                            \
+	{                                              \
+		name, KEY_STRING, FIELD(f), 0, 0, NULL \
+	}
+#define BOOL_KEY(name, f)                            \
+	{                                            \
+		name, KEY_BOOL, FIELD(f), 0, 0, NULL \
+	}
+#define CUSTOM_KEY(name, fn)                     \
+	{                                        \
+		name, KEY_CUSTOM, 0, 0, 0, 0, fn \
+	}
 
 /* The server: section, one row a key (apex.conf(5)). */
 static const key_def_t server_keys[] = {
@@ -585,15 +601,9 @@ static const key_def_t zone_keys[] = {
 static void store_uint(void *field, size_t size, unsigned long v)
 {
 	switch (size) {
-	case sizeof(uint16_t):
-		*(uint16_t *)field = (uint16_t)v;
-		break;
-	case sizeof(uint32_t):
-		*(uint32_t *)field = (uint32_t)v;
-		break;
-	default:
-		*(uint64_t *)field = (uint64_t)v;
-		break;
+	case sizeof(uint16_t): *(uint16_t *)field = (uint16_t)v; break;
+	case sizeof(uint32_t): *(uint32_t *)field = (uint32_t)v; break;
+	default: *(uint64_t *)field = (uint64_t)v; break;
 	}
 }
 
@@ -615,12 +625,9 @@ static int apply_key(parser_t *p, const key_def_t *keys, size_t count, const cha
 				return rc;
 			store_uint(field, k->size, v);
 			return APEX_OK;
-		case KEY_STRING:
-			return replace_string(p, (char **)field, value);
-		case KEY_BOOL:
-			return parse_bool(p, key, value, (bool *)field);
-		case KEY_CUSTOM:
-			return k->parse(p, key, value);
+		case KEY_STRING: return replace_string(p, (char **)field, value);
+		case KEY_BOOL: return parse_bool(p, key, value, (bool *)field);
+		case KEY_CUSTOM: return k->parse(p, key, value);
 		}
 	}
 	return PFAIL(p, "unknown key '%s' in %s", key, section);
@@ -635,7 +642,7 @@ static int zone_end(parser_t *p)
 
 	if (p->section != SECTION_ZONE)
 		return APEX_OK;
-	p->line = p->zone_line;  /* errors point at the "zone:" line */
+	p->line = p->zone_line; /* errors point at the "zone:" line */
 	if (p->zone_name == NULL)
 		rc = PFAIL(p, "zone without a name");
 	else if (p->zone_file == NULL)
@@ -696,7 +703,8 @@ static int parse_line(parser_t *p, char *s)
 		while (*s != '\0' && *s != '#' && !is_space(*s))
 			s++;
 		if (*s == '#')
-			return PFAIL(p, "a '#' right after a value: quote the value or put a space before the comment");
+			return PFAIL(p, "a '#' right after a value: quote the value or put a space "
+					"before the comment");
 		if (*s != '\0')
 			*s++ = '\0';
 	}
@@ -729,7 +737,8 @@ static int parse_line(parser_t *p, char *s)
 	case SECTION_NONE:
 	default:
 		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0)
-			return PFAIL(p, "'%s:' takes no value: put its keys on the lines below", key);
+			return PFAIL(p, "'%s:' takes no value: put its keys on the lines below",
+				     key);
 		return PFAIL(p, "'%s' outside of a section (start with 'server:' or 'zone:')", key);
 	}
 }
@@ -766,7 +775,8 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 
 		if (n < 0) {
 			if (ferror(fp))
-				rc = fail(err, err_size, apex_errno(), "%s: %s", path, strerror(errno));
+				rc = fail(err, err_size, apex_errno(), "%s: %s", path,
+					  strerror(errno));
 			break;
 		}
 		p.line++;
@@ -791,7 +801,8 @@ int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
 {
 	if (cfg->listen_count == 0)
 		return fail(err, err_size, APEX_EINVAL,
-			    "no listen address: give one with -l ADDR@PORT or 'listen:' in the config file");
+			    "no listen address: give one with -l ADDR@PORT or 'listen:' in the "
+			    "config file");
 	/* Without an explicit nsid:, the identity doubles as the NSID. */
 	if (!cfg->nsid_set && cfg->identity != NULL) {
 		size_t size = strlen(cfg->identity);

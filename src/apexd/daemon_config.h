@@ -34,52 +34,52 @@
 typedef struct apex_listen {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
-	char text[64];  /* "ADDR@PORT", for logs */
+	char text[64]; /* "ADDR@PORT", for logs */
 } apex_listen_t;
 
 /* One zone to serve. */
 typedef struct apex_zone_config {
-	char *name;                     /* as written, for logs */
-	uint8_t origin[APEX_NAME_MAX];  /* wire format */
-	char *file;                     /* absolute path */
+	char *name;                    /* as written, for logs */
+	uint8_t origin[APEX_NAME_MAX]; /* wire format */
+	char *file;                    /* absolute path */
 } apex_zone_config_t;
 
 typedef struct apex_config {
-	char *path;                     /* the config file, NULL without -c */
+	char *path; /* the config file, NULL without -c */
 
 	apex_listen_t *listens;
 	size_t listen_count;
 	apex_zone_config_t *zones;
 	size_t zone_count;
 
-	unsigned workers;               /* 0: one per CPU */
-	char *identity;                 /* CHAOS id.server/hostname.bind; NULL = off */
-	char *version;                  /* CHAOS version.bind/version.server; NULL = off */
-	uint8_t *nsid;                  /* NSID payload; NULL = off */
+	unsigned workers; /* 0: one per CPU */
+	char *identity;   /* CHAOS id.server/hostname.bind; NULL = off */
+	char *version;    /* CHAOS version.bind/version.server; NULL = off */
+	uint8_t *nsid;    /* NSID payload; NULL = off */
 	size_t nsid_size;
-	bool nsid_set;                  /* nsid: was given (even empty) */
+	bool nsid_set; /* nsid: was given (even empty) */
 	uint16_t edns_payload;
 	unsigned tcp_max_connections;
-	unsigned tcp_idle_timeout;      /* seconds */
-	unsigned tcp_max_per_client;    /* open connections per client address; 0 = no limit */
-	unsigned tcp_io_timeout;        /* seconds to finish receiving or sending a message */
+	unsigned tcp_idle_timeout;   /* seconds */
+	unsigned tcp_max_per_client; /* open connections per client address; 0 = no limit */
+	unsigned tcp_io_timeout;     /* seconds to finish receiving or sending a message */
 	/* reload-priority: idle (SCHED_IDLE, the default) or a nice value */
-	bool reload_idle;               /* the reload thread runs under SCHED_IDLE */
-	unsigned reload_nice;           /* its nice value (0-19) when !reload_idle */
+	bool reload_idle;     /* the reload thread runs under SCHED_IDLE */
+	unsigned reload_nice; /* its nice value (0-19) when !reload_idle */
 	/* Response rate limiting (rrl/rrl.h); rrl.whitelist points into
 	 * rrl_whitelist, owned here. */
 	apex_rrl_config_t rrl;
 	apex_rrl_prefix_t *rrl_whitelist;
 	size_t rrl_whitelist_count;
-	bool cookies;                   /* answer DNS cookies (default on) */
-	bool cookie_secret_set;         /* cookie-secret: given; else random at start */
+	bool cookies;           /* answer DNS cookies (default on) */
+	bool cookie_secret_set; /* cookie-secret: given; else random at start */
 	uint8_t cookie_secret[16];
 	/* Privileges: run as user/group after binding (NULL: stay as started),
 	 * optionally chrooted. */
 	char *user;
 	char *group;
 	char *chroot_dir;
-	char *pid_file;                 /* absolute path or NULL */
+	char *pid_file; /* absolute path or NULL */
 	/* Control socket (apexctl): absolute path, "none" (no socket) or
 	 * NULL (not given: the built-in default). */
 	char *control_socket;

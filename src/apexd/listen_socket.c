@@ -1,5 +1,5 @@
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "listen_socket.h"
 

@@ -1,6 +1,6 @@
 /* apexd: the apex authoritative DNS server daemon. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, from the build directory: PACKAGE_VERSION, _GNU_SOURCE */
+#include <config.h> /* autoconf's, from the build directory: PACKAGE_VERSION, _GNU_SOURCE */
 #endif
 
 #include <errno.h>
@@ -62,19 +62,20 @@ static void usage(FILE *out)
 		"\n"
 		"Example: apexd -f -n 2 -l 127.0.0.1@5353 -z .=zones/root.zone\n"
 		"Signals: SIGTERM and SIGINT stop apexd; SIGHUP reloads every zone file.\n"
-		"Control it with apexctl(8): status, reload, zone-status, stats, reconfig, stop.\n");
+		"Control it with apexctl(8): status, reload, zone-status, stats, reconfig, "
+		"stop.\n");
 }
 
 typedef struct options {
 	const char *config_file;
-	unsigned workers;     /* 0: not given */
+	unsigned workers; /* 0: not given */
 	bool foreground;
 	bool check_only;
 	bool verbose;
 	const char *pid_file;
 	const char *control_socket;
 	const char *user;
-	char *config_abs;     /* config_file made absolute (reconfig after a chdir/chroot) */
+	char *config_abs; /* config_file made absolute (reconfig after a chdir/chroot) */
 	/* -l and -z in command-line order, applied after the config file */
 	const char **listens;
 	size_t listen_count;
@@ -102,27 +103,24 @@ static int parse_options(int argc, char **argv, options_t *opt)
 	opterr = 0;
 	while ((c = getopt(argc, argv, ":c:n:fl:z:P:s:u:tvhV")) != -1) {
 		switch (c) {
-		case 'c':
-			opt->config_file = optarg;
-			break;
+		case 'c': opt->config_file = optarg; break;
 		case 'n': {
 			char *end;
 			unsigned long n;
 
 			errno = 0;
 			n = strtoul(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 || n == 0 ||
-			    n > APEX_CONFIG_WORKERS_MAX) {
-				fprintf(stderr, "apexd: -n: expected a number from 1 to %d, not '%s'\n",
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
+			    n == 0 || n > APEX_CONFIG_WORKERS_MAX) {
+				fprintf(stderr,
+					"apexd: -n: expected a number from 1 to %d, not '%s'\n",
 					APEX_CONFIG_WORKERS_MAX, optarg);
 				return EXIT_USAGE + 1;
 			}
 			opt->workers = (unsigned)n;
 			break;
 		}
-		case 'f':
-			opt->foreground = true;
-			break;
+		case 'f': opt->foreground = true; break;
 		case 'l':
 			if (push_arg(&opt->listens, &opt->listen_count, optarg) < 0)
 				return EXIT_FAILURE + 1;
@@ -131,27 +129,13 @@ static int parse_options(int argc, char **argv, options_t *opt)
 			if (push_arg(&opt->zones, &opt->zone_count, optarg) < 0)
 				return EXIT_FAILURE + 1;
 			break;
-		case 'P':
-			opt->pid_file = optarg;
-			break;
-		case 's':
-			opt->control_socket = optarg;
-			break;
-		case 'u':
-			opt->user = optarg;
-			break;
-		case 't':
-			opt->check_only = true;
-			break;
-		case 'v':
-			opt->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_SUCCESS + 1;
-		case 'V':
-			printf("apexd %s\n", PACKAGE_VERSION);
-			return EXIT_SUCCESS + 1;
+		case 'P': opt->pid_file = optarg; break;
+		case 's': opt->control_socket = optarg; break;
+		case 'u': opt->user = optarg; break;
+		case 't': opt->check_only = true; break;
+		case 'v': opt->verbose = true; break;
+		case 'h': usage(stdout); return EXIT_SUCCESS + 1;
+		case 'V': printf("apexd %s\n", PACKAGE_VERSION); return EXIT_SUCCESS + 1;
 		case ':':
 			fprintf(stderr, "apexd: option -%c needs a value\n", optopt);
 			usage(stderr);
@@ -168,7 +152,8 @@ static int parse_options(int argc, char **argv, options_t *opt)
 		return EXIT_USAGE + 1;
 	}
 	if (opt->config_file == NULL && opt->zone_count == 0 && opt->listen_count == 0) {
-		fprintf(stderr, "apexd: give a config file (-c FILE) or listen addresses and zones (-l, -z)\n");
+		fprintf(stderr, "apexd: give a config file (-c FILE) or listen addresses and zones "
+				"(-l, -z)\n");
 		usage(stderr);
 		return EXIT_USAGE + 1;
 	}
@@ -240,7 +225,8 @@ static int reread_config(void *arg, apex_config_t *cfg, char *err, size_t err_si
 		snprintf(err, err_size, "apexd was started without a config file (-c)");
 		return APEX_EINVAL;
 	}
-	if ((rc = apex_config_load(cfg, opt->config_abs != NULL ? opt->config_abs : opt->config_file,
+	if ((rc = apex_config_load(cfg,
+				   opt->config_abs != NULL ? opt->config_abs : opt->config_file,
 				   err, err_size)) < 0)
 		return rc;
 	for (size_t i = 0; i < opt->zone_count; i++) {
@@ -346,12 +332,11 @@ static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
  * Created (and owned by the user apexd will run as) but not yet served.
  * Returns APEX_OK with *ctl NULL when there is none.
  */
-static int start_control(const apex_config_t *cfg, apex_server_t *server,
-			 apex_reloader_t *reloader, options_t *opt, const apex_privs_t *privs,
-			 apex_control_t **ctl)
+static int start_control(const apex_config_t *cfg, apex_server_t *server, apex_reloader_t *reloader,
+			 options_t *opt, const apex_privs_t *privs, apex_control_t **ctl)
 {
-	const char *path = cfg->control_socket != NULL ? cfg->control_socket
-						       : APEX_CONTROL_SOCKET_DEFAULT;
+	const char *path =
+		cfg->control_socket != NULL ? cfg->control_socket : APEX_CONTROL_SOCKET_DEFAULT;
 	apex_command_context_t ctx = {
 		.server = server,
 		.reloader = reloader,
@@ -395,9 +380,9 @@ typedef struct apexd {
 
 /* The outcome of a start-up step. */
 typedef enum step {
-	STEP_OK,        /* go on */
-	STEP_FAILED,    /* stop: exit with failure */
-	STEP_FINISHED,  /* stop: the work is done (apexd -t) */
+	STEP_OK,       /* go on */
+	STEP_FAILED,   /* stop: exit with failure */
+	STEP_FINISHED, /* stop: the work is done (apexd -t) */
 } step_t;
 
 /* Signals, the configuration and the user to run as. */
@@ -412,7 +397,7 @@ static step_t configure(apexd_t *d)
 	sigaddset(&d->signals, SIGINT);
 	sigaddset(&d->signals, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &d->signals, NULL);
-	signal(SIGPIPE, SIG_IGN);  /* a peer that closed its TCP end yields EPIPE, not death */
+	signal(SIGPIPE, SIG_IGN); /* a peer that closed its TCP end yields EPIPE, not death */
 
 	/* opt.listens and opt.zones stay until exit: reconfig reads -z again */
 	d->config_ready = true;
@@ -426,7 +411,8 @@ static step_t configure(apexd_t *d)
 	if (d->opt.config_file != NULL) {
 		d->opt.config_abs = realpath(d->opt.config_file, NULL);
 		if (d->opt.config_abs != NULL && d->cfg.chroot_dir != NULL) {
-			const char *inside = apex_privs_chroot_path(d->cfg.chroot_dir, d->opt.config_abs);
+			const char *inside =
+				apex_privs_chroot_path(d->cfg.chroot_dir, d->opt.config_abs);
 
 			memmove(d->opt.config_abs, inside, strlen(inside) + 1);
 		}
@@ -461,10 +447,11 @@ static step_t load_zones(apexd_t *d, int *status)
 	if (cfg->zone_count == 0)
 		apex_warning("no zone configured: every query will be REFUSED");
 	if (d->loaded < cfg->zone_count)
-		apex_warning("%zu of %zu zone(s) not served (see above)", cfg->zone_count - d->loaded,
-			     cfg->zone_count);
+		apex_warning("%zu of %zu zone(s) not served (see above)",
+			     cfg->zone_count - d->loaded, cfg->zone_count);
 	if (d->opt.check_only) {
-		apex_info("configuration OK; %zu of %zu zone(s) loaded", d->loaded, cfg->zone_count);
+		apex_info("configuration OK; %zu of %zu zone(s) loaded", d->loaded,
+			  cfg->zone_count);
 		*status = d->loaded == cfg->zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
 		return STEP_FINISHED;
 	}
@@ -503,8 +490,8 @@ static step_t open_privileged(apexd_t *d)
 		apex_info("chroot %s", cfg->chroot_dir);
 	}
 	if (d->privs.drop)
-		apex_info("running as user %s (uid %lu, gid %lu) without capabilities", d->privs.name,
-			  (unsigned long)d->privs.uid, (unsigned long)d->privs.gid);
+		apex_info("running as user %s (uid %lu, gid %lu) without capabilities",
+			  d->privs.name, (unsigned long)d->privs.uid, (unsigned long)d->privs.gid);
 	return STEP_OK;
 }
 
@@ -569,7 +556,7 @@ static void finish(apexd_t *d, int status)
 
 int main(int argc, char **argv)
 {
-	static apexd_t d;  /* large (the server); one per process */
+	static apexd_t d; /* large (the server); one per process */
 	int status = EXIT_FAILURE;
 
 	int rc = parse_options(argc, argv, &d.opt);

@@ -1,6 +1,6 @@
 /* Allocator purging and resident size. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's: HAVE_JEMALLOC, _GNU_SOURCE */
+#include <config.h> /* autoconf's: HAVE_JEMALLOC, _GNU_SOURCE */
 #endif
 #include "memory.h"
 

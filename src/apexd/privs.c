@@ -1,6 +1,6 @@
 /* Privileges: descriptor limit, user/group switch, capabilities, chroot. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "privs.h"
 
@@ -41,7 +41,8 @@ void apex_privs_raise_nofile(unsigned long needed)
 		apex_warning("setrlimit NOFILE: %s", strerror(errno));
 	if (rl.rlim_cur < needed)
 		apex_warning("file descriptor limit %lu is below the %lu that tcp-max-connections "
-			     "needs: raise it (ulimit -n)", (unsigned long)rl.rlim_cur, needed);
+			     "needs: raise it (ulimit -n)",
+			     (unsigned long)rl.rlim_cur, needed);
 }
 
 /* A number, or NULL-terminated digits only. */
@@ -120,7 +121,8 @@ int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err
 	if (chroot_dir != NULL) {
 		if (chroot(chroot_dir) < 0 || chdir("/") < 0) {
 			int failure = apex_errno();
-			snprintf(err, err_size, "chroot %s: %s", chroot_dir, apex_strerror(failure));
+			snprintf(err, err_size, "chroot %s: %s", chroot_dir,
+				 apex_strerror(failure));
 			return failure;
 		}
 	}
@@ -140,7 +142,8 @@ int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err
 		if (setgroups(1, &privs->gid) < 0 ||
 		    setresgid(privs->gid, privs->gid, privs->gid) < 0) {
 			int failure = apex_errno();
-			snprintf(err, err_size, "group %lu: %s", (unsigned long)privs->gid, apex_strerror(failure));
+			snprintf(err, err_size, "group %lu: %s", (unsigned long)privs->gid,
+				 apex_strerror(failure));
 			return failure;
 		}
 		if (setresuid(privs->uid, privs->uid, privs->uid) < 0) {
@@ -155,7 +158,7 @@ int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err
 		}
 	}
 	if (privs->drop || chroot_dir != NULL) {
-		caps = cap_init();  /* every set empty */
+		caps = cap_init(); /* every set empty */
 		if (caps == NULL) {
 			int failure = apex_errno();
 			snprintf(err, err_size, "cap_init: %s", apex_strerror(failure));
@@ -163,7 +166,8 @@ int apex_privs_drop(const apex_privs_t *privs, const char *chroot_dir, char *err
 		}
 		if (cap_clear(caps) < 0 || cap_set_proc(caps) < 0) {
 			int failure = apex_errno();
-			snprintf(err, err_size, "clearing capabilities: %s", apex_strerror(failure));
+			snprintf(err, err_size, "clearing capabilities: %s",
+				 apex_strerror(failure));
 			cap_free(caps);
 			return failure;
 		}

@@ -19,10 +19,10 @@
 
 /* Who to become: resolved before a chroot hides /etc/passwd. */
 typedef struct apex_privs {
-	bool drop;        /* a user: was configured */
+	bool drop; /* a user: was configured */
 	uid_t uid;
 	gid_t gid;
-	char name[64];    /* for logs */
+	char name[64]; /* for logs */
 } apex_privs_t;
 
 /*

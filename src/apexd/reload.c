@@ -1,6 +1,6 @@
 /* Zone loading, reloading and reconfiguration on a thread of its own. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's: _GNU_SOURCE */
+#include <config.h> /* autoconf's: _GNU_SOURCE */
 #endif
 #include "reload.h"
 
@@ -103,7 +103,7 @@ int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_con
 
 		if (z == NULL || zones_push(r, z) < 0) {
 			zone_free(z);
-			return APEX_ENOMEM;  /* apex_reloader_free() releases the rest */
+			return APEX_ENOMEM; /* apex_reloader_free() releases the rest */
 		}
 	}
 	return APEX_OK;
@@ -202,7 +202,8 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		}
 	}
 	if (rc < 0 && err[0] == '\0')
-		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name, apex_strerror(rc));
+		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name,
+			 apex_strerror(rc));
 	if (rc == APEX_OK)
 		old = served_version(r, origin);
 
@@ -218,7 +219,8 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		if (rc == APEX_OK) {
 			rc = apex_zonetable_publish(&r->server->zonetable, zone);
 			if (rc < 0) {
-				snprintf(err, sizeof(err), "%s: not published: %s", file, apex_strerror(rc));
+				snprintf(err, sizeof(err), "%s: not published: %s", file,
+					 apex_strerror(rc));
 				apex_zone_unref(zone);
 			}
 		}
@@ -228,9 +230,10 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		if (rc == APEX_OK) {
 			z->state = APEX_ZONE_LOADED;
 			z->error[0] = '\0';
-			apex_info("zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB", name,
-				  file, zone->serial, zone->record_count, zone->load_seconds,
-				  (double)zone->memory / (1024.0 * 1024.0));
+			apex_info(
+				"zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB",
+				name, file, zone->serial, zone->record_count, zone->load_seconds,
+				(double)zone->memory / (1024.0 * 1024.0));
 		} else {
 			z->state = APEX_ZONE_FAILED;
 			z->failures++;
@@ -246,7 +249,7 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	if (rc == APEX_OK)
 		retire(r, old);
 	else
-		apex_zone_unref(old);  /* NULL unless publishing failed */
+		apex_zone_unref(old); /* NULL unless publishing failed */
 	apex_memory_purge();
 	free(file);
 	if (r->notify != NULL)
@@ -287,8 +290,9 @@ static void reload_thread_lower_priority(const apex_reloader_t *r)
 				  "reloads use only CPU time the workers leave");
 			return;
 		}
-		apex_warning("reload thread: cannot set scheduling policy idle: %s; nice %d instead",
-			     strerror(err), APEX_CONFIG_DEFAULT_RELOAD_NICE);
+		apex_warning(
+			"reload thread: cannot set scheduling policy idle: %s; nice %d instead",
+			strerror(err), APEX_CONFIG_DEFAULT_RELOAD_NICE);
 		if (setpriority(PRIO_PROCESS, (id_t)gettid(), APEX_CONFIG_DEFAULT_RELOAD_NICE) != 0)
 			apex_warning("reload thread: cannot set nice %d: %s",
 				     APEX_CONFIG_DEFAULT_RELOAD_NICE, strerror(errno));
@@ -314,7 +318,7 @@ static void *loader_main(void *arg)
 
 		if (z == NULL) {
 			if (!r->live)
-				break;  /* initial load: done when nothing is left */
+				break; /* initial load: done when nothing is left */
 			pthread_cond_wait(&r->work, &r->lock);
 			continue;
 		}
@@ -339,7 +343,7 @@ int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded)
 		started++;
 	}
 	if (started == 0)
-		loader_main(r);  /* one zone, or no thread could start: load here */
+		loader_main(r); /* one zone, or no thread could start: load here */
 	for (size_t t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);
 	free(tids);
@@ -394,8 +398,8 @@ static void request_one(apex_managed_zone_t *z, apex_reload_ticket_t *ticket)
 	}
 }
 
-int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin,
-			  apex_reload_ticket_t **tickets, size_t *count)
+int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin, apex_reload_ticket_t **tickets,
+			  size_t *count)
 {
 	apex_reload_ticket_t *list = NULL;
 	size_t n = 0;
@@ -465,7 +469,8 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 			      apex_reload_ticket_t **tickets, size_t *count, size_t *added,
 			      size_t *removed, size_t *changed)
 {
-	apex_reload_ticket_t *list = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
+	apex_reload_ticket_t *list =
+		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
 	size_t n = 0;
 	int rc = APEX_OK;
 
@@ -562,7 +567,8 @@ int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
 			fn(r->zones[i], arg);
 	} else {
 		/* the order of the array changes on reconfig: sort a copy */
-		apex_managed_zone_t **sorted = malloc((r->count > 0 ? r->count : 1) * sizeof(*sorted));
+		apex_managed_zone_t **sorted =
+			malloc((r->count > 0 ? r->count : 1) * sizeof(*sorted));
 
 		if (sorted == NULL) {
 			rc = APEX_ENOMEM;
@@ -588,7 +594,8 @@ size_t apex_reloader_count(apex_reloader_t *r)
 	return n;
 }
 
-void apex_reloader_rebase(apex_reloader_t *r, const char *(*rebase)(const char *base, const char *path),
+void apex_reloader_rebase(apex_reloader_t *r,
+			  const char *(*rebase)(const char *base, const char *path),
 			  const char *base)
 {
 	pthread_mutex_lock(&r->lock);

@@ -34,26 +34,26 @@
 #include "server.h"
 
 #define APEX_RELOAD_ERROR_MAX 512
-#define APEX_RELOAD_NAME_TEXT 1024  /* a name in presentation format, escapes included */
+#define APEX_RELOAD_NAME_TEXT 1024 /* a name in presentation format, escapes included */
 
 typedef enum {
-	APEX_ZONE_LOADING = 0,  /* a load is queued or running */
-	APEX_ZONE_LOADED,       /* the last load succeeded */
-	APEX_ZONE_FAILED,       /* the last load failed (an older version may still be served) */
+	APEX_ZONE_LOADING = 0, /* a load is queued or running */
+	APEX_ZONE_LOADED,      /* the last load succeeded */
+	APEX_ZONE_FAILED,      /* the last load failed (an older version may still be served) */
 } apex_zone_state_t;
 
 /* A configured zone.  Owned by the reloader, read under its lock. */
 typedef struct apex_managed_zone {
-	uint64_t id;                        /* unique, never reused */
-	char *name;                         /* canonical text, e.g. "example." */
+	uint64_t id; /* unique, never reused */
+	char *name;  /* canonical text, e.g. "example." */
 	uint8_t origin[APEX_NAME_MAX];
 	char *file;
 	apex_zone_state_t state;
-	bool loading;                       /* a thread is loading it now */
-	char error[APEX_RELOAD_ERROR_MAX];  /* why the last load failed */
-	struct timespec failed_at;          /* CLOCK_REALTIME of that failure */
-	uint64_t requested, done;           /* request sequence numbers */
-	uint64_t loads, failures;           /* counts of finished loads */
+	bool loading;                      /* a thread is loading it now */
+	char error[APEX_RELOAD_ERROR_MAX]; /* why the last load failed */
+	struct timespec failed_at;         /* CLOCK_REALTIME of that failure */
+	uint64_t requested, done;          /* request sequence numbers */
+	uint64_t loads, failures;          /* counts of finished loads */
 } apex_managed_zone_t;
 
 /* A request's claim on one zone's future load (apex_reloader_ticket_done()). */
@@ -64,26 +64,26 @@ typedef struct apex_reload_ticket {
 
 /* What a finished ticket found. */
 typedef struct apex_reload_result {
-	bool removed;                       /* the zone was removed meanwhile */
+	bool removed; /* the zone was removed meanwhile */
 	bool ok;
 	char name[APEX_RELOAD_NAME_TEXT];
-	char error[APEX_RELOAD_ERROR_MAX];  /* when !ok */
+	char error[APEX_RELOAD_ERROR_MAX]; /* when !ok */
 } apex_reload_result_t;
 
 typedef struct apex_reloader {
 	apex_server_t *server;
 	pthread_mutex_t lock;
-	pthread_cond_t work;       /* a request came, or stop */
+	pthread_cond_t work; /* a request came, or stop */
 	pthread_t thread;
 	bool thread_started;
 	bool stopping;
-	bool live;                 /* workers run: wake them after a publish */
-	bool idle;                 /* the reload thread runs under SCHED_IDLE */
-	int nice;                  /* else at this nice value (reload-priority) */
+	bool live; /* workers run: wake them after a publish */
+	bool idle; /* the reload thread runs under SCHED_IDLE */
+	int nice;  /* else at this nice value (reload-priority) */
 	apex_managed_zone_t **zones;
 	size_t count;
 	uint64_t next_id;
-	size_t next_pick;          /* round-robin start of the next pick */
+	size_t next_pick; /* round-robin start of the next pick */
 	/* Called (without the lock) after every finished load, from the
 	 * thread that loaded; set before apex_reloader_start(). */
 	void (*notify)(void *arg);
@@ -114,8 +114,8 @@ void apex_reloader_stop(apex_reloader_t *r);
  * new array (the caller frees it) of one ticket per zone, *count their
  * number.  APEX_ENOENT: no such zone.
  */
-int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin,
-			  apex_reload_ticket_t **tickets, size_t *count);
+int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin, apex_reload_ticket_t **tickets,
+			  size_t *count);
 
 /* Whether the load a ticket waits for has finished; if so, its result. */
 bool apex_reloader_ticket_done(apex_reloader_t *r, const apex_reload_ticket_t *ticket,
@@ -147,7 +147,8 @@ size_t apex_reloader_count(apex_reloader_t *r);
  * Replace every zone's file path by rebase(base, path) (a suffix of
  * path), e.g. its path inside a chroot (privs.h).
  */
-void apex_reloader_rebase(apex_reloader_t *r, const char *(*rebase)(const char *base, const char *path),
+void apex_reloader_rebase(apex_reloader_t *r,
+			  const char *(*rebase)(const char *base, const char *path),
 			  const char *base);
 
 #endif

@@ -1,6 +1,6 @@
 /* The apexd server: zones, worker threads, statistics. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "server.h"
 
@@ -30,8 +30,10 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 	 * then survive no restart, and are not shared with other servers). */
 	if (cfg->cookies) {
 		if (cfg->cookie_secret_set)
-			memcpy(server->cookie_secret, cfg->cookie_secret, sizeof(server->cookie_secret));
-		else if ((rc = apex_random_bytes(server->cookie_secret, sizeof(server->cookie_secret))) < 0)
+			memcpy(server->cookie_secret, cfg->cookie_secret,
+			       sizeof(server->cookie_secret));
+		else if ((rc = apex_random_bytes(server->cookie_secret,
+						 sizeof(server->cookie_secret))) < 0)
 			return rc;
 		server->answer_config.cookie_secret = server->cookie_secret;
 	}
@@ -66,8 +68,8 @@ int apex_server_open_sockets(apex_server_t *server)
 {
 	const apex_config_t *cfg = server->config;
 	size_t n = cfg->listen_count;
-	size_t answer_capacity = cfg->edns_payload > APEX_MIN_UDP_PAYLOAD ? cfg->edns_payload
-									   : APEX_MIN_UDP_PAYLOAD;
+	size_t answer_capacity =
+		cfg->edns_payload > APEX_MIN_UDP_PAYLOAD ? cfg->edns_payload : APEX_MIN_UDP_PAYLOAD;
 	int *udp_fds = calloc(n, sizeof(int));
 	int *tcp_fds = calloc(n, sizeof(int));
 	char err[256];
@@ -235,7 +237,8 @@ void apex_server_destroy(apex_server_t *server)
 
 		if (worker->loop_ready) {
 			/* a worker that never ran still has handles: close them here */
-			if (worker->async_ready && !uv_is_closing((uv_handle_t *)&worker->stop_async))
+			if (worker->async_ready &&
+			    !uv_is_closing((uv_handle_t *)&worker->stop_async))
 				on_stop(&worker->stop_async);
 			uv_run(&worker->loop, UV_RUN_DEFAULT);
 			if (uv_loop_close(&worker->loop) != 0)

@@ -35,7 +35,7 @@ struct apex_server;
 
 /* One worker thread: its loop, its sockets, and its answer path. */
 typedef struct apex_worker_thread {
-	apex_worker_t worker;     /* the answer path (worker.h); cache-line aligned */
+	apex_worker_t worker; /* the answer path (worker.h); cache-line aligned */
 	struct apex_server *server;
 	pthread_t thread;
 	bool thread_started;
@@ -60,12 +60,12 @@ typedef struct apex_server {
 	bool zonetable_ready;
 
 	unsigned worker_count;
-	apex_worker_thread_t *workers;  /* 64-byte aligned array */
+	apex_worker_thread_t *workers; /* 64-byte aligned array */
 
-	struct timespec started;  /* CLOCK_MONOTONIC at init, for uptime */
-	struct timespec started_wall;  /* CLOCK_REALTIME at init */
+	struct timespec started;      /* CLOCK_MONOTONIC at init, for uptime */
+	struct timespec started_wall; /* CLOCK_REALTIME at init */
 
-	apex_tcp_shared_t tcp;    /* what the workers' TCP services share */
+	apex_tcp_shared_t tcp;     /* what the workers' TCP services share */
 	uint8_t cookie_secret[16]; /* answer_config.cookie_secret points here */
 } apex_server_t;
 

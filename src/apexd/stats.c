@@ -8,15 +8,24 @@
 #include "ctl/json.h"
 
 static const char *const qtype_names[APEX_STATS_QTYPES] = {
-	"A", "NS", "CNAME", "SOA", "PTR", "MX", "TXT", "AAAA", "SRV", "NAPTR", "DS", "RRSIG",
-	"NSEC", "DNSKEY", "NSEC3", "NSEC3PARAM", "TLSA", "SVCB", "HTTPS", "IXFR", "AXFR", "ANY",
-	"CAA", "other",
+	"A",    "NS",    "CNAME", "SOA",   "PTR",  "MX",     "TXT",   "AAAA",
+	"SRV",  "NAPTR", "DS",    "RRSIG", "NSEC", "DNSKEY", "NSEC3", "NSEC3PARAM",
+	"TLSA", "SVCB",  "HTTPS", "IXFR",  "AXFR", "ANY",    "CAA",   "other",
 };
 
 static const char *const rcode_names[APEX_STATS_RCODES] = {
-	[0] = "NOERROR", [1] = "FORMERR", [2] = "SERVFAIL", [3] = "NXDOMAIN",
-	[4] = "NOTIMP", [5] = "REFUSED", [6] = "YXDOMAIN", [7] = "YXRRSET", [8] = "NXRRSET",
-	[9] = "NOTAUTH", [10] = "NOTZONE", [16] = "BADVERS",
+	[0] = "NOERROR",
+	[1] = "FORMERR",
+	[2] = "SERVFAIL",
+	[3] = "NXDOMAIN",
+	[4] = "NOTIMP",
+	[5] = "REFUSED",
+	[6] = "YXDOMAIN",
+	[7] = "YXRRSET",
+	[8] = "NXRRSET",
+	[9] = "NOTAUTH",
+	[10] = "NOTZONE",
+	[16] = "BADVERS",
 	[APEX_STATS_RCODES - 1] = "other",
 };
 
@@ -110,7 +119,8 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 	char name[16];
 	bool first;
 
-	apex_ctl_buf_printf(b, "{\"queries\":%" PRIu64 ",\"udp\":%" PRIu64 ",\"tcp\":%" PRIu64
+	apex_ctl_buf_printf(b,
+			    "{\"queries\":%" PRIu64 ",\"udp\":%" PRIu64 ",\"tcp\":%" PRIu64
 			    ",\"truncated\":%" PRIu64 ",\"dropped\":%" PRIu64,
 			    t->udp_queries + t->tcp_queries, t->udp_queries, t->tcp_queries,
 			    t->truncated, t->dropped);
@@ -132,17 +142,20 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 				    apex_stats_qtype_name(q), t->qtype[q]);
 		first = false;
 	}
-	apex_ctl_buf_printf(b, "},\"tcp_connections\":%" PRIu64 ",\"tcp_rejected\":%" PRIu64
+	apex_ctl_buf_printf(b,
+			    "},\"tcp_connections\":%" PRIu64 ",\"tcp_rejected\":%" PRIu64
 			    ",\"tcp_timeouts\":%" PRIu64 ",\"udp_batches\":%" PRIu64
 			    ",\"batch_fill_mean\":%.2f,\"batch_fill\":{",
 			    t->tcp_connections, t->tcp_rejected, t->tcp_timeouts, t->udp_batches,
-			    t->udp_batches > 0 ? (double)udp_datagrams(t) / (double)t->udp_batches : 0.0);
+			    t->udp_batches > 0 ? (double)udp_datagrams(t) / (double)t->udp_batches
+					       : 0.0);
 	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
 		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, i == 0 ? "" : ",", fill_names[i],
 				    t->batch_fill[i]);
 	apex_ctl_buf_printf(b, "},\"zone_pickups\":%" PRIu64 ",\"lock_wait_ns\":%" PRIu64,
 			    t->zone_pickups, t->lock_wait_ns);
-	apex_ctl_buf_printf(b, ",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
+	apex_ctl_buf_printf(b,
+			    ",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
 			    ",\"rrl_dropped\":%" PRIu64 ",\"rrl_slipped\":%" PRIu64
 			    ",\"cookie_client\":%" PRIu64 ",\"cookie_valid\":%" PRIu64
 			    ",\"cookie_invalid\":%" PRIu64 "}",
@@ -161,27 +174,31 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 	for (unsigned r = 0; r < APEX_STATS_RCODES; r++) {
 		if (t->rcode[r] != 0)
 			apex_ctl_buf_printf(b, " %s=%" PRIu64,
-					    apex_stats_rcode_name(r, name, sizeof(name)), t->rcode[r]);
+					    apex_stats_rcode_name(r, name, sizeof(name)),
+					    t->rcode[r]);
 	}
 	apex_ctl_buf_puts(b, "\n  qtype:");
 	for (unsigned q = 0; q < APEX_STATS_QTYPES; q++) {
 		if (t->qtype[q] != 0)
-			apex_ctl_buf_printf(b, " %s=%" PRIu64, apex_stats_qtype_name(q), t->qtype[q]);
+			apex_ctl_buf_printf(b, " %s=%" PRIu64, apex_stats_qtype_name(q),
+					    t->qtype[q]);
 	}
-	apex_ctl_buf_printf(b, "\n  truncated: %" PRIu64 "\n  dropped: %" PRIu64 "\n",
-			    t->truncated, t->dropped);
-	apex_ctl_buf_printf(b, "  tcp connections: %" PRIu64 " (rejected %" PRIu64
-			    ", timed out %" PRIu64 ")\n",
-			    t->tcp_connections, t->tcp_rejected, t->tcp_timeouts);
-	apex_ctl_buf_printf(b, "  tcp rejected per client: %" PRIu64 ", tcp i/o timeouts: %" PRIu64 "\n",
-			    t->tcp_rejected_per_client, t->tcp_io_timeouts);
+	apex_ctl_buf_printf(b, "\n  truncated: %" PRIu64 "\n  dropped: %" PRIu64 "\n", t->truncated,
+			    t->dropped);
+	apex_ctl_buf_printf(
+		b, "  tcp connections: %" PRIu64 " (rejected %" PRIu64 ", timed out %" PRIu64 ")\n",
+		t->tcp_connections, t->tcp_rejected, t->tcp_timeouts);
+	apex_ctl_buf_printf(
+		b, "  tcp rejected per client: %" PRIu64 ", tcp i/o timeouts: %" PRIu64 "\n",
+		t->tcp_rejected_per_client, t->tcp_io_timeouts);
 	apex_ctl_buf_printf(b, "  rrl: dropped %" PRIu64 ", slipped %" PRIu64 "\n", t->rrl_dropped,
 			    t->rrl_slipped);
-	apex_ctl_buf_printf(b, "  cookies: client only %" PRIu64 ", valid %" PRIu64 ", invalid %" PRIu64
-			    "\n", t->cookie_client, t->cookie_valid, t->cookie_invalid);
-	apex_ctl_buf_printf(b, "  recvmmsg batches: %" PRIu64 ", mean fill %.2f, fill",
-			    t->udp_batches,
-			    t->udp_batches > 0 ? (double)udp_datagrams(t) / (double)t->udp_batches : 0.0);
+	apex_ctl_buf_printf(
+		b, "  cookies: client only %" PRIu64 ", valid %" PRIu64 ", invalid %" PRIu64 "\n",
+		t->cookie_client, t->cookie_valid, t->cookie_invalid);
+	apex_ctl_buf_printf(
+		b, "  recvmmsg batches: %" PRIu64 ", mean fill %.2f, fill", t->udp_batches,
+		t->udp_batches > 0 ? (double)udp_datagrams(t) / (double)t->udp_batches : 0.0);
 	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
 		apex_ctl_buf_printf(b, " %s=%" PRIu64, fill_names[i], t->batch_fill[i]);
 	apex_ctl_buf_printf(b, "\n  lock wait: %.6f s over %" PRIu64 " zone pick-ups\n",
@@ -218,8 +235,9 @@ void apex_stats_summary(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 	char name[16];
 	bool any = false;
 
-	apex_ctl_buf_printf(b, "queries: udp=%" PRIu64 " tcp=%" PRIu64 "; responses:",
-			    t->udp_queries, t->tcp_queries);
+	apex_ctl_buf_printf(b,
+			    "queries: udp=%" PRIu64 " tcp=%" PRIu64 "; responses:", t->udp_queries,
+			    t->tcp_queries);
 	for (unsigned r = 0; r < APEX_STATS_RCODES; r++) {
 		if (t->rcode[r] == 0)
 			continue;
@@ -229,11 +247,13 @@ void apex_stats_summary(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 	}
 	if (!any)
 		apex_ctl_buf_puts(b, " none");
-	apex_ctl_buf_printf(b, "; truncated=%" PRIu64 " dropped=%" PRIu64 "; tcp connections=%" PRIu64
+	apex_ctl_buf_printf(b,
+			    "; truncated=%" PRIu64 " dropped=%" PRIu64 "; tcp connections=%" PRIu64
 			    " rejected=%" PRIu64 " timed-out=%" PRIu64,
 			    t->truncated, t->dropped, t->tcp_connections, t->tcp_rejected,
 			    t->tcp_timeouts);
-	apex_ctl_buf_printf(b, " rejected-per-client=%" PRIu64 " io-timed-out=%" PRIu64
+	apex_ctl_buf_printf(b,
+			    " rejected-per-client=%" PRIu64 " io-timed-out=%" PRIu64
 			    "; rrl dropped=%" PRIu64 " slipped=%" PRIu64,
 			    t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped,
 			    t->rrl_slipped);

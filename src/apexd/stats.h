@@ -27,24 +27,26 @@
 typedef struct apex_worker_stats {
 	atomic_uint_least64_t udp_queries;
 	atomic_uint_least64_t tcp_queries;
-	atomic_uint_least64_t rcode[APEX_STATS_RCODES];  /* responses by rcode */
-	atomic_uint_least64_t qtype[APEX_STATS_QTYPES];  /* responses by query type */
-	atomic_uint_least64_t truncated;       /* responses with TC */
-	atomic_uint_least64_t dropped;         /* queries not answered */
-	atomic_uint_least64_t tcp_connections; /* accepted and served */
-	atomic_uint_least64_t tcp_rejected;    /* closed at once: tcp-max-connections */
-	atomic_uint_least64_t tcp_timeouts;    /* closed by tcp-idle-timeout */
-	atomic_uint_least64_t tcp_rejected_per_client; /* closed at once: tcp-max-connections-per-client */
-	atomic_uint_least64_t tcp_io_timeouts; /* closed by tcp-io-timeout (message half received or sent) */
-	atomic_uint_least64_t rrl_dropped;     /* UDP responses not sent: rate limited */
-	atomic_uint_least64_t rrl_slipped;     /* rate-limited responses sent as TC replies */
-	atomic_uint_least64_t cookie_client;   /* queries with a client cookie only */
-	atomic_uint_least64_t cookie_valid;    /* queries with a valid server cookie */
-	atomic_uint_least64_t cookie_invalid;  /* queries with a server cookie that failed */
-	atomic_uint_least64_t udp_batches;     /* recvmmsg calls that returned datagrams */
+	atomic_uint_least64_t rcode[APEX_STATS_RCODES]; /* responses by rcode */
+	atomic_uint_least64_t qtype[APEX_STATS_QTYPES]; /* responses by query type */
+	atomic_uint_least64_t truncated;                /* responses with TC */
+	atomic_uint_least64_t dropped;                  /* queries not answered */
+	atomic_uint_least64_t tcp_connections;          /* accepted and served */
+	atomic_uint_least64_t tcp_rejected;             /* closed at once: tcp-max-connections */
+	atomic_uint_least64_t tcp_timeouts;             /* closed by tcp-idle-timeout */
+	/* closed at once: tcp-max-connections-per-client */
+	atomic_uint_least64_t tcp_rejected_per_client;
+	/* closed by tcp-io-timeout (message half received or sent) */
+	atomic_uint_least64_t tcp_io_timeouts;
+	atomic_uint_least64_t rrl_dropped;    /* UDP responses not sent: rate limited */
+	atomic_uint_least64_t rrl_slipped;    /* rate-limited responses sent as TC replies */
+	atomic_uint_least64_t cookie_client;  /* queries with a client cookie only */
+	atomic_uint_least64_t cookie_valid;   /* queries with a valid server cookie */
+	atomic_uint_least64_t cookie_invalid; /* queries with a server cookie that failed */
+	atomic_uint_least64_t udp_batches;    /* recvmmsg calls that returned datagrams */
 	atomic_uint_least64_t batch_fill[APEX_STATS_FILL_BUCKETS];
-	atomic_uint_least64_t zone_pickups;    /* new zonesets picked up */
-	atomic_uint_least64_t lock_wait_ns;    /* time spent in those pick-ups (the rwlock) */
+	atomic_uint_least64_t zone_pickups; /* new zonesets picked up */
+	atomic_uint_least64_t lock_wait_ns; /* time spent in those pick-ups (the rwlock) */
 } apex_worker_stats_t;
 
 /* Plain values of a snapshot or a sum. */
@@ -63,8 +65,8 @@ typedef struct apex_stats_totals {
 } apex_stats_totals_t;
 
 /* Add n to a counter written only by the calling worker. */
-#define APEX_STAT_ADD(counter, n)                                                        \
-	atomic_store_explicit(&(counter),                                                \
+#define APEX_STAT_ADD(counter, n)                                                           \
+	atomic_store_explicit(&(counter),                                                   \
 			      atomic_load_explicit(&(counter), memory_order_relaxed) + (n), \
 			      memory_order_relaxed)
 

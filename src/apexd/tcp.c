@@ -1,6 +1,6 @@
 /* DNS over TCP (RFC 7766) for one worker, on its libuv loop. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "tcp.h"
 
@@ -31,17 +31,17 @@ typedef struct apex_tcp_conn {
 	uv_timer_t timer;
 	uv_write_t write_req;
 	apex_tcp_worker_t *tcp;
-	struct apex_tcp_conn *prev, *next;  /* in tcp->conns */
-	uint8_t *in;          /* IN_CAPACITY bytes, owned by the connection */
+	struct apex_tcp_conn *prev, *next; /* in tcp->conns */
+	uint8_t *in;                       /* IN_CAPACITY bytes, owned by the connection */
 	size_t in_used;
-	uint8_t *out;         /* OUT_CAPACITY bytes, owned by the connection */
+	uint8_t *out; /* OUT_CAPACITY bytes, owned by the connection */
 	size_t out_used;
-	int open_handles;     /* libuv handles still to be closed before free */
-	bool counted;         /* holds one of tcp->shared->connections */
-	atomic_uint *client_slot; /* holds one count of it (per-client limit), or NULL */
+	int open_handles;             /* libuv handles still to be closed before free */
+	bool counted;                 /* holds one of tcp->shared->connections */
+	atomic_uint *client_slot;     /* holds one count of it (per-client limit), or NULL */
 	struct sockaddr_storage peer; /* the client, for server cookies */
-	uint64_t partial_since;   /* uv_now() when the unfinished input message began; 0: none */
-	uint64_t write_since;     /* uv_now() when the write in flight began */
+	uint64_t partial_since; /* uv_now() when the unfinished input message began; 0: none */
+	uint64_t write_since;   /* uv_now() when the write in flight began */
 	bool linked;
 	bool reading;
 	bool writing;
@@ -56,7 +56,8 @@ int apex_tcp_socket_open(const apex_listen_t *listen_addr, char *err, size_t err
 	/* listen now so that a failure shows at start-up; uv_listen() repeats it */
 	if (fd >= 0 && listen(fd, TCP_BACKLOG) < 0) {
 		int failure = apex_errno();
-		snprintf(err, err_size, "tcp %s: listen: %s", listen_addr->text, apex_strerror(failure));
+		snprintf(err, err_size, "tcp %s: listen: %s", listen_addr->text,
+			 apex_strerror(failure));
 		close(fd);
 		return failure;
 	}
@@ -161,7 +162,8 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 	(void)suggested;
 	/* 0 bytes makes libuv report UV_ENOBUFS; cannot happen, as a full
 	 * input always holds a whole message that is answered first. */
-	*buf = uv_buf_init((char *)conn->in + conn->in_used, (unsigned)(IN_CAPACITY - conn->in_used));
+	*buf = uv_buf_init((char *)conn->in + conn->in_used,
+			   (unsigned)(IN_CAPACITY - conn->in_used));
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
@@ -246,8 +248,9 @@ static void conn_process(apex_tcp_conn_t *conn)
 			break;
 		}
 		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
-		size = apex_worker_answer(worker, APEX_TRANSPORT_TCP, &conn->peer, conn->in + pos + 2,
-					  len, conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, NULL);
+		size = apex_worker_answer(worker, APEX_TRANSPORT_TCP, &conn->peer,
+					  conn->in + pos + 2, len, conn->out + conn->out_used + 2,
+					  APEX_MAX_MESSAGE, NULL);
 		if (size > 0) {
 			apex_write_u16(conn->out + conn->out_used, (uint16_t)size);
 			conn->out_used += 2 + size;
@@ -261,12 +264,12 @@ static void conn_process(apex_tcp_conn_t *conn)
 	if (pos > 0) {
 		memmove(conn->in, conn->in + pos, conn->in_used - pos);
 		conn->in_used -= pos;
-		conn->partial_since = 0;  /* what is left is a new message */
+		conn->partial_since = 0; /* what is left is a new message */
 	}
 	if (conn->in_used == 0)
 		conn->partial_since = 0;
 	else if (conn->partial_since == 0)
-		conn->partial_since = uv_now(conn->handle.loop) | 1;  /* never 0 */
+		conn->partial_since = uv_now(conn->handle.loop) | 1; /* never 0 */
 	if (!conn->writing && conn->out_used > 0)
 		conn_flush(conn);
 	if (conn->closing)
@@ -392,7 +395,7 @@ static void on_connection(uv_stream_t *listener, int status)
 		return;
 	}
 	APEX_STAT_ADD(worker->stats.tcp_connections, 1);
-	uv_tcp_nodelay(&conn->handle, 1);  /* pipelined answers must not wait for ACKs */
+	uv_tcp_nodelay(&conn->handle, 1); /* pipelined answers must not wait for ACKs */
 
 	conn->next = tcp->conns;
 	if (conn->next != NULL)
@@ -482,7 +485,7 @@ void apex_tcp_worker_stop(apex_tcp_worker_t *tcp)
 			uv_close((uv_handle_t *)&l->handle, NULL);
 	}
 	while (tcp->conns != NULL)
-		conn_close(tcp->conns);  /* unlinks it */
+		conn_close(tcp->conns); /* unlinks it */
 }
 
 void apex_tcp_worker_free(apex_tcp_worker_t *tcp)

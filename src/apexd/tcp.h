@@ -35,25 +35,25 @@ struct apex_tcp_worker;
 /* What the TCP services of all workers share: connection counts, changed
  * per connection, never per query. */
 typedef struct apex_tcp_shared {
-	_Alignas(64) atomic_uint connections;  /* open, of all workers */
-	atomic_uint *clients;                   /* APEX_TCP_CLIENT_SLOTS, owned */
+	_Alignas(64) atomic_uint connections; /* open, of all workers */
+	atomic_uint *clients;                 /* APEX_TCP_CLIENT_SLOTS, owned */
 	uint8_t client_key[APEX_SIPHASH_KEY_SIZE];
-	const apex_config_t *config;            /* limits and timeouts */
+	const apex_config_t *config; /* limits and timeouts */
 } apex_tcp_shared_t;
 
 typedef struct apex_tcp_listener {
 	uv_tcp_t handle;
-	int fd;                   /* ours until uv_tcp_open() succeeds, then libuv's */
-	bool opened;              /* handle initialised and owns fd */
+	int fd;      /* ours until uv_tcp_open() succeeds, then libuv's */
+	bool opened; /* handle initialised and owns fd */
 	struct apex_tcp_worker *owner;
 } apex_tcp_listener_t;
 
 typedef struct apex_tcp_worker {
-	struct apex_worker *worker;      /* the answer path (worker.h) */
+	struct apex_worker *worker; /* the answer path (worker.h) */
 	apex_tcp_shared_t *shared;
-	apex_tcp_listener_t *listeners;  /* one per listen address */
+	apex_tcp_listener_t *listeners; /* one per listen address */
 	size_t count;
-	struct apex_tcp_conn *conns;     /* open connections (list) */
+	struct apex_tcp_conn *conns; /* open connections (list) */
 	bool stopping;
 } apex_tcp_worker_t;
 

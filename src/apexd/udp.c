@@ -1,6 +1,6 @@
 /* UDP service of one worker: recvmmsg -> apex_answer -> sendmmsg. */
 #ifdef HAVE_CONFIG_H
-#include <config.h>  /* autoconf's, from the build directory: _GNU_SOURCE */
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "udp.h"
 
@@ -45,7 +45,8 @@ int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, con
 		udp->sockets[i].fd = fds[i];
 		udp->sockets[i].owner = udp;
 		udp->sockets[i].pktinfo =
-			getsockname(fds[i], (struct sockaddr *)&local, &len) == 0 && apex_listen_is_wildcard(&local);
+			getsockname(fds[i], (struct sockaddr *)&local, &len) == 0 &&
+			apex_listen_is_wildcard(&local);
 	}
 
 	batch = calloc(1, sizeof(*batch));
@@ -72,7 +73,8 @@ int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, con
 /* The destination address of a received datagram as the source of its answer. */
 static socklen_t pktinfo_reply(struct msghdr *in, uint8_t *out_control)
 {
-	struct msghdr fake = { .msg_control = out_control, .msg_controllen = APEX_UDP_CONTROL_SPACE };
+	struct msghdr fake = { .msg_control = out_control,
+			       .msg_controllen = APEX_UDP_CONTROL_SPACE };
 	struct cmsghdr *out = CMSG_FIRSTHDR(&fake);
 
 	memset(out_control, 0, APEX_UDP_CONTROL_SPACE);
@@ -82,7 +84,7 @@ static socklen_t pktinfo_reply(struct msghdr *in, uint8_t *out_control)
 
 			memcpy(&info, CMSG_DATA(c), sizeof(info));
 			info.ipi_spec_dst = info.ipi_addr;
-			info.ipi_ifindex = 0;  /* let routing pick the interface */
+			info.ipi_ifindex = 0; /* let routing pick the interface */
 			out->cmsg_level = IPPROTO_IP;
 			out->cmsg_type = IP_PKTINFO;
 			out->cmsg_len = CMSG_LEN(sizeof(info));
@@ -132,7 +134,7 @@ static unsigned send_batch(int fd, struct mmsghdr *out, unsigned count)
 static size_t answer_datagram(apex_worker_t *worker, apex_udp_batch_t *b, unsigned i)
 {
 	if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
-		apex_worker_drop(worker);  /* larger than any query we take */
+		apex_worker_drop(worker); /* larger than any query we take */
 		return 0;
 	}
 	return apex_worker_answer(worker, APEX_TRANSPORT_UDP, &b->peer[i],
@@ -207,7 +209,8 @@ static void on_readable(uv_poll_t *handle, int status, int events)
 
 	(void)events;
 	if (status < 0) {
-		apex_warning("worker %u: udp poll error: %s", sock->owner->worker->index, apex_strerror(status));
+		apex_warning("worker %u: udp poll error: %s", sock->owner->worker->index,
+			     apex_strerror(status));
 		return;
 	}
 	/* Drain a bounded number of full batches, then let the loop serve the
@@ -218,7 +221,8 @@ static void on_readable(uv_poll_t *handle, int status, int events)
 			break;
 	}
 	if (n < 0)
-		apex_warning("worker %u: recvmmsg: %s", sock->owner->worker->index, apex_strerror(n));
+		apex_warning("worker %u: recvmmsg: %s", sock->owner->worker->index,
+			     apex_strerror(n));
 }
 
 int apex_udp_worker_start(apex_udp_worker_t *udp, uv_loop_t *loop)

@@ -17,16 +17,16 @@
 struct apex_worker;
 struct apex_udp_worker;
 
-#define APEX_UDP_BATCH 64           /* datagrams per recvmmsg/sendmmsg */
-#define APEX_UDP_QUERY_MAX 4096     /* larger datagrams are dropped */
+#define APEX_UDP_BATCH 64             /* datagrams per recvmmsg/sendmmsg */
+#define APEX_UDP_QUERY_MAX 4096       /* larger datagrams are dropped */
 #define APEX_UDP_BATCHES_PER_WAKEUP 8 /* then yield to TCP and the other sockets */
-#define APEX_UDP_CONTROL_SPACE 64   /* >= CMSG_SPACE(sizeof(struct in6_pktinfo)) */
+#define APEX_UDP_CONTROL_SPACE 64     /* >= CMSG_SPACE(sizeof(struct in6_pktinfo)) */
 
 typedef struct apex_udp_socket {
 	uv_poll_t poll;
-	int fd;                   /* -1 when closed */
-	bool polling;             /* poll handle initialised (close it before fd) */
-	bool pktinfo;             /* wildcard bind: answer from the query's destination */
+	int fd;       /* -1 when closed */
+	bool polling; /* poll handle initialised (close it before fd) */
+	bool pktinfo; /* wildcard bind: answer from the query's destination */
 	struct apex_udp_worker *owner;
 } apex_udp_socket_t;
 
@@ -40,14 +40,14 @@ typedef struct apex_udp_batch {
 	/* IP_PKTINFO / IPV6_PKTINFO control messages (wildcard binds only) */
 	uint8_t in_control[APEX_UDP_BATCH][APEX_UDP_CONTROL_SPACE];
 	uint8_t out_control[APEX_UDP_BATCH][APEX_UDP_CONTROL_SPACE];
-	uint8_t *queries;         /* APEX_UDP_BATCH * APEX_UDP_QUERY_MAX */
-	uint8_t *answers;         /* APEX_UDP_BATCH * answer_capacity */
+	uint8_t *queries; /* APEX_UDP_BATCH * APEX_UDP_QUERY_MAX */
+	uint8_t *answers; /* APEX_UDP_BATCH * answer_capacity */
 	size_t answer_capacity;
 } apex_udp_batch_t;
 
 typedef struct apex_udp_worker {
-	struct apex_worker *worker;  /* the answer path (worker.h) */
-	apex_udp_socket_t *sockets;  /* one per listen address */
+	struct apex_worker *worker; /* the answer path (worker.h) */
+	apex_udp_socket_t *sockets; /* one per listen address */
 	size_t count;
 	apex_udp_batch_t *batch;
 } apex_udp_worker_t;

@@ -30,16 +30,16 @@ typedef struct apex_worker {
 	/* written by this worker only; read by the statistics collector */
 	_Alignas(64) apex_worker_stats_t stats;
 	_Alignas(64) unsigned index;
-	apex_zonetable_t *zonetable;                 /* shared: its generation is read per batch */
-	const apex_answer_config_t *answer_config;   /* shared, read-only */
+	apex_zonetable_t *zonetable;               /* shared: its generation is read per batch */
+	const apex_answer_config_t *answer_config; /* shared, read-only */
 	/* The zoneset answered from, and the table generation it was
 	 * acquired at (checked at every batch). */
 	apex_zoneset_t *zones;
 	unsigned long long generation;
-	apex_rrl_t rrl;           /* this worker's own rate-limiting table */
+	apex_rrl_t rrl; /* this worker's own rate-limiting table */
 	/* The batch clock, read once per batch. */
-	uint32_t now;             /* wall-clock seconds (server cookies, RFC 9018) */
-	uint64_t now_ms;          /* monotonic milliseconds (RRL; 0 when RRL is off) */
+	uint32_t now;    /* wall-clock seconds (server cookies, RFC 9018) */
+	uint64_t now_ms; /* monotonic milliseconds (RRL; 0 when RRL is off) */
 } apex_worker_t;
 
 /*
@@ -49,7 +49,8 @@ typedef struct apex_worker {
  * apex code; free with apex_worker_free() in every case.
  */
 int apex_worker_init(apex_worker_t *worker, unsigned index, apex_zonetable_t *table,
-		     const apex_answer_config_t *cfg, const apex_rrl_config_t *rrl, unsigned shares);
+		     const apex_answer_config_t *cfg, const apex_rrl_config_t *rrl,
+		     unsigned shares);
 
 /* Release the zoneset and the rate-limiting table. */
 void apex_worker_free(apex_worker_t *worker);
@@ -77,22 +78,17 @@ static inline void apex_worker_count(apex_worker_t *worker, const apex_answer_in
 		APEX_STAT_ADD(s->dropped, 1);
 		return;
 	}
-	APEX_STAT_ADD(s->rcode[info->rcode < APEX_STATS_RCODES - 1 ? info->rcode : APEX_STATS_RCODES - 1], 1);
+	APEX_STAT_ADD(
+		s->rcode[info->rcode < APEX_STATS_RCODES - 1 ? info->rcode : APEX_STATS_RCODES - 1],
+		1);
 	APEX_STAT_ADD(s->qtype[apex_stats_qtype_index(info->qtype)], 1);
 	if (info->truncated)
 		APEX_STAT_ADD(s->truncated, 1);
 	switch (info->cookie) {
-	case APEX_COOKIE_CLIENT_ONLY:
-		APEX_STAT_ADD(s->cookie_client, 1);
-		break;
-	case APEX_COOKIE_VALID:
-		APEX_STAT_ADD(s->cookie_valid, 1);
-		break;
-	case APEX_COOKIE_INVALID:
-		APEX_STAT_ADD(s->cookie_invalid, 1);
-		break;
-	default:
-		break;
+	case APEX_COOKIE_CLIENT_ONLY: APEX_STAT_ADD(s->cookie_client, 1); break;
+	case APEX_COOKIE_VALID: APEX_STAT_ADD(s->cookie_valid, 1); break;
+	case APEX_COOKIE_INVALID: APEX_STAT_ADD(s->cookie_invalid, 1); break;
+	default: break;
 	}
 }
 
@@ -136,8 +132,8 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 	if (size == 0 || transport != APEX_TRANSPORT_UDP || !apex_rrl_enabled(&worker->rrl))
 		return size;
 
-	apex_rrl_action_t act = apex_rrl_account(&worker->rrl, (const struct sockaddr *)peer,
-						 worker->now_ms);
+	apex_rrl_action_t act =
+		apex_rrl_account(&worker->rrl, (const struct sockaddr *)peer, worker->now_ms);
 	if (act == APEX_RRL_SLIP)
 		size = apex_rrl_slip_response(out, size);
 	if (act == APEX_RRL_DROP || size == 0) {

@@ -33,8 +33,8 @@
 #include "zone/zoneset.h"
 
 /* Print why the oracle failed, with the response in hex, and abort. */
-__attribute__((noreturn, format(printf, 3, 4)))
-static void fuzz_fail(const uint8_t *resp, size_t resp_size, const char *fmt, ...)
+__attribute__((noreturn, format(printf, 3, 4))) static void
+fuzz_fail(const uint8_t *resp, size_t resp_size, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -175,8 +175,9 @@ static bool fuzz_check_response(const uint8_t *query, size_t query_size,
 	}
 	ldns_pkt_free(pkt);
 
-	size_t limit = transport == APEX_TRANSPORT_UDP ? fuzz_udp_limit(query, query_size, cfg, edns)
-						       : APEX_MAX_MESSAGE;
+	size_t limit = transport == APEX_TRANSPORT_UDP
+			       ? fuzz_udp_limit(query, query_size, cfg, edns)
+			       : APEX_MAX_MESSAGE;
 	if (resp_size > limit)
 		fuzz_fail(resp, resp_size, "response of %zu bytes over the %zu-byte limit",
 			  resp_size, limit);

@@ -58,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      req.argv);
 	if (len < 0)
 		abort();
-	if (apex_ctl_request_parse((const uint8_t *)line, (size_t)len, &again, &reason) != APEX_OK ||
+	if (apex_ctl_request_parse((const uint8_t *)line, (size_t)len, &again, &reason) !=
+		    APEX_OK ||
 	    again.format != req.format || again.command != req.command || again.argc != req.argc)
 		abort();
 	for (size_t i = 0; i < req.argc; i++) {

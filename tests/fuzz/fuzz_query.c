@@ -24,13 +24,17 @@ enum { SET_NSEC, SET_NSEC3, SET_COUNT };
 static apex_zonetable_t tables[SET_COUNT];
 static apex_zoneset_t *sets[SET_COUNT];
 static apex_answer_config_t configs[2];
-static apex_worker_t *workers[SET_COUNT][2];  /* one per zoneset and configuration */
+static apex_worker_t *workers[SET_COUNT][2]; /* one per zoneset and configuration */
 /* RRL on, at a rate no input reaches: its table is written per query. */
 static const apex_rrl_config_t rrl_config = {
-	.rate = 1000000000, .slip = 2, .ipv4_prefix = 24, .ipv6_prefix = 56, .table_size = 1024,
+	.rate = 1000000000,
+	.slip = 2,
+	.ipv4_prefix = 24,
+	.ipv6_prefix = 56,
+	.table_size = 1024,
 };
-static uint8_t *udp_buf[2];  /* exactly the UDP capacity of each config */
-static uint8_t *tcp_buf;     /* exactly APEX_MAX_MESSAGE */
+static uint8_t *udp_buf[2]; /* exactly the UDP capacity of each config */
+static uint8_t *tcp_buf;    /* exactly APEX_MAX_MESSAGE */
 
 static size_t udp_capacity(const apex_answer_config_t *cfg)
 {
@@ -79,7 +83,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		for (int c = 0; c < 2; c++) {
 			workers[i][c] = aligned_alloc(64, sizeof(apex_worker_t));
 			if (workers[i][c] == NULL ||
-			    apex_worker_init(workers[i][c], 0, &tables[i], &configs[c], &rrl_config, 1) != APEX_OK)
+			    apex_worker_init(workers[i][c], 0, &tables[i], &configs[c], &rrl_config,
+					     1) != APEX_OK)
 				abort();
 		}
 	}
@@ -111,7 +116,7 @@ static void client_address(const uint8_t *data, size_t size, struct sockaddr_sto
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > APEX_MAX_MESSAGE)
-		return 0;  /* cannot arrive in one message, over UDP or TCP */
+		return 0; /* cannot arrive in one message, over UDP or TCP */
 	int which = size > 0 ? data[0] & 1 : 0;
 	const apex_answer_config_t *cfg = &configs[which];
 	struct sockaddr_storage peer;
@@ -122,25 +127,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		apex_worker_batch(worker);
 		size_t cap = udp_capacity(cfg);
 		uint8_t *udp = udp_buf[which];
-		size_t udp_size = apex_worker_answer(worker, APEX_TRANSPORT_UDP, &peer, data, size, udp,
-						     cap, &info);
+		size_t udp_size = apex_worker_answer(worker, APEX_TRANSPORT_UDP, &peer, data, size,
+						     udp, cap, &info);
 		fuzz_check_response(data, size, cfg, APEX_TRANSPORT_UDP, udp, udp_size, cap, &info);
 
 		size_t tcp_size = apex_worker_answer(worker, APEX_TRANSPORT_TCP, &peer, data, size,
 						     tcp_buf, APEX_MAX_MESSAGE, &info);
-		bool edns = fuzz_check_response(data, size, cfg, APEX_TRANSPORT_TCP, tcp_buf, tcp_size,
-						APEX_MAX_MESSAGE, &info);
+		bool edns = fuzz_check_response(data, size, cfg, APEX_TRANSPORT_TCP, tcp_buf,
+						tcp_size, APEX_MAX_MESSAGE, &info);
 
 		/* A TCP response that fits the UDP limit is what UDP must send
 		 * too, byte for byte: the limit may only cut, never change.
 		 * With EDNS, only when ldns reads the requestor's payload;
 		 * AXFR differs on purpose (NOTIMP over UDP, REFUSED over TCP). */
-		if (tcp_size > 0 && info.qtype != 252 && (!edns || fuzz_query_payload(data, size) != 0)) {
+		if (tcp_size > 0 && info.qtype != 252 &&
+		    (!edns || fuzz_query_payload(data, size) != 0)) {
 			size_t limit = fuzz_udp_limit(data, size, cfg, edns);
 			if (tcp_size <= limit &&
 			    (udp_size != tcp_size || memcmp(udp, tcp_buf, tcp_size) != 0))
 				fuzz_fail(udp, udp_size,
-					  "the %zu-byte TCP response fits in UDP (limit %zu) but UDP differs",
+					  "the %zu-byte TCP response fits in UDP (limit %zu) but "
+					  "UDP differs",
 					  tcp_size, limit);
 		}
 	}

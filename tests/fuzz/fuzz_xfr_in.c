@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 typedef struct seen {
 	uint8_t zone[APEX_NAME_MAX];
 	uint64_t records, sets;
-	uint32_t chain;  /* where the change sets have got to */
+	uint32_t chain; /* where the change sets have got to */
 } seen_t;
 
 static void oracle(const char *why)
@@ -72,7 +72,8 @@ static int on_changes(void *ctx, const apex_changes_t *set)
 	apex_changes_reader_init(&r, set->data, set->size);
 	while ((rc = apex_changes_next(&r, &rr, &kind)) == APEX_OK) {
 		if (kind == APEX_CHANGE_REMOVE || kind == APEX_CHANGE_ADD) {
-			if (!apex_name_is_subdomain(rr.owner, s->zone) || rr.rclass != APEX_CLASS_IN)
+			if (!apex_name_is_subdomain(rr.owner, s->zone) ||
+			    rr.rclass != APEX_CLASS_IN)
 				oracle("change outside the zone");
 			removed += kind == APEX_CHANGE_REMOVE;
 			added += kind == APEX_CHANGE_ADD;
@@ -116,7 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pos += len;
 	}
 	if (rc != APEX_OK) {
-		if ((rc != APEX_EMALFORMED && rc != APEX_EREFUSED && rc != APEX_ESPACE) || x.err[0] == '\0')
+		if ((rc != APEX_EMALFORMED && rc != APEX_EREFUSED && rc != APEX_ESPACE) ||
+		    x.err[0] == '\0')
 			oracle("failure without a documented code or a reason");
 		if (apex_xfr_in_done(&x) || apex_xfr_in_message(&x, data, size) != APEX_EMALFORMED)
 			oracle("the reader goes on after a failure");

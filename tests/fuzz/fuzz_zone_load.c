@@ -29,7 +29,7 @@ static uint8_t origin[APEX_NAME_MAX];
 static apex_answer_config_t cfg;
 static uint8_t *answer_udp;
 static uint8_t *answer_tcp;
-static bool verbose;  /* $FUZZ_VERBOSE: print each load's outcome */
+static bool verbose; /* $FUZZ_VERBOSE: print each load's outcome */
 
 static void cleanup(void)
 {
@@ -142,15 +142,15 @@ static void check_zone(const apex_zone_t *zone)
 			size_t common = p->key_size < n->key_size ? p->key_size : n->key_size;
 			int c = memcmp(p->key, n->key, common);
 			if (c > 0 || (c == 0 && p->key_size >= n->key_size))
-				abort();  /* not in strict canonical order */
+				abort(); /* not in strict canonical order */
 			if (n->parent == NULL)
-				abort();  /* only the apex has no parent */
+				abort(); /* only the apex has no parent */
 		}
 		if (apex_zone_find(zone, n->key, n->key_size) != n)
 			abort();
 		for (uint16_t r = 1; r < n->rrset_count; r++) {
 			if (n->rrsets[r - 1].type >= n->rrsets[r].type)
-				abort();  /* RRsets sorted by type, one per type */
+				abort(); /* RRsets sorted by type, one per type */
 		}
 	}
 }
@@ -172,10 +172,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "load: %s\n", rc == APEX_OK ? "ok" : err);
 	if (rc != APEX_OK) {
 		if (zone != NULL || (rc != APEX_ELOAD && rc != APEX_ENOMEM) ||
-		    memchr(err, '\0', sizeof(err)) == NULL ||
-		    strncmp(err, dir, strlen(dir)) != 0) {
-			fprintf(stderr, "failed load: rc %d, zone %p, err not \"FILE[:LINE]: reason\"\n", rc,
-				(void *)zone);
+		    memchr(err, '\0', sizeof(err)) == NULL || strncmp(err, dir, strlen(dir)) != 0) {
+			fprintf(stderr,
+				"failed load: rc %d, zone %p, err not \"FILE[:LINE]: reason\"\n",
+				rc, (void *)zone);
 			abort();
 		}
 		return 0;
@@ -185,7 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 
 	apex_zonetable_t table;
-	if (apex_zonetable_init(&table) != APEX_OK || apex_zonetable_publish(&table, zone) != APEX_OK)
+	if (apex_zonetable_init(&table) != APEX_OK ||
+	    apex_zonetable_publish(&table, zone) != APEX_OK)
 		abort();
 	unsigned long long generation;
 	apex_zoneset_t *set = apex_zonetable_acquire(&table, &generation);

@@ -18,11 +18,11 @@
 typedef struct dnsmsg_opts {
 	bool edns;
 	bool dnssec_ok;
-	uint16_t payload;     /* 0 = 1232 */
+	uint16_t payload; /* 0 = 1232 */
 	uint8_t version;
 	bool nsid;
-	uint16_t flags;       /* header flags (RD, CD, opcode...) */
-	uint16_t qclass;      /* 0 = IN */
+	uint16_t flags;  /* header flags (RD, CD, opcode...) */
+	uint16_t qclass; /* 0 = IN */
 } dnsmsg_opts_t;
 
 /* Build a query for name/type into buf (at least 512 bytes); returns its size. */

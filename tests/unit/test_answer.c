@@ -180,7 +180,7 @@ static void test_flags_copied(void **state)
 	assert_true(ldns_pkt_rd(pkt));
 	assert_true(ldns_pkt_cd(pkt));
 	assert_false(ldns_pkt_ad(pkt));
-	assert_false(ldns_pkt_edns(pkt));  /* no OPT without one in the query */
+	assert_false(ldns_pkt_edns(pkt)); /* no OPT without one in the query */
 	ldns_pkt_free(pkt);
 	o.flags = 0;
 	pkt = ask_opts(SET_PLAIN, "www.example.", APEX_TYPE_A, &o, APEX_TRANSPORT_UDP);
@@ -343,7 +343,8 @@ static void test_ds_at_cut(void **state)
 	assert_int_equal(dnsmsg_count(pkt, 1, "fj.", LDNS_RR_TYPE_DS), 1);
 	ldns_rr *sig = NULL;
 	for (size_t i = 0; i < ldns_pkt_ancount(pkt); i++) {
-		if (ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_answer(pkt), i)) == LDNS_RR_TYPE_RRSIG)
+		if (ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_answer(pkt), i)) ==
+		    LDNS_RR_TYPE_RRSIG)
 			sig = ldns_rr_list_rr(ldns_pkt_answer(pkt), i);
 	}
 	assert_non_null(sig);
@@ -451,7 +452,8 @@ static void test_nxdomain_nsec3(void **state)
 	ldns_pkt_free(pkt);
 
 	/* deeper name: closest encloser is com.fj. (an empty non-terminal with an NSEC3) */
-	pkt = ask_opts(SET_ROOT, "a.b.xx--nonexistent.com.fj.", APEX_TYPE_A, &tcp, APEX_TRANSPORT_TCP);
+	pkt = ask_opts(SET_ROOT, "a.b.xx--nonexistent.com.fj.", APEX_TYPE_A, &tcp,
+		       APEX_TRANSPORT_TCP);
 	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NXDOMAIN);
 	assert_int_equal(dnsmsg_nsec3_proves(pkt, "com.fj."), 2);
 	assert_int_equal(dnsmsg_nsec3_proves(pkt, "xx--nonexistent.com.fj."), 1);
@@ -815,7 +817,7 @@ static void test_formerr(void **state)
 	/* an option running past the OPT RDATA */
 	o.nsid = true;
 	query_size = dnsmsg_query(query_buf, "www.example.", APEX_TYPE_A, &o);
-	apex_write_u16(query_buf + query_size - 2, 1);  /* NSID length 1, no byte */
+	apex_write_u16(query_buf + query_size - 2, 1); /* NSID length 1, no byte */
 	expect_rcode(SET_PLAIN, APEX_TRANSPORT_UDP, LDNS_RCODE_FORMERR);
 
 	/* a record whose RDLENGTH runs past the message */
@@ -866,7 +868,7 @@ static void test_notimp_badvers_refused_drop(void **state)
 	assert_int_equal(APEX_RCODE(apex_read_u16(resp + 2)), 0);
 	assert_int_equal(apex_read_u16(resp + APEX_HDR_ARCOUNT), 1);
 	assert_int_equal(apex_read_u16(resp + APEX_HDR_ANCOUNT), 0);
-	assert_int_equal(resp[resp_size - 11 + 5], 1);  /* extended rcode high bits */
+	assert_int_equal(resp[resp_size - 11 + 5], 1); /* extended rcode high bits */
 	assert_int_equal(apex_read_u16(resp + resp_size - 11 + 1), APEX_TYPE_OPT);
 
 	/* a name in no served zone: REFUSED without AA */
@@ -900,10 +902,12 @@ static void test_notimp_badvers_refused_drop(void **state)
 	o = (dnsmsg_opts_t){ .flags = APEX_FLAG_QR };
 	query_size = dnsmsg_query(query_buf, "www.example.", APEX_TYPE_A, &o);
 	assert_int_equal(apex_answer(sets[SET_PLAIN], &cfg, APEX_TRANSPORT_UDP, query_buf,
-				     query_size, resp, sizeof(resp), &info), 0);
+				     query_size, resp, sizeof(resp), &info),
+			 0);
 	assert_true(info.dropped);
-	assert_int_equal(apex_answer(sets[SET_PLAIN], &cfg, APEX_TRANSPORT_UDP, query_buf, 11,
-				     resp, sizeof(resp), &info), 0);
+	assert_int_equal(apex_answer(sets[SET_PLAIN], &cfg, APEX_TRANSPORT_UDP, query_buf, 11, resp,
+				     sizeof(resp), &info),
+			 0);
 	assert_true(info.dropped);
 }
 
@@ -946,7 +950,7 @@ static void test_chaos_and_nsid(void **state)
 	o.nsid = false;
 	pkt = ask_opts(SET_PLAIN, "www.example.", APEX_TYPE_A, &o, APEX_TRANSPORT_UDP);
 	ldns_pkt_free(pkt);
-	assert_int_equal(apex_read_u16(resp + resp_size - 2), 0);  /* empty OPT RDATA */
+	assert_int_equal(apex_read_u16(resp + resp_size - 2), 0); /* empty OPT RDATA */
 	cfg = saved;
 }
 

@@ -29,7 +29,8 @@ static int setup(void **state)
 	const char *tmp = getenv("TMPDIR");
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/apex-config-test-XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+	snprintf(dir, sizeof(dir), "%s/apex-config-test-XXXXXX",
+		 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
 	return mkdtemp(dir) == NULL ? -1 : 0;
 }
 
@@ -60,27 +61,27 @@ static void test_full_file(void **state)
 {
 	apex_config_t cfg;
 	char err[512] = "", expect[700];
-	const char *path = write_file("full.conf",
-		"# a comment\n"
-		"server:\n"
-		"    listen: 127.0.0.1@5353   # trailing comment\n"
-		"    listen: ::1@5353\n"
-		"    listen: 192.0.2.1\n"
-		"\n"
-		"    workers: 4\n"
-		"    identity: \"ns1.example\"\n"
-		"    version: \"apex \\\"0.1\\\" # not a comment\"\n"
-		"    nsid: hex:6E7331\n"
-		"    edns-payload: 1400\n"
-		"    tcp-max-connections: 50\n"
-		"    tcp-idle-timeout: 3\n"
-		"    pid-file: run/apexd.pid\n"
-		"zone:\n"
-		"    name: \".\"\n"
-		"    file: \"zones/root.zone\"\n"
-		"zone:\n"
-		"\tname: fj\n"
-		"\tfile: /abs/fj.zone\n");
+	const char *path =
+		write_file("full.conf", "# a comment\n"
+					"server:\n"
+					"    listen: 127.0.0.1@5353   # trailing comment\n"
+					"    listen: ::1@5353\n"
+					"    listen: 192.0.2.1\n"
+					"\n"
+					"    workers: 4\n"
+					"    identity: \"ns1.example\"\n"
+					"    version: \"apex \\\"0.1\\\" # not a comment\"\n"
+					"    nsid: hex:6E7331\n"
+					"    edns-payload: 1400\n"
+					"    tcp-max-connections: 50\n"
+					"    tcp-idle-timeout: 3\n"
+					"    pid-file: run/apexd.pid\n"
+					"zone:\n"
+					"    name: \".\"\n"
+					"    file: \"zones/root.zone\"\n"
+					"zone:\n"
+					"\tname: fj\n"
+					"\tfile: /abs/fj.zone\n");
 
 	(void)state;
 	apex_config_init(&cfg);
@@ -94,7 +95,7 @@ static void test_full_file(void **state)
 	assert_string_equal(cfg.listens[1].text, "::1@5353");
 	assert_int_equal(cfg.listens[1].addr.ss_family, AF_INET6);
 	assert_int_equal(cfg.listens[1].addr_len, sizeof(struct sockaddr_in6));
-	assert_string_equal(cfg.listens[2].text, "192.0.2.1@53");  /* default port */
+	assert_string_equal(cfg.listens[2].text, "192.0.2.1@53"); /* default port */
 
 	assert_int_equal(cfg.workers, 4);
 	assert_string_equal(cfg.identity, "ns1.example");
@@ -114,7 +115,10 @@ static void test_full_file(void **state)
 	snprintf(expect, sizeof(expect), "%s/zones/root.zone", dir);
 	assert_string_equal(cfg.zones[0].file, expect);
 	assert_string_equal(cfg.zones[1].name, "fj.");
-	assert_memory_equal(cfg.zones[1].origin, "\x02" "fj\x00", 4);
+	assert_memory_equal(cfg.zones[1].origin,
+			    "\x02"
+			    "fj\x00",
+			    4);
 	assert_string_equal(cfg.zones[1].file, "/abs/fj.zone");
 	apex_config_free(&cfg);
 }
@@ -128,13 +132,13 @@ static void test_defaults(void **state)
 	apex_config_init(&cfg);
 	assert_int_equal(apex_config_add_listen(&cfg, "127.0.0.1@53", err, sizeof(err)), APEX_OK);
 	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
-	assert_int_equal(cfg.workers, 0);  /* one per CPU, decided by main */
+	assert_int_equal(cfg.workers, 0); /* one per CPU, decided by main */
 	assert_int_equal(cfg.edns_payload, 1232);
 	assert_int_equal(cfg.tcp_max_connections, 1000);
 	assert_int_equal(cfg.tcp_idle_timeout, 10);
 	assert_null(cfg.identity);
 	assert_null(cfg.version);
-	assert_null(cfg.nsid);  /* NSID off without identity */
+	assert_null(cfg.nsid); /* NSID off without identity */
 	assert_null(cfg.pid_file);
 	apex_config_free(&cfg);
 	assert_true(apex_config_cpu_count() >= 1);
@@ -189,7 +193,7 @@ static void test_reload_priority(void **state)
 
 	(void)state;
 	load_reload_priority("", &idle, &nice);
-	assert_true(idle);  /* the default: SCHED_IDLE */
+	assert_true(idle); /* the default: SCHED_IDLE */
 	load_reload_priority(" reload-priority: 7\n", &idle, &nice);
 	assert_false(idle);
 	assert_int_equal(nice, 7);
@@ -197,7 +201,7 @@ static void test_reload_priority(void **state)
 	assert_false(idle);
 	assert_int_equal(nice, 0);
 	load_reload_priority(" reload-priority: 19\n reload-priority: idle\n", &idle, &nice);
-	assert_true(idle);  /* the last one counts */
+	assert_true(idle); /* the last one counts */
 	/* the older spelling of reload-priority: N */
 	load_reload_priority(" reload-nice: 12\n", &idle, &nice);
 	assert_false(idle);
@@ -218,7 +222,7 @@ static void test_hardening_keys(void **state)
 	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
 	assert_int_equal(cfg.tcp_max_per_client, APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT);
 	assert_int_equal(cfg.tcp_io_timeout, APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT);
-	assert_int_equal(cfg.rrl.rate, 0);  /* RRL off */
+	assert_int_equal(cfg.rrl.rate, 0); /* RRL off */
 	assert_int_equal(cfg.rrl.slip, APEX_CONFIG_DEFAULT_RRL_SLIP);
 	assert_int_equal(cfg.rrl.ipv4_prefix, APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX);
 	assert_int_equal(cfg.rrl.ipv6_prefix, APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX);
@@ -230,24 +234,23 @@ static void test_hardening_keys(void **state)
 	assert_null(cfg.chroot_dir);
 	apex_config_free(&cfg);
 
-	path = write_file("hard.conf",
-			  "server:\n"
-			  "  listen: 127.0.0.1\n"
-			  "  tcp-max-connections-per-client: 7\n"
-			  "  tcp-io-timeout: 3\n"
-			  "  rrl-responses-per-second: 20\n"
-			  "  rrl-slip: 0\n"
-			  "  rrl-ipv4-prefix-length: 32\n"
-			  "  rrl-ipv6-prefix-length: 64\n"
-			  "  rrl-table-size: 1024\n"
-			  "  rrl-whitelist: 192.0.2.0/24\n"
-			  "  rrl-whitelist: 2001:db8::/32\n"
-			  "  rrl-whitelist: 198.51.100.7\n"
-			  "  cookies: off\n"
-			  "  cookie-secret: 000102030405060708090a0b0c0d0E0F\n"
-			  "  user: nobody\n"
-			  "  group: nogroup\n"
-			  "  chroot: /var/lib/apex\n");
+	path = write_file("hard.conf", "server:\n"
+				       "  listen: 127.0.0.1\n"
+				       "  tcp-max-connections-per-client: 7\n"
+				       "  tcp-io-timeout: 3\n"
+				       "  rrl-responses-per-second: 20\n"
+				       "  rrl-slip: 0\n"
+				       "  rrl-ipv4-prefix-length: 32\n"
+				       "  rrl-ipv6-prefix-length: 64\n"
+				       "  rrl-table-size: 1024\n"
+				       "  rrl-whitelist: 192.0.2.0/24\n"
+				       "  rrl-whitelist: 2001:db8::/32\n"
+				       "  rrl-whitelist: 198.51.100.7\n"
+				       "  cookies: off\n"
+				       "  cookie-secret: 000102030405060708090a0b0c0d0E0F\n"
+				       "  user: nobody\n"
+				       "  group: nogroup\n"
+				       "  chroot: /var/lib/apex\n");
 	apex_config_init(&cfg);
 	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
 	assert_int_equal(cfg.tcp_max_per_client, 7);
@@ -267,7 +270,7 @@ static void test_hardening_keys(void **state)
 	assert_int_equal(cfg.rrl.whitelist[1].len, 32);
 	assert_int_equal(cfg.rrl.whitelist[1].addr[1], 0x01);
 	assert_int_equal(cfg.rrl.whitelist[1].addr[2], 0x0d);
-	assert_int_equal(cfg.rrl.whitelist[2].len, 32);  /* a bare address: one host */
+	assert_int_equal(cfg.rrl.whitelist[2].len, 32); /* a bare address: one host */
 	assert_false(cfg.cookies);
 	assert_true(cfg.cookie_secret_set);
 	for (int i = 0; i < 16; i++)
@@ -321,8 +324,9 @@ static void test_number_keys_at_their_bounds(void **state)
 
 		snprintf(text, sizeof(text), "server:\n  %s: %lu\n", keys[i].key, keys[i].max);
 		apex_config_init(&cfg);
-		assert_int_equal(apex_config_load(&cfg, write_file("max.conf", text), err, sizeof(err)),
-				 APEX_OK);
+		assert_int_equal(
+			apex_config_load(&cfg, write_file("max.conf", text), err, sizeof(err)),
+			APEX_OK);
 		unsigned long got = 0;
 		switch (i) {
 		case 0: got = cfg.workers; break;
@@ -356,15 +360,24 @@ static void test_control_socket_and_cookies(void **state)
 
 	(void)state;
 	apex_config_init(&cfg);
-	assert_int_equal(apex_config_load(&cfg, write_file("ctl.conf",
-		"server:\n  control-socket: run/apexd.sock\n  cookies: no\n"), err, sizeof(err)), APEX_OK);
+	assert_int_equal(
+		apex_config_load(
+			&cfg,
+			write_file("ctl.conf",
+				   "server:\n  control-socket: run/apexd.sock\n  cookies: no\n"),
+			err, sizeof(err)),
+		APEX_OK);
 	snprintf(expect, sizeof(expect), "%s/run/apexd.sock", dir);
 	assert_string_equal(cfg.control_socket, expect);
 	assert_false(cfg.cookies);
 	apex_config_free(&cfg);
 	apex_config_init(&cfg);
-	assert_int_equal(apex_config_load(&cfg, write_file("ctl.conf",
-		"server:\n  control-socket: none\n  cookies: on\n"), err, sizeof(err)), APEX_OK);
+	assert_int_equal(
+		apex_config_load(
+			&cfg,
+			write_file("ctl.conf", "server:\n  control-socket: none\n  cookies: on\n"),
+			err, sizeof(err)),
+		APEX_OK);
 	assert_string_equal(cfg.control_socket, "none");
 	assert_true(cfg.cookies);
 	apex_config_free(&cfg);
@@ -377,7 +390,8 @@ static void test_errors(void **state)
 	expect_error("server:\n  workerz: 3\n", 2, "unknown key 'workerz' in the server section");
 	expect_error("\nlisten: 127.0.0.1\n", 2,
 		     "'listen' outside of a section (start with 'server:' or 'zone:')");
-	expect_error("server:\n  workers: 0\n", 2, "workers: expected a number from 1 to 1024, not '0'");
+	expect_error("server:\n  workers: 0\n", 2,
+		     "workers: expected a number from 1 to 1024, not '0'");
 	expect_error("server:\n  edns-payload: 511\n", 2,
 		     "edns-payload: expected a number from 512 to 65535, not '511'");
 	expect_error("server:\n  tcp-idle-timeout: 5s\n", 2,
@@ -387,11 +401,13 @@ static void test_errors(void **state)
 	expect_error("server:\n  listen: localhost\n", 2,
 		     "bad listen address 'localhost': 'localhost' is not an IPv4 or IPv6 address");
 	expect_error("server:\n  identity: \"open\n", 2, "unterminated quoted string");
-	expect_error("server:\n  workers: 2 3\n", 2, "unexpected text after the value of 'workers'");
+	expect_error("server:\n  workers: 2 3\n", 2,
+		     "unexpected text after the value of 'workers'");
 	expect_error("server:\n  nsid: hex:abc\n", 2, "nsid: odd number of hex digits");
 	expect_error("server:\n  nsid: hex:zz\n", 2, "nsid: 'zz' is not hex");
 	expect_error("server:\n  version:\n", 2, "'version' needs a value");
-	expect_error("server: yes\n", 1, "'server:' takes no value: put its keys on the lines below");
+	expect_error("server: yes\n", 1,
+		     "'server:' takes no value: put its keys on the lines below");
 	/* a zone's errors point at its "zone:" line */
 	expect_error("server:\n  listen: ::1\nzone:\n  name: example.\n\n", 3,
 		     "zone example. without a file");
@@ -422,7 +438,8 @@ static void test_errors(void **state)
 		     "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not '192.0.2.0/33'");
 	expect_error("server:\n  rrl-whitelist: example.com/24\n", 2,
 		     "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not 'example.com/24'");
-	expect_error("server:\n  rrl-burst: 5\n", 2, "unknown key 'rrl-burst' in the server section");
+	expect_error("server:\n  rrl-burst: 5\n", 2,
+		     "unknown key 'rrl-burst' in the server section");
 	expect_error("server:\n  cookie-secret: 0011\n", 2,
 		     "cookie-secret: expected 32 hex digits (16 bytes)");
 	expect_error("server:\n  cookie-secret: 000102030405060708090a0b0c0d0e0g\n", 2,
@@ -451,10 +468,12 @@ static void test_command_line(void **state)
 	assert_int_equal(cfg.listen_count, 0);
 	assert_int_equal(apex_config_add_listen(&cfg, "0.0.0.0@5353", err, sizeof(err)), APEX_OK);
 
-	assert_int_equal(apex_config_add_zone_arg(&cfg, "fj.=zones/fj.zone", err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_add_zone_arg(&cfg, "fj.=zones/fj.zone", err, sizeof(err)),
+			 APEX_OK);
 	snprintf(expect, sizeof(expect), "%s/zones/fj.zone", cwd);
-	assert_string_equal(cfg.zones[0].file, expect);  /* -z is relative to the cwd */
-	assert_int_equal(apex_config_add_zone_arg(&cfg, ".=/z/root.zone", err, sizeof(err)), APEX_OK);
+	assert_string_equal(cfg.zones[0].file, expect); /* -z is relative to the cwd */
+	assert_int_equal(apex_config_add_zone_arg(&cfg, ".=/z/root.zone", err, sizeof(err)),
+			 APEX_OK);
 	assert_string_equal(cfg.zones[1].name, ".");
 	assert_int_equal(apex_config_add_zone_arg(&cfg, "FJ=other", err, sizeof(err)), APEX_EINVAL);
 	assert_string_equal(err, "zone FJ. given twice");
@@ -479,7 +498,8 @@ static void test_missing_file(void **state)
 	(void)state;
 	apex_config_init(&cfg);
 	/* the failure of the open, kept as -errno */
-	assert_int_equal(apex_config_load(&cfg, "/nonexistent/apex.conf", err, sizeof(err)), APEX_ENOENT);
+	assert_int_equal(apex_config_load(&cfg, "/nonexistent/apex.conf", err, sizeof(err)),
+			 APEX_ENOENT);
 	assert_string_equal(err, "/nonexistent/apex.conf: No such file or directory");
 	apex_config_free(&cfg);
 }

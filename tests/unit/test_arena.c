@@ -21,8 +21,8 @@ static void alignment_and_zeroing(void **state)
 		uint8_t *p = apex_arena_alloc(a, size);
 		assert_non_null(p);
 		assert_int_equal((uintptr_t)p % 16, 0);
-		memset(p, 0xab, size);  /* ASan: the whole size is ours */
-		(void)apex_arena_alloc_packed(a, 3);  /* unaligns the next free byte */
+		memset(p, 0xab, size);               /* ASan: the whole size is ours */
+		(void)apex_arena_alloc_packed(a, 3); /* unaligns the next free byte */
 	}
 	uint64_t *z = apex_arena_calloc(a, 100, sizeof(*z));
 	assert_non_null(z);
@@ -91,13 +91,13 @@ static void adoption(void **state)
 	assert_non_null(big);
 	memset(big, 7, 1u << 20);
 	size_t fa = apex_arena_footprint(a), ff = apex_arena_footprint(from);
-	apex_arena_adopt(a, from);  /* frees from */
+	apex_arena_adopt(a, from); /* frees from */
 	assert_int_equal(apex_arena_footprint(a), fa + ff);
 	assert_string_equal(s, "kept after the adoption");
 	assert_int_equal(big[(1u << 20) - 1], 7);
 	/* the adopter goes on allocating */
 	assert_non_null(apex_arena_alloc(a, 100));
-	apex_arena_destroy(a);  /* ASan/LSan: everything released once */
+	apex_arena_destroy(a); /* ASan/LSan: everything released once */
 }
 
 static void footprint_grows_with_use(void **state)
@@ -112,9 +112,9 @@ static void footprint_grows_with_use(void **state)
 	}
 	size_t end = apex_arena_footprint(a);
 	assert_true(end >= start + total);
-	assert_true(end < start + 2 * total + (1u << 20));  /* no waste beyond a chunk */
+	assert_true(end < start + 2 * total + (1u << 20)); /* no waste beyond a chunk */
 	apex_arena_destroy(a);
-	apex_arena_destroy(NULL);  /* allowed */
+	apex_arena_destroy(NULL); /* allowed */
 }
 
 int main(void)

@@ -38,7 +38,8 @@ static void test_cookie_rfc9018_vector(void **state)
 
 static void test_cookie_verify_rejects(void **state)
 {
-	uint8_t secret[16] = { 1, 2, 3 }, client[8] = { 9, 8, 7 }, cookie[16], addr[4] = { 127, 0, 0, 1 };
+	uint8_t secret[16] = { 1, 2, 3 }, client[8] = { 9, 8, 7 }, cookie[16],
+		addr[4] = { 127, 0, 0, 1 };
 	uint8_t other[4] = { 127, 0, 0, 2 };
 	uint32_t now = 1700000000;
 

@@ -52,10 +52,23 @@ static void test_request_valid(void **state)
 static void test_request_invalid(void **state)
 {
 	static const char *const bad[] = {
-		"", "\n", "   \n", "text\n", "status\n", "yaml status\n", "text frobnicate\n",
-		"text status extra\n", "text stats x\n", "text stop now\n", "text reconfig a\n",
-		"text status\ntext stats\n", "text reload a\x01\n", "text reload \xc3\xa9.\n",
-		"text\x7fstatus\n", "TEXT status\n", "text STATUS\n",
+		"",
+		"\n",
+		"   \n",
+		"text\n",
+		"status\n",
+		"yaml status\n",
+		"text frobnicate\n",
+		"text status extra\n",
+		"text stats x\n",
+		"text stop now\n",
+		"text reconfig a\n",
+		"text status\ntext stats\n",
+		"text reload a\x01\n",
+		"text reload \xc3\xa9.\n",
+		"text\x7fstatus\n",
+		"TEXT status\n",
+		"text STATUS\n",
 	};
 	const char *reason;
 
@@ -67,8 +80,9 @@ static void test_request_invalid(void **state)
 		assert_null(strchr(reason, '\n'));
 	}
 	/* an embedded NUL is a control byte */
-	assert_int_equal(apex_ctl_request_parse((const uint8_t *)"text st\0atus\n", 13, &req, &reason),
-			 APEX_EMALFORMED);
+	assert_int_equal(
+		apex_ctl_request_parse((const uint8_t *)"text st\0atus\n", 13, &req, &reason),
+		APEX_EMALFORMED);
 	/* NULL with a size, and NULL reason */
 	assert_int_equal(apex_ctl_request_parse(NULL, 3, &req, NULL), APEX_EMALFORMED);
 }
@@ -86,15 +100,17 @@ static void test_request_limits(void **state)
 	len = strlen(line);
 	memset(line + len, 'a', APEX_CTL_REQUEST_MAX - 1 - len);
 	line[APEX_CTL_REQUEST_MAX - 1] = '\n';
-	assert_int_equal(apex_ctl_request_parse((uint8_t *)line, APEX_CTL_REQUEST_MAX, &req, &reason),
-			 APEX_OK);
+	assert_int_equal(
+		apex_ctl_request_parse((uint8_t *)line, APEX_CTL_REQUEST_MAX, &req, &reason),
+		APEX_OK);
 	assert_int_equal(req.argc, 1);
 	assert_int_equal(strlen(req.argv[0]), APEX_CTL_REQUEST_MAX - 1 - len);
 	/* one byte more: refused */
 	line[APEX_CTL_REQUEST_MAX - 1] = 'a';
 	line[APEX_CTL_REQUEST_MAX] = '\n';
-	assert_int_equal(apex_ctl_request_parse((uint8_t *)line, APEX_CTL_REQUEST_MAX + 1, &req,
-						&reason), APEX_EMALFORMED);
+	assert_int_equal(
+		apex_ctl_request_parse((uint8_t *)line, APEX_CTL_REQUEST_MAX + 1, &req, &reason),
+		APEX_EMALFORMED);
 	/* 256 arguments pass, 257 do not */
 	strcpy(line, "text reload");
 	for (int i = 0; i < APEX_CTL_ARGS_MAX; i++)
@@ -115,7 +131,8 @@ static void test_request_format_roundtrip(void **state)
 	int len;
 
 	(void)state;
-	len = apex_ctl_request_format(out, sizeof(out), APEX_CTL_FORMAT_JSON, APEX_CTL_RELOAD, 2, args);
+	len = apex_ctl_request_format(out, sizeof(out), APEX_CTL_FORMAT_JSON, APEX_CTL_RELOAD, 2,
+				      args);
 	assert_int_equal(len, (int)strlen("json reload nu. example.\n"));
 	assert_string_equal(out, "json reload nu. example.\n");
 	assert_int_equal(apex_ctl_request_parse((uint8_t *)out, (size_t)len, &req, NULL), APEX_OK);
@@ -124,13 +141,17 @@ static void test_request_format_roundtrip(void **state)
 	assert_string_equal(req.argv[1], "example.");
 
 	assert_int_equal(apex_ctl_request_format(out, sizeof(out), APEX_CTL_FORMAT_TEXT,
-						 APEX_CTL_RELOAD, 1, bad_args), APEX_EINVAL);
+						 APEX_CTL_RELOAD, 1, bad_args),
+			 APEX_EINVAL);
 	assert_int_equal(apex_ctl_request_format(out, sizeof(out), APEX_CTL_FORMAT_TEXT,
-						 APEX_CTL_RELOAD, 1, empty_args), APEX_EINVAL);
+						 APEX_CTL_RELOAD, 1, empty_args),
+			 APEX_EINVAL);
 	assert_int_equal(apex_ctl_request_format(out, sizeof(out), APEX_CTL_FORMAT_TEXT,
-						 APEX_CTL_STATUS, 1, args), APEX_EINVAL);
-	assert_int_equal(apex_ctl_request_format(out, 8, APEX_CTL_FORMAT_TEXT, APEX_CTL_STATUS, 0,
-						 NULL), APEX_ESPACE);
+						 APEX_CTL_STATUS, 1, args),
+			 APEX_EINVAL);
+	assert_int_equal(
+		apex_ctl_request_format(out, 8, APEX_CTL_FORMAT_TEXT, APEX_CTL_STATUS, 0, NULL),
+		APEX_ESPACE);
 	assert_string_equal(apex_ctl_command_name(APEX_CTL_ZONE_STATUS), "zone-status");
 	assert_int_equal(apex_ctl_command_from_name("stats"), APEX_CTL_STATS);
 	assert_int_equal(apex_ctl_command_from_name("nope"), -1);
@@ -188,9 +209,9 @@ static void test_buf_limit_and_json(void **state)
 	apex_ctl_buf_printf(&buf, "%d", 6789);
 	assert_false(buf.failed);
 	assert_string_equal(buf.data, "123456789");
-	apex_ctl_buf_puts(&buf, "01");  /* 11 > 10 */
+	apex_ctl_buf_puts(&buf, "01"); /* 11 > 10 */
 	assert_true(buf.failed);
-	apex_ctl_buf_puts(&buf, "x");   /* ignored once failed */
+	apex_ctl_buf_puts(&buf, "x"); /* ignored once failed */
 	assert_string_equal(buf.data, "123456789");
 	apex_ctl_buf_free(&buf);
 

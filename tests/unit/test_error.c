@@ -39,7 +39,7 @@ static void libuv_codes_are_apex_codes(void **state)
 static void apex_codes_are_outside_errno(void **state)
 {
 	(void)state;
-	assert_true(APEX_ELOAD < -4095);  /* the kernel's errno range is 1..4095 */
+	assert_true(APEX_ELOAD < -4095); /* the kernel's errno range is 1..4095 */
 	assert_true(APEX_EREFUSED < -4095);
 	assert_string_equal(apex_strerror(APEX_ELOAD), "zone load failed");
 	assert_string_equal(apex_strerror(APEX_EREFUSED), "refused by the peer");

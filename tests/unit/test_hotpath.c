@@ -68,29 +68,65 @@
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
-#include "worker.h"  /* src/apexd: the daemon's answer path */
+#include "worker.h" /* src/apexd: the daemon's answer path */
 
 /* ------------------------------------------------------------ counters */
 
 enum {
-	C_MALLOC, C_CALLOC, C_REALLOC, C_FREE, C_POSIX_MEMALIGN, C_ALIGNED_ALLOC,
-	C_STRDUP, C_STRNDUP,
-	C_MUTEX_LOCK, C_MUTEX_TRYLOCK, C_MUTEX_TIMEDLOCK,
-	C_RW_RDLOCK, C_RW_WRLOCK, C_RW_TRYRDLOCK, C_RW_TRYWRLOCK, C_RW_TIMEDRDLOCK,
-	C_RW_TIMEDWRLOCK, C_RW_UNLOCK, C_SPIN_LOCK, C_SPIN_TRYLOCK,
-	C_COND_WAIT, C_COND_TIMEDWAIT,
-	C_APEX_RDLOCK, C_APEX_WRLOCK, C_ZONETABLE_ACQUIRE, C_ZONESET_RELEASE,
+	C_MALLOC,
+	C_CALLOC,
+	C_REALLOC,
+	C_FREE,
+	C_POSIX_MEMALIGN,
+	C_ALIGNED_ALLOC,
+	C_STRDUP,
+	C_STRNDUP,
+	C_MUTEX_LOCK,
+	C_MUTEX_TRYLOCK,
+	C_MUTEX_TIMEDLOCK,
+	C_RW_RDLOCK,
+	C_RW_WRLOCK,
+	C_RW_TRYRDLOCK,
+	C_RW_TRYWRLOCK,
+	C_RW_TIMEDRDLOCK,
+	C_RW_TIMEDWRLOCK,
+	C_RW_UNLOCK,
+	C_SPIN_LOCK,
+	C_SPIN_TRYLOCK,
+	C_COND_WAIT,
+	C_COND_TIMEDWAIT,
+	C_APEX_RDLOCK,
+	C_APEX_WRLOCK,
+	C_ZONETABLE_ACQUIRE,
+	C_ZONESET_RELEASE,
 	C_COUNT
 };
 static const char *const counter_names[C_COUNT] = {
-	"malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc",
-	"strdup", "strndup",
-	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
-	"pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_tryrdlock",
-	"pthread_rwlock_trywrlock", "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock",
-	"pthread_rwlock_unlock", "pthread_spin_lock", "pthread_spin_trylock",
-	"pthread_cond_wait", "pthread_cond_timedwait",
-	"apex_rwlock_rdlock", "apex_rwlock_wrlock", "apex_zonetable_acquire",
+	"malloc",
+	"calloc",
+	"realloc",
+	"free",
+	"posix_memalign",
+	"aligned_alloc",
+	"strdup",
+	"strndup",
+	"pthread_mutex_lock",
+	"pthread_mutex_trylock",
+	"pthread_mutex_timedlock",
+	"pthread_rwlock_rdlock",
+	"pthread_rwlock_wrlock",
+	"pthread_rwlock_tryrdlock",
+	"pthread_rwlock_trywrlock",
+	"pthread_rwlock_timedrdlock",
+	"pthread_rwlock_timedwrlock",
+	"pthread_rwlock_unlock",
+	"pthread_spin_lock",
+	"pthread_spin_trylock",
+	"pthread_cond_wait",
+	"pthread_cond_timedwait",
+	"apex_rwlock_rdlock",
+	"apex_rwlock_wrlock",
+	"apex_zonetable_acquire",
 	"apex_zoneset_release",
 };
 
@@ -124,8 +160,8 @@ static void reset_calls(void)
 /* While `region_active`, libapex's allocations are bump-allocated from
  * one reserved mapping (freed blocks are simply not reused), so that the
  * whole zone database can be made read-only in one mprotect() call. */
-#define REGION_RESERVE ((size_t)256 << 20)  /* the three zones take about 16 MiB */
-#define REGION_HEADER 16  /* the block's size, keeping 16-byte alignment */
+#define REGION_RESERVE ((size_t)256 << 20) /* the three zones take about 16 MiB */
+#define REGION_HEADER 16                   /* the block's size, keeping 16-byte alignment */
 static uint8_t *region_base;
 static size_t region_used;
 static int region_active;
@@ -226,7 +262,7 @@ void *__wrap_calloc(size_t n, size_t size)
 		return __real_calloc(n, size);
 	if (size != 0 && n > SIZE_MAX / size)
 		return NULL;
-	return region_alloc(n * size, 16);  /* fresh anonymous pages are zero */
+	return region_alloc(n * size, 16); /* fresh anonymous pages are zero */
 }
 
 void *__wrap_realloc(void *p, size_t size)
@@ -278,11 +314,11 @@ char *__wrap_strndup(const char *s, size_t n)
 	return __real_strndup(s, n);
 }
 
-#define WRAP_LOCK(name, counter, type)              \
-	int __wrap_##name(type *l)                  \
-	{                                           \
-		count(counter);                     \
-		return __real_##name(l);            \
+#define WRAP_LOCK(name, counter, type)   \
+	int __wrap_##name(type *l)       \
+	{                                \
+		count(counter);          \
+		return __real_##name(l); \
 	}
 WRAP_LOCK(pthread_mutex_lock, C_MUTEX_LOCK, pthread_mutex_t)
 WRAP_LOCK(pthread_mutex_trylock, C_MUTEX_TRYLOCK, pthread_mutex_t)
@@ -348,17 +384,17 @@ enum { K_EXISTING, K_BELOW, K_JUNK, K_FEATURE, K_COUNT };
 
 /* Names of example.nsec3.zone that reach the engine's special cases. */
 static const char *const feature_names[] = {
-	"x.wild.example.", "a.b.wild.example.", "explicit.wild.example.", "y.wc.example.",
-	"chain1.example.", "loop1.example.", "dangling.example.", "chainout.example.",
-	"tosub.example.", "x.dname.example.", "host.dname.example.", "a.b.c.ent.example.",
-	"c.ent.example.", "sub.example.", "x.sub.example.", "nods.example.", "mail.example.",
-	"_sip._tcp.example.", "www.example.", "MiXeD.CaSe.example.",
+	"x.wild.example.", "a.b.wild.example.",  "explicit.wild.example.", "y.wc.example.",
+	"chain1.example.", "loop1.example.",     "dangling.example.",      "chainout.example.",
+	"tosub.example.",  "x.dname.example.",   "host.dname.example.",    "a.b.c.ent.example.",
+	"c.ent.example.",  "sub.example.",       "x.sub.example.",         "nods.example.",
+	"mail.example.",   "_sip._tcp.example.", "www.example.",           "MiXeD.CaSe.example.",
 };
 
 typedef struct query {
 	uint8_t wire[360];
 	uint16_t size;
-	struct sockaddr_storage peer;  /* the client it comes from */
+	struct sockaddr_storage peer; /* the client it comes from */
 	uint8_t zone, kind;
 	apex_transport_t transport;
 	bool dnssec_ok;
@@ -368,7 +404,7 @@ typedef struct query {
 } query_t;
 
 #define QUERY_COUNT 6000
-#define ROUNDS 4  /* each thread answers every query this many times */
+#define ROUNDS 4 /* each thread answers every query this many times */
 
 static apex_zonetable_t table;
 static apex_zoneset_t *zones;
@@ -381,7 +417,11 @@ static query_t *queries;
 static const uint8_t cookie_secret[16] = "hotpath-secret!";
 static const uint8_t nsid[] = "hotpath";
 static const apex_rrl_config_t rrl_config = {
-	.rate = 1000000000, .slip = 2, .ipv4_prefix = 24, .ipv6_prefix = 56, .table_size = 4096,
+	.rate = 1000000000,
+	.slip = 2,
+	.ipv4_prefix = 24,
+	.ipv6_prefix = 56,
+	.table_size = 4096,
 };
 /* The batch clock is pinned after each batch so that server cookies,
  * which carry it, compare byte for byte with the reference answers. */
@@ -408,9 +448,9 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
 }
 
 static const uint16_t qtypes[] = {
-	APEX_TYPE_A, APEX_TYPE_AAAA, APEX_TYPE_NS, APEX_TYPE_DS, APEX_TYPE_SOA,
-	APEX_TYPE_DNSKEY, APEX_TYPE_TXT, APEX_TYPE_MX, APEX_TYPE_CNAME, APEX_TYPE_ANY,
-	APEX_TYPE_NSEC, APEX_TYPE_NSEC3PARAM, APEX_TYPE_SRV, APEX_TYPE_DNAME, 99 /* SPF */,
+	APEX_TYPE_A,      APEX_TYPE_AAAA,       APEX_TYPE_NS,  APEX_TYPE_DS,    APEX_TYPE_SOA,
+	APEX_TYPE_DNSKEY, APEX_TYPE_TXT,        APEX_TYPE_MX,  APEX_TYPE_CNAME, APEX_TYPE_ANY,
+	APEX_TYPE_NSEC,   APEX_TYPE_NSEC3PARAM, APEX_TYPE_SRV, APEX_TYPE_DNAME, 99 /* SPF */,
 };
 
 /* EDNS options at random: an NSID request, a client cookie alone (the
@@ -420,14 +460,14 @@ static size_t add_options(uint8_t *p)
 {
 	size_t n = 0;
 	if ((rng() & 3) == 0) {
-		apex_write_u16(p, 3);  /* NSID, empty */
+		apex_write_u16(p, 3); /* NSID, empty */
 		apex_write_u16(p + 2, 0);
 		n += 4;
 	}
-	unsigned cookie = (unsigned)(rng() % 4);  /* 0, 1: none; 2: client; 3: client + server */
+	unsigned cookie = (unsigned)(rng() % 4); /* 0, 1: none; 2: client; 3: client + server */
 	if (cookie >= 2) {
 		size_t len = cookie == 2 ? 8 : 24;
-		apex_write_u16(p + n, 10);  /* COOKIE */
+		apex_write_u16(p + n, 10); /* COOKIE */
 		apex_write_u16(p + n + 2, (uint16_t)len);
 		for (size_t i = 0; i < len; i++)
 			p[n + 4 + i] = (uint8_t)rng();
@@ -451,7 +491,8 @@ static void set_peer(struct sockaddr_storage *peer)
 	} else {
 		struct sockaddr_in *in = (struct sockaddr_in *)peer;
 		in->sin_family = AF_INET;
-		in->sin_addr.s_addr = htonl(0xc0000200u | (uint32_t)(rng() % 4) << 8 | (uint32_t)(rng() & 0xff));
+		in->sin_addr.s_addr =
+			htonl(0xc0000200u | (uint32_t)(rng() % 4) << 8 | (uint32_t)(rng() & 0xff));
 	}
 }
 
@@ -463,7 +504,7 @@ static void make_query(query_t *q, const uint8_t *name, int prefix)
 	size_t pos = APEX_HEADER_SIZE;
 	memset(w, 0, APEX_HEADER_SIZE);
 	apex_write_u16(w + APEX_HDR_ID, (uint16_t)rng());
-	apex_write_u16(w + APEX_HDR_FLAGS, (rng() & 1) ? 0x0100 : 0);  /* RD sometimes */
+	apex_write_u16(w + APEX_HDR_FLAGS, (rng() & 1) ? 0x0100 : 0); /* RD sometimes */
 	apex_write_u16(w + APEX_HDR_QDCOUNT, 1);
 	for (int i = 0; i < prefix; i++) {
 		int len = 1 + (int)(rng() % 12);
@@ -486,7 +527,7 @@ static void make_query(query_t *q, const uint8_t *name, int prefix)
 	unsigned mode = (unsigned)(rng() % 10);
 	q->transport = mode == 9 ? APEX_TRANSPORT_TCP : APEX_TRANSPORT_UDP;
 	q->dnssec_ok = false;
-	if (mode != 0) {  /* mode 0: no EDNS, 512-byte limit */
+	if (mode != 0) { /* mode 0: no EDNS, 512-byte limit */
 		q->dnssec_ok = (rng() & 1) != 0;
 		w[pos] = 0;
 		apex_write_u16(w + pos + 1, APEX_TYPE_OPT);
@@ -515,24 +556,26 @@ static void make_queries(void)
 		const apex_zone_t *zone = apex_zoneset_get(zones, origin);
 		const apex_node_t *node = &zone->nodes[rng() % zone->node_count];
 		switch (q->kind) {
-		case K_EXISTING:  /* the name itself: answers, NODATA, referrals at cuts, DS */
+		case K_EXISTING: /* the name itself: answers, NODATA, referrals at cuts, DS */
 			make_query(q, node->name, 0);
-			if (node->rrset_count > 0 && (rng() & 1))  /* a type it has */
-				apex_write_u16(q->wire + APEX_HEADER_SIZE + apex_name_size(node->name),
+			if (node->rrset_count > 0 && (rng() & 1)) /* a type it has */
+				apex_write_u16(q->wire + APEX_HEADER_SIZE +
+						       apex_name_size(node->name),
 					       node->rrsets[rng() % node->rrset_count].type);
 			break;
-		case K_FEATURE: {  /* wildcards, CNAME chains, DNAME, ENTs, cuts */
+		case K_FEATURE: { /* wildcards, CNAME chains, DNAME, ENTs, cuts */
 			uint8_t name[APEX_NAME_MAX];
 			q->zone = Z_EXAMPLE;
 			apex_name_from_str(feature_names[rng() % (sizeof(feature_names) /
-								   sizeof(feature_names[0]))], name);
+								  sizeof(feature_names[0]))],
+					   name);
 			make_query(q, name, 0);
 			break;
 		}
-		case K_BELOW:     /* below an existing name: referrals, wildcards, DNAME, NXDOMAIN */
+		case K_BELOW: /* below an existing name: referrals, wildcards, DNAME, NXDOMAIN */
 			make_query(q, node->name, 1 + (int)(rng() % 2));
 			break;
-		default:          /* a junk name right under the apex: NXDOMAIN with proofs */
+		default: /* a junk name right under the apex: NXDOMAIN with proofs */
 			make_query(q, zone->origin, 1);
 			break;
 		}
@@ -618,7 +661,7 @@ typedef struct range {
 } range_t;
 
 #define MAX_RANGES 8
-static range_t data_ranges[MAX_RANGES];  /* the program's writable segments */
+static range_t data_ranges[MAX_RANGES]; /* the program's writable segments */
 static int data_range_count;
 
 static int find_data_segments(struct dl_phdr_info *info, size_t size, void *arg)
@@ -634,10 +677,11 @@ static int find_data_segments(struct dl_phdr_info *info, size_t size, void *arg)
 		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
 		uintptr_t end = start + ph->p_memsz;
 		data_ranges[data_range_count].start = start & ~(uintptr_t)(page - 1);
-		data_ranges[data_range_count].end = (end + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+		data_ranges[data_range_count].end =
+			(end + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
 		data_range_count++;
 	}
-	return 1;  /* stop after the program */
+	return 1; /* stop after the program */
 }
 
 static int protect_all(int prot)
@@ -646,8 +690,8 @@ static int protect_all(int prot)
 	if (mprotect(region_base, region_len, prot) != 0)
 		return -1;
 	for (int i = 0; i < data_range_count; i++) {
-		if (mprotect((void *)data_ranges[i].start, data_ranges[i].end - data_ranges[i].start,
-			     prot) != 0)
+		if (mprotect((void *)data_ranges[i].start,
+			     data_ranges[i].end - data_ranges[i].start, prot) != 0)
 			return -1;
 	}
 	return 0;
@@ -669,13 +713,13 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 /* ------------------------------------------------------------ answering */
 
 typedef struct worker {
-	apex_worker_t *worker;    /* this thread's answer path (worker.h) */
+	apex_worker_t *worker; /* this thread's answer path (worker.h) */
 	pthread_t thread;
 	pthread_barrier_t *start;
-	uint8_t *out;             /* this thread's own buffer */
+	uint8_t *out; /* this thread's own buffer */
 	unsigned long answered;
 	unsigned long mismatches;
-	uint64_t allocated, deallocated;  /* jemalloc bytes in the window */
+	uint64_t allocated, deallocated; /* jemalloc bytes in the window */
 	int jemalloc_ok;
 } worker_t;
 
@@ -684,8 +728,7 @@ typedef struct worker {
 static size_t answer_one(apex_worker_t *w, const query_t *q, uint8_t *out)
 {
 	size_t capacity = q->transport == APEX_TRANSPORT_TCP ? APEX_MAX_MESSAGE : 1232;
-	return apex_worker_answer(w, q->transport, &q->peer, q->wire, q->size, out, capacity,
-				  NULL);
+	return apex_worker_answer(w, q->transport, &q->peer, q->wire, q->size, out, capacity, NULL);
 }
 
 static void *worker_main(void *arg)
@@ -827,7 +870,7 @@ static void test_mix_covers_answer_kinds(void **state)
 		if (rcode == 0 && an > 0)
 			answers++;
 		if (rcode == 0 && an > 0 && q->kind == K_FEATURE)
-			feature_answers++;  /* wildcard, CNAME, DNAME synthesis... */
+			feature_answers++; /* wildcard, CNAME, DNAME synthesis... */
 		/* NXDOMAIN with SOA + NSEC/NSEC3 proofs and their RRSIGs */
 		if (rcode == 3 && q->dnssec_ok && ns >= 4 && !tc) {
 			if (q->zone == Z_ROOT)
@@ -838,8 +881,8 @@ static void test_mix_covers_answer_kinds(void **state)
 	}
 	free(out);
 	print_message("mix: %u referrals, %u answers, %u NXDOMAIN+NSEC, %u NXDOMAIN+NSEC3, "
-		      "%u TC, %u over 1232 bytes, %u wildcard/CNAME/DNAME answers\n", referrals,
-		      answers, nx_nsec, nx_nsec3, truncated, large, feature_answers);
+		      "%u TC, %u over 1232 bytes, %u wildcard/CNAME/DNAME answers\n",
+		      referrals, answers, nx_nsec, nx_nsec3, truncated, large, feature_answers);
 	assert_int_equal(dropped, 0);
 	assert_int_equal(servfail, 0);
 	assert_true(referrals >= 500);
@@ -857,7 +900,7 @@ static void test_no_malloc_no_lock(void **state)
 	(void)state;
 	uint8_t *out = malloc(APEX_MAX_MESSAGE);
 	assert_non_null(out);
-	reference_answers(out);  /* also warms every code path up first */
+	reference_answers(out); /* also warms every code path up first */
 
 	reset_calls();
 	counting = 1;
@@ -942,7 +985,7 @@ static void test_concurrent_read_only(void **state)
 	pid_t child2 = fork();
 	if (child2 == 0) {
 		signal(SIGSEGV, SIG_DFL);
-		*(volatile uint16_t *)&cfg.edns_payload = 0;  /* the program's .bss */
+		*(volatile uint16_t *)&cfg.edns_payload = 0; /* the program's .bss */
 		_exit(0);
 	}
 

@@ -128,7 +128,7 @@ static void entries_survive_reopen(void **state)
 	assert_int_equal(apex_journal_find(&j, 3, &first), APEX_OK);
 	assert_int_equal(first, 2);
 	assert_int_equal(apex_journal_find(&j, 4, &first), APEX_OK);
-	assert_int_equal(first, 3);  /* up to date: nothing to send */
+	assert_int_equal(first, 3); /* up to date: nothing to send */
 	assert_int_equal(apex_journal_find(&j, 0, &first), APEX_ENOENT);
 	assert_int_equal(apex_journal_find(&j, 5, &first), APEX_ENOENT);
 
@@ -192,7 +192,7 @@ static void damaged_entry_ends_the_chain(void **state)
 	uint64_t second = j.entries[1].offset, whole = j.file_size;
 	apex_journal_close(&j);
 
-	flip_byte(f->path, second + APEX_JOURNAL_ENTRY_OVERHEAD);  /* in its payload */
+	flip_byte(f->path, second + APEX_JOURNAL_ENTRY_OVERHEAD); /* in its payload */
 	open_ok(f, &j, 1 << 20, &rec);
 	assert_int_equal(rec.entries, 1);
 	assert_int_equal(rec.dropped_bytes, whole - second);
@@ -222,13 +222,17 @@ static void chain_is_enforced(void **state)
 	open_ok(f, &j, 1 << 20, NULL);
 	/* RFC 1982: 1 is newer than 0xffffffff. */
 	append_ok(f, &j, UINT32_C(0xffffffff), 1, 10);
-	assert_int_equal(apex_journal_append(&j, 5, 6, buf, 10, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(apex_journal_append(&j, 5, 6, buf, 10, f->err, sizeof(f->err)),
+			 APEX_EINVAL);
 	assert_non_null(strstr(f->err, "ends at serial 1"));
-	assert_int_equal(apex_journal_append(&j, 1, 1, buf, 10, f->err, sizeof(f->err)), APEX_EINVAL);
-	assert_int_equal(apex_journal_append(&j, 1, 0, buf, 10, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(apex_journal_append(&j, 1, 1, buf, 10, f->err, sizeof(f->err)),
+			 APEX_EINVAL);
+	assert_int_equal(apex_journal_append(&j, 1, 0, buf, 10, f->err, sizeof(f->err)),
+			 APEX_EINVAL);
 	/* Exactly half the serial space ahead is not newer either. */
-	assert_int_equal(apex_journal_append(&j, 1, UINT32_C(0x80000001), buf, 10, f->err,
-					     sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(
+		apex_journal_append(&j, 1, UINT32_C(0x80000001), buf, 10, f->err, sizeof(f->err)),
+		APEX_EINVAL);
 	assert_int_equal(j.count, 1);
 	append_ok(f, &j, 1, 2, 10);
 	assert_int_equal(j.count, 2);
@@ -252,7 +256,7 @@ static void file_stays_within_its_bound(void **state)
 			assert_int_equal(j.entries[i].serial_from, j.entries[i - 1].serial_to);
 	}
 	assert_true(j.count >= 4 && j.count < 8);
-	assert_int_equal(apex_journal_find(&j, 100, &first), APEX_ENOENT);  /* dropped */
+	assert_int_equal(apex_journal_find(&j, 100, &first), APEX_ENOENT); /* dropped */
 	assert_int_equal(apex_journal_find(&j, 140 - j.count, &first), APEX_OK);
 	size_t kept = j.count;
 	apex_journal_close(&j);
@@ -302,13 +306,15 @@ static void foreign_files_are_refused(void **state)
 
 	/* Letter case does not make another zone; another name does. */
 	assert_true(apex_name_from_str("EXAMPLE.", other) > 0);
-	assert_int_equal(apex_journal_open(&j, f->path, other, 1 << 20, false, NULL, f->err,
-					   sizeof(f->err)), APEX_OK);
+	assert_int_equal(
+		apex_journal_open(&j, f->path, other, 1 << 20, false, NULL, f->err, sizeof(f->err)),
+		APEX_OK);
 	assert_int_equal(j.count, 1);
 	apex_journal_close(&j);
 	assert_true(apex_name_from_str("example.net.", other) > 0);
-	assert_int_equal(apex_journal_open(&j, f->path, other, 1 << 20, false, NULL, f->err,
-					   sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(
+		apex_journal_open(&j, f->path, other, 1 << 20, false, NULL, f->err, sizeof(f->err)),
+		APEX_EINVAL);
 	assert_non_null(strstr(f->err, "another zone"));
 	assert_non_null(strstr(f->err, f->path));
 	assert_int_equal(file_size(f->path), size);
@@ -320,7 +326,8 @@ static void foreign_files_are_refused(void **state)
 	fclose(fp);
 	size = file_size(f->path);
 	assert_int_equal(apex_journal_open(&j, f->path, f->zone, 1 << 20, false, NULL, f->err,
-					   sizeof(f->err)), APEX_EMALFORMED);
+					   sizeof(f->err)),
+			 APEX_EMALFORMED);
 	assert_non_null(strstr(f->err, "not an apex journal"));
 	assert_int_equal(file_size(f->path), size);
 }
@@ -334,7 +341,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(change_on_disk_is_seen_by_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(chain_is_enforced, setup, teardown),
 		cmocka_unit_test_setup_teardown(file_stays_within_its_bound, setup, teardown),
-		cmocka_unit_test_setup_teardown(oversized_entry_empties_the_journal, setup, teardown),
+		cmocka_unit_test_setup_teardown(oversized_entry_empties_the_journal, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(foreign_files_are_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

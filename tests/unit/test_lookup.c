@@ -117,7 +117,7 @@ static void test_exact_ent_encloser_previous(void **state)
 	apex_zone_t *zone = load_handmade();
 	apex_lookup_t r;
 
-	lookup(zone, "NS1.example.", &r);  /* case-insensitive */
+	lookup(zone, "NS1.example.", &r); /* case-insensitive */
 	assert_name(r.node, "ns1.example.");
 	assert_ptr_equal(r.encloser, r.node);
 	assert_ptr_equal(r.previous, r.node);
@@ -224,18 +224,18 @@ static void test_glue_and_additional(void **state)
 	assert_int_equal(ns->additional->count, 3);
 	const apex_glue_t *g = &ns->additional->items[0];
 	assert_name(g->owner, "ns.sub.example.");
-	assert_true(g->required);  /* in-domain glue, RFC 9471 */
+	assert_true(g->required); /* in-domain glue, RFC 9471 */
 	assert_non_null(g->a);
 	assert_null(g->aaaa);
 	assert_null(g->a->rrsig);
 	g = &ns->additional->items[1];
 	assert_name(g->owner, "ns.other.example.");
-	assert_false(g->required);  /* sibling glue */
+	assert_false(g->required); /* sibling glue */
 	assert_non_null(g->a);
 	assert_non_null(g->aaaa);
 	g = &ns->additional->items[2];
 	assert_name(g->owner, "ns1.example.");
-	assert_false(g->required);  /* authoritative data */
+	assert_false(g->required); /* authoritative data */
 	assert_non_null(g->a);
 
 	ns = apex_node_rrset(find(zone, "other.example."), APEX_TYPE_NS);
@@ -285,7 +285,8 @@ static void brute_lookup(const apex_zone_t *zone, const uint8_t *name, apex_look
 			out->node = node;
 		if (c <= 0 && apex_name_compare(node->name, out->previous->name) > 0)
 			out->previous = node;
-		if (apex_name_is_subdomain(name, node->name) && node->labels > out->encloser->labels)
+		if (apex_name_is_subdomain(name, node->name) &&
+		    node->labels > out->encloser->labels)
 			out->encloser = node;
 	}
 	if (out->node != NULL)
@@ -301,8 +302,7 @@ static void check_against_brute(const apex_zone_t *zone, const uint8_t *name)
 	apex_lookup_t got, want;
 	apex_zone_lookup(zone, key, key_size, label_ends, apex_name_labels(name), &got);
 	brute_lookup(zone, name, &want);
-	if (got.node != want.node || got.encloser != want.encloser ||
-	    got.previous != want.previous)
+	if (got.node != want.node || got.encloser != want.encloser || got.previous != want.previous)
 		fail_msg("lookup of %s differs from a linear scan",
 			 apex_name_to_str(name, text, sizeof(text)));
 
@@ -444,7 +444,8 @@ static void test_fj_nsec3(void **state)
 	assert_non_null(apex3);
 	assert_int_equal(apex3->node->name[0], 32);
 	assert_int_equal(strncasecmp((const char *)apex3->node->name + 1,
-				     "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE", 32), 0);
+				     "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE", 32),
+			 0);
 	assert_non_null(apex_node_rrset(apex3->node, APEX_TYPE_NSEC3)->rrsig);
 	/* NSEC3 owners are not in the name index. */
 	assert_null(find(zone, "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE.fj."));
@@ -461,8 +462,9 @@ static void test_fj_nsec3(void **state)
 			assert_null(node->nsec3);
 			continue;
 		}
-		assert_int_equal(apex_nsec3_hash(1, p->salt, p->salt_size, p->iterations,
-						 node->name, hash), 20);
+		assert_int_equal(
+			apex_nsec3_hash(1, p->salt, p->salt_size, p->iterations, node->name, hash),
+			20);
 		assert_non_null(node->nsec3);
 		assert_memory_equal(node->nsec3->hash, hash, 20);
 		wild[0] = 1;

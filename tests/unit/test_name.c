@@ -28,7 +28,7 @@ static void test_unpack_compression(void **state)
 	size_t pos = 25;
 	int n = apex_name_unpack(pkt, 31, &pos, out);
 	assert_int_equal(n, 17);
-	assert_int_equal(pos, 31);  /* just past the pointer */
+	assert_int_equal(pos, 31); /* just past the pointer */
 	char text[256];
 	assert_string_equal(apex_name_to_str(out, text, sizeof(text)), "Www.example.com.");
 
@@ -59,14 +59,21 @@ static void test_unpack_rejects(void **state)
 
 	/* Two names pointing at each other. */
 	uint8_t pair[24] = { 0 };
-	pair[12] = 1; pair[13] = 'a'; pair[14] = 0xC0; pair[15] = 16;
-	pair[16] = 1; pair[17] = 'b'; pair[18] = 0xC0; pair[19] = 12;
+	pair[12] = 1;
+	pair[13] = 'a';
+	pair[14] = 0xC0;
+	pair[15] = 16;
+	pair[16] = 1;
+	pair[17] = 'b';
+	pair[18] = 0xC0;
+	pair[19] = 12;
 	pos = 16;
 	assert_int_equal(apex_name_unpack(pair, 20, &pos, out), APEX_EMALFORMED);
 
 	/* Truncated label. */
 	uint8_t trunc[16] = { 0 };
-	trunc[12] = 5; trunc[13] = 'a';
+	trunc[12] = 5;
+	trunc[13] = 'a';
 	pos = 12;
 	assert_int_equal(apex_name_unpack(trunc, 14, &pos, out), APEX_EMALFORMED);
 
@@ -95,9 +102,9 @@ static void test_canonical_order(void **state)
 {
 	/* RFC 4034 section 6.1, in canonical order. */
 	static const char *const ordered[] = {
-		"example.", "a.example.", "yljkjljk.a.example.", "Z.a.example.",
-		"zABC.a.EXAMPLE.", "z.example.", "\\001.z.example.", "*.z.example.",
-		"\\200.z.example.",
+		"example.",         "a.example.",      "yljkjljk.a.example.",
+		"Z.a.example.",     "zABC.a.EXAMPLE.", "z.example.",
+		"\\001.z.example.", "*.z.example.",    "\\200.z.example.",
 	};
 	enum { N = sizeof(ordered) / sizeof(ordered[0]) };
 	uint8_t names[N][APEX_NAME_MAX];
@@ -188,12 +195,9 @@ static void test_presentation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unpack_compression),
-		cmocka_unit_test(test_unpack_rejects),
-		cmocka_unit_test(test_canonical_order),
-		cmocka_unit_test(test_key_prefixes),
-		cmocka_unit_test(test_relations),
-		cmocka_unit_test(test_presentation),
+		cmocka_unit_test(test_unpack_compression), cmocka_unit_test(test_unpack_rejects),
+		cmocka_unit_test(test_canonical_order),    cmocka_unit_test(test_key_prefixes),
+		cmocka_unit_test(test_relations),          cmocka_unit_test(test_presentation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,8 +15,8 @@
 #include "util/parallel.h"
 
 typedef struct visits {
-	atomic_uint *count;    /* per index: how often it was worked on */
-	size_t fail_at;        /* the part containing this index fails */
+	atomic_uint *count; /* per index: how often it was worked on */
+	size_t fail_at;     /* the part containing this index fails */
 	int fail_rc;
 	atomic_uint parts;
 } visits_t;
@@ -33,7 +33,8 @@ static int visit(void *arg, size_t begin, size_t end)
 static void check(size_t count, unsigned threads, size_t min_part, size_t fail_at, int fail_rc,
 		  unsigned max_parts)
 {
-	visits_t v = { .count = calloc(count + 1, sizeof(atomic_uint)), .fail_at = fail_at,
+	visits_t v = { .count = calloc(count + 1, sizeof(atomic_uint)),
+		       .fail_at = fail_at,
 		       .fail_rc = fail_rc };
 	assert_non_null(v.count);
 	assert_int_equal(apex_parallel_for(count, threads, min_part, visit, &v), fail_rc);
@@ -47,7 +48,7 @@ static void test_every_index_once(void **state)
 {
 	(void)state;
 	check(0, 4, 1, SIZE_MAX, APEX_OK, 1);
-	check(10, 4, 100, SIZE_MAX, APEX_OK, 1);     /* below min_part: one part */
+	check(10, 4, 100, SIZE_MAX, APEX_OK, 1); /* below min_part: one part */
 	check(1000, 1, 1, SIZE_MAX, APEX_OK, 1);
 	check(1000, 3, 1, SIZE_MAX, APEX_OK, 3);
 	check(1001, 7, 10, SIZE_MAX, APEX_OK, 7);
@@ -57,8 +58,8 @@ static void test_every_index_once(void **state)
 static void test_error_of_a_part(void **state)
 {
 	(void)state;
-	check(1000, 4, 1, 999, APEX_ENOMEM, 4);       /* the last part fails */
-	check(1000, 4, 1, 0, APEX_EINVAL, 4);         /* the first part fails */
+	check(1000, 4, 1, 999, APEX_ENOMEM, 4); /* the last part fails */
+	check(1000, 4, 1, 0, APEX_EINVAL, 4);   /* the first part fails */
 }
 
 int main(void)

@@ -92,7 +92,7 @@ static void one_question(void **state)
 	assert_int_equal(q.qtype, APEX_TYPE_AAAA);
 	assert_int_equal(q.qclass, APEX_CLASS_IN);
 	assert_int_equal(q.qname_size, 13);
-	assert_memory_equal(q.qname, "\003WwW\007Example\000", 13);  /* case kept */
+	assert_memory_equal(q.qname, "\003WwW\007Example\000", 13); /* case kept */
 	assert_false(q.edns);
 	assert_int_equal(q.udp_payload, 512);
 }
@@ -134,11 +134,10 @@ static void edns_options(void **state)
 	/* NSID (empty), an unknown option, COOKIE with a client cookie and a
 	 * 16-byte server cookie, then a second COOKIE (ignored) */
 	uint8_t opts[] = {
-		0, 3, 0, 0,
-		0xff, 0x01, 0, 2, 9, 9,
-		0, 10, 0, 24, 1, 2, 3, 4, 5, 6, 7, 8,
-		10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-		0, 10, 0, 8, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee,
+		0,  3,  0,  0,    0xff, 0x01, 0,    2,    9,    9,    0,    10, 0,
+		24, 1,  2,  3,    4,    5,    6,    7,    8,    10,   11,   12, 13,
+		14, 15, 16, 17,   18,   19,   20,   21,   22,   23,   24,   25, 0,
+		10, 0,  8,  0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee,
 	};
 
 	start(&m, 0, 1, 0, 0, 1);
@@ -175,7 +174,7 @@ static void opt_placement(void **state)
 	opt(&m, 1232, 0, false, NULL, 0);
 	opt(&m, 1232, 0, false, NULL, 0);
 	assert_int_equal(parse(&m, &q), APEX_PARSE_FORMERR);
-	assert_true(q.has_question);  /* the question can be echoed */
+	assert_true(q.has_question); /* the question can be echoed */
 
 	/* an OPT in the authority section */
 	start(&m, 0, 1, 0, 1, 0);
@@ -249,10 +248,8 @@ static void malformed_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(one_question),
-		cmocka_unit_test(edns_fields),
-		cmocka_unit_test(edns_options),
-		cmocka_unit_test(opt_placement),
+		cmocka_unit_test(one_question),       cmocka_unit_test(edns_fields),
+		cmocka_unit_test(edns_options),       cmocka_unit_test(opt_placement),
 		cmocka_unit_test(malformed_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

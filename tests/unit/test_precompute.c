@@ -35,7 +35,7 @@ static apex_zone_t *load(const char *file, const char *origin_text)
 	assert_true(apex_name_from_str(origin_text, origin) > 0);
 	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
 		fail_msg("%s", err);
-	assert_null(zone->referrals);  /* the load alone precomputes nothing */
+	assert_null(zone->referrals); /* the load alone precomputes nothing */
 	assert_null(zone->negative[0]);
 	return zone;
 }
@@ -46,7 +46,7 @@ static void same_fragment(const apex_fragment_t *a, const apex_fragment_t *b)
 		assert_ptr_equal(a, b);
 		return;
 	}
-	assert_ptr_not_equal(a, b);  /* recomputed, not the same memory */
+	assert_ptr_not_equal(a, b); /* recomputed, not the same memory */
 	assert_ptr_equal(a->base, b->base);
 	assert_int_equal(a->base_size, b->base_size);
 	assert_int_equal(a->base_labels, b->base_labels);
@@ -150,7 +150,8 @@ static void fragments_answer_as_the_engine(const char *file, const char *origin)
 	apex_zoneset_t *set_without = serve(&table_without, without);
 	for (size_t i = 0; i <= with->referral_count; i++) {
 		/* "zz-none." below the cut, or below the apex for NXDOMAIN */
-		const apex_node_t *base = i < with->referral_count ? with->referrals[i].cut : with->apex;
+		const apex_node_t *base =
+			i < with->referral_count ? with->referrals[i].cut : with->apex;
 		size_t base_size = apex_name_size(base->name);
 		if (base_size + 8 > APEX_NAME_MAX)
 			continue;
@@ -160,8 +161,10 @@ static void fragments_answer_as_the_engine(const char *file, const char *origin)
 		for (int k = 0; k < 4; k++) {
 			apex_transport_t t = k & 1 ? APEX_TRANSPORT_TCP : APEX_TRANSPORT_UDP;
 			size_t qsize = make_query(query, name, APEX_TYPE_A, k & 2);
-			size_t na = apex_answer(set_with, &cfg, t, query, qsize, a, sizeof(a), NULL);
-			size_t nb = apex_answer(set_without, &cfg, t, query, qsize, b, sizeof(b), NULL);
+			size_t na =
+				apex_answer(set_with, &cfg, t, query, qsize, a, sizeof(a), NULL);
+			size_t nb =
+				apex_answer(set_without, &cfg, t, query, qsize, b, sizeof(b), NULL);
 			assert_int_equal(na, nb);
 			assert_memory_equal(a, b, na);
 		}

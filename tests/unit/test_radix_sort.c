@@ -36,7 +36,7 @@ static void check(size_t count, uint64_t mask, uint64_t fixed)
 	uint64_t state = count ^ mask;
 	for (size_t i = 0; i < count; i++) {
 		pairs[i].key = (next_random(&state) & mask) | fixed;
-		pairs[i].value = (uint32_t)i;  /* the position: shows stability */
+		pairs[i].value = (uint32_t)i; /* the position: shows stability */
 	}
 	for (size_t i = 0; i < count; i++)
 		want[i] = pairs[i];
@@ -55,10 +55,10 @@ static void test_orders_like_a_stable_sort(void **state)
 	(void)state;
 	check(0, ~0ull, 0);
 	check(1, ~0ull, 0);
-	check(1000, ~0ull, 0);                        /* every byte differs */
-	check(5000, 0xFFull, 0);                       /* many equal keys */
+	check(1000, ~0ull, 0);                                     /* every byte differs */
+	check(5000, 0xFFull, 0);                                   /* many equal keys */
 	check(5000, 0xFF000000000000FFull, 0x0012340000000000ull); /* shared middle bytes */
-	check(3000, 0, 42);                            /* all keys equal: order kept */
+	check(3000, 0, 42);                                        /* all keys equal: order kept */
 	check(20000, 0xFFFF0000FFFF0000ull, 0);
 }
 

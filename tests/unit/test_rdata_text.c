@@ -78,7 +78,8 @@ static void test_records_match_ldns(void **state)
 			    line[0] == '\t' || strpbrk(line, "();\"") != NULL)
 				continue;
 			ldns_rr *rr = NULL;
-			if (ldns_rr_new_frm_str(&rr, line, 3600, origin_rdf, NULL) != LDNS_STATUS_OK)
+			if (ldns_rr_new_frm_str(&rr, line, 3600, origin_rdf, NULL) !=
+			    LDNS_STATUS_OK)
 				continue;
 			uint16_t type = (uint16_t)ldns_rr_get_type(rr);
 			if (!apex_rdata_text_supported(type)) {
@@ -86,7 +87,7 @@ static void test_records_match_ldns(void **state)
 				continue;
 			}
 			/* The text after the type field: skip owner, TTL, class, type. */
-			const char *p = line + strcspn(line, " \t");  /* past the owner */
+			const char *p = line + strcspn(line, " \t"); /* past the owner */
 			for (;;) {
 				p += strspn(p, " \t");
 				size_t len = strcspn(p, " \t");
@@ -94,7 +95,7 @@ static void test_records_match_ldns(void **state)
 						    (len == 2 && strncasecmp(p, "IN", 2) == 0);
 				p += len;
 				if (!ttl_or_class)
-					break;  /* that was the type */
+					break; /* that was the type */
 			}
 			uint8_t want[APEX_RDATA_MAX], got[APEX_RDATA_MAX];
 			size_t want_len = 0;
@@ -105,9 +106,11 @@ static void test_records_match_ldns(void **state)
 			}
 			int len = apex_rdata_from_text(type, p, origin, got);
 			if (len < 0)
-				fail_msg("%s:%d: fast path did not take: %s", zones[z].file, lineno, line);
+				fail_msg("%s:%d: fast path did not take: %s", zones[z].file, lineno,
+					 line);
 			if ((size_t)len != want_len || memcmp(got, want, want_len) != 0)
-				fail_msg("%s:%d: RDATA differs from ldns's: %s", zones[z].file, lineno, line);
+				fail_msg("%s:%d: RDATA differs from ldns's: %s", zones[z].file,
+					 lineno, line);
 			handled++;
 			size_t t;
 			for (t = 0; t < type_count && types_seen[t] != type; t++)
@@ -122,9 +125,9 @@ static void test_records_match_ldns(void **state)
 	/* The zones hold A, AAAA, NS, DS, DNSKEY, RRSIG, NSEC, NSEC3, CNAME, MX ... */
 	if (handled < 40000)
 		fail_msg("only %zu records compared", handled);
-	static const uint16_t must[] = { APEX_TYPE_A, APEX_TYPE_AAAA, APEX_TYPE_NS, APEX_TYPE_DS,
-					 APEX_TYPE_DNSKEY, APEX_TYPE_RRSIG, APEX_TYPE_NSEC,
-					 APEX_TYPE_NSEC3 };
+	static const uint16_t must[] = { APEX_TYPE_A,    APEX_TYPE_AAAA,   APEX_TYPE_NS,
+					 APEX_TYPE_DS,   APEX_TYPE_DNSKEY, APEX_TYPE_RRSIG,
+					 APEX_TYPE_NSEC, APEX_TYPE_NSEC3 };
 	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++) {
 		size_t t;
 		for (t = 0; t < type_count && types_seen[t] != must[i]; t++)
@@ -181,7 +184,8 @@ static void test_forms(void **state)
 	check_one("12345 8 2 4A263B9DF71A62AA53E1F4CA34C401FDC7A70CE8A6FE2677E04F307A E0BC84EF",
 		  APEX_TYPE_DS, true);
 	check_one("257 3 13 gJLPi7PE8A2LDuGXAddMss0nS9VPxSgnQwxXz2qdbViZRyTHH5HzADs1 "
-		  "dF+4fv9aixLWRq2PJaHMFDug048s/A==", APEX_TYPE_DNSKEY, true);
+		  "dF+4fv9aixLWRq2PJaHMFDug048s/A==",
+		  APEX_TYPE_DNSKEY, true);
 	check_one("TYPE65534 13 2 60 20351231000000 1735689600 1 example. QUJD", APEX_TYPE_RRSIG,
 		  true);
 	check_one("A 13 2 60 20240229235959 19700101000000 65535 Example. QQ==", APEX_TYPE_RRSIG,
@@ -196,23 +200,25 @@ static void test_forms(void **state)
 	check_one("192.0.2.1 extra", APEX_TYPE_A, false);
 	check_one("70000 mx.example.", APEX_TYPE_MX, false);
 	check_one("a..b", APEX_TYPE_NS, false);
-	check_one("12345 8 2 4A2", APEX_TYPE_DS, false);        /* odd hex */
+	check_one("12345 8 2 4A2", APEX_TYPE_DS, false);          /* odd hex */
 	check_one("12345 RSASHA256 2 4A26", APEX_TYPE_DS, false); /* mnemonic */
 	check_one("257 3 13 gJL=Pi7P", APEX_TYPE_DNSKEY, false);  /* '=' inside */
 	check_one("257 3 13 QR==", APEX_TYPE_DNSKEY, false);      /* stray bits */
 	check_one("257 3 13 QUJ", APEX_TYPE_DNSKEY, false);       /* not whole quanta */
-	check_one("A 13 2 60 20240230000000 20240101000000 1 example. QQ==", APEX_TYPE_RRSIG, false);
+	check_one("A 13 2 60 20240230000000 20240101000000 1 example. QQ==", APEX_TYPE_RRSIG,
+		  false);
 	check_one("A 13 2 60 2024010100000 20240101000000 1 example. QQ==", APEX_TYPE_RRSIG, false);
-	check_one("A 13 2 60 20240101246000 20240101000000 1 example. QQ==", APEX_TYPE_RRSIG, false);
+	check_one("A 13 2 60 20240101246000 20240101000000 1 example. QQ==", APEX_TYPE_RRSIG,
+		  false);
 	check_one("BOGUS 13 2 60 20240101000000 20240101000000 1 example. QQ==", APEX_TYPE_RRSIG,
 		  false);
-	check_one("1 0 0 - =9 A", APEX_TYPE_NSEC3, false);        /* not base32hex */
+	check_one("1 0 0 - =9 A", APEX_TYPE_NSEC3, false); /* not base32hex */
 	check_one("1 0 0 - 2VPTU5TIMAMQTTGL4LUU9KG21E0AOR3W A", APEX_TYPE_NSEC3, false); /* W */
 	check_one("1 0 0 ABC 2VPTU5TIMAMQTTGL4LUU9KG21E0AOR3S A", APEX_TYPE_NSEC3, false);
 	check_one("1 0 0 - 2VPTU5TIMAMQTTGL4LUU9KG21E0AOR3S", APEX_TYPE_NSEC3, true); /* no types */
 	check_one("next.example.", APEX_TYPE_NSEC, true);
 	check_one("zzz.example. A \"NS\"", APEX_TYPE_NSEC, false);
-	check_one("ns1", APEX_TYPE_TXT, false);  /* not a fast-path type */
+	check_one("ns1", APEX_TYPE_TXT, false); /* not a fast-path type */
 }
 
 /* ------------------------------------------------------------ whole zones */

@@ -17,7 +17,7 @@
 #include "util/rwlock.h"
 
 #define READERS 3
-#define READ_SECTIONS 2000  /* per reader; each holds the lock ~100 us */
+#define READ_SECTIONS 2000 /* per reader; each holds the lock ~100 us */
 
 static apex_rwlock_t lock;
 static atomic_int sections_done;

@@ -95,7 +95,9 @@ static void test_base32hex(void **state)
 	assert_string_equal(back, text);
 	/* Upper case decodes the same. */
 	uint8_t upper[32];
-	assert_int_equal(apex_base32hex_decode("0P9MHAVEQVM6T7VBL5LOP2U3T2RP3TOM", 32, upper, sizeof(upper)), 20);
+	assert_int_equal(
+		apex_base32hex_decode("0P9MHAVEQVM6T7VBL5LOP2U3T2RP3TOM", 32, upper, sizeof(upper)),
+		20);
 	assert_memory_equal(out, upper, 20);
 	/* Characters outside the alphabet and too small a buffer are rejected. */
 	assert_true(apex_base32hex_decode("0p9w", 4, out, sizeof(out)) < 0);

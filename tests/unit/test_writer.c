@@ -37,8 +37,11 @@ static void ns_rrset(rrset_buf_t *r, const char *const *targets, int count)
 		apex_write_u16(r->rdata + pos, (uint16_t)n);
 		pos += 2 + (size_t)n;
 	}
-	r->rrset = (apex_rrset_t){ .type = APEX_TYPE_NS, .count = (uint16_t)count, .ttl = 3600,
-				   .rdata_size = (uint32_t)pos, .rdata = r->rdata };
+	r->rrset = (apex_rrset_t){ .type = APEX_TYPE_NS,
+				   .count = (uint16_t)count,
+				   .ttl = 3600,
+				   .rdata_size = (uint32_t)pos,
+				   .rdata = r->rdata };
 }
 
 static void a_rrset(rrset_buf_t *r, int count)
@@ -49,8 +52,11 @@ static void a_rrset(rrset_buf_t *r, int count)
 		apex_write_u16(p, 4);
 		p[2] = 192, p[3] = 0, p[4] = 2, p[5] = (uint8_t)(i + 1);
 	}
-	r->rrset = (apex_rrset_t){ .type = APEX_TYPE_A, .count = (uint16_t)count, .ttl = 300,
-				   .rdata_size = (uint32_t)(6 * count), .rdata = r->rdata };
+	r->rrset = (apex_rrset_t){ .type = APEX_TYPE_A,
+				   .count = (uint16_t)count,
+				   .ttl = 300,
+				   .rdata_size = (uint32_t)(6 * count),
+				   .rdata = r->rdata };
 }
 
 static void wire(const char *text, uint8_t *out)
@@ -77,7 +83,8 @@ static void compression_and_case(void **state)
 	wire("ExAmple.", owner);
 	ns_rrset(&ns, targets, 2);
 	apex_writer_init(&w, buf, sizeof(buf), sizeof(buf));
-	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_NS, APEX_CLASS_IN), APEX_OK);
+	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_NS, APEX_CLASS_IN),
+			 APEX_OK);
 	assert_int_equal(apex_writer_rrset(&w, APEX_SECTION_ANSWER, owner, NULL, &ns.rrset, 3600),
 			 APEX_OK);
 	size_t size = apex_writer_finish(&w, 0x4242, APEX_FLAG_QR | APEX_FLAG_AA);
@@ -88,7 +95,7 @@ static void compression_and_case(void **state)
 	/* the second target's suffix points at the question name too:
 	 * "ns2" then a pointer, 3 + 1 + 2 bytes */
 	assert_int_equal(apex_read_u16(buf + size - 2), 0xc000 | 12);
-	assert_int_equal(apex_read_u16(buf + size - 8), 6);  /* its RDLENGTH */
+	assert_int_equal(apex_read_u16(buf + size - 8), 6); /* its RDLENGTH */
 
 	ldns_pkt *pkt = decode(buf, size);
 	assert_int_equal(ldns_pkt_id(pkt), 0x4242);
@@ -107,11 +114,12 @@ static void rrset_whole_or_not_at_all(void **state)
 	rrset_buf_t a;
 
 	wire("www.example.", qname);
-	a_rrset(&a, 10);  /* 10 records of 16 bytes each (compressed owner) */
+	a_rrset(&a, 10); /* 10 records of 16 bytes each (compressed owner) */
 	/* room for the header, the question and 5 records only */
-	size_t limit = 12 + 17 + 5 * 16;  /* question: 13-byte name, type, class */
+	size_t limit = 12 + 17 + 5 * 16; /* question: 13-byte name, type, class */
 	apex_writer_init(&w, buf, limit, sizeof(buf));
-	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN), APEX_OK);
+	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN),
+			 APEX_OK);
 	size_t pos = w.pos;
 	memset(buf + pos, 0x5a, sizeof(buf) - pos);
 	assert_int_equal(apex_writer_rrset(&w, APEX_SECTION_ANSWER, qname, NULL, &a.rrset, 300),
@@ -146,7 +154,8 @@ static void rollback_forgets(void **state)
 	ns_rrset(&ns, targets, 1);
 	a_rrset(&a, 1);
 	apex_writer_init(&w, buf, sizeof(buf), sizeof(buf));
-	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN), APEX_OK);
+	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN),
+			 APEX_OK);
 	apex_writer_mark(&w, &mark);
 	unsigned targets_before = w.compress_count;
 	assert_int_equal(apex_writer_rrset(&w, APEX_SECTION_AUTHORITY, owner, NULL, &ns.rrset, 60),
@@ -182,7 +191,8 @@ static void opt_in_reserved_space(void **state)
 	size_t opt = apex_writer_opt_size(nsid, 3);
 	size_t limit = 12 + 17 + 16;
 	apex_writer_init(&w, buf, limit, limit + opt);
-	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN), APEX_OK);
+	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN),
+			 APEX_OK);
 	a_rrset(&a, 2);
 	assert_int_equal(apex_writer_rrset(&w, APEX_SECTION_ANSWER, qname, NULL, &a.rrset, 300),
 			 APEX_ESPACE);
@@ -198,11 +208,12 @@ static void opt_in_reserved_space(void **state)
 	assert_int_equal(ldns_pkt_edns_udp_size(pkt), 1232);
 	assert_true(ldns_pkt_tc(pkt));
 	assert_int_equal(ldns_pkt_ancount(pkt), 1);
-	assert_int_equal(apex_read_u16(buf + APEX_HDR_ARCOUNT), 1);  /* ldns takes the OPT out */
+	assert_int_equal(apex_read_u16(buf + APEX_HDR_ARCOUNT), 1); /* ldns takes the OPT out */
 	ldns_pkt_free(pkt);
 	/* with no room at all, the OPT is refused */
 	apex_writer_init(&w, buf, limit, limit);
-	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN), APEX_OK);
+	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN),
+			 APEX_OK);
 	w.pos = limit;
 	assert_int_equal(apex_writer_opt(&w, 1232, 0, false, NULL, 0), APEX_ESPACE);
 }
@@ -216,13 +227,16 @@ static void header_counts(void **state)
 
 	wire("example.", qname);
 	apex_writer_init(&w, buf, sizeof(buf), sizeof(buf));
-	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN), APEX_OK);
+	assert_int_equal(apex_writer_question(&w, qname, NULL, APEX_TYPE_A, APEX_CLASS_IN),
+			 APEX_OK);
 	a_rrset(&a, 3);
 	assert_int_equal(apex_writer_rrset(&w, APEX_SECTION_ANSWER, qname, NULL, &a.rrset, 300), 0);
 	a_rrset(&a, 2);
-	assert_int_equal(apex_writer_rrset(&w, APEX_SECTION_AUTHORITY, qname, NULL, &a.rrset, 300), 0);
+	assert_int_equal(apex_writer_rrset(&w, APEX_SECTION_AUTHORITY, qname, NULL, &a.rrset, 300),
+			 0);
 	assert_int_equal(apex_writer_rr(&w, APEX_SECTION_ADDITIONAL, qname, APEX_TYPE_TXT,
-					APEX_CLASS_IN, 60, (const uint8_t *)"\002hi", 3), APEX_OK);
+					APEX_CLASS_IN, 60, (const uint8_t *)"\002hi", 3),
+			 APEX_OK);
 	size_t size = apex_writer_finish(&w, 0xabcd, APEX_FLAG_QR | APEX_FLAG_AA | 3);
 	assert_int_equal(apex_read_u16(buf + APEX_HDR_ID), 0xabcd);
 	assert_int_equal(apex_read_u16(buf + APEX_HDR_FLAGS), APEX_FLAG_QR | APEX_FLAG_AA | 3);
@@ -236,10 +250,8 @@ static void header_counts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(compression_and_case),
-		cmocka_unit_test(rrset_whole_or_not_at_all),
-		cmocka_unit_test(rollback_forgets),
-		cmocka_unit_test(opt_in_reserved_space),
+		cmocka_unit_test(compression_and_case), cmocka_unit_test(rrset_whole_or_not_at_all),
+		cmocka_unit_test(rollback_forgets),     cmocka_unit_test(opt_in_reserved_space),
 		cmocka_unit_test(header_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

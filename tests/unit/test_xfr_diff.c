@@ -219,27 +219,25 @@ static void check_diff(const apex_zone_t *from, const apex_zone_t *to, size_t *r
 
 /* ------------------------------------------------------------ tests */
 
-static const char old_zone[] =
-	"$ORIGIN example.\n$TTL 3600\n"
-	"@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n"
-	"@ NS ns1\n@ NS ns2\n"
-	"ns1 A 192.0.2.1\nns2 A 192.0.2.2\n"
-	"www A 192.0.2.10\nwww A 192.0.2.11\n"
-	"mail MX 10 www\n"
-	"old TXT \"gone\"\n"
-	"sub NS ns.sub\nns.sub A 192.0.2.53\n"
-	"ttl A 192.0.2.20\n";
+static const char old_zone[] = "$ORIGIN example.\n$TTL 3600\n"
+			       "@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n"
+			       "@ NS ns1\n@ NS ns2\n"
+			       "ns1 A 192.0.2.1\nns2 A 192.0.2.2\n"
+			       "www A 192.0.2.10\nwww A 192.0.2.11\n"
+			       "mail MX 10 www\n"
+			       "old TXT \"gone\"\n"
+			       "sub NS ns.sub\nns.sub A 192.0.2.53\n"
+			       "ttl A 192.0.2.20\n";
 
-static const char new_zone[] =
-	"$ORIGIN example.\n$TTL 3600\n"
-	"@ SOA ns1 hostmaster 2 7200 3600 1209600 300\n"
-	"@ NS ns1\n@ NS ns2\n"
-	"ns1 A 192.0.2.1\nns2 A 192.0.2.3\n"
-	"WWW A 192.0.2.10\nwww A 192.0.2.12\n"
-	"mail MX 10 www\n"
-	"new TXT \"here\"\n"
-	"sub NS ns.sub\nns.sub A 192.0.2.54\n"
-	"ttl 60 A 192.0.2.20\n";
+static const char new_zone[] = "$ORIGIN example.\n$TTL 3600\n"
+			       "@ SOA ns1 hostmaster 2 7200 3600 1209600 300\n"
+			       "@ NS ns1\n@ NS ns2\n"
+			       "ns1 A 192.0.2.1\nns2 A 192.0.2.3\n"
+			       "WWW A 192.0.2.10\nwww A 192.0.2.12\n"
+			       "mail MX 10 www\n"
+			       "new TXT \"here\"\n"
+			       "sub NS ns.sub\nns.sub A 192.0.2.54\n"
+			       "ttl 60 A 192.0.2.20\n";
 
 static char *a_text(const char *owner, uint32_t ttl, uint8_t last)
 {
@@ -264,9 +262,11 @@ static void exact_changes(void **state)
 	assert_int_equal(removed.count, 5);
 	assert_int_equal(added.count, 5);
 
-	const char *want_removed[] = { "ns2.example.", "www.example.", "ns.sub.example.", "ttl.example." };
+	const char *want_removed[] = { "ns2.example.", "www.example.", "ns.sub.example.",
+				       "ttl.example." };
 	const uint8_t removed_last[] = { 2, 11, 53, 20 };
-	const char *want_added[] = { "ns2.example.", "www.example.", "ns.sub.example.", "ttl.example." };
+	const char *want_added[] = { "ns2.example.", "www.example.", "ns.sub.example.",
+				     "ttl.example." };
 	const uint8_t added_last[] = { 3, 12, 54, 20 };
 	const uint32_t added_ttl[] = { 3600, 3600, 3600, 60 };
 	for (int i = 0; i < 4; i++) {
@@ -404,7 +404,7 @@ static void order_is_enforced(void **state)
 			assert_int_equal(r.pos, cut);
 	}
 	/* No new SOA: not a change set. */
-	apex_changes_reader_init(&r, c.data, 22 + 9 + 10 + 4 + 9 + 10);  /* old SOA, one removal */
+	apex_changes_reader_init(&r, c.data, 22 + 9 + 10 + 4 + 9 + 10); /* old SOA, one removal */
 	assert_int_equal(apex_changes_next(&r, &got, &kind), APEX_OK);
 	assert_int_equal(apex_changes_next(&r, &got, &kind), APEX_OK);
 	assert_int_equal(apex_changes_next(&r, &got, &kind), APEX_EMALFORMED);
@@ -415,10 +415,8 @@ static void order_is_enforced(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exact_changes),
-		cmocka_unit_test(same_version_has_no_changes),
-		cmocka_unit_test(signing_changes),
-		cmocka_unit_test(other_zone_is_refused),
+		cmocka_unit_test(exact_changes),     cmocka_unit_test(same_version_has_no_changes),
+		cmocka_unit_test(signing_changes),   cmocka_unit_test(other_zone_is_refused),
 		cmocka_unit_test(order_is_enforced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

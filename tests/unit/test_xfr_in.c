@@ -132,7 +132,8 @@ static int on_record(void *ctx, const apex_rr_t *rr)
 	char owner[1100];
 	assert_true(r->record_count < 64);
 	apex_name_to_str(rr->owner, owner, sizeof(owner));
-	int n = snprintf(r->records[r->record_count], 160, "%s %u %u", owner, rr->type, rr->rdlength);
+	int n = snprintf(r->records[r->record_count], 160, "%s %u %u", owner, rr->type,
+			 rr->rdlength);
 	for (uint16_t i = 0; i < rr->rdlength && n < 150; i++)
 		n += snprintf(r->records[r->record_count] + n, 160 - (size_t)n, i ? ".%u" : " %u",
 			      rr->rdata[i]);
@@ -186,7 +187,7 @@ static void axfr_whole_zone(void **state)
 	/* the next message: no question, an out-of-zone record, a
 	 * compressed name, the closing SOA */
 	begin(&m, ID, 0, 0, NULL);
-	mx_compressed(&m, "EXAMPLE.");  /* its owner is at offset 12 */
+	mx_compressed(&m, "EXAMPLE."); /* its owner is at offset 12 */
 	a(&m, "www.example.org.", 2);
 	soa(&m, 5);
 	assert_int_equal(feed(&x, &m), APEX_OK);
@@ -196,7 +197,7 @@ static void axfr_whole_zone(void **state)
 	assert_int_equal(x.out_of_zone, 1);
 	assert_int_equal(x.messages, 2);
 	assert_int_equal(r.record_count, 3);
-	assert_non_null(strstr(r.records[0], "Example. 6 "));  /* the zone as configured */
+	assert_non_null(strstr(r.records[0], "Example. 6 ")); /* the zone as configured */
 	assert_string_equal(r.records[1], "www.example. 1 4 192.0.2.1");
 	/* 10, then "EXAMPLE." in full: the pointer was undone */
 	assert_string_equal(r.records[2], "EXAMPLE. 15 11 0.10.7.69.88.65.77.80.76.69.0");
@@ -224,7 +225,7 @@ static void ixfr_change_sets(void **state)
 	soa(&m, 4);
 	soa(&m, 5);
 	a(&m, "c.example.", 4);
-	a(&m, "c.example.com.", 4);  /* outside: dropped */
+	a(&m, "c.example.com.", 4); /* outside: dropped */
 	soa(&m, 5);
 	assert_int_equal(feed(&x, &m), APEX_OK);
 	assert_true(apex_xfr_in_done(&x));
@@ -286,8 +287,8 @@ static void ixfr_answered_with_the_zone(void **state)
 }
 
 /* Feed one message that must be refused with rc, x->err containing why. */
-static void refused(uint16_t qtype, uint32_t known, const msg_t *first, const msg_t *second,
-		    int rc, const char *why)
+static void refused(uint16_t qtype, uint32_t known, const msg_t *first, const msg_t *second, int rc,
+		    const char *why)
 {
 	apex_xfr_in_t x;
 	received_t r;

@@ -114,24 +114,23 @@ static void test_directives_and_syntax(void **state)
 		   "$ORIGIN other.example.\n"
 		   "x A 192.0.2.10\n",
 		   inc_path, sizeof(inc_path));
-	const char *text =
-		"$ORIGIN example.\n"
-		"$TTL 1h\n"
-		"@ IN SOA ns1 hostmaster ( 2025010101 ; serial\n"
-		"        7200 3600\n"
-		"        1209600 300 )\n"
-		"@ NS ns1\n"
-		"ns1 600 A 192.0.2.1\n"
-		"    AAAA 2001:db8::1 ; blank owner: ns1 again\n"
-		"\n"
-		"$INCLUDE sub.inc inc\n"
-		"after A 192.0.2.11 ; origin is example. again\n"
-		"$TTL 120\n"
-		"unk TYPE65534 \\# 4 0A000001\n"
-		"unk TYPE1 \\# 4 C0000202\n"
-		"txt TXT \"a;b (c)\" plain\n"
-		"$ORIGIN deep.example.\n"
-		"a.b A 192.0.2.12\n";
+	const char *text = "$ORIGIN example.\n"
+			   "$TTL 1h\n"
+			   "@ IN SOA ns1 hostmaster ( 2025010101 ; serial\n"
+			   "        7200 3600\n"
+			   "        1209600 300 )\n"
+			   "@ NS ns1\n"
+			   "ns1 600 A 192.0.2.1\n"
+			   "    AAAA 2001:db8::1 ; blank owner: ns1 again\n"
+			   "\n"
+			   "$INCLUDE sub.inc inc\n"
+			   "after A 192.0.2.11 ; origin is example. again\n"
+			   "$TTL 120\n"
+			   "unk TYPE65534 \\# 4 0A000001\n"
+			   "unk TYPE1 \\# 4 C0000202\n"
+			   "txt TXT \"a;b (c)\" plain\n"
+			   "$ORIGIN deep.example.\n"
+			   "a.b A 192.0.2.12\n";
 	char err[512], path[300];
 	apex_zone_t *zone = NULL;
 	int rc = load_text(text, "example.", &zone, err, sizeof(err), path, sizeof(path));
@@ -176,7 +175,12 @@ static void test_directives_and_syntax(void **state)
 	assert_non_null(set);
 	rd = record(set, 0, &len);
 	assert_int_equal(len, 8 + 6);
-	assert_memory_equal(rd, "\x07" "a;b (c)" "\x05" "plain", 14);
+	assert_memory_equal(rd,
+			    "\x07"
+			    "a;b (c)"
+			    "\x05"
+			    "plain",
+			    14);
 
 	/* Relative names after a second $ORIGIN; empty non-terminal b. */
 	const apex_node_t *node = find(zone, "a.b.deep.example.");
@@ -189,50 +193,63 @@ static void test_directives_and_syntax(void **state)
 
 static void test_rejections(void **state)
 {
-	expect_reject("$ORIGIN example.\nns1 A 192.0.2.1\n", 0, "no SOA record at the zone apex example.");
+	expect_reject("$ORIGIN example.\nns1 A 192.0.2.1\n", 0,
+		      "no SOA record at the zone apex example.");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "@ SOA ns2 hostmaster 1 2 3 4 5\n", 4, "more than one SOA");
+		      "@ SOA ns2 hostmaster 1 2 3 4 5\n",
+		      4, "more than one SOA");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "sub SOA ns1 hostmaster 1 2 3 4 5\n", 4, "not at the zone apex");
+		      "sub SOA ns1 hostmaster 1 2 3 4 5\n",
+		      4, "not at the zone apex");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "www.example.org. A 192.0.2.1\n", 4, "outside the zone");
+		      "www.example.org. A 192.0.2.1\n",
+		      4, "outside the zone");
 	/* CNAME beside other data: reported at the later of the two. */
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 		      "www CNAME host\n"
 		      "host A 192.0.2.1\n"
-		      "www A 192.0.2.2\n", 6, "CNAME and other data at www.example.");
+		      "www A 192.0.2.2\n",
+		      6, "CNAME and other data at www.example.");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "www A 192.0.2.2\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "www CNAME host\n", 5, "CNAME and other data");
+		      "www CNAME host\n",
+		      5, "CNAME and other data");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 		      "www CNAME a\n"
-		      "www CNAME b\n", 5, "more than one CNAME");
+		      "www CNAME b\n",
+		      5, "more than one CNAME");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "www CH TXT \"chaos\"\n", 4, "class 3 is not IN");
+		      "www CH TXT \"chaos\"\n",
+		      4, "class 3 is not IN");
 	/* Line numbers count the lines of a multi-line record. */
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster (\n 1 2\n 3 4\n 5 )\n"
 		      "\n; comment\n"
-		      "www A 192.0.2.300\n", 9, "bad rdata");
+		      "www A 192.0.2.300\n",
+		      9, "bad rdata");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "www BOGUSTYPE 1\n", 4, "");
+		      "www BOGUSTYPE 1\n",
+		      4, "");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
-		      "@ SOA ns1 hostmaster ( 1 2 3 4 5\n", 3, "unbalanced parenthesis");
+		      "@ SOA ns1 hostmaster ( 1 2 3 4 5\n",
+		      3, "unbalanced parenthesis");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "$INCLUDE does-not-exist.inc\n", 4, "cannot open $INCLUDE file");
+		      "$INCLUDE does-not-exist.inc\n",
+		      4, "cannot open $INCLUDE file");
 	expect_reject("$ORIGIN example.\n$TTL bogus\n", 2, "bad TTL");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-		      "www 2147483648 A 192.0.2.1\n", 4, "TTL 2147483648 out of range");
+		      "www 2147483648 A 192.0.2.1\n",
+		      4, "TTL 2147483648 out of range");
 
 	/* An error inside an included file names that file and its line. */
 	char inc_path[300], err[512], path[300], want[400];
@@ -250,12 +267,13 @@ static void test_dnssec_beside_cname_accepted(void **state)
 {
 	char err[512], path[300];
 	apex_zone_t *zone = NULL;
-	int rc = load_text("$ORIGIN example.\n$TTL 60\n"
-			   "@ SOA ns1 hostmaster 1 2 3 4 5\n"
-			   "www CNAME host\n"
-			   "www NSEC zzz.example. CNAME RRSIG NSEC\n"
-			   "www RRSIG CNAME 13 2 60 20351231000000 20250101000000 1 example. AAAA\n",
-			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	int rc =
+		load_text("$ORIGIN example.\n$TTL 60\n"
+			  "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+			  "www CNAME host\n"
+			  "www NSEC zzz.example. CNAME RRSIG NSEC\n"
+			  "www RRSIG CNAME 13 2 60 20351231000000 20250101000000 1 example. AAAA\n",
+			  "example.", &zone, err, sizeof(err), path, sizeof(path));
 	if (rc != APEX_OK)
 		fail_msg("load failed: %s", err);
 	const apex_node_t *www = find(zone, "www.example.");
@@ -286,10 +304,18 @@ static void test_final_quoted_string(void **state)
 	assert_memory_equal(caa->rdata, "\0\x15\0\x05issueca.example.net", 23);
 	const apex_rrset_t *hinfo = apex_node_rrset(find(zone, "h.example."), APEX_TYPE_HINFO);
 	assert_non_null(hinfo);
-	assert_memory_equal(hinfo->rdata, "\0\x07\x03""cpu\x02""os", 9);
+	assert_memory_equal(hinfo->rdata,
+			    "\0\x07\x03"
+			    "cpu\x02"
+			    "os",
+			    9);
 	hinfo = apex_node_rrset(find(zone, "p.example."), APEX_TYPE_HINFO);
 	assert_non_null(hinfo);
-	assert_memory_equal(hinfo->rdata, "\0\x04\x01""a\x01""b", 6);
+	assert_memory_equal(hinfo->rdata,
+			    "\0\x04\x01"
+			    "a\x01"
+			    "b",
+			    6);
 	apex_zone_unref(zone);
 }
 
@@ -354,9 +380,9 @@ static void test_duplicates_and_canonical_order(void **state)
 			   "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 			   "@ NS B.example.\n"
 			   "@ NS a.example.\n"
-			   "@ NS A.EXAMPLE.\n"       /* duplicate of a.example. (case) */
+			   "@ NS A.EXAMPLE.\n" /* duplicate of a.example. (case) */
 			   "www A 192.0.2.1\n"
-			   "www A 192.0.2.1\n"      /* exact duplicate */
+			   "www A 192.0.2.1\n" /* exact duplicate */
 			   "Mixed.Case A 192.0.2.3\n"
 			   "mixed.case TXT \"t\"\n",
 			   "example.", &zone, err, sizeof(err), path, sizeof(path));
@@ -368,12 +394,27 @@ static void test_duplicates_and_canonical_order(void **state)
 	size_t len;
 	/* Canonical order compares lowercased names; the stored case is
 	 * the one written (first occurrence). */
-	assert_memory_equal(record(ns, 0, &len), "\x01" "a" "\x07" "example", 10);
-	assert_memory_equal(record(ns, 1, &len), "\x01" "B" "\x07" "example", 10);
+	assert_memory_equal(record(ns, 0, &len),
+			    "\x01"
+			    "a"
+			    "\x07"
+			    "example",
+			    10);
+	assert_memory_equal(record(ns, 1, &len),
+			    "\x01"
+			    "B"
+			    "\x07"
+			    "example",
+			    10);
 	assert_int_equal(rrset(zone, "www.example.", APEX_TYPE_A)->count, 1);
 	const apex_node_t *node = find(zone, "MIXED.case.example.");
 	assert_non_null(node);
-	assert_memory_equal(node->name, "\x05" "Mixed" "\x04" "Case", 11);
+	assert_memory_equal(node->name,
+			    "\x05"
+			    "Mixed"
+			    "\x04"
+			    "Case",
+			    11);
 	assert_int_equal(node->rrset_count, 2);
 	apex_zone_unref(zone);
 }
@@ -390,17 +431,17 @@ static void test_rrset_rdata_in_place_or_copied(void **state)
 			   "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 			   "@ NS ns1\n"
 			   "a A 192.0.2.1\n"
-			   "a A 192.0.2.2\n"       /* back to back, in order */
+			   "a A 192.0.2.2\n" /* back to back, in order */
 			   "b A 192.0.2.2\n"
 			   "c TXT \"x\"\n"
-			   "b A 192.0.2.1\n"       /* split by c, out of order */
+			   "b A 192.0.2.1\n" /* split by c, out of order */
 			   "d A 192.0.2.9\n"
-			   "d A 192.0.2.8\n"       /* back to back, out of order */
+			   "d A 192.0.2.8\n" /* back to back, out of order */
 			   "e A 192.0.2.1\n"
 			   "e A 192.0.2.2\n"
-			   "e A 192.0.2.1\n"       /* duplicate after the set */
+			   "e A 192.0.2.1\n" /* duplicate after the set */
 			   "f A 192.0.2.1\n"
-			   "f A 192.0.2.1\n"       /* duplicate inside the set */
+			   "f A 192.0.2.1\n" /* duplicate inside the set */
 			   "f A 192.0.2.2\n",
 			   "example.", &zone, err, sizeof(err), path, sizeof(path));
 	if (rc != APEX_OK)
@@ -408,8 +449,11 @@ static void test_rrset_rdata_in_place_or_copied(void **state)
 	const struct {
 		const char *name;
 		uint8_t first, second;
-	} want[] = { { "a.example.", 1, 2 }, { "b.example.", 1, 2 }, { "d.example.", 8, 9 },
-		     { "e.example.", 1, 2 }, { "f.example.", 1, 2 } };
+	} want[] = { { "a.example.", 1, 2 },
+		     { "b.example.", 1, 2 },
+		     { "d.example.", 8, 9 },
+		     { "e.example.", 1, 2 },
+		     { "f.example.", 1, 2 } };
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const apex_rrset_t *set = rrset(zone, want[i].name, APEX_TYPE_A);
 		assert_non_null(set);
@@ -458,7 +502,8 @@ static void test_owner_in_two_chunks(void **state)
 				"@ NS ns1\nns1 A 192.0.2.53\nSplit A 192.0.2.1\n");
 	for (int i = 0; i < 1000; i++)
 		len += (size_t)snprintf(text + len, size - len, "h%d A 192.0.2.%d\n", i, i % 250);
-	len += (size_t)snprintf(text + len, size - len, "SPLIT TXT \"second\"\nsplit A 192.0.2.2\n");
+	len += (size_t)snprintf(text + len, size - len,
+				"SPLIT TXT \"second\"\nsplit A 192.0.2.2\n");
 	assert_true(len < size - 1);
 
 	int counts[2];
@@ -474,7 +519,12 @@ static void test_owner_in_two_chunks(void **state)
 			fail_msg("load failed: %s", err);
 		const apex_node_t *node = find(zone, "split.example.");
 		assert_non_null(node);
-		assert_memory_equal(node->name, "\x05" "Split" "\x07" "example", 15);
+		assert_memory_equal(node->name,
+				    "\x05"
+				    "Split"
+				    "\x07"
+				    "example",
+				    15);
 		assert_int_equal(node->rrset_count, 2);
 		assert_int_equal(rrset(zone, "split.example.", APEX_TYPE_A)->count, 2);
 		assert_non_null(rrset(zone, "split.example.", APEX_TYPE_TXT));
@@ -528,10 +578,18 @@ static void test_real_zones(void **state)
 	assert_int_equal(zone->record_count, 11454);
 	assert_int_equal(zone->serial, 2915240283u);
 	assert_int_equal(zone->dnssec, APEX_DNSSEC_NSEC);
-	assert_memory_equal(zone->apex->name, "\x02" "SL", 4);
+	assert_memory_equal(zone->apex->name,
+			    "\x02"
+			    "SL",
+			    4);
 	const apex_node_t *node = find(zone, "carone.sl.");
 	assert_non_null(node);
-	assert_memory_equal(node->name, "\x06" "carone" "\x02" "SL", 11);
+	assert_memory_equal(node->name,
+			    "\x06"
+			    "carone"
+			    "\x02"
+			    "SL",
+			    11);
 	apex_zone_unref(zone);
 }
 

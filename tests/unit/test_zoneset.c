@@ -73,7 +73,8 @@ static void test_publish_find_remove(void **state)
 	assert_int_equal(set->count, 3);
 	assert_true(gen == gen0 + 3);
 	/* Closest enclosing zone wins; case does not matter. */
-	assert_ptr_equal(find(set, "a.b.SUB.example."), apex_zoneset_get(set, (const uint8_t *)"\3sub\7example"));
+	assert_ptr_equal(find(set, "a.b.SUB.example."),
+			 apex_zoneset_get(set, (const uint8_t *)"\3sub\7example"));
 	assert_int_equal(find(set, "www.Example.")->origin_labels, 1);
 	assert_int_equal(find(set, "org.")->origin_labels, 0);
 	assert_int_equal(find(set, "sub.example.")->origin_labels, 2);
@@ -95,7 +96,8 @@ static void test_publish_find_remove(void **state)
 
 	/* Removal. */
 	assert_int_equal(apex_zonetable_remove(&table, (const uint8_t *)"\3sub\7example"), APEX_OK);
-	assert_int_equal(apex_zonetable_remove(&table, (const uint8_t *)"\3sub\7example"), APEX_ENOENT);
+	assert_int_equal(apex_zonetable_remove(&table, (const uint8_t *)"\3sub\7example"),
+			 APEX_ENOENT);
 	apex_zoneset_t *set3 = apex_zonetable_acquire(&table, NULL);
 	assert_int_equal(set3->count, 2);
 	assert_int_equal(find(set3, "a.sub.example.")->origin_labels, 1);
@@ -191,8 +193,9 @@ static void test_many_zones(void **state)
 	apex_zoneset_t *set = apex_zonetable_acquire(&table, NULL);
 	assert_int_equal(set->count, count);
 	for (int t = 0; t < TOPS + 2; t++) {
-		const char *forms[] = { "tld%d.", "SUB1.TLD%d.", "x.sub2.tld%d.", "b.sub1.tld%d.",
-					"a.b.sub1.tld%d.", "z.A.B.SUB1.tld%d.", "q.sub9.tld%d." };
+		const char *forms[] = { "tld%d.",        "SUB1.TLD%d.",     "x.sub2.tld%d.",
+					"b.sub1.tld%d.", "a.b.sub1.tld%d.", "z.A.B.SUB1.tld%d.",
+					"q.sub9.tld%d." };
 		for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
 			char name[80];
 			snprintf(name, sizeof(name), forms[f], t);
