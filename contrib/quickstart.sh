@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Build apex on a fresh Debian 12 machine and run apexd in the foreground
 # on the bundled root zone at 127.0.0.1 port 5353.  Stop it with Ctrl-C.
 #   sh contrib/quickstart.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run every apex test on a fresh Debian 12 machine: install the build and
 # test packages, build, `make check` (CMocka unit tests + system tests
 # against NSD and Knot DNS), then the same in an AddressSanitizer +
@@ -28,7 +29,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends 
 	build-essential autoconf automake libtool pkg-config \
 	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
-	nsd knot bind9-utils clang libclang-rt-14-dev
+	nsd knot bind9-utils clang libclang-rt-14-dev clang-format
 [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 
 # Show the logs of the tests that failed, then fail.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The concurrency tests under ThreadSanitizer: build apexd, apexctl and the
 # concurrent unit tests (zone table pick-up while publishing, the rwlock) with
 # -fsanitize=thread in a copy of the tree (build-tsan/), run those unit tests,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * answer_dump: every answer of the query engine over a large,
  * deterministic query set, one line per query, so that two builds can

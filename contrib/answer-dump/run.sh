@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Dump every answer of the query engine over the test zones into OUTDIR,
 # one file per zone set, so that two builds can be compared byte for byte:
 #   contrib/answer-dump/run.sh BUILDDIR OUTDIR [MAXNAMES]

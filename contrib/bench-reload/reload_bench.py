@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Reload benchmark: apexd, NSD and Knot DNS reloading the largest zone.
 
 For each server, on a loopback port, serving the synthetic nu. zone

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared pieces of the apex benchmarks (contrib/bench/*.py).
 
 Servers run on free loopback ports with their own files in a private

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """User-space instructions per answered query, under callgrind.
 
   contrib/bench/instructions.py [--queries 10000] [--servers apexd,nsd,knot]

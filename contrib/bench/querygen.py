@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Deterministic query mixes for the benchmarks, in dnsperf's format
 ("name type" per line).
 

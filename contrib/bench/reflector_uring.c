@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reflector_uring: the reflector (reflector.c) on io_uring.
  *

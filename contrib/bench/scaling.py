@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Engine scaling without sockets: contrib/bench/engine_bench on both
 zones, DO=0 and DO=1.
 

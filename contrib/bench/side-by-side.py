@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Side by side: apexd, NSD, Knot DNS and the reflector floor under the
 same dnsperf load.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Warm-up: queries per second in each of the first seconds after start
 and after a reload, against steady state.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Zone load: time to serve and peak resident memory, apexd vs NSD vs Knot.
 
   contrib/bench/zoneload.py [--servers apexd,nsd,knot] [--zones root,nu.nsec3]

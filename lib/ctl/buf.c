@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A growable text buffer with a size limit and a sticky failure flag. */
 #include "ctl/buf.h"
 

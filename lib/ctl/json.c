@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* JSON string escaping. */
 #include "ctl/json.h"
 

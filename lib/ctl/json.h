@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* JSON output helpers for control protocol replies (RFC 8259). */
 #ifndef APEX_CTL_JSON_H
 #define APEX_CTL_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Control protocol replies: the status line, written and parsed. */
 #include "ctl/reply.h"
 

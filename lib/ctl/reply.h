@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Control protocol replies (doc/control-protocol.md): a status line,
  * "ok\n" or "error MESSAGE\n", then the body in the requested format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Control protocol requests: parsing and formatting (pure functions). */
 #include "ctl/request.h"
 

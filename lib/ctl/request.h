@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Control protocol requests (doc/control-protocol.md): one line of
  * printable ASCII, "FORMAT COMMAND [ARG...]\n", at most

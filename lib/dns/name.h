@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Domain names in uncompressed wire format (RFC 1035 section 3.1):
  * length-prefixed labels ending with the zero-length root label.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "dns/name_hash.h"
 
 #include "dns/name.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hash of a name for name compression: FNV-1a over the lowercased labels
  * from the root down, so that the hash of a name follows from its

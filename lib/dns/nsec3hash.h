@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NSEC3 owner-name hashing (RFC 5155 section 5) and base32hex (RFC 4648). */
 #ifndef APEX_DNS_NSEC3HASH_H
 #define APEX_DNS_NSEC3HASH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RR type and class numbers used by apex (IANA DNS parameters). */
 #ifndef APEX_DNS_RRTYPE_H
 #define APEX_DNS_RRTYPE_H

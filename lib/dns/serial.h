@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * SOA serial number arithmetic (RFC 1982, with SERIAL_BITS = 32).
  *

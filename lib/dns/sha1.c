@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * SHA-1 (sha1.h).  Two block functions: the portable one below, and one
  * with the x86 SHA extensions (SHA-NI), used when the CPU has them: a

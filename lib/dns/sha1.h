@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * SHA-1 (FIPS 180-4), for NSEC3 hashing (RFC 5155 section 5).
  * Written out here because the NSEC3 hash of a query name is computed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Big-endian reads and writes of DNS wire-format integers, and the
  * layout of the 12-byte message header (RFC 1035 section 4.1.1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The query engine: RFC 1034 section 4.3.2 over one immutable zone
  * version, with the DNSSEC additions of RFC 4035 and RFC 5155.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The query engine's hook for precomputation (query/precompute.c): write
  * the records of a referral or of a negative answer's SOA exactly as

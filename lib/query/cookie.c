@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RFC 9018 server cookies: making and verifying them. */
 #include "query/cookie.h"
 

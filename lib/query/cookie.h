@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * DNS cookies (RFC 7873) with the interoperable server cookies of
  * RFC 9018:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Appending EDNS options to the OPT record just written. */
 #include "query/opt.h"
 

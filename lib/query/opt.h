@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * More EDNS options in the OPT record of a response, after
  * apex_writer_opt() has written it (with or without NSID).

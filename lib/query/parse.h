@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Parsing of a query message: header, the one question, and the EDNS
  * OPT record (RFC 6891).  Nothing is allocated: the result lives in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Precomputed referrals and negative answers (see precompute.h).
  *

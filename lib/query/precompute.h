@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Precomputed parts of responses, recorded once per zone version so that
  * the query path copies them instead of writing them record by record:

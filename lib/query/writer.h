@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writing a response message into a caller's buffer, with name
  * compression (RFC 1035 section 4.1.4).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Response rate limiting: per-prefix token buckets in a per-thread table. */
 #include "rrl/rrl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Response rate limiting (RRL) of UDP responses per source prefix.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Arena allocator: memory is taken from the system in chunks and handed
  * out by bumping a pointer.  Large requests get a chunk of their own.

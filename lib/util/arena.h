@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Arena (region) allocator: many small allocations freed together.
  * A zone version owns one arena; everything the version points to lives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* apex error codes.
  *
  * One convention everywhere: a function returns 0 (APEX_OK) on success and

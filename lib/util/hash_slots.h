@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Open-addressing hash slots mapping a 32-bit hash to an array index,
  * for tables that are built once and then only read (a zone's name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hexadecimal digits, for zone data (DS digests, salts) and configuration (secrets, NSID). */
 #ifndef APEX_UTIL_HEX_H
 #define APEX_UTIL_HEX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging to stderr with a timestamp and a level. Thread-safe (one write per line). */
 #ifndef APEX_UTIL_LOG_H
 #define APEX_UTIL_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include <pthread.h>
 #include <stdbool.h>
 

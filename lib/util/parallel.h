@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Running one function over the parts of a range on several threads,
  * for the zone loader and builder: the work of the part [begin, end)

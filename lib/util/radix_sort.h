@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A stable LSD radix sort of (64-bit key, 32-bit value) pairs, for the
  * zone builder's large sorts: linear in the number of pairs, no

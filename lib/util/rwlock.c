@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "util/rwlock.h"
 #include "util/error.h"
 

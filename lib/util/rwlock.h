@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A fair reader-writer lock: a waiting writer blocks new readers, so a
  * stream of readers can never starve the writer that publishes a zone

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SipHash-2-4, after the reference implementation (public domain, CC0). */
 #ifdef HAVE_CONFIG_H
 #include <config.h>

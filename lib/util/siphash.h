@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input
  * PRF", 2012): a keyed 64-bit hash.  apex uses it where an attacker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A change set in IXFR order, serialised (see changes.h). */
 #include "xfr/changes.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A change set: the difference from one version of a zone to the next, in
  * the order an IXFR sends it (RFC 1995 section 4): the old SOA, the

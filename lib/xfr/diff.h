@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The difference between two versions of one zone, as a change set in
  * IXFR order (xfr/changes.h): what a reload records in the journal so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The zone journal file (see journal.h and doc/transfers.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The zone journal: the differences between successive versions of one
  * zone, kept in a file so that they survive a restart, from which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The reader of an incoming AXFR/IXFR response stream (see xfr_in.h).
  *

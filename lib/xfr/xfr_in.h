@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The reader of an incoming zone transfer: the response messages of an
  * AXFR (RFC 5936) or IXFR (RFC 1995) request, in order, as a secondary

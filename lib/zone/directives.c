@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The directives of zone file text: $ORIGIN, $TTL and $INCLUDE (RFC 1035
  * section 5.1) (zone_file_reader.h).

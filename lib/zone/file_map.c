@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The files of a zone load, named and mapped (see file_map.h). */
 #include <errno.h>
 #include <fcntl.h>

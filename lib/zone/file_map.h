@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The files of a zone load: each named once among the builder's files
  * (records keep the index of theirs, for messages) and mapped for

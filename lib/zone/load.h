@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading a zone version from an RFC 1035 master file (through ldns). */
 #ifndef APEX_ZONE_LOAD_H
 #define APEX_ZONE_LOAD_H

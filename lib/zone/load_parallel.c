@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A large zone file parsed on several threads (see load_parallel.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* CPU_COUNT */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A large zone file parsed on one thread per CPU: cut into chunks at line
  * starts that begin a record with an owner name, each chunk parsed into

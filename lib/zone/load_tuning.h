@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Knobs of apex_zone_load() for tests and benchmarks.  The defaults are
  * what a server wants; tests change them to compare the fast text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "zone/lookup_name.h"
 
 #include "dns/name_hash.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A name prepared once for all the lookups one query makes: its lookup
  * key (dns/name.h) and, for the name and each of its ancestors, the

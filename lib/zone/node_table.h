@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Building the exact-match hash table of a zone's name index
  * (zone->node_table): what lets a query find its name, or the closest

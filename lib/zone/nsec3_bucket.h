@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The bucket of an NSEC3 hash in a zone's NSEC3 index (zone/nsec3_index.h):
  * what both the index's build and the lookups of zone.c compute.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "util/arena.h"
 #include "util/error.h"
 #include "zone/nsec3_index.h"

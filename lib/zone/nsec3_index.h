@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An index of a zone's NSEC3 chain by the first bits of the hash, so
  * that finding the NSEC3 matching or covering a hash searches the few

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Owner interning: each distinct owner name of a sink once, found by a
  * hash table of its lookup key (open addressing, load factor at most

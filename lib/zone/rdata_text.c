@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Master-file text to wire RDATA for the common types (see rdata_text.h).
  *

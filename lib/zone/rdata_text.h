@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Master-file text to wire format for the record types that make up
  * large zones, without ldns.

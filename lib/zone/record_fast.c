@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fast path of the zone file parser: "[owner] [TTL] [IN] TYPE RDATA"
  * for the types that make up large zones (rdata_text.c), without ldns

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The zone file parser's fallback: every record the fast path does not
  * take (other types, RFC 3597 "\\#" forms) is parsed by ldns

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A parsed record's checks, then into the sink (zone_file_reader.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Lookups in an immutable zone version.  Read-only: no allocation, no
  * write to memory shared between threads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The tokenizer of zone file text: records as single lines, comments
  * removed, parentheses joined, quoted strings kept, each record with the

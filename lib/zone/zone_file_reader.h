@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Reading zone file text (RFC 1035 section 5): the state of one load
  * (apex_loader_t) and of one range of text being read (apex_reader_t),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A sink of records being loaded (see zone_sink.h). */
 #include "zone/zone_sink.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A sink: where the records of a zone being loaded go, one per parser
  * thread.  Each record keeps its owner (interned: one entry per distinct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* apexctl: control a running apexd through its control socket. */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: PACKAGE_VERSION, _GNU_SOURCE */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The control commands and their replies. */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: PACKAGE_VERSION, _GNU_SOURCE */

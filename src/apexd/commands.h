@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control commands (doc/control-protocol.md): status, reload,
  * zone-status, stats, reconfig and stop, each rendering its reply into

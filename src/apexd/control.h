@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control socket: a Unix stream socket (mode 0600) served on a
  * libuv loop of its own, on a thread of its own, never on a worker.

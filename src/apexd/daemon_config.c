@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* apexd configuration: parser of the config file and the command-line additions. */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * apexd configuration: the config file (doc/apex.conf.5) and the
  * command-line additions (-l, -z, -n).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sockets a worker listens on: one per worker and address (SO_REUSEPORT). */
 #ifndef APEX_APEXD_LISTEN_SOCKET_H
 #define APEX_APEXD_LISTEN_SOCKET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* apexd: the apex authoritative DNS server daemon. */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, from the build directory: PACKAGE_VERSION, _GNU_SOURCE */

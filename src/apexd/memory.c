@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allocator purging and resident size. */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: HAVE_JEMALLOC, _GNU_SOURCE */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Privileges of the apexd process: the file descriptor limit raised at
  * start, and the drop to an unprivileged user once every socket is

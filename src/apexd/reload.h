@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The served zones' lifecycle: initial load, reload and reconfiguration.
  *

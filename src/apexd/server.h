@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The apexd server: the served zones, the worker threads and their
  * statistics.

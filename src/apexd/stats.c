@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-worker statistics: snapshots, totals and their text and JSON forms. */
 #include "stats.h"
 

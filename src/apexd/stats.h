@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Per-worker statistics: what `apexctl stats` reports and apexd logs at
  * shutdown.

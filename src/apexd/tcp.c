@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* DNS over TCP (RFC 7766) for one worker, on its libuv loop. */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * DNS over TCP (RFC 7766) for one worker, on its libuv loop: one
  * SO_REUSEPORT listener per listen address, 2-byte length-prefixed

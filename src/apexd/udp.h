@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * UDP service of one worker: one SO_REUSEPORT socket per listen address,
  * watched by the worker's libuv loop and drained with recvmmsg, each

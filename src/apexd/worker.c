@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The answer path of one worker (see worker.h). */
 #include "worker.h"
 

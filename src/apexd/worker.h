@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The answer path of one worker: what a worker thread needs to answer a
  * query, over UDP or TCP alike, and nothing of its sockets or its loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the libFuzzer targets: finding the source tree, loading
  * zones into a zonetable, and the response oracle.

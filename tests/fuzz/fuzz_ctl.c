@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target: the control protocol's request parser
  * (lib/ctl/request.c), which reads whatever a client of the control

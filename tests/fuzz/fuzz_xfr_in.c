@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target: the reader of incoming zone transfers
  * (lib/xfr/xfr_in.c), which takes whatever a primary sends.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target: the input is a master file for the zone example.,
  * loaded with apex_zone_load().

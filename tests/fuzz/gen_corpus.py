@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Generate the seed corpus of fuzz_query: tests/fuzz/corpus/query/.
 
 Real queries made with dnspython for every kind of answer apex gives

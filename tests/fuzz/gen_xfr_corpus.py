@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Generate the seed corpus of fuzz_xfr_in: tests/fuzz/corpus/xfr_in/.
 
 Each seed is one byte (0: AXFR request, 1: IXFR from serial 3) and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Build apex's libFuzzer targets with clang (-fsanitize=fuzzer,address,
 # undefined) in a build directory of their own, and run them.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Structural checks of the source tree, run by `make check`:
 
 1. The include graph has no cycle.  A module is a .c file and its .h
@@ -10,12 +11,17 @@
    graph of lib/ directories has no cycle either.
 3. No function is longer than MAX_FUNCTION_LINES lines (from the line of
    its opening brace to the line of its closing brace), in lib/ and src/.
+4. Every C file of lib/, src/, tests/ and contrib/ is laid out as
+   .clang-format says (clang-format, Debian package clang-format).
+5. Every source file carries an SPDX licence line.
 
 Usage: check_structure.py [SRCDIR]   (prints what is wrong, exits 1)
 """
 
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 MAX_FUNCTION_LINES = 100
@@ -126,6 +132,58 @@ def long_functions(path):
     return out
 
 
+C_TREES = ("lib", "src", os.path.join("tests", "unit"), os.path.join("tests", "fuzz"), "contrib")
+
+
+def c_files(srcdir):
+    for tree in C_TREES:
+        for path in files_under(os.path.join(srcdir, tree), (".c", ".h")):
+            yield path
+
+
+def format_problems(srcdir):
+    tool = shutil.which("clang-format")
+    if tool is None:
+        return ["clang-format is not installed (Debian package clang-format): layout not checked"]
+    out = []
+    for path in c_files(srcdir):
+        with open(path, "rb") as f:
+            text = f.read()
+        done = subprocess.run([tool, "--style=file:" + os.path.join(srcdir, ".clang-format"), path],
+                              capture_output=True, check=False)
+        if done.returncode != 0:
+            out.append("%s: clang-format failed: %s" % (os.path.relpath(path, srcdir),
+                                                         done.stderr.decode(errors="replace").strip()))
+        elif done.stdout != text:
+            out.append("%s: not laid out as .clang-format says (run clang-format -i on it)" %
+                       os.path.relpath(path, srcdir))
+    return out
+
+
+SPDX = re.compile(r"SPDX-License-Identifier: \S+")
+SPDX_EXTS = (".c", ".h", ".py", ".sh", ".am", ".ac")
+
+
+def spdx_problems(srcdir):
+    out = []
+    trees = ("lib", "src", "tests", "contrib", ".ci", "etc", "doc")
+    paths = [os.path.join(srcdir, name) for name in ("Makefile.am", "configure.ac")]
+    for tree in trees:
+        for path in files_under(os.path.join(srcdir, tree), SPDX_EXTS + (".5", ".8", ".conf")):
+            if os.sep + "corpus" + os.sep in path:
+                continue
+            paths.append(path)
+    paths.append(os.path.join(srcdir, ".ci", "run"))
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        with open(path, errors="replace") as f:
+            head = f.read(600)
+        if not SPDX.search(head):
+            out.append("%s: no SPDX-License-Identifier line" % os.path.relpath(path, srcdir))
+    return out
+
+
 def main():
     srcdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
     srcdir = os.path.abspath(srcdir)
@@ -145,12 +203,15 @@ def main():
             for name, line, length in long_functions(path):
                 errors.append("%s:%d: %s() is %d lines long (at most %d)" % (
                     os.path.relpath(path, srcdir), line, name, length, MAX_FUNCTION_LINES))
+    errors += format_problems(srcdir)
+    errors += spdx_problems(srcdir)
     for e in errors:
         print(e)
     if errors:
         print("structure: %d problem(s)" % len(errors))
     else:
-        print("structure: include graphs acyclic, no function over %d lines" % MAX_FUNCTION_LINES)
+        print("structure: include graphs acyclic, no function over %d lines, layout as "
+              ".clang-format says, SPDX lines everywhere" % MAX_FUNCTION_LINES)
     return 1 if errors else 0
 
 

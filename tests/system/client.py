@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A minimal DNS client for the system tests: the same query bytes go to
 every server, over UDP or over one persistent TCP connection per server
 (RFC 7766), with bounded timeouts."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Section-by-section comparison of a response from apexd with the responses
 of the reference servers (NSD and Knot DNS) to the same query bytes.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Fixtures for the apex system tests: servers on free loopback ports.
 
 Each zone set is served by three processes started once per test session

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Deterministic generation of test queries from a zone file.
 
 For a zone, the generator makes queries for: every owner name (or a seeded

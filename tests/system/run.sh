@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The system tests: apexd on loopback compared with NSD and Knot DNS.
 # `make check` runs this with APEX_SRCDIR and APEX_BUILDDIR set; by hand,
 # run it from anywhere (both default to the source tree).  Extra arguments

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Start and stop the servers the system tests talk to.
 
 Every server runs on a free loopback port with its own files in a private

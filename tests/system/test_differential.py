@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """apexd against NSD and Knot DNS: thousands of generated queries per zone,
 each sent with the same bytes to all three, the responses compared section
 by section (see compare.py for the rules and their RFCs)."""

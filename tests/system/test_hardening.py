@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Hardening of apexd: DNS cookies (RFC 7873, RFC 9018), response rate
 limiting with slip, TCP connection exhaustion (per-client limit, idle and
 I/O timeouts against slowloris) and the privilege drop, each against its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Malformed and hostile queries sent to apexd, NSD and Knot DNS alike.
 
 Each packet of the corpus goes to the three servers at once; the outcome

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Targeted protocol tests of apexd: transport, malformed and unusual
 queries, and the cases of the shared notes where NSD and Knot disagree and
 apex follows the RFC."""

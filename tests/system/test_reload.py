@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Zone reload under load, the control socket and apexctl.
 
 apexd serves a zone, reload.test., that exists in two versions (A and B)

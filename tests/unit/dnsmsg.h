@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Test helpers: build query messages by hand and inspect responses
  * decoded by ldns (an independent decoder, so compression and layout

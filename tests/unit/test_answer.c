@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Query engine tests: each kind of answer on the repository's zones
  * (root.zone NSEC, fj.zone NSEC3, the example. feature zone unsigned,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * apexd's configuration: the file parser (every key, quoting, comments,
  * paths relative to the file), the command-line additions, and the

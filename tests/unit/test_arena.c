@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util/arena: allocations aligned to 16 (packed ones not), large blocks,
  * copies, adoption of another arena's memory, and the footprint.

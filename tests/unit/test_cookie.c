@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * query/cookie: RFC 9018 server cookies, the RFC's test vectors and
  * every reason to reject one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the control protocol (lib/ctl): requests, replies, buffers, JSON. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util/error: one convention for failures. The APEX_E* codes that have an
  * errno equivalent are that errno negated, libuv's codes are the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test helper: bytes from a string of hex digits. */
 #ifndef APEX_TESTS_UNIT_TEST_HEX_H
 #define APEX_TESTS_UNIT_TEST_HEX_H

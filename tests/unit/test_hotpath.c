@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The query path takes no lock, calls no allocator and writes no shared
  * memory: a proof by measurement.

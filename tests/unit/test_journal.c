@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xfr/journal: entries survive a reopen, a torn or damaged tail is cut off
  * without losing what precedes it, the chain of serials holds, the file

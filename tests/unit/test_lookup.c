@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Zone lookups and the data built at load time: ENTs, cuts, wildcards,
  * glue and additional data, RRSIG links, NSEC and NSEC3 links. */
 #include <setjmp.h>

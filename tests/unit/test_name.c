@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wire names: unpacking with compression, lookup keys and canonical order. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * query/opt: an EDNS option appended to a response's OPT record.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util/parallel: every index of the range is worked on exactly once,
  * whatever the thread count and part size, and the first failing part's

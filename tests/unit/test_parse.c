@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * query/parse: the one question of a query, EDNS (RFC 6891: payload, DO,
  * version, options, one OPT only, in the additional section, owned by

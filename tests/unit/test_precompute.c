@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * query/precompute: a version with precomputed fragments answers byte
  * for byte as one without, and recomputing the fragments of some cuts,

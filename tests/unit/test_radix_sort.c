@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util/radix_sort: the order of a stable comparison sort, for keys that
  * differ in any byte, share bytes, or are all equal.

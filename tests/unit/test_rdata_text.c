@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The loader's fast text parser (lib/zone/rdata_text.c) against ldns,
  * and chunked parallel parsing against parsing on one thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Regression tests from fuzzing (tests/fuzz/), in the plain build: no
  * clang or libFuzzer needed, and the sanitizer build of `make check`

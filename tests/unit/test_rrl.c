@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rrl: the response-rate-limiting table (per prefix, shares, whitelist)
  * and its slipped replies.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The zone table's rwlock must not starve a writer: while readers keep
  * the lock continuously held (overlapping read sections), a writer that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dns/serial: RFC 1982 serial number arithmetic with SERIAL_BITS = 32,
  * including the examples of its section 5.2 scaled to 32 bits and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SHA-1 test vectors (FIPS 180-2) and NSEC3 hashes from RFC 5155 Appendix A. */
 #include <setjmp.h>
 #include <stdarg.h>

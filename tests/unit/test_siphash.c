@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util/siphash: SipHash-2-4 against the reference vectors of its paper.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * query/writer: the response writer's contracts.  Names are compressed
  * against earlier names (the question's kept in the client's letter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xfr/changes and xfr/diff: the change set between two versions of a
  * zone holds exactly the records that changed, in IXFR order, and

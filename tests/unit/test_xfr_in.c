@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xfr/xfr_in: the reader of incoming AXFR/IXFR response streams takes a
  * whole zone, chained change sets and the up-to-date answer, undoes name

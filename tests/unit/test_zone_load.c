@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Zone loading: master file syntax, zone checks, warnings, real zones. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The zone table: publishing, replacing and removing versions, finding
  * the closest enclosing zone, reference counting, and readers picking
