@@ -32,6 +32,7 @@ int apex_listen_socket_open(const apex_listen_t *listen, int type, char *err, si
 	int family = listen->addr.ss_family;
 	const char *proto = type == SOCK_DGRAM ? "udp" : "tcp";
 	const char *what = "socket";
+	int failure;
 	int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -60,7 +61,7 @@ int apex_listen_socket_open(const apex_listen_t *listen, int type, char *err, si
 		goto fail;
 	return fd;
 fail:
-	int failure = apex_errno();
+	failure = apex_errno();
 	snprintf(err, err_size, "%s %s: %s: %s", proto, listen->text, what, apex_strerror(failure));
 	if (fd >= 0)
 		close(fd);
