@@ -31,7 +31,8 @@ static void u16(msg_t *m, uint16_t v)
 
 static void bytes(msg_t *m, const void *p, size_t n)
 {
-	memcpy(m->b + m->n, p, n);
+	if (n > 0) /* p may be NULL then */
+		memcpy(m->b + m->n, p, n);
 	m->n += n;
 }
 

@@ -95,12 +95,14 @@ static int by_text(const void *a, const void *b)
 
 static void set_sort(text_set_t *s)
 {
-	qsort(s->items, s->count, sizeof(*s->items), by_text);
+	if (s->count > 0) /* items is NULL then */
+		qsort(s->items, s->count, sizeof(*s->items), by_text);
 }
 
 static bool set_has(const text_set_t *s, const char *text)
 {
-	return bsearch(&text, s->items, s->count, sizeof(*s->items), by_text) != NULL;
+	return s->count > 0 &&
+	       bsearch(&text, s->items, s->count, sizeof(*s->items), by_text) != NULL;
 }
 
 static void set_free(text_set_t *s)
