@@ -101,20 +101,26 @@ static int cmd_status(const apex_command_context_t *ctx, const apex_ctl_request_
 				    "{\"version\":\"%s\",\"pid\":%ld,\"started\":\"%s\","
 				    "\"uptime\":%.3f,\"workers\":%u,\"zones\":{\"configured\":%zu,"
 				    "\"served\":%zu,\"loaded\":%zu,\"failed\":%zu,\"loading\":%zu},"
-				    "\"rss_bytes\":%zu,\"control_socket\":",
+				    "\"rss_bytes\":%zu,\"udp_receive_buffer\":%zu,"
+				    "\"udp_send_buffer\":%zu,\"control_socket\":",
 				    PACKAGE_VERSION, (long)getpid(), started, uptime,
 				    ctx->server->worker_count, c.configured, c.served, c.loaded,
-				    c.failed, c.loading, rss);
+				    c.failed, c.loading, rss, ctx->server->udp_receive_buffer,
+				    ctx->server->udp_send_buffer);
 		apex_ctl_json_string(out, ctx->control_path);
 		apex_ctl_buf_puts(out, "}\n");
 	} else {
-		apex_ctl_buf_printf(out,
-				    "version: apexd %s\npid: %ld\nstarted: %s\nuptime: %.0f s\n"
-				    "workers: %u\nzones: %zu configured, %zu served, %zu failed, "
-				    "%zu loading\nrss: %.1f MiB\ncontrol socket: %s\n",
-				    PACKAGE_VERSION, (long)getpid(), started, uptime,
-				    ctx->server->worker_count, c.configured, c.served, c.failed,
-				    c.loading, (double)rss / (1024.0 * 1024.0), ctx->control_path);
+		apex_ctl_buf_printf(
+			out,
+			"version: apexd %s\npid: %ld\nstarted: %s\nuptime: %.0f s\n"
+			"workers: %u\nzones: %zu configured, %zu served, %zu failed, "
+			"%zu loading\nrss: %.1f MiB\n"
+			"udp buffers: receive %zu, send %zu bytes (as the kernel counts them)\n"
+			"control socket: %s\n",
+			PACKAGE_VERSION, (long)getpid(), started, uptime, ctx->server->worker_count,
+			c.configured, c.served, c.failed, c.loading,
+			(double)rss / (1024.0 * 1024.0), ctx->server->udp_receive_buffer,
+			ctx->server->udp_send_buffer, ctx->control_path);
 	}
 	return APEX_COMMAND_DONE;
 }

@@ -45,6 +45,8 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->tcp_idle_timeout = APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT;
 	cfg->tcp_max_per_client = APEX_CONFIG_DEFAULT_TCP_MAX_PER_CLIENT;
 	cfg->tcp_io_timeout = APEX_CONFIG_DEFAULT_TCP_IO_TIMEOUT;
+	cfg->receive_buffer_size = APEX_CONFIG_DEFAULT_RECEIVE_BUFFER;
+	cfg->send_buffer_size = APEX_CONFIG_DEFAULT_SEND_BUFFER;
 	cfg->reload_idle = true;
 	cfg->reload_nice = APEX_CONFIG_DEFAULT_RELOAD_NICE;
 	cfg->rrl.slip = APEX_CONFIG_DEFAULT_RRL_SLIP;
@@ -575,6 +577,8 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("tcp-idle-timeout", tcp_idle_timeout, 1, 3600),
 	UINT_KEY("tcp-max-connections-per-client", tcp_max_per_client, 0, 1000000),
 	UINT_KEY("tcp-io-timeout", tcp_io_timeout, 1, 3600),
+	UINT_KEY("receive-buffer-size", receive_buffer_size, 0, 1UL << 30),
+	UINT_KEY("send-buffer-size", send_buffer_size, 0, 1UL << 30),
 	CUSTOM_KEY("reload-priority", key_reload_priority),
 	CUSTOM_KEY("reload-nice", key_reload_priority),
 	UINT_KEY("rrl-responses-per-second", rrl.rate, 0, 1000000),

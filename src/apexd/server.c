@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dns/wire.h"
+#include "listen_socket.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -65,6 +66,27 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 
 /* ---------------------------------------------------------------- sockets and workers */
 
+/* The UDP buffer sizes the kernel gave (every socket gets the same), and
+ * a warning when it gave less than asked: what a reload or a burst can
+ * hold without loss depends on them. */
+static void note_buffers(apex_server_t *server, int fd)
+{
+	const apex_config_t *cfg = server->config;
+
+	apex_socket_buffers_get(fd, &server->udp_receive_buffer, &server->udp_send_buffer);
+	/* the kernel reports twice the size set */
+	if (cfg->receive_buffer_size > 0 &&
+	    server->udp_receive_buffer < 2 * cfg->receive_buffer_size)
+		apex_warning("udp receive buffers: %zu bytes asked, the kernel gave %zu: run apexd "
+			     "as root (it forces them before dropping privileges) or raise "
+			     "net.core.rmem_max (sysctl)",
+			     cfg->receive_buffer_size, server->udp_receive_buffer / 2);
+	if (cfg->send_buffer_size > 0 && server->udp_send_buffer < 2 * cfg->send_buffer_size)
+		apex_warning("udp send buffers: %zu bytes asked, the kernel gave %zu: run apexd as "
+			     "root or raise net.core.wmem_max (sysctl)",
+			     cfg->send_buffer_size, server->udp_send_buffer / 2);
+}
+
 int apex_server_open_sockets(apex_server_t *server)
 {
 	const apex_config_t *cfg = server->config;
@@ -86,13 +108,16 @@ int apex_server_open_sockets(apex_server_t *server)
 		size_t udp_open = 0, tcp_open = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			int fd = apex_udp_socket_open(&cfg->listens[i], err, sizeof(err));
+			int fd = apex_udp_socket_open(&cfg->listens[i], cfg->receive_buffer_size,
+						      cfg->send_buffer_size, err, sizeof(err));
 
 			if (fd < 0) {
 				apex_error("%s", err);
 				rc = fd;
 				break;
 			}
+			if (w == 0 && i == 0)
+				note_buffers(server, fd);
 			udp_fds[udp_open++] = fd;
 			fd = apex_tcp_socket_open(&cfg->listens[i], err, sizeof(err));
 			if (fd < 0) {
@@ -138,7 +163,7 @@ static void on_wake(uv_async_t *async)
 {
 	apex_worker_thread_t *worker = async->data;
 
-	apex_worker_batch(&worker->worker);
+	apex_worker_batch(&worker->worker, false);
 }
 
 static void *worker_main(void *arg)
@@ -179,7 +204,7 @@ static int worker_prepare(apex_worker_thread_t *worker)
 	}
 	worker->wake_ready = true;
 	/* the zones published before the start */
-	apex_worker_batch(&worker->worker);
+	apex_worker_batch(&worker->worker, false);
 	if ((rc = apex_udp_worker_start(&worker->udp, &worker->loop)) < 0)
 		return rc;
 	return apex_tcp_worker_start(&worker->tcp, &worker->loop);

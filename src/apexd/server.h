@@ -66,7 +66,10 @@ typedef struct apex_server {
 	struct timespec started;      /* CLOCK_MONOTONIC at init, for uptime */
 	struct timespec started_wall; /* CLOCK_REALTIME at init */
 
-	apex_tcp_shared_t tcp;     /* what the workers' TCP services share */
+	apex_tcp_shared_t tcp; /* what the workers' TCP services share */
+	/* The UDP sockets' buffer sizes, as the kernel reports them (twice
+	 * what it was asked: it counts its bookkeeping). */
+	size_t udp_receive_buffer, udp_send_buffer;
 	uint8_t cookie_secret[16]; /* answer_config.cookie_secret points here */
 } apex_server_t;
 

@@ -34,6 +34,10 @@ static const char *const fill_names[APEX_STATS_FILL_BUCKETS] = {
 	"1", "2-7", "8-31", "32-63", "64",
 };
 
+static const char *const stall_names[APEX_STATS_STALL_BUCKETS] = {
+	"under_1ms", "1ms_10ms", "10ms_100ms", "100ms_1s", "1s_or_more",
+};
+
 const char *apex_stats_qtype_name(unsigned index)
 {
 	return index < APEX_STATS_QTYPES ? qtype_names[index] : "other";
@@ -74,6 +78,10 @@ void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
 	GET(udp_batches);
 	GET(zone_pickups);
 	GET(lock_wait_ns);
+	GET(kernel_drops);
+	GET(stall_max_ns);
+	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
+		GET(stalls[i]);
 	for (unsigned i = 0; i < APEX_STATS_RCODES; i++)
 		GET(rcode[i]);
 	for (unsigned i = 0; i < APEX_STATS_QTYPES; i++)
@@ -102,6 +110,11 @@ void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
 	t->udp_batches += one->udp_batches;
 	t->zone_pickups += one->zone_pickups;
 	t->lock_wait_ns += one->lock_wait_ns;
+	t->kernel_drops += one->kernel_drops;
+	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
+		t->stalls[i] += one->stalls[i];
+	if (one->stall_max_ns > t->stall_max_ns)
+		t->stall_max_ns = one->stall_max_ns;
 	for (unsigned i = 0; i < APEX_STATS_RCODES; i++)
 		t->rcode[i] += one->rcode[i];
 	for (unsigned i = 0; i < APEX_STATS_QTYPES; i++)
@@ -155,6 +168,13 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 				    t->batch_fill[i]);
 	apex_ctl_buf_printf(b, "},\"zone_pickups\":%" PRIu64 ",\"lock_wait_ns\":%" PRIu64,
 			    t->zone_pickups, t->lock_wait_ns);
+	apex_ctl_buf_printf(
+		b, ",\"kernel_drops\":%" PRIu64 ",\"stall_max_ns\":%" PRIu64 ",\"stalls\":{",
+		t->kernel_drops, t->stall_max_ns);
+	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
+		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, i == 0 ? "" : ",", stall_names[i],
+				    t->stalls[i]);
+	apex_ctl_buf_puts(b, "}");
 	apex_ctl_buf_printf(b,
 			    ",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
 			    ",\"rrl_dropped\":%" PRIu64 ",\"rrl_slipped\":%" PRIu64
@@ -204,6 +224,13 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 		apex_ctl_buf_printf(b, " %s=%" PRIu64, fill_names[i], t->batch_fill[i]);
 	apex_ctl_buf_printf(b, "\n  lock wait: %.6f s over %" PRIu64 " zone pick-ups\n",
 			    (double)t->lock_wait_ns / 1e9, t->zone_pickups);
+	apex_ctl_buf_printf(b, "  kernel drops (receive queue full): %" PRIu64 "\n",
+			    t->kernel_drops);
+	apex_ctl_buf_printf(b, "  stalls (queries waiting): longest %.3f ms;",
+			    (double)t->stall_max_ns / 1e6);
+	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
+		apex_ctl_buf_printf(b, " %s=%" PRIu64, stall_names[i], t->stalls[i]);
+	apex_ctl_buf_puts(b, "\n");
 }
 
 void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,

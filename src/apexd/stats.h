@@ -24,6 +24,9 @@
 #define APEX_STATS_QTYPES 24
 /* recvmmsg batch fill buckets: 1, 2-7, 8-31, 32-63, 64 (full) datagrams. */
 #define APEX_STATS_FILL_BUCKETS 5
+/* Stall buckets (the time before a full batch): < 1 ms, < 10 ms, < 100 ms,
+ * < 1 s, longer. */
+#define APEX_STATS_STALL_BUCKETS 5
 
 typedef struct apex_worker_stats {
 	atomic_uint_least64_t udp_queries;
@@ -48,6 +51,13 @@ typedef struct apex_worker_stats {
 	atomic_uint_least64_t batch_fill[APEX_STATS_FILL_BUCKETS];
 	atomic_uint_least64_t zone_pickups; /* new zonesets picked up */
 	atomic_uint_least64_t lock_wait_ns; /* time spent in those pick-ups (the rwlock) */
+	/* datagrams the kernel dropped for this worker's sockets, its
+	 * receive queue full (SO_RXQ_OVFL) */
+	atomic_uint_least64_t kernel_drops;
+	/* how long the worker did not read a socket that had queries
+	 * waiting: the time before each full batch, and the longest */
+	atomic_uint_least64_t stalls[APEX_STATS_STALL_BUCKETS];
+	atomic_uint_least64_t stall_max_ns;
 } apex_worker_stats_t;
 
 /* Plain values of a snapshot or a sum. */
@@ -63,6 +73,9 @@ typedef struct apex_stats_totals {
 	uint64_t udp_batches;
 	uint64_t batch_fill[APEX_STATS_FILL_BUCKETS];
 	uint64_t zone_pickups, lock_wait_ns;
+	uint64_t kernel_drops;
+	uint64_t stalls[APEX_STATS_STALL_BUCKETS];
+	uint64_t stall_max_ns; /* in a sum: the longest of all */
 } apex_stats_totals_t;
 
 /* Add n to a counter written only by the calling worker. */

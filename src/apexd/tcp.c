@@ -230,7 +230,7 @@ static void conn_process(apex_tcp_conn_t *conn)
 	size_t pos = 0;
 
 	/* the messages received together are one batch */
-	apex_worker_batch(worker);
+	apex_worker_batch(worker, false);
 	while (!conn->writing && !conn->closing) {
 		size_t avail = conn->in_used - pos, len, size;
 

@@ -16,13 +16,26 @@
 #include "util/error.h"
 #include "util/log.h"
 
-/* Room for one IP_PKTINFO or IPV6_PKTINFO control message. */
+/* Room for one IP_PKTINFO or IPV6_PKTINFO control message and the
+ * SO_RXQ_OVFL one. */
 #define PKTINFO_SPACE CMSG_SPACE(sizeof(struct in6_pktinfo))
-_Static_assert(PKTINFO_SPACE <= APEX_UDP_CONTROL_SPACE, "control buffer too small");
+_Static_assert(PKTINFO_SPACE + CMSG_SPACE(sizeof(uint32_t)) <= APEX_UDP_CONTROL_SPACE,
+	       "control buffer too small");
 
-int apex_udp_socket_open(const apex_listen_t *listen, char *err, size_t err_size)
+int apex_udp_socket_open(const apex_listen_t *listen, size_t receive_buffer, size_t send_buffer,
+			 char *err, size_t err_size)
 {
-	return apex_listen_socket_open(listen, SOCK_DGRAM, err, err_size);
+	int fd = apex_listen_socket_open(listen, SOCK_DGRAM, err, err_size);
+	if (fd < 0)
+		return fd;
+	int rc = apex_socket_buffers_set(fd, receive_buffer, send_buffer);
+	if (rc < 0) {
+		snprintf(err, err_size, "udp %s: socket buffers: %s", listen->text,
+			 apex_strerror(rc));
+		close(fd);
+		return rc;
+	}
+	return fd;
 }
 
 int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, const int *fds,
@@ -131,6 +144,29 @@ static unsigned send_batch(int fd, struct mmsghdr *out, unsigned count)
 	return lost;
 }
 
+/*
+ * The kernel's count of the datagrams it dropped for this socket (its
+ * receive queue was full), as the last datagram of a batch carries it
+ * (SO_RXQ_OVFL): what it grew by since the last batch goes to the
+ * worker's statistics.  Nothing is asked of the kernel for it.
+ */
+static void count_kernel_drops(apex_udp_socket_t *sock, apex_worker_t *worker, struct msghdr *last)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(last); c != NULL; c = CMSG_NXTHDR(last, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t drops;
+
+			memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+			if (drops != sock->kernel_drops) {
+				APEX_STAT_ADD(worker->stats.kernel_drops,
+					      drops - sock->kernel_drops);
+				sock->kernel_drops = drops;
+			}
+			return;
+		}
+	}
+}
+
 /* The answer of datagram i into its slot of the batch; 0: nothing to send. */
 static size_t answer_datagram(apex_worker_t *worker, apex_udp_batch_t *b, unsigned i)
 {
@@ -157,8 +193,8 @@ static int serve_batch(apex_udp_socket_t *sock)
 	for (unsigned i = 0; i < APEX_UDP_BATCH; i++) {
 		b->in[i].msg_hdr.msg_namelen = sizeof(b->peer[i]);
 		b->in[i].msg_hdr.msg_flags = 0;
-		b->in[i].msg_hdr.msg_control = pktinfo ? b->in_control[i] : NULL;
-		b->in[i].msg_hdr.msg_controllen = pktinfo ? APEX_UDP_CONTROL_SPACE : 0;
+		b->in[i].msg_hdr.msg_control = b->in_control[i];
+		b->in[i].msg_hdr.msg_controllen = APEX_UDP_CONTROL_SPACE;
 	}
 	n = recvmmsg(sock->fd, b->in, APEX_UDP_BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0) {
@@ -168,7 +204,8 @@ static int serve_batch(apex_udp_socket_t *sock)
 	}
 
 	/* between batches: a newly published zoneset, the clock */
-	apex_worker_batch(worker);
+	apex_worker_batch(worker, (unsigned)n == APEX_UDP_BATCH);
+	count_kernel_drops(sock, worker, &b->in[n - 1].msg_hdr);
 	APEX_STAT_ADD(worker->stats.udp_queries, (unsigned)n);
 	APEX_STAT_ADD(worker->stats.udp_batches, 1);
 	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index((unsigned)n)], 1);

@@ -25,9 +25,10 @@ struct apex_udp_worker;
 
 typedef struct apex_udp_socket {
 	uv_poll_t poll;
-	int fd;       /* -1 when closed */
-	bool polling; /* poll handle initialised (close it before fd) */
-	bool pktinfo; /* wildcard bind: answer from the query's destination */
+	int fd;                /* -1 when closed */
+	bool polling;          /* poll handle initialised (close it before fd) */
+	bool pktinfo;          /* wildcard bind: answer from the query's destination */
+	uint32_t kernel_drops; /* the kernel's drop count last read (SO_RXQ_OVFL) */
 	struct apex_udp_worker *owner;
 } apex_udp_socket_t;
 
@@ -38,7 +39,8 @@ typedef struct apex_udp_batch {
 	struct iovec in_iov[APEX_UDP_BATCH];
 	struct iovec out_iov[APEX_UDP_BATCH];
 	struct sockaddr_storage peer[APEX_UDP_BATCH];
-	/* IP_PKTINFO / IPV6_PKTINFO control messages (wildcard binds only) */
+	/* control messages: the kernel's drop count (SO_RXQ_OVFL), and
+	 * IP_PKTINFO / IPV6_PKTINFO (wildcard binds only) */
 	uint8_t in_control[APEX_UDP_BATCH][APEX_UDP_CONTROL_SPACE];
 	uint8_t out_control[APEX_UDP_BATCH][APEX_UDP_CONTROL_SPACE];
 	uint8_t *queries; /* APEX_UDP_BATCH * APEX_UDP_QUERY_MAX */
@@ -55,10 +57,12 @@ typedef struct apex_udp_worker {
 
 /*
  * A new non-blocking UDP socket bound to listen with SO_REUSEPORT (and
- * IPV6_V6ONLY for IPv6).  Returns the fd, or a negative APEX_E* code with
- * the reason in err.
+ * IPV6_V6ONLY for IPv6), its buffers sized (bytes; 0: the kernel's
+ * default; see apex_socket_buffers_set()).  Returns the fd, or a negative
+ * apex code with the reason in err.
  */
-int apex_udp_socket_open(const apex_listen_t *listen, char *err, size_t err_size);
+int apex_udp_socket_open(const apex_listen_t *listen, size_t receive_buffer, size_t send_buffer,
+			 char *err, size_t err_size);
 
 /*
  * Set up the worker's UDP state for count listen addresses, answering

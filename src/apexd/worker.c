@@ -36,10 +36,19 @@ static uint64_t elapsed_ns(const struct timespec *t0, const struct timespec *t1)
 	return (uint64_t)((t1->tv_sec - t0->tv_sec) * 1000000000LL + (t1->tv_nsec - t0->tv_nsec));
 }
 
-void apex_worker_batch(apex_worker_t *worker)
+/* The stall buckets: under 1 ms, under 10 ms, under 100 ms, under 1 s, more. */
+static unsigned stall_bucket(uint64_t ns)
+{
+	unsigned b = 0;
+	for (uint64_t limit = 1000000; b < APEX_STATS_STALL_BUCKETS - 1 && ns >= limit; limit *= 10)
+		b++;
+	return b;
+}
+
+void apex_worker_batch(apex_worker_t *worker, bool backlog)
 {
 	apex_zonetable_t *table = worker->zonetable;
-	struct timespec wall;
+	struct timespec wall, mono;
 
 	if (apex_zonetable_generation(table) != worker->generation) {
 		apex_zoneset_t *old = worker->zones;
@@ -54,11 +63,19 @@ void apex_worker_batch(apex_worker_t *worker)
 		apex_zoneset_release(old);
 	}
 	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
 	worker->now = (uint32_t)wall.tv_sec;
-	if (apex_rrl_enabled(&worker->rrl)) {
-		struct timespec mono;
+	worker->now_ms = (uint64_t)mono.tv_sec * 1000 + (uint64_t)mono.tv_nsec / 1000000;
 
-		clock_gettime(CLOCK_MONOTONIC, &mono);
-		worker->now_ms = (uint64_t)mono.tv_sec * 1000 + (uint64_t)mono.tv_nsec / 1000000;
+	/* A full batch found queries waiting: the time since the batch
+	 * before is how long the worker did not read its socket. */
+	uint64_t now_ns = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec;
+	if (backlog && worker->last_batch_ns != 0) {
+		uint64_t gap = now_ns - worker->last_batch_ns;
+		APEX_STAT_ADD(worker->stats.stalls[stall_bucket(gap)], 1);
+		if (gap > atomic_load_explicit(&worker->stats.stall_max_ns, memory_order_relaxed))
+			atomic_store_explicit(&worker->stats.stall_max_ns, gap,
+					      memory_order_relaxed);
 	}
+	worker->last_batch_ns = now_ns;
 }

@@ -39,8 +39,9 @@ typedef struct apex_worker {
 	unsigned long long generation;
 	apex_rrl_t rrl; /* this worker's own rate-limiting table */
 	/* The batch clock, read once per batch. */
-	uint32_t now;    /* wall-clock seconds (server cookies, RFC 9018) */
-	uint64_t now_ms; /* monotonic milliseconds (RRL; 0 when RRL is off) */
+	uint32_t now;           /* wall-clock seconds (server cookies, RFC 9018) */
+	uint64_t now_ms;        /* monotonic milliseconds (RRL) */
+	uint64_t last_batch_ns; /* monotonic time of the last batch (stalls) */
 } apex_worker_t;
 
 /*
@@ -59,9 +60,11 @@ void apex_worker_free(apex_worker_t *worker);
 /*
  * Between batches: pick up a newly published zoneset (the rwlock is
  * taken only when the table's generation changed, and the time it took
- * is counted) and read the clock once for the batch.
+ * is counted) and read the clock once for the batch.  backlog: the batch
+ * is full (queries were waiting), so the time since the last batch is
+ * counted as a stall of the worker (stats.h).
  */
-void apex_worker_batch(apex_worker_t *worker);
+void apex_worker_batch(apex_worker_t *worker, bool backlog);
 
 /* A query dropped before it reached the engine (a truncated datagram). */
 static inline void apex_worker_drop(apex_worker_t *worker)

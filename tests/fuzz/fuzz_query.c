@@ -125,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int s = 0; s < SET_COUNT; s++) {
 		apex_worker_t *worker = workers[s][which];
 		apex_answer_info_t info;
-		apex_worker_batch(worker);
+		apex_worker_batch(worker, false);
 		size_t cap = udp_capacity(cfg);
 		uint8_t *udp = udp_buf[which];
 		size_t udp_size = apex_worker_answer(worker, APEX_TRANSPORT_UDP, &peer, data, size,

@@ -141,6 +141,8 @@ static void test_defaults(void **state)
 	assert_null(cfg.version);
 	assert_null(cfg.nsid); /* NSID off without identity */
 	assert_null(cfg.pid_file);
+	assert_int_equal(cfg.receive_buffer_size, 8u << 20);
+	assert_int_equal(cfg.send_buffer_size, 4u << 20);
 	apex_config_free(&cfg);
 	assert_true(apex_config_cpu_count() >= 1);
 }
@@ -316,6 +318,8 @@ static void test_number_keys_at_their_bounds(void **state)
 		{ "rrl-ipv4-prefix-length", 1, 32 },
 		{ "rrl-ipv6-prefix-length", 1, 128 },
 		{ "rrl-table-size", 16, 1UL << 24 },
+		{ "receive-buffer-size", 0, 1UL << 30 },
+		{ "send-buffer-size", 0, 1UL << 30 },
 	};
 	char text[200], reason[300], err[900];
 
@@ -340,7 +344,9 @@ static void test_number_keys_at_their_bounds(void **state)
 		case 7: got = cfg.rrl.slip; break;
 		case 8: got = cfg.rrl.ipv4_prefix; break;
 		case 9: got = cfg.rrl.ipv6_prefix; break;
-		default: got = cfg.rrl.table_size; break;
+		case 10: got = cfg.rrl.table_size; break;
+		case 11: got = cfg.receive_buffer_size; break;
+		default: got = cfg.send_buffer_size; break;
 		}
 		assert_int_equal(got, keys[i].max);
 		apex_config_free(&cfg);

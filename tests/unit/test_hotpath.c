@@ -596,7 +596,7 @@ static apex_worker_t *new_worker(unsigned index)
 /* What the daemon does between batches, with the clock pinned after. */
 static void begin_batch(apex_worker_t *w)
 {
-	apex_worker_batch(w);
+	apex_worker_batch(w, false);
 	w->now = PINNED_NOW;
 }
 
