@@ -59,11 +59,19 @@ def free_port():
     raise RuntimeError("no free port")
 
 
-def soa_serial(port, timeout=0.5):
-    """The SOA serial of nu. served on port, or None."""
+def wire_name(origin):
+    out = b""
+    for label in origin.rstrip(".").split("."):
+        if label:
+            out += bytes([len(label)]) + label.encode()
+    return out + b"\x00"
+
+
+def soa_serial(port, timeout=0.5, origin=ORIGIN):
+    """The SOA serial of origin served on port, or None."""
     qid = os.getpid() & 0xFFFF
     q = (qid.to_bytes(2, "big") + b"\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00"
-         + b"\x02nu\x00\x00\x06\x00\x01")
+         + wire_name(origin) + b"\x00\x06\x00\x01")
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(timeout)
         try:
@@ -126,10 +134,11 @@ def tree_pss(pid):
 class Server:
     name = "?"
 
-    def __init__(self, workdir, zonefile):
+    def __init__(self, workdir, zonefile, origin=ORIGIN):
         self.dir = os.path.join(workdir, self.name)
         os.makedirs(self.dir, exist_ok=True)
         self.zonefile = zonefile
+        self.origin = origin
         self.port = free_port()
         self.proc = None
 
@@ -141,7 +150,7 @@ class Server:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited at start-up (see %s)" % (self.name, self.log.name))
-            if soa_serial(self.port) is not None:
+            if soa_serial(self.port, origin=self.origin) is not None:
                 return
             time.sleep(0.2)
         raise RuntimeError("%s did not start within %d s" % (self.name, START_TIMEOUT))
@@ -164,11 +173,11 @@ class Apexd(Server):
     def command(self):
         self.sock = os.path.join(self.dir, "apexd.sock")
         return [os.path.join(BUILDDIR, "apexd"), "-f", "-n", "2", "-l", "127.0.0.1@%d" % self.port,
-                "-z", "%s=%s" % (ORIGIN, self.zonefile), "-s", self.sock]
+                "-z", "%s=%s" % (self.origin, self.zonefile), "-s", self.sock]
 
     def reload(self):
         return subprocess.Popen([os.path.join(BUILDDIR, "apexctl"), "-s", self.sock, "reload",
-                                 ORIGIN], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                 self.origin], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 class Nsd(Server):
@@ -187,11 +196,11 @@ class Nsd(Server):
                 "    rrl-ratelimit: 0", "    rrl-whitelist-ratelimit: 0",
                 "remote-control:", "    control-enable: yes",
                 '    control-interface: "%s/nsd.ctl"' % d,
-                "zone:", '    name: "%s"' % ORIGIN, '    zonefile: "%s"' % self.zonefile, ""]))
+                "zone:", '    name: "%s"' % self.origin, '    zonefile: "%s"' % self.zonefile, ""]))
         return [shutil.which("nsd") or "/usr/sbin/nsd", "-d", "-c", self.conf]
 
     def reload(self):
-        return subprocess.Popen(["nsd-control", "-c", self.conf, "reload", ORIGIN],
+        return subprocess.Popen(["nsd-control", "-c", self.conf, "reload", self.origin],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
@@ -212,13 +221,13 @@ class Knot(Server):
                   "template:", "  - id: default", '    storage: "%s"' % d,
                   "    zonefile-sync: -1", "    zonefile-load: whole", "    journal-content: none",
                   "    semantic-checks: off", "    dnssec-signing: off",
-                  "zone:", "  - domain: %s" % ORIGIN, '    file: "%s"' % self.zonefile, ""]
+                  "zone:", "  - domain: %s" % self.origin, '    file: "%s"' % self.zonefile, ""]
         with open(self.conf, "w") as f:
             f.write("\n".join(lines))
         return [shutil.which("knotd") or "/usr/sbin/knotd", "-c", self.conf]
 
     def reload(self):
-        return subprocess.Popen(["knotc", "-c", self.conf, "-b", "zone-reload", ORIGIN],
+        return subprocess.Popen(["knotc", "-c", self.conf, "-b", "zone-reload", self.origin],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
