@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Reloads under load: queries lost at the server's sockets, side by side.
 
-For apexd (reload-priority idle and 0), NSD and Knot DNS, each with two
+For apexd (reload-priority idle and 0; and with the kernel's default
+receive buffers, apexd-kbuf), NSD and Knot DNS, each with two
 workers on a loopback port, for each zone:
 
   fj.  (NSEC3, 13k records, the bundled zones/fj.zone): dnsperf sends the
@@ -51,15 +52,18 @@ ZONES = os.environ.get("APEX_ZONES", os.path.join(SRCDIR, "..", "shared", "zones
 
 
 class ApexdIdle(R.Apexd):
-    """apexd as shipped: reload-priority idle."""
+    """apexd as shipped: reload-priority idle, 8 MiB receive buffers."""
     name = "apexd"
     priority = "idle"
+    receive_buffer = None  # the default
 
     def command(self):
         cmd = super().command()
         conf = os.path.join(self.dir, "apex.conf")
         with open(conf, "w") as f:
             f.write("server:\n    reload-priority: %s\n" % self.priority)
+            if self.receive_buffer is not None:
+                f.write("    receive-buffer-size: %d\n" % self.receive_buffer)
         return cmd[:1] + ["-c", conf] + cmd[1:]
 
     def stats(self):
@@ -73,7 +77,14 @@ class ApexdNice0(ApexdIdle):
     priority = "0"
 
 
-SERVERS = {"apexd": ApexdIdle, "apexd-nice0": ApexdNice0, "nsd": R.Nsd, "knot": R.Knot}
+class ApexdKernelBuffers(ApexdIdle):
+    """apexd with the kernel's default receive buffers (receive-buffer-size: 0)."""
+    name = "apexd-kbuf"
+    receive_buffer = 0
+
+
+SERVERS = {"apexd": ApexdIdle, "apexd-nice0": ApexdNice0, "apexd-kbuf": ApexdKernelBuffers,
+           "nsd": R.Nsd, "knot": R.Knot}
 
 
 def udp_drops(port):
