@@ -60,12 +60,17 @@ int apex_zonetable_init(apex_zonetable_t *table)
 	int rc = apex_rwlock_init(&table->lock);
 	if (rc != APEX_OK)
 		return rc;
+	if (pthread_mutex_init(&table->publish_lock, NULL) != 0) {
+		apex_rwlock_destroy(&table->lock);
+		return APEX_ENOMEM;
+	}
 	table->current = zoneset_new(0);
 	if (table->current != NULL && zoneset_index(table->current) != APEX_OK) {
 		zoneset_free_empty(table->current);
 		table->current = NULL;
 	}
 	if (table->current == NULL) {
+		pthread_mutex_destroy(&table->publish_lock);
 		apex_rwlock_destroy(&table->lock);
 		return APEX_ENOMEM;
 	}
@@ -77,6 +82,7 @@ void apex_zonetable_destroy(apex_zonetable_t *table)
 {
 	apex_zoneset_release(table->current);
 	table->current = NULL;
+	pthread_mutex_destroy(&table->publish_lock);
 	apex_rwlock_destroy(&table->lock);
 }
 
@@ -102,27 +108,33 @@ static size_t zoneset_search(const apex_zoneset_t *set, const uint8_t *key, size
 	return lo;
 }
 
-/* Swap in `next` as the current set; the table's reference to the old set is dropped. */
+/*
+ * Swap in `next` as the current set (the caller holds publish_lock): the
+ * write side of the rwlock only for the swap, the generation bumped once
+ * it is free again, then the table's reference to the old set dropped.
+ */
 static void zonetable_swap(apex_zonetable_t *table, apex_zoneset_t *next)
 {
+	apex_rwlock_wrlock(&table->lock);
 	apex_zoneset_t *old = table->current;
 	table->current = next;
-	atomic_fetch_add_explicit(&table->generation, 1, memory_order_release);
 	apex_rwlock_unlock(&table->lock);
+	atomic_fetch_add_explicit(&table->generation, 1, memory_order_release);
 	apex_zoneset_release(old);
 }
 
 int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 {
-	/* The new set is built under the write lock so that two publishers
-	 * cannot lose each other's zone; it is a short array copy. */
-	apex_rwlock_wrlock(&table->lock);
+	/* The new set is built beside the current one, publishers taking
+	 * turns so that none loses another's zone; workers go on picking up
+	 * the current set meanwhile. */
+	pthread_mutex_lock(&table->publish_lock);
 	const apex_zoneset_t *cur = table->current;
 	bool found;
 	size_t at = zoneset_search(cur, zone->origin_key, zone->origin_key_size, &found);
 	apex_zoneset_t *next = zoneset_new(cur->count + (found ? 0 : 1));
 	if (next == NULL) {
-		apex_rwlock_unlock(&table->lock);
+		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOMEM;
 	}
 	size_t j = 0;
@@ -143,10 +155,11 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 			if (next->zones[i] != zone)
 				apex_zone_unref(next->zones[i]);
 		zoneset_free_empty(next);
-		apex_rwlock_unlock(&table->lock);
+		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOMEM;
 	}
 	zonetable_swap(table, next);
+	pthread_mutex_unlock(&table->publish_lock);
 	return APEX_OK;
 }
 
@@ -154,17 +167,17 @@ int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 {
 	uint8_t key[APEX_KEY_MAX];
 	size_t key_size = apex_name_key(origin, key, NULL);
-	apex_rwlock_wrlock(&table->lock);
+	pthread_mutex_lock(&table->publish_lock);
 	const apex_zoneset_t *cur = table->current;
 	bool found;
 	size_t at = zoneset_search(cur, key, key_size, &found);
 	if (!found) {
-		apex_rwlock_unlock(&table->lock);
+		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOENT;
 	}
 	apex_zoneset_t *next = zoneset_new(cur->count - 1);
 	if (next == NULL) {
-		apex_rwlock_unlock(&table->lock);
+		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOMEM;
 	}
 	size_t j = 0;
@@ -178,10 +191,11 @@ int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 		for (size_t i = 0; i < next->count; i++)
 			apex_zone_unref(next->zones[i]);
 		zoneset_free_empty(next);
-		apex_rwlock_unlock(&table->lock);
+		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOMEM;
 	}
 	zonetable_swap(table, next);
+	pthread_mutex_unlock(&table->publish_lock);
 	return APEX_OK;
 }
 

@@ -9,10 +9,19 @@
  * and check the table's generation number between batches (one relaxed
  * read of a line written only on publish), so no lock, reference count
  * or other shared write happens per query.
+ *
+ * A publisher never makes a worker wait for it: it builds the next set
+ * beside the current one (publishers take turns on their own mutex,
+ * which no worker takes), holds the write side of the rwlock only for
+ * the pointer swap, and bumps the generation after releasing it, so a
+ * worker that sees the new generation finds the lock free.  The reload
+ * thread may run at the lowest priority (SCHED_IDLE) and be kept off the
+ * CPU for long stretches; nothing a worker needs waits for it.
  */
 #ifndef APEX_ZONE_ZONESET_H
 #define APEX_ZONE_ZONESET_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +42,7 @@ typedef struct apex_zoneset {
 } apex_zoneset_t;
 
 typedef struct apex_zonetable {
+	pthread_mutex_t publish_lock;          /* publishers take turns; never a worker */
 	apex_rwlock_t lock;                    /* guards `current` */
 	apex_zoneset_t *current;               /* never NULL after init */
 	_Alignas(64) atomic_ullong generation; /* bumped on every publish */

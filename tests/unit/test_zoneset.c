@@ -257,12 +257,56 @@ static void test_concurrent_publish(void **state)
 	free(versions);
 }
 
+/*
+ * A publisher that is kept off the CPU while it builds the next set (the
+ * reload thread runs at the lowest priority) must not hold up a worker's
+ * pick-up: while a publication is under way (its turn taken, publish_lock
+ * held), acquiring the current set does not wait, and a worker that sees
+ * a new generation finds the rwlock free.
+ */
+static void *publish_in_thread(void *arg)
+{
+	apex_zonetable_t *table = arg;
+	apex_zone_t *zone = make_zone("example.", 2);
+	assert_int_equal(apex_zonetable_publish(table, zone), APEX_OK);
+	return NULL;
+}
+
+static void test_pickup_never_waits_for_a_publisher(void **state)
+{
+	(void)state;
+	apex_zonetable_t table;
+	unsigned long long generation;
+	pthread_t publisher;
+
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("example.", 1)), APEX_OK);
+	/* a publication in progress: its turn taken, the next set not ready */
+	pthread_mutex_lock(&table.publish_lock);
+	assert_int_equal(pthread_create(&publisher, NULL, publish_in_thread, &table), 0);
+	apex_zoneset_t *set = apex_zonetable_acquire(&table, &generation); /* returns */
+	assert_non_null(find(set, "www.example."));
+	assert_int_equal(apex_zonetable_generation(&table), generation);
+	/* the rwlock is free the whole time: a reader takes it at once */
+	assert_int_equal(pthread_rwlock_tryrdlock(&table.lock.lock), 0);
+	pthread_rwlock_unlock(&table.lock.lock);
+	apex_zoneset_release(set);
+	pthread_mutex_unlock(&table.publish_lock);
+	pthread_join(publisher, NULL);
+	assert_true(apex_zonetable_generation(&table) > generation);
+	set = apex_zonetable_acquire(&table, &generation);
+	assert_int_equal(apex_zoneset_get(set, set->zones[0]->origin)->serial, 2);
+	apex_zoneset_release(set);
+	apex_zonetable_destroy(&table);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_find_remove),
 		cmocka_unit_test(test_many_zones),
 		cmocka_unit_test(test_concurrent_publish),
+		cmocka_unit_test(test_pickup_never_waits_for_a_publisher),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
