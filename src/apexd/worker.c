@@ -62,9 +62,14 @@ void apex_worker_batch(apex_worker_t *worker, bool backlog)
 		APEX_STAT_ADD(worker->stats.zone_pickups, 1);
 		apex_zoneset_release(old);
 	}
-	clock_gettime(CLOCK_REALTIME, &wall);
+	/* One clock read per batch: the wall clock (for cookie timestamps,
+	 * in seconds) only once per second of the monotonic one. */
 	clock_gettime(CLOCK_MONOTONIC, &mono);
-	worker->now = (uint32_t)wall.tv_sec;
+	if (mono.tv_sec != worker->wall_read_at) {
+		clock_gettime(CLOCK_REALTIME, &wall);
+		worker->now = (uint32_t)wall.tv_sec;
+		worker->wall_read_at = mono.tv_sec;
+	}
 	worker->now_ms = (uint64_t)mono.tv_sec * 1000 + (uint64_t)mono.tv_nsec / 1000000;
 
 	/* A full batch found queries waiting: the time since the batch

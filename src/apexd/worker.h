@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
@@ -40,6 +41,7 @@ typedef struct apex_worker {
 	apex_rrl_t rrl; /* this worker's own rate-limiting table */
 	/* The batch clock, read once per batch. */
 	uint32_t now;           /* wall-clock seconds (server cookies, RFC 9018) */
+	time_t wall_read_at;    /* monotonic second of the last wall-clock read */
 	uint64_t now_ms;        /* monotonic milliseconds (RRL) */
 	uint64_t last_batch_ns; /* monotonic time of the last batch (stalls) */
 } apex_worker_t;
