@@ -33,13 +33,13 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer $SAN -I$SRCDIR/lib $(pkg-config --cflags ldns)"
-LIBS="$(pkg-config --libs ldns) -lpthread -lm"
+LIBS="$(pkg-config --libs ldns libcrypto) -lpthread -lm"
 
 build() {
 	command -v "$CC" >/dev/null 2>&1 || {
@@ -83,6 +83,7 @@ target_flags() {
 	fuzz_zone_load) echo "-max_len=32768 -dict=$FUZZ_DIR/zone.dict" ;;
 	fuzz_ctl) echo "-max_len=8192" ;;
 	fuzz_xfr_in) echo "-max_len=16384" ;;
+	fuzz_tsig) echo "-max_len=4096" ;;
 	esac
 }
 
@@ -93,6 +94,7 @@ corpus_of() {
 	fuzz_zone_load) echo zone ;;
 	fuzz_ctl) echo ctl ;;
 	fuzz_xfr_in) echo xfr_in ;;
+	fuzz_tsig) echo tsig ;;
 	esac
 }
 

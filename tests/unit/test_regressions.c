@@ -10,7 +10,7 @@
  * invariants of fuzz_zone_load.c).  A failed check aborts.
  *
  *   - every committed seed of tests/fuzz/corpus/query, corpus/zone and
- *     corpus/xfr_in;
+ *     corpus/xfr_in and corpus/tsig;
  *   - each input that once made a target fail, as its own test.
  */
 #include <dirent.h>
@@ -38,6 +38,10 @@
 
 #define LLVMFuzzerTestOneInput fuzz_xfr_in_one
 #include "../fuzz/fuzz_xfr_in.c"
+#undef LLVMFuzzerTestOneInput
+
+#define LLVMFuzzerTestOneInput fuzz_tsig_one
+#include "../fuzz/fuzz_tsig.c"
 #undef LLVMFuzzerTestOneInput
 
 typedef int (*one_input_fn)(const uint8_t *data, size_t size);
@@ -94,6 +98,12 @@ static void test_xfr_in_corpus(void **state)
 	assert_true(replay_corpus("xfr_in", fuzz_xfr_in_one) >= 10);
 }
 
+static void test_tsig_corpus(void **state)
+{
+	(void)state;
+	assert_true(replay_corpus("tsig", fuzz_tsig_one) >= 5);
+}
+
 /*
  * fuzz_zone_load, oracle failure ("ldns cannot decode the response:
  * answer section incomplete"), minimized input:
@@ -142,6 +152,7 @@ int main(void)
 		cmocka_unit_test(test_query_corpus),
 		cmocka_unit_test(test_zone_corpus),
 		cmocka_unit_test(test_xfr_in_corpus),
+		cmocka_unit_test(test_tsig_corpus),
 		cmocka_unit_test(test_nsec3_next_owner_not_base32),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tsig: keys from configuration text; sign and check round trips for
+ * every algorithm; what a wrong signature, key, time or MAC length gets;
+ * streams of messages; and another implementation both ways: messages
+ * dnspython signed (tsig_vectors.h, from gen_tsig_vectors.py) are
+ * accepted, and apex signs the same unsigned messages into exactly
+ * dnspython's bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dns/wire.h"
+#include "tsig/tsig.h"
+#include "util/error.h"
+
+#include "tsig_vectors.h"
+
+#define NOW TSIG_VECTOR_TIME
+
+static void key_of(const struct tsig_vector *v, apex_tsig_key_t *key)
+{
+	char err[256];
+	if (apex_tsig_key_init(key, "xfr-key", v->alg, v->secret, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+}
+
+/* Equal bytes, but for the letter case of ASCII letters: dnspython writes
+ * the MD5 algorithm's name in capitals (HMAC-MD5.SIG-ALG.REG.INT, as RFC
+ * 8945's table does), apex in lower case (as BIND does); the MAC covers the
+ * name in lower case either way. */
+static void assert_same_but_case(const uint8_t *a, const uint8_t *b, size_t size)
+{
+	for (size_t i = 0; i < size; i++) {
+		uint8_t x = a[i], y = b[i];
+		if (x >= 'A' && x <= 'Z')
+			x = (uint8_t)(x + 32);
+		if (y >= 'A' && y <= 'Z')
+			y = (uint8_t)(y + 32);
+		if (x != y)
+			fail_msg("byte %zu: 0x%02x, expected 0x%02x", i, a[i], b[i]);
+	}
+}
+
+/* A copy of a vector's bytes with room to grow. */
+static size_t copy(uint8_t *buf, const uint8_t *data, size_t size)
+{
+	memcpy(buf, data, size);
+	return size;
+}
+
+static void keys_from_text(void **state)
+{
+	(void)state;
+	apex_tsig_key_t key;
+	char err[256];
+
+	assert_int_equal(
+		apex_tsig_key_init(&key, "Xfr-Key.", "hmac-sha256.", "c2VjcmV0", err, sizeof(err)),
+		APEX_OK);
+	assert_int_equal(key.alg, APEX_TSIG_HMAC_SHA256);
+	assert_int_equal(key.secret_size, 6);
+	assert_memory_equal(key.secret, "secret", 6);
+	assert_memory_equal(key.name, "\007xfr-key\000", 9); /* lower case */
+	assert_int_equal(
+		apex_tsig_key_init(&key, "k", "hmac-sha1", "c2VjcmV0MQ==", err, sizeof(err)),
+		APEX_OK);
+	assert_int_equal(key.secret_size, 7);
+	assert_int_equal(apex_tsig_key_init(&key, "k", "hmac-sha3", "c2VjcmV0", err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_non_null(strstr(err, "unknown TSIG algorithm 'hmac-sha3'"));
+	assert_int_equal(apex_tsig_key_init(&key, "k", "hmac-md5", "c2VjcmV", err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_non_null(strstr(err, "base64"));
+	assert_int_equal(apex_tsig_key_init(&key, "k", "hmac-md5", "c2V!cmV0", err, sizeof(err)),
+			 APEX_EINVAL);
+}
+
+/* dnspython's signatures are accepted, and apex's are the same bytes. */
+static void dnspython_both_ways(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(tsig_vectors) / sizeof(tsig_vectors[0]); i++) {
+		const struct tsig_vector *v = &tsig_vectors[i];
+		apex_tsig_key_t key;
+		apex_tsig_keyring_t ring = { &key, 1 };
+		apex_tsig_result_t res;
+		apex_tsig_mac_t query_mac;
+		uint8_t buf[4096];
+		size_t size;
+
+		key_of(v, &key);
+		/* the query: check dnspython's, sign ours */
+		size = copy(buf, v->query_signed, v->query_signed_size);
+		assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW + 10, &res),
+				 APEX_OK);
+		assert_int_equal(res.error, APEX_TSIG_NOERROR);
+		assert_ptr_equal(res.key, &key);
+		assert_int_equal(size, v->query_size);
+		assert_memory_equal(buf, v->query, size); /* the TSIG record taken off */
+		size = copy(buf, v->query, v->query_size);
+		assert_int_equal(
+			apex_tsig_sign(buf, &size, sizeof(buf), &key, NULL, NOW, &query_mac),
+			APEX_OK);
+		assert_int_equal(size, v->query_signed_size);
+		assert_same_but_case(buf, v->query_signed, size);
+
+		/* the response, signed with the query's MAC */
+		size = copy(buf, v->resp, v->resp_size);
+		assert_int_equal(
+			apex_tsig_sign(buf, &size, sizeof(buf), &key, &query_mac, NOW, NULL),
+			APEX_OK);
+		assert_int_equal(size, v->resp_signed_size);
+		assert_same_but_case(buf, v->resp_signed, size);
+		size = copy(buf, v->resp_signed, v->resp_signed_size);
+		assert_int_equal(apex_tsig_verify(buf, &size, &ring, &query_mac, NOW, &res),
+				 APEX_OK);
+		assert_int_equal(res.error, APEX_TSIG_NOERROR);
+		/* without the request's MAC it does not verify */
+		size = copy(buf, v->resp_signed, v->resp_signed_size);
+		assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_OK);
+		assert_int_equal(res.error, APEX_TSIG_BADSIG);
+
+		/* a stream of three messages, both ways */
+		apex_tsig_stream_t in, out;
+		apex_tsig_stream_init(&in, &key, &query_mac);
+		apex_tsig_stream_init(&out, &key, &query_mac);
+		for (int m = 0; m < 3; m++) {
+			size = copy(buf, v->stream_signed[m], v->stream_signed_size[m]);
+			assert_int_equal(apex_tsig_stream_verify(&in, buf, &size, NOW, &res),
+					 APEX_OK);
+			if (res.error != APEX_TSIG_NOERROR)
+				fail_msg("%s: stream message %d: TSIG error %d", v->alg, m,
+					 res.error);
+			assert_memory_equal(buf, v->stream[m], size);
+			size = copy(buf, v->stream[m], v->stream_size[m]);
+			assert_int_equal(apex_tsig_stream_sign(&out, buf, &size, sizeof(buf), NOW),
+					 APEX_OK);
+			assert_int_equal(size, v->stream_signed_size[m]);
+			assert_same_but_case(buf, v->stream_signed[m], size);
+		}
+	}
+}
+
+static void failures(void **state)
+{
+	(void)state;
+	const struct tsig_vector *v = &tsig_vectors[3]; /* hmac-sha256 */
+	apex_tsig_key_t key, other;
+	apex_tsig_keyring_t ring = { &key, 1 }, wrong = { &other, 1 };
+	apex_tsig_result_t res;
+	uint8_t buf[4096];
+	size_t size;
+	char err[256];
+
+	key_of(v, &key);
+	assert_int_equal(
+		apex_tsig_key_init(&other, "other-key", "hmac-sha256", v->secret, err, sizeof(err)),
+		APEX_OK);
+
+	/* unsigned: nothing to check, nothing changed */
+	size = copy(buf, v->query, v->query_size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_ENOENT);
+	assert_int_equal(size, v->query_size);
+
+	/* a byte of the message changed */
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	buf[APEX_HEADER_SIZE + 1] ^= 0x20;
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_BADSIG);
+	assert_int_equal(size, v->query_size); /* still taken off */
+
+	/* an unknown key */
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &wrong, NULL, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_BADKEY);
+	assert_null(res.key);
+
+	/* outside the fudge (300 s), either way */
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW + 301, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_BADTIME);
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW - 301, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_BADTIME);
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW + 300, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_NOERROR);
+
+	/* the ID changed on the way (the original ID is in the record) */
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	apex_write_u16(buf, 0x7777);
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_NOERROR);
+	assert_int_equal(res.original_id, 0x1003);
+
+	/* cut short: the record is malformed */
+	size = v->query_signed_size - 3;
+	memcpy(buf, v->query_signed, size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_FORMERR);
+
+	/* no room to sign */
+	size = copy(buf, v->query, v->query_size);
+	assert_int_equal(apex_tsig_sign(buf, &size, v->query_size + 20, &key, NULL, NOW, NULL),
+			 APEX_ESPACE);
+	assert_int_equal(size, v->query_size);
+}
+
+/* A MAC cut to 16 of SHA-256's 32 bytes is allowed; to 10 it is not
+ * (RFC 8945 section 5.2.2.1), and longer than the hash is malformed. */
+static void truncation(void **state)
+{
+	(void)state;
+	const struct tsig_vector *v = &tsig_vectors[3];
+	apex_tsig_key_t key;
+	apex_tsig_keyring_t ring = { &key, 1 };
+	apex_tsig_result_t res;
+	uint8_t buf[4096];
+	size_t size;
+
+	key_of(v, &key);
+	size_t mac_at = v->query_size + 9 /* owner */ + 10 + 13 /* algorithm */ + 10;
+	for (int cut = 0; cut < 3; cut++) {
+		size_t keep = cut == 0 ? 16 : cut == 1 ? 10 : 33;
+		size = copy(buf, v->query_signed, v->query_signed_size);
+		assert_int_equal(apex_read_u16(buf + mac_at - 2), 32);
+		if (keep <= 32) {
+			/* MAC size, then the rest moved up */
+			apex_write_u16(buf + mac_at - 2, (uint16_t)keep);
+			memmove(buf + mac_at + keep, buf + mac_at + 32, size - mac_at - 32);
+			size -= 32 - keep;
+		} else {
+			apex_write_u16(buf + mac_at - 2, (uint16_t)keep);
+			memmove(buf + mac_at + keep, buf + mac_at + 32, size - mac_at - 32);
+			buf[mac_at + 32] = 0;
+			size += 1;
+		}
+		/* the RDLENGTH follows */
+		size_t rdlen_at = v->query_size + 9 + 8;
+		apex_write_u16(buf + rdlen_at, (uint16_t)(size - rdlen_at - 2));
+		assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_OK);
+		assert_int_equal(res.error, cut == 0   ? APEX_TSIG_NOERROR
+					    : cut == 1 ? APEX_TSIG_BADTRUNC
+						       : APEX_TSIG_FORMERR);
+	}
+}
+
+/* A TSIG record must be the last one: one earlier is malformed. */
+static void tsig_not_last(void **state)
+{
+	(void)state;
+	const struct tsig_vector *v = &tsig_vectors[3];
+	apex_tsig_key_t key;
+	apex_tsig_keyring_t ring = { &key, 1 };
+	apex_tsig_result_t res;
+	uint8_t buf[4096];
+	size_t size;
+
+	key_of(v, &key);
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	/* append an A record after it */
+	memcpy(buf + size, "\000\000\001\000\001\000\000\000\000\000\004\300\000\002\001", 15);
+	size += 15;
+	apex_write_u16(buf + APEX_HDR_ARCOUNT,
+		       (uint16_t)(apex_read_u16(buf + APEX_HDR_ARCOUNT) + 1));
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_FORMERR);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(keys_from_text), cmocka_unit_test(dnspython_both_ways),
+		cmocka_unit_test(failures),       cmocka_unit_test(truncation),
+		cmocka_unit_test(tsig_not_last),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
