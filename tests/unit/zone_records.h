@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Test helpers: the records of a zone version as a sorted set of text
+ * lines ("owner type ttl hex-rdata", owner in lower case), to compare
+ * what a transfer carries with what a version holds.
+ */
+#ifndef APEX_TESTS_UNIT_ZONE_RECORDS_H
+#define APEX_TESTS_UNIT_ZONE_RECORDS_H
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "zone/zone.h"
+
+/* "owner type ttl hex-rdata", owner in lower case: one record. */
+static inline char *record_text(const uint8_t *owner, uint16_t type, uint32_t ttl,
+				const uint8_t *rdata, uint16_t size)
+{
+	char name[1100];
+	apex_name_to_str(owner, name, sizeof(name));
+	for (char *c = name; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	char *text = malloc(strlen(name) + 32 + 2 * (size_t)size);
+	assert_non_null(text);
+	int n = sprintf(text, "%s %u %u ", name, type, ttl);
+	for (uint16_t i = 0; i < size; i++)
+		n += sprintf(text + n, "%02x", rdata[i]);
+	return text;
+}
+
+typedef struct text_set {
+	char **items;
+	size_t count, capacity;
+} text_set_t;
+
+static inline void set_add(text_set_t *s, char *text)
+{
+	if (s->count == s->capacity) {
+		s->capacity = s->capacity ? 2 * s->capacity : 64;
+		s->items = realloc(s->items, s->capacity * sizeof(*s->items));
+		assert_non_null(s->items);
+	}
+	s->items[s->count++] = text;
+}
+
+static inline int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static inline void set_sort(text_set_t *s)
+{
+	if (s->count > 0) /* items is NULL then */
+		qsort(s->items, s->count, sizeof(*s->items), by_text);
+}
+
+static inline bool set_has(const text_set_t *s, const char *text)
+{
+	return s->count > 0 &&
+	       bsearch(&text, s->items, s->count, sizeof(*s->items), by_text) != NULL;
+}
+
+static inline void set_free(text_set_t *s)
+{
+	for (size_t i = 0; i < s->count; i++)
+		free(s->items[i]);
+	free(s->items);
+	memset(s, 0, sizeof(*s));
+}
+
+static inline void add_rrset(text_set_t *s, const uint8_t *owner, uint16_t type,
+			     const apex_rrset_t *rs)
+{
+	const uint8_t *p = rs->rdata;
+	for (uint16_t i = 0; i < rs->count; i++) {
+		uint16_t size = apex_read_u16(p);
+		set_add(s, record_text(owner, type, rs->ttl, p + 2, size));
+		p += 2u + size;
+	}
+}
+
+static inline void add_node(text_set_t *s, const apex_node_t *node)
+{
+	for (uint16_t i = 0; i < node->rrset_count; i++) {
+		add_rrset(s, node->name, node->rrsets[i].type, &node->rrsets[i]);
+		if (node->rrsets[i].rrsig != NULL)
+			add_rrset(s, node->name, APEX_TYPE_RRSIG, node->rrsets[i].rrsig);
+	}
+}
+
+/* Every record a version holds (RRSIGs over glue, which no answer
+ * carries, are not kept: a few zones sign glue). */
+static inline void zone_records(const apex_zone_t *zone, text_set_t *s)
+{
+	for (size_t i = 0; i < zone->node_count; i++)
+		add_node(s, &zone->nodes[i]);
+	for (size_t i = 0; i < zone->nsec3_count; i++)
+		add_node(s, zone->nsec3[i].node);
+	set_sort(s);
+}
+
+#endif
