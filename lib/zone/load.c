@@ -31,6 +31,7 @@
 #include "zone/load.h"
 #include "zone/load_parallel.h"
 #include "zone/load_tuning.h"
+#include "zone/version_build.h"
 #include "zone/zone_file_reader.h"
 
 _Atomic bool apex_load_fast_rdata = true;
@@ -122,83 +123,117 @@ static double seconds_since(const struct timespec *start)
 	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+int apex_version_begin(apex_version_build_t *v, const uint8_t *origin, const char *source,
+		       char *err, size_t err_size)
+{
+	memset(v, 0, sizeof(*v));
+	clock_gettime(CLOCK_MONOTONIC, &v->start);
+	if (err_size > 0)
+		err[0] = '\0';
+	v->b.err = err;
+	v->b.err_size = err_size;
+	v->arena = apex_arena_create();
+	v->b.tmp = apex_arena_create();
+	apex_zone_t *zone = v->arena ? apex_arena_calloc(v->arena, 1, sizeof(*zone)) : NULL;
+	v->b.zone = zone;
+	if (zone == NULL || v->b.tmp == NULL) {
+		apex_version_abort(v);
+		return APEX_ENOMEM;
+	}
+	atomic_init(&zone->refcount, 1);
+	zone->arena = v->arena;
+	uint8_t key[APEX_KEY_MAX];
+	size_t key_size = apex_name_key(origin, key, NULL);
+	zone->origin = apex_arena_memdup(v->arena, origin, apex_name_size(origin));
+	zone->origin_key = apex_arena_memdup(v->arena, key, key_size);
+	zone->origin_key_size = (uint16_t)key_size;
+	zone->origin_labels = (uint8_t)apex_name_labels(origin);
+	zone->file = apex_arena_strdup(v->arena, source);
+	if (zone->origin == NULL || zone->origin_key == NULL || zone->file == NULL) {
+		apex_version_abort(v);
+		return APEX_ENOMEM;
+	}
+	return APEX_OK;
+}
+
+void apex_version_abort(apex_version_build_t *v)
+{
+	apex_arena_destroy(v->arena);
+	apex_arena_destroy(v->b.tmp);
+	free(v->b.owners);
+	free(v->b.rrs);
+	free(v->b.files);
+	memset(v, 0, sizeof(*v));
+}
+
+int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size_t sink_count,
+			apex_zone_t **out)
+{
+	apex_zone_builder_t *b = &v->b;
+	apex_zone_t *zone = b->zone;
+
+	*out = NULL;
+	/* The builder takes the records of sinks[0]; the hash table of
+	 * owners is not needed any more. */
+	apex_sink_t *s0 = sinks[0];
+	free(s0->table);
+	s0->table = NULL;
+	b->owners = s0->owners;
+	b->owner_count = s0->owner_count;
+	b->rrs = s0->rrs;
+	b->rr_count = s0->rr_count;
+	s0->owners = NULL;
+	s0->rrs = NULL;
+	double parsed = seconds_since(&v->start);
+	size_t memory = b->rr_count * sizeof(*b->rrs) + b->owner_count * sizeof(*b->owners);
+	/* Names, keys and RDATA become the version's (build.h). */
+	for (size_t i = 0; i < sink_count; i++) {
+		memory += apex_arena_footprint(sinks[i]->keep) +
+			  apex_arena_footprint(sinks[i]->scratch);
+		apex_arena_adopt(v->arena, sinks[i]->keep);
+		sinks[i]->keep = NULL;
+	}
+	b->threads = apex_load_cpu_count();
+	int rc = apex_zone_build(b);
+	apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
+		   zone->file, b->rr_count, parsed, sink_count, memory >> 20,
+		   seconds_since(&v->start) - parsed);
+	if (rc == APEX_OK) {
+		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);
+		zone->load_seconds = seconds_since(&v->start);
+		zone->memory = apex_arena_footprint(v->arena);
+		*out = zone;
+		v->arena = NULL; /* the version's now */
+	}
+	if (rc == APEX_ENOMEM && b->err_size > 0 && b->err[0] == '\0')
+		snprintf(b->err, b->err_size, "%s: out of memory", zone->file);
+	apex_version_abort(v);
+	return rc;
+}
+
 int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, char *err,
 		   size_t err_size)
 {
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	*out = NULL;
-	if (err_size > 0)
-		err[0] = '\0';
-
-	apex_arena_t *arena = apex_arena_create();
-	apex_arena_t *tmp = apex_arena_create();
-	apex_zone_t *zone = arena ? apex_arena_calloc(arena, 1, sizeof(*zone)) : NULL;
-	apex_zone_builder_t b = { .zone = zone, .tmp = tmp, .err = err, .err_size = err_size };
+	apex_version_build_t v;
 	apex_sink_t *sinks[THREADS_MAX + 1];
-	apex_loader_t ld = { .b = &b, .sinks = sinks };
-	int rc = APEX_ENOMEM;
-	if (zone == NULL || tmp == NULL)
-		goto done;
 
-	atomic_init(&zone->refcount, 1);
-	zone->arena = arena;
-	size_t origin_size = apex_name_size(origin);
-	uint8_t key[APEX_KEY_MAX];
-	size_t key_size = apex_name_key(origin, key, NULL);
-	zone->origin = apex_arena_memdup(arena, origin, origin_size);
-	zone->origin_key = apex_arena_memdup(arena, key, key_size);
-	zone->origin_key_size = (uint16_t)key_size;
-	zone->origin_labels = (uint8_t)apex_name_labels(origin);
-	zone->file = apex_arena_strdup(arena, file);
-	if (zone->origin == NULL || zone->origin_key == NULL || zone->file == NULL)
-		goto done;
-
+	*out = NULL;
+	int rc = apex_version_begin(&v, origin, file, err, err_size);
+	if (rc != APEX_OK) {
+		if (err_size > 0)
+			snprintf(err, err_size, "%s: out of memory", file);
+		return rc;
+	}
+	apex_loader_t ld = { .b = &v.b, .sinks = sinks };
 	rc = load_zone_file(&ld, file, origin);
 	if (rc == APEX_OK) {
-		/* The builder takes the records of sinks[0]; the hash table
-		 * of owners is not needed any more. */
-		apex_sink_t *s0 = ld.sinks[0];
-		free(s0->table);
-		s0->table = NULL;
-		b.owners = s0->owners;
-		b.owner_count = s0->owner_count;
-		b.rrs = s0->rrs;
-		b.rr_count = s0->rr_count;
-		s0->owners = NULL;
-		s0->rrs = NULL;
-		double parsed = seconds_since(&start);
-		size_t memory = b.rr_count * sizeof(*b.rrs) + b.owner_count * sizeof(*b.owners);
-		/* Names, keys and RDATA become the version's (build.h). */
-		for (size_t i = 0; i < ld.sink_count; i++) {
-			apex_sink_t *s = ld.sinks[i];
-			memory += apex_arena_footprint(s->keep) + apex_arena_footprint(s->scratch);
-			apex_arena_adopt(arena, s->keep);
-			s->keep = NULL;
-		}
-		b.threads = apex_load_cpu_count();
-		rc = apex_zone_build(&b);
-		apex_debug(
-			"%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
-			file, b.rr_count, parsed, ld.sink_count, memory >> 20,
-			seconds_since(&start) - parsed);
+		rc = apex_version_finish(&v, sinks, ld.sink_count, out);
+	} else {
+		if (rc == APEX_ENOMEM && err_size > 0 && err[0] == '\0')
+			snprintf(err, err_size, "%s: out of memory", file);
+		apex_version_abort(&v);
 	}
-	if (rc == APEX_OK) {
-		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);
-		zone->load_seconds = seconds_since(&start);
-		zone->memory = apex_arena_footprint(arena);
-		*out = zone;
-	}
-done:
-	if (rc == APEX_ENOMEM && err_size > 0 && err[0] == '\0')
-		snprintf(err, err_size, "%s: out of memory", file);
-	if (rc != APEX_OK)
-		apex_arena_destroy(arena);
-	apex_arena_destroy(tmp);
 	for (size_t i = 0; i < ld.sink_count; i++)
-		apex_sink_free(ld.sinks[i]);
-	free(b.owners);
-	free(b.rrs);
-	free(b.files);
+		apex_sink_free(sinks[i]);
 	return rc;
 }

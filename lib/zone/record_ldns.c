@@ -47,8 +47,7 @@ static bool rdf_length_consistent(const ldns_rdf *rdf)
 	}
 }
 
-/* Store one record parsed by ldns. */
-static int add_ldns_rr(apex_reader_t *r, int line, const ldns_rr *rr)
+int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr)
 {
 	if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN)
 		return apex_reader_fail(r, line, "class %u is not IN",
@@ -139,7 +138,7 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 			     ? APEX_ENOMEM
 			     : apex_reader_fail(r, line, "%s", ldns_reason(status));
 	else
-		rc = add_ldns_rr(r, line, rr);
+		rc = apex_record_store_ldns(r, line, rr);
 	ldns_rr_free(rr);
 	ldns_rdf_deep_free(prev);
 	return rc;

@@ -96,6 +96,11 @@ int apex_record_parse_fast(apex_reader_t *r, int line);
 /* record_ldns.c: r->rec parsed by ldns (any type, RFC 3597 forms). */
 int apex_record_parse_ldns(apex_reader_t *r, int line);
 
+/* record_ldns.c: one record ldns holds (from text, or from wire form:
+ * zone_from_wire.c), checked and stored in r's sink with its canonical
+ * form. */
+int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr);
+
 /* directives.c: $ORIGIN, $TTL or $INCLUDE in r->rec (depth < 0: $INCLUDE
  * not allowed, as in a chunk parsed on its own thread). */
 int apex_directive(apex_reader_t *r, int line, int depth);

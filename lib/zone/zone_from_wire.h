@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A zone version built from records already in wire form, as a zone
+ * transfer delivers them (owner, type, TTL and uncompressed RDATA, class
+ * IN): the records go to a sink as the zone file reader's do and the
+ * version is built the same way (version_build.h), so that a zone read
+ * from a transfer answers exactly as the same zone read from a file.
+ * The RDATA's canonical form (RFC 4034 section 6.2) comes from ldns's
+ * description of each type.
+ */
+#ifndef APEX_ZONE_ZONE_FROM_WIRE_H
+#define APEX_ZONE_ZONE_FROM_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zone/zone.h"
+
+typedef struct apex_zone_from_wire apex_zone_from_wire_t;
+
+/*
+ * Start a version of origin; source names where the records come from in
+ * messages ("transfer from 192.0.2.1"); err (kept until the end) gets
+ * "SOURCE:N: reason" for the N-th record.  Returns APEX_OK with *out the
+ * builder (the caller's: finish or abort it), or APEX_ENOMEM.
+ */
+int apex_zone_from_wire_begin(apex_zone_from_wire_t **out, const uint8_t *origin,
+			      const char *source, char *err, size_t err_size);
+
+/* Add one record; APEX_ELOAD (reason in err) for a record the zone cannot
+ * hold (outside it, a type that may not be in a zone, bad RDATA). */
+int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type,
+			    uint32_t ttl, const uint8_t *rdata, uint16_t rdlength);
+
+/* Build the version: *out with one reference (the caller's), or
+ * APEX_ELOAD / APEX_ENOMEM with the reason in err.  w is freed. */
+int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out);
+
+/* Give up; w is freed. */
+void apex_zone_from_wire_abort(apex_zone_from_wire_t *w);
+
+#endif
