@@ -54,6 +54,8 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->rrl.ipv6_prefix = APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX;
 	cfg->rrl.table_size = APEX_CONFIG_DEFAULT_RRL_TABLE_SIZE;
 	cfg->cookies = true;
+	cfg->xfr_timeout = APEX_CONFIG_DEFAULT_XFR_TIMEOUT;
+	cfg->xfr_idle_timeout = APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT;
 }
 
 void apex_config_free(apex_config_t *cfg)
@@ -61,8 +63,11 @@ void apex_config_free(apex_config_t *cfg)
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		free(cfg->zones[i].name);
 		free(cfg->zones[i].file);
+		free(cfg->zones[i].request_xfr);
+		free(cfg->zones[i].allow_notify);
 	}
 	free(cfg->zones);
+	free(cfg->keys);
 	free(cfg->listens);
 	free(cfg->path);
 	free(cfg->identity);
@@ -290,7 +295,13 @@ int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, siz
 
 /* ---------------------------------------------------------------- file parser */
 
-typedef enum { SECTION_NONE, SECTION_SERVER, SECTION_ZONE } section_t;
+typedef enum { SECTION_NONE, SECTION_SERVER, SECTION_ZONE, SECTION_KEY } section_t;
+
+/* A growing array of access list entries. */
+typedef struct acl_list {
+	apex_acl_entry_t *entries;
+	size_t count;
+} acl_list_t;
 
 typedef struct parser {
 	apex_config_t *cfg;
@@ -302,6 +313,10 @@ typedef struct parser {
 	unsigned zone_line;
 	char *zone_name;
 	char *zone_file;
+	acl_list_t zone_request_xfr, zone_allow_notify;
+	/* the key: section being read */
+	unsigned key_line;
+	char *key_name, *key_algorithm, *key_secret;
 	char *err;
 	size_t err_size;
 } parser_t;
@@ -530,6 +545,53 @@ static int key_zone_file(parser_t *p, const char *key, const char *value)
 	return replace_string(p, &p->zone_file, value);
 }
 
+static int acl_push(parser_t *p, acl_list_t *list, const char *value, bool peer)
+{
+	char reason[300];
+	apex_acl_entry_t *grown = realloc(list->entries, (list->count + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return PFAIL(p, "out of memory");
+	list->entries = grown;
+	if (apex_acl_entry_parse(&grown[list->count], value, peer, reason, sizeof(reason)) < 0)
+		return PFAIL(p, "%s", reason);
+	list->count++;
+	return APEX_OK;
+}
+
+static int key_request_xfr(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return acl_push(p, &p->zone_request_xfr, value, true);
+}
+
+static int key_allow_notify(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return acl_push(p, &p->zone_allow_notify, value, false);
+}
+
+/* key: section: name, algorithm, secret (apex_tsig_key_init() checks them at its end). */
+static int key_key_name(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	if (p->key_name != NULL)
+		return PFAIL(p, "key: name given twice");
+	return replace_string(p, &p->key_name, value);
+}
+
+static int key_key_algorithm(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return replace_string(p, &p->key_algorithm, value);
+}
+
+static int key_key_secret(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return replace_string(p, &p->key_secret, value);
+}
+
 /* How a key's value is read into its field of apex_config_t. */
 typedef enum key_kind {
 	KEY_UINT,   /* a number from min to max, into an integer field */
@@ -594,13 +656,32 @@ static const key_def_t server_keys[] = {
 	CUSTOM_KEY("chroot", key_chroot),
 	CUSTOM_KEY("pid-file", key_pid_file),
 	CUSTOM_KEY("control-socket", key_control_socket),
+	UINT_KEY("xfr-timeout", xfr_timeout, 1, 86400),
+	UINT_KEY("xfr-idle-timeout", xfr_idle_timeout, 1, 3600),
+	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
 };
 
 /* A zone: section. */
 static const key_def_t zone_keys[] = {
 	CUSTOM_KEY("name", key_zone_name),
 	CUSTOM_KEY("file", key_zone_file),
+	CUSTOM_KEY("request-xfr", key_request_xfr),
+	CUSTOM_KEY("allow-notify", key_allow_notify),
 };
+
+/* A key: section. */
+static const key_def_t key_keys[] = {
+	CUSTOM_KEY("name", key_key_name),
+	CUSTOM_KEY("algorithm", key_key_algorithm),
+	CUSTOM_KEY("secret", key_key_secret),
+};
+
+/* Keys whose value is several words (an address and a key name): the rest
+ * of the line, up to a comment. */
+static bool key_takes_words(const char *key)
+{
+	return strcmp(key, "request-xfr") == 0 || strcmp(key, "allow-notify") == 0;
+}
 
 /* Store v in an unsigned integer field of `size` bytes. */
 static void store_uint(void *field, size_t size, unsigned long v)
@@ -655,11 +736,101 @@ static int zone_end(parser_t *p)
 	else if (apex_config_add_zone(p->cfg, p->zone_name, p->zone_file, p->base_dir, reason,
 				      sizeof(reason)) < 0)
 		rc = PFAIL(p, "%s", reason);
+	if (rc == APEX_OK) {
+		apex_zone_config_t *z = &p->cfg->zones[p->cfg->zone_count - 1];
+
+		z->request_xfr = p->zone_request_xfr.entries;
+		z->request_xfr_count = p->zone_request_xfr.count;
+		z->allow_notify = p->zone_allow_notify.entries;
+		z->allow_notify_count = p->zone_allow_notify.count;
+		memset(&p->zone_request_xfr, 0, sizeof(p->zone_request_xfr));
+		memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
+	}
 	p->line = line;
 	free(p->zone_name);
 	free(p->zone_file);
+	free(p->zone_request_xfr.entries);
+	free(p->zone_allow_notify.entries);
+	memset(&p->zone_request_xfr, 0, sizeof(p->zone_request_xfr));
+	memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
 	p->zone_name = p->zone_file = NULL;
 	return rc;
+}
+
+/* The end of a key: section: a TSIG key from its name, algorithm and secret. */
+static int key_end(parser_t *p)
+{
+	char reason[300];
+	unsigned line = p->line;
+	apex_tsig_key_t key, *grown;
+	int rc = APEX_OK;
+
+	if (p->section != SECTION_KEY)
+		return APEX_OK;
+	p->line = p->key_line;
+	if (p->key_name == NULL || p->key_algorithm == NULL || p->key_secret == NULL) {
+		rc = PFAIL(p, "a key needs a name, an algorithm and a secret");
+	} else if (apex_tsig_key_init(&key, p->key_name, p->key_algorithm, p->key_secret, reason,
+				      sizeof(reason)) < 0) {
+		rc = PFAIL(p, "key %s: %s", p->key_name, reason);
+	} else {
+		for (size_t i = 0; i < p->cfg->key_count && rc == APEX_OK; i++) {
+			if (apex_name_equal(p->cfg->keys[i].name, key.name))
+				rc = PFAIL(p, "key %s given twice", p->key_name);
+		}
+		grown = rc == APEX_OK
+				? realloc(p->cfg->keys, (p->cfg->key_count + 1) * sizeof(*grown))
+				: NULL;
+		if (rc == APEX_OK && grown == NULL)
+			rc = PFAIL(p, "out of memory");
+		if (rc == APEX_OK) {
+			p->cfg->keys = grown;
+			p->cfg->keys[p->cfg->key_count++] = key;
+		}
+	}
+	explicit_bzero(&key, sizeof(key));
+	p->line = line;
+	free(p->key_name);
+	free(p->key_algorithm);
+	if (p->key_secret != NULL)
+		explicit_bzero(p->key_secret, strlen(p->key_secret));
+	free(p->key_secret);
+	p->key_name = p->key_algorithm = p->key_secret = NULL;
+	return rc;
+}
+
+/* The end of any section. */
+static int section_end(parser_t *p)
+{
+	int rc = zone_end(p);
+
+	return rc < 0 ? rc : key_end(p);
+}
+
+/* Once every key is read: the key each entry names. */
+static int resolve_keys(parser_t *p)
+{
+	apex_tsig_keyring_t ring = { p->cfg->keys, p->cfg->key_count };
+	char reason[400];
+
+	for (size_t i = 0; i < p->cfg->zone_count; i++) {
+		apex_zone_config_t *z = &p->cfg->zones[i];
+
+		for (size_t j = 0; j < z->request_xfr_count; j++) {
+			if (apex_acl_resolve(&z->request_xfr[j], &ring, reason, sizeof(reason)) < 0)
+				return fail(p->err, p->err_size, APEX_EINVAL,
+					    "%s: zone %s: request-xfr %s", p->file, z->name,
+					    reason);
+		}
+		for (size_t j = 0; j < z->allow_notify_count; j++) {
+			if (apex_acl_resolve(&z->allow_notify[j], &ring, reason, sizeof(reason)) <
+			    0)
+				return fail(p->err, p->err_size, APEX_EINVAL,
+					    "%s: zone %s: allow-notify %s", p->file, z->name,
+					    reason);
+		}
+	}
+	return APEX_OK;
 }
 
 static bool is_space(char c)
@@ -707,6 +878,18 @@ static int parse_line(parser_t *p, char *s)
 		value = s;
 		while (*s != '\0' && *s != '#' && !is_space(*s))
 			s++;
+		/* several words: up to a comment, trailing spaces dropped */
+		while (key_takes_words(key) && is_space(*s)) {
+			char *word = s;
+
+			while (is_space(*word))
+				word++;
+			if (*word == '\0' || *word == '#')
+				break;
+			s = word;
+			while (*s != '\0' && *s != '#' && !is_space(*s))
+				s++;
+		}
 		if (*s == '#')
 			return PFAIL(p, "a '#' right after a value: quote the value or put a space "
 					"before the comment");
@@ -719,14 +902,18 @@ static int parse_line(parser_t *p, char *s)
 		return PFAIL(p, "unexpected text after the value of '%s'", key);
 
 	if (value == NULL) {
-		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0) {
-			if ((rc = zone_end(p)) < 0)
+		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0 ||
+		    strcmp(key, "key") == 0) {
+			if ((rc = section_end(p)) < 0)
 				return rc;
 			if (strcmp(key, "server") == 0) {
 				p->section = SECTION_SERVER;
-			} else {
+			} else if (strcmp(key, "zone") == 0) {
 				p->section = SECTION_ZONE;
 				p->zone_line = p->line;
+			} else {
+				p->section = SECTION_KEY;
+				p->key_line = p->line;
 			}
 			return APEX_OK;
 		}
@@ -739,9 +926,13 @@ static int parse_line(parser_t *p, char *s)
 	case SECTION_ZONE:
 		return apply_key(p, zone_keys, sizeof(zone_keys) / sizeof(zone_keys[0]),
 				 "a zone section", key, value);
+	case SECTION_KEY:
+		return apply_key(p, key_keys, sizeof(key_keys) / sizeof(key_keys[0]),
+				 "a key section", key, value);
 	case SECTION_NONE:
 	default:
-		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0)
+		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0 ||
+		    strcmp(key, "key") == 0)
 			return PFAIL(p, "'%s:' takes no value: put its keys on the lines below",
 				     key);
 		return PFAIL(p, "'%s' outside of a section (start with 'server:' or 'zone:')", key);
@@ -793,9 +984,16 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 			break;
 	}
 	if (rc == APEX_OK)
-		rc = zone_end(&p);
+		rc = section_end(&p);
+	if (rc == APEX_OK)
+		rc = resolve_keys(&p);
 	free(p.zone_name);
 	free(p.zone_file);
+	free(p.zone_request_xfr.entries);
+	free(p.zone_allow_notify.entries);
+	free(p.key_name);
+	free(p.key_algorithm);
+	free(p.key_secret);
 	free(line);
 	free(p.base_dir);
 	fclose(fp);

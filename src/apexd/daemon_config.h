@@ -17,6 +17,8 @@
 
 #include "dns/name.h"
 #include "rrl/rrl.h"
+#include "tsig/tsig.h"
+#include "xfr/acl.h"
 
 #define APEX_CONFIG_DEFAULT_PORT 53
 #define APEX_CONFIG_DEFAULT_EDNS_PAYLOAD 1232
@@ -37,6 +39,8 @@
 #define APEX_CONFIG_DEFAULT_RRL_IPV4_PREFIX 24
 #define APEX_CONFIG_DEFAULT_RRL_IPV6_PREFIX 56
 #define APEX_CONFIG_DEFAULT_RRL_TABLE_SIZE 65536
+#define APEX_CONFIG_DEFAULT_XFR_TIMEOUT 3600
+#define APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT 30
 
 /* One address to listen on (UDP and TCP). */
 typedef struct apex_listen {
@@ -50,6 +54,12 @@ typedef struct apex_zone_config {
 	char *name;                    /* as written, for logs */
 	uint8_t origin[APEX_NAME_MAX]; /* wire format */
 	char *file;                    /* absolute path */
+	/* A secondary zone: its primaries in order of preference (request-xfr),
+	 * who may NOTIFY it (allow-notify).  Arrays owned. */
+	apex_acl_entry_t *request_xfr;
+	size_t request_xfr_count;
+	apex_acl_entry_t *allow_notify;
+	size_t allow_notify_count;
 } apex_zone_config_t;
 
 typedef struct apex_config {
@@ -59,6 +69,14 @@ typedef struct apex_config {
 	size_t listen_count;
 	apex_zone_config_t *zones;
 	size_t zone_count;
+	/* TSIG keys (key: sections); the zones' entries point into it, so it
+	 * does not move once the file is read. */
+	apex_tsig_key_t *keys;
+	size_t key_count;
+	/* Zone transfers in (secondary zones). */
+	unsigned xfr_timeout;      /* seconds for a whole transfer */
+	unsigned xfr_idle_timeout; /* seconds without a byte: a stalled stream */
+	uint64_t xfr_size_limit;   /* bytes of one transfer; 0: no limit */
 
 	unsigned workers; /* 0: one per CPU */
 	char *identity;   /* CHAOS id.server/hostname.bind; NULL = off */

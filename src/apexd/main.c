@@ -20,6 +20,7 @@
 #include "control.h"
 #include "privs.h"
 #include "reload.h"
+#include "secondary.h"
 #include "server.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -371,12 +372,13 @@ typedef struct apexd {
 	apex_config_t cfg;
 	apex_server_t server;
 	apex_reloader_t reloader;
+	apex_secondary_t secondary;
 	apex_control_t *control;
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
 	size_t loaded;
-	bool config_ready, server_ready, reloader_ready, pid_written;
+	bool config_ready, server_ready, reloader_ready, secondary_ready, pid_written;
 } apexd_t;
 
 /* The outcome of a start-up step. */
@@ -441,7 +443,13 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("zone loading: out of memory");
 		return STEP_FAILED;
 	}
-	if (cfg->zone_count > 0 && d->loaded == 0) {
+	d->secondary_ready = true;
+	if (apex_secondary_init(&d->secondary, &d->server, cfg) < 0) {
+		apex_error("secondary zones: out of memory");
+		return STEP_FAILED;
+	}
+	/* a secondary zone without its copy yet is served after its first transfer */
+	if (cfg->zone_count > 0 && d->loaded == 0 && d->secondary.count == 0) {
 		apex_error("no zone could be loaded: not starting");
 		return STEP_FAILED;
 	}
@@ -519,6 +527,12 @@ static step_t start_threads(apexd_t *d)
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
+	if (apex_secondary_start(&d->secondary) < 0) {
+		apex_reloader_stop(&d->reloader);
+		apex_control_stop(d->control);
+		apex_server_stop(&d->server);
+		return STEP_FAILED;
+	}
 	for (size_t i = 0; i < d->cfg.listen_count; i++)
 		apex_info("listening on %s (udp, tcp)", d->cfg.listens[i].text);
 	apex_info("serving %zu zone(s) with %u worker(s), pid %ld", d->loaded, d->workers,
@@ -530,6 +544,7 @@ static step_t start_threads(apexd_t *d)
 static void serve(apexd_t *d)
 {
 	wait_for_signals(&d->reloader, &d->signals);
+	apex_secondary_stop(&d->secondary);
 	/* in this order: the reload thread notifies the control thread, and
 	 * both wake the workers or read their state */
 	apex_reloader_stop(&d->reloader);
@@ -540,6 +555,8 @@ static void serve(apexd_t *d)
 
 static void finish(apexd_t *d, int status)
 {
+	if (d->secondary_ready)
+		apex_secondary_free(&d->secondary);
 	if (d->reloader_ready)
 		apex_reloader_free(&d->reloader);
 	if (d->server_ready)

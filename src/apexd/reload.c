@@ -20,10 +20,6 @@
 #include "util/log.h"
 #include "zone/load.h"
 
-/* How long the reload thread waits for the workers to let go of an old
- * version before leaving it to the last of them to free. */
-#define RELEASE_WAIT_MS 5000
-
 static void zone_free(apex_managed_zone_t *z)
 {
 	if (z == NULL)
@@ -49,6 +45,7 @@ static apex_managed_zone_t *zone_new(apex_reloader_t *r, const apex_zone_config_
 		zone_free(z);
 		return NULL;
 	}
+	z->secondary = zc->request_xfr_count > 0;
 	z->id = ++r->next_id;
 	z->state = APEX_ZONE_LOADING;
 	z->requested = 1;
@@ -140,38 +137,6 @@ static apex_managed_zone_t *pick(apex_reloader_t *r)
 	return NULL;
 }
 
-/* A reference to the version of origin being served now, or NULL. */
-static apex_zone_t *served_version(apex_reloader_t *r, const uint8_t *origin)
-{
-	apex_zoneset_t *set = apex_zonetable_acquire(&r->server->zonetable, NULL);
-	apex_zone_t *zone = apex_zoneset_get(set, origin);
-
-	if (zone != NULL)
-		apex_zone_ref(zone);
-	apex_zoneset_release(set);
-	return zone;
-}
-
-/*
- * Drop the reloader's reference to a replaced version, after waiting
- * (bounded) for the workers to release it, so that it is freed on this
- * thread rather than on a worker; then give the memory back.
- */
-static void retire(apex_reloader_t *r, apex_zone_t *old)
-{
-	if (old == NULL)
-		return;
-	if (r->live) {
-		apex_server_wake_workers(r->server);
-		for (int ms = 0; ms < RELEASE_WAIT_MS; ms++) {
-			if (atomic_load_explicit(&old->refcount, memory_order_acquire) == 1)
-				break;
-			usleep(1000);
-		}
-	}
-	apex_zone_unref(old);
-}
-
 /*
  * Called with the lock held and z picked: load z's file with the lock
  * released, publish the result, and return with the lock held again.
@@ -185,6 +150,8 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	char err[APEX_RELOAD_ERROR_MAX];
 	apex_zone_t *zone = NULL, *old = NULL;
 	int rc;
+
+	bool secondary = z->secondary;
 
 	z->loading = true;
 	z->state = APEX_ZONE_LOADING;
@@ -206,7 +173,7 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name,
 			 apex_strerror(rc));
 	if (rc == APEX_OK)
-		old = served_version(r, origin);
+		old = apex_server_served_version(r->server, origin);
 
 	pthread_mutex_lock(&r->lock);
 	z = find_id(r, id);
@@ -240,15 +207,21 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 			z->failures++;
 			snprintf(z->error, sizeof(z->error), "%s", err);
 			clock_gettime(CLOCK_REALTIME, &z->failed_at);
-			apex_error("zone %s: %s (%s)", name, err,
-				   z->loads > z->failures ? "the previous version is still served"
-							  : "the zone is not served");
+			if (secondary && z->loads == z->failures && access(file, F_OK) != 0)
+				apex_info("zone %s: no copy in %s yet: served after the first "
+					  "transfer",
+					  name, file);
+			else
+				apex_error("zone %s: %s (%s)", name, err,
+					   z->loads > z->failures
+						   ? "the previous version is still served"
+						   : "the zone is not served");
 		}
 	}
 	pthread_mutex_unlock(&r->lock);
 
 	if (rc == APEX_OK)
-		retire(r, old);
+		apex_server_retire(r->server, old, r->live);
 	else
 		apex_zone_unref(old); /* NULL unless publishing failed */
 	apex_memory_purge();

@@ -49,6 +49,7 @@ typedef struct apex_managed_zone {
 	char *name;  /* canonical text, e.g. "example." */
 	uint8_t origin[APEX_NAME_MAX];
 	char *file;
+	bool secondary; /* kept from primaries (request-xfr): the file is its copy */
 	apex_zone_state_t state;
 	bool loading;                      /* a thread is loading it now */
 	char error[APEX_RELOAD_ERROR_MAX]; /* why the last load failed */

@@ -293,6 +293,32 @@ void apex_server_wake_workers(apex_server_t *server)
 	}
 }
 
+void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_run)
+{
+	if (old == NULL)
+		return;
+	if (workers_run) {
+		apex_server_wake_workers(server);
+		for (int ms = 0; ms < APEX_SERVER_RELEASE_WAIT_MS; ms++) {
+			if (atomic_load_explicit(&old->refcount, memory_order_acquire) == 1)
+				break;
+			usleep(1000);
+		}
+	}
+	apex_zone_unref(old);
+}
+
+apex_zone_t *apex_server_served_version(apex_server_t *server, const uint8_t *origin)
+{
+	apex_zoneset_t *set = apex_zonetable_acquire(&server->zonetable, NULL);
+	apex_zone_t *zone = apex_zoneset_get(set, origin);
+
+	if (zone != NULL)
+		apex_zone_ref(zone);
+	apex_zoneset_release(set);
+	return zone;
+}
+
 /* ---------------------------------------------------------------- statistics */
 
 void apex_server_stats(const apex_server_t *server, apex_stats_totals_t *per_worker,

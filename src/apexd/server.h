@@ -95,6 +95,20 @@ void apex_server_destroy(apex_server_t *server);
  */
 void apex_server_wake_workers(apex_server_t *server);
 
+/* How long a publisher waits for the workers to let go of an old version
+ * before leaving it to the last of them to free. */
+#define APEX_SERVER_RELEASE_WAIT_MS 5000
+
+/*
+ * Drop a publisher's reference to a replaced version (NULL: nothing),
+ * after waiting (bounded) for the workers to release it when they run,
+ * so that it is freed on the publisher's thread rather than on a worker.
+ */
+void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_run);
+
+/* A reference to the version of origin served now (the caller's), or NULL. */
+apex_zone_t *apex_server_served_version(apex_server_t *server, const uint8_t *origin);
+
 /*
  * Snapshot of every worker's counters (per_worker: worker_count entries,
  * may be NULL) and their sum.

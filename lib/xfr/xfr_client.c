@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A secondary's requests to a primary over TCP (xfr_client.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#include "xfr/xfr_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ldns/ldns.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "util/error.h"
+#include "util/siphash.h"
+
+#define MESSAGE_MAX 65535
+#define REQUEST_MAX 1024 /* a question, an SOA and a TSIG record */
+
+static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, err_size, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The connection of one exchange and its deadlines. */
+typedef struct conn {
+	int fd;
+	uint64_t deadline; /* of the whole exchange */
+	unsigned idle_ms;
+	int cancel_fd;
+	const apex_xfr_primary_t *primary;
+	char *err;
+	size_t err_size;
+} conn_t;
+
+/* Wait until fd is ready for events, within the idle time and the deadline. */
+static int wait_fd(conn_t *c, short events, const char *what)
+{
+	uint64_t now = now_ms();
+	uint64_t left = c->deadline > now ? c->deadline - now : 0;
+	struct pollfd pfd[2] = { { .fd = c->fd, .events = events },
+				 { .fd = c->cancel_fd, .events = POLLIN } };
+	int n;
+
+	if (left > c->idle_ms)
+		left = c->idle_ms;
+	do {
+		n = poll(pfd, c->cancel_fd >= 0 ? 2 : 1, (int)left);
+	} while (n < 0 && errno == EINTR);
+	if (n > 0 && c->cancel_fd >= 0 && (pfd[1].revents & POLLIN))
+		return fail(c->err, c->err_size, -ECANCELED, "%s: %s: abandoned (stopping)",
+			    c->primary->text, what);
+	if (n < 0)
+		return fail(c->err, c->err_size, apex_errno(), "%s: %s: %s", c->primary->text, what,
+			    strerror(errno));
+	if (n == 0)
+		return fail(c->err, c->err_size, -ETIMEDOUT, "%s: %s: timed out", c->primary->text,
+			    what);
+	return APEX_OK;
+}
+
+static int conn_open(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_timeouts_t *t,
+		     char *err, size_t err_size)
+{
+	uint64_t start = now_ms();
+	int rc, soerr = 0;
+	socklen_t len = sizeof(soerr);
+
+	c->primary = p;
+	c->err = err;
+	c->err_size = err_size;
+	c->idle_ms = t->connect_ms;
+	c->cancel_fd = t->cancel_fd;
+	c->deadline = start + t->total_ms;
+	c->fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return fail(err, err_size, apex_errno(), "%s: socket: %s", p->text,
+			    strerror(errno));
+	if (connect(c->fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 &&
+	    errno != EINPROGRESS) {
+		rc = fail(err, err_size, apex_errno(), "%s: connect: %s", p->text, strerror(errno));
+		goto failed;
+	}
+	if ((rc = wait_fd(c, POLLOUT, "connect")) < 0)
+		goto failed;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr != 0) {
+		rc = fail(err, err_size, soerr != 0 ? -soerr : apex_errno(), "%s: connect: %s",
+			  p->text, strerror(soerr != 0 ? soerr : errno));
+		goto failed;
+	}
+	c->idle_ms = t->idle_ms;
+	return APEX_OK;
+failed:
+	close(c->fd);
+	c->fd = -1;
+	return rc;
+}
+
+static int send_all(conn_t *c, const uint8_t *buf, size_t size)
+{
+	while (size > 0) {
+		ssize_t n = send(c->fd, buf, size, MSG_NOSIGNAL);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			int rc = wait_fd(c, POLLOUT, "sending");
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (n < 0)
+			return fail(c->err, c->err_size, apex_errno(), "%s: send: %s",
+				    c->primary->text, strerror(errno));
+		buf += n;
+		size -= (size_t)n;
+	}
+	return APEX_OK;
+}
+
+static int recv_all(conn_t *c, uint8_t *buf, size_t size)
+{
+	while (size > 0) {
+		ssize_t n = recv(c->fd, buf, size, 0);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			int rc = wait_fd(c, POLLIN, "receiving");
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (n < 0)
+			return fail(c->err, c->err_size, apex_errno(), "%s: receive: %s",
+				    c->primary->text, strerror(errno));
+		if (n == 0)
+			return fail(c->err, c->err_size, APEX_EMALFORMED,
+				    "%s: connection closed in the middle of the answer",
+				    c->primary->text);
+		buf += n;
+		size -= (size_t)n;
+	}
+	return APEX_OK;
+}
+
+/* The next message of the answer (without its length prefix) into buf. */
+static int recv_message(conn_t *c, uint8_t *buf, size_t *size)
+{
+	uint8_t prefix[2];
+	int rc = recv_all(c, prefix, 2);
+
+	if (rc < 0)
+		return rc;
+	*size = apex_read_u16(prefix);
+	return recv_all(c, buf, *size);
+}
+
+/*
+ * The request: the question (origin, qtype, IN) and for an IXFR the
+ * secondary's SOA in the authority section (RFC 1995 section 3), signed
+ * when the primary has a key (its MAC into *mac).  Sent with its length.
+ */
+static int send_request(conn_t *c, const uint8_t *origin, uint16_t qtype, uint32_t serial,
+			uint16_t id, apex_tsig_mac_t *mac)
+{
+	uint8_t buf[2 + REQUEST_MAX], *m = buf + 2;
+	size_t name_size = apex_name_size(origin), size = 12;
+	int rc;
+
+	memset(m, 0, 12);
+	apex_write_u16(m, id);
+	apex_write_u16(m + 4, 1);
+	memcpy(m + size, origin, name_size);
+	size += name_size;
+	apex_write_u16(m + size, qtype);
+	apex_write_u16(m + size + 2, APEX_CLASS_IN);
+	size += 4;
+	if (qtype == APEX_TYPE_IXFR) {
+		apex_write_u16(m + 8, 1);         /* NSCOUNT */
+		apex_write_u16(m + size, 0xc00c); /* the question's name */
+		apex_write_u16(m + size + 2, APEX_TYPE_SOA);
+		apex_write_u16(m + size + 4, APEX_CLASS_IN);
+		apex_write_u32(m + size + 6, 0);
+		apex_write_u16(m + size + 10, 22); /* two root names and five numbers */
+		memset(m + size + 12, 0, 22);
+		apex_write_u32(m + size + 14, serial);
+		size += 34;
+	}
+	mac->size = 0;
+	if (c->primary->key != NULL) {
+		rc = apex_tsig_sign(m, &size, REQUEST_MAX, c->primary->key, NULL,
+				    (uint64_t)time(NULL), mac);
+		if (rc < 0)
+			return fail(c->err, c->err_size, rc, "%s: cannot sign the request: %s",
+				    c->primary->text, apex_strerror(rc));
+	}
+	apex_write_u16(buf, (uint16_t)size);
+	return send_all(c, buf, size + 2);
+}
+
+static const char *tsig_error_text(int error)
+{
+	switch (error) {
+	case APEX_TSIG_FORMERR: return "a malformed TSIG record";
+	case APEX_TSIG_BADSIG: return "BADSIG (wrong MAC)";
+	case APEX_TSIG_BADKEY: return "BADKEY (not signed with the primary's key)";
+	case APEX_TSIG_BADTIME: return "BADTIME (clocks apart)";
+	case APEX_TSIG_BADTRUNC: return "BADTRUNC";
+	default: return "a TSIG error";
+	}
+}
+
+/* Check the signature of one answer message (and take the TSIG record off). */
+static int check_signature(conn_t *c, apex_tsig_stream_t *stream, uint8_t *msg, size_t *size)
+{
+	apex_tsig_result_t res;
+	int rc;
+
+	if (c->primary->key == NULL)
+		return APEX_OK;
+	rc = apex_tsig_stream_verify(stream, msg, size, (uint64_t)time(NULL), &res);
+	if (rc == APEX_ENOENT)
+		return fail(c->err, c->err_size, APEX_EMALFORMED,
+			    "%s: message %u of the answer is not signed with TSIG",
+			    c->primary->text, stream->messages + 1);
+	if ((rc < 0 || res.error != APEX_TSIG_NOERROR) && *size >= 4 && (msg[3] & 0x0f) == 9)
+		return fail(c->err, c->err_size, APEX_EREFUSED,
+			    "%s: the primary answered NOTAUTH: it does not accept the request's "
+			    "signature (a wrong key or secret, or clocks apart)",
+			    c->primary->text);
+	if (rc < 0 || res.error != APEX_TSIG_NOERROR)
+		return fail(c->err, c->err_size, APEX_EMALFORMED,
+			    "%s: message %u of the answer: %s", c->primary->text,
+			    stream->messages + 1,
+			    rc < 0 ? apex_strerror(rc) : tsig_error_text(res.error));
+	return APEX_OK;
+}
+
+static uint16_t random_id(void)
+{
+	uint16_t id = 0;
+
+	if (apex_random_bytes(&id, sizeof(id)) < 0)
+		id = (uint16_t)(now_ms() ^ (uint64_t)getpid());
+	return id;
+}
+
+/* The serial of the SOA of origin in the answer section of msg. */
+static int soa_serial(conn_t *c, const uint8_t *msg, size_t size, uint16_t id,
+		      const uint8_t *origin, uint32_t *serial)
+{
+	ldns_pkt *pkt = NULL;
+	int rc = APEX_EMALFORMED;
+
+	if (ldns_wire2pkt(&pkt, msg, size) != LDNS_STATUS_OK)
+		return fail(c->err, c->err_size, rc, "%s: the SOA answer does not parse",
+			    c->primary->text);
+	if (ldns_pkt_id(pkt) != id || !ldns_pkt_qr(pkt)) {
+		rc = fail(c->err, c->err_size, rc, "%s: the SOA answer is not for the question",
+			  c->primary->text);
+	} else if (ldns_pkt_get_rcode(pkt) != LDNS_RCODE_NOERROR) {
+		rc = fail(c->err, c->err_size, APEX_EREFUSED, "%s: the SOA query got RCODE %d",
+			  c->primary->text, (int)ldns_pkt_get_rcode(pkt));
+	} else {
+		ldns_rr_list *answer = ldns_pkt_answer(pkt);
+		ldns_rdf *owner = ldns_dname_new_frm_data((uint16_t)apex_name_size(origin), origin);
+
+		for (size_t i = 0; owner != NULL && i < ldns_rr_list_rr_count(answer); i++) {
+			ldns_rr *rr = ldns_rr_list_rr(answer, i);
+
+			if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA &&
+			    ldns_dname_compare(ldns_rr_owner(rr), owner) == 0 &&
+			    ldns_rr_rd_count(rr) >= 3) {
+				*serial = ldns_rdf2native_int32(ldns_rr_rdf(rr, 2));
+				rc = APEX_OK;
+				break;
+			}
+		}
+		ldns_rdf_deep_free(owner);
+		if (rc != APEX_OK)
+			fail(c->err, c->err_size, rc, "%s: no SOA of the zone in the answer",
+			     c->primary->text);
+	}
+	ldns_pkt_free(pkt);
+	return rc;
+}
+
+int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin,
+			const apex_xfr_timeouts_t *t, uint32_t *serial, char *err, size_t err_size)
+{
+	uint8_t *msg = malloc(MESSAGE_MAX);
+	uint16_t id = random_id();
+	apex_tsig_mac_t mac;
+	apex_tsig_stream_t stream;
+	size_t size;
+	conn_t c;
+	int rc;
+
+	if (msg == NULL)
+		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+	rc = conn_open(&c, primary, t, err, err_size);
+	if (rc == APEX_OK) {
+		rc = send_request(&c, origin, APEX_TYPE_SOA, 0, id, &mac);
+		if (rc == APEX_OK)
+			rc = recv_message(&c, msg, &size);
+		apex_tsig_stream_init(&stream, primary->key, &mac);
+		if (rc == APEX_OK)
+			rc = check_signature(&c, &stream, msg, &size);
+		if (rc == APEX_OK)
+			rc = soa_serial(&c, msg, size, id, origin, serial);
+		close(c.fd);
+	}
+	free(msg);
+	return rc;
+}
+
+int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *origin,
+			     uint16_t qtype, uint32_t known_serial,
+			     const apex_xfr_in_handler_t *handler,
+			     const apex_xfr_in_limits_t *limits, const apex_xfr_timeouts_t *t,
+			     apex_xfr_in_t *x, char *err, size_t err_size)
+{
+	uint8_t *msg;
+	uint16_t id = random_id();
+	apex_tsig_mac_t mac;
+	apex_tsig_stream_t stream;
+	size_t size;
+	conn_t c;
+	int rc = apex_xfr_in_init(x, origin, id, qtype, known_serial, handler, limits);
+
+	if (rc < 0)
+		return fail(err, err_size, rc, "out of memory");
+	msg = malloc(MESSAGE_MAX);
+	if (msg == NULL)
+		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+	rc = conn_open(&c, primary, t, err, err_size);
+	if (rc < 0) {
+		free(msg);
+		return rc;
+	}
+	rc = send_request(&c, origin, qtype, known_serial, id, &mac);
+	apex_tsig_stream_init(&stream, primary->key, &mac);
+	while (rc == APEX_OK && !apex_xfr_in_done(x)) {
+		rc = recv_message(&c, msg, &size);
+		if (rc == APEX_OK)
+			rc = check_signature(&c, &stream, msg, &size);
+		if (rc == APEX_OK) {
+			rc = apex_xfr_in_message(x, msg, size);
+			if (rc < 0)
+				fail(err, err_size, rc, "%s: %s", primary->text, x->err);
+		}
+	}
+	close(c.fd);
+	free(msg);
+	return rc;
+}

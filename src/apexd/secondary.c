@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Secondary zones kept up to date from their primaries (secondary.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include "secondary.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dns/rrtype.h"
+#include "dns/serial.h"
+#include "dns/wire.h"
+#include "memory.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "xfr/xfr_client.h"
+#include "xfr/zone_copy.h"
+#include "zone/zone_from_wire.h"
+
+#define CONNECT_TIMEOUT_MS 5000
+/* Before the first version: retry after 1 s, doubling up to 5 minutes. */
+#define FIRST_RETRY_MS 1000
+#define MAX_FIRST_RETRY_MS 300000
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t elapsed_ms_since(uint64_t start)
+{
+	return now_ms() - start;
+}
+
+/* The SOA timers of a version: refresh, retry, expire (seconds). */
+static void soa_timers(const apex_zone_t *zone, uint32_t *refresh, uint32_t *retry,
+		       uint32_t *expire)
+{
+	const uint8_t *rdata = zone->soa->rdata;
+	const uint8_t *end = rdata + 2 + apex_read_u16(rdata);
+
+	*refresh = apex_read_u32(end - 16);
+	*retry = apex_read_u32(end - 12);
+	*expire = apex_read_u32(end - 8);
+}
+
+static apex_acl_entry_t *copy_entries(const apex_acl_entry_t *from, size_t count)
+{
+	apex_acl_entry_t *to = count > 0 ? malloc(count * sizeof(*to)) : NULL;
+
+	if (to != NULL)
+		memcpy(to, from, count * sizeof(*to));
+	return to;
+}
+
+int apex_secondary_init(apex_secondary_t *s, apex_server_t *server, const apex_config_t *cfg)
+{
+	memset(s, 0, sizeof(*s));
+	s->server = server;
+	s->config = cfg;
+	s->notify_fd = s->stop_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		s->count += cfg->zones[i].request_xfr_count > 0;
+	if (s->count == 0)
+		return APEX_OK;
+	s->zones = calloc(s->count, sizeof(*s->zones));
+	if (s->zones == NULL)
+		return APEX_ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const apex_zone_config_t *zc = &cfg->zones[i];
+		apex_secondary_zone_t *z;
+
+		if (zc->request_xfr_count == 0)
+			continue;
+		z = &s->zones[n++];
+		z->name = strdup(zc->name);
+		z->file = strdup(zc->file);
+		memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
+		z->primaries = copy_entries(zc->request_xfr, zc->request_xfr_count);
+		z->primary_count = zc->request_xfr_count;
+		z->allow_notify = copy_entries(zc->allow_notify, zc->allow_notify_count);
+		z->allow_notify_count = zc->allow_notify_count;
+		z->retry_ms = FIRST_RETRY_MS;
+		if (z->name == NULL || z->file == NULL || z->primaries == NULL ||
+		    (zc->allow_notify_count > 0 && z->allow_notify == NULL))
+			return APEX_ENOMEM;
+	}
+	s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->notify_fd < 0 || s->stop_fd < 0)
+		return apex_errno();
+	return APEX_OK;
+}
+
+void apex_secondary_free(apex_secondary_t *s)
+{
+	for (size_t i = 0; i < s->count && s->zones != NULL; i++) {
+		free(s->zones[i].name);
+		free(s->zones[i].file);
+		free(s->zones[i].primaries);
+		free(s->zones[i].allow_notify);
+	}
+	free(s->zones);
+	if (s->notify_fd >= 0)
+		close(s->notify_fd);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	pthread_mutex_destroy(&s->lock);
+	memset(s, 0, sizeof(*s));
+}
+
+bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		if (apex_name_equal(s->zones[i].origin, origin))
+			return true;
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------------- one transfer */
+
+/* Where the records of a whole-zone transfer go: the new version and the copy. */
+typedef struct receiver {
+	apex_zone_from_wire_t *builder;
+	apex_zone_copy_t copy;
+} receiver_t;
+
+static int receive_record(void *ctx, const apex_rr_t *rr)
+{
+	receiver_t *r = ctx;
+	int rc = apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
+					 rr->rdlength);
+
+	return rc < 0 ? rc : apex_zone_copy_add(&r->copy, rr);
+}
+
+static int receive_changes(void *ctx, const apex_changes_t *set)
+{
+	(void)ctx;
+	(void)set;
+	return APEX_EINVAL; /* only AXFR is asked for */
+}
+
+static void primary_of(const apex_acl_entry_t *e, apex_xfr_primary_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr_len = apex_acl_sockaddr(e, &p->addr);
+	p->key = e->key;
+	p->text = e->text;
+}
+
+static void timeouts_of(const apex_secondary_t *s, apex_xfr_timeouts_t *t)
+{
+	t->connect_ms = CONNECT_TIMEOUT_MS;
+	t->idle_ms = s->config->xfr_idle_timeout * 1000u;
+	t->total_ms = s->config->xfr_timeout * 1000u;
+	t->cancel_fd = s->stop_fd;
+}
+
+/*
+ * Transfer z from one primary (AXFR) and publish it.  Returns APEX_OK, or
+ * an apex code with the reason in err; nothing is published or written
+ * then.
+ */
+static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
+		    char *err, size_t err_size)
+{
+	apex_xfr_in_handler_t handler = { NULL, receive_record, receive_changes };
+	apex_xfr_in_limits_t limits = { s->config->xfr_size_limit, 0 };
+	apex_xfr_primary_t primary;
+	apex_xfr_timeouts_t t;
+	apex_xfr_in_t x;
+	receiver_t r;
+	apex_zone_t *zone = NULL, *old;
+	char source[200], header[300];
+	uint64_t start = now_ms();
+	int rc;
+
+	primary_of(e, &primary);
+	timeouts_of(s, &t);
+	snprintf(source, sizeof(source), "transfer of %s from %s", z->name, e->text);
+	snprintf(header, sizeof(header), "zone %s, received by AXFR from %s", z->name, e->text);
+	if ((rc = apex_zone_from_wire_begin(&r.builder, z->origin, source, err, err_size)) < 0)
+		return rc;
+	if ((rc = apex_zone_copy_begin(&r.copy, z->file, header, err, err_size)) < 0) {
+		apex_zone_from_wire_abort(r.builder);
+		return rc;
+	}
+	handler.ctx = &r;
+	rc = apex_xfr_client_transfer(&primary, z->origin, APEX_TYPE_AXFR, 0, &handler, &limits, &t,
+				      &x, err, err_size);
+	if (rc == APEX_OK && x.out_of_zone > 0)
+		apex_warning("zone %s: %llu record(s) outside the zone dropped from the transfer "
+			     "from %s",
+			     z->name, (unsigned long long)x.out_of_zone, e->text);
+	if (rc < 0) {
+		apex_zone_from_wire_abort(r.builder);
+		apex_zone_copy_abort(&r.copy);
+		apex_xfr_in_free(&x);
+		return rc;
+	}
+	rc = apex_zone_from_wire_finish(r.builder, &zone);
+	if (rc == APEX_OK && (rc = apex_precompute(zone)) < 0) {
+		snprintf(err, err_size, "%s: precomputing answers: %s", source, apex_strerror(rc));
+		apex_zone_unref(zone);
+	}
+	if (rc < 0) {
+		apex_zone_copy_abort(&r.copy);
+		apex_xfr_in_free(&x);
+		return rc;
+	}
+	if ((rc = apex_zone_copy_commit(&r.copy, err, err_size)) < 0)
+		apex_warning("zone %s: the copy is not written (%s); serving the transfer anyway",
+			     z->name, err);
+	old = apex_server_served_version(s->server, z->origin);
+	uint32_t serial = zone->serial;
+	size_t records = zone->record_count;
+	rc = apex_zonetable_publish(&s->server->zonetable, zone);
+	if (rc < 0) {
+		snprintf(err, err_size, "%s: not published: %s", source, apex_strerror(rc));
+		apex_zone_unref(zone);
+		apex_zone_unref(old);
+		apex_xfr_in_free(&x);
+		return rc;
+	}
+	apex_server_retire(s->server, old, true);
+	apex_memory_purge();
+	pthread_mutex_lock(&s->lock);
+	z->status.transfers++;
+	snprintf(z->status.last_result, sizeof(z->status.last_result),
+		 "AXFR serial %u from %s: %zu records, %llu messages, %llu bytes, %.3f s", serial,
+		 e->text, records, (unsigned long long)x.messages, (unsigned long long)x.bytes,
+		 (double)elapsed_ms_since(start) / 1000.0);
+	apex_info("zone %s: %s", z->name, z->status.last_result);
+	pthread_mutex_unlock(&s->lock);
+	apex_xfr_in_free(&x);
+	return APEX_OK;
+}
+
+/* ---------------------------------------------------------------- refresh */
+
+/*
+ * Check z with its primaries in order, transferring it when a primary has
+ * a newer serial or nothing is served, and schedule the next check.
+ */
+static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
+{
+	apex_zone_t *current = apex_server_served_version(s->server, z->origin);
+	uint32_t refresh_s = 0, retry_s = 0, expire_s = 0, serial = 0;
+	char err[512] = "no primary answered";
+	bool ok = false, have_version = current != NULL;
+
+	if (have_version) {
+		serial = current->serial;
+		soa_timers(current, &refresh_s, &retry_s, &expire_s);
+		apex_zone_unref(current);
+	}
+	for (size_t i = 0; i < z->primary_count && !ok; i++) {
+		const apex_acl_entry_t *e = &z->primaries[i];
+		apex_xfr_primary_t primary;
+		apex_xfr_timeouts_t t;
+		uint32_t theirs;
+
+		if (have_version) {
+			primary_of(e, &primary);
+			timeouts_of(s, &t);
+			if (apex_xfr_client_soa(&primary, z->origin, &t, &theirs, err,
+						sizeof(err)) < 0) {
+				apex_warning("zone %s: SOA query: %s", z->name, err);
+				continue;
+			}
+			if (!apex_serial_newer(theirs, serial)) {
+				apex_debug("zone %s: serial %u is current (%s has %u)", z->name,
+					   serial, e->text, theirs);
+				ok = true;
+				break;
+			}
+		}
+		if (transfer(s, z, e, err, sizeof(err)) == APEX_OK) {
+			ok = true;
+			current = apex_server_served_version(s->server, z->origin);
+			if (current != NULL) {
+				soa_timers(current, &refresh_s, &retry_s, &expire_s);
+				apex_zone_unref(current);
+			}
+		} else {
+			apex_error("zone %s: %s (the previous version, if any, is still served)",
+				   z->name, err);
+			pthread_mutex_lock(&s->lock);
+			z->status.failures++;
+			snprintf(z->status.last_result, sizeof(z->status.last_result),
+				 "failed: %.230s", err);
+			pthread_mutex_unlock(&s->lock);
+		}
+	}
+
+	uint64_t now = now_ms();
+	if (ok) {
+		z->next_check = now + (uint64_t)refresh_s * 1000;
+		z->expire_at = expire_s > 0 ? now + (uint64_t)expire_s * 1000 : 0;
+		z->retry_ms = FIRST_RETRY_MS;
+	} else if (have_version) {
+		z->next_check = now + (uint64_t)(retry_s > 0 ? retry_s : 60) * 1000;
+	} else {
+		z->next_check = now + z->retry_ms;
+		if (z->retry_ms < MAX_FIRST_RETRY_MS)
+			z->retry_ms *= 2;
+	}
+}
+
+/* Withdraw z when its SOA expire time has passed without a successful refresh. */
+static void check_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t now)
+{
+	if (z->expire_at == 0 || now < z->expire_at)
+		return;
+	z->expire_at = 0;
+	if (apex_zonetable_remove(&s->server->zonetable, z->origin) == APEX_OK) {
+		apex_server_wake_workers(s->server);
+		apex_error("zone %s expired: no primary answered within the SOA expire time; "
+			   "it is no longer served",
+			   z->name);
+		pthread_mutex_lock(&s->lock);
+		z->status.expired = true;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static void *secondary_main(void *arg)
+{
+	apex_secondary_t *s = arg;
+
+	pthread_setname_np(pthread_self(), "apexd-xfr");
+	for (;;) {
+		uint64_t now = now_ms(), next = now + 3600 * 1000;
+		struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
+					 { .fd = s->notify_fd, .events = POLLIN } };
+		uint64_t count;
+
+		for (size_t i = 0; i < s->count; i++) {
+			apex_secondary_zone_t *z = &s->zones[i];
+
+			if (atomic_exchange(&z->notified, false))
+				z->next_check = now;
+			check_expiry(s, z, now);
+			if (z->next_check <= now) {
+				refresh(s, z);
+				now = now_ms();
+			}
+			if (z->next_check < next)
+				next = z->next_check;
+			if (z->expire_at != 0 && z->expire_at < next)
+				next = z->expire_at;
+		}
+		now = now_ms();
+		int n = poll(pfd, 2, next > now ? (int)(next - now) : 0);
+		if (n > 0 && (pfd[0].revents & POLLIN))
+			break;
+		if (n > 0 && (pfd[1].revents & POLLIN) &&
+		    read(s->notify_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+int apex_secondary_start(apex_secondary_t *s)
+{
+	int err;
+
+	if (s->count == 0)
+		return APEX_OK;
+	err = pthread_create(&s->thread, NULL, secondary_main, s);
+	if (err != 0) {
+		apex_error("cannot start the transfer thread: %s", strerror(err));
+		return -err;
+	}
+	s->thread_started = true;
+	return APEX_OK;
+}
+
+void apex_secondary_stop(apex_secondary_t *s)
+{
+	uint64_t one = 1;
+
+	if (!s->thread_started)
+		return;
+	if (write(s->stop_fd, &one, sizeof(one)) < 0)
+		apex_warning("secondary zones: stop eventfd: %s", strerror(errno));
+	pthread_join(s->thread, NULL);
+	s->thread_started = false;
+}

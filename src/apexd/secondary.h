@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Secondary zones: the thread that keeps them up to date from their
+ * primaries (request-xfr in apex.conf(5)).
+ *
+ * One thread, never a worker, runs every exchange with a primary.  For
+ * each zone it asks the primary for the SOA serial when the zone's SOA
+ * refresh timer runs out, or at once when a NOTIFY came (RFC 1996), and
+ * transfers the zone when the primary's serial is newer (RFC 1982
+ * arithmetic) or when nothing is served yet.  The records are checked as
+ * they arrive (xfr/xfr_in.h), written to the zone's file beside the old
+ * copy and built into a new version (zone/zone_from_wire.h); only a
+ * transfer that completed and built is published, through the zone table
+ * as a reload is, and its copy renamed over the file.  A failed exchange
+ * tries the next primary, then again after the SOA retry time; after the
+ * SOA expire time without a successful refresh the zone is withdrawn.
+ *
+ * The workers never wait for it: they only see the version it publishes,
+ * and hand it a NOTIFY through apex_secondary_notify(), which never blocks.
+ */
+#ifndef APEXD_SECONDARY_H
+#define APEXD_SECONDARY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "daemon_config.h"
+#include "server.h"
+
+/* What the last exchange for a zone did, for logs and apexctl. */
+typedef struct apex_secondary_status {
+	uint32_t serial; /* served, when have_serial */
+	bool have_serial;
+	bool expired; /* withdrawn after SOA expire */
+	uint64_t transfers, failures, notifies;
+	char last_result[256]; /* "AXFR serial 5 from 127.0.0.1@53: 12 records, 0.01 s" */
+} apex_secondary_status_t;
+
+typedef struct apex_secondary_zone {
+	char *name;
+	uint8_t origin[APEX_NAME_MAX];
+	char *file;
+	apex_acl_entry_t *primaries; /* owned copies */
+	size_t primary_count;
+	apex_acl_entry_t *allow_notify;
+	size_t allow_notify_count;
+	/* when to act (CLOCK_MONOTONIC milliseconds) */
+	uint64_t next_check;
+	uint64_t expire_at;             /* 0: no expiry pending */
+	uint64_t retry_ms;              /* the next retry interval when nothing is served */
+	atomic_bool notified;           /* a NOTIFY came: check now */
+	apex_secondary_status_t status; /* under the lock */
+} apex_secondary_zone_t;
+
+typedef struct apex_secondary {
+	apex_server_t *server;
+	const apex_config_t *config;
+	apex_secondary_zone_t *zones;
+	size_t count;
+	pthread_mutex_t lock; /* the zones' status; never taken by a worker */
+	int notify_fd;        /* eventfd: a NOTIFY came */
+	int stop_fd;          /* eventfd: stop, abandoning an exchange under way */
+	pthread_t thread;
+	bool thread_started;
+} apex_secondary_t;
+
+/* Take the secondary zones of cfg (those with request-xfr); none is an
+ * empty set.  cfg must outlive it.  Returns 0 or an apex code. */
+int apex_secondary_init(apex_secondary_t *s, apex_server_t *server, const apex_config_t *cfg);
+
+/* Start the thread (once the workers run); nothing to do without zones. */
+int apex_secondary_start(apex_secondary_t *s);
+
+/* Stop the thread: an exchange under way is abandoned. */
+void apex_secondary_stop(apex_secondary_t *s);
+
+void apex_secondary_free(apex_secondary_t *s);
+
+/* Whether origin is a secondary zone here. */
+bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin);
+
+#endif

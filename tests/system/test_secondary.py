@@ -1,0 +1,325 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""apexd as a secondary: zones transferred from NSD, Knot DNS and BIND.
+
+Each reference server is the primary of a small zone, secret.test., and
+transfers it only with a TSIG key (hmac-sha256).  apexd is configured as
+its secondary (request-xfr) with no copy of the zone: it must transfer
+the zone, check it, serve exactly the records the primary has, keep its
+copy on disk, follow a change on the primary (the zone's SOA refresh is
+one second) and serve from the copy after a restart with the primary
+gone.  A primary that is wrong on purpose (a fake one in this file) must
+never change what apexd serves.
+"""
+
+import base64
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import dns.exception
+import dns.message
+import dns.name
+import dns.query
+import dns.rcode
+import dns.rdataclass
+import dns.rdatatype
+import dns.rrset
+import dns.tsig
+import dns.tsigkeyring
+import dns.zone
+import pytest
+
+import servers
+
+ORIGIN = "secret.test."
+KEY_NAME = "xfr-key"
+SECRET = base64.b64encode(b"apex secondary test key, 32 byt").decode()
+WRONG_SECRET = base64.b64encode(b"a wrong key for the same name!!").decode()
+KEYRING = dns.tsigkeyring.from_text({KEY_NAME: ("hmac-sha256", SECRET)})
+HOSTS = 1500  # about 250 KB: several messages per transfer
+WAIT = 30.0  # seconds for apexd to follow a primary (bounded)
+
+
+def zone_text(serial, extra=""):
+    lines = [
+        "$ORIGIN %s" % ORIGIN,
+        "$TTL 300",
+        "@ IN SOA ns1 hostmaster %d 1 1 3600 60" % serial,
+        "@ IN NS ns1",
+        "@ IN NS ns2.elsewhere.example.",
+        "ns1 IN A 192.0.2.1",
+        "ns1 IN AAAA 2001:db8::1",
+        "www IN A 192.0.2.80",
+        "www IN TXT \"serial %d\"" % serial,
+        "mail IN MX 10 mx.secret.test.",
+        "mx IN A 192.0.2.25",
+        "alias IN CNAME www",
+        "*.wild IN TXT \"wildcard\"",
+        "sub IN NS ns.sub",
+        "ns.sub IN A 192.0.2.53",
+    ]
+    for i in range(HOSTS):  # enough for several messages
+        lines.append("host%03d IN A 198.51.100.%d" % (i, i % 250 + 1))
+        lines.append("host%03d IN TXT \"%s\"" % (i, "x" * 120))
+    return "\n".join(lines) + "\n" + extra
+
+
+class KnotPrimary(servers.Server):
+    kind = "knot-primary"
+
+    def command(self):
+        d = self.workdir
+        os.makedirs(os.path.join(d, "db"), exist_ok=True)
+        lines = ["server:", '    rundir: "%s"' % d, "    listen: 127.0.0.1@%d" % self.port]
+        if os.geteuid() == 0:
+            lines.append("    user: root:root")
+        lines += [
+            "    background-workers: 1",
+            "database:", '    storage: "%s/db"' % d,
+            "control:", '    listen: "%s/knot.sock"' % d,
+            "log:", "  - target: stderr", "    any: info",
+            "key:", "  - id: %s" % KEY_NAME, "    algorithm: hmac-sha256",
+            "    secret: %s" % SECRET,
+            "acl:", "  - id: xfr", "    key: %s" % KEY_NAME, "    action: transfer",
+            "template:", "  - id: default", '    storage: "%s"' % d,
+            "    zonefile-sync: -1", "    zonefile-load: whole", "    journal-content: none",
+            "    semantic-checks: off",
+            "zone:",
+        ]
+        for origin, path in self.zones:
+            lines += ["  - domain: %s" % origin, '    file: "%s"' % path, "    acl: xfr"]
+        conf = os.path.join(d, "knot.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [shutil.which("knotd") or "/usr/sbin/knotd", "-c", conf]
+
+    def reload(self):
+        subprocess.run([shutil.which("knotc") or "/usr/sbin/knotc", "-s",
+                        os.path.join(self.workdir, "knot.sock"), "zone-reload"],
+                       check=True, stdout=subprocess.DEVNULL, timeout=30)
+
+
+class NsdPrimary(servers.Server):
+    kind = "nsd-primary"
+
+    def command(self):
+        d = self.workdir
+        lines = [
+            "server:", "    ip-address: 127.0.0.1@%d" % self.port, "    do-ip6: no",
+            "    server-count: 1", '    username: ""', '    chroot: ""',
+            '    zonesdir: "%s"' % d, '    database: ""', '    pidfile: "%s/nsd.pid"' % d,
+            '    xfrdfile: "%s/xfrd.state"' % d, '    xfrdir: "%s"' % d,
+            '    zonelistfile: "%s/zone.list"' % d, "    verbosity: 2",
+            "remote-control:", "    control-enable: no",
+            "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
+            '    secret: "%s"' % SECRET,
+        ]
+        for origin, path in self.zones:
+            lines += ["zone:", '    name: "%s"' % origin, '    zonefile: "%s"' % path,
+                      "    provide-xfr: 127.0.0.0/8 %s" % KEY_NAME]
+        conf = os.path.join(d, "nsd.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [shutil.which("nsd") or "/usr/sbin/nsd", "-d", "-c", conf]
+
+    def reload(self):
+        self.proc.send_signal(1)  # SIGHUP: NSD reads changed zone files
+
+
+class BindPrimary(servers.Server):
+    kind = "bind-primary"
+
+    def command(self):
+        d = self.workdir
+        lines = [
+            "options {", '    directory "%s";' % d, '    pid-file "%s/named.pid";' % d,
+            "    listen-on port %d { 127.0.0.1; };" % self.port, "    listen-on-v6 { none; };",
+            "    recursion no;", "    notify no;",
+            "};",
+            "controls { };",
+            'key "%s" { algorithm hmac-sha256; secret "%s"; };' % (KEY_NAME, SECRET),
+        ]
+        for origin, path in self.zones:
+            lines += ['zone "%s" { type primary; file "%s"; allow-transfer { key %s; }; };'
+                      % (origin, path, KEY_NAME)]
+        conf = os.path.join(d, "named.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [shutil.which("named") or "/usr/sbin/named", "-g", "-c", conf]
+
+    def reload(self):
+        self.proc.send_signal(1)
+
+
+PRIMARIES = {"knot": KnotPrimary, "nsd": NsdPrimary, "bind": BindPrimary}
+
+
+def have(kind):
+    return shutil.which({"knot": "knotd", "nsd": "nsd", "bind": "named"}[kind]) is not None
+
+
+class SecondaryApexd(servers.Server):
+    """apexd with a config file: secret.test. from primaries, no copy yet."""
+
+    kind = "apexd"
+
+    def __init__(self, workdir, primaries, secret=SECRET, wait_zone=True):
+        super().__init__(workdir, [(ORIGIN, None)] if wait_zone else [])
+        self.primaries = primaries  # ["127.0.0.1@PORT KEY"]
+        self.secret = secret
+        self.copy = os.path.join(workdir, "secret.test.zone")
+
+    def command(self):
+        conf = os.path.join(self.workdir, "apex.conf")
+        lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
+                 "    control-socket: none", "    xfr-idle-timeout: 3",
+                 "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
+                 '    secret: "%s"' % self.secret,
+                 "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.copy]
+        lines += ["    request-xfr: %s" % p for p in self.primaries]
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [servers.apexd_path(), "-f", "-c", conf]
+
+
+def query(port, name, rdtype, tcp=False):
+    q = dns.message.make_query(name, rdtype)
+    q.flags = 0
+    if tcp:
+        return dns.query.tcp(q, "127.0.0.1", port=port, timeout=5)
+    return dns.query.udp(q, "127.0.0.1", port=port, timeout=5)
+
+
+def answers(port):
+    """Whether apexd answers at all yet (it starts without the zone)."""
+    try:
+        query(port, ORIGIN, dns.rdatatype.SOA)
+        return True
+    except dns.exception.Timeout:
+        return False
+
+
+def serial_of(port):
+    r = query(port, ORIGIN, dns.rdatatype.SOA)
+    if r.rcode() != dns.rcode.NOERROR or not r.answer:
+        return None
+    return r.answer[0][0].serial
+
+
+def wait_serial(port, serial, server):
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if serial_of(port) == serial:
+            return
+        time.sleep(0.1)
+    raise AssertionError("apexd did not serve serial %d within %.0f s:\n%s"
+                         % (serial, WAIT, server.log_tail(40)))
+
+
+def primary_records(port):
+    """Every record of the zone, from an AXFR of the primary (with the key)."""
+    xfr = dns.query.xfr("127.0.0.1", ORIGIN, port=port, keyring=KEYRING,
+                        keyname=KEY_NAME, keyalgorithm="hmac-sha256", lifetime=30,
+                        relativize=False)
+    z = dns.zone.from_xfr(xfr, relativize=False)
+    return {(name, rds.rdtype): rds for name, node in z.nodes.items() for rds in node}
+
+
+def assert_same_records(records, port):
+    """apexd answers every RRset of the primary, exactly (asked over TCP)."""
+    delegation = dns.name.from_text("sub." + ORIGIN)
+    for (name, rdtype), rds in records.items():
+        r = query(port, name, rdtype, tcp=True)
+        assert r.rcode() == dns.rcode.NOERROR, (name, rdtype, r)
+        if name.is_subdomain(delegation) and rdtype != dns.rdatatype.DS:
+            section = r.authority if name == delegation else r.additional
+        else:
+            section = r.answer
+        got = [s for s in section if s.name == name and s.rdtype == rdtype]
+        assert got, "%s %s missing from apexd's answer:\n%s" % (
+            name, dns.rdatatype.to_text(rdtype), r)
+        assert set(got[0]) == set(rds), (name, rdtype, got[0], rds)
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    return str(tmp_path)
+
+
+def start_primary(kind, tmp, serial=1):
+    d = os.path.join(tmp, kind)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "secret.test.zone")
+    with open(path, "w") as f:
+        f.write(zone_text(serial))
+    return PRIMARIES[kind](d, [(ORIGIN, path)]).start(), path
+
+
+@pytest.mark.parametrize("kind", ["knot", "nsd", "bind"])
+def test_secondary_of(kind, tmp):
+    """The first transfer, the records, a change, and a restart from the copy."""
+    if not have(kind):
+        pytest.skip("%s is not installed" % kind)
+    primary, path = start_primary(kind, tmp)
+    apex = None
+    try:
+        apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                              ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)]).start()
+        assert serial_of(apex.port) == 1
+        assert_same_records(primary_records(primary.port), apex.port)
+        assert os.path.exists(apex.copy), "no copy of the zone was written"
+
+        # A change on the primary reaches apexd (SOA refresh: 1 s).
+        time.sleep(1.1)  # a new mtime for the primaries that look at it
+        with open(path, "w") as f:
+            f.write(zone_text(2, "new IN A 192.0.2.99\n"))
+        primary.reload()
+        wait_serial(apex.port, 2, apex)
+        r = query(apex.port, "new." + ORIGIN, dns.rdatatype.A)
+        assert [rr.address for rr in r.answer[0]] == ["192.0.2.99"]
+        assert_same_records(primary_records(primary.port), apex.port)
+
+        # Restart with the primary gone: served at once from the copy.
+        assert apex.stop() == 0
+        assert primary.stop() is not None
+        primary = None
+        apex.start()
+        assert serial_of(apex.port) == 2
+        r = query(apex.port, "new." + ORIGIN, dns.rdatatype.A)
+        assert [rr.address for rr in r.answer[0]] == ["192.0.2.99"]
+    finally:
+        if apex is not None:
+            assert apex.stop() == 0, apex.log_tail()
+        if primary is not None:
+            primary.stop()
+
+
+def test_wrong_key_is_not_served(tmp):
+    """A transfer apexd cannot authenticate is never served."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, _ = start_primary("knot", tmp)
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                          ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)],
+                          secret=WRONG_SECRET, wait_zone=False)
+    try:
+        apex.start()
+        deadline = time.monotonic() + servers.START_TIMEOUT
+        while not answers(apex.port):
+            assert time.monotonic() < deadline, apex.log_tail()
+            time.sleep(0.1)
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            r = query(apex.port, ORIGIN, dns.rdatatype.SOA)
+            assert r.rcode() == dns.rcode.REFUSED and not r.answer
+            time.sleep(0.2)
+        assert "secret.test." in apex.log_tail(60)
+        assert "NOTAUTH" in apex.log_tail(60), apex.log_tail(60)
+        assert not os.path.exists(apex.copy)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
