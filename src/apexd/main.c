@@ -448,6 +448,10 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("secondary zones: out of memory");
 		return STEP_FAILED;
 	}
+	for (unsigned w = 0; w < d->server.worker_count && d->secondary.count > 0; w++) {
+		d->server.workers[w].worker.notify = apex_secondary_notify;
+		d->server.workers[w].worker.notify_ctx = &d->secondary;
+	}
 	/* a secondary zone without its copy yet is served after its first transfer */
 	if (cfg->zone_count > 0 && d->loaded == 0 && d->secondary.count == 0) {
 		apex_error("no zone could be loaded: not starting");

@@ -21,6 +21,7 @@
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "xfr/notify_in.h"
 #include "xfr/xfr_client.h"
 #include "xfr/zone_copy.h"
 #include "zone/zone_from_wire.h"
@@ -129,6 +130,52 @@ bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin)
 			return true;
 	}
 	return false;
+}
+
+/* ---------------------------------------------------------------- NOTIFY */
+
+static const apex_acl_entry_t *zone_acl(void *ctx, const uint8_t *zone, size_t *count,
+					void **ctx_zone)
+{
+	apex_secondary_t *s = ctx;
+
+	for (size_t i = 0; i < s->count; i++) {
+		apex_secondary_zone_t *z = &s->zones[i];
+
+		if (apex_name_equal(z->origin, zone)) {
+			*count = z->allow_notify_count;
+			*ctx_zone = z;
+			return z->allow_notify;
+		}
+	}
+	*ctx_zone = NULL;
+	return NULL;
+}
+
+size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
+			     size_t size, uint8_t *out, size_t out_capacity)
+{
+	apex_secondary_t *s = ctx;
+	apex_tsig_keyring_t ring = { s->config->keys, s->config->key_count };
+	apex_notify_result_t res;
+	uint64_t one = 1;
+	size_t n = apex_notify_answer(msg, size, (const struct sockaddr *)peer, &ring, zone_acl, s,
+				      (uint64_t)time(NULL), out, out_capacity, &res);
+	apex_secondary_zone_t *z = res.ctx_zone;
+
+	if (res.accepted) {
+		atomic_fetch_add_explicit(&z->notifies_accepted, 1, memory_order_relaxed);
+		atomic_store(&z->notified, true);
+		if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
+	} else if (n > 0) {
+		/* counted, and logged at debug level only: a flood must not fill the log */
+		zone_acl(s, res.zone, &(size_t){ 0 }, (void **)&z);
+		if (z != NULL)
+			atomic_fetch_add_explicit(&z->notifies_refused, 1, memory_order_relaxed);
+		apex_debug("NOTIFY refused (RCODE %u): %s", res.rcode, res.why);
+	}
+	return n;
 }
 
 /* ---------------------------------------------------------------- one transfer */

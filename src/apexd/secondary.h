@@ -50,10 +50,11 @@ typedef struct apex_secondary_zone {
 	size_t allow_notify_count;
 	/* when to act (CLOCK_MONOTONIC milliseconds) */
 	uint64_t next_check;
-	uint64_t expire_at;             /* 0: no expiry pending */
-	uint64_t retry_ms;              /* the next retry interval when nothing is served */
-	atomic_bool notified;           /* a NOTIFY came: check now */
-	apex_secondary_status_t status; /* under the lock */
+	uint64_t expire_at;   /* 0: no expiry pending */
+	uint64_t retry_ms;    /* the next retry interval when nothing is served */
+	atomic_bool notified; /* a NOTIFY came: check now */
+	atomic_ullong notifies_accepted, notifies_refused; /* counted by the workers */
+	apex_secondary_status_t status;                    /* under the lock */
 } apex_secondary_zone_t;
 
 typedef struct apex_secondary {
@@ -79,6 +80,14 @@ int apex_secondary_start(apex_secondary_t *s);
 void apex_secondary_stop(apex_secondary_t *s);
 
 void apex_secondary_free(apex_secondary_t *s);
+
+/*
+ * Answer a NOTIFY (a worker's notify hook, worker.h): checked against the
+ * zone's allow-notify list and TSIG; when accepted, the transfer thread is
+ * woken to check the zone at once.  Never blocks.  ctx: the apex_secondary_t.
+ */
+size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
+			     size_t size, uint8_t *out, size_t out_capacity);
 
 /* Whether origin is a secondary zone here. */
 bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin);

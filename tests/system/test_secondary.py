@@ -21,7 +21,9 @@ import threading
 import time
 
 import dns.exception
+import dns.flags
 import dns.message
+import dns.opcode
 import dns.name
 import dns.query
 import dns.rcode
@@ -44,11 +46,11 @@ HOSTS = 1500  # about 250 KB: several messages per transfer
 WAIT = 30.0  # seconds for apexd to follow a primary (bounded)
 
 
-def zone_text(serial, extra=""):
+def zone_text(serial, extra="", refresh=3600):
     lines = [
         "$ORIGIN %s" % ORIGIN,
         "$TTL 300",
-        "@ IN SOA ns1 hostmaster %d 1 1 3600 60" % serial,
+        "@ IN SOA ns1 hostmaster %d %d 1 3600 60" % (serial, refresh),
         "@ IN NS ns1",
         "@ IN NS ns2.elsewhere.example.",
         "ns1 IN A 192.0.2.1",
@@ -68,7 +70,15 @@ def zone_text(serial, extra=""):
     return "\n".join(lines) + "\n" + extra
 
 
-class KnotPrimary(servers.Server):
+class Primary(servers.Server):
+    """A reference server as primary; it NOTIFYs notify_port when set."""
+
+    def __init__(self, workdir, zones, notify_port=None):
+        super().__init__(workdir, zones)
+        self.notify_port = notify_port
+
+
+class KnotPrimary(Primary):
     kind = "knot-primary"
 
     def command(self):
@@ -85,6 +95,11 @@ class KnotPrimary(servers.Server):
             "key:", "  - id: %s" % KEY_NAME, "    algorithm: hmac-sha256",
             "    secret: %s" % SECRET,
             "acl:", "  - id: xfr", "    key: %s" % KEY_NAME, "    action: transfer",
+        ]
+        if self.notify_port:
+            lines += ["remote:", "  - id: apex",
+                      "    address: 127.0.0.1@%d" % self.notify_port, "    key: %s" % KEY_NAME]
+        lines += [
             "template:", "  - id: default", '    storage: "%s"' % d,
             "    zonefile-sync: -1", "    zonefile-load: whole", "    journal-content: none",
             "    semantic-checks: off",
@@ -92,6 +107,8 @@ class KnotPrimary(servers.Server):
         ]
         for origin, path in self.zones:
             lines += ["  - domain: %s" % origin, '    file: "%s"' % path, "    acl: xfr"]
+            if self.notify_port:
+                lines.append("    notify: apex")
         conf = os.path.join(d, "knot.conf")
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -103,7 +120,7 @@ class KnotPrimary(servers.Server):
                        check=True, stdout=subprocess.DEVNULL, timeout=30)
 
 
-class NsdPrimary(servers.Server):
+class NsdPrimary(Primary):
     kind = "nsd-primary"
 
     def command(self):
@@ -121,6 +138,8 @@ class NsdPrimary(servers.Server):
         for origin, path in self.zones:
             lines += ["zone:", '    name: "%s"' % origin, '    zonefile: "%s"' % path,
                       "    provide-xfr: 127.0.0.0/8 %s" % KEY_NAME]
+            if self.notify_port:
+                lines.append("    notify: 127.0.0.1@%d %s" % (self.notify_port, KEY_NAME))
         conf = os.path.join(d, "nsd.conf")
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -130,7 +149,7 @@ class NsdPrimary(servers.Server):
         self.proc.send_signal(1)  # SIGHUP: NSD reads changed zone files
 
 
-class BindPrimary(servers.Server):
+class BindPrimary(Primary):
     kind = "bind-primary"
 
     def command(self):
@@ -144,8 +163,12 @@ class BindPrimary(servers.Server):
             'key "%s" { algorithm hmac-sha256; secret "%s"; };' % (KEY_NAME, SECRET),
         ]
         for origin, path in self.zones:
-            lines += ['zone "%s" { type primary; file "%s"; allow-transfer { key %s; }; };'
-                      % (origin, path, KEY_NAME)]
+            notify = ""
+            if self.notify_port:
+                notify = " notify explicit; also-notify { 127.0.0.1 port %d key %s; };" % (
+                    self.notify_port, KEY_NAME)
+            lines += ['zone "%s" { type primary; file "%s"; allow-transfer { key %s; };%s };'
+                      % (origin, path, KEY_NAME, notify)]
         conf = os.path.join(d, "named.conf")
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -167,13 +190,16 @@ class SecondaryApexd(servers.Server):
 
     kind = "apexd"
 
-    def __init__(self, workdir, primaries, secret=SECRET, wait_zone=True):
+    def __init__(self, workdir, primaries, secret=SECRET, wait_zone=True, port=None):
         super().__init__(workdir, [(ORIGIN, None)] if wait_zone else [])
         self.primaries = primaries  # ["127.0.0.1@PORT KEY"]
         self.secret = secret
+        self.fixed_port = port  # the port the primary NOTIFYs
         self.copy = os.path.join(workdir, "secret.test.zone")
 
     def command(self):
+        if self.fixed_port:
+            self.port = self.fixed_port
         conf = os.path.join(self.workdir, "apex.conf")
         lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
                  "    control-socket: none", "    xfr-idle-timeout: 3",
@@ -181,6 +207,7 @@ class SecondaryApexd(servers.Server):
                  '    secret: "%s"' % self.secret,
                  "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.copy]
         lines += ["    request-xfr: %s" % p for p in self.primaries]
+        lines += ["    allow-notify: 127.0.0.1 %s" % KEY_NAME]
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
         return [servers.apexd_path(), "-f", "-c", conf]
@@ -250,30 +277,33 @@ def tmp(tmp_path):
     return str(tmp_path)
 
 
-def start_primary(kind, tmp, serial=1):
+def start_primary(kind, tmp, serial=1, notify_port=None, refresh=3600):
     d = os.path.join(tmp, kind)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "secret.test.zone")
     with open(path, "w") as f:
-        f.write(zone_text(serial))
-    return PRIMARIES[kind](d, [(ORIGIN, path)]).start(), path
+        f.write(zone_text(serial, refresh=refresh))
+    return PRIMARIES[kind](d, [(ORIGIN, path)], notify_port).start(), path
 
 
 @pytest.mark.parametrize("kind", ["knot", "nsd", "bind"])
 def test_secondary_of(kind, tmp):
-    """The first transfer, the records, a change, and a restart from the copy."""
+    """The first transfer, the records, a change announced by NOTIFY (the
+    SOA refresh is an hour), and a restart from the copy."""
     if not have(kind):
         pytest.skip("%s is not installed" % kind)
-    primary, path = start_primary(kind, tmp)
+    apex_port = servers.free_port()
+    primary, path = start_primary(kind, tmp, notify_port=apex_port)
     apex = None
     try:
         apex = SecondaryApexd(os.path.join(tmp, "apexd"),
-                              ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)]).start()
+                              ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)],
+                              port=apex_port).start()
         assert serial_of(apex.port) == 1
         assert_same_records(primary_records(primary.port), apex.port)
         assert os.path.exists(apex.copy), "no copy of the zone was written"
 
-        # A change on the primary reaches apexd (SOA refresh: 1 s).
+        # A change on the primary reaches apexd by NOTIFY.
         time.sleep(1.1)  # a new mtime for the primaries that look at it
         with open(path, "w") as f:
             f.write(zone_text(2, "new IN A 192.0.2.99\n"))
@@ -287,6 +317,7 @@ def test_secondary_of(kind, tmp):
         assert apex.stop() == 0
         assert primary.stop() is not None
         primary = None
+        apex.fixed_port = None
         apex.start()
         assert serial_of(apex.port) == 2
         r = query(apex.port, "new." + ORIGIN, dns.rdatatype.A)
@@ -320,6 +351,62 @@ def test_wrong_key_is_not_served(tmp):
         assert "secret.test." in apex.log_tail(60)
         assert "NOTAUTH" in apex.log_tail(60), apex.log_tail(60)
         assert not os.path.exists(apex.copy)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
+
+
+def test_refresh_timer(tmp):
+    """Without NOTIFY, the SOA refresh time (1 s here) finds the change."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path = start_primary("knot", tmp, refresh=1)
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                          ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)])
+    try:
+        apex.start()
+        assert serial_of(apex.port) == 1
+        with open(path, "w") as f:
+            f.write(zone_text(7, "timer IN A 192.0.2.7\n", refresh=1))
+        primary.reload()
+        wait_serial(apex.port, 7, apex)
+        assert_same_records(primary_records(primary.port), apex.port)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
+
+
+def notify(port, zone, keyring=None, keyname=None):
+    q = dns.message.make_query(zone, dns.rdatatype.SOA)
+    q.set_opcode(dns.opcode.NOTIFY)
+    q.flags = dns.flags.AA | (q.flags & ~dns.flags.RD)
+    q.set_opcode(dns.opcode.NOTIFY)
+    if keyring is not None:
+        q.use_tsig(keyring, keyname, algorithm="hmac-sha256")
+    return dns.query.udp(q, "127.0.0.1", port=port, timeout=5)
+
+
+def test_notify_checks(tmp):
+    """NOTIFY: accepted signed with the key (the answer signed too, which
+    dnspython verifies), refused unsigned, with another key, or for a zone
+    that is not a secondary here."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, _ = start_primary("knot", tmp)
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                          ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)])
+    try:
+        apex.start()
+        r = notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+        assert r.rcode() == dns.rcode.NOERROR and r.opcode() == dns.opcode.NOTIFY
+        assert r.flags & dns.flags.QR and r.flags & dns.flags.AA
+        assert r.had_tsig
+        assert notify(apex.port, ORIGIN).rcode() == dns.rcode.NOTAUTH
+        other = dns.tsigkeyring.from_text({"other-key": ("hmac-sha256", SECRET)})
+        assert notify(apex.port, ORIGIN, other, "other-key").rcode() == dns.rcode.NOTAUTH
+        assert notify(apex.port, "example.", KEYRING, KEY_NAME).rcode() == dns.rcode.REFUSED
+        # and the zone is still served, queries answered as before
+        assert serial_of(apex.port) == 1
     finally:
         assert apex.stop() == 0, apex.log_tail()
         primary.stop()

@@ -455,6 +455,83 @@ static void test_errors(void **state)
 		     "chroot: expected an absolute path, not 'var/lib/apex'");
 }
 
+/* key: sections and the transfer keys of a zone, in NSD's spelling. */
+static void test_transfer_keys(void **state)
+{
+	apex_config_t cfg;
+	char err[512] = "";
+	const char *path =
+		write_file("xfr.conf", "zone:\n"
+				       "  name: example.\n"
+				       "  file: example.zone\n"
+				       "  request-xfr: 192.0.2.1 xfr-key   # the first primary\n"
+				       "  request-xfr: AXFR 2001:db8::1@5300 NOKEY\n"
+				       "  allow-notify: 192.0.2.0/24 xfr-key\n"
+				       "  allow-notify: 0.0.0.0/0 BLOCKED\n"
+				       "key:\n"
+				       "  name: \"xfr-key\"\n"
+				       "  algorithm: hmac-sha256\n"
+				       "  secret: \"K2tf3TRjvQkVCmJF3/Z9vA==\"\n"
+				       "server:\n"
+				       "  xfr-timeout: 600\n"
+				       "  xfr-idle-timeout: 5\n"
+				       "  xfr-size-limit: 1000000\n");
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(cfg.xfr_timeout, APEX_CONFIG_DEFAULT_XFR_TIMEOUT);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.key_count, 1);
+	assert_int_equal(cfg.keys[0].alg, APEX_TSIG_HMAC_SHA256);
+	assert_int_equal(cfg.keys[0].secret_size, 16);
+	assert_int_equal(cfg.zone_count, 1);
+	const apex_zone_config_t *z = &cfg.zones[0];
+	assert_int_equal(z->request_xfr_count, 2);
+	assert_string_equal(z->request_xfr[0].text, "192.0.2.1 xfr-key");
+	assert_ptr_equal(z->request_xfr[0].key, &cfg.keys[0]);
+	assert_false(z->request_xfr[0].axfr_only);
+	assert_int_equal(z->request_xfr[1].family, AF_INET6);
+	assert_int_equal(z->request_xfr[1].port, 5300);
+	assert_true(z->request_xfr[1].axfr_only);
+	assert_null(z->request_xfr[1].key);
+	assert_int_equal(z->allow_notify_count, 2);
+	assert_int_equal(z->allow_notify[0].prefix, 24);
+	assert_true(z->allow_notify[1].blocked);
+	assert_int_equal(cfg.xfr_timeout, 600);
+	assert_int_equal(cfg.xfr_idle_timeout, 5);
+	assert_int_equal(cfg.xfr_size_limit, 1000000);
+	apex_config_free(&cfg);
+
+	expect_error("zone:\n name: a.\n file: a\n request-xfr: 192.0.2.1\n", 4,
+		     "'192.0.2.1': a key name or NOKEY is needed after the address");
+	expect_error("zone:\n name: a.\n file: a\n request-xfr: 192.0.2.1 BLOCKED\n", 4,
+		     "'192.0.2.1 BLOCKED': BLOCKED is for access lists");
+	expect_error("zone:\n name: a.\n file: a\n request-xfr: 192.0.2.0/24 k\n", 4,
+		     "'192.0.2.0/24 k': a peer is one address, without a prefix");
+	expect_error("zone:\n name: a.\n file: a\n allow-notify: 192.0.2.0/33 k\n", 4,
+		     "'192.0.2.0/33 k': bad prefix length after '/'");
+	expect_error("zone:\n name: a.\n file: a\n allow-notify: ns1 k\n", 4,
+		     "'ns1 k': not an IPv4 or IPv6 address");
+	expect_error("zone:\n name: a.\n file: a\n allow-notify: ::1 k extra\n", 4,
+		     "'::1 k extra': unexpected text after the key");
+	expect_error("key:\n name: k\n algorithm: hmac-sha256\n", 1,
+		     "a key needs a name, an algorithm and a secret");
+	expect_error("key:\n name: k\n algorithm: hmac-sha3\n secret: AAAA\n", 1,
+		     "key k: unknown TSIG algorithm 'hmac-sha3' (hmac-md5, hmac-sha1, hmac-sha224, "
+		     "hmac-sha256, hmac-sha384, hmac-sha512)");
+	expect_error("key:\n name: k\n algorithm: hmac-sha1\n secret: AAAA\n"
+		     "key:\n name: k.\n algorithm: hmac-sha1\n secret: AAAA\n",
+		     5, "key k. given twice");
+	expect_error("key:\n colour: blue\n", 2, "unknown key 'colour' in a key section");
+
+	/* a key no key: section defines */
+	path = write_file("nokey.conf", "zone:\n name: a.\n file: a\n request-xfr: ::1 nokey\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_EINVAL);
+	assert_non_null(strstr(err, "zone a.: request-xfr '::1 nokey': no key named 'nokey'"));
+	apex_config_free(&cfg);
+}
+
 static void test_command_line(void **state)
 {
 	apex_config_t cfg;
@@ -522,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_number_keys_at_their_bounds),
 		cmocka_unit_test(test_control_socket_and_cookies),
+		cmocka_unit_test(test_transfer_keys),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
 	};
