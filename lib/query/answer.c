@@ -782,6 +782,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		info->truncated = false;
 		info->dropped = false;
 		info->cookie = cookie;
+		info->tsig = q.tsig;
 	}
 	if (parsed == APEX_PARSE_DROP || out_capacity < APEX_MIN_UDP_PAYLOAD) {
 		if (info != NULL)

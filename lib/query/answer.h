@@ -44,6 +44,7 @@ typedef struct apex_answer_info {
 	bool truncated; /* TC was set */
 	bool dropped;   /* no response (e.g. QR=1, too short) */
 	uint8_t cookie; /* apex_cookie_status_t of the query's cookie */
+	bool tsig;      /* the query carries a TSIG record: its answer is to be signed */
 } apex_answer_info_t;
 
 /* Who sent a query, for what depends on it (server cookies). */

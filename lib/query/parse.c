@@ -63,8 +63,10 @@ static apex_parse_result_t parse_record(const uint8_t *pkt, size_t len, size_t *
 	const uint8_t *rdata = pkt + *pos;
 	*pos += rdlen;
 
-	if (type != APEX_TYPE_OPT)
+	if (type != APEX_TYPE_OPT) {
+		q->tsig |= type == APEX_TYPE_TSIG;
 		return APEX_PARSE_OK;
+	}
 	/* RFC 6891 6.1.1: only in the additional section, at most one,
 	 * owned by the root. */
 	if (section != 3 || ++*opt_seen > 1 || owner_size != 1)

@@ -18,6 +18,7 @@ void apex_axfr_out_init(apex_axfr_out_t *a, const apex_zone_t *zone, uint16_t id
 	a->zone = zone;
 	a->id = id;
 	memcpy(a->qname, qname, apex_name_size(qname));
+	a->qtype = APEX_TYPE_AXFR;
 	a->phase = OPENING_SOA;
 }
 
@@ -126,7 +127,7 @@ int apex_axfr_out_next(apex_axfr_out_t *a, uint8_t *buf, size_t capacity, size_t
 	apex_writer_init(&w, buf, capacity, capacity);
 	/* RFC 5936 section 2.2.1: the first message repeats the question */
 	if (a->messages == 0 &&
-	    apex_writer_question(&w, a->qname, NULL, APEX_TYPE_AXFR, APEX_CLASS_IN) != APEX_OK)
+	    apex_writer_question(&w, a->qname, NULL, a->qtype, APEX_CLASS_IN) != APEX_OK)
 		return APEX_ESPACE;
 	while (rc == APEX_OK && !full && a->phase != DONE) {
 		if (a->phase == OPENING_SOA || a->phase == CLOSING_SOA)

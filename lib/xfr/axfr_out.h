@@ -24,6 +24,7 @@ typedef struct apex_axfr_out {
 	const apex_zone_t *zone;
 	uint16_t id;                  /* of the request */
 	uint8_t qname[APEX_NAME_MAX]; /* the question as asked (its letter case) */
+	uint16_t qtype;               /* AXFR; IXFR for an IXFR answered with the whole zone */
 	/* where the transfer is */
 	int phase;          /* opening SOA, name index, NSEC3 owners, closing SOA, done */
 	size_t node, rrset; /* the next RRset: node (or NSEC3 owner) and RRset in it */

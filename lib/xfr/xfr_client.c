@@ -20,6 +20,7 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "util/siphash.h"
+#include "xfr/tcp_stream.h"
 
 #define MESSAGE_MAX 65535
 #define REQUEST_MAX 1024 /* a question, an SOA and a TSIG record */
@@ -37,142 +38,48 @@ static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* The connection of one exchange and its deadlines. */
+/* The connection of one exchange. */
 typedef struct conn {
-	int fd;
-	uint64_t deadline; /* of the whole exchange */
-	unsigned idle_ms;
-	int cancel_fd;
+	apex_tcp_stream_t io;
 	const apex_xfr_primary_t *primary;
 	char *err;
 	size_t err_size;
 } conn_t;
 
-/* Wait until fd is ready for events, within the idle time and the deadline. */
-static int wait_fd(conn_t *c, short events, const char *what)
-{
-	uint64_t now = now_ms();
-	uint64_t left = c->deadline > now ? c->deadline - now : 0;
-	struct pollfd pfd[2] = { { .fd = c->fd, .events = events },
-				 { .fd = c->cancel_fd, .events = POLLIN } };
-	int n;
-
-	if (left > c->idle_ms)
-		left = c->idle_ms;
-	do {
-		n = poll(pfd, c->cancel_fd >= 0 ? 2 : 1, (int)left);
-	} while (n < 0 && errno == EINTR);
-	if (n > 0 && c->cancel_fd >= 0 && (pfd[1].revents & POLLIN))
-		return fail(c->err, c->err_size, -ECANCELED, "%s: %s: abandoned (stopping)",
-			    c->primary->text, what);
-	if (n < 0)
-		return fail(c->err, c->err_size, apex_errno(), "%s: %s: %s", c->primary->text, what,
-			    strerror(errno));
-	if (n == 0)
-		return fail(c->err, c->err_size, -ETIMEDOUT, "%s: %s: timed out", c->primary->text,
-			    what);
-	return APEX_OK;
-}
-
 static int conn_open(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_timeouts_t *t,
 		     char *err, size_t err_size)
 {
-	uint64_t start = now_ms();
+	apex_xfr_timeouts_t connecting = *t;
 	int rc, soerr = 0;
 	socklen_t len = sizeof(soerr);
+	int fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	c->primary = p;
 	c->err = err;
 	c->err_size = err_size;
-	c->idle_ms = t->connect_ms;
-	c->cancel_fd = t->cancel_fd;
-	c->deadline = start + t->total_ms;
-	c->fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->fd < 0)
+	if (fd < 0)
 		return fail(err, err_size, apex_errno(), "%s: socket: %s", p->text,
 			    strerror(errno));
-	if (connect(c->fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 &&
+	connecting.idle_ms = t->connect_ms;
+	apex_tcp_stream_init(&c->io, fd, &connecting, p->text, err, err_size);
+	if (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 &&
 	    errno != EINPROGRESS) {
 		rc = fail(err, err_size, apex_errno(), "%s: connect: %s", p->text, strerror(errno));
 		goto failed;
 	}
-	if ((rc = wait_fd(c, POLLOUT, "connect")) < 0)
+	if ((rc = apex_tcp_stream_wait(&c->io, POLLOUT, "connect")) < 0)
 		goto failed;
-	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr != 0) {
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr != 0) {
 		rc = fail(err, err_size, soerr != 0 ? -soerr : apex_errno(), "%s: connect: %s",
 			  p->text, strerror(soerr != 0 ? soerr : errno));
 		goto failed;
 	}
-	c->idle_ms = t->idle_ms;
+	c->io.idle_ms = t->idle_ms;
 	return APEX_OK;
 failed:
-	close(c->fd);
-	c->fd = -1;
+	close(fd);
+	c->io.fd = -1;
 	return rc;
-}
-
-static int send_all(conn_t *c, const uint8_t *buf, size_t size)
-{
-	while (size > 0) {
-		ssize_t n = send(c->fd, buf, size, MSG_NOSIGNAL);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			int rc = wait_fd(c, POLLOUT, "sending");
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if (n < 0)
-			return fail(c->err, c->err_size, apex_errno(), "%s: send: %s",
-				    c->primary->text, strerror(errno));
-		buf += n;
-		size -= (size_t)n;
-	}
-	return APEX_OK;
-}
-
-static int recv_all(conn_t *c, uint8_t *buf, size_t size)
-{
-	while (size > 0) {
-		ssize_t n = recv(c->fd, buf, size, 0);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			int rc = wait_fd(c, POLLIN, "receiving");
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if (n < 0)
-			return fail(c->err, c->err_size, apex_errno(), "%s: receive: %s",
-				    c->primary->text, strerror(errno));
-		if (n == 0)
-			return fail(c->err, c->err_size, APEX_EMALFORMED,
-				    "%s: connection closed in the middle of the answer",
-				    c->primary->text);
-		buf += n;
-		size -= (size_t)n;
-	}
-	return APEX_OK;
-}
-
-/* The next message of the answer (without its length prefix) into buf. */
-static int recv_message(conn_t *c, uint8_t *buf, size_t *size)
-{
-	uint8_t prefix[2];
-	int rc = recv_all(c, prefix, 2);
-
-	if (rc < 0)
-		return rc;
-	*size = apex_read_u16(prefix);
-	return recv_all(c, buf, *size);
 }
 
 /*
@@ -183,7 +90,7 @@ static int recv_message(conn_t *c, uint8_t *buf, size_t *size)
 static int send_request(conn_t *c, const uint8_t *origin, uint16_t qtype, uint32_t serial,
 			uint16_t id, apex_tsig_mac_t *mac)
 {
-	uint8_t buf[2 + REQUEST_MAX], *m = buf + 2;
+	uint8_t m[REQUEST_MAX];
 	size_t name_size = apex_name_size(origin), size = 12;
 	int rc;
 
@@ -214,8 +121,7 @@ static int send_request(conn_t *c, const uint8_t *origin, uint16_t qtype, uint32
 			return fail(c->err, c->err_size, rc, "%s: cannot sign the request: %s",
 				    c->primary->text, apex_strerror(rc));
 	}
-	apex_write_u16(buf, (uint16_t)size);
-	return send_all(c, buf, size + 2);
+	return apex_tcp_stream_send_message(&c->io, m, size);
 }
 
 static const char *tsig_error_text(int error)
@@ -261,7 +167,7 @@ static uint16_t random_id(void)
 	uint16_t id = 0;
 
 	if (apex_random_bytes(&id, sizeof(id)) < 0)
-		id = (uint16_t)(now_ms() ^ (uint64_t)getpid());
+		id = (uint16_t)(apex_tcp_stream_now_ms() ^ (uint64_t)getpid());
 	return id;
 }
 
@@ -322,13 +228,13 @@ int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin
 	if (rc == APEX_OK) {
 		rc = send_request(&c, origin, APEX_TYPE_SOA, 0, id, &mac);
 		if (rc == APEX_OK)
-			rc = recv_message(&c, msg, &size);
+			rc = apex_tcp_stream_recv_message(&c.io, msg, &size);
 		apex_tsig_stream_init(&stream, primary->key, &mac);
 		if (rc == APEX_OK)
 			rc = check_signature(&c, &stream, msg, &size);
 		if (rc == APEX_OK)
 			rc = soa_serial(&c, msg, size, id, origin, serial);
-		close(c.fd);
+		close(c.io.fd);
 	}
 	free(msg);
 	return rc;
@@ -361,7 +267,7 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 	rc = send_request(&c, origin, qtype, known_serial, id, &mac);
 	apex_tsig_stream_init(&stream, primary->key, &mac);
 	while (rc == APEX_OK && !apex_xfr_in_done(x)) {
-		rc = recv_message(&c, msg, &size);
+		rc = apex_tcp_stream_recv_message(&c.io, msg, &size);
 		if (rc == APEX_OK)
 			rc = check_signature(&c, &stream, msg, &size);
 		if (rc == APEX_OK) {
@@ -370,7 +276,7 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 				fail(err, err_size, rc, "%s: %s", primary->text, x->err);
 		}
 	}
-	close(c.fd);
+	close(c.io.fd);
 	free(msg);
 	return rc;
 }

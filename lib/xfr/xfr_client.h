@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "tsig/tsig.h"
+#include "xfr/tcp_stream.h"
 #include "xfr/xfr_in.h"
 
 typedef struct apex_xfr_primary {
@@ -26,13 +27,6 @@ typedef struct apex_xfr_primary {
 	const apex_tsig_key_t *key; /* NULL: unsigned */
 	const char *text;           /* for messages: "192.0.2.1@53" */
 } apex_xfr_primary_t;
-
-typedef struct apex_xfr_timeouts {
-	unsigned connect_ms; /* to connect */
-	unsigned idle_ms;    /* between two bytes of an answer: a stalled stream */
-	unsigned total_ms;   /* for the whole exchange */
-	int cancel_fd;       /* -1, or a descriptor that becomes readable to abandon it */
-} apex_xfr_timeouts_t;
 
 /*
  * Ask the primary for the zone's SOA serial.  APEX_OK with *serial;

@@ -56,6 +56,7 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->cookies = true;
 	cfg->xfr_timeout = APEX_CONFIG_DEFAULT_XFR_TIMEOUT;
 	cfg->xfr_idle_timeout = APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT;
+	cfg->xfr_out_max = APEX_CONFIG_DEFAULT_XFR_OUT_MAX;
 }
 
 void apex_config_free(apex_config_t *cfg)
@@ -65,6 +66,7 @@ void apex_config_free(apex_config_t *cfg)
 		free(cfg->zones[i].file);
 		free(cfg->zones[i].request_xfr);
 		free(cfg->zones[i].allow_notify);
+		free(cfg->zones[i].provide_xfr);
 	}
 	free(cfg->zones);
 	free(cfg->keys);
@@ -313,7 +315,7 @@ typedef struct parser {
 	unsigned zone_line;
 	char *zone_name;
 	char *zone_file;
-	acl_list_t zone_request_xfr, zone_allow_notify;
+	acl_list_t zone_request_xfr, zone_allow_notify, zone_provide_xfr;
 	/* the key: section being read */
 	unsigned key_line;
 	char *key_name, *key_algorithm, *key_secret;
@@ -571,6 +573,12 @@ static int key_allow_notify(parser_t *p, const char *key, const char *value)
 	return acl_push(p, &p->zone_allow_notify, value, false);
 }
 
+static int key_provide_xfr(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return acl_push(p, &p->zone_provide_xfr, value, false);
+}
+
 /* key: section: name, algorithm, secret (apex_tsig_key_init() checks them at its end). */
 static int key_key_name(parser_t *p, const char *key, const char *value)
 {
@@ -659,14 +667,14 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-timeout", xfr_timeout, 1, 86400),
 	UINT_KEY("xfr-idle-timeout", xfr_idle_timeout, 1, 3600),
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
+	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
 };
 
 /* A zone: section. */
 static const key_def_t zone_keys[] = {
-	CUSTOM_KEY("name", key_zone_name),
-	CUSTOM_KEY("file", key_zone_file),
-	CUSTOM_KEY("request-xfr", key_request_xfr),
-	CUSTOM_KEY("allow-notify", key_allow_notify),
+	CUSTOM_KEY("name", key_zone_name),          CUSTOM_KEY("file", key_zone_file),
+	CUSTOM_KEY("request-xfr", key_request_xfr), CUSTOM_KEY("allow-notify", key_allow_notify),
+	CUSTOM_KEY("provide-xfr", key_provide_xfr),
 };
 
 /* A key: section. */
@@ -680,7 +688,8 @@ static const key_def_t key_keys[] = {
  * of the line, up to a comment. */
 static bool key_takes_words(const char *key)
 {
-	return strcmp(key, "request-xfr") == 0 || strcmp(key, "allow-notify") == 0;
+	return strcmp(key, "request-xfr") == 0 || strcmp(key, "allow-notify") == 0 ||
+	       strcmp(key, "provide-xfr") == 0;
 }
 
 /* Store v in an unsigned integer field of `size` bytes. */
@@ -743,16 +752,21 @@ static int zone_end(parser_t *p)
 		z->request_xfr_count = p->zone_request_xfr.count;
 		z->allow_notify = p->zone_allow_notify.entries;
 		z->allow_notify_count = p->zone_allow_notify.count;
+		z->provide_xfr = p->zone_provide_xfr.entries;
+		z->provide_xfr_count = p->zone_provide_xfr.count;
 		memset(&p->zone_request_xfr, 0, sizeof(p->zone_request_xfr));
 		memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
+		memset(&p->zone_provide_xfr, 0, sizeof(p->zone_provide_xfr));
 	}
 	p->line = line;
 	free(p->zone_name);
 	free(p->zone_file);
 	free(p->zone_request_xfr.entries);
 	free(p->zone_allow_notify.entries);
+	free(p->zone_provide_xfr.entries);
 	memset(&p->zone_request_xfr, 0, sizeof(p->zone_request_xfr));
 	memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
+	memset(&p->zone_provide_xfr, 0, sizeof(p->zone_provide_xfr));
 	p->zone_name = p->zone_file = NULL;
 	return rc;
 }
@@ -820,6 +834,12 @@ static int resolve_keys(parser_t *p)
 			if (apex_acl_resolve(&z->request_xfr[j], &ring, reason, sizeof(reason)) < 0)
 				return fail(p->err, p->err_size, APEX_EINVAL,
 					    "%s: zone %s: request-xfr %s", p->file, z->name,
+					    reason);
+		}
+		for (size_t j = 0; j < z->provide_xfr_count; j++) {
+			if (apex_acl_resolve(&z->provide_xfr[j], &ring, reason, sizeof(reason)) < 0)
+				return fail(p->err, p->err_size, APEX_EINVAL,
+					    "%s: zone %s: provide-xfr %s", p->file, z->name,
 					    reason);
 		}
 		for (size_t j = 0; j < z->allow_notify_count; j++) {
@@ -991,6 +1011,7 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 	free(p.zone_file);
 	free(p.zone_request_xfr.entries);
 	free(p.zone_allow_notify.entries);
+	free(p.zone_provide_xfr.entries);
 	free(p.key_name);
 	free(p.key_algorithm);
 	free(p.key_secret);

@@ -41,6 +41,7 @@
 #define APEX_CONFIG_DEFAULT_RRL_TABLE_SIZE 65536
 #define APEX_CONFIG_DEFAULT_XFR_TIMEOUT 3600
 #define APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT 30
+#define APEX_CONFIG_DEFAULT_XFR_OUT_MAX 10
 
 /* One address to listen on (UDP and TCP). */
 typedef struct apex_listen {
@@ -60,6 +61,9 @@ typedef struct apex_zone_config {
 	size_t request_xfr_count;
 	apex_acl_entry_t *allow_notify;
 	size_t allow_notify_count;
+	/* Who may transfer the zone from here (provide-xfr).  Array owned. */
+	apex_acl_entry_t *provide_xfr;
+	size_t provide_xfr_count;
 } apex_zone_config_t;
 
 typedef struct apex_config {
@@ -77,6 +81,7 @@ typedef struct apex_config {
 	unsigned xfr_timeout;      /* seconds for a whole transfer */
 	unsigned xfr_idle_timeout; /* seconds without a byte: a stalled stream */
 	uint64_t xfr_size_limit;   /* bytes of one transfer; 0: no limit */
+	unsigned xfr_out_max;      /* outgoing transfers at once */
 
 	unsigned workers; /* 0: one per CPU */
 	char *identity;   /* CHAOS id.server/hostname.bind; NULL = off */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -21,6 +22,8 @@
 #include "privs.h"
 #include "reload.h"
 #include "secondary.h"
+#include "tsig/signed_answer.h"
+#include "xfr_out.h"
 #include "server.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -373,12 +376,15 @@ typedef struct apexd {
 	apex_server_t server;
 	apex_reloader_t reloader;
 	apex_secondary_t secondary;
+	apex_xfr_out_t xfr_out;
+	apex_tsig_keyring_t keyring; /* the keys of the configuration */
 	apex_control_t *control;
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
 	size_t loaded;
-	bool config_ready, server_ready, reloader_ready, secondary_ready, pid_written;
+	bool config_ready, server_ready, reloader_ready, secondary_ready, xfr_out_ready,
+		pid_written;
 } apexd_t;
 
 /* The outcome of a start-up step. */
@@ -423,6 +429,14 @@ static step_t configure(apexd_t *d)
 	return STEP_OK;
 }
 
+/* A worker's tsig_answer hook (worker.h): the keyring is ctx. */
+static size_t signed_answer(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
+			    size_t size, size_t out_capacity)
+{
+	return apex_tsig_signed_answer(query, query_size, ctx, (uint64_t)time(NULL), out, size,
+				       out_capacity);
+}
+
 /* The server and its zones (apexd -t ends here). */
 static step_t load_zones(apexd_t *d, int *status)
 {
@@ -448,6 +462,19 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("secondary zones: out of memory");
 		return STEP_FAILED;
 	}
+	d->xfr_out_ready = true;
+	if (apex_xfr_out_init(&d->xfr_out, &d->server, cfg) < 0) {
+		apex_error("outgoing transfers: cannot start");
+		return STEP_FAILED;
+	}
+	d->keyring.keys = cfg->keys;
+	d->keyring.count = cfg->key_count;
+	for (unsigned w = 0; w < d->server.worker_count && cfg->key_count > 0; w++) {
+		d->server.workers[w].worker.tsig_answer = signed_answer;
+		d->server.workers[w].worker.tsig_ctx = &d->keyring;
+	}
+	d->server.tcp.xfr_take = apex_xfr_out_take;
+	d->server.tcp.xfr_ctx = &d->xfr_out;
 	for (unsigned w = 0; w < d->server.worker_count && d->secondary.count > 0; w++) {
 		d->server.workers[w].worker.notify = apex_secondary_notify;
 		d->server.workers[w].worker.notify_ctx = &d->secondary;
@@ -549,6 +576,7 @@ static void serve(apexd_t *d)
 {
 	wait_for_signals(&d->reloader, &d->signals);
 	apex_secondary_stop(&d->secondary);
+	apex_xfr_out_stop(&d->xfr_out);
 	/* in this order: the reload thread notifies the control thread, and
 	 * both wake the workers or read their state */
 	apex_reloader_stop(&d->reloader);
@@ -559,6 +587,8 @@ static void serve(apexd_t *d)
 
 static void finish(apexd_t *d, int status)
 {
+	if (d->xfr_out_ready)
+		apex_xfr_out_free(&d->xfr_out);
 	if (d->secondary_ready)
 		apex_secondary_free(&d->secondary);
 	if (d->reloader_ready)

@@ -6,17 +6,20 @@
 #include "tcp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "listen_socket.h"
 #include "worker.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "xfr/xfr_serve.h"
 
 #define TCP_BACKLOG 1024
 /* Input holds at least one whole message: 2-byte length + up to 65535. */
@@ -219,6 +222,41 @@ static void conn_flush(apex_tcp_conn_t *conn)
 }
 
 /*
+ * Hand the connection over to an outgoing transfer (tcp.h): a duplicate of
+ * its descriptor goes with the request, and this side closes.  False when
+ * it could not be taken (the engine then answers the request).
+ */
+static bool conn_hand_off(apex_tcp_conn_t *conn, const uint8_t *msg, size_t size)
+{
+	apex_tcp_shared_t *shared = conn->tcp->shared;
+	uv_os_fd_t fd;
+	int dup_fd;
+
+	if (uv_fileno((uv_handle_t *)&conn->handle, &fd) != 0)
+		return false;
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return false;
+	if (!shared->xfr_take(shared->xfr_ctx, dup_fd, &conn->peer, msg, size)) {
+		close(dup_fd);
+		return false;
+	}
+	conn_close(conn);
+	return true;
+}
+
+/* Whether msg is an AXFR or IXFR request for the transfer threads. */
+static bool is_transfer(const apex_tcp_conn_t *conn, const uint8_t *msg, size_t size)
+{
+	uint16_t qtype;
+
+	if (conn->tcp->shared->xfr_take == NULL)
+		return false;
+	qtype = apex_xfr_request_type(msg, size);
+	return qtype == APEX_TYPE_AXFR || qtype == APEX_TYPE_IXFR;
+}
+
+/*
  * Answer every whole message in the input, in order, gathering the
  * answers in the output; write them out.  While a write is in flight
  * reading stops, so a client that does not read its answers cannot make
@@ -248,7 +286,16 @@ static void conn_process(apex_tcp_conn_t *conn)
 			conn_flush(conn);
 			break;
 		}
+		bool transfer = is_transfer(conn, conn->in + pos + 2, len);
+
+		/* the answers to the queries before a transfer go out first */
+		if (transfer && conn->out_used > 0) {
+			conn_flush(conn);
+			break;
+		}
 		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
+		if (transfer && conn_hand_off(conn, conn->in + pos + 2, len))
+			return;
 		size = apex_worker_answer(worker, APEX_TRANSPORT_TCP, &conn->peer,
 					  conn->in + pos + 2, len, conn->out + conn->out_used + 2,
 					  APEX_MAX_MESSAGE, NULL);

@@ -40,6 +40,13 @@ typedef struct apex_tcp_shared {
 	atomic_uint *clients;                 /* APEX_TCP_CLIENT_SLOTS, owned */
 	uint8_t client_key[APEX_SIPHASH_KEY_SIZE];
 	const apex_config_t *config; /* limits and timeouts */
+	/* Where an AXFR or IXFR request goes, with a duplicate of the
+	 * connection's descriptor that becomes the callee's (xfr_out.h);
+	 * false: it could not be taken.  NULL: the engine refuses them.  Set
+	 * before the workers start. */
+	bool (*xfr_take)(void *ctx, int fd, const struct sockaddr_storage *peer, const uint8_t *msg,
+			 size_t size);
+	void *xfr_ctx;
 } apex_tcp_shared_t;
 
 typedef struct apex_tcp_listener {

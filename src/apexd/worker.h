@@ -40,6 +40,11 @@ typedef struct apex_worker {
 	size_t (*notify)(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
 			 size_t size, uint8_t *out, size_t out_capacity);
 	void *notify_ctx;
+	/* A query signed with TSIG (RFC 8945): the engine's answer is signed
+	 * (or replaced by NOTAUTH) here, when TSIG keys are configured. */
+	size_t (*tsig_answer)(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
+			      size_t size, size_t out_capacity);
+	void *tsig_ctx;
 	/* The zoneset answered from, and the table generation it was
 	 * acquired at (checked at every batch). */
 	apex_zoneset_t *zones;
@@ -144,6 +149,9 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 	apex_worker_client(&client, peer, worker->now);
 	size_t size = apex_answer_from(worker->zones, worker->answer_config, transport, &client,
 				       query, query_size, out, out_capacity, info);
+	if (__builtin_expect(info->tsig, 0) && size > 0 && worker->tsig_answer != NULL)
+		size = worker->tsig_answer(worker->tsig_ctx, query, query_size, out, size,
+					   out_capacity);
 	apex_worker_count(worker, info, size);
 	if (size == 0 || transport != APEX_TRANSPORT_UDP || !apex_rrl_enabled(&worker->rrl))
 		return size;

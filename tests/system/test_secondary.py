@@ -190,11 +190,13 @@ class SecondaryApexd(servers.Server):
 
     kind = "apexd"
 
-    def __init__(self, workdir, primaries, secret=SECRET, wait_zone=True, port=None):
+    def __init__(self, workdir, primaries, secret=SECRET, wait_zone=True, port=None,
+                 provide=None):
         super().__init__(workdir, [(ORIGIN, None)] if wait_zone else [])
         self.primaries = primaries  # ["127.0.0.1@PORT KEY"]
         self.secret = secret
         self.fixed_port = port  # the port the primary NOTIFYs
+        self.provide = provide  # provide-xfr, for a chain
         self.copy = os.path.join(workdir, "secret.test.zone")
 
     def command(self):
@@ -208,6 +210,8 @@ class SecondaryApexd(servers.Server):
                  "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.copy]
         lines += ["    request-xfr: %s" % p for p in self.primaries]
         lines += ["    allow-notify: 127.0.0.1 %s" % KEY_NAME]
+        if self.provide:
+            lines += ["    provide-xfr: %s" % self.provide]
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
         return [servers.apexd_path(), "-f", "-c", conf]

@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""apexd as a primary: NSD, Knot DNS and BIND transfer a zone from it.
+
+apexd serves secret.test. from a file and allows transfers to 127.0.0.0/8
+with the TSIG key only (provide-xfr).  Each reference server, configured
+as its secondary with the key, must transfer the zone and serve exactly
+the records apexd's own AXFR holds; after a change of apexd's file (and
+SIGHUP) and a NOTIFY, each must follow.  Transfers without the key, with
+another key, for a zone not served, and from an address outside the list
+are refused with no zone data.  A chain Knot DNS -> apexd -> NSD carries a
+change from end to end.
+"""
+
+import os
+import shutil
+import signal
+import time
+
+import dns.flags
+import dns.message
+import dns.opcode
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.rrset
+import dns.tsigkeyring
+import pytest
+
+import servers
+from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, SecondaryApexd, assert_same_records,
+                            have, notify, primary_records, serial_of, start_primary, zone_text)
+
+WAIT = 30.0
+
+
+class PrimaryApexd(servers.Server):
+    """apexd serving secret.test. from a file, transfers to the key only."""
+
+    kind = "apexd-primary"
+
+    def __init__(self, workdir, path):
+        super().__init__(workdir, [(ORIGIN, path)])
+        self.path = path
+
+    def command(self):
+        conf = os.path.join(self.workdir, "apex.conf")
+        lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
+                 "    control-socket: none",
+                 "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
+                 '    secret: "%s"' % SECRET,
+                 "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.path,
+                 "    provide-xfr: 127.0.0.0/8 %s" % KEY_NAME]
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [servers.apexd_path(), "-f", "-c", conf]
+
+
+class Secondary(servers.Server):
+    """A reference server as secondary of 127.0.0.1@primary_port."""
+
+    def __init__(self, workdir, primary_port):
+        super().__init__(workdir, [(ORIGIN, None)])
+        self.primary_port = primary_port
+
+
+class KnotSecondary(Secondary):
+    kind = "knot-secondary"
+
+    def command(self):
+        d = self.workdir
+        os.makedirs(os.path.join(d, "db"), exist_ok=True)
+        lines = ["server:", '    rundir: "%s"' % d, "    listen: 127.0.0.1@%d" % self.port]
+        if os.geteuid() == 0:
+            lines.append("    user: root:root")
+        lines += [
+            "    background-workers: 1",
+            "database:", '    storage: "%s/db"' % d,
+            "control:", '    listen: "%s/knot.sock"' % d,
+            "log:", "  - target: stderr", "    any: info",
+            "key:", "  - id: %s" % KEY_NAME, "    algorithm: hmac-sha256",
+            "    secret: %s" % SECRET,
+            "remote:", "  - id: apex", "    address: 127.0.0.1@%d" % self.primary_port,
+            "    key: %s" % KEY_NAME,
+            "acl:", "  - id: notify", "    address: 127.0.0.1", "    key: %s" % KEY_NAME,
+            "    action: notify",
+            "template:", "  - id: default", '    storage: "%s"' % d,
+            "    zonefile-sync: -1", "    semantic-checks: off",
+            "zone:", "  - domain: %s" % ORIGIN, "    master: apex", "    acl: notify",
+        ]
+        conf = os.path.join(d, "knot.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [shutil.which("knotd") or "/usr/sbin/knotd", "-c", conf]
+
+
+class NsdSecondary(Secondary):
+    kind = "nsd-secondary"
+
+    def command(self):
+        d = self.workdir
+        lines = [
+            "server:", "    ip-address: 127.0.0.1@%d" % self.port, "    do-ip6: no",
+            "    server-count: 1", '    username: ""', '    chroot: ""',
+            '    zonesdir: "%s"' % d, '    database: ""', '    pidfile: "%s/nsd.pid"' % d,
+            '    xfrdfile: "%s/xfrd.state"' % d, '    xfrdir: "%s"' % d,
+            '    zonelistfile: "%s/zone.list"' % d, "    verbosity: 2",
+            "remote-control:", "    control-enable: no",
+            "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
+            '    secret: "%s"' % SECRET,
+            "zone:", '    name: "%s"' % ORIGIN, '    zonefile: "%s/secret.test.zone"' % d,
+            "    request-xfr: 127.0.0.1@%d %s" % (self.primary_port, KEY_NAME),
+            "    allow-notify: 127.0.0.1 %s" % KEY_NAME,
+        ]
+        conf = os.path.join(d, "nsd.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [shutil.which("nsd") or "/usr/sbin/nsd", "-d", "-c", conf]
+
+
+class BindSecondary(Secondary):
+    kind = "bind-secondary"
+
+    def command(self):
+        d = self.workdir
+        lines = [
+            "options {", '    directory "%s";' % d, '    pid-file "%s/named.pid";' % d,
+            "    listen-on port %d { 127.0.0.1; };" % self.port, "    listen-on-v6 { none; };",
+            "    recursion no;", "    notify no;", "};",
+            "controls { };",
+            'key "%s" { algorithm hmac-sha256; secret "%s"; };' % (KEY_NAME, SECRET),
+            'zone "%s" { type secondary; file "%s/secret.test.db"; masterfile-format text;'
+            % (ORIGIN, d),
+            "    primaries { 127.0.0.1 port %d key %s; };" % (self.primary_port, KEY_NAME),
+            "    allow-notify { key %s; }; };" % KEY_NAME,
+        ]
+        conf = os.path.join(d, "named.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [shutil.which("named") or "/usr/sbin/named", "-g", "-c", conf]
+
+
+SECONDARIES = {"knot": KnotSecondary, "nsd": NsdSecondary, "bind": BindSecondary}
+
+
+def wait_serial(port, serial, server):
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if serial_of(port) == serial:
+            return
+        time.sleep(0.1)
+    raise AssertionError("%s did not serve serial %d within %.0f s:\n%s"
+                         % (server.label, serial, WAIT, server.log_tail(40)))
+
+
+def write_zone(path, serial, extra=""):
+    with open(path, "w") as f:
+        f.write(zone_text(serial, extra))
+
+
+@pytest.mark.parametrize("kind", ["knot", "nsd", "bind"])
+def test_primary_for(kind, tmp_path):
+    """A reference secondary transfers the zone from apexd, and follows a change."""
+    if not have(kind):
+        pytest.skip("%s is not installed" % kind)
+    tmp = str(tmp_path)
+    path = os.path.join(tmp, "secret.test.zone")
+    write_zone(path, 1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path).start()
+    secondary = None
+    try:
+        secondary = SECONDARIES[kind](os.path.join(tmp, kind), apex.port).start()
+        assert serial_of(secondary.port) == 1
+        assert_same_records(primary_records(apex.port), secondary.port)
+
+        write_zone(path, 2, "new IN A 192.0.2.99\n")
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, 2, apex)
+        r = notify(secondary.port, ORIGIN, KEYRING, KEY_NAME)
+        assert r.rcode() == dns.rcode.NOERROR
+        wait_serial(secondary.port, 2, secondary)
+        assert_same_records(primary_records(apex.port), secondary.port)
+    finally:
+        if secondary is not None:
+            secondary.stop()
+        assert apex.stop() == 0, apex.log_tail()
+
+
+def xfr_rcode(port, zone, keyring=None, keyname=None, rdtype=dns.rdatatype.AXFR):
+    """The RCODE of a transfer request, and the records it brought."""
+    q = dns.message.make_query(zone, rdtype)
+    if rdtype == dns.rdatatype.IXFR:
+        q = dns.message.make_query(zone, rdtype)
+        q.authority.append(dns.rrset.from_text(zone, 0, "IN", "SOA", ". . 1 0 0 0 0"))
+    if keyring is not None:
+        q.use_tsig(keyring, keyname, algorithm="hmac-sha256")
+    r = dns.query.tcp(q, "127.0.0.1", port=port, timeout=10)
+    return r.rcode(), sum(len(rrset) for rrset in r.answer)
+
+
+def test_refusals(tmp_path):
+    """No key, another key, another zone: refused, nothing of the zone sent;
+    queries are still answered and the allowed transfer still works."""
+    tmp = str(tmp_path)
+    path = os.path.join(tmp, "secret.test.zone")
+    write_zone(path, 1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path).start()
+    other = dns.tsigkeyring.from_text({"other-key": ("hmac-sha256", SECRET)})
+    try:
+        assert xfr_rcode(apex.port, ORIGIN) == (dns.rcode.NOTAUTH, 0)
+        assert xfr_rcode(apex.port, ORIGIN, rdtype=dns.rdatatype.IXFR) == (dns.rcode.NOTAUTH, 0)
+        assert xfr_rcode(apex.port, ORIGIN, other, "other-key") == (dns.rcode.NOTAUTH, 0)
+        assert xfr_rcode(apex.port, "example.", KEYRING, KEY_NAME) == (dns.rcode.NOTAUTH, 0)
+        assert serial_of(apex.port) == 1
+        rcode, records = xfr_rcode(apex.port, ORIGIN, KEYRING, KEY_NAME)
+        assert rcode == dns.rcode.NOERROR and records > 0
+        # an IXFR from the current serial: the SOA alone
+        q = dns.message.make_query(ORIGIN, dns.rdatatype.IXFR)
+        q.authority.append(dns.rrset.from_text(ORIGIN, 0, "IN", "SOA", ". . 1 0 0 0 0"))
+        q.use_tsig(KEYRING, KEY_NAME, algorithm="hmac-sha256")
+        r = dns.query.tcp(q, "127.0.0.1", port=apex.port, timeout=10)
+        assert [rrset.rdtype for rrset in r.answer] == [dns.rdatatype.SOA]
+        assert "refused" in apex.log_tail(40)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+
+
+def test_chain(tmp_path):
+    """Knot DNS -> apexd -> NSD: a change at the top reaches the bottom
+    (Knot notifies apexd; the test notifies NSD)."""
+    if not have("knot") or not have("nsd"):
+        pytest.skip("knot and nsd are needed")
+    tmp = str(tmp_path)
+    apex_port = servers.free_port()
+    knot, path = start_primary("knot", tmp, notify_port=apex_port)
+    apex = nsd = None
+    try:
+        apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                              ["127.0.0.1@%d %s" % (knot.port, KEY_NAME)], port=apex_port,
+                              provide="127.0.0.0/8 %s" % KEY_NAME).start()
+        nsd = NsdSecondary(os.path.join(tmp, "nsd"), apex.port).start()
+        assert serial_of(nsd.port) == 1
+        time.sleep(1.1)
+        with open(path, "w") as f:
+            f.write(zone_text(2, "chain IN A 192.0.2.42\n"))
+        knot.reload()
+        wait_serial(apex.port, 2, apex)
+        assert notify(nsd.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        wait_serial(nsd.port, 2, nsd)
+        assert_same_records(primary_records(knot.port), nsd.port)
+    finally:
+        if nsd is not None:
+            nsd.stop()
+        if apex is not None:
+            assert apex.stop() == 0, apex.log_tail()
+        knot.stop()
