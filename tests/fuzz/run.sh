@@ -33,7 +33,7 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
@@ -85,6 +85,7 @@ target_flags() {
 	fuzz_xfr_in) echo "-max_len=16384" ;;
 	fuzz_tsig) echo "-max_len=4096" ;;
 	fuzz_notify) echo "-max_len=4096" ;;
+	fuzz_xfr_request) echo "-max_len=4096" ;;
 	esac
 }
 
@@ -97,6 +98,7 @@ corpus_of() {
 	fuzz_xfr_in) echo xfr_in ;;
 	fuzz_tsig) echo tsig ;;
 	fuzz_notify) echo notify ;;
+	fuzz_xfr_request) echo xfr_request ;;
 	esac
 }
 
