@@ -67,6 +67,7 @@ void apex_config_free(apex_config_t *cfg)
 		free(cfg->zones[i].request_xfr);
 		free(cfg->zones[i].allow_notify);
 		free(cfg->zones[i].provide_xfr);
+		free(cfg->zones[i].notify);
 	}
 	free(cfg->zones);
 	free(cfg->keys);
@@ -315,7 +316,7 @@ typedef struct parser {
 	unsigned zone_line;
 	char *zone_name;
 	char *zone_file;
-	acl_list_t zone_request_xfr, zone_allow_notify, zone_provide_xfr;
+	acl_list_t zone_request_xfr, zone_allow_notify, zone_provide_xfr, zone_notify;
 	/* the key: section being read */
 	unsigned key_line;
 	char *key_name, *key_algorithm, *key_secret;
@@ -579,6 +580,12 @@ static int key_provide_xfr(parser_t *p, const char *key, const char *value)
 	return acl_push(p, &p->zone_provide_xfr, value, false);
 }
 
+static int key_notify(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return acl_push(p, &p->zone_notify, value, true);
+}
+
 /* key: section: name, algorithm, secret (apex_tsig_key_init() checks them at its end). */
 static int key_key_name(parser_t *p, const char *key, const char *value)
 {
@@ -674,7 +681,7 @@ static const key_def_t server_keys[] = {
 static const key_def_t zone_keys[] = {
 	CUSTOM_KEY("name", key_zone_name),          CUSTOM_KEY("file", key_zone_file),
 	CUSTOM_KEY("request-xfr", key_request_xfr), CUSTOM_KEY("allow-notify", key_allow_notify),
-	CUSTOM_KEY("provide-xfr", key_provide_xfr),
+	CUSTOM_KEY("provide-xfr", key_provide_xfr), CUSTOM_KEY("notify", key_notify),
 };
 
 /* A key: section. */
@@ -689,7 +696,7 @@ static const key_def_t key_keys[] = {
 static bool key_takes_words(const char *key)
 {
 	return strcmp(key, "request-xfr") == 0 || strcmp(key, "allow-notify") == 0 ||
-	       strcmp(key, "provide-xfr") == 0;
+	       strcmp(key, "provide-xfr") == 0 || strcmp(key, "notify") == 0;
 }
 
 /* Store v in an unsigned integer field of `size` bytes. */
@@ -754,6 +761,9 @@ static int zone_end(parser_t *p)
 		z->allow_notify_count = p->zone_allow_notify.count;
 		z->provide_xfr = p->zone_provide_xfr.entries;
 		z->provide_xfr_count = p->zone_provide_xfr.count;
+		z->notify = p->zone_notify.entries;
+		z->notify_count = p->zone_notify.count;
+		memset(&p->zone_notify, 0, sizeof(p->zone_notify));
 		memset(&p->zone_request_xfr, 0, sizeof(p->zone_request_xfr));
 		memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
 		memset(&p->zone_provide_xfr, 0, sizeof(p->zone_provide_xfr));
@@ -764,6 +774,8 @@ static int zone_end(parser_t *p)
 	free(p->zone_request_xfr.entries);
 	free(p->zone_allow_notify.entries);
 	free(p->zone_provide_xfr.entries);
+	free(p->zone_notify.entries);
+	memset(&p->zone_notify, 0, sizeof(p->zone_notify));
 	memset(&p->zone_request_xfr, 0, sizeof(p->zone_request_xfr));
 	memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
 	memset(&p->zone_provide_xfr, 0, sizeof(p->zone_provide_xfr));
@@ -835,6 +847,11 @@ static int resolve_keys(parser_t *p)
 				return fail(p->err, p->err_size, APEX_EINVAL,
 					    "%s: zone %s: request-xfr %s", p->file, z->name,
 					    reason);
+		}
+		for (size_t j = 0; j < z->notify_count; j++) {
+			if (apex_acl_resolve(&z->notify[j], &ring, reason, sizeof(reason)) < 0)
+				return fail(p->err, p->err_size, APEX_EINVAL,
+					    "%s: zone %s: notify %s", p->file, z->name, reason);
 		}
 		for (size_t j = 0; j < z->provide_xfr_count; j++) {
 			if (apex_acl_resolve(&z->provide_xfr[j], &ring, reason, sizeof(reason)) < 0)
@@ -1012,6 +1029,7 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 	free(p.zone_request_xfr.entries);
 	free(p.zone_allow_notify.entries);
 	free(p.zone_provide_xfr.entries);
+	free(p.zone_notify.entries);
 	free(p.key_name);
 	free(p.key_algorithm);
 	free(p.key_secret);

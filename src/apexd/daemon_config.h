@@ -64,6 +64,9 @@ typedef struct apex_zone_config {
 	/* Who may transfer the zone from here (provide-xfr).  Array owned. */
 	apex_acl_entry_t *provide_xfr;
 	size_t provide_xfr_count;
+	/* Whom to NOTIFY of every new serial (notify).  Array owned. */
+	apex_acl_entry_t *notify;
+	size_t notify_count;
 } apex_zone_config_t;
 
 typedef struct apex_config {

@@ -21,6 +21,7 @@
 #include "control.h"
 #include "privs.h"
 #include "reload.h"
+#include "notifier.h"
 #include "secondary.h"
 #include "tsig/signed_answer.h"
 #include "xfr_out.h"
@@ -377,6 +378,7 @@ typedef struct apexd {
 	apex_reloader_t reloader;
 	apex_secondary_t secondary;
 	apex_xfr_out_t xfr_out;
+	apex_notifier_t notifier;
 	apex_tsig_keyring_t keyring; /* the keys of the configuration */
 	apex_control_t *control;
 	sigset_t signals;
@@ -384,7 +386,7 @@ typedef struct apexd {
 	unsigned workers;
 	size_t loaded;
 	bool config_ready, server_ready, reloader_ready, secondary_ready, xfr_out_ready,
-		pid_written;
+		notifier_ready, pid_written;
 } apexd_t;
 
 /* The outcome of a start-up step. */
@@ -429,6 +431,12 @@ static step_t configure(apexd_t *d)
 	return STEP_OK;
 }
 
+/* A new version is served (reload or transfer): its secondaries are told. */
+static void notifier_changed(void *arg, const uint8_t *origin)
+{
+	apex_notifier_changed(arg, origin);
+}
+
 /* A worker's tsig_answer hook (worker.h): the keyring is ctx. */
 static size_t signed_answer(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
 			    size_t size, size_t out_capacity)
@@ -462,6 +470,15 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("secondary zones: out of memory");
 		return STEP_FAILED;
 	}
+	d->notifier_ready = true;
+	if (apex_notifier_init(&d->notifier, &d->server, cfg) < 0) {
+		apex_error("notify: out of memory");
+		return STEP_FAILED;
+	}
+	d->reloader.published = notifier_changed;
+	d->reloader.published_arg = &d->notifier;
+	d->secondary.published = notifier_changed;
+	d->secondary.published_arg = &d->notifier;
 	d->xfr_out_ready = true;
 	if (apex_xfr_out_init(&d->xfr_out, &d->server, cfg) < 0) {
 		apex_error("outgoing transfers: cannot start");
@@ -553,13 +570,15 @@ static step_t start_threads(apexd_t *d)
 	}
 	d->reloader.notify = d->control != NULL ? apex_control_notify : NULL;
 	d->reloader.notify_arg = d->control;
-	if (apex_reloader_start(&d->reloader) < 0) {
+	if (apex_notifier_start(&d->notifier) < 0 || apex_reloader_start(&d->reloader) < 0) {
+		apex_notifier_stop(&d->notifier);
 		apex_control_stop(d->control);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
 	if (apex_secondary_start(&d->secondary) < 0) {
 		apex_reloader_stop(&d->reloader);
+		apex_notifier_stop(&d->notifier);
 		apex_control_stop(d->control);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
@@ -581,6 +600,7 @@ static void serve(apexd_t *d)
 	 * both wake the workers or read their state */
 	apex_reloader_stop(&d->reloader);
 	apex_control_stop(d->control);
+	apex_notifier_stop(&d->notifier);
 	apex_server_stop(&d->server);
 	apex_server_log_stats(&d->server);
 }
@@ -589,6 +609,8 @@ static void finish(apexd_t *d, int status)
 {
 	if (d->xfr_out_ready)
 		apex_xfr_out_free(&d->xfr_out);
+	if (d->notifier_ready)
+		apex_notifier_free(&d->notifier);
 	if (d->secondary_ready)
 		apex_secondary_free(&d->secondary);
 	if (d->reloader_ready)

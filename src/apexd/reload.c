@@ -222,6 +222,8 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 
 	if (rc == APEX_OK)
 		apex_server_retire(r->server, old, r->live);
+	if (rc == APEX_OK && r->live && r->published != NULL)
+		r->published(r->published_arg, origin);
 	else
 		apex_zone_unref(old); /* NULL unless publishing failed */
 	apex_memory_purge();

@@ -90,6 +90,10 @@ typedef struct apex_reloader {
 	 * thread that loaded; set before apex_reloader_start(). */
 	void (*notify)(void *arg);
 	void *notify_arg;
+	/* Called (without the lock) after a new version of origin is
+	 * published once the workers run; set before apex_reloader_start(). */
+	void (*published)(void *arg, const uint8_t *origin);
+	void *published_arg;
 } apex_reloader_t;
 
 /* Take the zones of cfg (copied); nothing is loaded yet. */

@@ -286,6 +286,8 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 	}
 	apex_server_retire(s->server, old, true);
 	apex_memory_purge();
+	if (s->published != NULL)
+		s->published(s->published_arg, z->origin);
 	pthread_mutex_lock(&s->lock);
 	z->status.transfers++;
 	snprintf(z->status.last_result, sizeof(z->status.last_result),

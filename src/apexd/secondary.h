@@ -67,6 +67,9 @@ typedef struct apex_secondary {
 	int stop_fd;          /* eventfd: stop, abandoning an exchange under way */
 	pthread_t thread;
 	bool thread_started;
+	/* Called after a transfer is published; set before the start. */
+	void (*published)(void *arg, const uint8_t *origin);
+	void *published_arg;
 } apex_secondary_t;
 
 /* Take the secondary zones of cfg (those with request-xfr); none is an

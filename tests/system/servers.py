@@ -83,7 +83,8 @@ class Server:
         raise NotImplementedError
 
     def start(self):
-        self.port = free_port()
+        # a port fixed in advance (a peer's configuration names it), else a free one
+        self.port = getattr(self, "fixed_port", None) or free_port()
         cmd = self.command()
         self.log = open(self.logpath, "wb")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,

@@ -14,10 +14,7 @@ never change what apexd serves.
 import base64
 import os
 import shutil
-import socket
-import struct
 import subprocess
-import threading
 import time
 
 import dns.exception
@@ -191,17 +188,16 @@ class SecondaryApexd(servers.Server):
     kind = "apexd"
 
     def __init__(self, workdir, primaries, secret=SECRET, wait_zone=True, port=None,
-                 provide=None):
+                 provide=None, notify=None):
         super().__init__(workdir, [(ORIGIN, None)] if wait_zone else [])
         self.primaries = primaries  # ["127.0.0.1@PORT KEY"]
         self.secret = secret
         self.fixed_port = port  # the port the primary NOTIFYs
         self.provide = provide  # provide-xfr, for a chain
+        self.notify = notify  # notify, for a chain
         self.copy = os.path.join(workdir, "secret.test.zone")
 
     def command(self):
-        if self.fixed_port:
-            self.port = self.fixed_port
         conf = os.path.join(self.workdir, "apex.conf")
         lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
                  "    control-socket: none", "    xfr-idle-timeout: 3",
@@ -212,6 +208,8 @@ class SecondaryApexd(servers.Server):
         lines += ["    allow-notify: 127.0.0.1 %s" % KEY_NAME]
         if self.provide:
             lines += ["    provide-xfr: %s" % self.provide]
+        if self.notify:
+            lines += ["    notify: %s" % self.notify]
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
         return [servers.apexd_path(), "-f", "-c", conf]

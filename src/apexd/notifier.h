@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NOTIFY out: a zone's secondaries (notify: in apex.conf(5)) are told of
+ * every new serial, from a thread of its own.
+ *
+ * Whoever publishes a new version (the reload thread, the transfer
+ * thread) calls apex_notifier_changed(); the notifier thread then sends
+ * a NOTIFY to every target of the zone, signed with the target's key,
+ * retried with back-off (1, 2, 4 s) until answered, and logs a target that
+ * never answers.  A change that comes while the targets of a zone are
+ * being notified is sent again afterwards with the newest serial.
+ */
+#ifndef APEXD_NOTIFIER_H
+#define APEXD_NOTIFIER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon_config.h"
+#include "server.h"
+
+typedef struct apex_notifier {
+	apex_server_t *server;
+	const apex_config_t *config;
+	atomic_bool *pending; /* one per zone of config: a change to announce */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
+	int stop_fd; /* eventfd: abandon the NOTIFY under way */
+	pthread_t thread;
+	bool thread_started;
+	atomic_ullong sent, failed;
+} apex_notifier_t;
+
+int apex_notifier_init(apex_notifier_t *n, apex_server_t *server, const apex_config_t *cfg);
+
+/* Start the thread when some zone has notify: targets. */
+int apex_notifier_start(apex_notifier_t *n);
+
+void apex_notifier_stop(apex_notifier_t *n);
+
+void apex_notifier_free(apex_notifier_t *n);
+
+/* A new version of origin is served: notify its targets.  Never blocks
+ * for long (a lock held for a flag). */
+void apex_notifier_changed(apex_notifier_t *n, const uint8_t *origin);
+
+#endif
