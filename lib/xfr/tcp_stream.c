@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -100,8 +101,10 @@ int apex_tcp_stream_send_message(apex_tcp_stream_t *s, const uint8_t *msg, size_
 	return rc < 0 ? rc : apex_tcp_stream_send(s, msg, size);
 }
 
-static int recv_all(apex_tcp_stream_t *s, uint8_t *buf, size_t size)
+static int recv_all(apex_tcp_stream_t *s, uint8_t *buf, size_t size, bool message_start)
 {
+	size_t wanted = size;
+
 	while (size > 0) {
 		ssize_t n = recv(s->fd, buf, size, MSG_DONTWAIT);
 
@@ -113,6 +116,10 @@ static int recv_all(apex_tcp_stream_t *s, uint8_t *buf, size_t size)
 		}
 		if (n < 0)
 			return fail(s, apex_errno(), "%s: receive: %s", s->peer, strerror(errno));
+		if (n == 0 && message_start && size == wanted)
+			return fail(s, APEX_EMALFORMED,
+				    "%s: connection closed before the answer was complete",
+				    s->peer);
 		if (n == 0)
 			return fail(s, APEX_EMALFORMED,
 				    "%s: connection closed in the middle of a message", s->peer);
@@ -125,10 +132,10 @@ static int recv_all(apex_tcp_stream_t *s, uint8_t *buf, size_t size)
 int apex_tcp_stream_recv_message(apex_tcp_stream_t *s, uint8_t *buf, size_t *size)
 {
 	uint8_t prefix[2];
-	int rc = recv_all(s, prefix, 2);
+	int rc = recv_all(s, prefix, 2, true);
 
 	if (rc < 0)
 		return rc;
 	*size = apex_read_u16(prefix);
-	return recv_all(s, buf, *size);
+	return recv_all(s, buf, *size, false);
 }

@@ -273,7 +273,8 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 		if (rc == APEX_OK) {
 			rc = apex_xfr_in_message(x, msg, size);
 			if (rc < 0)
-				fail(err, err_size, rc, "%s: %s", primary->text, x->err);
+				fail(err, err_size, rc, "%s: %s%s", primary->text, x->err,
+				     rc == APEX_ESPACE ? " (past the transfer's size limit)" : "");
 		}
 	}
 	close(c.io.fd);

@@ -14,7 +14,10 @@ never change what apexd serves.
 import base64
 import os
 import shutil
+import socket
+import struct
 import subprocess
+import threading
 import time
 
 import dns.exception
@@ -195,12 +198,13 @@ class SecondaryApexd(servers.Server):
         self.fixed_port = port  # the port the primary NOTIFYs
         self.provide = provide  # provide-xfr, for a chain
         self.notify = notify  # notify, for a chain
+        self.extra_server = []  # more server: lines
         self.copy = os.path.join(workdir, "secret.test.zone")
 
     def command(self):
         conf = os.path.join(self.workdir, "apex.conf")
         lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
-                 "    control-socket: none", "    xfr-idle-timeout: 3",
+                 "    control-socket: none", "    xfr-idle-timeout: 3"] + self.extra_server + [
                  "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
                  '    secret: "%s"' % self.secret,
                  "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.copy]
@@ -412,3 +416,147 @@ def test_notify_checks(tmp):
     finally:
         assert apex.stop() == 0, apex.log_tail()
         primary.stop()
+
+
+class FakePrimary:
+    """A primary that misbehaves on purpose, unsigned, on a free TCP port:
+    it claims serial 2 and answers an AXFR as `mode` says."""
+
+    def __init__(self, mode, records=None):
+        self.mode = mode
+        self.records = records or []
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = threading.Event()
+        self.axfrs = 0
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(10)
+        self.sock.close()
+
+    def serve(self):
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            with conn:
+                conn.settimeout(5)
+                try:
+                    self.answer(conn)
+                except OSError:
+                    pass
+
+    @staticmethod
+    def read_message(conn):
+        size = struct.unpack("!H", conn.recv(2, socket.MSG_WAITALL))[0]
+        return dns.message.from_wire(conn.recv(size, socket.MSG_WAITALL))
+
+    @staticmethod
+    def send(conn, msg):
+        wire = msg.to_wire(max_size=65535)
+        conn.sendall(struct.pack("!H", len(wire)) + wire)
+
+    def soa(self, serial):
+        return dns.rrset.from_text(ORIGIN, 300, "IN", "SOA",
+                                   "ns1.%s hostmaster.%s %d 1 1 3600 60" % (ORIGIN, ORIGIN, serial))
+
+    def answer(self, conn):
+        q = self.read_message(conn)
+        r = dns.message.make_response(q)
+        r.flags |= dns.flags.AA
+        if q.question[0].rdtype == dns.rdatatype.SOA:
+            r.answer.append(self.soa(2))
+            self.send(conn, r)
+            return
+        self.axfrs += 1
+        body = [dns.rrset.from_text(n, 300, "IN", t, d) for n, t, d in self.records]
+        first = [self.soa(2)] + body[:len(body) // 2]
+        rest = body[len(body) // 2:]
+        closing = {"no-closing-soa": [], "other-serial": [self.soa(3)]}.get(
+            self.mode, [self.soa(2)])
+        r.answer.extend(first)
+        self.send(conn, r)
+        if self.mode == "truncated":
+            return  # the connection closes after the first message
+        if self.mode == "stall":
+            self.stopping.wait(8)  # longer than apexd's xfr-idle-timeout (3 s)
+            return
+        r2 = dns.message.make_response(q)
+        r2.answer.extend(rest + closing)
+        self.send(conn, r2)
+
+
+def base_records(prefix="host", count=50):
+    records = [(ORIGIN, "NS", "ns1.%s" % ORIGIN), ("ns1." + ORIGIN, "A", "192.0.2.1")]
+    records += [("%s%d.%s" % (prefix, i, ORIGIN), "A", "10.0.%d.%d" % (i // 250, i % 250 + 1))
+                for i in range(count)]
+    return records
+
+
+@pytest.mark.parametrize("mode", ["truncated", "no-closing-soa", "other-serial", "stall",
+                                  "too-large"])
+def test_bad_primary_changes_nothing(mode, tmp):
+    """Whatever a primary gets wrong, the version served stays, queries are
+    answered at once meanwhile, the copy is not touched, the log says why."""
+    records = base_records(count=2000 if mode == "too-large" else 50)
+    fake = FakePrimary(mode, records)
+    d = os.path.join(tmp, "apexd")
+    os.makedirs(d)
+    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1, refresh=1))
+    before = open(apex.copy).read()
+    if mode == "too-large":
+        apex.extra_server = ["    xfr-size-limit: 20000"]
+    try:
+        apex.start()
+        deadline = time.monotonic() + 15
+        while fake.axfrs < 2 and time.monotonic() < deadline:
+            start = time.monotonic()
+            assert serial_of(apex.port) == 1
+            assert time.monotonic() - start < 1.0, "a query waited for the transfer"
+            time.sleep(0.1)
+        assert fake.axfrs >= 1, apex.log_tail()
+        assert serial_of(apex.port) == 1
+        r = query(apex.port, "host1." + ORIGIN, dns.rdatatype.A)
+        assert r.rcode() == dns.rcode.NXDOMAIN  # not from the bad transfer
+        assert open(apex.copy).read() == before
+        log = apex.log_tail(80)
+        assert "the previous version, if any, is still served" in log, log
+        why = {"truncated": "closed before the answer was complete",
+               "no-closing-soa": "closed before the answer was complete",
+               "other-serial": "closing SOA serial 3, first SOA 2",
+               "stall": "receiving: timed out", "too-large": "size limit"}[mode]
+        assert why in log, log
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
+
+
+def test_out_of_zone_records_dropped(tmp):
+    """Records outside the zone are dropped (and said so); the rest is served."""
+    records = base_records() + [("www.elsewhere.example.", "A", "203.0.113.1")]
+    fake = FakePrimary("good", records)
+    d = os.path.join(tmp, "apexd")
+    os.makedirs(d)
+    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1, refresh=1))
+    try:
+        apex.start()
+        wait_serial(apex.port, 2, apex)
+        r = query(apex.port, "host1." + ORIGIN, dns.rdatatype.A)
+        assert [rr.address for rr in r.answer[0]] == ["10.0.0.2"]
+        assert "outside the zone dropped" in apex.log_tail(60)
+        assert "elsewhere" not in open(apex.copy).read()
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
