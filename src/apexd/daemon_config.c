@@ -57,6 +57,7 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->xfr_timeout = APEX_CONFIG_DEFAULT_XFR_TIMEOUT;
 	cfg->xfr_idle_timeout = APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT;
 	cfg->xfr_out_max = APEX_CONFIG_DEFAULT_XFR_OUT_MAX;
+	cfg->journal_size = APEX_CONFIG_DEFAULT_JOURNAL_SIZE;
 }
 
 void apex_config_free(apex_config_t *cfg)
@@ -586,6 +587,21 @@ static int key_notify(parser_t *p, const char *key, const char *value)
 	return acl_push(p, &p->zone_notify, value, true);
 }
 
+/* journal-size: 0 (no journal) or at least 4096 bytes (xfr/journal.h). */
+static int key_journal_size(parser_t *p, const char *key, const char *value)
+{
+	unsigned long v;
+	int rc = parse_uint(p, key, value, 0, 1UL << 40, &v);
+
+	if (rc < 0)
+		return rc;
+	if (v != 0 && v < 4096)
+		return PFAIL(p, "journal-size: 0 (no journal) or at least 4096 bytes, not '%s'",
+			     value);
+	p->cfg->journal_size = v;
+	return APEX_OK;
+}
+
 /* key: section: name, algorithm, secret (apex_tsig_key_init() checks them at its end). */
 static int key_key_name(parser_t *p, const char *key, const char *value)
 {
@@ -675,6 +691,7 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-idle-timeout", xfr_idle_timeout, 1, 3600),
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
+	CUSTOM_KEY("journal-size", key_journal_size),
 };
 
 /* A zone: section. */

@@ -42,6 +42,7 @@
 #define APEX_CONFIG_DEFAULT_XFR_TIMEOUT 3600
 #define APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT 30
 #define APEX_CONFIG_DEFAULT_XFR_OUT_MAX 10
+#define APEX_CONFIG_DEFAULT_JOURNAL_SIZE (64u << 20)
 
 /* One address to listen on (UDP and TCP). */
 typedef struct apex_listen {
@@ -85,6 +86,7 @@ typedef struct apex_config {
 	unsigned xfr_idle_timeout; /* seconds without a byte: a stalled stream */
 	uint64_t xfr_size_limit;   /* bytes of one transfer; 0: no limit */
 	unsigned xfr_out_max;      /* outgoing transfers at once */
+	uint64_t journal_size;     /* bound of each zone's journal, bytes; 0: none */
 
 	unsigned workers; /* 0: one per CPU */
 	char *identity;   /* CHAOS id.server/hostname.bind; NULL = off */

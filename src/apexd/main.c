@@ -21,6 +21,7 @@
 #include "control.h"
 #include "privs.h"
 #include "reload.h"
+#include "journals.h"
 #include "notifier.h"
 #include "secondary.h"
 #include "tsig/signed_answer.h"
@@ -379,14 +380,16 @@ typedef struct apexd {
 	apex_secondary_t secondary;
 	apex_xfr_out_t xfr_out;
 	apex_notifier_t notifier;
-	apex_tsig_keyring_t keyring; /* the keys of the configuration */
+	apex_journals_t journals;
+	apex_xfr_serve_journal_t journal_reader; /* of journals, for xfr_out */
+	apex_tsig_keyring_t keyring;             /* the keys of the configuration */
 	apex_control_t *control;
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
 	size_t loaded;
 	bool config_ready, server_ready, reloader_ready, secondary_ready, xfr_out_ready,
-		notifier_ready, pid_written;
+		notifier_ready, journals_ready, pid_written;
 } apexd_t;
 
 /* The outcome of a start-up step. */
@@ -431,10 +434,14 @@ static step_t configure(apexd_t *d)
 	return STEP_OK;
 }
 
-/* A new version is served (reload or transfer): its secondaries are told. */
-static void notifier_changed(void *arg, const uint8_t *origin)
+/* A new version is served (reload or transfer), on the publishing thread:
+ * the change goes to the zone's journal, and its secondaries are told. */
+static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t *version)
 {
-	apex_notifier_changed(arg, origin);
+	apexd_t *d = arg;
+
+	apex_journals_record(&d->journals, old, version);
+	apex_notifier_changed(&d->notifier, version->origin);
 }
 
 /* A worker's tsig_answer hook (worker.h): the keyring is ctx. */
@@ -475,10 +482,17 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("notify: out of memory");
 		return STEP_FAILED;
 	}
-	d->reloader.published = notifier_changed;
-	d->reloader.published_arg = &d->notifier;
-	d->secondary.published = notifier_changed;
-	d->secondary.published_arg = &d->notifier;
+	d->journals_ready = true;
+	if (apex_journals_init(&d->journals, cfg) < 0) {
+		apex_error("journals: out of memory");
+		return STEP_FAILED;
+	}
+	d->journal_reader = apex_journals_reader_template;
+	d->journal_reader.ctx = &d->journals;
+	d->reloader.published = zone_published;
+	d->reloader.published_arg = d;
+	d->secondary.published = zone_published;
+	d->secondary.published_arg = d;
 	d->xfr_out_ready = true;
 	if (apex_xfr_out_init(&d->xfr_out, &d->server, cfg) < 0) {
 		apex_error("outgoing transfers: cannot start");
@@ -490,6 +504,7 @@ static step_t load_zones(apexd_t *d, int *status)
 		d->server.workers[w].worker.tsig_answer = signed_answer;
 		d->server.workers[w].worker.tsig_ctx = &d->keyring;
 	}
+	d->xfr_out.journal = &d->journal_reader;
 	d->server.tcp.xfr_take = apex_xfr_out_take;
 	d->server.tcp.xfr_ctx = &d->xfr_out;
 	for (unsigned w = 0; w < d->server.worker_count && d->secondary.count > 0; w++) {
@@ -611,6 +626,8 @@ static void finish(apexd_t *d, int status)
 		apex_xfr_out_free(&d->xfr_out);
 	if (d->notifier_ready)
 		apex_notifier_free(&d->notifier);
+	if (d->journals_ready)
+		apex_journals_free(&d->journals);
 	if (d->secondary_ready)
 		apex_secondary_free(&d->secondary);
 	if (d->reloader_ready)

@@ -185,11 +185,14 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		old = zone = NULL;
 	} else {
 		if (rc == APEX_OK) {
+			apex_zone_ref(zone); /* for the published hook, dropped below */
 			rc = apex_zonetable_publish(&r->server->zonetable, zone);
 			if (rc < 0) {
 				snprintf(err, sizeof(err), "%s: not published: %s", file,
 					 apex_strerror(rc));
 				apex_zone_unref(zone);
+				apex_zone_unref(zone);
+				zone = NULL;
 			}
 		}
 		z->loading = false;
@@ -220,12 +223,14 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	}
 	pthread_mutex_unlock(&r->lock);
 
-	if (rc == APEX_OK)
+	if (rc == APEX_OK && zone != NULL) {
+		if (r->live && r->published != NULL)
+			r->published(r->published_arg, old, zone);
 		apex_server_retire(r->server, old, r->live);
-	if (rc == APEX_OK && r->live && r->published != NULL)
-		r->published(r->published_arg, origin);
-	else
+		apex_zone_unref(zone);
+	} else {
 		apex_zone_unref(old); /* NULL unless publishing failed */
+	}
 	apex_memory_purge();
 	free(file);
 	if (r->notify != NULL)

@@ -90,9 +90,10 @@ typedef struct apex_reloader {
 	 * thread that loaded; set before apex_reloader_start(). */
 	void (*notify)(void *arg);
 	void *notify_arg;
-	/* Called (without the lock) after a new version of origin is
-	 * published once the workers run; set before apex_reloader_start(). */
-	void (*published)(void *arg, const uint8_t *origin);
+	/* Called (without the lock) after a new version is published once the
+	 * workers run, with the version it replaced (NULL: none); both stay
+	 * referenced during the call.  Set before apex_reloader_start(). */
+	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version);
 	void *published_arg;
 } apex_reloader_t;
 

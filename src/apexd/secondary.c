@@ -276,18 +276,21 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
+	apex_zone_ref(zone); /* for the published hook, dropped below */
 	rc = apex_zonetable_publish(&s->server->zonetable, zone);
 	if (rc < 0) {
 		snprintf(err, err_size, "%s: not published: %s", source, apex_strerror(rc));
+		apex_zone_unref(zone);
 		apex_zone_unref(zone);
 		apex_zone_unref(old);
 		apex_xfr_in_free(&x);
 		return rc;
 	}
-	apex_server_retire(s->server, old, true);
-	apex_memory_purge();
 	if (s->published != NULL)
-		s->published(s->published_arg, z->origin);
+		s->published(s->published_arg, old, zone);
+	apex_server_retire(s->server, old, true);
+	apex_zone_unref(zone);
+	apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
 	z->status.transfers++;
 	snprintf(z->status.last_result, sizeof(z->status.last_result),

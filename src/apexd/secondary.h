@@ -68,7 +68,7 @@ typedef struct apex_secondary {
 	pthread_t thread;
 	bool thread_started;
 	/* Called after a transfer is published; set before the start. */
-	void (*published)(void *arg, const uint8_t *origin);
+	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version);
 	void *published_arg;
 } apex_secondary_t;
 

@@ -173,7 +173,8 @@ static void *transfer_main(void *arg)
 	pthread_setname_np(pthread_self(), "apexd-xfr-out");
 	peer_text(&job->peer, peer, sizeof(peer));
 	int rc = apex_xfr_serve(job->fd, (const struct sockaddr *)&job->peer, peer, job->msg,
-				job->size, &ring, zone_of, x, NULL, &t, &res, err, sizeof(err));
+				job->size, &ring, zone_of, x, x->journal, &t, &res, err,
+				sizeof(err));
 	log_result(x, job, peer, rc, &res, err,
 		   (double)(apex_tcp_stream_now_ms() - start) / 1000.0);
 	close(job->fd);

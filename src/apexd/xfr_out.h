@@ -25,6 +25,7 @@
 
 #include "daemon_config.h"
 #include "server.h"
+#include "xfr/xfr_serve.h"
 
 #define APEX_XFR_OUT_LOG_SLOTS 64
 
@@ -32,7 +33,9 @@ typedef struct apex_xfr_out {
 	apex_server_t *server;
 	const apex_config_t *config;
 	atomic_uint running; /* transfer threads alive */
-	int stop_fd;         /* eventfd: abandon the transfers under way */
+	/* the journals IXFR is answered from; set before the workers start */
+	const apex_xfr_serve_journal_t *journal;
+	int stop_fd; /* eventfd: abandon the transfers under way */
 	/* counts, for the statistics */
 	atomic_ullong served, refused, failed;
 	/* refusals already logged: one line per client address and zone a minute */

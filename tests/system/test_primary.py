@@ -22,6 +22,8 @@ import dns.rcode
 import dns.rdatatype
 import dns.rrset
 import dns.tsigkeyring
+import dns.xfr
+import dns.zone
 import pytest
 
 import servers
@@ -182,7 +184,11 @@ def test_primary_for(kind, tmp_path):
         wait_serial(apex.port, 2, apex)
         wait_serial(secondary.port, 2, secondary)
         assert_same_records(primary_records(apex.port), secondary.port)
-        assert "NOTIFY of serial 2 to 127.0.0.1@%d" % secondary_port in apex.log_tail(40)
+        log = apex.log_tail(60)
+        assert "NOTIFY of serial 2 to 127.0.0.1@%d" % secondary_port in log, log
+        # the change went out as an IXFR from the journal, not the whole zone
+        assert "journal: serial 1 to 2, 1 removed, 2 added" in log, log
+        assert "IXFR serial 2 to" in log, log
     finally:
         if secondary is not None:
             secondary.stop()
@@ -258,3 +264,41 @@ def test_chain(tmp_path):
         if apex is not None:
             assert apex.stop() == 0, apex.log_tail()
         knot.stop()
+
+
+def test_ixfr_from_journal(tmp_path):
+    """Two reloads with changes, then an IXFR from each older serial: the
+    change sets from the journal, applied by dnspython to the old zone, give
+    exactly the zone served now; also after a restart (the journal is on
+    disk)."""
+    tmp = str(tmp_path)
+    path = os.path.join(tmp, "secret.test.zone")
+    write_zone(path, 1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path).start()
+    try:
+        write_zone(path, 2, "new IN A 192.0.2.99\n")
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, 2, apex)
+        text3 = zone_text(3, "new IN A 192.0.2.100\n").replace("mail IN MX 10", "mail IN MX 20")
+        with open(path, "w") as f:
+            f.write(text3)
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, 3, apex)
+        for restart in (False, True):
+            if restart:
+                assert apex.stop() == 0
+                apex.start()
+            want = primary_records(apex.port)
+            for serial, extra in ((1, ""), (2, "new IN A 192.0.2.99\n")):
+                zone = dns.zone.from_text(zone_text(serial, extra), origin=ORIGIN,
+                                          relativize=False)
+                q, _ = dns.xfr.make_query(zone, serial=serial, keyring=KEYRING,
+                                          keyname=KEY_NAME, keyalgorithm="hmac-sha256")
+                dns.query.inbound_xfr("127.0.0.1", zone, query=q, port=apex.port, timeout=10,
+                                      lifetime=30)
+                got = {(name, rds.rdtype): rds for name, node in zone.nodes.items()
+                       for rds in node}
+                assert got == want, serial
+        assert "IXFR serial 3" in apex.log_tail(80)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The journals of the served zones (xfr/journal.h), one per zone, in
+ * FILE.jnl beside the zone's file: what changed from each version to the
+ * next, so that an IXFR is answered incrementally, also after a restart.
+ *
+ * The thread that publishes a new version (reload or transfer) records
+ * the difference from the version it replaced (xfr/diff.h); the threads
+ * of outgoing transfers read the change sets an IXFR needs.  Each journal
+ * has its own lock; no worker ever takes it.  A version whose serial is
+ * not newer than the journal's last one, or a failed append, clears the
+ * journal: an IXFR from before it is then answered with the whole zone.
+ */
+#ifndef APEXD_JOURNALS_H
+#define APEXD_JOURNALS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon_config.h"
+#include "xfr/journal.h"
+#include "xfr/xfr_serve.h"
+#include "zone/zone.h"
+
+typedef struct apex_zone_journal {
+	uint8_t origin[APEX_NAME_MAX];
+	char *name; /* for logs */
+	pthread_mutex_t lock;
+	apex_journal_t journal;
+	bool open;
+} apex_zone_journal_t;
+
+typedef struct apex_journals {
+	apex_zone_journal_t *zones;
+	size_t count;
+} apex_journals_t;
+
+/*
+ * Open the journal of every zone of cfg (journal-size; 0: none).  A journal
+ * that cannot be opened is logged and left out (IXFR is then answered with
+ * the whole zone).  Returns 0 or APEX_ENOMEM.
+ */
+int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg);
+
+void apex_journals_free(apex_journals_t *js);
+
+/* Record the change from old (NULL: none) to version, which replaced it. */
+void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version);
+
+/* How an outgoing IXFR reads them (xfr_serve.h); ctx is the apex_journals_t. */
+extern const apex_xfr_serve_journal_t apex_journals_reader_template;
+
+#endif
