@@ -30,6 +30,9 @@ int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg)
 		apex_zone_journal_t *zj = &js->zones[i];
 		apex_journal_recovery_t rec;
 
+		/* only a zone that may be transferred out needs its history */
+		if (zc->provide_xfr_count == 0)
+			continue;
 		memcpy(zj->origin, zc->origin, apex_name_size(zc->origin));
 		zj->name = strdup(zc->name);
 		pthread_mutex_init(&zj->lock, NULL);
@@ -55,7 +58,8 @@ void apex_journals_free(apex_journals_t *js)
 	for (size_t i = 0; i < js->count; i++) {
 		if (js->zones[i].open)
 			apex_journal_close(&js->zones[i].journal);
-		pthread_mutex_destroy(&js->zones[i].lock);
+		if (js->zones[i].name != NULL)
+			pthread_mutex_destroy(&js->zones[i].lock);
 		free(js->zones[i].name);
 	}
 	free(js->zones);

@@ -38,7 +38,8 @@ typedef struct apex_journals {
 } apex_journals_t;
 
 /*
- * Open the journal of every zone of cfg (journal-size; 0: none).  A journal
+ * Open the journal of every zone of cfg that has provide-xfr (journal-size;
+ * 0: none).  A journal
  * that cannot be opened is logged and left out (IXFR is then answered with
  * the whole zone).  Returns 0 or APEX_ENOMEM.
  */

@@ -482,11 +482,6 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("notify: out of memory");
 		return STEP_FAILED;
 	}
-	d->journals_ready = true;
-	if (apex_journals_init(&d->journals, cfg) < 0) {
-		apex_error("journals: out of memory");
-		return STEP_FAILED;
-	}
 	d->journal_reader = apex_journals_reader_template;
 	d->journal_reader.ctx = &d->journals;
 	d->reloader.published = zone_published;
@@ -552,6 +547,13 @@ static step_t open_privileged(apexd_t *d)
 	/* control before the reload thread: the reloader notifies it */
 	if (start_control(cfg, &d->server, &d->reloader, &d->opt, &d->privs, &d->control) < 0)
 		return STEP_FAILED;
+	/* the journals are files beside the zones: opened before the chroot */
+	d->journals_ready = true;
+	if (apex_journals_init(&d->journals, cfg) < 0) {
+		apex_error("journals: out of memory");
+		apex_control_stop(d->control);
+		return STEP_FAILED;
+	}
 	if (apex_privs_drop(&d->privs, cfg->chroot_dir, err, sizeof(err)) < 0) {
 		apex_error("dropping privileges: %s", err);
 		apex_control_stop(d->control);
