@@ -10,9 +10,18 @@ static const char *const command_names[APEX_CTL_COMMAND_COUNT] = {
 	[APEX_CTL_STATUS] = "status",           [APEX_CTL_RELOAD] = "reload",
 	[APEX_CTL_ZONE_STATUS] = "zone-status", [APEX_CTL_STATS] = "stats",
 	[APEX_CTL_RECONFIG] = "reconfig",       [APEX_CTL_STOP] = "stop",
+	[APEX_CTL_REFRESH] = "refresh",         [APEX_CTL_RETRANSFER] = "retransfer",
+	[APEX_CTL_NOTIFY] = "notify",
 };
 
-/* Largest number of arguments each command takes (the least is 0). */
+/* Least number of arguments each command takes (0 unless given). */
+static const size_t command_min_args[APEX_CTL_COMMAND_COUNT] = {
+	[APEX_CTL_REFRESH] = 1,
+	[APEX_CTL_RETRANSFER] = 1,
+	[APEX_CTL_NOTIFY] = 1,
+};
+
+/* Largest number of arguments each command takes. */
 static const size_t command_max_args[APEX_CTL_COMMAND_COUNT] = {
 	[APEX_CTL_STATUS] = 0,
 	[APEX_CTL_RELOAD] = APEX_CTL_ARGS_MAX,
@@ -20,6 +29,9 @@ static const size_t command_max_args[APEX_CTL_COMMAND_COUNT] = {
 	[APEX_CTL_STATS] = 0,
 	[APEX_CTL_RECONFIG] = 0,
 	[APEX_CTL_STOP] = 0,
+	[APEX_CTL_REFRESH] = 1,
+	[APEX_CTL_RETRANSFER] = 1,
+	[APEX_CTL_NOTIFY] = 1,
 };
 
 const char *apex_ctl_command_name(apex_ctl_command_t command)
@@ -106,6 +118,8 @@ int apex_ctl_request_parse(const uint8_t *data, size_t size, apex_ctl_request_t 
 		return fail(reason, command_max_args[command] == 0
 					    ? "this command takes no argument"
 					    : "too many arguments");
+	if (words - 2 < command_min_args[command])
+		return fail(reason, "this command takes a zone name");
 	req->argc = words - 2;
 	for (size_t i = 0; i < req->argc; i++)
 		req->argv[i] = word[i + 2];

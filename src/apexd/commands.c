@@ -16,6 +16,9 @@
 #include "ctl/json.h"
 #include "ctl/reply.h"
 #include "memory.h"
+#include "notifier.h"
+#include "secondary.h"
+#include "xfr_out.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -131,8 +134,57 @@ typedef struct zone_report {
 	apex_ctl_buf_t *out;
 	apex_ctl_format_t format;
 	const apex_zoneset_t *set;
+	apex_secondary_t *secondary; /* NULL: none */
 	size_t written;
 } zone_report_t;
+
+/* A secondary zone's state (zone-status): its primaries, checks, transfers. */
+static void report_secondary(const zone_report_t *r, const apex_managed_zone_t *z)
+{
+	apex_secondary_status_t st;
+	char primaries[1024], checked[64] = "never", transferred[64] = "never";
+	apex_ctl_buf_t *out = r->out;
+
+	if (r->secondary == NULL ||
+	    !apex_secondary_report(r->secondary, z->origin, &st, primaries, sizeof(primaries)))
+		return;
+	if (st.last_check.tv_sec != 0)
+		format_time(&st.last_check, checked, sizeof(checked));
+	if (st.last_transfer.tv_sec != 0)
+		format_time(&st.last_transfer, transferred, sizeof(transferred));
+	if (r->format == APEX_CTL_FORMAT_JSON) {
+		apex_ctl_buf_puts(out, ",\"secondary\":{\"primaries\":");
+		apex_ctl_json_string(out, primaries);
+		apex_ctl_buf_printf(out,
+				    ",\"last_check\":\"%s\",\"last_transfer\":\"%s\","
+				    "\"next_check_seconds\":%.1f,\"expire_seconds\":%.1f,"
+				    "\"expired\":%s,\"transfers\":%" PRIu64 ",\"failures\":%" PRIu64
+				    ",\"notifies_accepted\":%" PRIu64
+				    ",\"notifies_refused\":%" PRIu64 ",\"last_result\":",
+				    checked, transferred, (double)st.next_check_ms / 1000.0,
+				    (double)st.expire_in_ms / 1000.0, st.expired ? "true" : "false",
+				    st.transfers, st.failures, st.notifies_accepted,
+				    st.notifies_refused);
+		apex_ctl_json_string(out, st.last_result);
+		apex_ctl_buf_puts(out, "}");
+		return;
+	}
+	apex_ctl_buf_printf(out,
+			    "  primaries: %s\n  last check: %s\n  last transfer: %s\n"
+			    "  last result: %s\n  next check in: %.1f s\n",
+			    primaries, checked, transferred,
+			    st.last_result[0] != '\0' ? st.last_result : "none yet",
+			    (double)st.next_check_ms / 1000.0);
+	if (st.expired)
+		apex_ctl_buf_puts(out, "  expired: not served until a transfer succeeds\n");
+	else if (st.expire_in_ms > 0)
+		apex_ctl_buf_printf(out, "  expires in: %.0f s without a successful check\n",
+				    (double)st.expire_in_ms / 1000.0);
+	apex_ctl_buf_printf(out,
+			    "  transfers: %" PRIu64 " (failed: %" PRIu64
+			    "); NOTIFY accepted: %" PRIu64 ", refused: %" PRIu64 "\n",
+			    st.transfers, st.failures, st.notifies_accepted, st.notifies_refused);
+}
 
 static void report_zone(const apex_managed_zone_t *z, void *arg)
 {
@@ -163,6 +215,7 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 			apex_ctl_buf_printf(out, ",\"failed_at\":\"%s\",\"error\":", failed_at);
 			apex_ctl_json_string(out, z->error);
 		}
+		report_secondary(r, z);
 		apex_ctl_buf_puts(out, "}");
 	} else {
 		apex_ctl_buf_printf(out, "%s: %s\n  file: %s\n", z->name, state_names[z->state],
@@ -177,6 +230,7 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 			apex_ctl_buf_puts(out, "  not served\n");
 		if (z->state == APEX_ZONE_FAILED)
 			apex_ctl_buf_printf(out, "  error: %s (at %s)\n", z->error, failed_at);
+		report_secondary(r, z);
 	}
 	r->written++;
 }
@@ -186,7 +240,7 @@ static int cmd_zone_status(const apex_command_context_t *ctx, const apex_ctl_req
 {
 	apex_ctl_buf_t body;
 	apex_zoneset_t *set;
-	zone_report_t r = { .format = req->format };
+	zone_report_t r = { .format = req->format, .secondary = ctx->secondary };
 	int rc = APEX_OK;
 
 	/* every named zone must exist before anything is written */
@@ -239,9 +293,23 @@ static int cmd_stats(const apex_command_context_t *ctx, const apex_ctl_request_t
 
 	if (per == NULL)
 		return reply_error(out, "stats: out of memory");
+	apex_xfr_stats_t xfr = { 0 };
+
 	apex_server_stats(ctx->server, per, &total);
+	if (ctx->secondary != NULL)
+		apex_secondary_totals(ctx->secondary, &xfr.in_ok, &xfr.in_failed,
+				      &xfr.notify_in_accepted, &xfr.notify_in_refused);
+	if (ctx->xfr_out != NULL) {
+		xfr.out_ok = atomic_load(&ctx->xfr_out->served);
+		xfr.out_refused = atomic_load(&ctx->xfr_out->refused);
+		xfr.out_failed = atomic_load(&ctx->xfr_out->failed);
+	}
+	if (ctx->notifier != NULL) {
+		xfr.notify_out_ok = atomic_load(&ctx->notifier->sent);
+		xfr.notify_out_failed = atomic_load(&ctx->notifier->failed);
+	}
 	apex_ctl_reply_status(out, true, NULL);
-	apex_stats_render(out, req->format, per, n, &total);
+	apex_stats_render(out, req->format, &xfr, per, n, &total);
 	free(per);
 	return APEX_COMMAND_DONE;
 }
@@ -434,6 +502,47 @@ void apex_command_pending_free(apex_command_pending_t *pending)
 	pending->count = 0;
 }
 
+/* ---------------------------------------------------------------- transfers */
+
+/* refresh, retransfer (a secondary zone) and notify (a zone with notify:). */
+static int cmd_transfer(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
+			apex_ctl_buf_t *out)
+{
+	uint8_t origin[APEX_NAME_MAX];
+	const char *done;
+	int rc;
+
+	if (!parse_zone_arg(req->argv[0], origin, out))
+		return APEX_COMMAND_DONE;
+	if (req->command == APEX_CTL_NOTIFY) {
+		rc = ctx->notifier != NULL ? apex_notifier_notify_now(ctx->notifier, origin)
+					   : APEX_ENOENT;
+		if (rc == APEX_ENOENT)
+			return reply_error(out, "zone %s has no notify: targets", req->argv[0]);
+		done = "NOTIFY queued for its targets";
+	} else {
+		bool full = req->command == APEX_CTL_RETRANSFER;
+
+		rc = ctx->secondary != NULL ? apex_secondary_refresh(ctx->secondary, origin, full)
+					    : APEX_ENOENT;
+		if (rc == APEX_ENOENT)
+			return reply_error(out, "zone %s is not a secondary zone (no request-xfr)",
+					   req->argv[0]);
+		done = full ? "a full transfer (AXFR) starts now" : "an SOA check starts now";
+	}
+	if (rc < 0)
+		return reply_error(out, "%s: %s", req->argv[0], apex_strerror(rc));
+	apex_ctl_reply_status(out, true, NULL);
+	if (req->format == APEX_CTL_FORMAT_JSON) {
+		apex_ctl_buf_puts(out, "{\"zone\":");
+		apex_ctl_json_string(out, req->argv[0]);
+		apex_ctl_buf_puts(out, ",\"queued\":true}\n");
+	} else {
+		apex_ctl_buf_printf(out, "zone %s: %s\n", req->argv[0], done);
+	}
+	return APEX_COMMAND_DONE;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
@@ -457,6 +566,9 @@ int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t
 		else
 			apex_ctl_buf_puts(out, "apexd is stopping\n");
 		return APEX_COMMAND_DONE;
+	case APEX_CTL_REFRESH:
+	case APEX_CTL_RETRANSFER:
+	case APEX_CTL_NOTIFY: return cmd_transfer(ctx, req, out);
 	case APEX_CTL_COMMAND_COUNT: break;
 	}
 	return reply_error(out, "unknown command");

@@ -23,6 +23,10 @@
 typedef struct apex_command_context {
 	apex_server_t *server;
 	apex_reloader_t *reloader;
+	/* transfers and NOTIFY (NULL when absent) */
+	struct apex_secondary *secondary;
+	struct apex_notifier *notifier;
+	struct apex_xfr_out *xfr_out;
 	const char *control_path; /* for status */
 	/*
 	 * Read the configuration again (reconfig) into out, which the

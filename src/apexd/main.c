@@ -339,17 +339,14 @@ static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
  * Created (and owned by the user apexd will run as) but not yet served.
  * Returns APEX_OK with *ctl NULL when there is none.
  */
-static int start_control(const apex_config_t *cfg, apex_server_t *server, apex_reloader_t *reloader,
+static int start_control(const apex_config_t *cfg, const apex_command_context_t *threads,
 			 options_t *opt, const apex_privs_t *privs, apex_control_t **ctl)
 {
 	const char *path =
 		cfg->control_socket != NULL ? cfg->control_socket : APEX_CONTROL_SOCKET_DEFAULT;
-	apex_command_context_t ctx = {
-		.server = server,
-		.reloader = reloader,
-		.reread_config = opt->config_file != NULL ? reread_config : NULL,
-		.reread_arg = opt,
-	};
+	apex_command_context_t ctx = *threads;
+	ctx.reread_config = opt->config_file != NULL ? reread_config : NULL;
+	ctx.reread_arg = opt;
 	char err[512];
 	int rc;
 
@@ -545,7 +542,14 @@ static step_t open_privileged(apexd_t *d)
 		d->pid_written = true;
 	}
 	/* control before the reload thread: the reloader notifies it */
-	if (start_control(cfg, &d->server, &d->reloader, &d->opt, &d->privs, &d->control) < 0)
+	apex_command_context_t threads = {
+		.server = &d->server,
+		.reloader = &d->reloader,
+		.secondary = &d->secondary,
+		.notifier = &d->notifier,
+		.xfr_out = &d->xfr_out,
+	};
+	if (start_control(cfg, &threads, &d->opt, &d->privs, &d->control) < 0)
 		return STEP_FAILED;
 	/* the journals are files beside the zones: opened before the chroot */
 	d->journals_ready = true;

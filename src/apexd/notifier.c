@@ -54,6 +54,18 @@ void apex_notifier_free(apex_notifier_t *n)
 	memset(n, 0, sizeof(*n));
 }
 
+int apex_notifier_notify_now(apex_notifier_t *n, const uint8_t *origin)
+{
+	for (size_t i = 0; i < n->config->zone_count; i++) {
+		if (n->config->zones[i].notify_count > 0 &&
+		    apex_name_equal(n->config->zones[i].origin, origin) && n->thread_started) {
+			apex_notifier_changed(n, origin);
+			return APEX_OK;
+		}
+	}
+	return APEX_ENOENT;
+}
+
 void apex_notifier_changed(apex_notifier_t *n, const uint8_t *origin)
 {
 	if (!n->thread_started)

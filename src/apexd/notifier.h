@@ -44,6 +44,9 @@ void apex_notifier_stop(apex_notifier_t *n);
 
 void apex_notifier_free(apex_notifier_t *n);
 
+/* apexctl notify: notify origin's targets now.  APEX_ENOENT: it has none. */
+int apex_notifier_notify_now(apex_notifier_t *n, const uint8_t *origin);
+
 /* A new version of origin is served: notify its targets.  Never blocks
  * for long (a lock held for a flag). */
 void apex_notifier_changed(apex_notifier_t *n, const uint8_t *origin);

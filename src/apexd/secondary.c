@@ -123,6 +123,69 @@ void apex_secondary_free(apex_secondary_t *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static apex_secondary_zone_t *find_zone(apex_secondary_t *s, const uint8_t *origin)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		if (apex_name_equal(s->zones[i].origin, origin))
+			return &s->zones[i];
+	}
+	return NULL;
+}
+
+int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full)
+{
+	apex_secondary_zone_t *z = find_zone(s, origin);
+	uint64_t one = 1;
+
+	if (z == NULL)
+		return APEX_ENOENT;
+	if (full)
+		atomic_store(&z->force, true);
+	atomic_store(&z->notified, true);
+	if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return apex_errno();
+	return APEX_OK;
+}
+
+bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_secondary_status_t *out,
+			   char *primaries, size_t primaries_size)
+{
+	apex_secondary_zone_t *z = find_zone(s, origin);
+	uint64_t now = now_ms();
+	size_t used = 0;
+
+	if (z == NULL)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	*out = z->status;
+	out->next_check_ms = z->next_check > now ? z->next_check - now : 0;
+	out->expire_in_ms = z->expire_at > now ? z->expire_at - now : 0;
+	pthread_mutex_unlock(&s->lock);
+	out->notifies_accepted = atomic_load(&z->notifies_accepted);
+	out->notifies_refused = atomic_load(&z->notifies_refused);
+	primaries[0] = '\0';
+	for (size_t i = 0; i < z->primary_count && used < primaries_size; i++)
+		used += (size_t)snprintf(primaries + used, primaries_size - used, "%s%s",
+					 i > 0 ? "; " : "", z->primaries[i].text);
+	return true;
+}
+
+void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *failures,
+			   uint64_t *notifies_accepted, uint64_t *notifies_refused)
+{
+	*transfers = *failures = *notifies_accepted = *notifies_refused = 0;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->count; i++) {
+		*transfers += s->zones[i].status.transfers;
+		*failures += s->zones[i].status.failures;
+	}
+	pthread_mutex_unlock(&s->lock);
+	for (size_t i = 0; i < s->count; i++) {
+		*notifies_accepted += atomic_load(&s->zones[i].notifies_accepted);
+		*notifies_refused += atomic_load(&s->zones[i].notifies_refused);
+	}
+}
+
 bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin)
 {
 	for (size_t i = 0; i < s->count; i++) {
@@ -293,6 +356,8 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 	apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
 	z->status.transfers++;
+	clock_gettime(CLOCK_REALTIME, &z->status.last_transfer);
+	z->status.expired = false;
 	snprintf(z->status.last_result, sizeof(z->status.last_result),
 		 "AXFR serial %u from %s: %zu records, %llu messages, %llu bytes, %.3f s", serial,
 		 e->text, records, (unsigned long long)x.messages, (unsigned long long)x.bytes,
@@ -315,6 +380,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	uint32_t refresh_s = 0, retry_s = 0, expire_s = 0, serial = 0;
 	char err[512] = "no primary answered";
 	bool ok = false, have_version = current != NULL;
+	bool force = atomic_exchange(&z->force, false);
 
 	if (have_version) {
 		serial = current->serial;
@@ -335,7 +401,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 				apex_warning("zone %s: SOA query: %s", z->name, err);
 				continue;
 			}
-			if (!apex_serial_newer(theirs, serial)) {
+			if (!force && !apex_serial_newer(theirs, serial)) {
 				apex_debug("zone %s: serial %u is current (%s has %u)", z->name,
 					   serial, e->text, theirs);
 				ok = true;
@@ -360,6 +426,12 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 		}
 	}
 
+	pthread_mutex_lock(&s->lock);
+	clock_gettime(CLOCK_REALTIME, &z->status.last_check);
+	if (ok && !z->status.expired && have_version && z->status.last_result[0] == '\0')
+		snprintf(z->status.last_result, sizeof(z->status.last_result),
+			 "serial %u is current", serial);
+	pthread_mutex_unlock(&s->lock);
 	uint64_t now = now_ms();
 	if (ok) {
 		z->next_check = now + (uint64_t)refresh_s * 1000;

@@ -33,11 +33,15 @@
 
 /* What the last exchange for a zone did, for logs and apexctl. */
 typedef struct apex_secondary_status {
-	uint32_t serial; /* served, when have_serial */
-	bool have_serial;
 	bool expired; /* withdrawn after SOA expire */
-	uint64_t transfers, failures, notifies;
-	char last_result[256]; /* "AXFR serial 5 from 127.0.0.1@53: 12 records, 0.01 s" */
+	uint64_t transfers, failures;
+	struct timespec last_check;    /* CLOCK_REALTIME of the last check; 0: none */
+	struct timespec last_transfer; /* CLOCK_REALTIME of the last good transfer; 0: none */
+	char last_result[256];         /* "AXFR serial 5 from 127.0.0.1@53: 12 records, 0.01 s" */
+	/* filled by apex_secondary_report() */
+	uint64_t next_check_ms; /* from now */
+	uint64_t expire_in_ms;  /* from now; 0: no expiry pending */
+	uint64_t notifies_accepted, notifies_refused;
 } apex_secondary_status_t;
 
 typedef struct apex_secondary_zone {
@@ -52,7 +56,8 @@ typedef struct apex_secondary_zone {
 	uint64_t next_check;
 	uint64_t expire_at;   /* 0: no expiry pending */
 	uint64_t retry_ms;    /* the next retry interval when nothing is served */
-	atomic_bool notified; /* a NOTIFY came: check now */
+	atomic_bool notified; /* a NOTIFY came (or apexctl refresh): check now */
+	atomic_bool force;    /* apexctl retransfer: transfer even if not newer */
 	atomic_ullong notifies_accepted, notifies_refused; /* counted by the workers */
 	apex_secondary_status_t status;                    /* under the lock */
 } apex_secondary_zone_t;
@@ -91,6 +96,19 @@ void apex_secondary_free(apex_secondary_t *s);
  */
 size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
 			     size_t size, uint8_t *out, size_t out_capacity);
+
+/* apexctl refresh (full: retransfer): check origin now (full: and transfer
+ * it whole whatever the serial).  APEX_ENOENT: not a secondary zone. */
+int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full);
+
+/* The state of secondary zone origin, its primaries (texts, "; " between
+ * them) into primaries; false when it is not a secondary zone. */
+bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_secondary_status_t *out,
+			   char *primaries, size_t primaries_size);
+
+/* Totals of every secondary zone: transfers, failures, NOTIFYs. */
+void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *failures,
+			   uint64_t *notifies_accepted, uint64_t *notifies_refused);
 
 /* Whether origin is a secondary zone here. */
 bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin);

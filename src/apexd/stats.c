@@ -233,13 +233,39 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 	apex_ctl_buf_puts(b, "\n");
 }
 
-void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+/* The transfer counters: a "transfers" member in JSON, one line in text. */
+static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *x)
+{
+	if (format == APEX_CTL_FORMAT_JSON) {
+		apex_ctl_buf_printf(buf,
+				    ",\"transfers\":{\"in_ok\":%" PRIu64 ",\"in_failed\":%" PRIu64
+				    ",\"out_ok\":%" PRIu64 ",\"out_refused\":%" PRIu64
+				    ",\"out_failed\":%" PRIu64 ",\"notify_in_accepted\":%" PRIu64
+				    ",\"notify_in_refused\":%" PRIu64 ",\"notify_out_ok\":%" PRIu64
+				    ",\"notify_out_failed\":%" PRIu64 "}",
+				    x->in_ok, x->in_failed, x->out_ok, x->out_refused,
+				    x->out_failed, x->notify_in_accepted, x->notify_in_refused,
+				    x->notify_out_ok, x->notify_out_failed);
+		return;
+	}
+	apex_ctl_buf_printf(buf,
+			    "transfers: in ok=%" PRIu64 " failed=%" PRIu64 "; out ok=%" PRIu64
+			    " refused=%" PRIu64 " failed=%" PRIu64 "; notify in accepted=%" PRIu64
+			    " refused=%" PRIu64 "; notify out ok=%" PRIu64 " failed=%" PRIu64 "\n",
+			    x->in_ok, x->in_failed, x->out_ok, x->out_refused, x->out_failed,
+			    x->notify_in_accepted, x->notify_in_refused, x->notify_out_ok,
+			    x->notify_out_failed);
+}
+
+void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *xfr,
 		       const apex_stats_totals_t *per_worker, unsigned count,
 		       const apex_stats_totals_t *total)
 {
 	if (format == APEX_CTL_FORMAT_JSON) {
 		apex_ctl_buf_puts(buf, "{\"total\":");
 		render_json_one(buf, total);
+		if (xfr != NULL)
+			render_xfr(buf, format, xfr);
 		apex_ctl_buf_puts(buf, ",\"workers\":[");
 		for (unsigned w = 0; w < count; w++) {
 			if (w > 0)
@@ -250,6 +276,8 @@ void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
 		return;
 	}
 	render_text_one(buf, "total", total);
+	if (xfr != NULL)
+		render_xfr(buf, format, xfr);
 	for (unsigned w = 0; w < count; w++) {
 		char label[32];
 

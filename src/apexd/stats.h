@@ -140,7 +140,16 @@ void apex_stats_add(apex_stats_totals_t *total, const apex_stats_totals_t *one);
  * Render the statistics of count workers (per_worker[0..count)) and
  * their total in format (doc/control-protocol.md describes both).
  */
-void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+/* Zone transfers and NOTIFY, in and out, by result (from the transfer,
+ * notify and outgoing-transfer threads, not the workers). */
+typedef struct apex_xfr_stats {
+	uint64_t in_ok, in_failed;                /* transfers received */
+	uint64_t out_ok, out_refused, out_failed; /* transfers sent */
+	uint64_t notify_in_accepted, notify_in_refused;
+	uint64_t notify_out_ok, notify_out_failed;
+} apex_xfr_stats_t;
+
+void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *xfr,
 		       const apex_stats_totals_t *per_worker, unsigned count,
 		       const apex_stats_totals_t *total);
 

@@ -12,6 +12,7 @@ never change what apexd serves.
 """
 
 import base64
+import json
 import os
 import shutil
 import socket
@@ -199,12 +200,14 @@ class SecondaryApexd(servers.Server):
         self.provide = provide  # provide-xfr, for a chain
         self.notify = notify  # notify, for a chain
         self.extra_server = []  # more server: lines
+        self.socket = os.path.join(workdir, "control.sock")
         self.copy = os.path.join(workdir, "secret.test.zone")
 
     def command(self):
         conf = os.path.join(self.workdir, "apex.conf")
         lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
-                 "    control-socket: none", "    xfr-idle-timeout: 3"] + self.extra_server + [
+                 '    control-socket: "%s"' % self.socket,
+                 "    xfr-idle-timeout: 3"] + self.extra_server + [
                  "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
                  '    secret: "%s"' % self.secret,
                  "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.copy]
@@ -560,3 +563,53 @@ def test_out_of_zone_records_dropped(tmp):
     finally:
         assert apex.stop() == 0, apex.log_tail()
         fake.stop()
+
+
+def apexctl(apex, *args):
+    builddir = os.environ.get("APEX_BUILDDIR") or os.environ.get("APEX_SRCDIR") or os.getcwd()
+    return subprocess.run([os.path.join(builddir, "apexctl"), "-s", apex.socket] + list(args),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_apexctl_secondary(tmp):
+    """zone-status shows a secondary's primaries and transfers; refresh,
+    retransfer and notify are queued; stats count transfers and NOTIFYs."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, _ = start_primary("knot", tmp)
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                          ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)])
+    try:
+        apex.start()
+        r = apexctl(apex, "zone-status", ORIGIN)
+        assert r.returncode == 0, r.stderr
+        assert "primaries: 127.0.0.1@%d %s" % (primary.port, KEY_NAME) in r.stdout, r.stdout
+        assert "AXFR serial 1 from" in r.stdout and "transfers: 1 (failed: 0)" in r.stdout
+        r = apexctl(apex, "--json", "zone-status", ORIGIN)
+        sec = json.loads(r.stdout)["zones"][0]["secondary"]
+        assert sec["transfers"] == 1 and sec["expired"] is False
+
+        # retransfer: a whole transfer although the serial did not change
+        r = apexctl(apex, "retransfer", ORIGIN)
+        assert r.returncode == 0 and "full transfer" in r.stdout, r
+        deadline = time.monotonic() + WAIT
+        while "transfers: 2" not in apexctl(apex, "zone-status", ORIGIN).stdout:
+            assert time.monotonic() < deadline, apex.log_tail()
+            time.sleep(0.1)
+        assert apexctl(apex, "refresh", ORIGIN).returncode == 0
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        assert notify(apex.port, ORIGIN).rcode() == dns.rcode.NOTAUTH
+
+        r = apexctl(apex, "refresh", "example.")
+        assert r.returncode == 1 and "not a secondary zone" in r.stdout + r.stderr, r
+        r = apexctl(apex, "notify", ORIGIN)
+        assert r.returncode == 1 and "no notify: targets" in r.stdout + r.stderr, r
+        r = apexctl(apex, "refresh")
+        assert r.returncode != 0
+        stats = json.loads(apexctl(apex, "--json", "stats").stdout)["transfers"]
+        assert stats["in_ok"] == 2 and stats["in_failed"] == 0
+        assert stats["notify_in_accepted"] == 1 and stats["notify_in_refused"] == 1
+        assert "transfers: in ok=2" in apexctl(apex, "stats").stdout
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
