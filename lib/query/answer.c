@@ -820,6 +820,9 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	if (zone == NULL)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
 				   info);
+	if (__builtin_expect(atomic_load_explicit(&zone->expired, memory_order_relaxed), 0))
+		return write_error(&q, cfg, transport, APEX_RCODE_SERVFAIL, false, out, out_capacity,
+				   info);
 
 	ctx_t c;
 	c.q = &q;

@@ -164,6 +164,11 @@ typedef enum {
 
 typedef struct apex_zone {
 	atomic_uint refcount; /* see apex_zone_ref()/apex_zone_unref() */
+	/* A secondary zone past its SOA expire time without a successful
+	 * refresh (RFC 1034 section 4.3.5): answered SERVFAIL, never
+	 * transferred out.  The one field a published version changes, set
+	 * once by the transfer thread; a newer version replaces it. */
+	atomic_bool expired;
 	apex_arena_t *arena;  /* owns every byte of this version */
 
 	const uint8_t *origin; /* wire format, case as in the file */

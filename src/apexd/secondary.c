@@ -382,6 +382,8 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	bool ok = false, have_version = current != NULL;
 	bool force = atomic_exchange(&z->force, false);
 
+	if (have_version && atomic_load(&current->expired))
+		force = true; /* an expired zone is transferred whole, whatever the serial */
 	if (have_version) {
 		serial = current->serial;
 		soa_timers(current, &refresh_s, &retry_s, &expire_s);
@@ -446,21 +448,26 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	}
 }
 
-/* Withdraw z when its SOA expire time has passed without a successful refresh. */
+/* Expire z when its SOA expire time has passed without a successful
+ * refresh: its queries are answered SERVFAIL until a transfer succeeds. */
 static void check_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t now)
 {
+	apex_zone_t *current;
+
 	if (z->expire_at == 0 || now < z->expire_at)
 		return;
 	z->expire_at = 0;
-	if (apex_zonetable_remove(&s->server->zonetable, z->origin) == APEX_OK) {
-		apex_server_wake_workers(s->server);
-		apex_error("zone %s expired: no primary answered within the SOA expire time; "
-			   "it is no longer served",
-			   z->name);
-		pthread_mutex_lock(&s->lock);
-		z->status.expired = true;
-		pthread_mutex_unlock(&s->lock);
-	}
+	current = apex_server_served_version(s->server, z->origin);
+	if (current == NULL)
+		return;
+	atomic_store(&current->expired, true);
+	apex_zone_unref(current);
+	apex_error("zone %s expired: no primary answered within the SOA expire time; "
+		   "queries get SERVFAIL until a transfer succeeds",
+		   z->name);
+	pthread_mutex_lock(&s->lock);
+	z->status.expired = true;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void *secondary_main(void *arg)

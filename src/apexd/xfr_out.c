@@ -79,6 +79,10 @@ static bool zone_of(void *ctx, const uint8_t *zone, apex_zone_t **version,
 		*version = apex_server_served_version(x->server, zone);
 		*acl = zc->provide_xfr;
 		*acl_count = zc->provide_xfr_count;
+		if (*version != NULL && atomic_load(&(*version)->expired)) {
+			apex_zone_unref(*version); /* expired: not ours to hand on */
+			*version = NULL;
+		}
 		return *version != NULL;
 	}
 	return false;

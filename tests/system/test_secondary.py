@@ -47,11 +47,11 @@ HOSTS = 1500  # about 250 KB: several messages per transfer
 WAIT = 30.0  # seconds for apexd to follow a primary (bounded)
 
 
-def zone_text(serial, extra="", refresh=3600):
+def zone_text(serial, extra="", refresh=3600, expire=3600):
     lines = [
         "$ORIGIN %s" % ORIGIN,
         "$TTL 300",
-        "@ IN SOA ns1 hostmaster %d %d 1 3600 60" % (serial, refresh),
+        "@ IN SOA ns1 hostmaster %d %d 1 %d 60" % (serial, refresh, expire),
         "@ IN NS ns1",
         "@ IN NS ns2.elsewhere.example.",
         "ns1 IN A 192.0.2.1",
@@ -286,12 +286,12 @@ def tmp(tmp_path):
     return str(tmp_path)
 
 
-def start_primary(kind, tmp, serial=1, notify_port=None, refresh=3600):
+def start_primary(kind, tmp, serial=1, notify_port=None, refresh=3600, expire=3600):
     d = os.path.join(tmp, kind)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "secret.test.zone")
     with open(path, "w") as f:
-        f.write(zone_text(serial, refresh=refresh))
+        f.write(zone_text(serial, refresh=refresh, expire=expire))
     return PRIMARIES[kind](d, [(ORIGIN, path)], notify_port).start(), path
 
 
@@ -610,6 +610,40 @@ def test_apexctl_secondary(tmp):
         assert stats["in_ok"] == 2 and stats["in_failed"] == 0
         assert stats["notify_in_accepted"] == 1 and stats["notify_in_refused"] == 1
         assert "transfers: in ok=2" in apexctl(apex, "stats").stdout
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
+
+
+def test_expire(tmp):
+    """With every primary gone past the SOA expire time (3 s here), the zone
+    is answered SERVFAIL and not transferred on; once a primary answers
+    again, a transfer brings it back."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path = start_primary("knot", tmp, refresh=1, expire=3)
+    port = primary.port
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"), ["127.0.0.1@%d %s" % (port, KEY_NAME)],
+                          provide="127.0.0.0/8 %s" % KEY_NAME)
+    try:
+        apex.start()
+        assert serial_of(apex.port) == 1
+        primary.stop()
+        deadline = time.monotonic() + WAIT
+        while query(apex.port, ORIGIN, dns.rdatatype.SOA).rcode() != dns.rcode.SERVFAIL:
+            assert time.monotonic() < deadline, apex.log_tail()
+            time.sleep(0.2)
+        assert "expired" in apex.log_tail(40)
+        r = query(apex.port, "www." + ORIGIN, dns.rdatatype.A, tcp=True)
+        assert r.rcode() == dns.rcode.SERVFAIL and not r.answer
+        q = dns.message.make_query(ORIGIN, dns.rdatatype.AXFR)
+        q.use_tsig(KEYRING, KEY_NAME, algorithm="hmac-sha256")
+        r = dns.query.tcp(q, "127.0.0.1", port=apex.port, timeout=10)
+        assert r.rcode() == dns.rcode.NOTAUTH and not r.answer
+        # the primary is back (on the same port): the zone comes back
+        primary.fixed_port = port
+        primary.start()
+        wait_serial(apex.port, 1, apex)
     finally:
         assert apex.stop() == 0, apex.log_tail()
         primary.stop()
