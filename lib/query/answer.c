@@ -721,6 +721,24 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 
 /* ------------------------------------------------------------ entry */
 
+/* The answer's state before the lookup of q in zone. */
+static inline void ctx_init(ctx_t *c, apex_query_t *q, const apex_zone_t *zone,
+			    apex_transport_t transport)
+{
+	c->q = q;
+	c->zone = zone;
+	c->qname_node = NULL;
+	c->fragment = NULL;
+	c->fragment_items = 0;
+	c->fragment_whole = false;
+	c->transport = transport;
+	c->rcode = APEX_RCODE_NOERROR;
+	c->aa = q->qclass == APEX_CLASS_IN;
+	c->dnssec_ok = q->dnssec_ok;
+	c->answer_count = c->authority_count = c->additional_count = 0;
+	c->synth_count = 0;
+}
+
 /* The zone to answer from; DS at a zone apex goes to the parent zone if served. */
 static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q,
 				      const apex_lookup_name_t *k)
@@ -821,22 +839,11 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
 				   info);
 	if (__builtin_expect(atomic_load_explicit(&zone->expired, memory_order_relaxed), 0))
-		return write_error(&q, cfg, transport, APEX_RCODE_SERVFAIL, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_SERVFAIL, false, out,
+				   out_capacity, info);
 
 	ctx_t c;
-	c.q = &q;
-	c.zone = zone;
-	c.qname_node = NULL;
-	c.fragment = NULL;
-	c.fragment_items = 0;
-	c.fragment_whole = false;
-	c.transport = transport;
-	c.rcode = APEX_RCODE_NOERROR;
-	c.aa = q.qclass == APEX_CLASS_IN;
-	c.dnssec_ok = q.dnssec_ok;
-	c.answer_count = c.authority_count = c.additional_count = 0;
-	c.synth_count = 0;
+	ctx_init(&c, &q, zone, transport);
 
 	const uint8_t *name = q.qname;
 	for (int link = 0; link <= APEX_CHAIN_MAX && name != NULL; link++) {

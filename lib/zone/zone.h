@@ -169,7 +169,7 @@ typedef struct apex_zone {
 	 * transferred out.  The one field a published version changes, set
 	 * once by the transfer thread; a newer version replaces it. */
 	atomic_bool expired;
-	apex_arena_t *arena;  /* owns every byte of this version */
+	apex_arena_t *arena; /* owns every byte of this version */
 
 	const uint8_t *origin; /* wire format, case as in the file */
 	const uint8_t *origin_key;
