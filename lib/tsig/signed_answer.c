@@ -50,8 +50,12 @@ size_t apex_tsig_signed_answer(const uint8_t *query, size_t query_size,
 		return size; /* not the last record: the engine's answer stands */
 	if (rc < 0 || res.error == APEX_TSIG_FORMERR)
 		return error_answer(answer, size, RCODE_FORMERR);
-	if (res.error != APEX_TSIG_NOERROR)
-		return error_answer(answer, size, RCODE_NOTAUTH);
+	if (res.error != APEX_TSIG_NOERROR) {
+		size = error_answer(answer, size, RCODE_NOTAUTH);
+		/* the TSIG error in a TSIG record (RFC 8945 section 5.3.2), if it fits */
+		apex_tsig_error_record(answer, &size, capacity, &res, now);
+		return size;
+	}
 	if (apex_tsig_sign(answer, &size, capacity, res.key, &res.mac, now, NULL) < 0)
 		return error_answer(answer, size, RCODE_NOTAUTH);
 	return size;

@@ -120,7 +120,8 @@ static int hmac(const apex_tsig_key_t *key, const part_t *parts, size_t count, a
  * or for the later messages of a stream the timers only.  Returns their
  * size in buf (room for 2 names and 16 bytes). */
 static size_t variables(uint8_t *buf, const uint8_t *key_name, const uint8_t *alg_name,
-			uint64_t time_signed, uint16_t fudge, uint16_t error, bool timers_only)
+			uint64_t time_signed, uint16_t fudge, uint16_t error, uint16_t other_size,
+			bool timers_only)
 {
 	size_t n = 0;
 	if (!timers_only) {
@@ -141,20 +142,22 @@ static size_t variables(uint8_t *buf, const uint8_t *key_name, const uint8_t *al
 	n += 8;
 	if (!timers_only) {
 		apex_write_u16(buf + n, error);
-		apex_write_u16(buf + n + 2, 0); /* other length */
+		apex_write_u16(buf + n + 2, other_size); /* the data follows (message_mac()) */
 		n += 4;
 	}
 	return n;
 }
 
 /* The MAC of message msg[0..size) (its ID and ARCOUNT as they were when it
- * was signed) with the prior MAC, if any, in front. */
+ * was signed) with the prior MAC, if any, in front, and the TSIG variables
+ * with their other data after it. */
 static int message_mac(const apex_tsig_key_t *key, const apex_tsig_mac_t *prior,
 		       const uint8_t *header, const uint8_t *msg, size_t size, const uint8_t *vars,
-		       size_t vars_size, apex_tsig_mac_t *out)
+		       size_t vars_size, const uint8_t *other, size_t other_size,
+		       apex_tsig_mac_t *out)
 {
 	uint8_t prior_size[2];
-	part_t parts[5];
+	part_t parts[6];
 	size_t n = 0;
 
 	if (prior != NULL) {
@@ -165,55 +168,114 @@ static int message_mac(const apex_tsig_key_t *key, const apex_tsig_mac_t *prior,
 	parts[n++] = (part_t){ header, APEX_HEADER_SIZE };
 	parts[n++] = (part_t){ msg + APEX_HEADER_SIZE, size - APEX_HEADER_SIZE };
 	parts[n++] = (part_t){ vars, vars_size };
+	parts[n++] = (part_t){ other, other_size };
 	return hmac(key, parts, n, out);
 }
 
 /* ------------------------------------------------------------ signing */
 
-static int sign(uint8_t *msg, size_t *size, size_t capacity, const apex_tsig_key_t *key,
-		const apex_tsig_mac_t *prior, uint64_t time_signed, bool timers_only,
-		apex_tsig_mac_t *mac_out)
+/* What a TSIG record carries besides its owner and algorithm. */
+typedef struct record_fields {
+	uint64_t time_signed;
+	uint16_t error;
+	const uint8_t *mac;
+	size_t mac_size;
+	const uint8_t *other;
+	uint16_t other_size;
+} record_fields_t;
+
+/* Append the TSIG record to msg[0..*size) (room checked by the caller). */
+static void append_record(uint8_t *msg, size_t *size, const uint8_t *key_name, const uint8_t *alg,
+			  const record_fields_t *f)
 {
-	const uint8_t *alg = algs[key->alg].wire;
-	size_t key_size = apex_name_size(key->name), alg_size = apex_name_size(alg);
-	size_t mac_size = algs[key->alg].mac_size;
-	size_t rr_size = key_size + 10 + alg_size + 16 + mac_size;
-	uint8_t vars[2 * APEX_NAME_MAX + 16];
-	apex_tsig_mac_t mac;
-
-	if (*size < APEX_HEADER_SIZE || capacity - *size < rr_size ||
-	    apex_read_u16(msg + APEX_HDR_ARCOUNT) == UINT16_MAX)
-		return APEX_ESPACE;
-	size_t vars_size = variables(vars, key->name, alg, time_signed, APEX_TSIG_FUDGE,
-				     APEX_TSIG_NOERROR, timers_only);
-	int rc = message_mac(key, prior, msg, msg, *size, vars, vars_size, &mac);
-	if (rc < 0)
-		return rc;
-
+	size_t key_size = apex_name_size(key_name), alg_size = apex_name_size(alg);
 	uint8_t *p = msg + *size;
-	memcpy(p, key->name, key_size);
+
+	memcpy(p, key_name, key_size);
 	p += key_size;
 	apex_write_u16(p, TYPE_TSIG);
 	apex_write_u16(p + 2, CLASS_ANY);
 	apex_write_u32(p + 4, 0);
-	apex_write_u16(p + 8, (uint16_t)(alg_size + 16 + mac_size));
+	apex_write_u16(p + 8, (uint16_t)(alg_size + 16 + f->mac_size + f->other_size));
 	p += 10;
 	memcpy(p, alg, alg_size);
 	p += alg_size;
-	apex_write_u16(p, (uint16_t)(time_signed >> 32));
-	apex_write_u32(p + 2, (uint32_t)time_signed);
+	apex_write_u16(p, (uint16_t)(f->time_signed >> 32));
+	apex_write_u32(p + 2, (uint32_t)f->time_signed);
 	apex_write_u16(p + 6, APEX_TSIG_FUDGE);
-	apex_write_u16(p + 8, (uint16_t)mac_size);
-	memcpy(p + 10, mac.bytes, mac_size);
-	p += 10 + mac_size;
+	apex_write_u16(p + 8, (uint16_t)f->mac_size);
+	if (f->mac_size > 0)
+		memcpy(p + 10, f->mac, f->mac_size);
+	p += 10 + f->mac_size;
 	apex_write_u16(p, apex_read_u16(msg + APEX_HDR_ID)); /* original ID */
-	apex_write_u16(p + 2, APEX_TSIG_NOERROR);
-	apex_write_u16(p + 4, 0); /* other length */
-	*size += rr_size;
+	apex_write_u16(p + 2, f->error);
+	apex_write_u16(p + 4, f->other_size);
+	if (f->other_size > 0)
+		memcpy(p + 6, f->other, f->other_size);
+	*size += key_size + 10 + alg_size + 16 + f->mac_size + f->other_size;
 	apex_write_u16(msg + APEX_HDR_ARCOUNT,
 		       (uint16_t)(apex_read_u16(msg + APEX_HDR_ARCOUNT) + 1));
+}
+
+/* Sign with key: f's time, error and other data; its MAC is computed here. */
+static int sign_fields(uint8_t *msg, size_t *size, size_t capacity, const apex_tsig_key_t *key,
+		       const apex_tsig_mac_t *prior, record_fields_t *f, bool timers_only,
+		       apex_tsig_mac_t *mac_out)
+{
+	const uint8_t *alg = algs[key->alg].wire;
+	size_t mac_size = algs[key->alg].mac_size;
+	size_t rr_size = apex_name_size(key->name) + 10 + apex_name_size(alg) + 16 + mac_size +
+			 f->other_size;
+	uint8_t vars[2 * APEX_NAME_MAX + 16];
+	apex_tsig_mac_t mac;
+
+	if (*size < APEX_HEADER_SIZE || capacity < *size || capacity - *size < rr_size ||
+	    apex_read_u16(msg + APEX_HDR_ARCOUNT) == UINT16_MAX)
+		return APEX_ESPACE;
+	size_t vars_size = variables(vars, key->name, alg, f->time_signed, APEX_TSIG_FUDGE,
+				     f->error, f->other_size, timers_only);
+	int rc = message_mac(key, prior, msg, msg, *size, vars, vars_size, f->other,
+			     timers_only ? 0 : f->other_size, &mac);
+	if (rc < 0)
+		return rc;
+	f->mac = mac.bytes;
+	f->mac_size = mac_size;
+	append_record(msg, size, key->name, alg, f);
 	if (mac_out != NULL)
 		*mac_out = mac;
+	return APEX_OK;
+}
+
+static int sign(uint8_t *msg, size_t *size, size_t capacity, const apex_tsig_key_t *key,
+		const apex_tsig_mac_t *prior, uint64_t time_signed, bool timers_only,
+		apex_tsig_mac_t *mac_out)
+{
+	record_fields_t f = { .time_signed = time_signed, .error = APEX_TSIG_NOERROR };
+
+	return sign_fields(msg, size, capacity, key, prior, &f, timers_only, mac_out);
+}
+
+int apex_tsig_error_record(uint8_t *msg, size_t *size, size_t capacity,
+			   const apex_tsig_result_t *req, uint64_t now)
+{
+	uint8_t server_time[6];
+	record_fields_t f = { .time_signed = now, .error = (uint16_t)req->error };
+
+	if (req->error == APEX_TSIG_BADTIME && req->key != NULL) {
+		/* signed, with the request's time and the server's in other data */
+		apex_write_u16(server_time, (uint16_t)(now >> 32));
+		apex_write_u32(server_time + 2, (uint32_t)now);
+		f.time_signed = req->time_signed;
+		f.other = server_time;
+		f.other_size = sizeof(server_time);
+		return sign_fields(msg, size, capacity, req->key, &req->mac, &f, false, NULL);
+	}
+	/* BADKEY, BADSIG, BADTRUNC: unsigned, an empty MAC */
+	size_t rr_size = apex_name_size(req->key_name) + 10 + apex_name_size(req->alg_name) + 16;
+	if (*size < APEX_HEADER_SIZE || capacity < *size || capacity - *size < rr_size ||
+	    apex_read_u16(msg + APEX_HDR_ARCOUNT) == UINT16_MAX)
+		return APEX_ESPACE;
+	append_record(msg, size, req->key_name, req->alg_name, &f);
 	return APEX_OK;
 }
 
@@ -370,6 +432,8 @@ static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 	res->time_signed = t.time_signed;
 	res->fudge = t.fudge;
 	res->original_id = t.original_id;
+	memcpy(res->key_name, t.owner, apex_name_size(t.owner));
+	memcpy(res->alg_name, t.alg, apex_name_size(t.alg));
 	if (key != NULL &&
 	    !(apex_name_equal(key->name, t.owner) && apex_name_equal(algs[key->alg].wire, t.alg)))
 		key = NULL;
@@ -393,10 +457,11 @@ static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 	uint8_t header[APEX_HEADER_SIZE], vars[2 * APEX_NAME_MAX + 16];
 	memcpy(header, msg, APEX_HEADER_SIZE);
 	apex_write_u16(header + APEX_HDR_ID, t.original_id);
-	size_t vars_size =
-		variables(vars, t.owner, t.alg, t.time_signed, t.fudge, t.error, timers_only);
+	size_t vars_size = variables(vars, t.owner, t.alg, t.time_signed, t.fudge, t.error,
+				     t.other_size, timers_only);
 	apex_tsig_mac_t mac;
-	if ((rc = message_mac(key, prior, header, msg, *size, vars, vars_size, &mac)) < 0)
+	if ((rc = message_mac(key, prior, header, msg, *size, vars, vars_size, t.other,
+			      timers_only ? 0 : t.other_size, &mac)) < 0)
 		return rc;
 	if (t.mac_size == 0 || CRYPTO_memcmp(mac.bytes, t.mac, t.mac_size) != 0)
 		res->error = APEX_TSIG_BADSIG;

@@ -91,9 +91,11 @@ int apex_tsig_sign(uint8_t *msg, size_t *size, size_t capacity, const apex_tsig_
 
 /* What apex_tsig_verify() found. */
 typedef struct apex_tsig_result {
-	int error;                  /* APEX_TSIG_*: NOERROR when the message is good */
-	const apex_tsig_key_t *key; /* the key named, when known */
-	apex_tsig_mac_t mac;        /* the message's MAC (to sign the answer) */
+	int error;                       /* APEX_TSIG_*: NOERROR when the message is good */
+	const apex_tsig_key_t *key;      /* the key named, when known */
+	uint8_t key_name[APEX_NAME_MAX]; /* as the record names them (unless FORMERR) */
+	uint8_t alg_name[APEX_NAME_MAX];
+	apex_tsig_mac_t mac; /* the message's MAC (to sign the answer) */
 	uint64_t time_signed;
 	uint16_t fudge;
 	uint16_t original_id;
@@ -112,6 +114,18 @@ typedef struct apex_tsig_result {
  */
 int apex_tsig_verify(uint8_t *msg, size_t *size, const apex_tsig_keyring_t *ring,
 		     const apex_tsig_mac_t *prior, uint64_t now, apex_tsig_result_t *res);
+
+/*
+ * Append to the error answer msg[0..*size) (capacity bytes) the TSIG record
+ * RFC 8945 section 5.3.2 asks for, for a request whose check found req
+ * (apex_tsig_verify()): for BADKEY, BADSIG and BADTRUNC an unsigned record
+ * (empty MAC) naming the request's key and algorithm, with the error; for
+ * BADTIME a record signed with the request's MAC, carrying the request's
+ * time and the server's (now) as other data.  APEX_ESPACE when it does
+ * not fit.  The caller sets the answer's RCODE (NOTAUTH).
+ */
+int apex_tsig_error_record(uint8_t *msg, size_t *size, size_t capacity,
+			   const apex_tsig_result_t *req, uint64_t now);
 
 /*
  * The messages of one response stream (RFC 8945 section 5.3.1): the first

@@ -76,9 +76,13 @@ size_t apex_notify_answer(const uint8_t *msg, size_t size, const struct sockaddr
 	if (rc == APEX_OK && t.error == APEX_TSIG_FORMERR)
 		return refuse(res, RCODE_FORMERR, "a malformed TSIG record", out, name, qtype,
 			      qclass);
-	if (rc == APEX_OK && t.error != APEX_TSIG_NOERROR)
-		return refuse(res, RCODE_NOTAUTH, "a TSIG signature that does not verify", out,
-			      name, qtype, qclass);
+	if (rc == APEX_OK && t.error != APEX_TSIG_NOERROR) {
+		n = refuse(res, RCODE_NOTAUTH, "a TSIG signature that does not verify", out, name,
+			   qtype, qclass);
+		/* with the TSIG error (RFC 8945 section 5.3.2); without it if it does not fit */
+		apex_tsig_error_record(out, &n, out_capacity, &t, now);
+		return n;
+	}
 	if (rc == APEX_OK)
 		key = t.key;
 	else if (rc != APEX_ENOENT)

@@ -253,6 +253,10 @@ int apex_xfr_serve(int fd, const struct sockaddr *peer, const char *peer_text, c
 	res->qtype = r.qtype;
 	if (res->rcode != 0) {
 		n = refusal(buf, &r, msg[2], res->rcode);
+		/* a TSIG error goes back in a TSIG record (RFC 8945 section 5.3.2) */
+		if (res->rcode == RCODE_NOTAUTH && tsig.error != APEX_TSIG_NOERROR &&
+		    tsig.error != APEX_TSIG_FORMERR)
+			apex_tsig_error_record(buf, &n, MESSAGE_MAX, &tsig, (uint64_t)time(NULL));
 		rc = apex_tcp_stream_send_message(&io, buf, n);
 		free(buf);
 		return rc;

@@ -20,6 +20,7 @@ import struct
 import subprocess
 import threading
 import time
+import unittest.mock
 
 import dns.exception
 import dns.flags
@@ -411,8 +412,25 @@ def test_notify_checks(tmp):
         assert r.flags & dns.flags.QR and r.flags & dns.flags.AA
         assert r.had_tsig
         assert notify(apex.port, ORIGIN).rcode() == dns.rcode.NOTAUTH
+        # TSIG errors come back in a TSIG record (RFC 8945 section 5.3.2),
+        # which dnspython reads: an unknown key, a wrong MAC, a stale time
         other = dns.tsigkeyring.from_text({"other-key": ("hmac-sha256", SECRET)})
-        assert notify(apex.port, ORIGIN, other, "other-key").rcode() == dns.rcode.NOTAUTH
+        with pytest.raises(dns.tsig.PeerBadKey):
+            notify(apex.port, ORIGIN, other, "other-key")
+        wrong = dns.tsigkeyring.from_text({KEY_NAME: ("hmac-sha256", WRONG_SECRET)})
+        with pytest.raises(dns.tsig.PeerBadSignature):
+            notify(apex.port, ORIGIN, wrong, KEY_NAME)
+        with unittest.mock.patch("time.time", return_value=time.time() - 3600):
+            stale = dns.message.make_query(ORIGIN, dns.rdatatype.SOA)
+            stale.set_opcode(dns.opcode.NOTIFY)
+            stale.use_tsig(KEYRING, KEY_NAME, algorithm="hmac-sha256")
+            wire = stale.to_wire()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            s.sendto(wire, ("127.0.0.1", apex.port))
+            data = s.recv(65535)
+        with pytest.raises(dns.tsig.PeerBadTime):
+            dns.message.from_wire(data, keyring=KEYRING, request_mac=stale.mac)
         assert notify(apex.port, "example.", KEYRING, KEY_NAME).rcode() == dns.rcode.REFUSED
         # and the zone is still served, queries answered as before
         assert serial_of(apex.port) == 1

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -212,6 +214,114 @@ static void failures(void **state)
 	assert_int_equal(size, v->query_size);
 }
 
+/* The fields of the TSIG record that starts at msg[start] (its owner and
+ * algorithm uncompressed): error, other data and MAC. */
+static void record_fields(const uint8_t *msg, size_t start, uint16_t *error, uint16_t *other_size,
+			  const uint8_t **other, const uint8_t **mac, uint16_t *mac_size)
+{
+	size_t pos = start + apex_name_size(msg + start) + 10; /* type, class, TTL, RDLENGTH */
+
+	pos += apex_name_size(msg + pos) + 8; /* algorithm, time signed, fudge */
+	*mac_size = apex_read_u16(msg + pos);
+	*mac = msg + pos + 2;
+	pos += 2 + *mac_size + 2; /* MAC, original ID */
+	*error = apex_read_u16(msg + pos);
+	*other_size = apex_read_u16(msg + pos + 2);
+	*other = msg + pos + 4;
+}
+
+/* RFC 8945 section 5.3.2: BADKEY and BADSIG unsigned with the error, BADTIME
+ * signed with the request's MAC and time and the server's time as other
+ * data.  The BADTIME MAC is checked against one computed here from the
+ * RFC's layout (section 4.3.3) with OpenSSL directly. */
+static void error_records(void **state)
+{
+	(void)state;
+	const struct tsig_vector *v = &tsig_vectors[3]; /* hmac-sha256 */
+	apex_tsig_key_t key, other;
+	apex_tsig_keyring_t ring = { &key, 1 }, wrong = { &other, 1 };
+	apex_tsig_result_t req, res;
+	uint8_t buf[4096], answer[4096];
+	size_t size, n;
+	uint16_t error, other_size, mac_size;
+	const uint8_t *other_data, *mac;
+	char err[256];
+
+	key_of(v, &key);
+	assert_int_equal(
+		apex_tsig_key_init(&other, "other-key", "hmac-sha256", v->secret, err, sizeof(err)),
+		APEX_OK);
+
+	/* BADKEY: the record names the request's key, an empty MAC, error 17 */
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &wrong, NULL, NOW, &req), APEX_OK);
+	assert_int_equal(req.error, APEX_TSIG_BADKEY);
+	n = copy(answer, v->query, v->query_size);
+	answer[2] |= 0x80;
+	assert_int_equal(apex_tsig_error_record(answer, &n, sizeof(answer), &req, NOW), APEX_OK);
+	assert_int_equal(apex_read_u16(answer + APEX_HDR_ARCOUNT),
+			 apex_read_u16(v->query + APEX_HDR_ARCOUNT) + 1);
+	record_fields(answer, v->query_size, &error, &other_size, &other_data, &mac, &mac_size);
+	assert_int_equal(error, APEX_TSIG_BADKEY);
+	assert_int_equal(other_size, 0);
+	assert_int_equal(mac_size, 0);
+	/* read back: the key is ours, the empty MAC does not verify */
+	size = n;
+	assert_int_equal(apex_tsig_verify(answer, &size, &ring, &req.mac, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_BADSIG);
+	assert_int_equal(size, v->query_size);
+
+	/* BADTIME: signed */
+	size = copy(buf, v->query_signed, v->query_signed_size);
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW + 1000, &req), APEX_OK);
+	assert_int_equal(req.error, APEX_TSIG_BADTIME);
+	n = copy(answer, v->query, v->query_size);
+	answer[2] |= 0x80;
+	answer[3] = (uint8_t)((answer[3] & 0xf0) | 9);
+	size_t unsigned_size = n;
+	assert_int_equal(apex_tsig_error_record(answer, &n, sizeof(answer), &req, NOW + 1000),
+			 APEX_OK);
+	record_fields(answer, unsigned_size, &error, &other_size, &other_data, &mac, &mac_size);
+	assert_int_equal(error, APEX_TSIG_BADTIME);
+	assert_int_equal(other_size, 6);
+	assert_int_equal(apex_read_u32(other_data + 2), NOW + 1000);
+
+	/* the MAC, from the RFC: prior MAC (length, bytes), the message as
+	 * unsigned, then key name, class ANY, TTL 0, algorithm, time signed (the
+	 * request's), fudge, error, other length and data */
+	uint8_t digest_in[8192], *d = digest_in;
+	apex_write_u16(d, (uint16_t)req.mac.size);
+	memcpy(d + 2, req.mac.bytes, req.mac.size);
+	d += 2 + req.mac.size;
+	memcpy(d, answer, unsigned_size);
+	apex_write_u16(d + APEX_HDR_ARCOUNT, apex_read_u16(answer + APEX_HDR_ARCOUNT) - 1);
+	d += unsigned_size;
+	memcpy(d, key.name, apex_name_size(key.name));
+	d += apex_name_size(key.name);
+	apex_write_u16(d, 255);
+	apex_write_u32(d + 2, 0);
+	d += 6;
+	static const uint8_t alg[] = "\013hmac-sha256";
+	memcpy(d, alg, sizeof(alg));
+	d += sizeof(alg);
+	apex_write_u16(d, 0);
+	apex_write_u32(d + 2, (uint32_t)req.time_signed);
+	apex_write_u16(d + 6, APEX_TSIG_FUDGE);
+	apex_write_u16(d + 8, APEX_TSIG_BADTIME);
+	apex_write_u16(d + 10, 6);
+	memcpy(d + 12, other_data, 6);
+	d += 18;
+	uint8_t want[EVP_MAX_MD_SIZE];
+	unsigned want_size = 0;
+	assert_non_null(HMAC(EVP_sha256(), key.secret, (int)key.secret_size, digest_in,
+			     (size_t)(d - digest_in), want, &want_size));
+	assert_int_equal(want_size, 32);
+	assert_int_equal(mac_size, 32);
+	assert_memory_equal(mac, want, 32);
+	/* and the record carries the request's time (it is before the fudge and MAC size) */
+	assert_int_equal(apex_read_u32(mac - 8), (uint32_t)req.time_signed);
+}
+
 /* A MAC cut to 16 of SHA-256's 32 bytes is allowed; to 10 it is not
  * (RFC 8945 section 5.2.2.1), and longer than the hash is malformed. */
 static void truncation(void **state)
@@ -278,7 +388,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(keys_from_text), cmocka_unit_test(dnspython_both_ways),
 		cmocka_unit_test(failures),       cmocka_unit_test(truncation),
-		cmocka_unit_test(tsig_not_last),
+		cmocka_unit_test(tsig_not_last),  cmocka_unit_test(error_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
