@@ -11,9 +11,13 @@
  *
  * Policy choices (each one is what a reference server does or what the
  * RFC asks; see doc/architecture.md):
- * - Zone transfer is not offered yet.  As NSD 4.6 answers: AXFR over
- *   UDP NOTIMP, AXFR over TCP REFUSED, IXFR REFUSED.  MAILA and MAILB
- *   are looked up like any type (NODATA), as NSD and Knot DNS do.
+ * - Zone transfers over TCP are answered by the daemon's transfer
+ *   threads (src/apexd/xfr_out.c), which take the connection before the
+ *   engine sees the request; what reaches the engine is answered as NSD
+ *   4.6 does: AXFR over UDP NOTIMP, AXFR or IXFR over TCP REFUSED.  IXFR
+ *   over UDP (RFC 1995 section 2): the SOA alone when the client is up to
+ *   date, else TC.  MAILA and MAILB are looked up like any type (NODATA),
+ *   as NSD and Knot DNS do.
  * - QCLASS other than IN, CH and ANY: REFUSED.  QCLASS ANY is answered
  *   from the IN data with AA clear, as NSD does (Knot DNS answers it too,
  *   with AA): RFC 6895 section 3.2, a server cannot be authoritative for
@@ -34,6 +38,7 @@
 
 #include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
+#include "dns/serial.h"
 #include "dns/wire.h"
 #include "query/answer.h"
 #include "query/answer_record.h"
@@ -719,6 +724,47 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 	return apex_writer_finish(&w, q->id, response_flags(q, true, tc, APEX_RCODE_NOERROR));
 }
 
+/* ------------------------------------------------------------ IXFR over UDP */
+
+/*
+ * RFC 1995 section 2: an IXFR over UDP is answered with the zone's SOA
+ * alone when the client's serial is not older; otherwise with an empty
+ * answer with TC set, so that the client asks over TCP (where transfers are
+ * checked and served, src/apexd/xfr_out.c).  Only at a zone's apex.
+ */
+static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q,
+			      const apex_answer_config_t *cfg, uint8_t *out, size_t capacity,
+			      apex_answer_info_t *info)
+{
+	apex_lookup_name_t k;
+	apex_writer_t w;
+
+	apex_lookup_name_init(&k, q->qname);
+	const apex_zone_t *zone = apex_zoneset_find_name(zones, &k, k.labels);
+	if (zone == NULL || zone->origin_labels != k.labels)
+		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_REFUSED, false, out,
+				   capacity, info);
+	if (atomic_load_explicit(&zone->expired, memory_order_relaxed))
+		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_SERVFAIL, false, out,
+				   capacity, info);
+	if (!q->ixfr_soa)
+		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_FORMERR, false, out,
+				   capacity, info);
+	size_t limit = response_limit(q, cfg, APEX_TRANSPORT_UDP, capacity);
+	size_t reserve = reserve_opt(q, cfg);
+	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
+	bool tc = apex_writer_question(&w, q->qname, zone->apex, q->qtype, q->qclass) != APEX_OK ||
+		  apex_serial_newer(zone->serial, q->ixfr_serial) ||
+		  apex_writer_rrset(&w, APEX_SECTION_ANSWER, q->qname, zone->apex, zone->soa,
+				    zone->soa->ttl) != APEX_OK;
+	write_opt(&w, q, cfg, APEX_RCODE_NOERROR);
+	if (info != NULL) {
+		info->rcode = APEX_RCODE_NOERROR;
+		info->truncated = tc;
+	}
+	return apex_writer_finish(&w, q->id, response_flags(q, true, tc, APEX_RCODE_NOERROR));
+}
+
 /* ------------------------------------------------------------ entry */
 
 /* The answer's state before the lookup of q in zone. */
@@ -828,6 +874,8 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	if (q.qtype == APEX_TYPE_AXFR && transport == APEX_TRANSPORT_UDP)
 		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity,
 				   info);
+	if (q.qtype == APEX_TYPE_IXFR && transport == APEX_TRANSPORT_UDP)
+		return answer_ixfr_udp(zones, &q, cfg, out, out_capacity, info);
 	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
 				   info);

@@ -39,6 +39,19 @@ static apex_parse_result_t parse_options(const uint8_t *p, size_t size, apex_que
 	return APEX_PARSE_OK;
 }
 
+/* The serial of the SOA whose RDATA is pkt[pos..end) (an IXFR's, RFC 1995
+ * section 3: the version the client has); its names may be compressed. */
+static void read_ixfr_serial(const uint8_t *pkt, size_t end, size_t pos, apex_query_t *q)
+{
+	uint8_t name[APEX_NAME_MAX];
+
+	if (q->ixfr_soa || apex_name_unpack(pkt, end, &pos, name) < 0 ||
+	    apex_name_unpack(pkt, end, &pos, name) < 0 || end - pos < 20)
+		return;
+	q->ixfr_serial = apex_read_u32(pkt + pos);
+	q->ixfr_soa = true;
+}
+
 /*
  * One resource record at *pos in section `section` (1 answer,
  * 2 authority, 3 additional).  *opt_seen counts OPT records.
@@ -65,6 +78,9 @@ static apex_parse_result_t parse_record(const uint8_t *pkt, size_t len, size_t *
 
 	if (type != APEX_TYPE_OPT) {
 		q->tsig |= type == APEX_TYPE_TSIG;
+		if (type == APEX_TYPE_SOA && section == 2)
+			read_ixfr_serial(pkt, (size_t)(rdata - pkt) + rdlen, (size_t)(rdata - pkt),
+					 q);
 		return APEX_PARSE_OK;
 	}
 	/* RFC 6891 6.1.1: only in the additional section, at most one,

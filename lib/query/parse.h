@@ -47,7 +47,9 @@ typedef struct apex_query {
 	/* The COOKIE option to send back (client + new server cookie), set
 	 * by apex_answer_from() when cookies are on; 0: none. */
 	uint8_t cookie_reply_size;
-	bool tsig; /* a TSIG record came (the worker checks it and signs the answer) */
+	bool tsig;            /* a TSIG record came (the worker checks it and signs the answer) */
+	bool ixfr_soa;        /* an SOA in the authority section (an IXFR's, RFC 1995) */
+	uint32_t ixfr_serial; /* its serial */
 
 	/* The arrays: apex_query_parse() clears the fields above only, and
 	 * each array holds data only as the fields above say. */

@@ -883,12 +883,14 @@ static void test_notimp_badvers_refused_drop(void **state)
 	o = (dnsmsg_opts_t){ .qclass = APEX_CLASS_CH };
 	query_size = dnsmsg_query(query_buf, "version.bind.", APEX_TYPE_TXT, &o);
 	expect_rcode(SET_PLAIN, APEX_TRANSPORT_UDP, LDNS_RCODE_REFUSED);
-	/* AXFR: NOTIMP over UDP, REFUSED over TCP; IXFR: REFUSED (as NSD) */
+	/* AXFR: NOTIMP over UDP, REFUSED over TCP (as NSD; the daemon's transfer
+	 * threads take them before the engine); IXFR over TCP: REFUSED; over UDP
+	 * without the client's SOA: FORMERR (RFC 1995 section 3) */
 	query_size = dnsmsg_query(query_buf, "example.", APEX_TYPE_AXFR, NULL);
 	expect_rcode(SET_PLAIN, APEX_TRANSPORT_UDP, LDNS_RCODE_NOTIMPL);
 	expect_rcode(SET_PLAIN, APEX_TRANSPORT_TCP, LDNS_RCODE_REFUSED);
 	query_size = dnsmsg_query(query_buf, "example.", APEX_TYPE_IXFR, NULL);
-	expect_rcode(SET_PLAIN, APEX_TRANSPORT_UDP, LDNS_RCODE_REFUSED);
+	expect_rcode(SET_PLAIN, APEX_TRANSPORT_UDP, LDNS_RCODE_FORMERR);
 	expect_rcode(SET_PLAIN, APEX_TRANSPORT_TCP, LDNS_RCODE_REFUSED);
 	/* MAILA: an ordinary lookup, NODATA (as NSD and Knot) */
 	query_size = dnsmsg_query(query_buf, "example.", APEX_TYPE_MAILA, NULL);
@@ -955,9 +957,67 @@ static void test_chaos_and_nsid(void **state)
 	cfg = saved;
 }
 
+/* An IXFR query with the client's SOA (serial) in the authority section. */
+static void ixfr_query(const char *zone, uint32_t serial)
+{
+	ldns_pkt *q = NULL;
+	ldns_rr *soa = NULL;
+	char text[256];
+	uint8_t *wire = NULL;
+	size_t size = 0;
+
+	assert_int_equal(
+		ldns_pkt_query_new_frm_str(&q, zone, LDNS_RR_TYPE_IXFR, LDNS_RR_CLASS_IN, 0),
+		LDNS_STATUS_OK);
+	ldns_pkt_set_id(q, 0x1234);
+	snprintf(text, sizeof(text), "%s 0 IN SOA . . %u 0 0 0 0", zone, serial);
+	assert_int_equal(ldns_rr_new_frm_str(&soa, text, 0, NULL, NULL), LDNS_STATUS_OK);
+	assert_true(ldns_pkt_push_rr(q, LDNS_SECTION_AUTHORITY, soa));
+	assert_int_equal(ldns_pkt2wire(&wire, q, &size), LDNS_STATUS_OK);
+	memcpy(query_buf, wire, size);
+	query_size = size;
+	free(wire);
+	ldns_pkt_free(q);
+}
+
+/* IXFR over UDP (RFC 1995 section 2): the SOA alone when the client is up
+ * to date (or newer), an empty TC answer when it is older, REFUSED below a
+ * zone's apex. */
+static void test_ixfr_udp(void **state)
+{
+	(void)state;
+	ldns_pkt *pkt;
+
+	ixfr_query("example.", 2025010101);
+	pkt = answer_raw(SET_PLAIN, APEX_TRANSPORT_UDP);
+	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NOERROR);
+	assert_true(ldns_pkt_aa(pkt));
+	assert_false(ldns_pkt_tc(pkt));
+	assert_int_equal(ldns_pkt_ancount(pkt), 1);
+	assert_int_equal(dnsmsg_count(pkt, 1, "example.", LDNS_RR_TYPE_SOA), 1);
+	ldns_pkt_free(pkt);
+
+	ixfr_query("example.", 2025010102); /* newer than ours */
+	pkt = answer_raw(SET_PLAIN, APEX_TRANSPORT_UDP);
+	assert_int_equal(ldns_pkt_ancount(pkt), 1);
+	assert_false(ldns_pkt_tc(pkt));
+	ldns_pkt_free(pkt);
+
+	ixfr_query("example.", 2025010100); /* older: ask over TCP */
+	pkt = answer_raw(SET_PLAIN, APEX_TRANSPORT_UDP);
+	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NOERROR);
+	assert_true(ldns_pkt_tc(pkt));
+	assert_int_equal(ldns_pkt_ancount(pkt), 0);
+	ldns_pkt_free(pkt);
+
+	ixfr_query("www.example.", 2025010101);
+	expect_rcode(SET_PLAIN, APEX_TRANSPORT_UDP, LDNS_RCODE_REFUSED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ixfr_udp),
 		cmocka_unit_test(test_exact_answer),
 		cmocka_unit_test(test_question_case_echo),
 		cmocka_unit_test(test_flags_copied),
