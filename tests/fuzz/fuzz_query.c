@@ -140,8 +140,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* A TCP response that fits the UDP limit is what UDP must send
 		 * too, byte for byte: the limit may only cut, never change.
 		 * With EDNS, only when ldns reads the requestor's payload;
-		 * AXFR differs on purpose (NOTIMP over UDP, REFUSED over TCP). */
-		if (tcp_size > 0 && info.qtype != 252 &&
+		 * Transfers differ on purpose: AXFR is NOTIMP over UDP and REFUSED
+		 * over TCP, IXFR over UDP answered per RFC 1995 and REFUSED over
+		 * TCP (where the daemon's transfer threads answer it). */
+		if (tcp_size > 0 && info.qtype != 252 && info.qtype != 251 &&
 		    (!edns || fuzz_query_payload(data, size) != 0)) {
 			size_t limit = fuzz_udp_limit(data, size, cfg, edns);
 			if (tcp_size <= limit &&
