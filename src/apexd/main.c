@@ -484,6 +484,7 @@ static step_t load_zones(apexd_t *d, int *status)
 	d->reloader.published = zone_published;
 	d->reloader.published_arg = d;
 	d->secondary.published = zone_published;
+	d->secondary.reloader = &d->reloader;
 	d->secondary.published_arg = d;
 	d->xfr_out_ready = true;
 	if (apex_xfr_out_init(&d->xfr_out, &d->server, cfg) < 0) {

@@ -18,6 +18,7 @@
 #include "dns/serial.h"
 #include "dns/wire.h"
 #include "memory.h"
+#include "reload.h"
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -470,6 +471,19 @@ static void check_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t
 	pthread_mutex_unlock(&s->lock);
 }
 
+static void nothing(const apex_managed_zone_t *zone, void *arg)
+{
+	(void)zone;
+	(void)arg;
+}
+
+/* Whether z is still configured (a reconfiguration may have removed it). */
+static bool configured(apex_secondary_t *s, const apex_secondary_zone_t *z)
+{
+	return s->reloader == NULL ||
+	       apex_reloader_foreach(s->reloader, z->origin, nothing, NULL) != APEX_ENOENT;
+}
+
 static void *secondary_main(void *arg)
 {
 	apex_secondary_t *s = arg;
@@ -486,6 +500,10 @@ static void *secondary_main(void *arg)
 
 			if (atomic_exchange(&z->notified, false))
 				z->next_check = now;
+			if (z->next_check <= now && !configured(s, z)) {
+				z->next_check = now + 3600 * 1000; /* removed: left alone */
+				z->expire_at = 0;
+			}
 			check_expiry(s, z, now);
 			if (z->next_check <= now) {
 				refresh(s, z);

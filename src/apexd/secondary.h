@@ -72,6 +72,9 @@ typedef struct apex_secondary {
 	int stop_fd;          /* eventfd: stop, abandoning an exchange under way */
 	pthread_t thread;
 	bool thread_started;
+	/* The configured zones: a secondary zone a reconfiguration removed is
+	 * no longer kept.  Set before the start (NULL: every zone stays). */
+	struct apex_reloader *reloader;
 	/* Called after a transfer is published; set before the start. */
 	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version);
 	void *published_arg;

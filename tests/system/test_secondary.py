@@ -628,6 +628,20 @@ def test_apexctl_secondary(tmp):
         assert stats["in_ok"] == 2 and stats["in_failed"] == 0
         assert stats["notify_in_accepted"] == 1 and stats["notify_in_refused"] == 1
         assert "transfers: in ok=2" in apexctl(apex, "stats").stdout
+
+        # a reconfiguration that removes the zone: it is no longer served,
+        # and a NOTIFY or a refresh does not bring it back
+        conf = os.path.join(apex.workdir, "apex.conf")
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text[:text.index("zone:")])
+        r = apexctl(apex, "reconfig")
+        assert r.returncode == 0, r
+        assert query(apex.port, ORIGIN, dns.rdatatype.SOA).rcode() == dns.rcode.REFUSED
+        notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+        time.sleep(1.5)
+        assert query(apex.port, ORIGIN, dns.rdatatype.SOA).rcode() == dns.rcode.REFUSED
     finally:
         assert apex.stop() == 0, apex.log_tail()
         primary.stop()
