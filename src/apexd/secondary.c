@@ -22,6 +22,7 @@
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "xfr/ixfr_apply.h"
 #include "xfr/notify_in.h"
 #include "xfr/xfr_client.h"
 #include "xfr/zone_copy.h"
@@ -244,10 +245,13 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 
 /* ---------------------------------------------------------------- one transfer */
 
-/* Where the records of a whole-zone transfer go: the new version and the copy. */
+/* Where what a primary sends goes: the records of a whole zone to the new
+ * version and the copy; the change sets of an IXFR, kept until applied. */
 typedef struct receiver {
 	apex_zone_from_wire_t *builder;
 	apex_zone_copy_t copy;
+	apex_changes_t *sets; /* copies, owned */
+	size_t set_count;
 } receiver_t;
 
 static int receive_record(void *ctx, const apex_rr_t *rr)
@@ -261,9 +265,33 @@ static int receive_record(void *ctx, const apex_rr_t *rr)
 
 static int receive_changes(void *ctx, const apex_changes_t *set)
 {
-	(void)ctx;
-	(void)set;
-	return APEX_EINVAL; /* only AXFR is asked for */
+	receiver_t *r = ctx;
+	apex_changes_t *grown = realloc(r->sets, (r->set_count + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	r->sets = grown;
+	grown[r->set_count] = *set;
+	grown[r->set_count].data = malloc(set->size ? set->size : 1);
+	if (grown[r->set_count].data == NULL)
+		return APEX_ENOMEM;
+	memcpy(grown[r->set_count].data, set->data, set->size);
+	grown[r->set_count].capacity = set->size;
+	r->set_count++;
+	return APEX_OK;
+}
+
+/* Give up what r holds (the builder and the copy unless already done). */
+static void receiver_abort(receiver_t *r)
+{
+	if (r->builder != NULL)
+		apex_zone_from_wire_abort(r->builder);
+	if (r->copy.fp != NULL)
+		apex_zone_copy_abort(&r->copy);
+	for (size_t i = 0; i < r->set_count; i++)
+		apex_changes_free(&r->sets[i]);
+	free(r->sets);
+	memset(r, 0, sizeof(*r));
 }
 
 static void primary_of(const apex_acl_entry_t *e, apex_xfr_primary_t *p)
@@ -283,71 +311,66 @@ static void timeouts_of(const apex_secondary_t *s, apex_xfr_timeouts_t *t)
 }
 
 /*
- * Transfer z from one primary (AXFR) and publish it.  Returns APEX_OK, or
- * an apex code with the reason in err; nothing is published or written
- * then.
+ * Ask e for z (IXFR from the serial of current, or AXFR when current is
+ * NULL) and receive the answer into r, begun here; x holds the counts.
  */
-static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
-		    char *err, size_t err_size)
+static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
+		   const apex_zone_t *current, receiver_t *r, apex_xfr_in_t *x, char *err,
+		   size_t err_size)
 {
-	apex_xfr_in_handler_t handler = { NULL, receive_record, receive_changes };
+	apex_xfr_in_handler_t handler = { r, receive_record, receive_changes };
 	apex_xfr_in_limits_t limits = { s->config->xfr_size_limit, 0 };
 	apex_xfr_primary_t primary;
 	apex_xfr_timeouts_t t;
-	apex_xfr_in_t x;
-	receiver_t r;
-	apex_zone_t *zone = NULL, *old;
 	char source[200], header[300];
-	uint64_t start = now_ms();
 	int rc;
 
+	memset(r, 0, sizeof(*r));
 	primary_of(e, &primary);
 	timeouts_of(s, &t);
 	snprintf(source, sizeof(source), "transfer of %s from %s", z->name, e->text);
-	snprintf(header, sizeof(header), "zone %s, received by AXFR from %s", z->name, e->text);
-	if ((rc = apex_zone_from_wire_begin(&r.builder, z->origin, source, err, err_size)) < 0)
-		return rc;
-	if ((rc = apex_zone_copy_begin(&r.copy, z->file, header, err, err_size)) < 0) {
-		apex_zone_from_wire_abort(r.builder);
+	snprintf(header, sizeof(header), "zone %s, received from %s", z->name, e->text);
+	if ((rc = apex_zone_from_wire_begin(&r->builder, z->origin, source, err, err_size)) < 0 ||
+	    (rc = apex_zone_copy_begin(&r->copy, z->file, header, err, err_size)) < 0) {
+		receiver_abort(r);
 		return rc;
 	}
-	handler.ctx = &r;
-	rc = apex_xfr_client_transfer(&primary, z->origin, APEX_TYPE_AXFR, 0, &handler, &limits, &t,
-				      &x, err, err_size);
-	if (rc == APEX_OK && x.out_of_zone > 0)
+	rc = apex_xfr_client_transfer(
+		&primary, z->origin, current != NULL ? APEX_TYPE_IXFR : APEX_TYPE_AXFR,
+		current != NULL ? current->serial : 0, &handler, &limits, &t, x, err, err_size);
+	if (rc == APEX_OK && x->out_of_zone > 0)
 		apex_warning("zone %s: %llu record(s) outside the zone dropped from the transfer "
 			     "from %s",
-			     z->name, (unsigned long long)x.out_of_zone, e->text);
-	if (rc < 0) {
-		apex_zone_from_wire_abort(r.builder);
-		apex_zone_copy_abort(&r.copy);
-		apex_xfr_in_free(&x);
-		return rc;
-	}
-	rc = apex_zone_from_wire_finish(r.builder, &zone);
+			     z->name, (unsigned long long)x->out_of_zone, e->text);
+	return rc;
+}
+
+/* Publish the version r built, rename the copy; the status says how it came. */
+static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r, const char *how,
+		   const char *detail, char *err, size_t err_size)
+{
+	apex_zone_t *zone = NULL, *old;
+	int rc = apex_zone_from_wire_finish(r->builder, &zone);
+
+	r->builder = NULL;
 	if (rc == APEX_OK && (rc = apex_precompute(zone)) < 0) {
-		snprintf(err, err_size, "%s: precomputing answers: %s", source, apex_strerror(rc));
+		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
 		apex_zone_unref(zone);
 	}
-	if (rc < 0) {
-		apex_zone_copy_abort(&r.copy);
-		apex_xfr_in_free(&x);
+	if (rc < 0)
 		return rc;
-	}
-	if ((rc = apex_zone_copy_commit(&r.copy, err, err_size)) < 0)
+	if (apex_zone_copy_commit(&r->copy, err, err_size) < 0)
 		apex_warning("zone %s: the copy is not written (%s); serving the transfer anyway",
 			     z->name, err);
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
 	apex_zone_ref(zone); /* for the published hook, dropped below */
-	rc = apex_zonetable_publish(&s->server->zonetable, zone);
-	if (rc < 0) {
-		snprintf(err, err_size, "%s: not published: %s", source, apex_strerror(rc));
+	if ((rc = apex_zonetable_publish(&s->server->zonetable, zone)) < 0) {
+		snprintf(err, err_size, "not published: %s", apex_strerror(rc));
 		apex_zone_unref(zone);
 		apex_zone_unref(zone);
 		apex_zone_unref(old);
-		apex_xfr_in_free(&x);
 		return rc;
 	}
 	if (s->published != NULL)
@@ -360,13 +383,72 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 	clock_gettime(CLOCK_REALTIME, &z->status.last_transfer);
 	z->status.expired = false;
 	snprintf(z->status.last_result, sizeof(z->status.last_result),
-		 "AXFR serial %u from %s: %zu records, %llu messages, %llu bytes, %.3f s", serial,
-		 e->text, records, (unsigned long long)x.messages, (unsigned long long)x.bytes,
-		 (double)elapsed_ms_since(start) / 1000.0);
+		 "%s serial %u %.180s: %zu records", how, serial, detail, records);
 	apex_info("zone %s: %s", z->name, z->status.last_result);
 	pthread_mutex_unlock(&s->lock);
-	apex_xfr_in_free(&x);
 	return APEX_OK;
+}
+
+/* Emit one record of an IXFR applied into the receiver (ixfr_apply.h). */
+static int emit_record(void *ctx, const apex_rr_t *rr)
+{
+	return receive_record(ctx, rr);
+}
+
+/*
+ * Transfer z from one primary and publish it: by IXFR from current (the
+ * version served; NULL: AXFR).  Returns APEX_OK (also when up to date), or
+ * an apex code with the reason in err: nothing is published or written
+ * then.  -ESTALE: the change sets do not apply to current (ask by AXFR).
+ */
+static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
+		    const apex_zone_t *current, char *err, size_t err_size)
+{
+	uint64_t start = now_ms();
+	char detail[300];
+	apex_xfr_in_t x;
+	receiver_t r;
+	int rc = receive(s, z, e, current, &r, &x, err, err_size);
+
+	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_UP_TO_DATE) {
+		receiver_abort(&r);
+		apex_xfr_in_free(&x);
+		return APEX_OK;
+	}
+	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR &&
+	    apex_ixfr_apply(current, r.sets, r.set_count, emit_record, &r, err, err_size) < 0)
+		rc = -ESTALE;
+	snprintf(detail, sizeof(detail), "from %s: %llu messages, %llu bytes, %.3f s", e->text,
+		 (unsigned long long)x.messages, (unsigned long long)x.bytes,
+		 (double)elapsed_ms_since(start) / 1000.0);
+	if (rc == APEX_OK)
+		rc = publish(s, z, &r,
+			     x.style == APEX_XFR_STYLE_IXFR ? "IXFR"
+			     : current != NULL              ? "IXFR (whole zone)"
+							    : "AXFR",
+			     detail, err, err_size);
+	receiver_abort(&r);
+	apex_xfr_in_free(&x);
+	return rc;
+}
+
+/*
+ * Transfer z from e: by IXFR from current when there is one and e allows
+ * it, falling back to AXFR when the primary refuses IXFR or its change
+ * sets do not apply to what is served.
+ */
+static int transfer_any(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
+			const apex_zone_t *current, char *err, size_t err_size)
+{
+	bool incremental = current != NULL && !e->axfr_only;
+	int rc = transfer(s, z, e, incremental ? current : NULL, err, err_size);
+
+	if (incremental && (rc == -ESTALE || rc == APEX_EREFUSED)) {
+		apex_warning("zone %s: IXFR from %s: %s; asking for the whole zone", z->name,
+			     e->text, err);
+		rc = transfer(s, z, e, NULL, err, err_size);
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------- refresh */
@@ -388,7 +470,6 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	if (have_version) {
 		serial = current->serial;
 		soa_timers(current, &refresh_s, &retry_s, &expire_s);
-		apex_zone_unref(current);
 	}
 	for (size_t i = 0; i < z->primary_count && !ok; i++) {
 		const apex_acl_entry_t *e = &z->primaries[i];
@@ -411,13 +492,14 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 				break;
 			}
 		}
-		if (transfer(s, z, e, err, sizeof(err)) == APEX_OK) {
+		if (transfer_any(s, z, e, have_version && !force ? current : NULL, err,
+				 sizeof(err)) == APEX_OK) {
+			apex_zone_t *now_served = apex_server_served_version(s->server, z->origin);
+
 			ok = true;
-			current = apex_server_served_version(s->server, z->origin);
-			if (current != NULL) {
-				soa_timers(current, &refresh_s, &retry_s, &expire_s);
-				apex_zone_unref(current);
-			}
+			if (now_served != NULL)
+				soa_timers(now_served, &refresh_s, &retry_s, &expire_s);
+			apex_zone_unref(now_served);
 		} else {
 			apex_error("zone %s: %s (the previous version, if any, is still served)",
 				   z->name, err);
@@ -429,6 +511,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 		}
 	}
 
+	apex_zone_unref(current);
 	pthread_mutex_lock(&s->lock);
 	clock_gettime(CLOCK_REALTIME, &z->status.last_check);
 	if (ok && !z->status.expired && have_version && z->status.last_result[0] == '\0')

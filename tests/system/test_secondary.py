@@ -103,8 +103,8 @@ class KnotPrimary(Primary):
                       "    address: 127.0.0.1@%d" % self.notify_port, "    key: %s" % KEY_NAME]
         lines += [
             "template:", "  - id: default", '    storage: "%s"' % d,
-            "    zonefile-sync: -1", "    zonefile-load: whole", "    journal-content: none",
-            "    semantic-checks: off",
+            "    zonefile-sync: -1", "    zonefile-load: difference",
+            "    journal-content: changes", "    semantic-checks: off",
             "zone:",
         ]
         for origin, path in self.zones:
@@ -169,8 +169,8 @@ class BindPrimary(Primary):
             if self.notify_port:
                 notify = " notify explicit; also-notify { 127.0.0.1 port %d key %s; };" % (
                     self.notify_port, KEY_NAME)
-            lines += ['zone "%s" { type primary; file "%s"; allow-transfer { key %s; };%s };'
-                      % (origin, path, KEY_NAME, notify)]
+            lines += ['zone "%s" { type primary; file "%s"; allow-transfer { key %s; };'
+                      ' ixfr-from-differences yes;%s };' % (origin, path, KEY_NAME, notify)]
         conf = os.path.join(d, "named.conf")
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -245,6 +245,15 @@ def serial_of(port):
     if r.rcode() != dns.rcode.NOERROR or not r.answer:
         return None
     return r.answer[0][0].serial
+
+
+def wait_log(server, text):
+    """Wait for a line of the server's log (it is written just after the
+    version it tells of is published)."""
+    deadline = time.monotonic() + WAIT
+    while text not in server.log_tail(200):
+        assert time.monotonic() < deadline, "no %r in the log:\n%s" % (text, server.log_tail(40))
+        time.sleep(0.1)
 
 
 def wait_serial(port, serial, server):
@@ -322,6 +331,10 @@ def test_secondary_of(kind, tmp):
         r = query(apex.port, "new." + ORIGIN, dns.rdatatype.A)
         assert [rr.address for rr in r.answer[0]] == ["192.0.2.99"]
         assert_same_records(primary_records(primary.port), apex.port)
+        # Knot DNS and BIND keep the difference and send it as IXFR; NSD 4.6
+        # (before store-ixfr) answers an IXFR with the whole zone
+        how = "IXFR (whole zone) serial 2" if kind == "nsd" else "IXFR serial 2"
+        wait_log(apex, how)
 
         # Restart with the primary gone: served at once from the copy.
         assert apex.stop() == 0
@@ -454,6 +467,7 @@ class FakePrimary:
         self.port = self.sock.getsockname()[1]
         self.stopping = threading.Event()
         self.axfrs = 0
+        self.ixfrs = 0
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -495,6 +509,16 @@ class FakePrimary:
         r.flags |= dns.flags.AA
         if q.question[0].rdtype == dns.rdatatype.SOA:
             r.answer.append(self.soa(2))
+            self.send(conn, r)
+            return
+        if q.question[0].rdtype == dns.rdatatype.IXFR and self.mode == "bad-ixfr":
+            # a change set that removes a record the secondary does not have
+            self.ixfrs += 1
+            r.answer.extend([self.soa(2), self.soa(1),
+                             dns.rrset.from_text("nothere." + ORIGIN, 300, "IN", "A", "192.0.2.9"),
+                             self.soa(2),
+                             dns.rrset.from_text("added." + ORIGIN, 300, "IN", "A", "192.0.2.10"),
+                             self.soa(2)])
             self.send(conn, r)
             return
         self.axfrs += 1
@@ -679,3 +703,25 @@ def test_expire(tmp):
     finally:
         assert apex.stop() == 0, apex.log_tail()
         primary.stop()
+
+
+def test_ixfr_that_does_not_apply(tmp):
+    """A change set that removes a record the served version lacks is not
+    applied: apexd says so and takes the whole zone by AXFR instead."""
+    fake = FakePrimary("bad-ixfr", base_records())
+    d = os.path.join(tmp, "apexd")
+    os.makedirs(d)
+    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1, refresh=1))
+    try:
+        apex.start()
+        wait_serial(apex.port, 2, apex)
+        assert fake.ixfrs >= 1 and fake.axfrs >= 1
+        wait_log(apex, "do not apply; asking for the whole zone")
+        r = query(apex.port, "host1." + ORIGIN, dns.rdatatype.A)
+        assert [rr.address for rr in r.answer[0]] == ["10.0.0.2"]
+        assert query(apex.port, "added." + ORIGIN, dns.rdatatype.A).rcode() == dns.rcode.NXDOMAIN
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()

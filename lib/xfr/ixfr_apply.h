@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An incoming IXFR applied: the records of the version that results from
+ * a served version and the change sets a primary sent (RFC 1995), in
+ * order, for a builder to make the new version from.
+ *
+ * The change sets are folded first (a record removed and added back, a
+ * record added and removed again), then the old version's records are
+ * given without the removed ones, then the additions; the new SOA comes
+ * first.  Records are matched as IXFR matches them: owner without regard
+ * to case, type, class and RDATA byte for byte.  A removal of a record the
+ * old version does not hold means the sets do not apply to it (the
+ * primary's history and ours differ): APEX_EMALFORMED, and the caller asks
+ * for the whole zone instead.
+ *
+ * This rebuilds the whole zone from its records; a version derived from
+ * the old one in place is not done yet.
+ */
+#ifndef APEX_XFR_IXFR_APPLY_H
+#define APEX_XFR_IXFR_APPLY_H
+
+#include <stddef.h>
+
+#include "xfr/changes.h"
+#include "zone/zone.h"
+
+/* Where the records go; a callback's error ends the application. */
+typedef int (*apex_ixfr_emit_fn)(void *ctx, const apex_rr_t *rr);
+
+/*
+ * Give emit every record of old with sets[0..count) applied.  Returns
+ * APEX_OK, APEX_EMALFORMED (a set does not apply; the reason in err),
+ * APEX_ENOMEM, or emit's error.
+ */
+int apex_ixfr_apply(const apex_zone_t *old, const apex_changes_t *sets, size_t count,
+		    apex_ixfr_emit_fn emit, void *ctx, char *err, size_t err_size);
+
+#endif

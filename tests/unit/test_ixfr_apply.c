@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An incoming IXFR applied (lib/xfr/ixfr_apply.c): the change sets between
+ * versions of the feature zone (unsigned, NSEC, NSEC3: nearly every record
+ * changes between them), applied to the old version and built, give a
+ * version with exactly the new one's records; chained sets are folded; a
+ * set that removes a record the old version lacks is refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "util/error.h"
+#include "xfr/diff.h"
+#include "xfr/ixfr_apply.h"
+#include "zone/load.h"
+#include "zone/zone_from_wire.h"
+#include "zone_records.h"
+
+static apex_zone_t *load_file(const char *file)
+{
+	char path[512], err[512];
+	uint8_t origin[APEX_NAME_MAX];
+	apex_zone_t *zone = NULL;
+
+	snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, file);
+	assert_true(apex_name_from_str("example.", origin) > 0);
+	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	return zone;
+}
+
+static int add_to_builder(void *ctx, const apex_rr_t *rr)
+{
+	return apex_zone_from_wire_add(ctx, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
+}
+
+/* old with sets applied, built; NULL (and err) when they do not apply. */
+static apex_zone_t *apply(const apex_zone_t *old, const apex_changes_t *sets, size_t count,
+			  char *err, size_t err_size)
+{
+	apex_zone_from_wire_t *w;
+	apex_zone_t *zone = NULL;
+
+	assert_int_equal(apex_zone_from_wire_begin(&w, old->origin, "test", err, err_size),
+			 APEX_OK);
+	if (apex_ixfr_apply(old, sets, count, add_to_builder, w, err, err_size) != APEX_OK) {
+		apex_zone_from_wire_abort(w);
+		return NULL;
+	}
+	if (apex_zone_from_wire_finish(w, &zone) != APEX_OK)
+		fail_msg("%s", err);
+	return zone;
+}
+
+static void assert_same_records(const apex_zone_t *a, const apex_zone_t *b)
+{
+	text_set_t x = { 0 }, y = { 0 };
+
+	zone_records(a, &x);
+	zone_records(b, &y);
+	assert_int_equal(x.count, y.count);
+	for (size_t i = 0; i < x.count; i++)
+		assert_string_equal(x.items[i], y.items[i]);
+	assert_int_equal(a->serial, b->serial);
+	set_free(&x);
+	set_free(&y);
+}
+
+static const char *const files[] = { "example.zone", "example.nsec.zone", "example.nsec3.zone" };
+
+/* Every pair of versions, one set each way. */
+static void one_set(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t j = 0; j < 3; j++) {
+			apex_zone_t *from = load_file(files[i]), *to = load_file(files[j]);
+			apex_changes_t set;
+			char err[256];
+
+			apex_changes_init(&set);
+			assert_int_equal(apex_xfr_diff(from, to, &set), APEX_OK);
+			apex_zone_t *got = apply(from, &set, 1, err, sizeof(err));
+			if (got == NULL)
+				fail_msg("%s -> %s: %s", files[i], files[j], err);
+			assert_same_records(got, to);
+			apex_zone_unref(got);
+			apex_changes_free(&set);
+			apex_zone_unref(from);
+			apex_zone_unref(to);
+		}
+	}
+}
+
+/* Two chained sets (unsigned -> NSEC -> NSEC3, and back through NSEC):
+ * records added by the first and removed by the second never appear. */
+static void chained_sets(void **state)
+{
+	(void)state;
+	static const int orders[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 0, 1 } };
+
+	for (size_t o = 0; o < 3; o++) {
+		apex_zone_t *v[3];
+		apex_changes_t sets[2];
+		char err[256];
+
+		for (int k = 0; k < 3; k++)
+			v[k] = load_file(files[orders[o][k]]);
+		for (int k = 0; k < 2; k++) {
+			apex_changes_init(&sets[k]);
+			assert_int_equal(apex_xfr_diff(v[k], v[k + 1], &sets[k]), APEX_OK);
+		}
+		apex_zone_t *got = apply(v[0], sets, 2, err, sizeof(err));
+		if (got == NULL)
+			fail_msg("order %zu: %s", o, err);
+		assert_same_records(got, v[2]);
+		apex_zone_unref(got);
+		for (int k = 0; k < 2; k++)
+			apex_changes_free(&sets[k]);
+		for (int k = 0; k < 3; k++)
+			apex_zone_unref(v[k]);
+	}
+}
+
+/* A set made for another version does not apply: a removal misses. */
+static void set_for_another_version(void **state)
+{
+	(void)state;
+	apex_zone_t *plain = load_file("example.zone"), *nsec = load_file("example.nsec.zone");
+	apex_zone_t *nsec3 = load_file("example.nsec3.zone");
+	apex_changes_t set;
+	char err[256] = "";
+
+	apex_changes_init(&set);
+	assert_int_equal(apex_xfr_diff(nsec, nsec3, &set), APEX_OK); /* removes NSEC records */
+	assert_null(apply(plain, &set, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "do not apply"));
+	apex_changes_free(&set);
+	apex_zone_unref(plain);
+	apex_zone_unref(nsec);
+	apex_zone_unref(nsec3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(one_set),
+		cmocka_unit_test(chained_sets),
+		cmocka_unit_test(set_for_another_version),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
