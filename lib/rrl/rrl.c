@@ -12,55 +12,6 @@
 
 #define PROBES 4
 
-/* Keep the first bits of addr[0..size), zero the rest. */
-static void mask_prefix(uint8_t *addr, size_t size, unsigned bits)
-{
-	for (size_t i = 0; i < size; i++) {
-		if (bits >= 8) {
-			bits -= 8;
-			continue;
-		}
-		addr[i] &= (uint8_t)(0xFFu << (8 - bits));
-		bits = 0;
-	}
-}
-
-int apex_rrl_prefix_parse(const char *text, apex_rrl_prefix_t *out)
-{
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *slash = strchr(text, '/');
-	size_t host_len = slash != NULL ? (size_t)(slash - text) : strlen(text);
-	unsigned long len;
-	char *end;
-
-	memset(out, 0, sizeof(*out));
-	if (host_len == 0 || host_len >= sizeof(host))
-		return APEX_EINVAL;
-	memcpy(host, text, host_len);
-	host[host_len] = '\0';
-	if (inet_pton(AF_INET, host, out->addr) == 1) {
-		out->family = AF_INET;
-		len = 32;
-	} else if (inet_pton(AF_INET6, host, out->addr) == 1) {
-		out->family = AF_INET6;
-		len = 128;
-	} else {
-		return APEX_EINVAL;
-	}
-	if (slash != NULL) {
-		unsigned long max = len;
-
-		if (slash[1] < '0' || slash[1] > '9')
-			return APEX_EINVAL;
-		len = strtoul(slash + 1, &end, 10);
-		if (*end != '\0' || len > max)
-			return APEX_EINVAL;
-	}
-	out->len = (uint8_t)len;
-	mask_prefix(out->addr, out->family == AF_INET ? 4 : 16, out->len);
-	return APEX_OK;
-}
-
 int apex_rrl_init(apex_rrl_t *rrl, const apex_rrl_config_t *cfg, unsigned shares)
 {
 	size_t size = 1;
@@ -99,34 +50,20 @@ static void make_key(const apex_rrl_config_t *cfg, const struct sockaddr *addr, 
 	if (addr->sa_family == AF_INET) {
 		key[0] = 4;
 		memcpy(key + 1, &((const struct sockaddr_in *)addr)->sin_addr, 4);
-		mask_prefix(key + 1, 4, cfg->ipv4_prefix);
+		apex_prefix_mask(key + 1, 4, cfg->ipv4_prefix);
 	} else {
 		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)addr)->sin6_addr;
 
 		key[0] = 6;
 		memcpy(key + 1, a6, 16);
-		mask_prefix(key + 1, 16, cfg->ipv6_prefix);
+		apex_prefix_mask(key + 1, 16, cfg->ipv6_prefix);
 	}
 }
 
 static bool whitelisted(const apex_rrl_config_t *cfg, const struct sockaddr *addr)
 {
 	for (size_t i = 0; i < cfg->whitelist_count; i++) {
-		const apex_rrl_prefix_t *p = &cfg->whitelist[i];
-		uint8_t a[16];
-		size_t size;
-
-		if (p->family != addr->sa_family)
-			continue;
-		if (p->family == AF_INET) {
-			size = 4;
-			memcpy(a, &((const struct sockaddr_in *)addr)->sin_addr, 4);
-		} else {
-			size = 16;
-			memcpy(a, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
-		}
-		mask_prefix(a, size, p->len);
-		if (memcmp(a, p->addr, size) == 0)
+		if (apex_prefix_match(&cfg->whitelist[i], addr))
 			return true;
 	}
 	return false;

@@ -27,22 +27,16 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "util/prefix.h"
 #include "util/siphash.h"
 
-/* A network prefix (whitelist entry). */
-typedef struct apex_rrl_prefix {
-	int family;       /* AF_INET or AF_INET6 */
-	uint8_t addr[16]; /* network byte order, bits past len zero */
-	uint8_t len;      /* prefix length in bits */
-} apex_rrl_prefix_t;
-
 typedef struct apex_rrl_config {
-	unsigned rate;        /* responses per second per prefix; 0 = RRL off */
-	unsigned slip;        /* every slip-th limited response is a TC reply; 0 = none */
-	unsigned ipv4_prefix; /* bits, 1..32 (default 24) */
-	unsigned ipv6_prefix; /* bits, 1..128 (default 56) */
-	size_t table_size;    /* entries (rounded up to a power of two) */
-	const apex_rrl_prefix_t *whitelist;
+	unsigned rate;                  /* responses per second per prefix; 0 = RRL off */
+	unsigned slip;                  /* every slip-th limited response is a TC reply; 0 = none */
+	unsigned ipv4_prefix;           /* bits, 1..32 (default 24) */
+	unsigned ipv6_prefix;           /* bits, 1..128 (default 56) */
+	size_t table_size;              /* entries (rounded up to a power of two) */
+	const apex_prefix_t *whitelist; /* util/prefix.h */
 	size_t whitelist_count;
 } apex_rrl_config_t;
 
@@ -66,9 +60,6 @@ typedef enum {
 	APEX_RRL_DROP,     /* limited: send nothing */
 	APEX_RRL_SLIP,     /* limited: send a TC reply (apex_rrl_slip_response()) */
 } apex_rrl_action_t;
-
-/* Parse "ADDR/LEN" or "ADDR" (a host) into out.  Returns APEX_OK or APEX_EINVAL. */
-int apex_rrl_prefix_parse(const char *text, apex_rrl_prefix_t *out);
 
 /*
  * Prepare rrl for cfg (which must outlive it), enforcing

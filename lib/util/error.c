@@ -1,8 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #define _GNU_SOURCE /* strerrordesc_np */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/error.h"
+
+int apex_fail(char *err, size_t err_size, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && err_size > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_size, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
 
 const char *apex_strerror(int err)
 {

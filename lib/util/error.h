@@ -13,6 +13,7 @@
 #define APEX_UTIL_ERROR_H
 
 #include <errno.h>
+#include <stddef.h>
 
 enum {
 	APEX_OK = 0,
@@ -39,5 +40,11 @@ static inline int apex_errno(void)
 /* A short static description of an apex code (either kind); never NULL,
  * safe to call from any thread. */
 const char *apex_strerror(int err);
+
+/* Write the reason of a failure into err[0..err_size) (nothing when err is
+ * NULL or empty) and return code: `return apex_fail(err, size, APEX_EINVAL,
+ * "%s: ...", file);`. */
+int apex_fail(char *err, size_t err_size, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -41,7 +41,8 @@ static bool next_word(const char **s, char *word, size_t size)
 static int parse_address(apex_acl_entry_t *e, char *word, bool peer, const char *text, char *err,
 			 size_t err_size)
 {
-	char *at = strchr(word, '@'), *slash = strchr(word, '/'), *end;
+	char *at = strchr(word, '@'), *end;
+	const char *why;
 	unsigned long v;
 
 	if (at != NULL) {
@@ -51,26 +52,10 @@ static int parse_address(apex_acl_entry_t *e, char *word, bool peer, const char 
 			return fail(err, err_size, text, "bad port after '@'");
 		e->port = (uint16_t)v;
 	}
-	if (slash != NULL) {
-		if (peer)
-			return fail(err, err_size, text, "a peer is one address, without a prefix");
-		*slash++ = '\0';
-	}
-	if (inet_pton(AF_INET, word, e->addr) == 1) {
-		e->family = AF_INET;
-		e->prefix = 32;
-	} else if (inet_pton(AF_INET6, word, e->addr) == 1) {
-		e->family = AF_INET6;
-		e->prefix = 128;
-	} else {
-		return fail(err, err_size, text, "not an IPv4 or IPv6 address");
-	}
-	if (slash != NULL) {
-		v = strtoul(slash, &end, 10);
-		if (*slash == '\0' || *end != '\0' || v > e->prefix)
-			return fail(err, err_size, text, "bad prefix length after '/'");
-		e->prefix = (unsigned)v;
-	}
+	if (peer && strchr(word, '/') != NULL)
+		return fail(err, err_size, text, "a peer is one address, without a prefix");
+	if (apex_prefix_parse(word, &e->prefix, &why) < 0)
+		return fail(err, err_size, text, why);
 	return APEX_OK;
 }
 
@@ -136,52 +121,33 @@ socklen_t apex_acl_sockaddr(const apex_acl_entry_t *e, struct sockaddr_storage *
 	uint16_t port = htons(e->port != 0 ? e->port : 53);
 
 	memset(out, 0, sizeof(*out));
-	if (e->family == AF_INET6) {
+	if (e->prefix.family == AF_INET6) {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
 
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_port = port;
-		memcpy(&sin6->sin6_addr, e->addr, 16);
+		memcpy(&sin6->sin6_addr, e->prefix.addr, 16);
 		return sizeof(*sin6);
 	}
 	struct sockaddr_in *sin = (struct sockaddr_in *)out;
 
 	sin->sin_family = AF_INET;
 	sin->sin_port = port;
-	memcpy(&sin->sin_addr, e->addr, 4);
+	memcpy(&sin->sin_addr, e->prefix.addr, 4);
 	return sizeof(*sin);
-}
-
-/* Whether the first prefix bits of a and b agree. */
-static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned prefix)
-{
-	unsigned bytes = prefix / 8, bits = prefix % 8;
-
-	if (memcmp(a, b, bytes) != 0)
-		return false;
-	if (bits == 0)
-		return true;
-	uint8_t mask = (uint8_t)(0xff << (8 - bits));
-	return (a[bytes] & mask) == (b[bytes] & mask);
 }
 
 static bool address_match(const apex_acl_entry_t *e, const struct sockaddr *peer)
 {
-	const uint8_t *addr;
 	uint16_t port;
 
-	if (peer->sa_family == AF_INET && e->family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)peer;
-		addr = (const uint8_t *)&sin->sin_addr;
-		port = ntohs(sin->sin_port);
-	} else if (peer->sa_family == AF_INET6 && e->family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)peer;
-		addr = sin6->sin6_addr.s6_addr;
-		port = ntohs(sin6->sin6_port);
-	} else {
+	if (!apex_prefix_match(&e->prefix, peer))
 		return false;
-	}
-	return prefix_match(addr, e->addr, e->prefix) && (e->port == 0 || e->port == port);
+	if (peer->sa_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)peer)->sin_port);
+	else
+		port = ntohs(((const struct sockaddr_in6 *)peer)->sin6_port);
+	return e->port == 0 || e->port == port;
 }
 
 apex_acl_verdict_t apex_acl_check(const apex_acl_entry_t *list, size_t count,

@@ -20,14 +20,13 @@
 #include <sys/socket.h>
 
 #include "tsig/tsig.h"
+#include "util/prefix.h"
 
 #define APEX_ACL_KEY_NAME_MAX 256
 #define APEX_ACL_TEXT_MAX 128
 
 typedef struct apex_acl_entry {
-	int family;                           /* AF_INET or AF_INET6 */
-	uint8_t addr[16];                     /* network order; 4 bytes for IPv4 */
-	unsigned prefix;                      /* bits that must match */
+	apex_prefix_t prefix;                 /* a peer's has every bit */
 	uint16_t port;                        /* 0: 53 for a peer, any port in a list */
 	bool blocked;                         /* BLOCKED */
 	bool axfr_only;                       /* AXFR: never ask this primary for IXFR */

@@ -39,21 +39,6 @@
 
 static const uint8_t checksum_key[APEX_SIPHASH_KEY_SIZE] = "apex journal v1";
 
-static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && err_size > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 static void write_u64(uint8_t *p, uint64_t v)
 {
 	apex_write_u32(p, (uint32_t)(v >> 32));
@@ -141,17 +126,20 @@ static int check_header(const apex_journal_t *j, const uint8_t *map, size_t size
 			size_t err_size)
 {
 	if (size < 16 || memcmp(map, JOURNAL_MAGIC, 8) != 0)
-		return fail(err, err_size, APEX_EMALFORMED, "%s: not an apex journal", j->path);
+		return apex_fail(err, err_size, APEX_EMALFORMED, "%s: not an apex journal",
+				 j->path);
 	if (apex_read_u32(map + 8) != JOURNAL_VERSION)
-		return fail(err, err_size, APEX_EMALFORMED,
-			    "%s: journal format version %u, expected %u", j->path,
-			    apex_read_u32(map + 8), JOURNAL_VERSION);
+		return apex_fail(err, err_size, APEX_EMALFORMED,
+				 "%s: journal format version %u, expected %u", j->path,
+				 apex_read_u32(map + 8), JOURNAL_VERSION);
 	uint32_t name_len = apex_read_u32(map + 12);
 	if (name_len == 0 || name_len > APEX_NAME_MAX || size < 16 + name_len + CHECKSUM_SIZE ||
 	    read_u64(map + 16 + name_len) != header_checksum(map, 16 + name_len))
-		return fail(err, err_size, APEX_EMALFORMED, "%s: damaged journal header", j->path);
+		return apex_fail(err, err_size, APEX_EMALFORMED, "%s: damaged journal header",
+				 j->path);
 	if (name_len != apex_name_size(j->zone) || memcmp(map + 16, j->zone, name_len) != 0)
-		return fail(err, err_size, APEX_EINVAL, "%s: the journal of another zone", j->path);
+		return apex_fail(err, err_size, APEX_EINVAL, "%s: the journal of another zone",
+				 j->path);
 	return APEX_OK;
 }
 
@@ -224,7 +212,8 @@ static int create_file(apex_journal_t *j, char *err, size_t err_size)
 	if (rc == APEX_OK && fdatasync(j->fd) < 0)
 		rc = apex_errno();
 	if (rc < 0)
-		return fail(err, err_size, rc, "%s: cannot write: %s", j->path, apex_strerror(rc));
+		return apex_fail(err, err_size, rc, "%s: cannot write: %s", j->path,
+				 apex_strerror(rc));
 	j->header_size = j->file_size = size;
 	return APEX_OK;
 }
@@ -236,7 +225,8 @@ static int recover_file(apex_journal_t *j, uint64_t size, apex_journal_recovery_
 	uint8_t *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, j->fd, 0);
 	if (map == MAP_FAILED) {
 		int rc = apex_errno();
-		return fail(err, err_size, rc, "%s: cannot map: %s", j->path, apex_strerror(rc));
+		return apex_fail(err, err_size, rc, "%s: cannot map: %s", j->path,
+				 apex_strerror(rc));
 	}
 	int rc = check_header(j, map, size, err, err_size);
 	if (rc == APEX_OK) {
@@ -253,8 +243,8 @@ static int recover_file(apex_journal_t *j, uint64_t size, apex_journal_recovery_
 	if (j->file_size < size &&
 	    (ftruncate(j->fd, (off_t)j->file_size) < 0 || fdatasync(j->fd) < 0)) {
 		rc = apex_errno();
-		return fail(err, err_size, rc, "%s: cannot cut off the damaged tail: %s", j->path,
-			    apex_strerror(rc));
+		return apex_fail(err, err_size, rc, "%s: cannot cut off the damaged tail: %s",
+				 j->path, apex_strerror(rc));
 	}
 	return APEX_OK;
 }
@@ -275,11 +265,11 @@ int apex_journal_open(apex_journal_t *j, const char *path, const uint8_t *zone, 
 	apex_name_lower(j->zone);
 	j->path = strdup(path);
 	if (j->path == NULL)
-		return fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
+		return apex_fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
 	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (j->fd < 0 || fstat(j->fd, &st) < 0) {
 		rc = apex_errno();
-		fail(err, err_size, rc, "%s: cannot open: %s", path, apex_strerror(rc));
+		apex_fail(err, err_size, rc, "%s: cannot open: %s", path, apex_strerror(rc));
 		apex_journal_close(j);
 		return rc;
 	}
@@ -336,7 +326,7 @@ static int rewrite_from(apex_journal_t *j, size_t keep, char *err, size_t err_si
 	int rc = APEX_OK, fd = -1;
 
 	if (tmp == NULL)
-		return fail(err, err_size, APEX_ENOMEM, "%s: out of memory", j->path);
+		return apex_fail(err, err_size, APEX_ENOMEM, "%s: out of memory", j->path);
 	snprintf(tmp, tmp_size, "%s.new", j->path);
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0) {
@@ -376,7 +366,7 @@ out:
 	}
 	free(tmp);
 	if (rc < 0)
-		fail(err, err_size, rc, "%s: cannot rewrite: %s", j->path, apex_strerror(rc));
+		apex_fail(err, err_size, rc, "%s: cannot rewrite: %s", j->path, apex_strerror(rc));
 	return rc;
 }
 
@@ -411,11 +401,12 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
 	int rc;
 
 	if (!apex_serial_newer(serial_to, serial_from))
-		return fail(err, err_size, APEX_EINVAL, "%s: serial %u is not newer than %u",
-			    j->path, serial_to, serial_from);
+		return apex_fail(err, err_size, APEX_EINVAL, "%s: serial %u is not newer than %u",
+				 j->path, serial_to, serial_from);
 	if (j->count > 0 && j->entries[j->count - 1].serial_to != serial_from)
-		return fail(err, err_size, APEX_EINVAL, "%s: the journal ends at serial %u, not %u",
-			    j->path, j->entries[j->count - 1].serial_to, serial_from);
+		return apex_fail(err, err_size, APEX_EINVAL,
+				 "%s: the journal ends at serial %u, not %u", j->path,
+				 j->entries[j->count - 1].serial_to, serial_from);
 	uint64_t total = (uint64_t)size + ENTRY_HEADER + CHECKSUM_SIZE;
 	if (size > UINT32_MAX || j->header_size + total > j->max_size)
 		return apex_journal_clear(j, err, err_size);
@@ -445,7 +436,8 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
 		if (ftruncate(j->fd, (off_t)j->file_size) < 0) {
 			/* nothing more to do */
 		}
-		return fail(err, err_size, rc, "%s: cannot append: %s", j->path, apex_strerror(rc));
+		return apex_fail(err, err_size, rc, "%s: cannot append: %s", j->path,
+				 apex_strerror(rc));
 	}
 	j->file_size += total;
 	return APEX_OK;

@@ -14,7 +14,9 @@
 
 #include "dns/name.h"
 #include "dns/rrtype.h"
+#include "dns/soa_stub.h"
 #include "dns/wire.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/siphash.h"
 
@@ -38,14 +40,8 @@ static int build(uint8_t *m, size_t *size, const apex_notify_target_t *t, const 
 	apex_write_u16(m + n, APEX_TYPE_SOA);
 	apex_write_u16(m + n + 2, APEX_CLASS_IN);
 	n += 4;
-	apex_write_u16(m + n, 0xc00c);
-	apex_write_u16(m + n + 2, APEX_TYPE_SOA);
-	apex_write_u16(m + n + 4, APEX_CLASS_IN);
-	apex_write_u32(m + n + 6, 0);
-	apex_write_u16(m + n + 10, 22);
-	memset(m + n + 12, 0, 22);
-	apex_write_u32(m + n + 14, serial);
-	n += 34;
+	apex_soa_stub_write(m + n, serial);
+	n += APEX_SOA_STUB_SIZE;
 	*size = n;
 	mac->size = 0;
 	if (t->key == NULL)
@@ -87,20 +83,16 @@ static bool answers(const apex_notify_target_t *t, uint8_t *msg, size_t size, ui
 static int await(int fd, int cancel_fd, unsigned wait_ms, const apex_notify_target_t *t,
 		 uint16_t id, const apex_tsig_mac_t *mac, char *err, size_t err_size)
 {
-	struct timespec start;
+	uint64_t start = apex_monotonic_ms();
 	uint8_t msg[MESSAGE_MAX];
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		struct timespec now;
 		struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
 					 { .fd = cancel_fd, .events = POLLIN } };
 		int rc;
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long spent = (now.tv_sec - start.tv_sec) * 1000 +
-			     (now.tv_nsec - start.tv_nsec) / 1000000;
-		if (spent >= (long)wait_ms)
+		uint64_t spent = apex_monotonic_ms() - start;
+		if (spent >= wait_ms)
 			return -ETIMEDOUT;
 		int n = poll(pfd, cancel_fd >= 0 ? 2 : 1, (int)(wait_ms - (unsigned)spent));
 		if (n < 0 && errno == EINTR)

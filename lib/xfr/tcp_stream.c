@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "dns/wire.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 static int fail(apex_tcp_stream_t *s, int rc, const char *fmt, ...)
@@ -30,19 +31,11 @@ static int fail(apex_tcp_stream_t *s, int rc, const char *fmt, ...)
 	return rc;
 }
 
-uint64_t apex_tcp_stream_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 void apex_tcp_stream_init(apex_tcp_stream_t *s, int fd, const apex_xfr_timeouts_t *t,
 			  const char *peer, char *err, size_t err_size)
 {
 	s->fd = fd;
-	s->deadline = apex_tcp_stream_now_ms() + t->total_ms;
+	s->deadline = apex_monotonic_ms() + t->total_ms;
 	s->idle_ms = t->idle_ms;
 	s->cancel_fd = t->cancel_fd;
 	s->peer = peer;
@@ -52,7 +45,7 @@ void apex_tcp_stream_init(apex_tcp_stream_t *s, int fd, const apex_xfr_timeouts_
 
 int apex_tcp_stream_wait(apex_tcp_stream_t *s, short events, const char *what)
 {
-	uint64_t now = apex_tcp_stream_now_ms();
+	uint64_t now = apex_monotonic_ms();
 	uint64_t left = s->deadline > now ? s->deadline - now : 0;
 	struct pollfd pfd[2] = { { .fd = s->fd, .events = events },
 				 { .fd = s->cancel_fd, .events = POLLIN } };

@@ -29,9 +29,6 @@ typedef struct apex_tcp_stream {
 	size_t err_size;
 } apex_tcp_stream_t;
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-uint64_t apex_tcp_stream_now_ms(void);
-
 /* Wrap fd (not owned) for an exchange starting now under t. */
 void apex_tcp_stream_init(apex_tcp_stream_t *s, int fd, const apex_xfr_timeouts_t *t,
 			  const char *peer, char *err, size_t err_size);

@@ -17,26 +17,15 @@
 #include <unistd.h>
 
 #include "dns/rrtype.h"
+#include "dns/soa_stub.h"
 #include "dns/wire.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/siphash.h"
 #include "xfr/tcp_stream.h"
 
 #define MESSAGE_MAX 65535
 #define REQUEST_MAX 1024 /* a question, an SOA and a TSIG record */
-
-static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t err_size, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 /* The connection of one exchange. */
 typedef struct conn {
@@ -58,20 +47,21 @@ static int conn_open(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_time
 	c->err = err;
 	c->err_size = err_size;
 	if (fd < 0)
-		return fail(err, err_size, apex_errno(), "%s: socket: %s", p->text,
-			    strerror(errno));
+		return apex_fail(err, err_size, apex_errno(), "%s: socket: %s", p->text,
+				 strerror(errno));
 	connecting.idle_ms = t->connect_ms;
 	apex_tcp_stream_init(&c->io, fd, &connecting, p->text, err, err_size);
 	if (connect(fd, (const struct sockaddr *)&p->addr, p->addr_len) < 0 &&
 	    errno != EINPROGRESS) {
-		rc = fail(err, err_size, apex_errno(), "%s: connect: %s", p->text, strerror(errno));
+		rc = apex_fail(err, err_size, apex_errno(), "%s: connect: %s", p->text,
+			       strerror(errno));
 		goto failed;
 	}
 	if ((rc = apex_tcp_stream_wait(&c->io, POLLOUT, "connect")) < 0)
 		goto failed;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr != 0) {
-		rc = fail(err, err_size, soerr != 0 ? -soerr : apex_errno(), "%s: connect: %s",
-			  p->text, strerror(soerr != 0 ? soerr : errno));
+		rc = apex_fail(err, err_size, soerr != 0 ? -soerr : apex_errno(), "%s: connect: %s",
+			       p->text, strerror(soerr != 0 ? soerr : errno));
 		goto failed;
 	}
 	c->io.idle_ms = t->idle_ms;
@@ -103,23 +93,17 @@ static int send_request(conn_t *c, const uint8_t *origin, uint16_t qtype, uint32
 	apex_write_u16(m + size + 2, APEX_CLASS_IN);
 	size += 4;
 	if (qtype == APEX_TYPE_IXFR) {
-		apex_write_u16(m + 8, 1);         /* NSCOUNT */
-		apex_write_u16(m + size, 0xc00c); /* the question's name */
-		apex_write_u16(m + size + 2, APEX_TYPE_SOA);
-		apex_write_u16(m + size + 4, APEX_CLASS_IN);
-		apex_write_u32(m + size + 6, 0);
-		apex_write_u16(m + size + 10, 22); /* two root names and five numbers */
-		memset(m + size + 12, 0, 22);
-		apex_write_u32(m + size + 14, serial);
-		size += 34;
+		apex_write_u16(m + 8, 1); /* NSCOUNT */
+		apex_soa_stub_write(m + size, serial);
+		size += APEX_SOA_STUB_SIZE;
 	}
 	mac->size = 0;
 	if (c->primary->key != NULL) {
 		rc = apex_tsig_sign(m, &size, REQUEST_MAX, c->primary->key, NULL,
 				    (uint64_t)time(NULL), mac);
 		if (rc < 0)
-			return fail(c->err, c->err_size, rc, "%s: cannot sign the request: %s",
-				    c->primary->text, apex_strerror(rc));
+			return apex_fail(c->err, c->err_size, rc, "%s: cannot sign the request: %s",
+					 c->primary->text, apex_strerror(rc));
 	}
 	return apex_tcp_stream_send_message(&c->io, m, size);
 }
@@ -146,19 +130,20 @@ static int check_signature(conn_t *c, apex_tsig_stream_t *stream, uint8_t *msg, 
 		return APEX_OK;
 	rc = apex_tsig_stream_verify(stream, msg, size, (uint64_t)time(NULL), &res);
 	if (rc == APEX_ENOENT)
-		return fail(c->err, c->err_size, APEX_EMALFORMED,
-			    "%s: message %u of the answer is not signed with TSIG",
-			    c->primary->text, stream->messages + 1);
+		return apex_fail(c->err, c->err_size, APEX_EMALFORMED,
+				 "%s: message %u of the answer is not signed with TSIG",
+				 c->primary->text, stream->messages + 1);
 	if ((rc < 0 || res.error != APEX_TSIG_NOERROR) && *size >= 4 && (msg[3] & 0x0f) == 9)
-		return fail(c->err, c->err_size, APEX_EREFUSED,
-			    "%s: the primary answered NOTAUTH: it does not accept the request's "
-			    "signature (a wrong key or secret, or clocks apart)",
-			    c->primary->text);
+		return apex_fail(
+			c->err, c->err_size, APEX_EREFUSED,
+			"%s: the primary answered NOTAUTH: it does not accept the request's "
+			"signature (a wrong key or secret, or clocks apart)",
+			c->primary->text);
 	if (rc < 0 || res.error != APEX_TSIG_NOERROR)
-		return fail(c->err, c->err_size, APEX_EMALFORMED,
-			    "%s: message %u of the answer: %s", c->primary->text,
-			    stream->messages + 1,
-			    rc < 0 ? apex_strerror(rc) : tsig_error_text(res.error));
+		return apex_fail(c->err, c->err_size, APEX_EMALFORMED,
+				 "%s: message %u of the answer: %s", c->primary->text,
+				 stream->messages + 1,
+				 rc < 0 ? apex_strerror(rc) : tsig_error_text(res.error));
 	return APEX_OK;
 }
 
@@ -167,7 +152,7 @@ static uint16_t random_id(void)
 	uint16_t id = 0;
 
 	if (apex_random_bytes(&id, sizeof(id)) < 0)
-		id = (uint16_t)(apex_tcp_stream_now_ms() ^ (uint64_t)getpid());
+		id = (uint16_t)(apex_monotonic_ms() ^ (uint64_t)getpid());
 	return id;
 }
 
@@ -179,14 +164,14 @@ static int soa_serial(conn_t *c, const uint8_t *msg, size_t size, uint16_t id,
 	int rc = APEX_EMALFORMED;
 
 	if (ldns_wire2pkt(&pkt, msg, size) != LDNS_STATUS_OK)
-		return fail(c->err, c->err_size, rc, "%s: the SOA answer does not parse",
-			    c->primary->text);
+		return apex_fail(c->err, c->err_size, rc, "%s: the SOA answer does not parse",
+				 c->primary->text);
 	if (ldns_pkt_id(pkt) != id || !ldns_pkt_qr(pkt)) {
-		rc = fail(c->err, c->err_size, rc, "%s: the SOA answer is not for the question",
-			  c->primary->text);
+		rc = apex_fail(c->err, c->err_size, rc,
+			       "%s: the SOA answer is not for the question", c->primary->text);
 	} else if (ldns_pkt_get_rcode(pkt) != LDNS_RCODE_NOERROR) {
-		rc = fail(c->err, c->err_size, APEX_EREFUSED, "%s: the SOA query got RCODE %d",
-			  c->primary->text, (int)ldns_pkt_get_rcode(pkt));
+		rc = apex_fail(c->err, c->err_size, APEX_EREFUSED, "%s: the SOA query got RCODE %d",
+			       c->primary->text, (int)ldns_pkt_get_rcode(pkt));
 	} else {
 		ldns_rr_list *answer = ldns_pkt_answer(pkt);
 		ldns_rdf *owner = ldns_dname_new_frm_data((uint16_t)apex_name_size(origin), origin);
@@ -204,8 +189,8 @@ static int soa_serial(conn_t *c, const uint8_t *msg, size_t size, uint16_t id,
 		}
 		ldns_rdf_deep_free(owner);
 		if (rc != APEX_OK)
-			fail(c->err, c->err_size, rc, "%s: no SOA of the zone in the answer",
-			     c->primary->text);
+			apex_fail(c->err, c->err_size, rc, "%s: no SOA of the zone in the answer",
+				  c->primary->text);
 	}
 	ldns_pkt_free(pkt);
 	return rc;
@@ -223,7 +208,7 @@ int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin
 	int rc;
 
 	if (msg == NULL)
-		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	rc = conn_open(&c, primary, t, err, err_size);
 	if (rc == APEX_OK) {
 		rc = send_request(&c, origin, APEX_TYPE_SOA, 0, id, &mac);
@@ -255,10 +240,10 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 	int rc = apex_xfr_in_init(x, origin, id, qtype, known_serial, handler, limits);
 
 	if (rc < 0)
-		return fail(err, err_size, rc, "out of memory");
+		return apex_fail(err, err_size, rc, "out of memory");
 	msg = malloc(MESSAGE_MAX);
 	if (msg == NULL)
-		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	rc = conn_open(&c, primary, t, err, err_size);
 	if (rc < 0) {
 		free(msg);
@@ -273,8 +258,9 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 		if (rc == APEX_OK) {
 			rc = apex_xfr_in_message(x, msg, size);
 			if (rc < 0)
-				fail(err, err_size, rc, "%s: %s%s", primary->text, x->err,
-				     rc == APEX_ESPACE ? " (past the transfer's size limit)" : "");
+				apex_fail(err, err_size, rc, "%s: %s%s", primary->text, x->err,
+					  rc == APEX_ESPACE ? " (past the transfer's size limit)"
+							    : "");
 		}
 	}
 	close(c.io.fd);

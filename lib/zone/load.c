@@ -56,6 +56,28 @@ int apex_read_records(apex_reader_t *r, int depth)
 	return rc == 0 ? APEX_OK : rc;
 }
 
+/* Read the records of the mapped file file_index into sink ($INCLUDE
+ * depth as given). */
+static int read_mapping(apex_loader_t *ld, apex_sink_t *sink, uint16_t file_index,
+			const apex_mapping_t *m, const uint8_t *origin, int depth)
+{
+	apex_reader_t r = { .ld = ld,
+			    .sink = sink,
+			    .path = ld->b->files[file_index],
+			    .file_index = file_index,
+			    .p = m->data,
+			    .end = m->data + m->size,
+			    .dropped = m->data,
+			    .err = ld->b->err,
+			    .err_size = ld->b->err_size };
+	int rc;
+
+	memcpy(r.origin, origin, apex_name_size(origin));
+	rc = apex_read_records(&r, depth);
+	apex_reader_free(&r);
+	return rc;
+}
+
 int apex_load_file(apex_loader_t *ld, apex_sink_t *sink, const char *path, const uint8_t *origin,
 		   int depth)
 {
@@ -64,18 +86,7 @@ int apex_load_file(apex_loader_t *ld, apex_sink_t *sink, const char *path, const
 	int rc = apex_loader_open_file(ld, path, &file_index, &m);
 	if (rc != APEX_OK)
 		return rc;
-	apex_reader_t r = { .ld = ld,
-			    .sink = sink,
-			    .path = ld->b->files[file_index],
-			    .file_index = file_index,
-			    .p = m.data,
-			    .end = m.data + m.size,
-			    .dropped = m.data,
-			    .err = ld->b->err,
-			    .err_size = ld->b->err_size };
-	memcpy(r.origin, origin, apex_name_size(origin));
-	rc = apex_read_records(&r, depth);
-	apex_reader_free(&r);
+	rc = read_mapping(ld, sink, file_index, &m, origin, depth);
 	apex_unmap_file(&m);
 	return rc;
 }
@@ -99,18 +110,7 @@ static int load_zone_file(apex_loader_t *ld, const char *path, const uint8_t *or
 		}
 		s->default_ttl = LDNS_DEFAULT_TTL_VALUE;
 		ld->sinks[ld->sink_count++] = s;
-		apex_reader_t r = { .ld = ld,
-				    .sink = s,
-				    .path = ld->b->files[file_index],
-				    .file_index = file_index,
-				    .p = m.data,
-				    .end = m.data + m.size,
-				    .dropped = m.data,
-				    .err = ld->b->err,
-				    .err_size = ld->b->err_size };
-		memcpy(r.origin, origin, apex_name_size(origin));
-		rc = apex_read_records(&r, 0);
-		apex_reader_free(&r);
+		rc = read_mapping(ld, s, file_index, &m, origin, 0);
 	}
 	apex_unmap_file(&m);
 	return rc;

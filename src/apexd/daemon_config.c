@@ -22,21 +22,6 @@
 
 #define NSID_MAX 512
 
-static int fail(char *err, size_t err_size, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t err_size, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && err_size > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 void apex_config_init(apex_config_t *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -150,8 +135,8 @@ int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size
 	apex_listen_t item, *grown;
 
 	if (host_len == 0 || host_len >= sizeof(host))
-		return fail(err, err_size, APEX_EINVAL,
-			    "bad listen address '%s': expected ADDR[@PORT]", text);
+		return apex_fail(err, err_size, APEX_EINVAL,
+				 "bad listen address '%s': expected ADDR[@PORT]", text);
 	memcpy(host, text, host_len);
 	host[host_len] = '\0';
 	if (at != NULL) {
@@ -160,8 +145,9 @@ int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size
 		errno = 0;
 		port = strtoul(at + 1, &end, 10);
 		if (at[1] == '\0' || *end != '\0' || errno != 0 || port == 0 || port > 65535)
-			return fail(err, err_size, APEX_EINVAL,
-				    "bad port in listen address '%s': expected 1 to 65535", text);
+			return apex_fail(err, err_size, APEX_EINVAL,
+					 "bad port in listen address '%s': expected 1 to 65535",
+					 text);
 	}
 
 	memset(&item, 0, sizeof(item));
@@ -176,21 +162,21 @@ int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size
 		sin6->sin6_port = htons((uint16_t)port);
 		item.addr_len = sizeof(*sin6);
 	} else {
-		return fail(err, err_size, APEX_EINVAL,
-			    "bad listen address '%s': '%s' is not an IPv4 or IPv6 address", text,
-			    host);
+		return apex_fail(err, err_size, APEX_EINVAL,
+				 "bad listen address '%s': '%s' is not an IPv4 or IPv6 address",
+				 text, host);
 	}
 	snprintf(item.text, sizeof(item.text), "%s@%lu", host, port);
 
 	for (size_t i = 0; i < cfg->listen_count; i++) {
 		if (cfg->listens[i].addr_len == item.addr_len &&
 		    memcmp(&cfg->listens[i].addr, &item.addr, item.addr_len) == 0)
-			return fail(err, err_size, APEX_EINVAL, "listen address %s given twice",
-				    item.text);
+			return apex_fail(err, err_size, APEX_EINVAL,
+					 "listen address %s given twice", item.text);
 	}
 	grown = realloc(cfg->listens, (cfg->listen_count + 1) * sizeof(*grown));
 	if (grown == NULL)
-		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	cfg->listens = grown;
 	cfg->listens[cfg->listen_count++] = item;
 	return APEX_OK;
@@ -211,13 +197,14 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 
 	memset(&item, 0, sizeof(item));
 	if (name[0] == '\0' || apex_name_from_str(name, item.origin) < 0)
-		return fail(err, err_size, APEX_EINVAL, "bad zone name '%s'", name);
+		return apex_fail(err, err_size, APEX_EINVAL, "bad zone name '%s'", name);
 	apex_name_to_str(item.origin, canonical, sizeof(canonical));
 	if (file[0] == '\0')
-		return fail(err, err_size, APEX_EINVAL, "zone %s: empty file name", canonical);
+		return apex_fail(err, err_size, APEX_EINVAL, "zone %s: empty file name", canonical);
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		if (apex_name_equal(cfg->zones[i].origin, item.origin))
-			return fail(err, err_size, APEX_EINVAL, "zone %s given twice", canonical);
+			return apex_fail(err, err_size, APEX_EINVAL, "zone %s given twice",
+					 canonical);
 	}
 	item.name = strdup(canonical);
 	item.file = absolute_path(file, base_dir);
@@ -227,7 +214,7 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 		free(item.file);
 		if (grown != NULL)
 			cfg->zones = grown;
-		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	}
 	cfg->zones = grown;
 	cfg->zones[cfg->zone_count++] = item;
@@ -288,10 +275,11 @@ int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, siz
 	int rc;
 
 	if (eq == NULL || eq == arg || eq[1] == '\0')
-		return fail(err, err_size, APEX_EINVAL, "bad zone '%s': expected ORIGIN=FILE", arg);
+		return apex_fail(err, err_size, APEX_EINVAL, "bad zone '%s': expected ORIGIN=FILE",
+				 arg);
 	name = strndup(arg, (size_t)(eq - arg));
 	if (name == NULL)
-		return fail(err, err_size, APEX_ENOMEM, "out of memory");
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	rc = apex_config_add_zone(cfg, name, eq + 1, NULL, err, err_size);
 	free(name);
 	return rc;
@@ -337,7 +325,7 @@ static int parse_fail(parser_t *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	return fail(p->err, p->err_size, APEX_EINVAL, "%s:%u: %s", p->file, p->line, reason);
+	return apex_fail(p->err, p->err_size, APEX_EINVAL, "%s:%u: %s", p->file, p->line, reason);
 }
 
 static int parse_uint(parser_t *p, const char *key, const char *value, unsigned long min,
@@ -468,10 +456,10 @@ static int key_reload_priority(parser_t *p, const char *key, const char *value)
 static int key_rrl_whitelist(parser_t *p, const char *key, const char *value)
 {
 	apex_config_t *cfg = p->cfg;
-	apex_rrl_prefix_t prefix, *grown;
+	apex_prefix_t prefix, *grown;
 
 	(void)key;
-	if (apex_rrl_prefix_parse(value, &prefix) < 0)
+	if (apex_prefix_parse(value, &prefix, NULL) < 0)
 		return PFAIL(p, "rrl-whitelist: expected ADDR/LEN (IPv4 or IPv6), not '%s'", value);
 	grown = realloc(cfg->rrl_whitelist, (cfg->rrl_whitelist_count + 1) * sizeof(*grown));
 	if (grown == NULL)
@@ -861,27 +849,28 @@ static int resolve_keys(parser_t *p)
 
 		for (size_t j = 0; j < z->request_xfr_count; j++) {
 			if (apex_acl_resolve(&z->request_xfr[j], &ring, reason, sizeof(reason)) < 0)
-				return fail(p->err, p->err_size, APEX_EINVAL,
-					    "%s: zone %s: request-xfr %s", p->file, z->name,
-					    reason);
+				return apex_fail(p->err, p->err_size, APEX_EINVAL,
+						 "%s: zone %s: request-xfr %s", p->file, z->name,
+						 reason);
 		}
 		for (size_t j = 0; j < z->notify_count; j++) {
 			if (apex_acl_resolve(&z->notify[j], &ring, reason, sizeof(reason)) < 0)
-				return fail(p->err, p->err_size, APEX_EINVAL,
-					    "%s: zone %s: notify %s", p->file, z->name, reason);
+				return apex_fail(p->err, p->err_size, APEX_EINVAL,
+						 "%s: zone %s: notify %s", p->file, z->name,
+						 reason);
 		}
 		for (size_t j = 0; j < z->provide_xfr_count; j++) {
 			if (apex_acl_resolve(&z->provide_xfr[j], &ring, reason, sizeof(reason)) < 0)
-				return fail(p->err, p->err_size, APEX_EINVAL,
-					    "%s: zone %s: provide-xfr %s", p->file, z->name,
-					    reason);
+				return apex_fail(p->err, p->err_size, APEX_EINVAL,
+						 "%s: zone %s: provide-xfr %s", p->file, z->name,
+						 reason);
 		}
 		for (size_t j = 0; j < z->allow_notify_count; j++) {
 			if (apex_acl_resolve(&z->allow_notify[j], &ring, reason, sizeof(reason)) <
 			    0)
-				return fail(p->err, p->err_size, APEX_EINVAL,
-					    "%s: zone %s: allow-notify %s", p->file, z->name,
-					    reason);
+				return apex_fail(p->err, p->err_size, APEX_EINVAL,
+						 "%s: zone %s: allow-notify %s", p->file, z->name,
+						 reason);
 		}
 	}
 	return APEX_OK;
@@ -1009,14 +998,14 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 
 	fp = fopen(path, "r");
 	if (fp == NULL)
-		return fail(err, err_size, apex_errno(), "%s: %s", path, strerror(errno));
+		return apex_fail(err, err_size, apex_errno(), "%s: %s", path, strerror(errno));
 	p.base_dir = directory_of(path);
 	free(cfg->path);
 	cfg->path = strdup(path);
 	if (p.base_dir == NULL || cfg->path == NULL) {
 		fclose(fp);
 		free(p.base_dir);
-		return fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
+		return apex_fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
 	}
 
 	for (;;) {
@@ -1025,8 +1014,8 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 
 		if (n < 0) {
 			if (ferror(fp))
-				rc = fail(err, err_size, apex_errno(), "%s: %s", path,
-					  strerror(errno));
+				rc = apex_fail(err, err_size, apex_errno(), "%s: %s", path,
+					       strerror(errno));
 			break;
 		}
 		p.line++;
@@ -1059,9 +1048,10 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
 {
 	if (cfg->listen_count == 0)
-		return fail(err, err_size, APEX_EINVAL,
-			    "no listen address: give one with -l ADDR@PORT or 'listen:' in the "
-			    "config file");
+		return apex_fail(
+			err, err_size, APEX_EINVAL,
+			"no listen address: give one with -l ADDR@PORT or 'listen:' in the "
+			"config file");
 	/* Without an explicit nsid:, the identity doubles as the NSID. */
 	if (!cfg->nsid_set && cfg->identity != NULL) {
 		size_t size = strlen(cfg->identity);
@@ -1070,7 +1060,7 @@ int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
 			size = NSID_MAX;
 		cfg->nsid = malloc(size + 1);
 		if (cfg->nsid == NULL)
-			return fail(err, err_size, APEX_ENOMEM, "out of memory");
+			return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 		memcpy(cfg->nsid, cfg->identity, size);
 		cfg->nsid_size = size;
 	}

@@ -107,7 +107,7 @@ typedef struct apex_config {
 	/* Response rate limiting (rrl/rrl.h); rrl.whitelist points into
 	 * rrl_whitelist, owned here. */
 	apex_rrl_config_t rrl;
-	apex_rrl_prefix_t *rrl_whitelist;
+	apex_prefix_t *rrl_whitelist;
 	size_t rrl_whitelist_count;
 	bool cookies;           /* answer DNS cookies (default on) */
 	bool cookie_secret_set; /* cookie-secret: given; else random at start */

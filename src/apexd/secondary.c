@@ -20,6 +20,7 @@
 #include "memory.h"
 #include "reload.h"
 #include "query/precompute.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/ixfr_apply.h"
@@ -32,19 +33,6 @@
 /* Before the first version: retry after 1 s, doubling up to 5 minutes. */
 #define FIRST_RETRY_MS 1000
 #define MAX_FIRST_RETRY_MS 300000
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t elapsed_ms_since(uint64_t start)
-{
-	return now_ms() - start;
-}
 
 /* The SOA timers of a version: refresh, retry, expire (seconds). */
 static void soa_timers(const apex_zone_t *zone, uint32_t *refresh, uint32_t *retry,
@@ -153,7 +141,7 @@ bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_seco
 			   char *primaries, size_t primaries_size)
 {
 	apex_secondary_zone_t *z = find_zone(s, origin);
-	uint64_t now = now_ms();
+	uint64_t now = apex_monotonic_ms();
 	size_t used = 0;
 
 	if (z == NULL)
@@ -202,19 +190,13 @@ bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin)
 static const apex_acl_entry_t *zone_acl(void *ctx, const uint8_t *zone, size_t *count,
 					void **ctx_zone)
 {
-	apex_secondary_t *s = ctx;
+	apex_secondary_zone_t *z = find_zone(ctx, zone);
 
-	for (size_t i = 0; i < s->count; i++) {
-		apex_secondary_zone_t *z = &s->zones[i];
-
-		if (apex_name_equal(z->origin, zone)) {
-			*count = z->allow_notify_count;
-			*ctx_zone = z;
-			return z->allow_notify;
-		}
-	}
-	*ctx_zone = NULL;
-	return NULL;
+	*ctx_zone = z;
+	if (z == NULL)
+		return NULL;
+	*count = z->allow_notify_count;
+	return z->allow_notify;
 }
 
 size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
@@ -404,7 +386,7 @@ static int emit_record(void *ctx, const apex_rr_t *rr)
 static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
 		    const apex_zone_t *current, char *err, size_t err_size)
 {
-	uint64_t start = now_ms();
+	uint64_t start = apex_monotonic_ms();
 	char detail[300];
 	apex_xfr_in_t x;
 	receiver_t r;
@@ -420,7 +402,7 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 		rc = -ESTALE;
 	snprintf(detail, sizeof(detail), "from %s: %llu messages, %llu bytes, %.3f s", e->text,
 		 (unsigned long long)x.messages, (unsigned long long)x.bytes,
-		 (double)elapsed_ms_since(start) / 1000.0);
+		 (double)(apex_monotonic_ms() - start) / 1000.0);
 	if (rc == APEX_OK)
 		rc = publish(s, z, &r,
 			     x.style == APEX_XFR_STYLE_IXFR ? "IXFR"
@@ -518,7 +500,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 		snprintf(z->status.last_result, sizeof(z->status.last_result),
 			 "serial %u is current", serial);
 	pthread_mutex_unlock(&s->lock);
-	uint64_t now = now_ms();
+	uint64_t now = apex_monotonic_ms();
 	if (ok) {
 		z->next_check = now + (uint64_t)refresh_s * 1000;
 		z->expire_at = expire_s > 0 ? now + (uint64_t)expire_s * 1000 : 0;
@@ -573,7 +555,7 @@ static void *secondary_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "apexd-xfr");
 	for (;;) {
-		uint64_t now = now_ms(), next = now + 3600 * 1000;
+		uint64_t now = apex_monotonic_ms(), next = now + 3600 * 1000;
 		struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
 					 { .fd = s->notify_fd, .events = POLLIN } };
 		uint64_t count;
@@ -590,14 +572,14 @@ static void *secondary_main(void *arg)
 			check_expiry(s, z, now);
 			if (z->next_check <= now) {
 				refresh(s, z);
-				now = now_ms();
+				now = apex_monotonic_ms();
 			}
 			if (z->next_check < next)
 				next = z->next_check;
 			if (z->expire_at != 0 && z->expire_at < next)
 				next = z->expire_at;
 		}
-		now = now_ms();
+		now = apex_monotonic_ms();
 		int n = poll(pfd, 2, next > now ? (int)(next - now) : 0);
 		if (n > 0 && (pfd[0].revents & POLLIN))
 			break;

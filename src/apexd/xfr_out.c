@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dns/rrtype.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/siphash.h"
@@ -172,15 +173,14 @@ static void *transfer_main(void *arg)
 				  x->stop_fd };
 	apex_xfr_serve_result_t res;
 	char peer[80], err[300] = "";
-	uint64_t start = apex_tcp_stream_now_ms();
+	uint64_t start = apex_monotonic_ms();
 
 	pthread_setname_np(pthread_self(), "apexd-xfr-out");
 	peer_text(&job->peer, peer, sizeof(peer));
 	int rc = apex_xfr_serve(job->fd, (const struct sockaddr *)&job->peer, peer, job->msg,
 				job->size, &ring, zone_of, x, x->journal, &t, &res, err,
 				sizeof(err));
-	log_result(x, job, peer, rc, &res, err,
-		   (double)(apex_tcp_stream_now_ms() - start) / 1000.0);
+	log_result(x, job, peer, rc, &res, err, (double)(apex_monotonic_ms() - start) / 1000.0);
 	close(job->fd);
 	free(job);
 	atomic_fetch_sub(&x->running, 1);

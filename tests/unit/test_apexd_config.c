@@ -490,12 +490,12 @@ static void test_transfer_keys(void **state)
 	assert_string_equal(z->request_xfr[0].text, "192.0.2.1 xfr-key");
 	assert_ptr_equal(z->request_xfr[0].key, &cfg.keys[0]);
 	assert_false(z->request_xfr[0].axfr_only);
-	assert_int_equal(z->request_xfr[1].family, AF_INET6);
+	assert_int_equal(z->request_xfr[1].prefix.family, AF_INET6);
 	assert_int_equal(z->request_xfr[1].port, 5300);
 	assert_true(z->request_xfr[1].axfr_only);
 	assert_null(z->request_xfr[1].key);
 	assert_int_equal(z->allow_notify_count, 2);
-	assert_int_equal(z->allow_notify[0].prefix, 24);
+	assert_int_equal(z->allow_notify[0].prefix.len, 24);
 	assert_true(z->allow_notify[1].blocked);
 	assert_int_equal(cfg.xfr_timeout, 600);
 	assert_int_equal(cfg.xfr_idle_timeout, 5);

@@ -19,19 +19,6 @@
 #include "zone/load.h"
 #include "zone_records.h"
 
-static apex_zone_t *load_file(const char *file, const char *origin_text)
-{
-	char path[512], err[512];
-	uint8_t origin[APEX_NAME_MAX];
-	apex_zone_t *zone = NULL;
-
-	snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, file);
-	assert_true(apex_name_from_str(origin_text, origin) > 0);
-	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
-		fail_msg("%s", err);
-	return zone;
-}
-
 static int on_record(void *ctx, const apex_rr_t *rr)
 {
 	set_add(ctx, record_text(rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength));

@@ -62,7 +62,7 @@ static void test_rrl_limits_prefix(void **state)
 
 static void test_rrl_shares_and_whitelist(void **state)
 {
-	apex_rrl_prefix_t white;
+	apex_prefix_t white;
 	apex_rrl_config_t cfg = { .rate = 10,
 				  .slip = 0,
 				  .ipv4_prefix = 24,
@@ -75,10 +75,10 @@ static void test_rrl_shares_and_whitelist(void **state)
 	unsigned sent = 0;
 
 	(void)state;
-	assert_int_equal(apex_rrl_prefix_parse("10.9.0.0/16", &white), APEX_OK);
-	assert_int_equal(apex_rrl_prefix_parse("10.9.0.0/33", &white), APEX_EINVAL);
-	assert_int_equal(apex_rrl_prefix_parse("nonsense", &white), APEX_EINVAL);
-	assert_int_equal(apex_rrl_prefix_parse("10.9.1.1/16", &white), APEX_OK); /* masked */
+	assert_int_equal(apex_prefix_parse("10.9.0.0/16", &white, NULL), APEX_OK);
+	assert_int_equal(apex_prefix_parse("10.9.0.0/33", &white, NULL), APEX_EINVAL);
+	assert_int_equal(apex_prefix_parse("nonsense", &white, NULL), APEX_EINVAL);
+	assert_int_equal(apex_prefix_parse("10.9.1.1/16", &white, NULL), APEX_OK); /* masked */
 	/* 4 shares of 10/s: 3 per second each (rounded up) */
 	assert_int_equal(apex_rrl_init(&rrl, &cfg, 4), APEX_OK);
 	for (int i = 0; i < 20; i++)

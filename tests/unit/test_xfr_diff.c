@@ -45,19 +45,6 @@ static apex_zone_t *load_text(const char *text)
 	return zone;
 }
 
-static apex_zone_t *load_file(const char *file, const char *origin_text)
-{
-	char path[512], err[512];
-	uint8_t origin[APEX_NAME_MAX];
-	apex_zone_t *zone = NULL;
-
-	snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, file);
-	assert_true(apex_name_from_str(origin_text, origin) > 0);
-	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
-		fail_msg("%s", err);
-	return zone;
-}
-
 /* The removals and additions of a change set, and its two SOAs. */
 static void change_records(const apex_changes_t *c, text_set_t *removed, text_set_t *added,
 			   char **old_soa, char **new_soa)

@@ -16,7 +16,25 @@
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
+#include "util/error.h"
+#include "zone/load.h"
 #include "zone/zone.h"
+
+/* The version loaded from zones/FILE of the source tree with origin
+ * origin_text; the test fails with the loader's message if it does not
+ * load.  The caller releases it. */
+static inline apex_zone_t *load_file(const char *file, const char *origin_text)
+{
+	char path[512], err[512];
+	uint8_t origin[APEX_NAME_MAX];
+	apex_zone_t *zone = NULL;
+
+	snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, file);
+	assert_true(apex_name_from_str(origin_text, origin) > 0);
+	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	return zone;
+}
 
 /* "owner type ttl hex-rdata", owner in lower case: one record. */
 static inline char *record_text(const uint8_t *owner, uint16_t type, uint32_t ttl,

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Milliseconds of CLOCK_MONOTONIC, for time-outs and durations that
+ * must not jump with the wall clock (transfers, NOTIFY, refresh timers).
+ */
+#ifndef APEX_UTIL_CLOCK_H
+#define APEX_UTIL_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t apex_monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+#endif
