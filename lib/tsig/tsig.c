@@ -98,22 +98,54 @@ typedef struct part {
 	size_t size;
 } part_t;
 
-static int hmac(const apex_tsig_key_t *key, const part_t *parts, size_t count, apex_tsig_mac_t *out)
+/* A new HMAC computation with key (the caller frees it), or NULL. */
+static EVP_MAC_CTX *hmac_open(const apex_tsig_key_t *key)
 {
 	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
+	EVP_MAC_CTX *ctx = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL; /* holds its own reference */
 	OSSL_PARAM params[] = {
 		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
 						 (char *)algs[key->alg].digest, 0),
 		OSSL_PARAM_construct_end(),
 	};
-	int ok = ctx != NULL && EVP_MAC_init(ctx, key->secret, key->secret_size, params) == 1;
+
+	EVP_MAC_free(mac);
+	if (ctx != NULL && EVP_MAC_init(ctx, key->secret, key->secret_size, params) != 1) {
+		EVP_MAC_CTX_free(ctx);
+		ctx = NULL;
+	}
+	return ctx;
+}
+
+static bool hmac_update(EVP_MAC_CTX *ctx, const part_t *parts, size_t count)
+{
+	bool ok = true;
+
 	for (size_t i = 0; ok && i < count; i++)
 		ok = parts[i].size == 0 || EVP_MAC_update(ctx, parts[i].data, parts[i].size) == 1;
-	ok = ok && EVP_MAC_final(ctx, out->bytes, &out->size, sizeof(out->bytes)) == 1;
+	return ok;
+}
+
+/* The MAC over parts, continuing started (then freed) when it is not
+ * NULL, else from the start. */
+static int hmac(const apex_tsig_key_t *key, EVP_MAC_CTX *started, const part_t *parts, size_t count,
+		apex_tsig_mac_t *out)
+{
+	EVP_MAC_CTX *ctx = started != NULL ? started : hmac_open(key);
+	bool ok = ctx != NULL && hmac_update(ctx, parts, count) &&
+		  EVP_MAC_final(ctx, out->bytes, &out->size, sizeof(out->bytes)) == 1;
+
 	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
 	return ok ? APEX_OK : APEX_ENOMEM;
+}
+
+/* The prior MAC as a MAC covers it: its size, then its bytes. */
+static size_t prior_parts(const apex_tsig_mac_t *prior, uint8_t size_buf[2], part_t *parts)
+{
+	apex_write_u16(size_buf, (uint16_t)prior->size);
+	parts[0] = (part_t){ size_buf, 2 };
+	parts[1] = (part_t){ prior->bytes, prior->size };
+	return 2;
 }
 
 /* The TSIG variables a MAC covers (RFC 8945 section 4.3.3): all of them,
@@ -150,26 +182,25 @@ static size_t variables(uint8_t *buf, const uint8_t *key_name, const uint8_t *al
 
 /* The MAC of message msg[0..size) (its ID and ARCOUNT as they were when it
  * was signed) with the prior MAC, if any, in front, and the TSIG variables
- * with their other data after it. */
-static int message_mac(const apex_tsig_key_t *key, const apex_tsig_mac_t *prior,
-		       const uint8_t *header, const uint8_t *msg, size_t size, const uint8_t *vars,
-		       size_t vars_size, const uint8_t *other, size_t other_size,
-		       apex_tsig_mac_t *out)
+ * with their other data after it.  started: a computation that already
+ * covers the prior MAC and the unsigned messages of a stream since it
+ * (consumed), or NULL. */
+static int message_mac(const apex_tsig_key_t *key, EVP_MAC_CTX *started,
+		       const apex_tsig_mac_t *prior, const uint8_t *header, const uint8_t *msg,
+		       size_t size, const uint8_t *vars, size_t vars_size, const uint8_t *other,
+		       size_t other_size, apex_tsig_mac_t *out)
 {
 	uint8_t prior_size[2];
 	part_t parts[6];
 	size_t n = 0;
 
-	if (prior != NULL) {
-		apex_write_u16(prior_size, (uint16_t)prior->size);
-		parts[n++] = (part_t){ prior_size, 2 };
-		parts[n++] = (part_t){ prior->bytes, prior->size };
-	}
+	if (prior != NULL && started == NULL)
+		n = prior_parts(prior, prior_size, parts);
 	parts[n++] = (part_t){ header, APEX_HEADER_SIZE };
 	parts[n++] = (part_t){ msg + APEX_HEADER_SIZE, size - APEX_HEADER_SIZE };
 	parts[n++] = (part_t){ vars, vars_size };
 	parts[n++] = (part_t){ other, other_size };
-	return hmac(key, parts, n, out);
+	return hmac(key, started, parts, n, out);
 }
 
 /* ------------------------------------------------------------ signing */
@@ -234,7 +265,7 @@ static int sign_fields(uint8_t *msg, size_t *size, size_t capacity, const apex_t
 		return APEX_ESPACE;
 	size_t vars_size = variables(vars, key->name, alg, f->time_signed, APEX_TSIG_FUDGE,
 				     f->error, f->other_size, timers_only);
-	int rc = message_mac(key, prior, msg, msg, *size, vars, vars_size, f->other,
+	int rc = message_mac(key, NULL, prior, msg, msg, *size, vars, vars_size, f->other,
 			     timers_only ? 0 : f->other_size, &mac);
 	if (rc < 0)
 		return rc;
@@ -415,9 +446,13 @@ static void strip(uint8_t *msg, size_t *size, const tsig_rr_t *t)
 		       (uint16_t)(apex_read_u16(msg + APEX_HDR_ARCOUNT) - 1));
 }
 
+/* Check the TSIG record msg ends with (see apex_tsig_verify()): with key
+ * when it is given, else the ring's key it names.  started: as for
+ * message_mac(), consumed unless the message has no TSIG record (then
+ * APEX_ENOENT). */
 static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 		 const apex_tsig_keyring_t *ring, const apex_tsig_mac_t *prior, uint64_t now,
-		 bool timers_only, apex_tsig_result_t *res)
+		 bool timers_only, EVP_MAC_CTX *started, apex_tsig_result_t *res)
 {
 	tsig_rr_t t;
 
@@ -426,6 +461,7 @@ static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 	if (rc == APEX_ENOENT)
 		return rc;
 	if (rc < 0) {
+		EVP_MAC_CTX_free(started);
 		res->error = APEX_TSIG_FORMERR;
 		return APEX_OK;
 	}
@@ -442,6 +478,7 @@ static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 	res->key = key;
 	strip(msg, size, &t);
 	if (key == NULL) {
+		EVP_MAC_CTX_free(started);
 		res->error = APEX_TSIG_BADKEY;
 		return APEX_OK;
 	}
@@ -449,6 +486,7 @@ static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 	 * than the larger of 10 octets and half the hash is refused */
 	size_t full = algs[key->alg].mac_size;
 	if (t.mac_size > full) {
+		EVP_MAC_CTX_free(started);
 		res->error = APEX_TSIG_FORMERR;
 		return APEX_OK;
 	}
@@ -460,7 +498,7 @@ static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 	size_t vars_size = variables(vars, t.owner, t.alg, t.time_signed, t.fudge, t.error,
 				     t.other_size, timers_only);
 	apex_tsig_mac_t mac;
-	if ((rc = message_mac(key, prior, header, msg, *size, vars, vars_size, t.other,
+	if ((rc = message_mac(key, started, prior, header, msg, *size, vars, vars_size, t.other,
 			      timers_only ? 0 : t.other_size, &mac)) < 0)
 		return rc;
 	if (t.mac_size == 0 || CRYPTO_memcmp(mac.bytes, t.mac, t.mac_size) != 0)
@@ -479,7 +517,7 @@ static int check(uint8_t *msg, size_t *size, const apex_tsig_key_t *key,
 int apex_tsig_verify(uint8_t *msg, size_t *size, const apex_tsig_keyring_t *ring,
 		     const apex_tsig_mac_t *prior, uint64_t now, apex_tsig_result_t *res)
 {
-	return check(msg, size, NULL, ring, prior, now, false, res);
+	return check(msg, size, NULL, ring, prior, now, false, NULL, res);
 }
 
 /* ------------------------------------------------------------ streams */
@@ -504,13 +542,56 @@ int apex_tsig_stream_sign(apex_tsig_stream_t *s, uint8_t *msg, size_t *size, siz
 	return rc;
 }
 
+/* An unsigned message of the stream: into the MAC the next signed one
+ * carries (RFC 8945 section 5.3.1), whole, as it came. */
+static int stream_unsigned(apex_tsig_stream_t *s, const uint8_t *msg, size_t size,
+			   apex_tsig_result_t *res)
+{
+	uint8_t prior_size[2];
+	part_t parts[3];
+	size_t n = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (s->messages == 0 || s->unsigned_run >= APEX_TSIG_UNSIGNED_MAX)
+		return APEX_ENOENT;
+	if (s->pending == NULL) {
+		if ((s->pending = hmac_open(s->key)) == NULL)
+			return APEX_ENOMEM;
+		n = prior_parts(&s->prior, prior_size, parts);
+	}
+	parts[n++] = (part_t){ msg, size };
+	if (!hmac_update(s->pending, parts, n))
+		return APEX_ENOMEM;
+	s->unsigned_run++;
+	s->messages++;
+	res->key = s->key;
+	res->error = APEX_TSIG_NOERROR;
+	return APEX_OK;
+}
+
 int apex_tsig_stream_verify(apex_tsig_stream_t *s, uint8_t *msg, size_t *size, uint64_t now,
 			    apex_tsig_result_t *res)
 {
-	int rc = check(msg, size, s->key, NULL, &s->prior, now, s->messages > 0, res);
+	int rc = check(msg, size, s->key, NULL, &s->prior, now, s->messages > 0, s->pending, res);
+
+	if (rc == APEX_ENOENT)
+		return stream_unsigned(s, msg, *size, res);
+	s->pending = NULL; /* consumed by check() */
+	s->unsigned_run = 0;
 	if (rc == APEX_OK && res->error == APEX_TSIG_NOERROR) {
 		s->prior = res->mac;
 		s->messages++;
 	}
 	return rc;
+}
+
+bool apex_tsig_stream_complete(const apex_tsig_stream_t *s)
+{
+	return s->messages > 0 && s->unsigned_run == 0;
+}
+
+void apex_tsig_stream_clear(apex_tsig_stream_t *s)
+{
+	EVP_MAC_CTX_free(s->pending);
+	s->pending = NULL;
 }

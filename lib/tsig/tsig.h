@@ -12,7 +12,9 @@
  * chains each MAC to the one before: apex_tsig_stream_t carries it.
  *
  * Nothing here allocates but the HMAC context of one computation, freed
- * before the call returns.  Functions return 0 or a negative apex code.
+ * before the call returns, and that of a stream's unsigned messages, which
+ * the stream holds (apex_tsig_stream_clear()).  Functions return 0 or a
+ * negative apex code.
  */
 #ifndef APEX_TSIG_TSIG_H
 #define APEX_TSIG_TSIG_H
@@ -130,13 +132,19 @@ int apex_tsig_error_record(uint8_t *msg, size_t *size, size_t capacity,
 /*
  * The messages of one response stream (RFC 8945 section 5.3.1): the first
  * is signed or checked with the request's MAC as prior, each later one
- * with the MAC before it and the TSIG timers only.  Start it with the
- * request's MAC.
+ * with the MAC before it and the TSIG timers only.  A sender may leave up
+ * to 99 messages in a row unsigned after the first; the next signed one's
+ * MAC covers them.  apex signs every message it sends.  Start a stream with
+ * the request's MAC; apex_tsig_stream_clear() it when done with it.
  */
+#define APEX_TSIG_UNSIGNED_MAX 99
+
 typedef struct apex_tsig_stream {
 	const apex_tsig_key_t *key;
 	apex_tsig_mac_t prior;
-	unsigned messages; /* signed or checked so far */
+	unsigned messages;     /* signed or checked so far, unsigned ones included */
+	unsigned unsigned_run; /* unsigned messages since the last signed one */
+	void *pending;         /* the MAC over them so far (OpenSSL's); owned */
 } apex_tsig_stream_t;
 
 void apex_tsig_stream_init(apex_tsig_stream_t *s, const apex_tsig_key_t *key,
@@ -146,10 +154,20 @@ void apex_tsig_stream_init(apex_tsig_stream_t *s, const apex_tsig_key_t *key,
 int apex_tsig_stream_sign(apex_tsig_stream_t *s, uint8_t *msg, size_t *size, size_t capacity,
 			  uint64_t time_signed);
 
-/* Check the next message of the stream (as apex_tsig_verify(), with the
- * stream's key only).  Every message must be signed here: apex asks for
- * no unsigned ones in between. */
+/*
+ * Check the next message of the stream (as apex_tsig_verify(), with the
+ * stream's key only).  An unsigned message is APEX_OK with NOERROR when the
+ * stream may have one there (it is then part of the next MAC), APEX_ENOENT
+ * when it is the first message or the 100th unsigned one in a row.
+ */
 int apex_tsig_stream_verify(apex_tsig_stream_t *s, uint8_t *msg, size_t *size, uint64_t now,
 			    apex_tsig_result_t *res);
+
+/* Whether the stream's last message was signed (and checked): a complete
+ * answer must end with a signed message. */
+bool apex_tsig_stream_complete(const apex_tsig_stream_t *s);
+
+/* Free what the stream holds (a MAC over unsigned messages in progress). */
+void apex_tsig_stream_clear(apex_tsig_stream_t *s);
 
 #endif

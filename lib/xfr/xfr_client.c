@@ -129,10 +129,15 @@ static int check_signature(conn_t *c, apex_tsig_stream_t *stream, uint8_t *msg, 
 	if (c->primary->key == NULL)
 		return APEX_OK;
 	rc = apex_tsig_stream_verify(stream, msg, size, (uint64_t)time(NULL), &res);
+	if (rc == APEX_ENOENT && stream->messages == 0)
+		return apex_fail(c->err, c->err_size, APEX_EMALFORMED,
+				 "%s: the first message of the answer is not signed with TSIG",
+				 c->primary->text);
 	if (rc == APEX_ENOENT)
 		return apex_fail(c->err, c->err_size, APEX_EMALFORMED,
-				 "%s: message %u of the answer is not signed with TSIG",
-				 c->primary->text, stream->messages + 1);
+				 "%s: message %u of the answer: more than %u unsigned messages in "
+				 "a row (RFC 8945 section 5.3.1)",
+				 c->primary->text, stream->messages + 1, APEX_TSIG_UNSIGNED_MAX);
 	if ((rc < 0 || res.error != APEX_TSIG_NOERROR) && *size >= 4 && (msg[3] & 0x0f) == 9)
 		return apex_fail(
 			c->err, c->err_size, APEX_EREFUSED,
@@ -219,6 +224,7 @@ int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin
 			rc = check_signature(&c, &stream, msg, &size);
 		if (rc == APEX_OK)
 			rc = soa_serial(&c, msg, size, id, origin, serial);
+		apex_tsig_stream_clear(&stream);
 		close(c.io.fd);
 	}
 	free(msg);
@@ -263,6 +269,11 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 							    : "");
 		}
 	}
+	if (rc == APEX_OK && primary->key != NULL && !apex_tsig_stream_complete(&stream))
+		rc = apex_fail(err, err_size, APEX_EMALFORMED,
+			       "%s: the last message of the answer is not signed with TSIG",
+			       primary->text);
+	apex_tsig_stream_clear(&stream);
 	close(c.io.fd);
 	free(msg);
 	return rc;

@@ -454,11 +454,14 @@ def test_notify_checks(tmp):
 
 class FakePrimary:
     """A primary that misbehaves on purpose, unsigned, on a free TCP port:
-    it claims serial 2 and answers an AXFR as `mode` says."""
+    it claims serial 2 and answers an AXFR as `mode` says.  With a keyring
+    it signs with TSIG, leaving messages of its AXFR answer unsigned as the
+    `sparse-*` modes say (SPARSE)."""
 
-    def __init__(self, mode, records=None):
+    def __init__(self, mode, records=None, keyring=None):
         self.mode = mode
         self.records = records or []
+        self.keyring = keyring
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -489,10 +492,9 @@ class FakePrimary:
                 except OSError:
                     pass
 
-    @staticmethod
-    def read_message(conn):
+    def read_message(self, conn):
         size = struct.unpack("!H", conn.recv(2, socket.MSG_WAITALL))[0]
-        return dns.message.from_wire(conn.recv(size, socket.MSG_WAITALL))
+        return dns.message.from_wire(conn.recv(size, socket.MSG_WAITALL), keyring=self.keyring)
 
     @staticmethod
     def send(conn, msg):
@@ -523,6 +525,9 @@ class FakePrimary:
             return
         self.axfrs += 1
         body = [dns.rrset.from_text(n, 300, "IN", t, d) for n, t, d in self.records]
+        if self.mode.startswith("sparse"):
+            self.send_sparse(conn, q, body)
+            return
         first = [self.soa(2)] + body[:len(body) // 2]
         rest = body[len(body) // 2:]
         closing = {"no-closing-soa": [], "other-serial": [self.soa(3)]}.get(
@@ -537,6 +542,32 @@ class FakePrimary:
         r2 = dns.message.make_response(q)
         r2.answer.extend(rest + closing)
         self.send(conn, r2)
+
+
+    # The messages of the AXFR answer left unsigned, and the one whose bytes
+    # the MAC after it covers with one changed (sent as it was).
+    SPARSE = {"sparse-good": ({1, 2, 3}, None), "sparse-last-unsigned": ({1, 2, 3, 4}, None),
+              "sparse-tampered": ({1, 2, 3}, 2)}
+
+    def send_sparse(self, conn, q, body):
+        """The zone in five messages, signed or not as the mode says."""
+        unsigned, tampered = self.SPARSE[self.mode]
+        parts = [body[i::5] for i in range(5)]
+        parts[0].insert(0, self.soa(2))
+        parts[4].append(self.soa(2))
+        ctx = None
+        for i, part in enumerate(parts):
+            m = dns.message.make_response(q)
+            m.flags |= dns.flags.AA
+            m.answer.extend(part)
+            if i in unsigned:
+                m.keyring, m.tsig = None, None
+                wire = m.to_wire(max_size=65535)
+                ctx.update(wire[:-1] + bytes([wire[-1] ^ 1]) if i == tampered else wire)
+            else:
+                wire = m.to_wire(max_size=65535, multi=True, tsig_ctx=ctx)
+                ctx = m.tsig_ctx
+            conn.sendall(struct.pack("!H", len(wire)) + wire)
 
 
 def base_records(prefix="host", count=50):
@@ -580,6 +611,40 @@ def test_bad_primary_changes_nothing(mode, tmp):
                "no-closing-soa": "closed before the answer was complete",
                "other-serial": "closing SOA serial 3, first SOA 2",
                "stall": "receiving: timed out", "too-large": "size limit"}[mode]
+        assert why in log, log
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
+
+
+@pytest.mark.parametrize("mode", sorted(FakePrimary.SPARSE))
+def test_unsigned_messages_between_signed_ones(mode, tmp):
+    """RFC 8945 section 5.3.1: a primary may leave up to 99 messages of a
+    transfer unsigned between signed ones; the MAC after them covers them.
+    Such a transfer is taken; one whose unsigned message does not match the
+    MAC after it, or that ends unsigned, is not."""
+    fake = FakePrimary(mode, base_records(count=200), keyring=KEYRING)
+    d = os.path.join(tmp, "apexd")
+    os.makedirs(d)
+    apex = SecondaryApexd(d, ["127.0.0.1@%d %s" % (fake.port, KEY_NAME)])
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1, refresh=1))
+    try:
+        apex.start()
+        if mode == "sparse-good":
+            wait_serial(apex.port, 2, apex)
+            r = query(apex.port, "host199." + ORIGIN, dns.rdatatype.A)
+            assert [rr.address for rr in r.answer[0]] == ["10.0.0.200"]
+            assert "host199" in open(apex.copy).read()
+            return
+        deadline = time.monotonic() + 15
+        while fake.axfrs < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert fake.axfrs >= 2, apex.log_tail()
+        assert serial_of(apex.port) == 1
+        log = apex.log_tail(80)
+        why = {"sparse-last-unsigned": "the last message of the answer is not signed",
+               "sparse-tampered": "message 5 of the answer: BADSIG"}[mode]
         assert why in log, log
     finally:
         assert apex.stop() == 0, apex.log_tail()

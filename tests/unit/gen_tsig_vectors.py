@@ -4,7 +4,9 @@
 
 For every algorithm: a query signed as a client signs it, the response to
 it, and a stream of three response messages (an AXFR), each both unsigned
-and as dnspython signs it, at a fixed time, so that tests/unit/test_tsig.c
+and as dnspython signs it, and a stream of four whose middle two are sent
+unsigned (RFC 8945 section 5.3.1: the fourth's MAC covers them), at a fixed
+time, so that tests/unit/test_tsig.c
 checks apex against another implementation both ways: apex must accept
 dnspython's signatures, and sign the unsigned messages into exactly
 dnspython's bytes.
@@ -75,6 +77,22 @@ def main():
             m.request_mac = q.mac
             signed.append(m.to_wire(multi=True, tsig_ctx=ctx))
             ctx = m.tsig_ctx
+        # the sparse stream: the second and third message unsigned
+        sparse_msgs = [response(q, [soa]),
+                       response(q, [("a.example.", 3600, "IN", "A", "192.0.2.2")]),
+                       response(q, [("b.example.", 3600, "IN", "A", "192.0.2.3")]),
+                       response(q, [soa])]
+        ctx, sparse = None, []
+        for i, m in enumerate(sparse_msgs):
+            if i in (1, 2):
+                wire = m.to_wire()
+                ctx.update(wire)
+            else:
+                m.use_tsig(ring, KEYNAME)
+                m.request_mac = q.mac
+                wire = m.to_wire(multi=True, tsig_ctx=ctx)
+                ctx = m.tsig_ctx
+            sparse.append(wire)
         # the response alone (not a stream)
         single = response(q, [soa])
         unsigned_single = single.to_wire()
@@ -87,19 +105,24 @@ def main():
         for i in range(3):
             print(c_bytes("%s_stream%d" % (p, i), unsigned[i]) +
                   c_bytes("%s_stream%d_signed" % (p, i), signed[i]))
+        for i in range(4):
+            print(c_bytes("%s_sparse%d" % (p, i), sparse[i]))
         rows.append((alg, b64, p))
     print("#define V(p) p##_query, sizeof(p##_query), p##_query_signed, sizeof(p##_query_signed), "
           "p##_resp, sizeof(p##_resp), p##_resp_signed, sizeof(p##_resp_signed), "
           "{ p##_stream0, p##_stream1, p##_stream2 }, "
           "{ sizeof(p##_stream0), sizeof(p##_stream1), sizeof(p##_stream2) }, "
           "{ p##_stream0_signed, p##_stream1_signed, p##_stream2_signed }, "
-          "{ sizeof(p##_stream0_signed), sizeof(p##_stream1_signed), sizeof(p##_stream2_signed) }")
+          "{ sizeof(p##_stream0_signed), sizeof(p##_stream1_signed), sizeof(p##_stream2_signed) }, "
+          "{ p##_sparse0, p##_sparse1, p##_sparse2, p##_sparse3 }, "
+          "{ sizeof(p##_sparse0), sizeof(p##_sparse1), sizeof(p##_sparse2), sizeof(p##_sparse3) }")
     print("static const struct tsig_vector {")
     print("\tconst char *alg, *secret;")
     print("\tconst uint8_t *query; size_t query_size; const uint8_t *query_signed; size_t query_signed_size;")
     print("\tconst uint8_t *resp; size_t resp_size; const uint8_t *resp_signed; size_t resp_signed_size;")
     print("\tconst uint8_t *stream[3]; size_t stream_size[3];")
     print("\tconst uint8_t *stream_signed[3]; size_t stream_signed_size[3];")
+    print("\tconst uint8_t *sparse[4]; size_t sparse_size[4]; /* 1 and 2 unsigned */")
     print("} tsig_vectors[] = {")
     for alg, b64, p in rows:
         print('\t{ "%s", "%s", V(%s) },' % (alg, b64, p))

@@ -149,6 +149,98 @@ static void dnspython_both_ways(void **state)
 	}
 }
 
+/* The MAC of the query of vector v, as dnspython signed it. */
+static apex_tsig_mac_t query_mac_of(const struct tsig_vector *v, apex_tsig_key_t *key)
+{
+	apex_tsig_keyring_t ring = { key, 1 };
+	apex_tsig_result_t res;
+	uint8_t buf[4096];
+	size_t size = copy(buf, v->query_signed, v->query_signed_size);
+
+	assert_int_equal(apex_tsig_verify(buf, &size, &ring, NULL, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_NOERROR);
+	return res.mac;
+}
+
+/* Check the sparse stream of v (its first message tampered with, or its
+ * byte at offset `at` of message `which` changed); the result of its last
+ * message. */
+static int check_sparse(const struct tsig_vector *v, int which, size_t at, bool *complete)
+{
+	apex_tsig_key_t key;
+	apex_tsig_stream_t in;
+	apex_tsig_result_t res;
+	uint8_t buf[4096];
+	size_t size;
+
+	key_of(v, &key);
+	apex_tsig_mac_t query_mac = query_mac_of(v, &key);
+	apex_tsig_stream_init(&in, &key, &query_mac);
+	for (int m = 0; m < 4; m++) {
+		size = copy(buf, v->sparse[m], v->sparse_size[m]);
+		if (m == which)
+			buf[at] ^= 0x01;
+		assert_int_equal(apex_tsig_stream_verify(&in, buf, &size, NOW, &res), APEX_OK);
+		if (m < 3)
+			assert_int_equal(res.error, APEX_TSIG_NOERROR);
+		assert_int_equal(apex_tsig_stream_complete(&in), m == 0 || m == 3);
+	}
+	*complete = apex_tsig_stream_complete(&in);
+	apex_tsig_stream_clear(&in);
+	return res.error;
+}
+
+/* RFC 8945 section 5.3.1: after the first message, up to 99 in a row may
+ * come unsigned, and the next signed one's MAC covers them (dnspython's
+ * streams, every algorithm). */
+static void unsigned_messages_in_streams(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(tsig_vectors) / sizeof(tsig_vectors[0]); i++) {
+		const struct tsig_vector *v = &tsig_vectors[i];
+		bool complete;
+
+		assert_int_equal(check_sparse(v, -1, 0, &complete), APEX_TSIG_NOERROR);
+		assert_true(complete);
+		/* a changed byte in either unsigned message breaks the MAC after them */
+		assert_int_equal(check_sparse(v, 1, v->sparse_size[1] - 1, &complete),
+				 APEX_TSIG_BADSIG);
+		assert_int_equal(check_sparse(v, 2, 0, &complete), APEX_TSIG_BADSIG);
+	}
+
+	const struct tsig_vector *v = &tsig_vectors[3];
+	apex_tsig_key_t key;
+	apex_tsig_stream_t in;
+	apex_tsig_result_t res;
+	uint8_t buf[4096];
+	size_t size;
+
+	key_of(v, &key);
+	apex_tsig_mac_t query_mac = query_mac_of(v, &key);
+	/* the first message must be signed */
+	apex_tsig_stream_init(&in, &key, &query_mac);
+	size = copy(buf, v->sparse[1], v->sparse_size[1]);
+	assert_int_equal(apex_tsig_stream_verify(&in, buf, &size, NOW, &res), APEX_ENOENT);
+	assert_false(apex_tsig_stream_complete(&in));
+	apex_tsig_stream_clear(&in);
+	/* 99 unsigned in a row are accepted, the 100th is not; a stream
+	 * ending unsigned is not complete */
+	apex_tsig_stream_init(&in, &key, &query_mac);
+	size = copy(buf, v->sparse[0], v->sparse_size[0]);
+	assert_int_equal(apex_tsig_stream_verify(&in, buf, &size, NOW, &res), APEX_OK);
+	assert_int_equal(res.error, APEX_TSIG_NOERROR);
+	for (int m = 0; m < APEX_TSIG_UNSIGNED_MAX; m++) {
+		size = copy(buf, v->sparse[1], v->sparse_size[1]);
+		assert_int_equal(apex_tsig_stream_verify(&in, buf, &size, NOW, &res), APEX_OK);
+		assert_int_equal(res.error, APEX_TSIG_NOERROR);
+		assert_int_equal(size, v->sparse_size[1]);
+	}
+	assert_false(apex_tsig_stream_complete(&in));
+	size = copy(buf, v->sparse[1], v->sparse_size[1]);
+	assert_int_equal(apex_tsig_stream_verify(&in, buf, &size, NOW, &res), APEX_ENOENT);
+	apex_tsig_stream_clear(&in);
+}
+
 static void failures(void **state)
 {
 	(void)state;
@@ -386,9 +478,13 @@ static void tsig_not_last(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(keys_from_text), cmocka_unit_test(dnspython_both_ways),
-		cmocka_unit_test(failures),       cmocka_unit_test(truncation),
-		cmocka_unit_test(tsig_not_last),  cmocka_unit_test(error_records),
+		cmocka_unit_test(keys_from_text),
+		cmocka_unit_test(dnspython_both_ways),
+		cmocka_unit_test(unsigned_messages_in_streams),
+		cmocka_unit_test(failures),
+		cmocka_unit_test(truncation),
+		cmocka_unit_test(tsig_not_last),
+		cmocka_unit_test(error_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
