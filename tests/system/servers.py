@@ -8,6 +8,7 @@ serving the same zone files.
 """
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -26,22 +27,34 @@ START_TIMEOUT = float(os.environ.get("APEX_START_TIMEOUT", "120"))
 STOP_TIMEOUT = 10.0
 
 
+# Ports are picked below Linux's ephemeral range (32768-60999 by default),
+# so that no outgoing connection of a server or a test can take one between
+# the pick and the bind, and never twice in one run, so that two servers
+# started in one test (a primary and its secondary) cannot get the same one.
+PORT_RANGE = (20000, 32767)
+_ports_given = set()
+
+
 def free_port():
-    """A port on 127.0.0.1 that is free for both UDP and TCP right now."""
-    for _ in range(50):
+    """A port on 127.0.0.1 that is free for both UDP and TCP right now and
+    was not handed out before in this run."""
+    rng = random.Random()
+    for _ in range(500):
+        port = rng.randint(*PORT_RANGE)
+        if port in _ports_given:
+            continue
         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            tcp.bind((LOOPBACK, 0))
-            port = tcp.getsockname()[1]
-            try:
-                udp.bind((LOOPBACK, port))
-            except OSError:
-                continue
-            return port
+            tcp.bind((LOOPBACK, port))
+            udp.bind((LOOPBACK, port))
+        except OSError:
+            continue
         finally:
             tcp.close()
             udp.close()
+        _ports_given.add(port)
+        return port
     raise RuntimeError("no free loopback port found for UDP and TCP")
 
 
