@@ -249,6 +249,29 @@ static int recover_file(apex_journal_t *j, uint64_t size, apex_journal_recovery_
 	return APEX_OK;
 }
 
+/* The directory of path, open (or -1 with errno), and path's last
+ * component in *base. */
+static int open_directory(const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	size_t len;
+
+	if (slash == NULL) {
+		*base = path;
+		return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	*base = slash + 1;
+	len = slash == path ? 1 : (size_t)(slash - path);
+	if (len >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 int apex_journal_open(apex_journal_t *j, const char *path, const uint8_t *zone, uint64_t max_size,
 		      bool sync, apex_journal_recovery_t *recovery, char *err, size_t err_size)
 {
@@ -256,7 +279,7 @@ int apex_journal_open(apex_journal_t *j, const char *path, const uint8_t *zone, 
 	int rc;
 
 	memset(j, 0, sizeof(*j));
-	j->fd = -1;
+	j->fd = j->dir_fd = -1;
 	if (recovery != NULL)
 		memset(recovery, 0, sizeof(*recovery));
 	j->max_size = max_size < MIN_MAX_SIZE ? MIN_MAX_SIZE : max_size;
@@ -266,8 +289,10 @@ int apex_journal_open(apex_journal_t *j, const char *path, const uint8_t *zone, 
 	j->path = strdup(path);
 	if (j->path == NULL)
 		return apex_fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
-	j->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-	if (j->fd < 0 || fstat(j->fd, &st) < 0) {
+	j->dir_fd = open_directory(j->path, &j->base);
+	if (j->dir_fd >= 0)
+		j->fd = openat(j->dir_fd, j->base, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	if (j->dir_fd < 0 || j->fd < 0 || fstat(j->fd, &st) < 0) {
 		rc = apex_errno();
 		apex_fail(err, err_size, rc, "%s: cannot open: %s", path, apex_strerror(rc));
 		apex_journal_close(j);
@@ -287,38 +312,21 @@ void apex_journal_close(apex_journal_t *j)
 {
 	if (j->fd >= 0)
 		close(j->fd);
+	if (j->dir_fd >= 0)
+		close(j->dir_fd);
 	free(j->path);
 	free(j->entries);
 	memset(j, 0, sizeof(*j));
-	j->fd = -1;
+	j->fd = j->dir_fd = -1;
 }
 
 /* ------------------------------------------------------------ bound */
-
-/* Make a rename in path's directory durable (best effort: a failure
- * leaves the old or the new file, both whole). */
-static void sync_directory(const char *path)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	size_t len = slash == NULL ? 1 : (size_t)(slash - path) + (slash == path);
-
-	if (len >= sizeof(dir))
-		return;
-	memcpy(dir, slash == NULL ? "." : path, len);
-	dir[len] = '\0';
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-}
 
 /* Copy the entries from index keep on into a new file, renamed over the
  * journal: the oldest entries are gone, a crash leaves one whole file. */
 static int rewrite_from(apex_journal_t *j, size_t keep, char *err, size_t err_size)
 {
-	size_t tmp_size = strlen(j->path) + sizeof(".new");
+	size_t tmp_size = strlen(j->base) + sizeof(".new");
 	char *tmp = malloc(tmp_size);
 	uint8_t header[16 + APEX_NAME_MAX + CHECKSUM_SIZE];
 	uint64_t from = keep < j->count ? j->entries[keep].offset : j->file_size;
@@ -327,8 +335,8 @@ static int rewrite_from(apex_journal_t *j, size_t keep, char *err, size_t err_si
 
 	if (tmp == NULL)
 		return apex_fail(err, err_size, APEX_ENOMEM, "%s: out of memory", j->path);
-	snprintf(tmp, tmp_size, "%s.new", j->path);
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	snprintf(tmp, tmp_size, "%s.new", j->base);
+	fd = openat(j->dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0) {
 		rc = apex_errno();
 		goto out;
@@ -343,12 +351,13 @@ static int rewrite_from(apex_journal_t *j, size_t keep, char *err, size_t err_si
 			rc = write_all(fd, buf, n, hsize + done);
 		done += n;
 	}
-	if (rc == APEX_OK && (fdatasync(fd) < 0 || rename(tmp, j->path) < 0))
+	if (rc == APEX_OK &&
+	    (fdatasync(fd) < 0 || renameat(j->dir_fd, tmp, j->dir_fd, j->base) < 0))
 		rc = apex_errno();
 	if (rc < 0)
 		goto out;
 	if (j->sync)
-		sync_directory(j->path);
+		(void)fsync(j->dir_fd); /* the rename made durable; best effort */
 	close(j->fd);
 	j->fd = fd;
 	fd = -1;
@@ -362,7 +371,7 @@ static int rewrite_from(apex_journal_t *j, size_t keep, char *err, size_t err_si
 out:
 	if (fd >= 0) {
 		close(fd);
-		unlink(tmp);
+		unlinkat(j->dir_fd, tmp, 0);
 	}
 	free(tmp);
 	if (rc < 0)

@@ -48,7 +48,12 @@ typedef struct apex_journal_entry {
 
 typedef struct apex_journal {
 	int fd;
-	char *path;                  /* owned */
+	/* The directory it lies in, open, and its name there: the oldest
+	 * entries are dropped by a rewrite renamed over it, which works
+	 * after a chroot too (apexd opens journals before it). */
+	int dir_fd;
+	const char *base;            /* within path */
+	char *path;                  /* owned; as given, for messages */
 	uint8_t zone[APEX_NAME_MAX]; /* wire form, lower case */
 	uint64_t max_size;           /* bound of the file, bytes */
 	uint64_t file_size;          /* bytes of whole entries and header */

@@ -566,6 +566,7 @@ static step_t open_privileged(apexd_t *d)
 	}
 	if (cfg->chroot_dir != NULL) {
 		apex_reloader_rebase(&d->reloader, apex_privs_chroot_path, cfg->chroot_dir);
+		apex_secondary_rebase(&d->secondary, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_info("chroot %s", cfg->chroot_dir);
 	}
 	if (d->privs.drop)

@@ -122,6 +122,19 @@ static apex_secondary_zone_t *find_zone(apex_secondary_t *s, const uint8_t *orig
 	return NULL;
 }
 
+void apex_secondary_rebase(apex_secondary_t *s,
+			   const char *(*rebase)(const char *base, const char *path),
+			   const char *base)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		char *file = s->zones[i].file;
+		const char *inside = rebase(base, file);
+
+		if (inside != file)
+			memmove(file, inside, strlen(inside) + 1);
+	}
+}
+
 int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full)
 {
 	apex_secondary_zone_t *z = find_zone(s, origin);

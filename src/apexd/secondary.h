@@ -84,6 +84,15 @@ typedef struct apex_secondary {
  * empty set.  cfg must outlive it.  Returns 0 or an apex code. */
 int apex_secondary_init(apex_secondary_t *s, apex_server_t *server, const apex_config_t *cfg);
 
+/*
+ * Replace every zone's file path by rebase(base, path) (a suffix of
+ * path), e.g. its path inside a chroot (privs.h).  Before
+ * apex_secondary_start().
+ */
+void apex_secondary_rebase(apex_secondary_t *s,
+			   const char *(*rebase)(const char *base, const char *path),
+			   const char *base);
+
 /* Start the thread (once the workers run); nothing to do without zones. */
 int apex_secondary_start(apex_secondary_t *s);
 

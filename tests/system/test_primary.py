@@ -12,6 +12,7 @@ change from end to end.
 """
 
 import os
+import pwd
 import shutil
 import signal
 import time
@@ -43,11 +44,12 @@ class PrimaryApexd(servers.Server):
         super().__init__(workdir, [(ORIGIN, path)])
         self.path = path
         self.notify_port = notify_port  # a secondary to NOTIFY
+        self.extra_server = []  # more server: lines
 
     def command(self):
         conf = os.path.join(self.workdir, "apex.conf")
         lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
-                 "    control-socket: none",
+                 "    control-socket: none"] + self.extra_server + [
                  "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
                  '    secret: "%s"' % SECRET,
                  "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.path,
@@ -302,5 +304,48 @@ def test_ixfr_from_journal(tmp_path):
                        for rds in node}
                 assert got == want, serial
         assert "IXFR serial 3" in apex.log_tail(80)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
+def test_journal_in_chroot(tmp_path, monkeypatch):
+    """With chroot and user nobody, a journal past its journal-size drops
+    its oldest change sets (a rewrite renamed over it inside the chroot)
+    and still answers an IXFR from the last serial."""
+    # LeakSanitizer reads /proc at exit, which the chroot lacks
+    asan = os.environ.get("ASAN_OPTIONS")
+    monkeypatch.setenv("ASAN_OPTIONS", (asan + ":" if asan else "") + "detect_leaks=0")
+    root = os.path.join(str(tmp_path), "chrooted")
+    os.makedirs(root)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(root, nobody.pw_uid, nobody.pw_gid)  # the journal's rewrite is created here
+    os.chmod(str(tmp_path), 0o755)
+    path = os.path.join(root, "secret.test.zone")
+    write_zone(path, 1)
+    os.chmod(path, 0o644)
+    apex = PrimaryApexd(root, path)
+    apex.extra_server = ["    user: nobody", '    chroot: "%s"' % root, "    journal-size: 4096"]
+    apex.start()
+    try:
+        for serial in range(2, 12):
+            # each change set removes and adds twenty records: about 900 bytes
+            write_zone(path, serial, "".join("change%d-%d IN A 192.0.2.%d\n" % (serial, i, i + 1)
+                                             for i in range(20)))
+            apex.proc.send_signal(signal.SIGHUP)
+            wait_serial(apex.port, serial, apex)
+        log = apex.log_tail(200)
+        assert "cannot" not in log, log
+        journal = path + ".jnl"
+        assert os.path.getsize(journal) <= 4096, os.path.getsize(journal)
+        want = primary_records(apex.port)
+        extra10 = "".join("change10-%d IN A 192.0.2.%d\n" % (i, i + 1) for i in range(20))
+        zone = dns.zone.from_text(zone_text(10, extra10), origin=ORIGIN, relativize=False)
+        q, _ = dns.xfr.make_query(zone, serial=10, keyring=KEYRING, keyname=KEY_NAME,
+                                  keyalgorithm="hmac-sha256")
+        dns.query.inbound_xfr("127.0.0.1", zone, query=q, port=apex.port, timeout=10, lifetime=30)
+        got = {(name, rds.rdtype): rds for name, node in zone.nodes.items() for rds in node}
+        assert got == want
+        assert "IXFR serial 11" in apex.log_tail(40), apex.log_tail(40)
     finally:
         assert apex.stop() == 0, apex.log_tail()

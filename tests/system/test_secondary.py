@@ -14,6 +14,7 @@ never change what apexd serves.
 import base64
 import json
 import os
+import pwd
 import shutil
 import socket
 import struct
@@ -646,6 +647,36 @@ def test_unsigned_messages_between_signed_ones(mode, tmp):
         why = {"sparse-last-unsigned": "the last message of the answer is not signed",
                "sparse-tampered": "message 5 of the answer: BADSIG"}[mode]
         assert why in log, log
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
+def test_copy_in_chroot(tmp, monkeypatch):
+    """With chroot and user nobody, the copy of a transferred zone is
+    written inside the chroot (its path given as seen from outside)."""
+    asan = os.environ.get("ASAN_OPTIONS")  # LeakSanitizer needs /proc
+    monkeypatch.setenv("ASAN_OPTIONS", (asan + ":" if asan else "") + "detect_leaks=0")
+    fake = FakePrimary("good", base_records())
+    d = os.path.join(tmp, "chrooted")
+    os.makedirs(d)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(d, nobody.pw_uid, nobody.pw_gid)  # the copy is written here
+    os.chmod(tmp, 0o755)
+    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
+    apex.extra_server = ["    user: nobody", '    chroot: "%s"' % d]
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1, refresh=1))
+    try:
+        apex.start()
+        wait_serial(apex.port, 2, apex)
+        deadline = time.monotonic() + WAIT
+        while "host1." not in open(apex.copy).read() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "host1." in open(apex.copy).read(), apex.log_tail()
+        assert os.stat(apex.copy).st_uid == nobody.pw_uid
+        assert "copy is not written" not in apex.log_tail(60)
     finally:
         assert apex.stop() == 0, apex.log_tail()
         fake.stop()
