@@ -29,8 +29,7 @@ static size_t wire_name_size(const uint8_t *p, size_t size)
 	return 0;
 }
 
-/* The serial of a SOA RDATA, or false if it is not one. */
-static bool soa_serial(const uint8_t *rdata, size_t size, uint32_t *serial)
+bool apex_changes_soa_serial(const uint8_t *rdata, size_t size, uint32_t *serial)
 {
 	size_t mname = wire_name_size(rdata, size);
 	if (mname == 0)
@@ -94,7 +93,7 @@ int apex_changes_append(apex_changes_t *c, apex_change_kind_t kind, const apex_r
 
 	if (owner == 0 || !in_order(c, kind, rr->type))
 		return APEX_EINVAL;
-	if (rr->type == APEX_TYPE_SOA && !soa_serial(rr->rdata, rr->rdlength, &serial))
+	if (rr->type == APEX_TYPE_SOA && !apex_changes_soa_serial(rr->rdata, rr->rdlength, &serial))
 		return APEX_EINVAL;
 	int rc = reserve(c, owner + 10u + rr->rdlength);
 	if (rc < 0)
@@ -153,7 +152,7 @@ int apex_changes_next(apex_changes_reader_t *r, apex_rr_t *rr, apex_change_kind_
 
 	uint32_t serial;
 	bool soa = rr->type == APEX_TYPE_SOA;
-	if (soa && !soa_serial(rr->rdata, rr->rdlength, &serial))
+	if (soa && !apex_changes_soa_serial(rr->rdata, rr->rdlength, &serial))
 		return APEX_EMALFORMED;
 	switch (r->next) {
 	case APEX_CHANGE_OLD_SOA:

@@ -60,6 +60,9 @@ int apex_changes_append(apex_changes_t *c, apex_change_kind_t kind, const apex_r
  * removals or additions). */
 bool apex_changes_complete(const apex_changes_t *c);
 
+/* The serial of a SOA RDATA (uncompressed), or false if it is not one. */
+bool apex_changes_soa_serial(const uint8_t *rdata, size_t size, uint32_t *serial);
+
 /* Reads the records of a serialised change set in order. */
 typedef struct apex_changes_reader {
 	const uint8_t *data;

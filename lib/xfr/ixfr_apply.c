@@ -13,6 +13,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "xfr/condense.h"
 
 /* A record's identity for IXFR (owner in lower case, type, class, RDATA),
  * and the record (pointers into the change sets' data). */
@@ -56,16 +57,6 @@ static int by_key(const void *a, const void *b)
 	return compare_keys(x->key, x->key_size, y->key, y->key_size);
 }
 
-/* The index of key in list (linear: the lists are the changes, not the zone), or -1. */
-static ssize_t find(const list_t *l, const uint8_t *key, size_t size)
-{
-	for (size_t i = 0; i < l->count; i++) {
-		if (compare_keys(l->items[i].key, l->items[i].key_size, key, size) == 0)
-			return (ssize_t)i;
-	}
-	return -1;
-}
-
 static int push(list_t *l, uint8_t *key, size_t size, const apex_rr_t *rr)
 {
 	if (l->count == l->capacity) {
@@ -80,12 +71,6 @@ static int push(list_t *l, uint8_t *key, size_t size, const apex_rr_t *rr)
 	return APEX_OK;
 }
 
-static void drop(list_t *l, size_t i)
-{
-	free(l->items[i].key);
-	l->items[i] = l->items[--l->count];
-}
-
 static void list_free(list_t *l)
 {
 	for (size_t i = 0; i < l->count; i++)
@@ -93,59 +78,42 @@ static void list_free(list_t *l)
 	free(l->items);
 }
 
-/* The sets folded into the net removals and additions, and the last SOA. */
+/* The sets condensed into one (condense.h): its removals (with their
+ * keys, to be found in the old version), additions and new SOA, pointing
+ * into condensed. */
 typedef struct net {
+	apex_changes_t condensed;
 	list_t removed, added;
 	apex_rr_t soa;
 } net_t;
 
-static int fold_record(net_t *net, const apex_rr_t *rr, apex_change_kind_t kind)
-{
-	size_t size;
-	uint8_t *key = make_key(rr, &size);
-	ssize_t at;
-
-	if (key == NULL)
-		return APEX_ENOMEM;
-	at = find(&net->added, key, size);
-	if (kind == APEX_CHANGE_REMOVE) {
-		/* an earlier set added it: it goes again; else the old version's goes */
-		if (at >= 0) {
-			drop(&net->added, (size_t)at);
-			free(key);
-			return APEX_OK;
-		}
-		if (find(&net->removed, key, size) >= 0) {
-			free(key);
-			return APEX_OK;
-		}
-		return push(&net->removed, key, size, rr);
-	}
-	if (at >= 0) /* added twice (a TTL change): the later one counts */
-		drop(&net->added, (size_t)at);
-	return push(&net->added, key, size, rr);
-}
-
 static int fold(const apex_changes_t *sets, size_t count, net_t *net)
 {
-	for (size_t s = 0; s < count; s++) {
-		apex_changes_reader_t r;
-		apex_change_kind_t kind;
-		apex_rr_t rr;
-		int rc;
+	apex_changes_reader_t r;
+	apex_change_kind_t kind;
+	apex_rr_t rr;
+	int rc = apex_changes_condense(sets, count, &net->condensed);
 
-		apex_changes_reader_init(&r, sets[s].data, sets[s].size);
-		while ((rc = apex_changes_next(&r, &rr, &kind)) == APEX_OK) {
-			if (kind == APEX_CHANGE_NEW_SOA)
-				net->soa = rr;
-			else if (kind != APEX_CHANGE_OLD_SOA &&
-				 (rc = fold_record(net, &rr, kind)) < 0)
-				return rc;
+	if (rc < 0)
+		return rc;
+	apex_changes_reader_init(&r, net->condensed.data, net->condensed.size);
+	while ((rc = apex_changes_next(&r, &rr, &kind)) == APEX_OK) {
+		if (kind == APEX_CHANGE_NEW_SOA) {
+			net->soa = rr;
+		} else if (kind == APEX_CHANGE_ADD) {
+			rc = push(&net->added, NULL, 0, &rr);
+		} else if (kind == APEX_CHANGE_REMOVE) {
+			size_t size;
+			uint8_t *key = make_key(&rr, &size);
+
+			rc = key == NULL ? APEX_ENOMEM : push(&net->removed, key, size, &rr);
+			if (rc < 0)
+				free(key);
 		}
-		if (rc != APEX_ENOENT)
+		if (rc < 0)
 			return rc;
 	}
-	return APEX_OK;
+	return rc == APEX_ENOENT ? APEX_OK : rc;
 }
 
 /* Emit the records of one RRset of the old version not in removed. */
@@ -247,5 +215,6 @@ int apex_ixfr_apply(const apex_zone_t *old, const apex_changes_t *sets, size_t c
 done:
 	list_free(&net.removed);
 	list_free(&net.added);
+	apex_changes_free(&net.condensed);
 	return rc;
 }

@@ -4,8 +4,8 @@
  * a served version and the change sets a primary sent (RFC 1995), in
  * order, for a builder to make the new version from.
  *
- * The change sets are folded first (a record removed and added back, a
- * record added and removed again), then the old version's records are
+ * The change sets are condensed first (xfr/condense.h), then the old
+ * version's records are
  * given without the removed ones, then the additions; the new SOA comes
  * first.  Records are matched as IXFR matches them: owner without regard
  * to case, type, class and RDATA byte for byte.  A removal of a record the

@@ -12,6 +12,7 @@
 #include "dns/serial.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "xfr/condense.h"
 #include "xfr/diff.h"
 
 int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg)
@@ -162,6 +163,29 @@ static bool read_sets(apex_zone_journal_t *zj, size_t first, sets_t *s)
 	return true;
 }
 
+/* More than one set: condensed into one (xfr/condense.h), which is never
+ * longer and spares the secondary the versions in between.  Left as they
+ * are if that fails (the sequence is as good an answer). */
+static void condense_sets(sets_t *s)
+{
+	apex_changes_t *views = calloc(s->count, sizeof(*views)), one;
+
+	if (views == NULL)
+		return;
+	for (size_t i = 0; i < s->count; i++) {
+		views[i].data = s->data[i];
+		views[i].size = s->sizes[i];
+	}
+	if (apex_changes_condense(views, s->count, &one) == APEX_OK) {
+		for (size_t i = 0; i < s->count; i++)
+			free(s->data[i]);
+		s->data[0] = one.data; /* the set's buffer, now ours */
+		s->sizes[0] = one.size;
+		s->count = 1;
+	}
+	free(views);
+}
+
 static void reader_changes(void *ctx, const uint8_t *zone, uint32_t from, uint32_t to,
 			   const uint8_t *const **sets, const size_t **sizes, size_t *count,
 			   void **sets_ctx)
@@ -183,6 +207,8 @@ static void reader_changes(void *ctx, const uint8_t *zone, uint32_t from, uint32
 	pthread_mutex_unlock(&zj->lock);
 	if (!ok)
 		return;
+	if (s->count > 1)
+		condense_sets(s);
 	*sets = (const uint8_t *const *)s->data;
 	*sizes = s->sizes;
 	*count = s->count;

@@ -16,7 +16,10 @@
  *   and the sets chain from serial 3 to the serial of the first SOA;
  * - a failure returns a documented code and says why, and the reader
  *   takes nothing after it; a reader that reports the transfer complete
- *   knows its style.
+ *   knows its style;
+ * - the change sets of a complete IXFR condense (xfr/condense.h) into one
+ *   from serial 3 to the transfer's serial, with no more removals and
+ *   additions than the sets had.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,16 +31,20 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "xfr/changes.h"
+#include "xfr/condense.h"
 #include "xfr/xfr_in.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define KNOWN_SERIAL 3
+#define KEPT_SETS 16 /* change sets kept to condense */
 
 typedef struct seen {
 	uint8_t zone[APEX_NAME_MAX];
 	uint64_t records, sets;
-	uint32_t chain; /* where the change sets have got to */
+	uint32_t chain;                 /* where the change sets have got to */
+	apex_changes_t kept[KEPT_SETS]; /* copies of the first sets */
+	size_t kept_count, removed, added;
 } seen_t;
 
 static void oracle(const char *why)
@@ -84,7 +91,32 @@ static int on_changes(void *ctx, const apex_changes_t *set)
 		oracle("change set does not read back");
 	s->chain = set->serial_to;
 	s->sets++;
+	s->removed += removed;
+	s->added += added;
+	if (s->kept_count < KEPT_SETS) {
+		apex_changes_t *k = &s->kept[s->kept_count++];
+		*k = *set;
+		k->data = malloc(set->size ? set->size : 1);
+		if (k->data == NULL)
+			abort();
+		memcpy(k->data, set->data, set->size);
+	}
 	return APEX_OK;
+}
+
+/* The kept sets of a complete IXFR condensed, and checked. */
+static void condense_kept(seen_t *s, uint32_t serial)
+{
+	apex_changes_t one;
+
+	if (s->kept_count == 0 || s->kept_count < s->sets)
+		return;
+	if (apex_changes_condense(s->kept, s->kept_count, &one) != APEX_OK)
+		oracle("the sets of a transfer do not condense");
+	if (one.serial_from != KNOWN_SERIAL || one.serial_to != serial ||
+	    one.removed > s->removed || one.added > s->added)
+		oracle("condensed sets that say something else");
+	apex_changes_free(&one);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -128,9 +160,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			oracle("complete without a style");
 		if (x.style == APEX_XFR_STYLE_IXFR && seen.chain != x.serial)
 			oracle("change sets that do not reach the serial sent");
+		if (x.style == APEX_XFR_STYLE_IXFR)
+			condense_kept(&seen, x.serial);
 		if (x.style == APEX_XFR_STYLE_AXFR && seen.records == 0)
 			oracle("a whole zone without records");
 	}
 	apex_xfr_in_free(&x);
+	for (size_t i = 0; i < seen.kept_count; i++)
+		apex_changes_free(&seen.kept[i]);
 	return 0;
 }

@@ -304,6 +304,14 @@ def test_ixfr_from_journal(tmp_path):
                        for rds in node}
                 assert got == want, serial
         assert "IXFR serial 3" in apex.log_tail(80)
+        # the two change sets from serial 1 come condensed into one: the
+        # first and last SOA around it, the old and new SOA in it
+        msgs = dns.query.xfr("127.0.0.1", ORIGIN, rdtype=dns.rdatatype.IXFR, serial=1,
+                             port=apex.port, keyring=KEYRING, keyname=KEY_NAME,
+                             keyalgorithm="hmac-sha256", relativize=False, lifetime=30)
+        soas = [rr.serial for m in msgs for rrset in m.answer
+                if rrset.rdtype == dns.rdatatype.SOA for rr in rrset]
+        assert soas == [3, 1, 3, 3], soas
     finally:
         assert apex.stop() == 0, apex.log_tail()
 
