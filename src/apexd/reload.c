@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "memory.h"
+#include "thread_priority.h"
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -238,61 +239,15 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	pthread_mutex_lock(&r->lock);
 }
 
-/*
- * The reload thread runs below the workers (reload-priority), so that
- * building a new version of a large zone on a busy server takes the CPU
- * time the workers leave instead of a share of theirs.
- *
- * idle (the default): SCHED_IDLE.  A worker that wakes up preempts it at
- * once, and a reload only gets the CPU time no worker wants.  At nice 10
- * a reload still takes about a tenth of a CPU a busy worker shares with
- * it (measured: a saturated worker answered 85 to 90% of its steady rate
- * while the 1M-record nu. zone reloaded at nice 10, 96 to 99% under
- * SCHED_IDLE).  The price: with every CPU kept busy by the workers the
- * reload gets next to no CPU time (it finishes when the load drops), and
- * an unprivileged thread cannot leave SCHED_IDLE again.
- *
- * nice N: SCHED_OTHER at nice N: a reload always progresses, with about
- * 1/(1 + 1.25^N) of a busy CPU.
- *
- * Threads created from here on (the zone loader's parser threads) inherit
- * both the policy and the nice value: pthread_create's default is
- * PTHREAD_INHERIT_SCHED, and Linux copies them to every new thread.
- */
-static void reload_thread_lower_priority(const apex_reloader_t *r)
-{
-	pthread_setname_np(pthread_self(), "apexd-reload");
-	if (r->idle) {
-		struct sched_param param = { .sched_priority = 0 };
-		int err = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-
-		if (err == 0) {
-			apex_info("reload thread: scheduling policy idle (reload-priority idle): "
-				  "reloads use only CPU time the workers leave");
-			return;
-		}
-		apex_warning(
-			"reload thread: cannot set scheduling policy idle: %s; nice %d instead",
-			strerror(err), APEX_CONFIG_DEFAULT_RELOAD_NICE);
-		if (setpriority(PRIO_PROCESS, (id_t)gettid(), APEX_CONFIG_DEFAULT_RELOAD_NICE) != 0)
-			apex_warning("reload thread: cannot set nice %d: %s",
-				     APEX_CONFIG_DEFAULT_RELOAD_NICE, strerror(errno));
-		return;
-	}
-	if (r->nice > 0 && setpriority(PRIO_PROCESS, (id_t)gettid(), r->nice) != 0) {
-		apex_warning("reload thread: cannot set nice %d: %s", r->nice, strerror(errno));
-		return;
-	}
-	apex_info("reload thread: nice %d (reload-priority %d)", r->nice, r->nice);
-}
-
 /* Load zones while there is work and (for the reload thread) until stopped. */
 static void *loader_main(void *arg)
 {
 	apex_reloader_t *r = arg;
 
-	if (r->live)
-		reload_thread_lower_priority(r);
+	if (r->live) {
+		pthread_setname_np(pthread_self(), "apexd-reload");
+		apex_thread_lower_priority("reload thread", r->idle, r->nice);
+	}
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
 		apex_managed_zone_t *z = pick(r);

@@ -19,6 +19,7 @@
 #include "dns/wire.h"
 #include "memory.h"
 #include "reload.h"
+#include "thread_priority.h"
 #include "query/precompute.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -567,6 +568,10 @@ static void *secondary_main(void *arg)
 	apex_secondary_t *s = arg;
 
 	pthread_setname_np(pthread_self(), "apexd-xfr");
+	/* a transfer builds a version as a reload does, and as reload-priority
+	 * says: from the CPU time the workers leave */
+	apex_thread_lower_priority("transfer thread", s->config->reload_idle,
+				   (int)s->config->reload_nice);
 	for (;;) {
 		uint64_t now = apex_monotonic_ms(), next = now + 3600 * 1000;
 		struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },

@@ -170,6 +170,7 @@ static void *worker_main(void *arg)
 {
 	apex_worker_thread_t *worker = arg;
 
+	pthread_setname_np(pthread_self(), "apexd-worker");
 	/* runs until on_stop() has closed every handle of the loop */
 	uv_run(&worker->loop, UV_RUN_DEFAULT);
 	return NULL;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dns/rrtype.h"
+#include "thread_priority.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -176,6 +177,8 @@ static void *transfer_main(void *arg)
 	uint64_t start = apex_monotonic_ms();
 
 	pthread_setname_np(pthread_self(), "apexd-xfr-out");
+	/* below the workers, as reload-priority says: it was created by one */
+	apex_thread_lower_priority(NULL, cfg->reload_idle, (int)cfg->reload_nice);
 	peer_text(&job->peer, peer, sizeof(peer));
 	int rc = apex_xfr_serve(job->fd, (const struct sockaddr *)&job->peer, peer, job->msg,
 				job->size, &ring, zone_of, x, x->journal, &t, &res, err,

@@ -682,6 +682,46 @@ def test_copy_in_chroot(tmp, monkeypatch):
         fake.stop()
 
 
+def thread_policies(pid):
+    """{thread name: [scheduling policies]} of a process (/proc stat field 41)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                comm = f.read().strip()
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out.setdefault(comm, []).append(int(fields[38]))
+    return out
+
+
+SCHED_OTHER, SCHED_IDLE = 0, 5
+
+
+def test_transfer_thread_below_workers(tmp):
+    """The transfer thread builds versions, as the reload thread does: it
+    runs under SCHED_IDLE (reload-priority idle), the workers do not."""
+    fake = FakePrimary("good", base_records())
+    d = os.path.join(tmp, "apexd")
+    os.makedirs(d)
+    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1, refresh=1))
+    try:
+        apex.start()
+        wait_serial(apex.port, 2, apex)
+        policies = thread_policies(apex.proc.pid)
+        assert policies["apexd-xfr"] == [SCHED_IDLE], policies
+        assert policies["apexd-reload"] == [SCHED_IDLE], policies
+        assert policies["apexd-worker"] == [SCHED_OTHER, SCHED_OTHER], policies
+        assert "transfer thread: scheduling policy idle" in apex.log_tail(60)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
+
+
 def test_out_of_zone_records_dropped(tmp):
     """Records outside the zone are dropped (and said so); the rest is served."""
     records = base_records() + [("www.elsewhere.example.", "A", "203.0.113.1")]
