@@ -371,6 +371,11 @@ static const uint8_t *dname(ctx_t *c, const apex_node_t *dnode, const uint8_t *n
 		.rdata = rdata,
 	};
 	add_answer(c, name, name_node, &c->synth[i]);
+	/* a query for the CNAME itself is answered by the synthesized one: the
+	 * lookup does not restart (RFC 1034 section 4.3.2 step 3a, RFC 6672
+	 * section 3.3) */
+	if (c->q->qtype == APEX_TYPE_CNAME)
+		return NULL;
 	return rdata + 2;
 }
 

@@ -657,6 +657,39 @@ static void test_dname(void **state)
 	ldns_pkt_free(pkt);
 }
 
+/* A query of type CNAME below a DNAME is answered by the DNAME and the
+ * synthesized CNAME alone (RFC 6672 section 3.3, RFC 1034 section 4.3.2
+ * step 3a): no lookup of the target, so no NXDOMAIN, NODATA or proof for
+ * it, whether the target exists or not, signed or not, in any case. */
+static void test_dname_qtype_cname(void **state)
+{
+	(void)state;
+	static const int zone_sets[] = { SET_PLAIN, SET_NSEC, SET_NSEC3 };
+	static const char *const names[] = { "host.dname.example.", "nothere.dname.example.",
+					     "HoSt.DnAmE.example.", "deep.host.dname.example." };
+
+	for (size_t s = 0; s < 3; s++) {
+		for (size_t n = 0; n < 4; n++) {
+			for (int dnssec_ok = 0; dnssec_ok < 2; dnssec_ok++) {
+				ldns_pkt *pkt = ask(zone_sets[s], names[n], APEX_TYPE_CNAME,
+						    dnssec_ok != 0);
+				bool signed_set = zone_sets[s] != SET_PLAIN && dnssec_ok;
+
+				assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NOERROR);
+				assert_true(ldns_pkt_aa(pkt));
+				assert_int_equal(
+					dnsmsg_count(pkt, 1, "dname.example.", LDNS_RR_TYPE_DNAME),
+					1);
+				assert_int_equal(dnsmsg_count(pkt, 1, names[n], LDNS_RR_TYPE_CNAME),
+						 1);
+				assert_int_equal(ldns_pkt_ancount(pkt), signed_set ? 3 : 2);
+				assert_int_equal(ldns_pkt_nscount(pkt), 0);
+				ldns_pkt_free(pkt);
+			}
+		}
+	}
+}
+
 /* ------------------------------------------------------------ sizes */
 
 static void test_truncation(void **state)
@@ -1034,6 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_wildcard),
 		cmocka_unit_test(test_cname_chain),
 		cmocka_unit_test(test_dname),
+		cmocka_unit_test(test_dname_qtype_cname),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_compression),
 		cmocka_unit_test(test_formerr),
