@@ -14,6 +14,7 @@
 #include "dns/name.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "xfr/record_text.h"
 
 static void release(apex_zone_copy_t *c)
 {
@@ -21,6 +22,7 @@ static void release(apex_zone_copy_t *c)
 		fclose(c->fp);
 	free(c->path);
 	free(c->tmp_path);
+	free(c->text);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -30,7 +32,8 @@ int apex_zone_copy_begin(apex_zone_copy_t *c, const char *path, const char *head
 	memset(c, 0, sizeof(*c));
 	c->path = strdup(path);
 	c->tmp_path = malloc(strlen(path) + 5);
-	if (c->path == NULL || c->tmp_path == NULL) {
+	c->text = malloc(APEX_RECORD_TEXT_MAX);
+	if (c->path == NULL || c->tmp_path == NULL || c->text == NULL) {
 		release(c);
 		snprintf(err, err_size, "out of memory");
 		return APEX_ENOMEM;
@@ -52,8 +55,13 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
 {
 	uint8_t wire[APEX_NAME_MAX + 10 + 65535];
 	size_t owner_size = apex_name_size(rr->owner), pos = 0;
+	size_t n = apex_record_text(rr, c->text);
 	ldns_rr *lrr = NULL;
 
+	if (n > 0) {
+		c->records++;
+		return fwrite(c->text, 1, n, c->fp) == n ? APEX_OK : APEX_EIO;
+	}
 	memcpy(wire, rr->owner, owner_size);
 	apex_write_u16(wire + owner_size, rr->type);
 	apex_write_u16(wire + owner_size + 2, rr->rclass);

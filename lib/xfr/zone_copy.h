@@ -7,8 +7,9 @@
  * The records go to "FILE.xfr" as they arrive; apex_zone_copy_commit()
  * syncs it and renames it over FILE, so FILE is always either the old
  * copy or the new one, whole.  apex_zone_copy_abort() removes the
- * partial file.  Records are written as text by ldns, one per line, with
- * absolute owner names.
+ * partial file.  Records are written as text, one per line, with
+ * absolute owner names: the common types by xfr/record_text.h, the rest
+ * by ldns.
  */
 #ifndef APEX_XFR_ZONE_COPY_H
 #define APEX_XFR_ZONE_COPY_H
@@ -22,6 +23,7 @@ typedef struct apex_zone_copy {
 	FILE *fp;
 	char *path;     /* FILE; owned */
 	char *tmp_path; /* FILE.xfr; owned */
+	char *text;     /* one record's line (APEX_RECORD_TEXT_MAX); owned */
 	uint64_t records;
 } apex_zone_copy_t;
 

@@ -17,6 +17,8 @@
  * - a failure returns a documented code and says why, and the reader
  *   takes nothing after it; a reader that reports the transfer complete
  *   knows its style;
+ * - every record handed on is written as a zone file line by the copy's
+ *   fast writer (xfr/record_text.h) within its bound, or left to ldns;
  * - the change sets of a complete IXFR condense (xfr/condense.h) into one
  *   from serial 3 to the transfer's serial, with no more removals and
  *   additions than the sets had.
@@ -32,6 +34,7 @@
 #include "util/error.h"
 #include "xfr/changes.h"
 #include "xfr/condense.h"
+#include "xfr/record_text.h"
 #include "xfr/xfr_in.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -62,6 +65,11 @@ static int on_record(void *ctx, const apex_rr_t *rr)
 		oracle("meta type handed on");
 	if (s->records == 0 && rr->type != APEX_TYPE_SOA)
 		oracle("a whole zone that does not start with its SOA");
+	static char line[APEX_RECORD_TEXT_MAX];
+	size_t n = apex_record_text(rr, line);
+	if (n > 0 &&
+	    (n >= APEX_RECORD_TEXT_MAX || line[n - 1] != '\n' || memchr(line, '\n', n - 1) != NULL))
+		oracle("a record line out of bounds or not one line");
 	s->records++;
 	return APEX_OK;
 }
