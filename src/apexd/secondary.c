@@ -341,9 +341,15 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	return rc;
 }
 
-/* Publish the version r built, rename the copy; the status says how it came. */
+/*
+ * Publish the version r built, rename the copy; the status says how it
+ * came.  *held: the caller's reference to the version served when its
+ * check began (or NULL), dropped here once the new version is published,
+ * so that the old version is freed as soon as the workers let go of it
+ * (apex_server_retire() waits for that, at most a few seconds).
+ */
 static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r, const char *how,
-		   const char *detail, char *err, size_t err_size)
+		   const char *detail, apex_zone_t **held, char *err, size_t err_size)
 {
 	apex_zone_t *zone = NULL, *old;
 	int rc = apex_zone_from_wire_finish(r->builder, &zone);
@@ -371,6 +377,8 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	}
 	if (s->published != NULL)
 		s->published(s->published_arg, old, zone);
+	apex_zone_unref(*held);
+	*held = NULL;
 	apex_server_retire(s->server, old, true);
 	apex_zone_unref(zone);
 	apex_memory_purge();
@@ -398,7 +406,7 @@ static int emit_record(void *ctx, const apex_rr_t *rr)
  * then.  -ESTALE: the change sets do not apply to current (ask by AXFR).
  */
 static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
-		    const apex_zone_t *current, char *err, size_t err_size)
+		    const apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
 {
 	uint64_t start = apex_monotonic_ms();
 	char detail[300];
@@ -422,7 +430,7 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 			     x.style == APEX_XFR_STYLE_IXFR ? "IXFR"
 			     : current != NULL              ? "IXFR (whole zone)"
 							    : "AXFR",
-			     detail, err, err_size);
+			     detail, held, err, err_size);
 	receiver_abort(&r);
 	apex_xfr_in_free(&x);
 	return rc;
@@ -431,18 +439,18 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 /*
  * Transfer z from e: by IXFR from current when there is one and e allows
  * it, falling back to AXFR when the primary refuses IXFR or its change
- * sets do not apply to what is served.
+ * sets do not apply to what is served.  *held as for publish().
  */
 static int transfer_any(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
-			const apex_zone_t *current, char *err, size_t err_size)
+			const apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
 {
 	bool incremental = current != NULL && !e->axfr_only;
-	int rc = transfer(s, z, e, incremental ? current : NULL, err, err_size);
+	int rc = transfer(s, z, e, incremental ? current : NULL, held, err, err_size);
 
 	if (incremental && (rc == -ESTALE || rc == APEX_EREFUSED)) {
 		apex_warning("zone %s: IXFR from %s: %s; asking for the whole zone", z->name,
 			     e->text, err);
-		rc = transfer(s, z, e, NULL, err, err_size);
+		rc = transfer(s, z, e, NULL, held, err, err_size);
 	}
 	return rc;
 }
@@ -488,7 +496,8 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 				break;
 			}
 		}
-		if (transfer_any(s, z, e, have_version && !force ? current : NULL, err,
+		/* current is dropped once a new version is published */
+		if (transfer_any(s, z, e, have_version && !force ? current : NULL, &current, err,
 				 sizeof(err)) == APEX_OK) {
 			apex_zone_t *now_served = apex_server_served_version(s->server, z->origin);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dns/name.h"
 #include "dns/wire.h"
 #include "listen_socket.h"
 #include "util/error.h"
@@ -299,11 +300,23 @@ void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_ru
 	if (old == NULL)
 		return;
 	if (workers_run) {
+		int ms = 0;
+
 		apex_server_wake_workers(server);
-		for (int ms = 0; ms < APEX_SERVER_RELEASE_WAIT_MS; ms++) {
+		for (; ms < APEX_SERVER_RELEASE_WAIT_MS; ms++) {
 			if (atomic_load_explicit(&old->refcount, memory_order_acquire) == 1)
 				break;
 			usleep(1000);
+		}
+		if (ms == APEX_SERVER_RELEASE_WAIT_MS) {
+			char name[APEX_NAME_MAX * 4 + 1];
+
+			apex_warning(
+				"zone %s: serial %u, replaced, is still in use after %d ms "
+				"(an outgoing transfer of it?); it is freed when its last user "
+				"lets go",
+				apex_name_to_str(old->origin, name, sizeof(name)), old->serial,
+				APEX_SERVER_RELEASE_WAIT_MS);
 		}
 	}
 	apex_zone_unref(old);

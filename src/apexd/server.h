@@ -103,6 +103,8 @@ void apex_server_wake_workers(apex_server_t *server);
  * Drop a publisher's reference to a replaced version (NULL: nothing),
  * after waiting (bounded) for the workers to release it when they run,
  * so that it is freed on the publisher's thread rather than on a worker.
+ * The caller must hold no other reference to it; one still held by
+ * someone else after APEX_SERVER_RELEASE_WAIT_MS is logged as a warning.
  */
 void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_run);
 

@@ -339,6 +339,9 @@ def test_secondary_of(kind, tmp):
 
         # Restart with the primary gone: served at once from the copy.
         assert apex.stop() == 0
+        # each replaced version was freed once the workers let go of it (the
+        # transfer thread held no reference of its own to it)
+        assert "still in use" not in apex.log_tail(400), apex.log_tail(400)
         assert primary.stop() is not None
         primary = None
         apex.fixed_port = None
