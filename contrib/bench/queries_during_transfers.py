@@ -116,20 +116,26 @@ class Primary:
             self.serial += 1
 
     def answer(self, q):
-        r = dns.message.make_response(q)
-        r.flags |= dns.flags.AA
         with self.lock:
             current = self.serial
         if q.question[0].rdtype == dns.rdatatype.SOA:
+            r = dns.message.make_response(q)
+            r.flags |= dns.flags.AA
             r.answer.append(self.soa(current))
             return [r]
         # IXFR: from the client's serial to the current one, condensed (each
         # serial's delegations replace the ones before)
         client = q.authority[0][0].serial if q.authority else self.base
-        r.answer.extend([self.soa(current), self.soa(client)] + self.delegations(client) +
-                        [self.soa(current)] + self.delegations(current) + [self.soa(current)])
+        rrsets = ([self.soa(current), self.soa(client)] + self.delegations(client) +
+                  [self.soa(current)] + self.delegations(current) + [self.soa(current)])
         self.ixfrs += 1
-        return [r]
+        messages = []
+        for i in range(0, len(rrsets), 500):  # in messages of 500 records
+            m = dns.message.make_response(q)
+            m.flags |= dns.flags.AA
+            m.answer.extend(rrsets[i:i + 500])
+            messages.append(m)
+        return messages
 
     def serve_tcp(self):
         while not self.stopping.is_set():

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""IXFR into a large zone: time to publish and peak memory, against a
+full reload of the same zone.
+
+  contrib/bench/ixfr_in.py [--changes 100,10000] [--repeat 3]
+
+apexd (one worker, pinned to BENCH_SERVER_CPU) serves the 1M-record
+nu.nsec3 zone as a secondary of the primary in queries_during_transfers.py
+(each new serial removes the delegations the one before added and adds
+--changes new ones).  For each size: the primary makes a new serial and
+sends a NOTIFY; measured is the time from the NOTIFY to the new serial
+being answered (SOA queries every 5 ms), and apexd's peak resident memory
+(VmHWM, reset before each step through /proc/PID/clear_refs) against its
+resident memory before.  The same for a reload of the zone file (SIGHUP
+with a new serial in the file), the cost an IXFR must beat.  No query
+load: this is the cost of the change alone.  Medians of --repeat.
+
+The issue's targets: 100 changes published in at most 50 ms with a peak
+of at most 1.2 times the steady memory.
+"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+import queries_during_transfers as Q  # noqa: E402
+
+
+def rss(pid, key):
+    """Bytes of /proc/PID/status's key (VmRSS, VmHWM)."""
+    return B.proc_status(pid, key)
+
+
+def reset_peak(pid):
+    with open("/proc/%d/clear_refs" % pid, "w") as f:
+        f.write("5")  # VmHWM back to the current RSS
+
+
+def wait_serial(port, serial, bound=600):
+    start = time.monotonic()
+    while Q.served_serial(port) != serial:
+        if time.monotonic() - start > bound:
+            raise RuntimeError("serial %d not served within %d s" % (serial, bound))
+        time.sleep(0.005)
+    return time.monotonic() - start
+
+
+def step(apex, trigger, serial):
+    """Time to serve serial after trigger(), steady RSS before, peak."""
+    settle_rss = rss(apex.proc.pid, "VmRSS")
+    reset_peak(apex.proc.pid)
+    trigger()
+    seconds = wait_serial(apex.port, serial)
+    time.sleep(0.3)  # the copy and the journal, after the publication
+    return seconds, settle_rss, rss(apex.proc.pid, "VmHWM")
+
+
+def reload_file(path, serial):
+    """The zone file with the SOA serial replaced (the first SOA line)."""
+    with open(path) as f:
+        first = f.readline()
+        rest = f.read()
+    fields = first.split()
+    fields[6] = str(serial)
+    with open(path + ".new", "w") as f:
+        f.write("\t".join(fields) + "\n" + rest)
+    os.rename(path + ".new", path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--changes", default="100,10000")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    tmp = B.scratch_dir()
+    sets = [s for s in B.zone_sets(tmp) if s[0] == "nu.nsec3"]
+    if not sets:
+        sys.exit("the nu.nsec3 zone is needed (APEX_NU_ZONE or APEX_ZONEDIR)")
+    source = sets[0][1][0][1]
+    rows = []
+    for changes in [int(c) for c in args.changes.split(",")]:
+        copy = os.path.join(tmp, "nu.secondary.zone")
+        subprocess.run(["cp", source, copy], check=True, timeout=600)
+        primary = Q.Primary(source, changes)
+        apex = Q.SecondaryApexd(tmp, [(Q.ORIGIN, copy)], primary.port, "0").start()
+        try:
+            times, ratios = [], []
+            for _ in range(args.repeat):
+                primary.bump()
+                seconds, steady, peak = step(
+                    apex, lambda: primary.notify(apex.port), primary.serial)
+                times.append(seconds)
+                ratios.append(peak / steady)
+                B.log("IXFR of %d changes: %.3f s, peak %.0f MiB over %.0f MiB (%.2fx)" % (
+                    changes, seconds, peak / 2**20, steady / 2**20, peak / steady))
+            rows.append(["IXFR, %d changes" % changes, "%.3f" % B.median(times),
+                         "%.2f" % B.median(ratios)])
+        finally:
+            apex.stop()
+            primary.stop()
+    # the full reload of the same zone, the cost to beat
+    path = os.path.join(tmp, "nu.reload.zone")
+    subprocess.run(["cp", source, path], check=True, timeout=600)
+    apex = B.Apexd(tmp, [(Q.ORIGIN, path)]).start()
+    serial = Q.zone_soa(source)[2]
+    try:
+        times, ratios = [], []
+        for _ in range(args.repeat):
+            serial += 1
+            reload_file(path, serial)
+            seconds, steady, peak = step(
+                apex, lambda: apex.proc.send_signal(signal.SIGHUP), serial)
+            times.append(seconds)
+            ratios.append(peak / steady)
+            B.log("reload: %.3f s, peak %.0f MiB over %.0f MiB (%.2fx)" % (
+                seconds, peak / 2**20, steady / 2**20, peak / steady))
+        rows.append(["full reload", "%.3f" % B.median(times), "%.2f" % B.median(ratios)])
+    finally:
+        apex.stop()
+    print(B.table(["change", "seconds to publish", "peak / steady memory"], rows))
+
+
+if __name__ == "__main__":
+    main()
