@@ -581,6 +581,17 @@ def base_records(prefix="host", count=50):
     return records
 
 
+def secondary_of_fake(tmp, fake, key="NOKEY", dirname="apexd"):
+    """apexd (not started) in tmp/dirname, a secondary of fake with key, its
+    copy of serial 1 in place (refresh 1 s)."""
+    d = os.path.join(tmp, dirname)
+    os.makedirs(d)
+    apex = SecondaryApexd(d, ["127.0.0.1@%d %s" % (fake.port, key)])
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1, refresh=1))
+    return apex
+
+
 @pytest.mark.parametrize("mode", ["truncated", "no-closing-soa", "other-serial", "stall",
                                   "too-large"])
 def test_bad_primary_changes_nothing(mode, tmp):
@@ -588,11 +599,7 @@ def test_bad_primary_changes_nothing(mode, tmp):
     answered at once meanwhile, the copy is not touched, the log says why."""
     records = base_records(count=2000 if mode == "too-large" else 50)
     fake = FakePrimary(mode, records)
-    d = os.path.join(tmp, "apexd")
-    os.makedirs(d)
-    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
-    with open(apex.copy, "w") as f:
-        f.write(zone_text(1, refresh=1))
+    apex = secondary_of_fake(tmp, fake)
     before = open(apex.copy).read()
     if mode == "too-large":
         apex.extra_server = ["    xfr-size-limit: 20000"]
@@ -628,11 +635,7 @@ def test_unsigned_messages_between_signed_ones(mode, tmp):
     Such a transfer is taken; one whose unsigned message does not match the
     MAC after it, or that ends unsigned, is not."""
     fake = FakePrimary(mode, base_records(count=200), keyring=KEYRING)
-    d = os.path.join(tmp, "apexd")
-    os.makedirs(d)
-    apex = SecondaryApexd(d, ["127.0.0.1@%d %s" % (fake.port, KEY_NAME)])
-    with open(apex.copy, "w") as f:
-        f.write(zone_text(1, refresh=1))
+    apex = secondary_of_fake(tmp, fake, KEY_NAME)
     try:
         apex.start()
         if mode == "sparse-good":
@@ -662,15 +665,12 @@ def test_copy_in_chroot(tmp, monkeypatch):
     asan = os.environ.get("ASAN_OPTIONS")  # LeakSanitizer needs /proc
     monkeypatch.setenv("ASAN_OPTIONS", (asan + ":" if asan else "") + "detect_leaks=0")
     fake = FakePrimary("good", base_records())
-    d = os.path.join(tmp, "chrooted")
-    os.makedirs(d)
+    apex = secondary_of_fake(tmp, fake, dirname="chrooted")
+    d = apex.workdir
     nobody = pwd.getpwnam("nobody")
     os.chown(d, nobody.pw_uid, nobody.pw_gid)  # the copy is written here
     os.chmod(tmp, 0o755)
-    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
     apex.extra_server = ["    user: nobody", '    chroot: "%s"' % d]
-    with open(apex.copy, "w") as f:
-        f.write(zone_text(1, refresh=1))
     try:
         apex.start()
         wait_serial(apex.port, 2, apex)
@@ -707,11 +707,7 @@ def test_transfer_thread_below_workers(tmp):
     """The transfer thread builds versions, as the reload thread does: it
     runs under SCHED_IDLE (reload-priority idle), the workers do not."""
     fake = FakePrimary("good", base_records())
-    d = os.path.join(tmp, "apexd")
-    os.makedirs(d)
-    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
-    with open(apex.copy, "w") as f:
-        f.write(zone_text(1, refresh=1))
+    apex = secondary_of_fake(tmp, fake)
     try:
         apex.start()
         wait_serial(apex.port, 2, apex)
@@ -729,11 +725,7 @@ def test_out_of_zone_records_dropped(tmp):
     """Records outside the zone are dropped (and said so); the rest is served."""
     records = base_records() + [("www.elsewhere.example.", "A", "203.0.113.1")]
     fake = FakePrimary("good", records)
-    d = os.path.join(tmp, "apexd")
-    os.makedirs(d)
-    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
-    with open(apex.copy, "w") as f:
-        f.write(zone_text(1, refresh=1))
+    apex = secondary_of_fake(tmp, fake)
     try:
         apex.start()
         wait_serial(apex.port, 2, apex)
@@ -848,11 +840,7 @@ def test_ixfr_that_does_not_apply(tmp):
     """A change set that removes a record the served version lacks is not
     applied: apexd says so and takes the whole zone by AXFR instead."""
     fake = FakePrimary("bad-ixfr", base_records())
-    d = os.path.join(tmp, "apexd")
-    os.makedirs(d)
-    apex = SecondaryApexd(d, ["127.0.0.1@%d NOKEY" % fake.port])
-    with open(apex.copy, "w") as f:
-        f.write(zone_text(1, refresh=1))
+    apex = secondary_of_fake(tmp, fake)
     try:
         apex.start()
         wait_serial(apex.port, 2, apex)
