@@ -68,7 +68,23 @@ def main():
     deleg = rr("sub.example.", "NS", "ns.sub.example.")
     outside = rr("www.example.org.", "A", "192.0.2.99")
     cname = rr("alias.example.", "CNAME", "www.example.")
+    # the types a signed TLD is made of, which the copy's writer
+    # (lib/xfr/record_text.c) writes without ldns
+    signed = [
+        rr("ns1.example.", "AAAA", "2001:db8::1"),
+        rr("sub.example.", "DS", "12345 13 2 " + "ab" * 32),
+        rr("example.", "RRSIG", "SOA 13 1 3600 20351231000000 20250101000000 40731 example. "
+           "EhvkALM8CdlJvjk74o92pTEDr5o4AxNcmOKcSyt53LM4h9FYClF6igvf"),
+        rr("example.", "NSEC", "alias.example. NS SOA RRSIG NSEC DNSKEY TYPE65000"),
+        rr("0p9mhaveqvm6t7vbl5lop2u3t2rp3tom.example.", "NSEC3",
+           "1 1 0 aabb 2vptu5timamqttgl4luu9kg21e0aor3s A RRSIG"),
+        rr("dn.example.", "DNAME", "target.example."),
+        rr("1.2.0.192.example.", "PTR", "www.example."),
+    ]
     seeds = [
+        stream(False, message("AXFR", [soa(5)] + signed + [soa(5)])),
+        stream(True, message("IXFR", [soa(5), soa(3)] + signed[:3] + [soa(5)] + signed[3:] +
+                             [soa(5)])),
         stream(False, message("AXFR", [soa(5), ns, glue, mx, www, txt, soa(5)])),
         stream(False, message("AXFR", [soa(5), ns, glue]),
                message("AXFR", [mx, www, outside], first=False),
