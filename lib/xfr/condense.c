@@ -12,6 +12,7 @@
 #include "dns/name.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "util/grow.h"
 #include "util/siphash.h"
 
 /* One record's fate across the sets; the records point into the sets. */
@@ -89,16 +90,12 @@ static fate_t *fate_of(table_t *t, const apex_rr_t *rr)
 		if (f->hash == hash && same_identity(fate_record(f), rr))
 			return f;
 	}
-	if (t->count == t->capacity) {
-		size_t capacity = t->capacity ? 2 * t->capacity : 256;
-		fate_t *grown = t->count < UINT32_MAX - 1
-					? realloc(t->fates, capacity * sizeof(*grown))
-					: NULL;
-		if (grown == NULL)
-			return NULL;
-		t->fates = grown;
-		t->capacity = capacity;
-	}
+	fate_t *fates = t->count < UINT32_MAX - 1
+				? apex_grow(t->fates, &t->capacity, t->count, sizeof(*fates), 256)
+				: NULL;
+	if (fates == NULL)
+		return NULL;
+	t->fates = fates;
 	t->slots[s] = (uint32_t)(t->count + 1);
 	t->fates[t->count] = (fate_t){ .hash = hash };
 	return &t->fates[t->count++];

@@ -13,6 +13,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "util/grow.h"
 #include "xfr/condense.h"
 
 /* A record's identity for IXFR (owner in lower case, type, class, RDATA),
@@ -59,14 +60,11 @@ static int by_key(const void *a, const void *b)
 
 static int push(list_t *l, uint8_t *key, size_t size, const apex_rr_t *rr)
 {
-	if (l->count == l->capacity) {
-		size_t capacity = l->capacity ? 2 * l->capacity : 64;
-		entry_t *grown = realloc(l->items, capacity * sizeof(*grown));
-		if (grown == NULL)
-			return APEX_ENOMEM;
-		l->items = grown;
-		l->capacity = capacity;
-	}
+	entry_t *items = apex_grow(l->items, &l->capacity, l->count, sizeof(*items), 64);
+
+	if (items == NULL)
+		return APEX_ENOMEM;
+	l->items = items;
 	l->items[l->count++] = (entry_t){ key, size, *rr, false };
 	return APEX_OK;
 }

@@ -28,6 +28,7 @@
 #include "dns/serial.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "util/grow.h"
 #include "util/siphash.h"
 
 #define JOURNAL_MAGIC "APEXJRNL"
@@ -147,14 +148,12 @@ static int check_header(const apex_journal_t *j, const uint8_t *map, size_t size
 
 static int index_push(apex_journal_t *j, const apex_journal_entry_t *e)
 {
-	if (j->count == j->capacity) {
-		size_t capacity = j->capacity ? 2 * j->capacity : 16;
-		apex_journal_entry_t *grown = realloc(j->entries, capacity * sizeof(*grown));
-		if (grown == NULL)
-			return APEX_ENOMEM;
-		j->entries = grown;
-		j->capacity = capacity;
-	}
+	apex_journal_entry_t *entries =
+		apex_grow(j->entries, &j->capacity, j->count, sizeof(*entries), 16);
+
+	if (entries == NULL)
+		return APEX_ENOMEM;
+	j->entries = entries;
 	j->entries[j->count++] = *e;
 	return APEX_OK;
 }

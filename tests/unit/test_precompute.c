@@ -25,17 +25,12 @@
 #include "zone/load.h"
 #include "zone/zoneset.h"
 #include "zone/zone.h"
+#include "zone_records.h"
 
 static apex_zone_t *load(const char *file, const char *origin_text)
 {
-	char path[512], err[512] = "";
-	uint8_t origin[APEX_NAME_MAX];
-	apex_zone_t *zone = NULL;
+	apex_zone_t *zone = load_file(file, origin_text);
 
-	snprintf(path, sizeof(path), "%s/zones/%s", APEX_SRCDIR, file);
-	assert_true(apex_name_from_str(origin_text, origin) > 0);
-	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
-		fail_msg("%s", err);
 	assert_null(zone->referrals); /* the load alone precomputes nothing */
 	assert_null(zone->negative[0]);
 	return zone;
