@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dns/name.h"
+#include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
 #include "xfr/record_text.h"
@@ -75,6 +76,47 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
 	ldns_rr_free(lrr);
 	c->records++;
 	return ferror(c->fp) ? APEX_EIO : APEX_OK;
+}
+
+/* The records of one RRset. */
+static int copy_rrset(apex_zone_copy_t *c, const uint8_t *owner, const apex_rrset_t *rs)
+{
+	const uint8_t *p = rs->rdata;
+	int rc = APEX_OK;
+
+	for (uint16_t i = 0; i < rs->count && rc == APEX_OK; i++) {
+		apex_rr_t rr = { owner, rs->type, APEX_CLASS_IN, rs->ttl, apex_read_u16(p), p + 2 };
+
+		p += 2 + rr.rdlength;
+		rc = apex_zone_copy_add(c, &rr);
+	}
+	return rc;
+}
+
+static int copy_node(apex_zone_copy_t *c, const apex_zone_t *zone, const apex_node_t *n)
+{
+	int rc = APEX_OK;
+
+	for (uint16_t i = 0; i < n->rrset_count && rc == APEX_OK; i++) {
+		const apex_rrset_t *rs = &n->rrsets[i];
+
+		if (!(rs->type == APEX_TYPE_SOA && n == zone->apex))
+			rc = copy_rrset(c, n->name, rs);
+		if (rc == APEX_OK && rs->rrsig != NULL)
+			rc = copy_rrset(c, n->name, rs->rrsig);
+	}
+	return rc;
+}
+
+int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
+{
+	int rc = copy_rrset(c, zone->origin, zone->soa);
+
+	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++)
+		rc = copy_node(c, zone, &zone->nodes[i]);
+	for (size_t i = 0; i < zone->nsec3_count && rc == APEX_OK; i++)
+		rc = copy_node(c, zone, zone->nsec3[i].node);
+	return rc;
 }
 
 int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "xfr/changes.h"
+#include "zone/zone.h"
 
 typedef struct apex_zone_copy {
 	FILE *fp;
@@ -34,6 +35,10 @@ int apex_zone_copy_begin(apex_zone_copy_t *c, const char *path, const char *head
 
 /* Write one record (class IN). */
 int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr);
+
+/* Write every record of zone (its SOA first), as the copy of a version
+ * derived rather than received whole (an IXFR applied). */
+int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone);
 
 /* Sync and rename over the file; c is released either way. */
 int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size);

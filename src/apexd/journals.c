@@ -77,27 +77,38 @@ static apex_zone_journal_t *find(apex_journals_t *js, const uint8_t *origin)
 }
 
 /* Under zj's lock: append the change set, or clear the history it breaks. */
-static void append(apex_zone_journal_t *zj, const apex_zone_t *old, const apex_zone_t *version,
-		   const apex_changes_t *set)
+static void append(apex_zone_journal_t *zj, const apex_changes_t *set)
 {
 	char err[512];
 	uint32_t last;
-	bool chained = !apex_journal_last_serial(&zj->journal, &last) || last == old->serial;
+	bool chained = !apex_journal_last_serial(&zj->journal, &last) || last == set->serial_from;
 
 	if (!chained && apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
 		apex_warning("zone %s: journal: %s", zj->name, err);
-	if (apex_journal_append(&zj->journal, old->serial, version->serial, set->data, set->size,
-				err, sizeof(err)) < 0) {
+	if (apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
+				set->size, err, sizeof(err)) < 0) {
 		apex_warning("zone %s: journal: %s; its history is cleared", zj->name, err);
 		if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
 			apex_warning("zone %s: journal: %s", zj->name, err);
 		return;
 	}
 	apex_info("zone %s: journal: serial %u to %u, %zu removed, %zu added", zj->name,
-		  old->serial, version->serial, set->removed, set->added);
+		  set->serial_from, set->serial_to, set->removed, set->added);
 }
 
-void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version)
+/* sets[0..count) lead from serial `from` to serial `to`, one after the other. */
+static bool sets_lead(const apex_changes_t *sets, size_t count, uint32_t from, uint32_t to)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (!apex_changes_complete(&sets[i]) || sets[i].serial_from != from)
+			return false;
+		from = sets[i].serial_to;
+	}
+	return count > 0 && from == to;
+}
+
+void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version,
+			  const apex_changes_t *sets, size_t count)
 {
 	apex_zone_journal_t *zj = find(js, version->origin);
 	apex_changes_t set;
@@ -113,9 +124,15 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
+	if (sets_lead(sets, count, old->serial, version->serial)) {
+		for (size_t i = 0; i < count; i++)
+			append(zj, &sets[i]);
+		pthread_mutex_unlock(&zj->lock);
+		return;
+	}
 	apex_changes_init(&set);
 	if (apex_xfr_diff(old, version, &set) == APEX_OK)
-		append(zj, old, version, &set);
+		append(zj, &set);
 	else
 		apex_warning("zone %s: journal: the difference could not be computed", zj->name);
 	apex_changes_free(&set);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "daemon_config.h"
+#include "xfr/changes.h"
 #include "xfr/journal.h"
 #include "xfr/xfr_serve.h"
 #include "zone/zone.h"
@@ -47,8 +48,12 @@ int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg);
 
 void apex_journals_free(apex_journals_t *js);
 
-/* Record the change from old (NULL: none) to version, which replaced it. */
-void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version);
+/* Record the change from old (NULL: none) to version, which replaced it:
+ * sets[0..count) when they lead from old's serial to version's (the
+ * change sets of an IXFR applied to old), else the difference of the two
+ * versions, computed here. */
+void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version,
+			  const apex_changes_t *sets, size_t count);
 
 /* How an outgoing IXFR reads them (xfr_serve.h); ctx is the apex_journals_t. */
 extern const apex_xfr_serve_journal_t apex_journals_reader_template;

@@ -437,7 +437,18 @@ static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t 
 {
 	apexd_t *d = arg;
 
-	apex_journals_record(&d->journals, old, version);
+	apex_journals_record(&d->journals, old, version, NULL, 0);
+	apex_notifier_changed(&d->notifier, version->origin);
+}
+
+/* A transfer is served: as zone_published(), the journal taking the change
+ * sets of an IXFR as they came instead of comparing the versions. */
+static void transfer_published(void *arg, const apex_zone_t *old, const apex_zone_t *version,
+			       const apex_changes_t *sets, size_t count)
+{
+	apexd_t *d = arg;
+
+	apex_journals_record(&d->journals, old, version, sets, count);
 	apex_notifier_changed(&d->notifier, version->origin);
 }
 
@@ -483,7 +494,7 @@ static step_t load_zones(apexd_t *d, int *status)
 	d->journal_reader.ctx = &d->journals;
 	d->reloader.published = zone_published;
 	d->reloader.published_arg = d;
-	d->secondary.published = zone_published;
+	d->secondary.published = transfer_published;
 	d->secondary.reloader = &d->reloader;
 	d->secondary.published_arg = d;
 	d->xfr_out_ready = true;

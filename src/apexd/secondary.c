@@ -245,7 +245,11 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
  * version and the copy; the change sets of an IXFR, kept until applied. */
 typedef struct receiver {
 	apex_zone_from_wire_t *builder;
+	/* The copy: written as the records arrive for a whole zone; for an
+	 * IXFR, from the version once it is published (derived) so that the
+	 * new serial is served without waiting for the file. */
 	apex_zone_copy_t copy;
+	bool derived;
 	apex_changes_t *sets; /* copies, owned */
 	size_t set_count;
 } receiver_t;
@@ -341,6 +345,23 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	return rc;
 }
 
+/* Finish r's copy of z: with the records of version first when given. */
+static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version)
+{
+	char err[512];
+	int rc = version != NULL ? apex_zone_copy_version(&r->copy, version) : APEX_OK;
+
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "writing it: %s", apex_strerror(rc));
+		apex_zone_copy_abort(&r->copy);
+	} else {
+		rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
+	}
+	if (rc < 0)
+		apex_warning("zone %s: the copy is not written (%s); serving the transfer anyway",
+			     z->name, err);
+}
+
 /*
  * Publish the version r built, rename the copy; the status says how it
  * came.  *held: the caller's reference to the version served when its
@@ -361,9 +382,8 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	}
 	if (rc < 0)
 		return rc;
-	if (apex_zone_copy_commit(&r->copy, err, err_size) < 0)
-		apex_warning("zone %s: the copy is not written (%s); serving the transfer anyway",
-			     z->name, err);
+	if (!r->derived)
+		commit_copy(z, r, NULL);
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
@@ -376,10 +396,13 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		return rc;
 	}
 	if (s->published != NULL)
-		s->published(s->published_arg, old, zone);
+		s->published(s->published_arg, old, zone, r->derived ? r->sets : NULL,
+			     r->derived ? r->set_count : 0);
 	apex_zone_unref(*held);
 	*held = NULL;
 	apex_server_retire(s->server, old, true);
+	if (r->derived)
+		commit_copy(z, r, zone);
 	apex_zone_unref(zone);
 	apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
@@ -393,10 +416,15 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	return APEX_OK;
 }
 
-/* Emit one record of an IXFR applied into the receiver (ixfr_apply.h). */
+/* Emit one record of an IXFR applied into the receiver's builder
+ * (ixfr_apply.h); the copy is written from the published version. */
 static int emit_record(void *ctx, const apex_rr_t *rr)
 {
-	return receive_record(ctx, rr);
+	receiver_t *r = ctx;
+
+	r->derived = true;
+	return apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
+				       rr->rdlength);
 }
 
 /*

@@ -30,6 +30,7 @@
 
 #include "daemon_config.h"
 #include "server.h"
+#include "xfr/changes.h"
 
 /* What the last exchange for a zone did, for logs and apexctl. */
 typedef struct apex_secondary_status {
@@ -75,8 +76,10 @@ typedef struct apex_secondary {
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;
-	/* Called after a transfer is published; set before the start. */
-	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version);
+	/* Called after a transfer is published, with the change sets when it
+	 * was an IXFR applied to old (else NULL, 0); set before the start. */
+	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version,
+			  const apex_changes_t *sets, size_t count);
 	void *published_arg;
 } apex_secondary_t;
 
