@@ -65,11 +65,15 @@ typedef struct item {
 	const apex_node_t *owner_node; /* node of owner or of an ancestor (for the writer) */
 	const apex_rrset_t *rrset;
 	uint32_t ttl;
+	/* The node array of the zone it comes from (a chain may cross
+	 * zones): what the ids of its nodes index. */
+	const apex_node_t *nodes;
 } item_t;
 
 typedef struct additional_ref {
 	const apex_additional_t *additional;
-	bool referral; /* honour apex_glue_t.required */
+	bool referral;            /* honour apex_glue_t.required */
+	const apex_node_t *nodes; /* as in item_t */
 } additional_ref_t;
 
 /* Everything one answer needs, on the stack of apex_answer(). */
@@ -105,7 +109,8 @@ typedef struct ctx {
 /* ------------------------------------------------------------ sections */
 
 static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
-		     const apex_node_t *owner_node, const apex_rrset_t *rrset, uint32_t ttl)
+		     const apex_node_t *owner_node, const apex_rrset_t *rrset, uint32_t ttl,
+		     const apex_node_t *nodes)
 {
 	if (rrset == NULL)
 		return false;
@@ -116,7 +121,11 @@ static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
 	if (*count >= ITEMS_MAX)
 		return false;
 	items[*count] = (item_t){
-		.owner = owner, .owner_node = owner_node, .rrset = rrset, .ttl = rrset->ttl
+		.owner = owner,
+		.owner_node = owner_node,
+		.rrset = rrset,
+		.ttl = rrset->ttl,
+		.nodes = nodes,
 	};
 	if (ttl != rrset->ttl)
 		items[*count].ttl = ttl;
@@ -129,13 +138,13 @@ static bool add_answer(ctx_t *c, const uint8_t *owner, const apex_node_t *owner_
 		       const apex_rrset_t *rrset)
 {
 	return add_item(c->answer, &c->answer_count, owner, owner_node, rrset,
-			rrset ? rrset->ttl : 0);
+			rrset ? rrset->ttl : 0, c->zone->nodes);
 }
 
 static void add_authority(ctx_t *c, const apex_node_t *owner, const apex_rrset_t *rrset)
 {
 	add_item(c->authority, &c->authority_count, owner->name, owner, rrset,
-		 rrset ? rrset->ttl : 0);
+		 rrset ? rrset->ttl : 0, c->zone->nodes);
 }
 
 static void add_additional(ctx_t *c, const apex_additional_t *additional, bool referral)
@@ -146,7 +155,8 @@ static void add_additional(ctx_t *c, const apex_additional_t *additional, bool r
 		if (c->additional[i].additional == additional)
 			return;
 	}
-	c->additional[c->additional_count++] = (additional_ref_t){ additional, referral };
+	c->additional[c->additional_count++] =
+		(additional_ref_t){ additional, referral, c->zone->nodes };
 }
 
 /* SOA for a negative answer, TTL per RFC 2308 section 3. */
@@ -159,30 +169,35 @@ static void add_negative_soa(ctx_t *c)
 		c->fragment_whole = false;
 	}
 	add_item(c->authority, &c->authority_count, c->zone->origin, c->zone->apex, c->zone->soa,
-		 c->zone->negative_ttl);
+		 c->zone->negative_ttl, c->zone->nodes);
 }
 
 /* ------------------------------------------------------------ proofs */
 
-static void add_nsec_of(ctx_t *c, const apex_node_t *node)
+/* The NSEC RRset of node `id` (APEX_NODE_NONE: nothing). */
+static void add_nsec_of(ctx_t *c, uint32_t id)
 {
+	const apex_node_t *node = apex_zone_node(c->zone, id);
+
 	if (node == NULL)
 		return;
 	add_authority(c, node, apex_node_rrset(node, APEX_TYPE_NSEC));
 }
 
-static void add_nsec3(ctx_t *c, const apex_nsec3_t *n3)
+/* The NSEC3 RRset of the NSEC3 owner node `id` (APEX_NODE_NONE: nothing). */
+static void add_nsec3(ctx_t *c, uint32_t id)
 {
-	if (n3 == NULL || n3->node == NULL)
-		return;
-	add_authority(c, n3->node, apex_node_rrset(n3->node, APEX_TYPE_NSEC3));
+	const apex_node_t *node = apex_zone_node(c->zone, id);
+
+	if (node != NULL)
+		add_authority(c, node, apex_node_rrset(node, APEX_TYPE_NSEC3));
 }
 
-/* The NSEC3 covering (or matching) the hash of name. */
-static const apex_nsec3_t *nsec3_for_name(const apex_zone_t *zone, const uint8_t *name)
+/* The NSEC3 owner node covering (or matching) the hash of name. */
+static uint32_t nsec3_for_name(const apex_zone_t *zone, const uint8_t *name)
 {
 	if (zone->nsec3_count == 0)
-		return NULL;
+		return APEX_NODE_NONE;
 	uint8_t lower[APEX_NAME_MAX];
 	memcpy(lower, name, apex_name_size(name));
 	apex_name_lower(lower);
@@ -190,9 +205,10 @@ static const apex_nsec3_t *nsec3_for_name(const apex_zone_t *zone, const uint8_t
 	const apex_nsec3_params_t *p = &zone->nsec3_params;
 	int size = apex_nsec3_hash(p->algorithm, p->salt, p->salt_size, p->iterations, lower, hash);
 	if (size < 0)
-		return NULL;
+		return APEX_NODE_NONE;
 	bool matched;
-	return apex_zone_nsec3_find(zone, hash, (size_t)size, &matched);
+	return apex_zone_node_id(zone,
+				 apex_zone_nsec3_find(zone, hash, (size_t)size, &matched)->node);
 }
 
 /* The suffix of name with `labels` labels. */
@@ -215,8 +231,8 @@ static const apex_node_t *add_closest_encloser_proof(ctx_t *c, const uint8_t *na
 						     const apex_node_t *encloser, bool wildcard)
 {
 	const apex_node_t *ce = encloser;
-	while (ce->nsec3 == NULL && ce->parent != NULL)
-		ce = ce->parent;
+	while (ce->nsec3 == APEX_NODE_NONE && ce->parent != APEX_NODE_NONE)
+		ce = &c->zone->nodes[ce->parent];
 	add_nsec3(c, ce->nsec3);
 	if (apex_name_labels(name) > ce->labels)
 		add_nsec3(c, nsec3_for_name(c->zone, name_suffix(name, ce->labels + 1)));
@@ -249,7 +265,7 @@ static void add_nodata_proof(ctx_t *c, const uint8_t *name, const apex_node_t *n
 	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
 		add_nsec_of(c, node->nsec);
 	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
-		if (node->nsec3 != NULL)
+		if (node->nsec3 != APEX_NODE_NONE)
 			add_nsec3(c, node->nsec3);
 		else /* RFC 5155 7.2.4: e.g. DS under opt-out, or an ENT without NSEC3 */
 			add_closest_encloser_proof(c, name, node, false);
@@ -456,7 +472,7 @@ static const uint8_t *resolve(ctx_t *c, const uint8_t *name, const apex_lookup_n
 	const apex_node_t *base = lk.node != NULL ? lk.node : lk.encloser;
 	if (name == c->q->qname)
 		c->qname_node = base;
-	const apex_node_t *cut = base->cut;
+	const apex_node_t *cut = apex_zone_node(zone, base->cut);
 	if ((zone->apex->flags & APEX_NODE_DNAME) && lk.node != zone->apex)
 		cut = zone->apex; /* a DNAME at the apex redirects everything below */
 	if (cut != NULL) {
@@ -480,7 +496,7 @@ static const uint8_t *resolve(ctx_t *c, const uint8_t *name, const apex_lookup_n
 		return answer_node(c, lk.node, lk.node == zone->apex ? zone->origin : name, &lk,
 				   false);
 	}
-	const apex_node_t *wild = lk.encloser->wildcard_child;
+	const apex_node_t *wild = apex_zone_node(zone, lk.encloser->wildcard_child);
 	if (wild != NULL)
 		return answer_node(c, wild, name, &lk, true);
 
@@ -513,6 +529,7 @@ static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnss
 {
 	apex_writer_mark_t mark;
 	apex_writer_mark(w, &mark);
+	w->nodes = it->nodes;
 	int ret = apex_writer_rrset(w, section, it->owner, it->owner_node, it->rrset, it->ttl);
 	const apex_rrset_t *sig = it->rrset->rrsig;
 	if (ret == APEX_OK && dnssec_ok && sig != NULL) {
@@ -569,7 +586,8 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
 				const apex_glue_t *g = &ref->additional->items[i];
 				const apex_rrset_t *rr = s == 0 ? g->a : g->aaaa;
 				bool required = ref->referral && g->required;
-				if (required != required_pass || g->owner == NULL || rr == NULL)
+				if (required != required_pass || g->owner == APEX_NODE_NONE ||
+				    rr == NULL)
 					continue;
 				/* One list names each owner once, so only several
 				 * lists can repeat an RRset. */
@@ -581,7 +599,8 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
 					continue;
 				if (*done_count >= ADDITIONAL_DONE_MAX)
 					return !required;
-				item_t it = { g->owner->name, g->owner, rr, rr->ttl };
+				const apex_node_t *owner = &ref->nodes[g->owner];
+				item_t it = { owner->name, owner, rr, rr->ttl, ref->nodes };
 				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) !=
 				    APEX_OK) {
 					if (required)
@@ -758,6 +777,7 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q
 	size_t limit = response_limit(q, cfg, APEX_TRANSPORT_UDP, capacity);
 	size_t reserve = reserve_opt(q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
+	w.nodes = zone->nodes;
 	bool tc = apex_writer_question(&w, q->qname, zone->apex, q->qtype, q->qclass) != APEX_OK ||
 		  apex_serial_newer(zone->serial, q->ixfr_serial) ||
 		  apex_writer_rrset(&w, APEX_SECTION_ANSWER, q->qname, zone->apex, zone->soa,
@@ -914,6 +934,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	size_t limit = response_limit(&q, cfg, transport, out_capacity);
 	size_t reserve = reserve_opt(&q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
+	w.nodes = zone->nodes; /* the question's zone: qname_node's */
 	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK;
 	/* The precomputed records if they apply, then the rest record by
 	 * record (which needs the fragment's compression targets). */

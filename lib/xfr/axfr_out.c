@@ -125,6 +125,7 @@ int apex_axfr_out_next(apex_axfr_out_t *a, uint8_t *buf, size_t capacity, size_t
 	if (capacity > APEX_MAX_MESSAGE)
 		capacity = APEX_MAX_MESSAGE;
 	apex_writer_init(&w, buf, capacity, capacity);
+	w.nodes = a->zone->nodes;
 	/* RFC 5936 section 2.2.1: the first message repeats the question */
 	if (a->messages == 0 &&
 	    apex_writer_question(&w, a->qname, NULL, a->qtype, APEX_CLASS_IN) != APEX_OK)

@@ -548,7 +548,7 @@ static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc
 		apex_node_t *parent =
 			descs[i].parent == UINT32_MAX ? NULL : &nodes[descs[i].parent];
 		uint16_t flags = 0;
-		node->parent = parent;
+		node->parent = descs[i].parent; /* UINT32_MAX is APEX_NODE_NONE */
 		if (i == 0)
 			flags |= APEX_NODE_APEX;
 		if (descs[i].empty)
@@ -561,18 +561,18 @@ static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc
 			flags |= APEX_NODE_DNAME;
 		if (i != 0 && apex_node_rrset(node, APEX_TYPE_NS) != NULL)
 			flags |= APEX_NODE_DELEGATION;
-		node->cut = NULL;
+		node->cut = APEX_NODE_NONE;
 		if (parent != NULL) {
 			if ((parent->flags &
 			     (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION | APEX_NODE_DNAME)) != 0)
 				flags |= APEX_NODE_OCCLUDED;
 			node->cut = parent->cut;
 		}
-		if (node->cut == NULL && i != 0 &&
+		if (node->cut == APEX_NODE_NONE && i != 0 &&
 		    (flags & (APEX_NODE_DELEGATION | APEX_NODE_DNAME)))
-			node->cut = node;
+			node->cut = (uint32_t)i;
 		if ((flags & APEX_NODE_WILDCARD) && parent != NULL)
-			parent->wildcard_child = node;
+			parent->wildcard_child = (uint32_t)i;
 		node->flags = flags;
 	}
 }
@@ -677,13 +677,14 @@ static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *r
 		}
 		if (!referral && (t->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION)) != 0)
 			continue; /* only authoritative addresses here */
+		uint32_t id = apex_zone_node_id(zone, t);
 		bool seen = false;
 		for (uint16_t k = 0; k < count; k++)
-			if (items[k].owner == t)
+			if (items[k].owner == id)
 				seen = true;
 		if (seen || count == sizeof(items) / sizeof(items[0]))
 			continue;
-		items[count].owner = t;
+		items[count].owner = id;
 		items[count].a = a;
 		items[count].aaaa = aaaa;
 		items[count].required = in_domain;
@@ -731,10 +732,10 @@ static int set_additional(build_t *bd, apex_node_t *nodes)
 
 static void set_nsec_links(apex_zone_t *zone, apex_node_t *nodes)
 {
-	const apex_node_t *last = NULL;
+	uint32_t last = APEX_NODE_NONE;
 	for (size_t i = 0; i < zone->node_count; i++) {
 		if (apex_node_rrset(&nodes[i], APEX_TYPE_NSEC) != NULL)
-			last = &nodes[i];
+			last = (uint32_t)i;
 		nodes[i].nsec = last;
 	}
 }
@@ -744,7 +745,7 @@ static void set_wildcard_nsec(apex_zone_t *zone, apex_node_t *nodes)
 {
 	for (size_t i = 0; i < zone->node_count; i++) {
 		apex_node_t *node = &nodes[i];
-		node->wildcard_nsec = NULL;
+		node->wildcard_nsec = APEX_NODE_NONE;
 		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
 			continue;
 		/* The key of "*.<name>": the node's key, then the label "*". */
@@ -804,7 +805,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 			return APEX_EINVAL;
 		const apex_nsec3_t *n3 =
 			apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
-		node->nsec3 = matched ? n3 : NULL;
+		node->nsec3 = matched ? apex_zone_node_id(ln->zone, n3->node) : APEX_NODE_NONE;
 		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
 			continue;
 		uint8_t wild[APEX_NAME_MAX];
@@ -814,7 +815,8 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
 				    params->iterations, wild, hash) < 0)
 			return APEX_EINVAL;
-		node->wildcard_nsec3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
+		n3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
+		node->wildcard_nsec3 = apex_zone_node_id(ln->zone, n3->node);
 	}
 	return APEX_OK;
 }
@@ -904,14 +906,14 @@ static void set_name_hashes(apex_zone_t *zone, apex_node_t *nodes, apex_node_t *
 {
 	for (size_t i = 0; i < zone->node_count; i++) {
 		apex_node_t *node = &nodes[i];
-		node->hash = node->parent != NULL
-				     ? apex_name_hash_label(node->parent->hash, node->name)
+		node->hash = node->parent != APEX_NODE_NONE
+				     ? apex_name_hash_label(nodes[node->parent].hash, node->name)
 				     : apex_name_hash(node->name);
 	}
 	for (size_t i = 0; i < nsec3_node_count; i++) {
 		apex_node_t *node = &nsec3_nodes[i];
 		if (node->labels == zone->apex->labels + 1) {
-			node->parent = zone->apex;
+			node->parent = 0; /* the apex */
 			node->hash = apex_name_hash_label(zone->apex->hash, node->name);
 		} else {
 			node->hash = apex_name_hash(node->name);
@@ -957,7 +959,7 @@ static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 				 nodes[i].rrsets[k].count;
 	if (total == 0)
 		return APEX_OK;
-	const apex_node_t **slots = apex_arena_alloc(zone->arena, total * sizeof(*slots));
+	uint32_t *slots = apex_arena_alloc(zone->arena, total * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < zone->node_count; i++) {
@@ -975,7 +977,9 @@ static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 				const uint8_t *name = p + 2 + (set->type == APEX_TYPE_MX ? 2 : 0);
 				for (unsigned n = 0; n < per_record; n++) {
 					bool inside = name < end;
-					*slots++ = inside ? closest_node(zone, name) : NULL;
+					*slots++ = inside ? apex_zone_node_id(
+								    zone, closest_node(zone, name))
+							  : APEX_NODE_NONE;
 					if (inside)
 						name += apex_name_size(name);
 				}
@@ -1038,14 +1042,20 @@ static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 			for (size_t k = i; k < end; k++)
 				blob_size += 2u + b->rrs[k].rdlength;
 	}
-	a->nodes = apex_arena_calloc(arena, desc_count, sizeof(*a->nodes));
-	a->nsec3_nodes = apex_arena_calloc(arena, a->nsec3_node_count + 1, sizeof(*a->nodes));
+	/* One array: the name index, then the NSEC3 owners (zone.h: ids). */
+	a->nodes =
+		apex_arena_calloc(arena, desc_count + a->nsec3_node_count + 1, sizeof(*a->nodes));
+	a->nsec3_nodes = a->nodes != NULL ? a->nodes + desc_count : NULL;
 	a->rrsets = apex_arena_calloc(arena, set_count + 1, sizeof(*a->rrsets));
 	a->sigs = apex_arena_calloc(arena, sig_count + 1, sizeof(*a->sigs));
 	a->blob = apex_arena_alloc(arena, blob_size + 1);
-	if (a->nodes == NULL || a->nsec3_nodes == NULL || a->rrsets == NULL || a->sigs == NULL ||
-	    a->blob == NULL)
+	if (a->nodes == NULL || a->rrsets == NULL || a->sigs == NULL || a->blob == NULL)
 		return APEX_ENOMEM;
+	for (size_t i = 0; i < desc_count + a->nsec3_node_count; i++) {
+		apex_node_t *node = &a->nodes[i];
+		node->parent = node->cut = node->wildcard_child = APEX_NODE_NONE;
+		node->nsec = node->nsec3 = node->wildcard_nsec3 = APEX_NODE_NONE;
+	}
 	return APEX_OK;
 }
 

@@ -48,19 +48,19 @@ typedef struct apex_rrset {
 	 * glue for NS, address records of in-zone MX/SRV/NS targets. */
 	const struct apex_additional *additional;
 	/* For the types whose RDATA names are compressed in responses (NS,
-	 * CNAME, PTR, MX: one name per record; SOA: two), the node of each
-	 * name or of its closest ancestor in the zone, in record order;
-	 * NULL entries for names outside the zone.  The response writer
+	 * CNAME, PTR, MX: one name per record; SOA: two), the node (id) of
+	 * each name or of its closest ancestor in the zone, in record order;
+	 * APEX_NODE_NONE for names outside the zone.  The response writer
 	 * takes the hashes of the names' suffixes from these nodes instead
 	 * of reading the bytes.  NULL for other types. */
-	const struct apex_node *const *rdata_nodes;
+	const uint32_t *rdata_nodes;
 } apex_rrset_t;
 
 /* Address records of one name, for the additional section. */
 typedef struct apex_glue {
-	const struct apex_node *owner; /* the target name's node */
-	const apex_rrset_t *a;         /* NULL if none */
-	const apex_rrset_t *aaaa;      /* NULL if none */
+	const apex_rrset_t *a;    /* NULL if none */
+	const apex_rrset_t *aaaa; /* NULL if none */
+	uint32_t owner;           /* the target name's node (id) */
 	/* RFC 9471: glue of an in-domain name server (at or below the
 	 * delegation) must fit, or the response is truncated (TC). */
 	bool required;
@@ -84,6 +84,10 @@ enum {
 
 typedef struct apex_nsec3 apex_nsec3_t;
 
+/* A node's links to other nodes are ids: indices in the version's node
+ * array (apex_zone_node()); this one links to none. */
+#define APEX_NODE_NONE UINT32_MAX
+
 /*
  * One owner name of the zone.  Empty non-terminals (RFC 4592 section
  * 2.2.2) are nodes too, flagged APEX_NODE_EMPTY, so that the closest
@@ -101,32 +105,35 @@ typedef struct apex_node {
 	/* RRsets sorted by type, RRSIG excluded (each RRset points at its
 	 * own RRSIGs). */
 	const apex_rrset_t *rrsets;
-	/* Nearest ancestor node (the name minus its first label: empty
-	 * non-terminals are nodes); NULL at the apex.  NSEC3 owners, which
-	 * are not in the name index, have the apex as parent. */
-	const struct apex_node *parent;
+	/* Links to other nodes, by id (APEX_NODE_NONE: none), so that a
+	 * version derived from another can share the nodes that did not
+	 * change.  parent: the nearest ancestor node (the name minus its
+	 * first label: empty non-terminals are nodes); none at the apex.
+	 * NSEC3 owners, which are not in the name index, have the apex as
+	 * parent. */
+	uint32_t parent;
 	/* The highest zone cut (a DELEGATION node) or DNAME node at or above
-	 * this node, excluding the apex; NULL if none.  For a delegation
+	 * this node, excluding the apex; none if none.  For a delegation
 	 * node itself this is the node (unless a higher cut occludes it). */
-	const struct apex_node *cut;
-	const struct apex_node *wildcard_child; /* the node "*.<name>", or NULL */
+	uint32_t cut;
+	uint32_t wildcard_child; /* the node "*.<name>" */
 	/* NSEC zones: the node whose NSEC RRset matches this name or, for
 	 * names without one (empty non-terminals, glue), covers it: the
 	 * nearest node at or before this one in canonical order that has
-	 * an NSEC.  NULL in other zones. */
-	const struct apex_node *nsec;
-	/* NSEC3 zones: the NSEC3 whose hash matches this name (NULL if
-	 * none, e.g. occluded names or opt-out), and the NSEC3 covering
-	 * the hash of "*.<name>" (the wildcard proof when this node is the
-	 * closest encloser).  NULL in other zones. */
-	const apex_nsec3_t *nsec3;
+	 * an NSEC.  None in other zones. */
+	uint32_t nsec;
+	/* NSEC3 zones: the NSEC3 owner node whose hash matches this name
+	 * (none if none, e.g. occluded names or opt-out), and the one whose
+	 * NSEC3 covers the hash of "*.<name>" (the wildcard proof when this
+	 * node is the closest encloser).  None in other zones. */
+	uint32_t nsec3;
 	union {
-		const apex_nsec3_t *wildcard_nsec3;
+		uint32_t wildcard_nsec3;
 		/* NSEC zones: the node whose NSEC covers (or matches)
 		 * "*.<name>", i.e. the node "*.<name>" would follow in
 		 * canonical order (the wildcard proof when this node is the
-		 * closest encloser); NULL if that name would be too long. */
-		const struct apex_node *wildcard_nsec;
+		 * closest encloser); none if that name would be too long. */
+		uint32_t wildcard_nsec;
 	};
 } apex_node_t;
 
@@ -176,8 +183,10 @@ typedef struct apex_zone {
 	uint16_t origin_key_size;
 	uint8_t origin_labels;
 
-	/* Name index: every node except NSEC3 owners, in canonical order. */
-	const apex_node_t *nodes; /* array of node_count */
+	/* Name index: every node except NSEC3 owners, in canonical order,
+	 * nodes[0 .. node_count); the NSEC3 owners follow in the same array
+	 * (zone->nsec3 points to them).  A node's id is its index here. */
+	const apex_node_t *nodes;
 	size_t node_count;
 	const apex_node_t *apex; /* == &nodes[0] */
 	/* The first 8 bytes of each node's key, zero-padded, as big-endian
@@ -219,6 +228,18 @@ typedef struct apex_zone {
 	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
+
+/* The node with id `id`, or NULL for APEX_NODE_NONE. */
+static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_t id)
+{
+	return id == APEX_NODE_NONE ? NULL : &zone->nodes[id];
+}
+
+/* The id of a node of zone. */
+static inline uint32_t apex_zone_node_id(const apex_zone_t *zone, const apex_node_t *node)
+{
+	return node == NULL ? APEX_NODE_NONE : (uint32_t)(node - zone->nodes);
+}
 
 /* The first 8 bytes of a lookup key, zero-padded, as a big-endian
  * integer: integer order is memcmp() order of the keys, except that

@@ -144,7 +144,7 @@ static void check_zone(const apex_zone_t *zone)
 			int c = memcmp(p->key, n->key, common);
 			if (c > 0 || (c == 0 && p->key_size >= n->key_size))
 				abort(); /* not in strict canonical order */
-			if (n->parent == NULL)
+			if (n->parent == APEX_NODE_NONE)
 				abort(); /* only the apex has no parent */
 		}
 		if (apex_zone_find(zone, n->key, n->key_size) != n)

@@ -20,6 +20,9 @@
 #include "zone/lookup_name.h"
 #include "zone/zone.h"
 
+/* The node a link names (ids: zone.h), in a test with `zone` in scope. */
+#define N(id) apex_zone_node(zone, (id))
+
 static void wire(const char *str, uint8_t *out)
 {
 	assert_true(apex_name_from_str(str, out) > 0);
@@ -123,7 +126,7 @@ static void test_exact_ent_encloser_previous(void **state)
 	assert_ptr_equal(r.encloser, r.node);
 	assert_ptr_equal(r.previous, r.node);
 	assert_int_equal(r.node->flags, 0);
-	assert_ptr_equal(r.node->parent, zone->apex);
+	assert_ptr_equal(N(r.node->parent), zone->apex);
 	assert_ptr_equal(zone->apex, &zone->nodes[0]);
 	assert_true(zone->apex->flags & APEX_NODE_APEX);
 
@@ -132,10 +135,10 @@ static void test_exact_ent_encloser_previous(void **state)
 	assert_name(r.node, "c.ent.example.");
 	assert_int_equal(r.node->flags, APEX_NODE_EMPTY);
 	assert_int_equal(r.node->rrset_count, 0);
-	assert_name(r.node->parent, "ent.example.");
-	assert_true(r.node->parent->flags & APEX_NODE_EMPTY);
-	assert_ptr_equal(r.node->parent->parent, zone->apex);
-	assert_name(find(zone, "a.b.c.ent.example.")->parent, "b.c.ent.example.");
+	assert_name(N(r.node->parent), "ent.example.");
+	assert_true(N(r.node->parent)->flags & APEX_NODE_EMPTY);
+	assert_ptr_equal(N(N(r.node->parent)->parent), zone->apex);
+	assert_name(N(find(zone, "a.b.c.ent.example.")->parent), "b.c.ent.example.");
 
 	/* Miss below an ENT: the ENT encloses; previous in canonical order. */
 	lookup(zone, "x.y.c.ent.example.", &r);
@@ -171,30 +174,30 @@ static void test_cuts_wildcards_dname(void **state)
 	apex_zone_t *zone = load_handmade();
 	const apex_node_t *sub = find(zone, "sub.example.");
 	assert_int_equal(sub->flags, APEX_NODE_DELEGATION);
-	assert_ptr_equal(sub->cut, sub);
+	assert_ptr_equal(N(sub->cut), sub);
 	const apex_node_t *ns = find(zone, "ns.sub.example.");
 	assert_int_equal(ns->flags, APEX_NODE_OCCLUDED);
-	assert_ptr_equal(ns->cut, sub);
+	assert_ptr_equal(N(ns->cut), sub);
 	const apex_node_t *deep = find(zone, "deep.ns.sub.example.");
 	assert_int_equal(deep->flags, APEX_NODE_OCCLUDED);
-	assert_ptr_equal(deep->cut, sub);
-	assert_ptr_equal(deep->parent, ns);
-	assert_null(zone->apex->cut);
-	assert_null(find(zone, "ns1.example.")->cut);
+	assert_ptr_equal(N(deep->cut), sub);
+	assert_ptr_equal(N(deep->parent), ns);
+	assert_null(N(zone->apex->cut));
+	assert_null(N(find(zone, "ns1.example.")->cut));
 
 	const apex_node_t *dname = find(zone, "dname.example.");
 	assert_int_equal(dname->flags, APEX_NODE_DNAME);
-	assert_ptr_equal(dname->cut, dname);
+	assert_ptr_equal(N(dname->cut), dname);
 	const apex_node_t *under = find(zone, "under.dname.example.");
 	assert_int_equal(under->flags, APEX_NODE_OCCLUDED);
-	assert_ptr_equal(under->cut, dname);
+	assert_ptr_equal(N(under->cut), dname);
 
 	const apex_node_t *wild = find(zone, "wild.example.");
 	assert_int_equal(wild->flags, APEX_NODE_EMPTY);
-	assert_non_null(wild->wildcard_child);
-	assert_name(wild->wildcard_child, "*.wild.example.");
-	assert_int_equal(wild->wildcard_child->flags, APEX_NODE_WILDCARD);
-	assert_null(zone->apex->wildcard_child);
+	assert_non_null(N(wild->wildcard_child));
+	assert_name(N(wild->wildcard_child), "*.wild.example.");
+	assert_int_equal(N(wild->wildcard_child)->flags, APEX_NODE_WILDCARD);
+	assert_null(N(zone->apex->wildcard_child));
 	apex_lookup_t r;
 	lookup(zone, "a.b.wild.example.", &r);
 	assert_null(r.node);
@@ -203,14 +206,15 @@ static void test_cuts_wildcards_dname(void **state)
 }
 
 /* Additional item of set for the target name, or NULL. */
-static const apex_glue_t *glue_for(const apex_rrset_t *set, const char *target)
+static const apex_glue_t *glue_for(const apex_zone_t *zone, const apex_rrset_t *set,
+				   const char *target)
 {
 	uint8_t n[APEX_NAME_MAX];
 	wire(target, n);
 	if (set->additional == NULL)
 		return NULL;
 	for (uint16_t i = 0; i < set->additional->count; i++)
-		if (apex_name_equal(set->additional->items[i].owner->name, n))
+		if (apex_name_equal(N(set->additional->items[i].owner)->name, n))
 			return &set->additional->items[i];
 	return NULL;
 }
@@ -224,40 +228,40 @@ static void test_glue_and_additional(void **state)
 	 * has no address and is left out. */
 	assert_int_equal(ns->additional->count, 3);
 	const apex_glue_t *g = &ns->additional->items[0];
-	assert_name(g->owner, "ns.sub.example.");
+	assert_name(N(g->owner), "ns.sub.example.");
 	assert_true(g->required); /* in-domain glue, RFC 9471 */
 	assert_non_null(g->a);
 	assert_null(g->aaaa);
 	assert_null(g->a->rrsig);
 	g = &ns->additional->items[1];
-	assert_name(g->owner, "ns.other.example.");
+	assert_name(N(g->owner), "ns.other.example.");
 	assert_false(g->required); /* sibling glue */
 	assert_non_null(g->a);
 	assert_non_null(g->aaaa);
 	g = &ns->additional->items[2];
-	assert_name(g->owner, "ns1.example.");
+	assert_name(N(g->owner), "ns1.example.");
 	assert_false(g->required); /* authoritative data */
 	assert_non_null(g->a);
 
 	ns = apex_node_rrset(find(zone, "other.example."), APEX_TYPE_NS);
-	g = glue_for(ns, "ns.other.example.");
+	g = glue_for(zone, ns, "ns.other.example.");
 	assert_non_null(g);
 	assert_true(g->required);
 
 	/* Apex NS: only authoritative addresses (ns.sub is glue). */
 	ns = apex_node_rrset(zone->apex, APEX_TYPE_NS);
 	assert_int_equal(ns->additional->count, 1);
-	g = glue_for(ns, "ns1.example.");
+	g = glue_for(zone, ns, "ns1.example.");
 	assert_non_null(g);
 	assert_false(g->required);
 
 	const apex_rrset_t *mx = apex_node_rrset(zone->apex, APEX_TYPE_MX);
-	g = glue_for(mx, "mail.example.");
+	g = glue_for(zone, mx, "mail.example.");
 	assert_non_null(g);
 	assert_null(g->a);
 	assert_non_null(g->aaaa);
 	const apex_rrset_t *srv = apex_node_rrset(find(zone, "_sip._tcp.example."), APEX_TYPE_SRV);
-	assert_non_null(glue_for(srv, "sip.example."));
+	assert_non_null(glue_for(zone, srv, "sip.example."));
 	assert_null(apex_node_rrset(find(zone, "ns1.example."), APEX_TYPE_A)->additional);
 	apex_zone_unref(zone);
 }
@@ -333,7 +337,7 @@ static void test_root_zone(void **state)
 	apex_zone_t *zone = load_real("root.zone", ".");
 	const apex_node_t *com = find(zone, "com.");
 	assert_int_equal(com->flags, APEX_NODE_DELEGATION);
-	assert_ptr_equal(com->cut, com);
+	assert_ptr_equal(N(com->cut), com);
 	/* At a cut, NS is not signed; DS and NSEC are. */
 	assert_null(apex_node_rrset(com, APEX_TYPE_NS)->rrsig);
 	assert_non_null(apex_node_rrset(com, APEX_TYPE_DS)->rrsig);
@@ -347,27 +351,27 @@ static void test_root_zone(void **state)
 	 * (in-domain) for net. */
 	const apex_rrset_t *com_ns = apex_node_rrset(com, APEX_TYPE_NS);
 	assert_int_equal(com_ns->additional->count, 13);
-	const apex_glue_t *g = glue_for(com_ns, "a.gtld-servers.net.");
+	const apex_glue_t *g = glue_for(zone, com_ns, "a.gtld-servers.net.");
 	assert_non_null(g);
 	assert_false(g->required);
 	assert_non_null(g->a);
 	assert_non_null(g->aaaa);
 	assert_null(g->a->rrsig);
 	const apex_node_t *net = find(zone, "net.");
-	g = glue_for(apex_node_rrset(net, APEX_TYPE_NS), "a.gtld-servers.net.");
+	g = glue_for(zone, apex_node_rrset(net, APEX_TYPE_NS), "a.gtld-servers.net.");
 	assert_non_null(g);
 	assert_true(g->required);
 	const apex_node_t *agtld = find(zone, "a.gtld-servers.net.");
 	assert_int_equal(agtld->flags, APEX_NODE_OCCLUDED);
-	assert_ptr_equal(agtld->cut, net);
+	assert_ptr_equal(N(agtld->cut), net);
 	const apex_node_t *ent = find(zone, "gtld-servers.net.");
 	assert_int_equal(ent->flags, APEX_NODE_OCCLUDED | APEX_NODE_EMPTY);
 
 	/* NSEC: the node's own NSEC, or the one before it for ENTs/glue. */
-	assert_ptr_equal(com->nsec, com);
-	assert_ptr_equal(agtld->nsec, net);
-	assert_ptr_equal(zone->apex->nsec, zone->apex);
-	assert_null(com->nsec3);
+	assert_ptr_equal(N(com->nsec), com);
+	assert_ptr_equal(N(agtld->nsec), net);
+	assert_ptr_equal(N(zone->apex->nsec), zone->apex);
+	assert_null(N(com->nsec3));
 
 	/* Root apex NS targets are all outside the zone. */
 	assert_null(apex_node_rrset(zone->apex, APEX_TYPE_NS)->additional);
@@ -414,6 +418,16 @@ static void test_root_zone(void **state)
 	apex_zone_unref(zone);
 }
 
+/* The chain entry of an NSEC3 owner node. */
+static const apex_nsec3_t *nsec3_of(const apex_zone_t *zone, const apex_node_t *node)
+{
+	for (size_t i = 0; i < zone->nsec3_count; i++)
+		if (zone->nsec3[i].node == node)
+			return &zone->nsec3[i];
+	fail_msg("not an NSEC3 owner of the chain");
+	return NULL;
+}
+
 /* Reference for apex_zone_nsec3_find(). */
 static const apex_nsec3_t *brute_nsec3(const apex_zone_t *zone, const uint8_t *hash, bool *matched)
 {
@@ -441,16 +455,16 @@ static void test_fj_nsec3(void **state)
 		assert_true(memcmp(zone->nsec3[i - 1].hash, zone->nsec3[i].hash, 20) < 0);
 
 	/* ldns-nsec3-hash -a 1 -t 5 -s 9F2844DF1E60A1B7 fj. */
-	const apex_nsec3_t *apex3 = zone->apex->nsec3;
+	const apex_node_t *apex3 = N(zone->apex->nsec3);
 	assert_non_null(apex3);
-	assert_int_equal(apex3->node->name[0], 32);
-	assert_int_equal(strncasecmp((const char *)apex3->node->name + 1,
-				     "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE", 32),
-			 0);
-	assert_non_null(apex_node_rrset(apex3->node, APEX_TYPE_NSEC3)->rrsig);
+	assert_int_equal(apex3->name[0], 32);
+	assert_int_equal(
+		strncasecmp((const char *)apex3->name + 1, "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE", 32),
+		0);
+	assert_non_null(apex_node_rrset(apex3, APEX_TYPE_NSEC3)->rrsig);
 	/* NSEC3 owners are not in the name index. */
 	assert_null(find(zone, "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE.fj."));
-	assert_null(zone->apex->nsec);
+	assert_null(N(zone->apex->nsec));
 
 	/* No opt-out: every authoritative name has its NSEC3, and the
 	 * wildcard link is the NSEC3 matching or covering *.<name>. */
@@ -460,19 +474,19 @@ static void test_fj_nsec3(void **state)
 		uint8_t hash[20], wild[APEX_NAME_MAX];
 		bool matched;
 		if (node->flags & APEX_NODE_OCCLUDED) {
-			assert_null(node->nsec3);
+			assert_null(N(node->nsec3));
 			continue;
 		}
 		assert_int_equal(
 			apex_nsec3_hash(1, p->salt, p->salt_size, p->iterations, node->name, hash),
 			20);
-		assert_non_null(node->nsec3);
-		assert_memory_equal(node->nsec3->hash, hash, 20);
+		assert_non_null(N(node->nsec3));
+		assert_memory_equal(nsec3_of(zone, N(node->nsec3))->hash, hash, 20);
 		wild[0] = 1;
 		wild[1] = '*';
 		memcpy(wild + 2, node->name, node->name_size);
 		apex_nsec3_hash(1, p->salt, p->salt_size, p->iterations, wild, hash);
-		assert_ptr_equal(node->wildcard_nsec3, brute_nsec3(zone, hash, &matched));
+		assert_ptr_equal(N(node->wildcard_nsec3), brute_nsec3(zone, hash, &matched)->node);
 		linked++;
 	}
 	assert_true(linked > 2871);
