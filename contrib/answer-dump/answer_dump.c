@@ -198,7 +198,7 @@ static void dump_zone(dump_t *d, const apex_zone_t *zone, size_t max_names)
 	size_t step = total > max_names ? total / max_names : 1;
 	for (size_t i = 0; i < total; i += step) {
 		const apex_node_t *node = i < zone->node_count
-						  ? &zone->nodes[i]
+						  ? apex_zone_node_at(zone, i)
 						  : zone->nsec3[i - zone->node_count].node;
 		uint8_t below[APEX_NAME_MAX], deeper[APEX_NAME_MAX], star[APEX_NAME_MAX];
 		dump_name(d, node->name);

@@ -65,15 +65,15 @@ typedef struct item {
 	const apex_node_t *owner_node; /* node of owner or of an ancestor (for the writer) */
 	const apex_rrset_t *rrset;
 	uint32_t ttl;
-	/* The node array of the zone it comes from (a chain may cross
-	 * zones): what the ids of its nodes index. */
-	const apex_node_t *nodes;
+	/* The zone it comes from (a chain may cross zones): where the ids
+	 * of its nodes are. */
+	const apex_zone_t *zone;
 } item_t;
 
 typedef struct additional_ref {
 	const apex_additional_t *additional;
-	bool referral;            /* honour apex_glue_t.required */
-	const apex_node_t *nodes; /* as in item_t */
+	bool referral;           /* honour apex_glue_t.required */
+	const apex_zone_t *zone; /* as in item_t */
 } additional_ref_t;
 
 /* Everything one answer needs, on the stack of apex_answer(). */
@@ -110,7 +110,7 @@ typedef struct ctx {
 
 static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
 		     const apex_node_t *owner_node, const apex_rrset_t *rrset, uint32_t ttl,
-		     const apex_node_t *nodes)
+		     const apex_zone_t *zone)
 {
 	if (rrset == NULL)
 		return false;
@@ -125,7 +125,7 @@ static bool add_item(item_t *items, unsigned *count, const uint8_t *owner,
 		.owner_node = owner_node,
 		.rrset = rrset,
 		.ttl = rrset->ttl,
-		.nodes = nodes,
+		.zone = zone,
 	};
 	if (ttl != rrset->ttl)
 		items[*count].ttl = ttl;
@@ -138,13 +138,13 @@ static bool add_answer(ctx_t *c, const uint8_t *owner, const apex_node_t *owner_
 		       const apex_rrset_t *rrset)
 {
 	return add_item(c->answer, &c->answer_count, owner, owner_node, rrset,
-			rrset ? rrset->ttl : 0, c->zone->nodes);
+			rrset ? rrset->ttl : 0, c->zone);
 }
 
 static void add_authority(ctx_t *c, const apex_node_t *owner, const apex_rrset_t *rrset)
 {
 	add_item(c->authority, &c->authority_count, owner->name, owner, rrset,
-		 rrset ? rrset->ttl : 0, c->zone->nodes);
+		 rrset ? rrset->ttl : 0, c->zone);
 }
 
 static void add_additional(ctx_t *c, const apex_additional_t *additional, bool referral)
@@ -155,8 +155,7 @@ static void add_additional(ctx_t *c, const apex_additional_t *additional, bool r
 		if (c->additional[i].additional == additional)
 			return;
 	}
-	c->additional[c->additional_count++] =
-		(additional_ref_t){ additional, referral, c->zone->nodes };
+	c->additional[c->additional_count++] = (additional_ref_t){ additional, referral, c->zone };
 }
 
 /* SOA for a negative answer, TTL per RFC 2308 section 3. */
@@ -169,7 +168,7 @@ static void add_negative_soa(ctx_t *c)
 		c->fragment_whole = false;
 	}
 	add_item(c->authority, &c->authority_count, c->zone->origin, c->zone->apex, c->zone->soa,
-		 c->zone->negative_ttl, c->zone->nodes);
+		 c->zone->negative_ttl, c->zone);
 }
 
 /* ------------------------------------------------------------ proofs */
@@ -207,8 +206,7 @@ static uint32_t nsec3_for_name(const apex_zone_t *zone, const uint8_t *name)
 	if (size < 0)
 		return APEX_NODE_NONE;
 	bool matched;
-	return apex_zone_node_id(zone,
-				 apex_zone_nsec3_find(zone, hash, (size_t)size, &matched)->node);
+	return apex_zone_nsec3_find(zone, hash, (size_t)size, &matched)->node->id;
 }
 
 /* The suffix of name with `labels` labels. */
@@ -232,7 +230,7 @@ static const apex_node_t *add_closest_encloser_proof(ctx_t *c, const uint8_t *na
 {
 	const apex_node_t *ce = encloser;
 	while (ce->nsec3 == APEX_NODE_NONE && ce->parent != APEX_NODE_NONE)
-		ce = &c->zone->nodes[ce->parent];
+		ce = apex_zone_node(c->zone, ce->parent);
 	add_nsec3(c, ce->nsec3);
 	if (apex_name_labels(name) > ce->labels)
 		add_nsec3(c, nsec3_for_name(c->zone, name_suffix(name, ce->labels + 1)));
@@ -529,7 +527,7 @@ static int write_item(apex_writer_t *w, int section, const item_t *it, bool dnss
 {
 	apex_writer_mark_t mark;
 	apex_writer_mark(w, &mark);
-	w->nodes = it->nodes;
+	w->zone = it->zone;
 	int ret = apex_writer_rrset(w, section, it->owner, it->owner_node, it->rrset, it->ttl);
 	const apex_rrset_t *sig = it->rrset->rrsig;
 	if (ret == APEX_OK && dnssec_ok && sig != NULL) {
@@ -599,8 +597,8 @@ static bool write_additional_pass(apex_writer_t *w, const ctx_t *c, bool require
 					continue;
 				if (*done_count >= ADDITIONAL_DONE_MAX)
 					return !required;
-				const apex_node_t *owner = &ref->nodes[g->owner];
-				item_t it = { owner->name, owner, rr, rr->ttl, ref->nodes };
+				const apex_node_t *owner = apex_zone_node(ref->zone, g->owner);
+				item_t it = { owner->name, owner, rr, rr->ttl, ref->zone };
 				if (write_item(w, APEX_SECTION_ADDITIONAL, &it, c->dnssec_ok) !=
 				    APEX_OK) {
 					if (required)
@@ -777,7 +775,7 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q
 	size_t limit = response_limit(q, cfg, APEX_TRANSPORT_UDP, capacity);
 	size_t reserve = reserve_opt(q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
-	w.nodes = zone->nodes;
+	w.zone = zone;
 	bool tc = apex_writer_question(&w, q->qname, zone->apex, q->qtype, q->qclass) != APEX_OK ||
 		  apex_serial_newer(zone->serial, q->ixfr_serial) ||
 		  apex_writer_rrset(&w, APEX_SECTION_ANSWER, q->qname, zone->apex, zone->soa,
@@ -934,7 +932,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	size_t limit = response_limit(&q, cfg, transport, out_capacity);
 	size_t reserve = reserve_opt(&q, cfg);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
-	w.nodes = zone->nodes; /* the question's zone: qname_node's */
+	w.zone = zone; /* the question's zone: qname_node's */
 	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK;
 	/* The precomputed records if they apply, then the rest record by
 	 * record (which needs the fragment's compression targets). */

@@ -55,7 +55,7 @@ static bool record_sections(apex_zone_t *zone, const apex_node_t *cut, const ape
 	q.dnssec_ok = dnssec_ok;
 
 	apex_writer_init(&sc->w, sc->buf, sizeof(sc->buf), sizeof(sc->buf));
-	sc->w.nodes = zone->nodes;
+	sc->w.zone = zone;
 	if (apex_writer_question(&sc->w, q.qname, base_node, q.qtype, q.qclass) != APEX_OK)
 		return false;
 	apex_writer_remember_question(&sc->w);
@@ -224,9 +224,9 @@ int apex_precompute_referrals(apex_zone_t *zone, apex_referral_t *referrals, siz
 }
 
 /* A referral comes from the highest cut above the name: only those. */
-static bool highest_cut(const apex_zone_t *zone, const apex_node_t *node)
+static bool highest_cut(const apex_node_t *node)
 {
-	return (node->flags & APEX_NODE_DELEGATION) && node->cut == apex_zone_node_id(zone, node);
+	return (node->flags & APEX_NODE_DELEGATION) && node->cut == node->id;
 }
 
 /* zone->referrals: every highest cut, in node order (sorted by address,
@@ -235,7 +235,7 @@ static int precompute_all_referrals(apex_zone_t *zone)
 {
 	size_t cuts = 0;
 	for (size_t i = 0; i < zone->node_count; i++)
-		cuts += highest_cut(zone, &zone->nodes[i]);
+		cuts += highest_cut(apex_zone_node_at(zone, i));
 	if (cuts == 0 || cuts > APEX_PRECOMPUTED_CUTS_MAX)
 		return APEX_OK;
 	apex_referral_t *referrals = apex_arena_calloc(zone->arena, cuts, sizeof(*referrals));
@@ -243,8 +243,8 @@ static int precompute_all_referrals(apex_zone_t *zone)
 		return APEX_ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < zone->node_count; i++)
-		if (highest_cut(zone, &zone->nodes[i]))
-			referrals[n++].cut = &zone->nodes[i];
+		if (highest_cut(apex_zone_node_at(zone, i)))
+			referrals[n++].cut = apex_zone_node_at(zone, i);
 	int rc = apex_precompute_referrals(zone, referrals, n);
 	zone->referrals = referrals;
 	zone->referral_count = n;

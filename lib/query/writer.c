@@ -12,7 +12,7 @@
 void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capacity)
 {
 	w->log = NULL;
-	w->nodes = NULL;
+	w->zone = NULL;
 	w->buf = buf;
 	w->capacity = capacity;
 	w->limit = limit < capacity ? limit : capacity;
@@ -21,7 +21,7 @@ void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capac
 	w->compress_count = 0;
 	w->pending_name = NULL;
 	w->pending_node = NULL;
-	w->pending_nodes = NULL;
+	w->pending_zone = NULL;
 	memset(w->compress_slot, 0, sizeof(w->compress_slot));
 }
 
@@ -60,21 +60,21 @@ typedef struct suffixes {
 	const uint8_t *name;
 	int labels;
 	uint8_t size;
-	int known;                /* hash[i] and node[i] are set for i < known */
-	int first_node;           /* index of the given node's name (labels if none) */
-	const apex_node_t *next;  /* node of suffix `known` while it is in the chain */
-	const apex_node_t *nodes; /* what node ids index (apex_writer_t) */
+	int known;               /* hash[i] and node[i] are set for i < known */
+	int first_node;          /* index of the given node's name (labels if none) */
+	const apex_node_t *next; /* node of suffix `known` while it is in the chain */
+	const apex_zone_t *zone; /* where node ids are (apex_writer_t) */
 	uint8_t start[APEX_LABELS_MAX];
 	uint32_t hash[APEX_LABELS_MAX];
 	const apex_node_t *node[APEX_LABELS_MAX];
 } suffixes_t;
 
 /* Set up s for name; node, if not NULL, is the node of name or of an
- * ancestor, in the array nodes (NULL: the node is not used). */
+ * ancestor, in zone (NULL: the node is not used). */
 static void suffixes_init(suffixes_t *s, const uint8_t *name, const apex_node_t *node,
-			  const apex_node_t *nodes)
+			  const apex_zone_t *zone)
 {
-	if (nodes == NULL)
+	if (zone == NULL)
 		node = NULL; /* its parents could not be followed */
 	int labels = 0;
 	size_t off = 0;
@@ -88,7 +88,7 @@ static void suffixes_init(suffixes_t *s, const uint8_t *name, const apex_node_t 
 	s->known = 0;
 	s->first_node = labels;
 	s->next = NULL;
-	s->nodes = nodes;
+	s->zone = zone;
 	if (node != NULL && node->labels <= labels) {
 		s->first_node = labels - node->labels;
 		s->next = node;
@@ -112,7 +112,7 @@ static void suffixes_need(suffixes_t *s, int i)
 		if (n != NULL && n->labels == s->labels - k) {
 			s->hash[k] = n->hash;
 			s->node[k] = n;
-			s->next = n->parent != APEX_NODE_NONE ? &s->nodes[n->parent] : NULL;
+			s->next = apex_zone_node(s->zone, n->parent);
 			s->known++;
 			continue;
 		}
@@ -200,7 +200,7 @@ static int write_name(apex_writer_t *w, const uint8_t *name, const apex_node_t *
 	if (w->pending_name != NULL)
 		apex_writer_remember_question(w);
 	suffixes_t s;
-	suffixes_init(&s, name, node, w->nodes);
+	suffixes_init(&s, name, node, w->zone);
 	int pointer = -1, matched = s.labels; /* first suffix found */
 	for (int i = 0; i < s.labels; i++) {
 		pointer = find_suffix(w, &s, i);
@@ -240,7 +240,7 @@ void apex_writer_remember_question(apex_writer_t *w)
 		return;
 	/* The question is the first name: all its suffixes are new. */
 	suffixes_t s;
-	suffixes_init(&s, w->pending_name, w->pending_node, w->pending_nodes);
+	suffixes_init(&s, w->pending_name, w->pending_node, w->pending_zone);
 	w->pending_name = NULL;
 	for (int i = 0; i < s.labels; i++) {
 		suffixes_need(&s, i);
@@ -260,7 +260,7 @@ int apex_writer_question(apex_writer_t *w, const uint8_t *qname, const apex_node
 		w->pos += size;
 		w->pending_name = qname;
 		w->pending_node = qname_node;
-		w->pending_nodes = w->nodes;
+		w->pending_zone = w->zone;
 	} else {
 		int ret = write_name(w, qname, qname_node, NULL);
 		if (ret != APEX_OK)
@@ -274,10 +274,10 @@ int apex_writer_question(apex_writer_t *w, const uint8_t *qname, const apex_node
 }
 
 /* The node of entry i of a record's rdata_nodes (NULL: none given), or
- * NULL; ids are only given with w->nodes set. */
+ * NULL; ids are only given with w->zone set. */
 static const apex_node_t *node_of(const apex_writer_t *w, const uint32_t *ids, unsigned i)
 {
-	return ids != NULL && ids[i] != APEX_NODE_NONE ? &w->nodes[ids[i]] : NULL;
+	return ids != NULL ? apex_zone_node(w->zone, ids[i]) : NULL;
 }
 
 /*
@@ -370,7 +370,7 @@ int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
 		w->pos += 10;
 		size_t start = w->pos;
 		if (names > 0) {
-			const uint32_t *nodes = rrset->rdata_nodes != NULL && w->nodes != NULL
+			const uint32_t *nodes = rrset->rdata_nodes != NULL && w->zone != NULL
 							? rrset->rdata_nodes + (size_t)i * names
 							: NULL;
 			if (write_rdata_compressed(w, rrset->type, rdata, rdlen, nodes) != APEX_OK)

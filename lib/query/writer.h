@@ -64,10 +64,10 @@ typedef struct apex_writer_log {
 
 typedef struct apex_writer {
 	apex_writer_log_t *log; /* NULL, except while recording a fragment */
-	/* The node array of the version the names come from (zone->nodes),
-	 * which node ids (parents, rrset->rdata_nodes) index; NULL: ids are
-	 * not followed.  Set by the caller after apex_writer_init(). */
-	const apex_node_t *nodes;
+	/* The version the names and RRsets written come from, where the node
+	 * ids they hold (parents, rrset->rdata_nodes) are; NULL: ids are not
+	 * followed.  Set by the caller after apex_writer_init(). */
+	const apex_zone_t *zone;
 	uint8_t *buf;
 	size_t limit;    /* end for the sections; space past it is reserved for OPT */
 	size_t capacity; /* end of buf */
@@ -78,7 +78,7 @@ typedef struct apex_writer {
 	 * copied from a fragment never needs it).  NULL: none pending. */
 	const uint8_t *pending_name;
 	const apex_node_t *pending_node;
-	const apex_node_t *pending_nodes; /* nodes when the question was written */
+	const apex_zone_t *pending_zone; /* zone when the question was written */
 	unsigned compress_count;
 	/* Open addressing by hash, linear probing: 0 = free, else index + 1
 	 * into compress (entries are only ever removed last-in first-out,

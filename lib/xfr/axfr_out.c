@@ -26,7 +26,7 @@ void apex_axfr_out_init(apex_axfr_out_t *a, const apex_zone_t *zone, uint16_t id
 static const apex_node_t *current_node(const apex_axfr_out_t *a)
 {
 	if (a->phase == NAMES)
-		return a->node < a->zone->node_count ? &a->zone->nodes[a->node] : NULL;
+		return a->node < a->zone->node_count ? apex_zone_node_at(a->zone, a->node) : NULL;
 	return a->node < a->zone->nsec3_count ? a->zone->nsec3[a->node].node : NULL;
 }
 
@@ -125,7 +125,7 @@ int apex_axfr_out_next(apex_axfr_out_t *a, uint8_t *buf, size_t capacity, size_t
 	if (capacity > APEX_MAX_MESSAGE)
 		capacity = APEX_MAX_MESSAGE;
 	apex_writer_init(&w, buf, capacity, capacity);
-	w.nodes = a->zone->nodes;
+	w.zone = a->zone;
 	/* RFC 5936 section 2.2.1: the first message repeats the question */
 	if (a->messages == 0 &&
 	    apex_writer_question(&w, a->qname, NULL, a->qtype, APEX_CLASS_IN) != APEX_OK)

@@ -141,7 +141,7 @@ typedef const apex_node_t *(*node_at_fn)(const apex_zone_t *zone, size_t i);
 
 static const apex_node_t *name_node(const apex_zone_t *zone, size_t i)
 {
-	return &zone->nodes[i];
+	return apex_zone_node_at(zone, i);
 }
 
 static const apex_node_t *nsec3_node(const apex_zone_t *zone, size_t i)

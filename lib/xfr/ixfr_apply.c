@@ -170,7 +170,7 @@ static int emit_all(const apex_zone_t *old, net_t *net, apex_ixfr_emit_fn emit, 
 	int rc = emit(ctx, &net->soa);
 
 	for (size_t i = 0; rc == APEX_OK && i < old->node_count; i++)
-		rc = emit_node(old, &old->nodes[i], &net->removed, emit, ctx);
+		rc = emit_node(old, apex_zone_node_at(old, i), &net->removed, emit, ctx);
 	for (size_t i = 0; rc == APEX_OK && i < old->nsec3_count; i++)
 		rc = emit_node(old, old->nsec3[i].node, &net->removed, emit, ctx);
 	for (size_t i = 0; rc == APEX_OK && i < net->added.count; i++)

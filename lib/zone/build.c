@@ -677,7 +677,7 @@ static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *r
 		}
 		if (!referral && (t->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION)) != 0)
 			continue; /* only authoritative addresses here */
-		uint32_t id = apex_zone_node_id(zone, t);
+		uint32_t id = apex_node_id(t);
 		bool seen = false;
 		for (uint16_t k = 0; k < count; k++)
 			if (items[k].owner == id)
@@ -805,7 +805,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 			return APEX_EINVAL;
 		const apex_nsec3_t *n3 =
 			apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
-		node->nsec3 = matched ? apex_zone_node_id(ln->zone, n3->node) : APEX_NODE_NONE;
+		node->nsec3 = matched ? apex_node_id(n3->node) : APEX_NODE_NONE;
 		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
 			continue;
 		uint8_t wild[APEX_NAME_MAX];
@@ -816,7 +816,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 				    params->iterations, wild, hash) < 0)
 			return APEX_EINVAL;
 		n3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
-		node->wildcard_nsec3 = apex_zone_node_id(ln->zone, n3->node);
+		node->wildcard_nsec3 = apex_node_id(n3->node);
 	}
 	return APEX_OK;
 }
@@ -977,8 +977,7 @@ static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 				const uint8_t *name = p + 2 + (set->type == APEX_TYPE_MX ? 2 : 0);
 				for (unsigned n = 0; n < per_record; n++) {
 					bool inside = name < end;
-					*slots++ = inside ? apex_zone_node_id(
-								    zone, closest_node(zone, name))
+					*slots++ = inside ? apex_node_id(closest_node(zone, name))
 							  : APEX_NODE_NONE;
 					if (inside)
 						name += apex_name_size(name);
@@ -1016,6 +1015,7 @@ static int set_soa(build_t *bd)
 typedef struct index_arrays {
 	apex_node_t *nodes;       /* desc_count */
 	apex_node_t *nsec3_nodes; /* nsec3_node_count */
+	uint32_t *order;          /* desc_count: rank to id */
 	size_t nsec3_node_count;
 	apex_rrset_t *rrsets, *sigs;
 	uint8_t *blob; /* RDATA not already in place */
@@ -1051,8 +1051,14 @@ static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 	a->blob = apex_arena_alloc(arena, blob_size + 1);
 	if (a->nodes == NULL || a->rrsets == NULL || a->sigs == NULL || a->blob == NULL)
 		return APEX_ENOMEM;
+	a->order = apex_arena_alloc(arena, (desc_count + 1) * sizeof(*a->order));
+	if (a->order == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < desc_count; i++)
+		a->order[i] = (uint32_t)i; /* a whole build gives the names ids in order */
 	for (size_t i = 0; i < desc_count + a->nsec3_node_count; i++) {
 		apex_node_t *node = &a->nodes[i];
+		node->id = (uint32_t)i;
 		node->parent = node->cut = node->wildcard_child = APEX_NODE_NONE;
 		node->nsec = node->nsec3 = node->wildcard_nsec3 = APEX_NODE_NONE;
 	}
@@ -1106,7 +1112,7 @@ static int fill_nodes(build_t *bd, const node_desc_t *descs, index_arrays_t *a)
 
 /* The name index in the zone: key prefixes, structure, RRSIG links. */
 static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_count,
-			 apex_node_t *nodes)
+			 apex_node_t *nodes, const uint32_t *order)
 {
 	apex_zone_t *zone = bd->zone;
 	uint64_t *prefixes = apex_arena_alloc(zone->arena, desc_count * sizeof(*prefixes));
@@ -1116,6 +1122,7 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 		prefixes[i] = apex_key_prefix(nodes[i].key, nodes[i].key_size);
 	zone->key_prefixes = prefixes;
 	zone->nodes = nodes;
+	zone->order = order;
 	zone->node_count = desc_count;
 	zone->apex = &nodes[0];
 	zone->record_count = bd->b->rr_count;
@@ -1178,7 +1185,7 @@ static int build_index(build_t *bd)
 		 * (40 bytes a record) goes before the rest is built. */
 		free(b->rrs);
 		b->rrs = NULL;
-		rc = publish_index(bd, descs, desc_count, arrays.nodes);
+		rc = publish_index(bd, descs, desc_count, arrays.nodes, arrays.order);
 	}
 	free(descs);
 	if (rc == APEX_OK)

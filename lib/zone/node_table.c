@@ -13,7 +13,8 @@ int apex_node_table_build(apex_zone_t *zone)
 	if (slots == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < zone->node_count; i++)
-		apex_hash_slots_insert(slots, bits, zone->nodes[i].hash, (uint32_t)i);
+		apex_hash_slots_insert(slots, bits, apex_zone_node_at(zone, i)->hash,
+				       zone->order[i]);
 	zone->node_table = slots;
 	zone->node_table_bits = bits;
 	return APEX_OK;

@@ -10,7 +10,8 @@
 #include "zone/zone.h"
 
 /*
- * Fill zone->node_table from zone->nodes, whose hash fields must be set.
+ * Fill zone->node_table from the name index (zone->order), whose nodes'
+ * hash fields must be set.
  * The table lives in the zone's arena.  Returns 0 or APEX_ENOMEM.
  */
 int apex_node_table_build(apex_zone_t *zone);

@@ -12,7 +12,7 @@
 #include "zone/nsec3_bucket.h"
 #include "zone/zone.h"
 
-/* Index of the first node whose key is >= key (node_count if none). */
+/* Rank of the first node whose key is >= key (node_count if none). */
 static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
 {
 	/* Zero padding sorts before any key byte that could follow (label
@@ -27,7 +27,7 @@ static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t ke
 		if (prefixes[mid] != prefix) {
 			less = prefixes[mid] < prefix;
 		} else {
-			const apex_node_t *node = &zone->nodes[mid];
+			const apex_node_t *node = apex_zone_node_at(zone, mid);
 			less = apex_key_compare(node->key, node->key_size, key, key_size) < 0;
 		}
 		if (less)
@@ -46,8 +46,8 @@ static bool node_has_key(const apex_node_t *node, const uint8_t *key, size_t key
 const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
 {
 	size_t i = lower_bound(zone, key, key_size);
-	if (i < zone->node_count && node_has_key(&zone->nodes[i], key, key_size))
-		return &zone->nodes[i];
+	if (i < zone->node_count && node_has_key(apex_zone_node_at(zone, i), key, key_size))
+		return apex_zone_node_at(zone, i);
 	return NULL;
 }
 
@@ -62,7 +62,7 @@ static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash
 		if (slot == 0)
 			return NULL;
 		if (apex_hash_slots_hash(slot) == hash) {
-			const apex_node_t *node = &zone->nodes[apex_hash_slots_index(slot)];
+			const apex_node_t *node = apex_zone_node(zone, apex_hash_slots_index(slot));
 			if (node_has_key(node, key, key_size))
 				return node;
 		}
@@ -100,7 +100,7 @@ const apex_node_t *apex_lookup_previous(const apex_zone_t *zone, const apex_look
 	/* The apex key is a prefix of every key in the zone, so it sorts
 	 * first and i > 0 for any name below the origin. */
 	size_t i = lower_bound(zone, lk->key, lk->key_size);
-	return &zone->nodes[i > 0 ? i - 1 : 0];
+	return apex_zone_node_at(zone, i > 0 ? i - 1 : 0);
 }
 
 void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_size,
@@ -109,14 +109,14 @@ void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_si
 	out->key = key;
 	out->key_size = key_size;
 	size_t i = lower_bound(zone, key, key_size);
-	if (i < zone->node_count && node_has_key(&zone->nodes[i], key, key_size)) {
-		out->node = out->encloser = out->previous = &zone->nodes[i];
+	if (i < zone->node_count && node_has_key(apex_zone_node_at(zone, i), key, key_size)) {
+		out->node = out->encloser = out->previous = apex_zone_node_at(zone, i);
 		return;
 	}
 	out->node = NULL;
 	/* The apex key is a prefix of every key in the zone, so it sorts
 	 * first and i > 0 for any name below the origin. */
-	out->previous = &zone->nodes[i > 0 ? i - 1 : 0];
+	out->previous = apex_zone_node_at(zone, i > 0 ? i - 1 : 0);
 	/* Empty non-terminals are nodes, so the closest encloser is the
 	 * deepest ancestor found by an exact lookup. */
 	out->encloser = zone->apex;

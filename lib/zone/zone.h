@@ -102,6 +102,7 @@ typedef struct apex_node {
 	uint16_t flags; /* APEX_NODE_* */
 	uint16_t rrset_count;
 	uint32_t hash; /* apex_name_hash() of name (for name compression) */
+	uint32_t id;   /* this node's id (see apex_zone_node()) */
 	/* RRsets sorted by type, RRSIG excluded (each RRset points at its
 	 * own RRSIGs). */
 	const apex_rrset_t *rrsets;
@@ -183,18 +184,21 @@ typedef struct apex_zone {
 	uint16_t origin_key_size;
 	uint8_t origin_labels;
 
-	/* Name index: every node except NSEC3 owners, in canonical order,
-	 * nodes[0 .. node_count); the NSEC3 owners follow in the same array
-	 * (zone->nsec3 points to them).  A node's id is its index here. */
+	/* Every node, names and NSEC3 owners, by id: use apex_zone_node().
+	 * The ids of a version's names need not follow their order. */
 	const apex_node_t *nodes;
-	size_t node_count;
-	const apex_node_t *apex; /* == &nodes[0] */
-	/* The first 8 bytes of each node's key, zero-padded, as big-endian
-	 * integers (apex_key_prefix()): the binary search compares these
-	 * and reads a key itself only on a tie. */
+	/* Name index: every node except NSEC3 owners, in canonical order:
+	 * order[rank] is the id of the rank-th (apex_zone_node_at()).  The
+	 * NSEC3 owners are reached through zone->nsec3. */
+	const uint32_t *order;
+	size_t node_count;       /* ranks */
+	const apex_node_t *apex; /* rank 0, id 0 */
+	/* The first 8 bytes of each node's key by rank, zero-padded, as
+	 * big-endian integers (apex_key_prefix()): the binary search
+	 * compares these and reads a key itself only on a tie. */
 	const uint64_t *key_prefixes;
 	/* Exact-match hash table of the name index (util/hash_slots.h):
-	 * node->hash to the node's index; built by apex_node_table_build()
+	 * node->hash to the node's id; built by apex_node_table_build()
 	 * once the hashes are set.  1 << node_table_bits slots. */
 	const uint64_t *node_table;
 	unsigned node_table_bits;
@@ -235,10 +239,16 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
 	return id == APEX_NODE_NONE ? NULL : &zone->nodes[id];
 }
 
-/* The id of a node of zone. */
-static inline uint32_t apex_zone_node_id(const apex_zone_t *zone, const apex_node_t *node)
+/* The node of the name index at rank (< node_count), in canonical order. */
+static inline const apex_node_t *apex_zone_node_at(const apex_zone_t *zone, size_t rank)
 {
-	return node == NULL ? APEX_NODE_NONE : (uint32_t)(node - zone->nodes);
+	return &zone->nodes[zone->order[rank]];
+}
+
+/* The id of a node, or APEX_NODE_NONE for NULL. */
+static inline uint32_t apex_node_id(const apex_node_t *node)
+{
+	return node == NULL ? APEX_NODE_NONE : node->id;
 }
 
 /* The first 8 bytes of a lookup key, zero-padded, as a big-endian

@@ -131,15 +131,16 @@ static void ask(const apex_zoneset_t *set, apex_transport_t transport, const uin
 /* What zone.h promises about a loaded version. */
 static void check_zone(const apex_zone_t *zone)
 {
-	if (zone->soa == NULL || zone->node_count == 0 || zone->apex != &zone->nodes[0] ||
-	    !(zone->apex->flags & APEX_NODE_APEX) || !apex_name_equal(zone->origin, origin))
+	if (zone->soa == NULL || zone->node_count == 0 ||
+	    zone->apex != apex_zone_node_at(zone, 0) || !(zone->apex->flags & APEX_NODE_APEX) ||
+	    !apex_name_equal(zone->origin, origin))
 		abort();
 	for (size_t i = 0; i < zone->node_count; i++) {
-		const apex_node_t *n = &zone->nodes[i];
+		const apex_node_t *n = apex_zone_node_at(zone, i);
 		if (!apex_name_is_subdomain(n->name, zone->origin))
 			abort();
 		if (i > 0) {
-			const apex_node_t *p = &zone->nodes[i - 1];
+			const apex_node_t *p = apex_zone_node_at(zone, i - 1);
 			size_t common = p->key_size < n->key_size ? p->key_size : n->key_size;
 			int c = memcmp(p->key, n->key, common);
 			if (c > 0 || (c == 0 && p->key_size >= n->key_size))
@@ -196,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t query[APEX_NAME_MAX + 64];
 	static const uint8_t below[] = "\003zzz";
 	for (size_t i = 0; i < zone->node_count && i < NODES_QUERIED; i++) {
-		const apex_node_t *n = &zone->nodes[i];
+		const apex_node_t *n = apex_zone_node_at(zone, i);
 		uint16_t type = n->rrset_count > 0 ? n->rrsets[0].type : 1;
 		ask(set, APEX_TRANSPORT_UDP, query, make_query(query, below, 0, n->name, type));
 		ask(set, APEX_TRANSPORT_TCP, query, make_query(query, below, 0, n->name, 255));

@@ -555,7 +555,7 @@ static void make_queries(void)
 		uint8_t origin[APEX_NAME_MAX];
 		apex_name_from_str(zone_origins[q->zone], origin);
 		const apex_zone_t *zone = apex_zoneset_get(zones, origin);
-		const apex_node_t *node = &zone->nodes[rng() % zone->node_count];
+		const apex_node_t *node = apex_zone_node_at(zone, rng() % zone->node_count);
 		switch (q->kind) {
 		case K_EXISTING: /* the name itself: answers, NODATA, referrals at cuts, DS */
 			make_query(q, node->name, 0);

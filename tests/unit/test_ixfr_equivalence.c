@@ -129,7 +129,7 @@ static void list_node(records_t *l, const apex_node_t *n)
 static void zone_list(const apex_zone_t *zone, records_t *l)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
-		list_node(l, &zone->nodes[i]);
+		list_node(l, apex_zone_node_at(zone, i));
 	for (size_t i = 0; i < zone->nsec3_count; i++)
 		list_node(l, zone->nsec3[i].node);
 }
@@ -170,7 +170,7 @@ static bool child_name(const uint8_t *parent, const char *label, uint8_t *out)
 
 static const apex_node_t *random_node(const apex_zone_t *z)
 {
-	return &z->nodes[below(z->node_count)];
+	return apex_zone_node_at(z, below(z->node_count));
 }
 
 /* A random record of the old version other than the SOA, or NULL. */
@@ -611,8 +611,8 @@ static void compare_answers(const apex_zone_t *x, const apex_zone_t *y, const ch
 		size_t n = all ? z->node_count : SAMPLE_NAMES;
 
 		for (size_t i = 0; i < n; i++) {
-			const apex_node_t *node =
-				all ? &z->nodes[i] : &z->nodes[below(z->node_count)];
+			const apex_node_t *node = all ? apex_zone_node_at(z, i)
+						      : apex_zone_node_at(z, below(z->node_count));
 			compare_around(&a, &b, node->name, what, t);
 		}
 		for (size_t i = 0; i < z->nsec3_count && i < 20; i++)

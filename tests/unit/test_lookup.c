@@ -127,7 +127,7 @@ static void test_exact_ent_encloser_previous(void **state)
 	assert_ptr_equal(r.previous, r.node);
 	assert_int_equal(r.node->flags, 0);
 	assert_ptr_equal(N(r.node->parent), zone->apex);
-	assert_ptr_equal(zone->apex, &zone->nodes[0]);
+	assert_ptr_equal(zone->apex, apex_zone_node_at(zone, 0));
 	assert_true(zone->apex->flags & APEX_NODE_APEX);
 
 	/* Empty non-terminals are nodes without RRsets. */
@@ -159,7 +159,7 @@ static void test_exact_ent_encloser_previous(void **state)
 	lookup(zone, "zzz.example.", &r);
 	assert_null(r.node);
 	assert_ptr_equal(r.encloser, zone->apex);
-	assert_ptr_equal(r.previous, &zone->nodes[zone->node_count - 1]);
+	assert_ptr_equal(r.previous, apex_zone_node_at(zone, zone->node_count - 1));
 	assert_name(r.previous, "*.wild.example.");
 
 	/* Below a delegation: the cut encloses. */
@@ -284,7 +284,7 @@ static void brute_lookup(const apex_zone_t *zone, const uint8_t *name, apex_look
 	out->previous = zone->apex;
 	out->encloser = zone->apex;
 	for (size_t i = 0; i < zone->node_count; i++) {
-		const apex_node_t *node = &zone->nodes[i];
+		const apex_node_t *node = apex_zone_node_at(zone, i);
 		int c = apex_name_compare(node->name, name);
 		if (c == 0)
 			out->node = node;
@@ -379,7 +379,7 @@ static void test_root_zone(void **state)
 	/* Every lookup agrees with a linear scan, for names in the zone,
 	 * names below them and names next to them. */
 	for (size_t i = 0; i < zone->node_count; i += 17) {
-		const apex_node_t *node = &zone->nodes[i];
+		const apex_node_t *node = apex_zone_node_at(zone, i);
 		uint8_t name[APEX_NAME_MAX];
 		check_against_brute(zone, node->name);
 		if (node->name_size + 3 <= APEX_NAME_MAX) {
@@ -470,7 +470,7 @@ static void test_fj_nsec3(void **state)
 	 * wildcard link is the NSEC3 matching or covering *.<name>. */
 	size_t linked = 0;
 	for (size_t i = 0; i < zone->node_count; i++) {
-		const apex_node_t *node = &zone->nodes[i];
+		const apex_node_t *node = apex_zone_node_at(zone, i);
 		uint8_t hash[20], wild[APEX_NAME_MAX];
 		bool matched;
 		if (node->flags & APEX_NODE_OCCLUDED) {

@@ -95,7 +95,7 @@ static void round_trip(const char *file, const char *origin, size_t min_fast_per
 	close(fd);
 	assert_int_equal(apex_zone_copy_begin(&c, path, "test", err, sizeof(err)), APEX_OK);
 	for (size_t i = 0; i < zone->node_count; i++)
-		copy_node(&c, &zone->nodes[i], &n);
+		copy_node(&c, apex_zone_node_at(zone, i), &n);
 	for (size_t i = 0; i < zone->nsec3_count; i++)
 		copy_node(&c, zone->nsec3[i].node, &n);
 	assert_int_equal(apex_zone_copy_commit(&c, err, sizeof(err)), APEX_OK);

@@ -549,9 +549,10 @@ static void test_real_zones(void **state)
 	assert_int_equal(zone->negative_ttl, 86400);
 	size_t delegations = 0, with_ds = 0;
 	for (size_t i = 0; i < zone->node_count; i++) {
-		if (zone->nodes[i].flags & APEX_NODE_DELEGATION) {
+		if (apex_zone_node_at(zone, i)->flags & APEX_NODE_DELEGATION) {
 			delegations++;
-			with_ds += apex_node_rrset(&zone->nodes[i], APEX_TYPE_DS) != NULL;
+			with_ds +=
+				apex_node_rrset(apex_zone_node_at(zone, i), APEX_TYPE_DS) != NULL;
 		}
 	}
 	assert_int_equal(delegations, 1445);
@@ -570,7 +571,7 @@ static void test_real_zones(void **state)
 	assert_memory_equal(zone->nsec3_params.salt, "\x9f\x28\x44\xdf\x1e\x60\xa1\xb7", 8);
 	delegations = 0;
 	for (size_t i = 0; i < zone->node_count; i++)
-		delegations += (zone->nodes[i].flags & APEX_NODE_DELEGATION) != 0;
+		delegations += (apex_zone_node_at(zone, i)->flags & APEX_NODE_DELEGATION) != 0;
 	assert_int_equal(delegations, 2871);
 	apex_zone_unref(zone);
 

@@ -117,7 +117,7 @@ static inline void add_node(text_set_t *s, const apex_node_t *node)
 static inline void zone_records(const apex_zone_t *zone, text_set_t *s)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
-		add_node(s, &zone->nodes[i]);
+		add_node(s, apex_zone_node_at(zone, i));
 	for (size_t i = 0; i < zone->nsec3_count; i++)
 		add_node(s, zone->nsec3[i].node);
 	set_sort(s);

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Node ids need not follow the canonical order (zone.h): a version whose
+ * nodes carry the same data under shuffled ids (as a version derived from
+ * another by an IXFR will, its new names taking free ids) answers every
+ * query byte for byte as the version it was made from, and transfers the
+ * same records in the same order.
+ *
+ * The shuffled copy is made here by hand: every node moved to its new id,
+ * every link, RDATA-name node and glue owner renumbered, the NSEC3 chain
+ * pointed at the moved nodes, the name index's order and hash table
+ * rebuilt, and the precomputed answers recorded again.  The apex keeps
+ * id 0.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "query/answer.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "xfr/axfr_out.h"
+#include "zone/node_table.h"
+#include "zone/zoneset.h"
+#include "zone_records.h"
+
+/* What the shuffled copy owns beyond the original's arena. */
+typedef struct shuffled {
+	apex_zone_t zone;
+	apex_node_t *nodes;
+	uint32_t *order;
+	apex_nsec3_t *nsec3;
+	void **blocks; /* RRset arrays, RDATA-name ids, additional data */
+	size_t block_count, block_capacity;
+} shuffled_t;
+
+static void *keep(shuffled_t *s, size_t size)
+{
+	void *p = calloc(1, size ? size : 1);
+
+	assert_non_null(p);
+	if (s->block_count == s->block_capacity) {
+		s->block_capacity = s->block_capacity ? 2 * s->block_capacity : 256;
+		s->blocks = realloc(s->blocks, s->block_capacity * sizeof(*s->blocks));
+		assert_non_null(s->blocks);
+	}
+	s->blocks[s->block_count++] = p;
+	return p;
+}
+
+static uint32_t remap(const uint32_t *map, uint32_t id)
+{
+	return id == APEX_NODE_NONE ? APEX_NODE_NONE : map[id];
+}
+
+static unsigned rdata_names(uint16_t type)
+{
+	switch (type) {
+	case APEX_TYPE_NS:
+	case APEX_TYPE_CNAME:
+	case APEX_TYPE_PTR:
+	case APEX_TYPE_MX: return 1;
+	case APEX_TYPE_SOA: return 2;
+	default: return 0;
+	}
+}
+
+/* A copy of one RRset array with its ids renumbered (RRSIG sets shared:
+ * they hold no ids). */
+static apex_rrset_t *copy_rrsets(shuffled_t *s, const apex_node_t *n, const uint32_t *map)
+{
+	apex_rrset_t *sets = keep(s, n->rrset_count * sizeof(*sets));
+
+	for (uint16_t i = 0; i < n->rrset_count; i++) {
+		const apex_rrset_t *old = &n->rrsets[i];
+		apex_rrset_t *set = &sets[i];
+
+		*set = *old;
+		if (old->rdata_nodes != NULL) {
+			size_t count = (size_t)old->count * rdata_names(old->type);
+			uint32_t *ids = keep(s, count * sizeof(*ids));
+
+			for (size_t k = 0; k < count; k++)
+				ids[k] = remap(map, old->rdata_nodes[k]);
+			set->rdata_nodes = ids;
+		}
+		if (old->additional != NULL) {
+			size_t size = sizeof(apex_additional_t) +
+				      old->additional->count * sizeof(apex_glue_t);
+			apex_additional_t *add = keep(s, size);
+
+			memcpy(add, old->additional, size);
+			for (uint16_t k = 0; k < add->count; k++)
+				add->items[k].owner = remap(map, add->items[k].owner);
+			set->additional = add;
+		}
+	}
+	return sets;
+}
+
+/* The node of old id `id` moved to map[id] in s, links renumbered. */
+static void move_node(shuffled_t *s, const apex_zone_t *z, uint32_t id, const uint32_t *map)
+{
+	const apex_node_t *old = apex_zone_node(z, id);
+	apex_node_t *n = &s->nodes[map[id]];
+
+	*n = *old;
+	n->id = map[id];
+	n->parent = remap(map, old->parent);
+	n->cut = remap(map, old->cut);
+	n->wildcard_child = remap(map, old->wildcard_child);
+	n->nsec = remap(map, old->nsec);
+	n->nsec3 = remap(map, old->nsec3);
+	n->wildcard_nsec3 = remap(map, old->wildcard_nsec3); /* and wildcard_nsec */
+	n->rrsets = copy_rrsets(s, old, map);
+}
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* z with its ids shuffled (the apex keeps 0); precomputed again. */
+static void shuffle(const apex_zone_t *z, shuffled_t *s)
+{
+	size_t total = z->node_count + z->nsec3_count;
+	uint32_t *old_ids = malloc(total * sizeof(*old_ids)), *map;
+	size_t max_id = 0;
+
+	assert_non_null(old_ids);
+	for (size_t r = 0; r < z->node_count; r++)
+		old_ids[r] = z->order[r];
+	for (size_t i = 0; i < z->nsec3_count; i++)
+		old_ids[z->node_count + i] = z->nsec3[i].node->id;
+	for (size_t i = 0; i < total; i++)
+		max_id = old_ids[i] > max_id ? old_ids[i] : max_id;
+	map = malloc((max_id + 1) * sizeof(*map));
+	assert_non_null(map);
+	memset(map, 0xff, (max_id + 1) * sizeof(*map));
+	/* new ids: a shuffle of 0..total, the apex (rank 0) keeping 0 */
+	uint32_t *perm = malloc(total * sizeof(*perm));
+	assert_non_null(perm);
+	for (size_t i = 0; i < total; i++)
+		perm[i] = (uint32_t)i;
+	for (size_t i = total - 1; i > 1; i--) {
+		size_t j = 1 + next() % i;
+		uint32_t t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t i = 0; i < total; i++)
+		map[old_ids[i]] = perm[i];
+
+	memset(s, 0, sizeof(*s));
+	s->zone = *z;
+	s->nodes = calloc(total, sizeof(*s->nodes));
+	s->order = malloc(z->node_count * sizeof(*s->order));
+	s->nsec3 = malloc((z->nsec3_count ? z->nsec3_count : 1) * sizeof(*s->nsec3));
+	assert_true(s->nodes && s->order && s->nsec3);
+	for (size_t i = 0; i < total; i++)
+		move_node(s, z, old_ids[i], map);
+	for (size_t r = 0; r < z->node_count; r++)
+		s->order[r] = map[z->order[r]];
+	for (size_t i = 0; i < z->nsec3_count; i++) {
+		s->nsec3[i] = z->nsec3[i];
+		s->nsec3[i].node = &s->nodes[map[z->nsec3[i].node->id]];
+	}
+	apex_zone_t *c = &s->zone;
+	atomic_init(&c->refcount, 1);
+	c->nodes = s->nodes;
+	c->order = s->order;
+	c->apex = &s->nodes[0];
+	c->soa = apex_node_rrset(c->apex, APEX_TYPE_SOA);
+	c->nsec3 = s->nsec3;
+	c->referrals = NULL;
+	c->referral_count = 0;
+	c->negative[0] = c->negative[1] = NULL;
+	assert_int_equal(apex_node_table_build(c), APEX_OK); /* in z's arena */
+	assert_int_equal(apex_precompute(c), APEX_OK);
+	free(perm);
+	free(map);
+	free(old_ids);
+}
+
+static void shuffled_free(shuffled_t *s)
+{
+	for (size_t i = 0; i < s->block_count; i++)
+		free(s->blocks[i]);
+	free(s->blocks);
+	free(s->nodes);
+	free(s->order);
+	free(s->nsec3);
+}
+
+/* ------------------------------------------------------------ comparing */
+
+typedef struct served {
+	apex_zonetable_t table;
+	apex_zoneset_t *set;
+} served_t;
+
+/* Serve zone, which stays the caller's (a reference is taken for the
+ * table and dropped when it is destroyed, never the last one). */
+static void serve(served_t *s, apex_zone_t *zone)
+{
+	unsigned long long gen;
+
+	assert_int_equal(apex_zonetable_init(&s->table), APEX_OK);
+	apex_zone_ref(zone);
+	assert_int_equal(apex_zonetable_publish(&s->table, zone), APEX_OK);
+	s->set = apex_zonetable_acquire(&s->table, &gen);
+	assert_non_null(s->set);
+}
+
+static void unserve(served_t *s)
+{
+	apex_zoneset_release(s->set);
+	apex_zonetable_destroy(&s->table);
+}
+
+static size_t query(uint8_t *buf, const uint8_t *name, uint16_t type, bool dnssec_ok)
+{
+	size_t pos = APEX_HEADER_SIZE, size = apex_name_size(name);
+
+	memset(buf, 0, APEX_HEADER_SIZE);
+	apex_write_u16(buf + APEX_HDR_ID, 0x1234);
+	apex_write_u16(buf + APEX_HDR_QDCOUNT, 1);
+	apex_write_u16(buf + APEX_HDR_ARCOUNT, 1);
+	memcpy(buf + pos, name, size);
+	pos += size;
+	apex_write_u16(buf + pos, type);
+	apex_write_u16(buf + pos + 2, APEX_CLASS_IN);
+	pos += 4;
+	buf[pos++] = 0; /* OPT */
+	apex_write_u16(buf + pos, APEX_TYPE_OPT);
+	apex_write_u16(buf + pos + 2, 4096);
+	buf[pos + 4] = buf[pos + 5] = 0;
+	apex_write_u16(buf + pos + 6, dnssec_ok ? 0x8000 : 0);
+	apex_write_u16(buf + pos + 8, 0);
+	return pos + 10;
+}
+
+static const uint16_t qtypes[] = { APEX_TYPE_A,    APEX_TYPE_NS,  APEX_TYPE_CNAME, APEX_TYPE_SOA,
+				   APEX_TYPE_MX,   APEX_TYPE_TXT, APEX_TYPE_AAAA,  APEX_TYPE_DS,
+				   APEX_TYPE_NSEC, APEX_TYPE_ANY, APEX_TYPE_DNAME };
+
+static size_t compare_name(const served_t *a, const served_t *b, const uint8_t *name)
+{
+	static uint8_t q[1024], ra[65535], rb[65535];
+	apex_answer_config_t cfg;
+	size_t n = 0;
+
+	apex_answer_config_init(&cfg);
+	for (size_t i = 0; i < sizeof(qtypes) / sizeof(qtypes[0]); i++) {
+		for (int dnssec_ok = 0; dnssec_ok < 2; dnssec_ok++) {
+			size_t qsize = query(q, name, qtypes[i], dnssec_ok);
+			size_t na = apex_answer(a->set, &cfg, APEX_TRANSPORT_TCP, q, qsize, ra,
+						sizeof(ra), NULL);
+			size_t nb = apex_answer(b->set, &cfg, APEX_TRANSPORT_TCP, q, qsize, rb,
+						sizeof(rb), NULL);
+			char text[APEX_NAME_MAX * 4 + 1];
+
+			apex_name_to_str(name, text, sizeof(text));
+			if (na != nb || memcmp(ra, rb, na) != 0)
+				fail_msg("%s type %u DO=%d: the shuffled ids answer differently",
+					 text, qtypes[i], dnssec_ok);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Every message of an AXFR of zone, back to back. */
+static uint8_t *axfr(const apex_zone_t *zone, size_t *size)
+{
+	apex_axfr_out_t a;
+	size_t capacity = 1 << 20, used = 0;
+	uint8_t *all = malloc(capacity), buf[65535];
+
+	assert_non_null(all);
+	apex_axfr_out_init(&a, zone, 1, zone->origin);
+	for (;;) {
+		size_t n = 0;
+		assert_int_equal(apex_axfr_out_next(&a, buf, sizeof(buf), &n), APEX_OK);
+		if (n == 0)
+			break;
+		if (used + n > capacity) {
+			capacity = 2 * (used + n);
+			all = realloc(all, capacity);
+			assert_non_null(all);
+		}
+		memcpy(all + used, buf, n);
+		used += n;
+	}
+	*size = used;
+	return all;
+}
+
+static void same_with_shuffled_ids(const char *file, const char *origin)
+{
+	apex_zone_t *z = load_file(file, origin);
+	shuffled_t s;
+	served_t a, b;
+	size_t compared = 0, size_a, size_b;
+
+	assert_int_equal(apex_precompute(z), APEX_OK);
+	shuffle(z, &s);
+	serve(&a, z);
+	serve(&b, &s.zone);
+	for (size_t r = 0; r < z->node_count; r++) {
+		const apex_node_t *n = apex_zone_node_at(z, r);
+		uint8_t below[APEX_NAME_MAX];
+
+		compared += compare_name(&a, &b, n->name);
+		if (n->name_size + 10 <= APEX_NAME_MAX) {
+			below[0] = 8;
+			memcpy(below + 1, "zz-nope0", 8);
+			memcpy(below + 9, n->name, n->name_size);
+			compared += compare_name(&a, &b, below);
+		}
+	}
+	uint8_t *xa = axfr(z, &size_a), *xb = axfr(&s.zone, &size_b);
+	assert_int_equal(size_a, size_b);
+	assert_memory_equal(xa, xb, size_a);
+	printf("# %s: %zu answers and an AXFR of %zu bytes alike\n", file, compared, size_a);
+	free(xa);
+	free(xb);
+	unserve(&a);
+	unserve(&b);
+	shuffled_free(&s);
+	apex_zone_unref(z);
+}
+
+static void feature_zones(void **state)
+{
+	(void)state;
+	same_with_shuffled_ids("example.zone", "example.");
+	same_with_shuffled_ids("example.nsec.zone", "example.");
+	same_with_shuffled_ids("example.nsec3.zone", "example.");
+}
+
+static void real_zones(void **state)
+{
+	(void)state;
+	same_with_shuffled_ids("root.zone", ".");
+	same_with_shuffled_ids("fj.zone", "fj.");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(feature_zones),
+		cmocka_unit_test(real_zones),
+	};
+	apex_log_set_level(APEX_LOG_ERROR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
