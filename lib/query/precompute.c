@@ -229,8 +229,17 @@ static bool highest_cut(const apex_node_t *node)
 	return (node->flags & APEX_NODE_DELEGATION) && node->cut == node->id;
 }
 
-/* zone->referrals: every highest cut, in node order (sorted by address,
- * which the query path's binary search relies on). */
+/* Referrals by the address of their cut. */
+static int by_cut(const void *a, const void *b)
+{
+	const apex_node_t *x = ((const apex_referral_t *)a)->cut;
+	const apex_node_t *y = ((const apex_referral_t *)b)->cut;
+	return (x > y) - (x < y);
+}
+
+/* zone->referrals: every highest cut, sorted by the cut's address, which
+ * the query path's binary search relies on (ids, and so addresses, need
+ * not follow the canonical order). */
 static int precompute_all_referrals(apex_zone_t *zone)
 {
 	size_t cuts = 0;
@@ -245,6 +254,7 @@ static int precompute_all_referrals(apex_zone_t *zone)
 	for (size_t i = 0; i < zone->node_count; i++)
 		if (highest_cut(apex_zone_node_at(zone, i)))
 			referrals[n++].cut = apex_zone_node_at(zone, i);
+	qsort(referrals, n, sizeof(*referrals), by_cut);
 	int rc = apex_precompute_referrals(zone, referrals, n);
 	zone->referrals = referrals;
 	zone->referral_count = n;

@@ -191,6 +191,10 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	c->negative[0] = c->negative[1] = NULL;
 	assert_int_equal(apex_node_table_build(c), APEX_OK); /* in z's arena */
 	assert_int_equal(apex_precompute(c), APEX_OK);
+	/* the query path finds a referral by a binary search on its cut */
+	assert_int_equal(c->referral_count, z->referral_count);
+	for (size_t i = 1; i < c->referral_count; i++)
+		assert_true(c->referrals[i - 1].cut < c->referrals[i].cut);
 	free(perm);
 	free(map);
 	free(old_ids);
