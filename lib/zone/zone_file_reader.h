@@ -101,6 +101,14 @@ int apex_record_parse_ldns(apex_reader_t *r, int line);
  * form. */
 int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr);
 
+/* record_wire.c: one record in wire form (uncompressed RDATA, class IN) of
+ * a common type, checked and stored in r's sink with its canonical form.
+ * APEX_OK when stored, APEX_EINVAL when the type is not one of them or
+ * its RDATA is not of the type's shape (nothing stored: ldns reads it and
+ * says what is wrong), or an error. */
+int apex_record_store_wire(apex_reader_t *r, int line, const uint8_t *owner, uint16_t type,
+			   uint32_t ttl, const uint8_t *rdata, size_t rdlength);
+
 /* directives.c: $ORIGIN, $TTL or $INCLUDE in r->rec (depth < 0: $INCLUDE
  * not allowed, as in a chunk parsed on its own thread). */
 int apex_directive(apex_reader_t *r, int line, int depth);

@@ -63,6 +63,9 @@ int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint
 	ldns_rr *rr = NULL;
 
 	w->records++;
+	int rc = apex_record_store_wire(&w->r, w->records, owner, type, ttl, rdata, rdlength);
+	if (rc != APEX_EINVAL)
+		return rc;
 	memcpy(w->wire, owner, n);
 	apex_write_u16(w->wire + n, type);
 	apex_write_u16(w->wire + n + 2, APEX_CLASS_IN);
@@ -77,10 +80,10 @@ int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint
 			       ? APEX_ENOMEM
 			       : apex_reader_fail(&w->r, w->records, "type %u: bad RDATA (%s)",
 						  type, ldns_get_errorstr_by_id(status));
-	int rc = pos == n + 10 + rdlength
-			 ? apex_record_store_ldns(&w->r, w->records, rr)
-			 : apex_reader_fail(&w->r, w->records,
-					    "type %u: RDATA longer than it reads", type);
+	rc = pos == n + 10 + rdlength
+		     ? apex_record_store_ldns(&w->r, w->records, rr)
+		     : apex_reader_fail(&w->r, w->records, "type %u: RDATA longer than it reads",
+					type);
 	ldns_rr_free(rr);
 	return rc;
 }

@@ -28,7 +28,6 @@
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
-#include "xfr/axfr_out.h"
 #include "zone/node_table.h"
 #include "zone/zoneset.h"
 #include "zone_records.h"
@@ -288,32 +287,6 @@ static size_t compare_name(const served_t *a, const served_t *b, const uint8_t *
 	return n;
 }
 
-/* Every message of an AXFR of zone, back to back. */
-static uint8_t *axfr(const apex_zone_t *zone, size_t *size)
-{
-	apex_axfr_out_t a;
-	size_t capacity = 1 << 20, used = 0;
-	uint8_t *all = malloc(capacity), buf[65535];
-
-	assert_non_null(all);
-	apex_axfr_out_init(&a, zone, 1, zone->origin);
-	for (;;) {
-		size_t n = 0;
-		assert_int_equal(apex_axfr_out_next(&a, buf, sizeof(buf), &n), APEX_OK);
-		if (n == 0)
-			break;
-		if (used + n > capacity) {
-			capacity = 2 * (used + n);
-			all = realloc(all, capacity);
-			assert_non_null(all);
-		}
-		memcpy(all + used, buf, n);
-		used += n;
-	}
-	*size = used;
-	return all;
-}
-
 static void same_with_shuffled_ids(const char *file, const char *origin)
 {
 	apex_zone_t *z = load_file(file, origin);
@@ -337,7 +310,7 @@ static void same_with_shuffled_ids(const char *file, const char *origin)
 			compared += compare_name(&a, &b, below);
 		}
 	}
-	uint8_t *xa = axfr(z, &size_a), *xb = axfr(&s.zone, &size_b);
+	uint8_t *xa = axfr_bytes(z, &size_a), *xb = axfr_bytes(&s.zone, &size_b);
 	assert_int_equal(size_a, size_b);
 	assert_memory_equal(xa, xb, size_a);
 	printf("# %s: %zu answers and an AXFR of %zu bytes alike\n", file, compared, size_a);

@@ -64,6 +64,7 @@ static void same_records_as_the_file(void **state)
 	(void)state;
 	static const char *const zones[][2] = {
 		{ "example.zone", "example." },
+		{ "example.nsec.zone", "example." },
 		{ "example.nsec3.zone", "example." },
 		{ "fj.zone", "fj." },
 		{ "root.zone", "." },
@@ -83,11 +84,71 @@ static void same_records_as_the_file(void **state)
 		assert_int_equal(copy->dnssec, zone->dnssec);
 		assert_int_equal(copy->node_count, zone->node_count);
 		assert_int_equal(copy->nsec3_count, zone->nsec3_count);
+		/* the same records in the same order: canonical forms alike */
+		size_t size_a, size_b;
+		uint8_t *xa = axfr_bytes(zone, &size_a), *xb = axfr_bytes(copy, &size_b);
+		assert_int_equal(size_a, size_b);
+		assert_memory_equal(xa, xb, size_a);
+		free(xa);
+		free(xb);
 		set_free(&a);
 		set_free(&b);
 		apex_zone_unref(copy);
 		apex_zone_unref(zone);
 	}
+}
+
+/* Records of an RRset are in canonical order (RFC 4034 section 6.3), in
+ * which embedded names compare in lower case: "a.example." before
+ * "B.example." although 'B' < 'a' in ASCII. */
+static void canonical_order_of_embedded_names(void **state)
+{
+	(void)state;
+	static const struct {
+		uint16_t type;
+		size_t skip; /* bytes before the name */
+	} types[] = { { APEX_TYPE_NS, 0 }, { APEX_TYPE_MX, 2 }, { APEX_TYPE_SRV, 6 } };
+	char err[512] = "";
+	uint8_t origin[APEX_NAME_MAX], soa[128], names[2][APEX_NAME_MAX];
+	apex_zone_from_wire_t *w;
+	apex_zone_t *zone = NULL;
+	size_t soa_size;
+
+	assert_true(apex_name_from_str("example.", origin) > 0);
+	assert_true(apex_name_from_str("B.example.", names[0]) > 0);
+	assert_true(apex_name_from_str("a.example.", names[1]) > 0);
+	soa_size = apex_name_size(origin);
+	memcpy(soa, origin, soa_size);
+	memcpy(soa + soa_size, origin, soa_size);
+	memset(soa + 2 * soa_size, 0, 20);
+	soa[2 * soa_size + 3] = 1; /* serial 1 */
+	assert_int_equal(apex_zone_from_wire_begin(&w, origin, "test", err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_zone_from_wire_add(w, origin, APEX_TYPE_SOA, 60, soa,
+						 (uint16_t)(2 * soa_size + 20)),
+			 APEX_OK);
+	for (size_t t = 0; t < 3; t++) {
+		for (int k = 0; k < 2; k++) {
+			uint8_t rdata[6 + APEX_NAME_MAX] = { 0 };
+			size_t size = apex_name_size(names[k]);
+
+			memcpy(rdata + types[t].skip, names[k], size);
+			assert_int_equal(apex_zone_from_wire_add(w, origin, types[t].type, 60,
+								 rdata,
+								 (uint16_t)(types[t].skip + size)),
+					 APEX_OK);
+		}
+	}
+	assert_int_equal(apex_zone_from_wire_finish(w, &zone), APEX_OK);
+	for (size_t t = 0; t < 3; t++) {
+		const apex_rrset_t *rs = apex_node_rrset(zone->apex, types[t].type);
+
+		assert_non_null(rs);
+		assert_int_equal(rs->count, 2);
+		/* the first record's name, after its length and the fixed bytes */
+		assert_true(apex_name_equal(rs->rdata + 2 + types[t].skip, names[1]));
+		assert_memory_equal(rs->rdata + 2 + types[t].skip, names[1], names[1][0] + 1);
+	}
+	apex_zone_unref(zone);
 }
 
 static void refused_records(void **state)
@@ -120,6 +181,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_records_as_the_file),
+		cmocka_unit_test(canonical_order_of_embedded_names),
 		cmocka_unit_test(refused_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

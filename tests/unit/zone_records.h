@@ -17,6 +17,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "xfr/axfr_out.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 
@@ -121,6 +122,32 @@ static inline void zone_records(const apex_zone_t *zone, text_set_t *s)
 	for (size_t i = 0; i < zone->nsec3_count; i++)
 		add_node(s, zone->nsec3[i].node);
 	set_sort(s);
+}
+
+/* Every message of an AXFR of zone, back to back (the caller frees it). */
+static inline uint8_t *axfr_bytes(const apex_zone_t *zone, size_t *size)
+{
+	apex_axfr_out_t a;
+	size_t capacity = 1 << 20, used = 0;
+	uint8_t *all = malloc(capacity), buf[65535];
+
+	assert_non_null(all);
+	apex_axfr_out_init(&a, zone, 1, zone->origin);
+	for (;;) {
+		size_t n = 0;
+		assert_int_equal(apex_axfr_out_next(&a, buf, sizeof(buf), &n), APEX_OK);
+		if (n == 0)
+			break;
+		if (used + n > capacity) {
+			capacity = 2 * (used + n);
+			all = realloc(all, capacity);
+			assert_non_null(all);
+		}
+		memcpy(all + used, buf, n);
+		used += n;
+	}
+	*size = used;
+	return all;
 }
 
 #endif
