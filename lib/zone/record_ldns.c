@@ -60,6 +60,12 @@ int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr)
 		return apex_reader_fail(r, line, "TTL %u out of range (RFC 2181 section 8)",
 					ldns_rr_ttl(rr));
 
+	/* From wire form ldns takes RDATA with fewer fields than the type
+	 * has (an NS with no name at all); nothing that reads it could. */
+	const ldns_rr_descriptor *desc = ldns_rr_descript(type);
+	if (desc != NULL && ldns_rr_rd_count(rr) < ldns_rr_descriptor_minimum(desc))
+		return apex_reader_fail(r, line, "type %u: missing rdata", type);
+
 	const ldns_rdf *owner_rdf = ldns_rr_owner(rr);
 	const uint8_t *owner = ldns_rdf_data(owner_rdf);
 	size_t owner_size = ldns_rdf_size(owner_rdf);

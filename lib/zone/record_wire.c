@@ -79,7 +79,7 @@ static bool shape(uint16_t type, const uint8_t *p, size_t size, int *name_at, in
 	case APEX_TYPE_PTR:
 		*name_at = 0;
 		*names = 1;
-		return name_span(p, end) == size;
+		return size > 0 && name_span(p, end) == size;
 	case APEX_TYPE_MX:
 		*name_at = 2;
 		*names = 1;

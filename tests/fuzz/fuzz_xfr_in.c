@@ -21,7 +21,13 @@
  *   fast writer (xfr/record_text.h) within its bound, or left to ldns;
  * - the change sets of a complete IXFR condense (xfr/condense.h) into one
  *   from serial 3 to the transfer's serial, with no more removals and
- *   additions than the sets had.
+ *   additions than the sets had;
+ * - the records of a whole zone go into a version builder as the
+ *   secondary's do (zone/zone_from_wire.h: the RDATA shape checks of
+ *   zone/record_wire.c, else ldns), which takes each or refuses it with
+ *   a reason; a complete transfer whose records were all taken builds
+ *   into a version with no more records than were sent, or is refused
+ *   with a reason.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,10 +38,12 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "xfr/changes.h"
 #include "xfr/condense.h"
 #include "xfr/record_text.h"
 #include "xfr/xfr_in.h"
+#include "zone/zone_from_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +56,8 @@ typedef struct seen {
 	uint32_t chain;                 /* where the change sets have got to */
 	apex_changes_t kept[KEPT_SETS]; /* copies of the first sets */
 	size_t kept_count, removed, added;
+	apex_zone_from_wire_t *builder; /* NULL once a record was refused */
+	char err[512];
 } seen_t;
 
 static void oracle(const char *why)
@@ -71,7 +81,37 @@ static int on_record(void *ctx, const apex_rr_t *rr)
 	    (n >= APEX_RECORD_TEXT_MAX || line[n - 1] != '\n' || memchr(line, '\n', n - 1) != NULL))
 		oracle("a record line out of bounds or not one line");
 	s->records++;
+	if (s->builder != NULL) {
+		s->err[0] = '\0';
+		int rc = apex_zone_from_wire_add(s->builder, rr->owner, rr->type, rr->ttl,
+						 rr->rdata, rr->rdlength);
+		if (rc != APEX_OK && rc != APEX_ELOAD && rc != APEX_ENOMEM)
+			oracle("a record refused without a documented code");
+		if (rc == APEX_ELOAD && s->err[0] == '\0')
+			oracle("a record refused without a reason");
+		if (rc != APEX_OK) {
+			apex_zone_from_wire_abort(s->builder);
+			s->builder = NULL;
+		}
+	}
 	return APEX_OK;
+}
+
+/* The version of a whole zone whose every record was taken. */
+static void build_whole(seen_t *s)
+{
+	apex_zone_t *zone = NULL;
+	int rc = apex_zone_from_wire_finish(s->builder, &zone);
+
+	s->builder = NULL;
+	if (rc == APEX_OK && (zone == NULL || zone->record_count > s->records))
+		oracle("a version with more records than were sent");
+	if (rc == APEX_ELOAD && s->err[0] == '\0')
+		oracle("a zone refused without a reason");
+	if (rc != APEX_OK && rc != APEX_ELOAD && rc != APEX_ENOMEM)
+		oracle("a zone refused without a documented code");
+	if (zone != NULL)
+		apex_zone_unref(zone);
 }
 
 static int on_changes(void *ctx, const apex_changes_t *set)
@@ -137,10 +177,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 3)
 		return 0;
+	apex_log_set_level(APEX_LOG_ERROR); /* the build's warnings are expected */
 	uint16_t qtype = (data[0] & 1) ? APEX_TYPE_IXFR : APEX_TYPE_AXFR;
 	uint16_t id = size >= 5 ? apex_read_u16(data + 3) : 0;
 	apex_name_from_str("example.", seen.zone);
-	if (apex_xfr_in_init(&x, seen.zone, id, qtype, KNOWN_SERIAL, &handler, &limits) != APEX_OK)
+	if (apex_xfr_in_init(&x, seen.zone, id, qtype, KNOWN_SERIAL, &handler, &limits) !=
+		    APEX_OK ||
+	    apex_zone_from_wire_begin(&seen.builder, seen.zone, "fuzz", seen.err,
+				      sizeof(seen.err)) != APEX_OK)
 		abort();
 	size_t pos = 1;
 	while (pos + 2 <= size && rc == APEX_OK) {
@@ -172,7 +216,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			condense_kept(&seen, x.serial);
 		if (x.style == APEX_XFR_STYLE_AXFR && seen.records == 0)
 			oracle("a whole zone without records");
+		if (x.style == APEX_XFR_STYLE_AXFR && seen.builder != NULL)
+			build_whole(&seen);
 	}
+	if (seen.builder != NULL)
+		apex_zone_from_wire_abort(seen.builder);
 	apex_xfr_in_free(&x);
 	for (size_t i = 0; i < seen.kept_count; i++)
 		apex_changes_free(&seen.kept[i]);

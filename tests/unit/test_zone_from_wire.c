@@ -170,6 +170,25 @@ static void refused_records(void **state)
 	assert_non_null(strstr(err, "outside the zone"));
 	assert_int_equal(apex_zone_from_wire_add(w, origin, APEX_TYPE_A, 60, addr, 3), APEX_ELOAD);
 	assert_non_null(strstr(err, ":3: "));
+	/* RDATA of the wrong shape for its type: empty where a name must be,
+	 * a name or a string that runs past the RDATA */
+	static const struct {
+		uint16_t type;
+		uint8_t size;
+		uint8_t rdata[8];
+	} bad[] = {
+		{ APEX_TYPE_NS, 0, { 0 } },
+		{ APEX_TYPE_CNAME, 3, { 3, 'a', 'b' } },
+		{ APEX_TYPE_MX, 2, { 0, 10 } },
+		{ APEX_TYPE_TXT, 3, { 5, 'a', 'b' } },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (apex_zone_from_wire_add(w, origin, bad[i].type, 60, bad[i].rdata,
+					    bad[i].size) != APEX_ELOAD)
+			fail_msg("type %u, %u bytes of RDATA: taken", bad[i].type, bad[i].size);
+		assert_non_null(strstr(err, "type"));
+	}
 	/* no SOA: the build refuses the zone */
 	apex_zone_t *zone = NULL;
 	assert_int_equal(apex_zone_from_wire_finish(w, &zone), APEX_ELOAD);
