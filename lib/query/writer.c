@@ -327,26 +327,13 @@ static int write_rdata_compressed(apex_writer_t *w, uint16_t type, const uint8_t
 	return APEX_OK;
 }
 
-/* Names in the RDATA of one record that are compressed (0: none). */
-static unsigned compressed_names(uint16_t type)
-{
-	switch (type) {
-	case APEX_TYPE_NS:
-	case APEX_TYPE_CNAME:
-	case APEX_TYPE_MX:
-	case APEX_TYPE_PTR: return 1;
-	case APEX_TYPE_SOA: return 2;
-	default: return 0;
-	}
-}
-
 int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
 		      const apex_node_t *owner_node, const apex_rrset_t *rrset, uint32_t ttl)
 {
 	apex_writer_mark_t mark;
 	apex_writer_mark(w, &mark);
 	const uint8_t *p = rrset->rdata;
-	unsigned names = compressed_names(rrset->type);
+	unsigned names = apex_rdata_compressed_names(rrset->type);
 	/* After the first record the owner is a pointer to where it was
 	 * first written (what the suffix search would find again). */
 	int owner_offset = -1;

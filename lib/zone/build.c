@@ -921,19 +921,6 @@ static void set_name_hashes(apex_zone_t *zone, apex_node_t *nodes, apex_node_t *
 	}
 }
 
-/* Names in the RDATA of one record of a type the writer compresses. */
-static unsigned rdata_name_count(uint16_t type)
-{
-	switch (type) {
-	case APEX_TYPE_NS:
-	case APEX_TYPE_CNAME:
-	case APEX_TYPE_PTR:
-	case APEX_TYPE_MX: return 1;
-	case APEX_TYPE_SOA: return 2;
-	default: return 0;
-	}
-}
-
 /* The node of name, or of its closest ancestor in the zone; NULL if the
  * name is not at or below the origin. */
 static const apex_node_t *closest_node(const apex_zone_t *zone, const uint8_t *name)
@@ -955,7 +942,7 @@ static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 	size_t total = 0;
 	for (size_t i = 0; i < zone->node_count; i++)
 		for (uint16_t k = 0; k < nodes[i].rrset_count; k++)
-			total += (size_t)rdata_name_count(nodes[i].rrsets[k].type) *
+			total += (size_t)apex_rdata_compressed_names(nodes[i].rrsets[k].type) *
 				 nodes[i].rrsets[k].count;
 	if (total == 0)
 		return APEX_OK;
@@ -965,7 +952,7 @@ static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 	for (size_t i = 0; i < zone->node_count; i++) {
 		for (uint16_t k = 0; k < nodes[i].rrset_count; k++) {
 			apex_rrset_t *set = (apex_rrset_t *)&nodes[i].rrsets[k];
-			unsigned per_record = rdata_name_count(set->type);
+			unsigned per_record = apex_rdata_compressed_names(set->type);
 			if (per_record == 0)
 				continue;
 			set->rdata_nodes = slots;

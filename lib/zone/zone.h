@@ -23,6 +23,7 @@
 
 #include "dns/name.h"
 #include "dns/name_hash.h"
+#include "dns/rrtype.h"
 #include "util/arena.h"
 
 struct apex_node;
@@ -55,6 +56,21 @@ typedef struct apex_rrset {
 	 * of reading the bytes.  NULL for other types. */
 	const uint32_t *rdata_nodes;
 } apex_rrset_t;
+
+/* Names in the RDATA of one record of type that responses compress and
+ * rrset->rdata_nodes has a node for (RFC 1035 section 4.1.4: NS, CNAME,
+ * PTR, MX one, SOA two); 0 for the other types. */
+static inline unsigned apex_rdata_compressed_names(uint16_t type)
+{
+	switch (type) {
+	case APEX_TYPE_NS:
+	case APEX_TYPE_CNAME:
+	case APEX_TYPE_PTR:
+	case APEX_TYPE_MX: return 1;
+	case APEX_TYPE_SOA: return 2;
+	default: return 0;
+	}
+}
 
 /* Address records of one name, for the additional section. */
 typedef struct apex_glue {

@@ -277,6 +277,16 @@ def primary_records(port):
     return {(name, rds.rdtype): rds for name, node in z.nodes.items() for rds in node}
 
 
+def records_after_ixfr(port, serial, text):
+    """The zone text of serial brought up to date by an IXFR from
+    127.0.0.1@port (with the key), applied by dnspython: its RRsets."""
+    zone = dns.zone.from_text(text, origin=ORIGIN, relativize=False)
+    q, _ = dns.xfr.make_query(zone, serial=serial, keyring=KEYRING, keyname=KEY_NAME,
+                              keyalgorithm="hmac-sha256")
+    dns.query.inbound_xfr("127.0.0.1", zone, query=q, port=port, timeout=10, lifetime=30)
+    return {(name, rds.rdtype): rds for name, node in zone.nodes.items() for rds in node}
+
+
 def assert_same_records(records, port):
     """apexd answers every RRset of the primary, exactly (asked over TCP)."""
     delegation = dns.name.from_text("sub." + ORIGIN)
@@ -781,14 +791,7 @@ def test_received_change_sets_kept(tmp):
             soas = [rr.serial for m in msgs for rrset in m.answer
                     if rrset.rdtype == dns.rdatatype.SOA for rr in rrset]
             assert soas == [3, serial, 3, 3], (serial, soas)
-            zone = dns.zone.from_text(zone_text(serial, extras[serial]), origin=ORIGIN,
-                                      relativize=False)
-            q, _ = dns.xfr.make_query(zone, serial=serial, keyring=KEYRING,
-                                      keyname=KEY_NAME, keyalgorithm="hmac-sha256")
-            dns.query.inbound_xfr("127.0.0.1", zone, query=q, port=apex.port, timeout=10,
-                                  lifetime=30)
-            got = {(name, rds.rdtype): rds for name, node in zone.nodes.items()
-                   for rds in node}
+            got = records_after_ixfr(apex.port, serial, zone_text(serial, extras[serial]))
             assert got == want, serial
     finally:
         assert apex.stop() == 0, apex.log_tail()

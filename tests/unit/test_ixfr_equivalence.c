@@ -42,6 +42,7 @@
 #include "xfr/ixfr_apply.h"
 #include "zone/zone_from_wire.h"
 #include "zone/zoneset.h"
+#include "served_zone.h"
 #include "zone_records.h"
 
 /* Names compared per version: every name of a small zone, a sample of a
@@ -478,55 +479,6 @@ static apex_zone_t *scratch(const apex_zone_t *old, const records_t *all, const 
 
 /* ------------------------------------------------------------ answers */
 
-typedef struct served {
-	apex_zonetable_t table;
-	apex_zoneset_t *set;
-} served_t;
-
-static void serve(served_t *s, apex_zone_t *zone)
-{
-	unsigned long long gen;
-
-	assert_int_equal(apex_zonetable_init(&s->table), APEX_OK);
-	apex_zone_ref(zone);
-	assert_int_equal(apex_zonetable_publish(&s->table, zone), APEX_OK);
-	s->set = apex_zonetable_acquire(&s->table, &gen);
-	assert_non_null(s->set);
-}
-
-static void unserve(served_t *s)
-{
-	apex_zoneset_release(s->set);
-	apex_zonetable_destroy(&s->table);
-}
-
-/* A query for name/type: with EDNS (4096, DO as asked) or without. */
-static size_t query(uint8_t *buf, const uint8_t *name, uint16_t type, bool edns, bool dnssec_ok)
-{
-	size_t pos = APEX_HEADER_SIZE, size = apex_name_size(name);
-
-	memset(buf, 0, APEX_HEADER_SIZE);
-	apex_write_u16(buf + APEX_HDR_ID, 0x1234);
-	apex_write_u16(buf + APEX_HDR_QDCOUNT, 1);
-	memcpy(buf + pos, name, size);
-	pos += size;
-	apex_write_u16(buf + pos, type);
-	apex_write_u16(buf + pos + 2, APEX_CLASS_IN);
-	pos += 4;
-	if (edns) {
-		apex_write_u16(buf + APEX_HDR_ARCOUNT, 1);
-		buf[pos++] = 0;
-		apex_write_u16(buf + pos, APEX_TYPE_OPT);
-		apex_write_u16(buf + pos + 2, 4096);
-		buf[pos + 4] = 0;
-		buf[pos + 5] = 0;
-		apex_write_u16(buf + pos + 6, dnssec_ok ? 0x8000 : 0);
-		apex_write_u16(buf + pos + 8, 0);
-		pos += 10;
-	}
-	return pos;
-}
-
 static const uint16_t qtypes[] = {
 	APEX_TYPE_A,     APEX_TYPE_NS,    APEX_TYPE_CNAME, APEX_TYPE_SOA,   APEX_TYPE_MX,
 	APEX_TYPE_TXT,   APEX_TYPE_AAAA,  APEX_TYPE_DS,    APEX_TYPE_RRSIG, APEX_TYPE_NSEC,
@@ -551,7 +503,7 @@ static void compare_name(const served_t *a, const served_t *b, const uint8_t *na
 	apex_answer_config_init(&cfg);
 	for (size_t i = 0; i < sizeof(qtypes) / sizeof(qtypes[0]); i++) {
 		for (int flags = 0; flags < 3; flags++) { /* no EDNS, EDNS, EDNS + DO */
-			size_t qsize = query(q, name, qtypes[i], flags > 0, flags == 2);
+			size_t qsize = query_for(q, name, qtypes[i], flags > 0, flags == 2);
 			apex_transport_t tr = flags == 0 ? APEX_TRANSPORT_UDP : APEX_TRANSPORT_TCP;
 			size_t na = apex_answer(a->set, &cfg, tr, q, qsize, ra, sizeof(ra), NULL);
 			size_t nb = apex_answer(b->set, &cfg, tr, q, qsize, rb, sizeof(rb), NULL);

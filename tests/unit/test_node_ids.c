@@ -30,6 +30,7 @@
 #include "util/log.h"
 #include "zone/node_table.h"
 #include "zone/zoneset.h"
+#include "served_zone.h"
 #include "zone_records.h"
 
 /* What the shuffled copy owns beyond the original's arena. */
@@ -61,18 +62,6 @@ static uint32_t remap(const uint32_t *map, uint32_t id)
 	return id == APEX_NODE_NONE ? APEX_NODE_NONE : map[id];
 }
 
-static unsigned rdata_names(uint16_t type)
-{
-	switch (type) {
-	case APEX_TYPE_NS:
-	case APEX_TYPE_CNAME:
-	case APEX_TYPE_PTR:
-	case APEX_TYPE_MX: return 1;
-	case APEX_TYPE_SOA: return 2;
-	default: return 0;
-	}
-}
-
 /* A copy of one RRset array with its ids renumbered (RRSIG sets shared:
  * they hold no ids). */
 static apex_rrset_t *copy_rrsets(shuffled_t *s, const apex_node_t *n, const uint32_t *map)
@@ -85,7 +74,7 @@ static apex_rrset_t *copy_rrsets(shuffled_t *s, const apex_node_t *n, const uint
 
 		*set = *old;
 		if (old->rdata_nodes != NULL) {
-			size_t count = (size_t)old->count * rdata_names(old->type);
+			size_t count = (size_t)old->count * apex_rdata_compressed_names(old->type);
 			uint32_t *ids = keep(s, count * sizeof(*ids));
 
 			for (size_t k = 0; k < count; k++)
@@ -211,52 +200,6 @@ static void shuffled_free(shuffled_t *s)
 
 /* ------------------------------------------------------------ comparing */
 
-typedef struct served {
-	apex_zonetable_t table;
-	apex_zoneset_t *set;
-} served_t;
-
-/* Serve zone, which stays the caller's (a reference is taken for the
- * table and dropped when it is destroyed, never the last one). */
-static void serve(served_t *s, apex_zone_t *zone)
-{
-	unsigned long long gen;
-
-	assert_int_equal(apex_zonetable_init(&s->table), APEX_OK);
-	apex_zone_ref(zone);
-	assert_int_equal(apex_zonetable_publish(&s->table, zone), APEX_OK);
-	s->set = apex_zonetable_acquire(&s->table, &gen);
-	assert_non_null(s->set);
-}
-
-static void unserve(served_t *s)
-{
-	apex_zoneset_release(s->set);
-	apex_zonetable_destroy(&s->table);
-}
-
-static size_t query(uint8_t *buf, const uint8_t *name, uint16_t type, bool dnssec_ok)
-{
-	size_t pos = APEX_HEADER_SIZE, size = apex_name_size(name);
-
-	memset(buf, 0, APEX_HEADER_SIZE);
-	apex_write_u16(buf + APEX_HDR_ID, 0x1234);
-	apex_write_u16(buf + APEX_HDR_QDCOUNT, 1);
-	apex_write_u16(buf + APEX_HDR_ARCOUNT, 1);
-	memcpy(buf + pos, name, size);
-	pos += size;
-	apex_write_u16(buf + pos, type);
-	apex_write_u16(buf + pos + 2, APEX_CLASS_IN);
-	pos += 4;
-	buf[pos++] = 0; /* OPT */
-	apex_write_u16(buf + pos, APEX_TYPE_OPT);
-	apex_write_u16(buf + pos + 2, 4096);
-	buf[pos + 4] = buf[pos + 5] = 0;
-	apex_write_u16(buf + pos + 6, dnssec_ok ? 0x8000 : 0);
-	apex_write_u16(buf + pos + 8, 0);
-	return pos + 10;
-}
-
 static const uint16_t qtypes[] = { APEX_TYPE_A,    APEX_TYPE_NS,  APEX_TYPE_CNAME, APEX_TYPE_SOA,
 				   APEX_TYPE_MX,   APEX_TYPE_TXT, APEX_TYPE_AAAA,  APEX_TYPE_DS,
 				   APEX_TYPE_NSEC, APEX_TYPE_ANY, APEX_TYPE_DNAME };
@@ -270,7 +213,7 @@ static size_t compare_name(const served_t *a, const served_t *b, const uint8_t *
 	apex_answer_config_init(&cfg);
 	for (size_t i = 0; i < sizeof(qtypes) / sizeof(qtypes[0]); i++) {
 		for (int dnssec_ok = 0; dnssec_ok < 2; dnssec_ok++) {
-			size_t qsize = query(q, name, qtypes[i], dnssec_ok);
+			size_t qsize = query_for(q, name, qtypes[i], true, dnssec_ok);
 			size_t na = apex_answer(a->set, &cfg, APEX_TRANSPORT_TCP, q, qsize, ra,
 						sizeof(ra), NULL);
 			size_t nb = apex_answer(b->set, &cfg, APEX_TRANSPORT_TCP, q, qsize, rb,
