@@ -101,7 +101,8 @@ static void record_set(record_t *r, const uint8_t *owner, uint16_t type, uint32_
 	r->ttl = ttl;
 	r->rdlength = rdlength;
 	assert_true(rdlength <= sizeof(r->rdata));
-	memcpy(r->rdata, rdata, rdlength);
+	if (rdlength > 0) /* a touched name alone has no RDATA (NULL) */
+		memcpy(r->rdata, rdata, rdlength);
 }
 
 static void list_rrset(records_t *l, const uint8_t *owner, const apex_rrset_t *rs)
@@ -131,8 +132,8 @@ static void zone_list(const apex_zone_t *zone, records_t *l)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
 		list_node(l, apex_zone_node_at(zone, i));
-	for (size_t i = 0; i < zone->nsec3_count; i++)
-		list_node(l, zone->nsec3[i].node);
+	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
+		list_node(l, apex_zone_nsec3_owner_at(zone, i));
 }
 
 static bool same_record(const record_t *a, const record_t *b)
