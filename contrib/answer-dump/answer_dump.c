@@ -194,12 +194,12 @@ static void dump_name(dump_t *d, const uint8_t *name)
 
 static void dump_zone(dump_t *d, const apex_zone_t *zone, size_t max_names)
 {
-	size_t total = zone->node_count + zone->nsec3_count;
+	size_t total = zone->node_count + zone->nsec3_owner_count;
 	size_t step = total > max_names ? total / max_names : 1;
 	for (size_t i = 0; i < total; i += step) {
-		const apex_node_t *node = i < zone->node_count
-						  ? apex_zone_node_at(zone, i)
-						  : zone->nsec3[i - zone->node_count].node;
+		const apex_node_t *node =
+			i < zone->node_count ? apex_zone_node_at(zone, i)
+					     : apex_zone_nsec3_owner_at(zone, i - zone->node_count);
 		uint8_t below[APEX_NAME_MAX], deeper[APEX_NAME_MAX], star[APEX_NAME_MAX];
 		dump_name(d, node->name);
 		if (prepend(below, "www", node->name)) {

@@ -27,7 +27,8 @@ static const apex_node_t *current_node(const apex_axfr_out_t *a)
 {
 	if (a->phase == NAMES)
 		return a->node < a->zone->node_count ? apex_zone_node_at(a->zone, a->node) : NULL;
-	return a->node < a->zone->nsec3_count ? a->zone->nsec3[a->node].node : NULL;
+	return a->node < a->zone->nsec3_owner_count ? apex_zone_nsec3_owner_at(a->zone, a->node)
+						    : NULL;
 }
 
 /* Move the cursor to the next RRset (or RRSIG set) to send; false when

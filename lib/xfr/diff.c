@@ -146,7 +146,7 @@ static const apex_node_t *name_node(const apex_zone_t *zone, size_t i)
 
 static const apex_node_t *nsec3_node(const apex_zone_t *zone, size_t i)
 {
-	return zone->nsec3[i].node;
+	return apex_zone_nsec3_owner_at(zone, i);
 }
 
 static int walk(diff_t *d, const apex_zone_t *mine, size_t mine_count, const apex_zone_t *theirs,
@@ -173,7 +173,8 @@ static int pass(diff_t *d, const apex_zone_t *mine, const apex_zone_t *theirs)
 {
 	int rc = walk(d, mine, mine->node_count, theirs, theirs->node_count, name_node);
 	if (rc == APEX_OK)
-		rc = walk(d, mine, mine->nsec3_count, theirs, theirs->nsec3_count, nsec3_node);
+		rc = walk(d, mine, mine->nsec3_owner_count, theirs, theirs->nsec3_owner_count,
+			  nsec3_node);
 	return rc;
 }
 

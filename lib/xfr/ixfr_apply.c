@@ -171,8 +171,8 @@ static int emit_all(const apex_zone_t *old, net_t *net, apex_ixfr_emit_fn emit, 
 
 	for (size_t i = 0; rc == APEX_OK && i < old->node_count; i++)
 		rc = emit_node(old, apex_zone_node_at(old, i), &net->removed, emit, ctx);
-	for (size_t i = 0; rc == APEX_OK && i < old->nsec3_count; i++)
-		rc = emit_node(old, old->nsec3[i].node, &net->removed, emit, ctx);
+	for (size_t i = 0; rc == APEX_OK && i < old->nsec3_owner_count; i++)
+		rc = emit_node(old, apex_zone_nsec3_owner_at(old, i), &net->removed, emit, ctx);
 	for (size_t i = 0; rc == APEX_OK && i < net->added.count; i++)
 		rc = emit(ctx, &net->added.items[i].rr);
 	return rc;

@@ -114,8 +114,8 @@ int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
 
 	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++)
 		rc = copy_node(c, zone, apex_zone_node_at(zone, i));
-	for (size_t i = 0; i < zone->nsec3_count && rc == APEX_OK; i++)
-		rc = copy_node(c, zone, zone->nsec3[i].node);
+	for (size_t i = 0; i < zone->nsec3_owner_count && rc == APEX_OK; i++)
+		rc = copy_node(c, zone, apex_zone_nsec3_owner_at(zone, i));
 	return rc;
 }
 

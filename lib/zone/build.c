@@ -1003,6 +1003,7 @@ typedef struct index_arrays {
 	apex_node_t *nodes;       /* desc_count */
 	apex_node_t *nsec3_nodes; /* nsec3_node_count */
 	uint32_t *order;          /* desc_count: rank to id */
+	uint32_t *nsec3_owners;   /* nsec3_node_count: their ids */
 	size_t nsec3_node_count;
 	apex_rrset_t *rrsets, *sigs;
 	uint8_t *blob; /* RDATA not already in place */
@@ -1039,8 +1040,12 @@ static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 	if (a->nodes == NULL || a->rrsets == NULL || a->sigs == NULL || a->blob == NULL)
 		return APEX_ENOMEM;
 	a->order = apex_arena_alloc(arena, (desc_count + 1) * sizeof(*a->order));
-	if (a->order == NULL)
+	a->nsec3_owners =
+		apex_arena_alloc(arena, (a->nsec3_node_count + 1) * sizeof(*a->nsec3_owners));
+	if (a->order == NULL || a->nsec3_owners == NULL)
 		return APEX_ENOMEM;
+	for (size_t i = 0; i < a->nsec3_node_count; i++)
+		a->nsec3_owners[i] = (uint32_t)(desc_count + i); /* in owner rank order */
 	for (size_t i = 0; i < desc_count; i++)
 		a->order[i] = (uint32_t)i; /* a whole build gives the names ids in order */
 	for (size_t i = 0; i < desc_count + a->nsec3_node_count; i++) {
@@ -1125,6 +1130,8 @@ static int set_links(build_t *bd, index_arrays_t *a)
 {
 	apex_zone_t *zone = bd->zone;
 
+	zone->nsec3_owners = a->nsec3_owners;
+	zone->nsec3_owner_count = a->nsec3_node_count;
 	set_name_hashes(zone, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
 	int rc = apex_node_table_build(zone);
 	if (rc == APEX_OK)

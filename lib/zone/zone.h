@@ -227,6 +227,13 @@ typedef struct apex_zone {
 	apex_nsec3_params_t nsec3_params; /* valid if dnssec == APEX_DNSSEC_NSEC3 */
 	const apex_nsec3_t *nsec3;        /* sorted by hash */
 	size_t nsec3_count;
+	/* Every owner that holds NSEC3 records only (and their RRSIGs),
+	 * outside the name index, by id in canonical order: the chain's and
+	 * any other (a second chain while the salt changes, NSEC3 records
+	 * without NSEC3PARAM), which transfers and copies carry like every
+	 * other record although no answer uses them. */
+	const uint32_t *nsec3_owners;
+	size_t nsec3_owner_count;
 	/* Bucket v of the hashes' first nsec3_bits bits is
 	 * nsec3[nsec3_start[v] .. nsec3_start[v + 1]) (zone/nsec3_index.h);
 	 * NULL until apex_nsec3_index_build(). */
@@ -259,6 +266,12 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
 static inline const apex_node_t *apex_zone_node_at(const apex_zone_t *zone, size_t rank)
 {
 	return &zone->nodes[zone->order[rank]];
+}
+
+/* The i-th (< nsec3_owner_count) owner of NSEC3 records only. */
+static inline const apex_node_t *apex_zone_nsec3_owner_at(const apex_zone_t *zone, size_t i)
+{
+	return &zone->nodes[zone->nsec3_owners[i]];
 }
 
 /* The id of a node, or APEX_NODE_NONE for NULL. */

@@ -9,6 +9,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <ldns/ldns.h>
@@ -111,6 +114,64 @@ static void whole_zones(void **state)
 	}
 }
 
+/* zones/FILE with more lines after it, loaded from a file of its own. */
+static apex_zone_t *load_with(const char *file, const char *origin, const char *more)
+{
+	char src[512], path[] = "/tmp/apex-test-zone-XXXXXX", err[512];
+	uint8_t name[APEX_NAME_MAX];
+	apex_zone_t *zone = NULL;
+	int fd = mkstemp(path);
+	FILE *in, *out;
+	int c;
+
+	assert_true(fd >= 0);
+	snprintf(src, sizeof(src), "%s/zones/%s", APEX_SRCDIR, file);
+	in = fopen(src, "r");
+	out = fdopen(fd, "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((c = fgetc(in)) != EOF)
+		fputc(c, out);
+	fputs(more, out);
+	fclose(in);
+	fclose(out);
+	assert_true(apex_name_from_str(origin, name) > 0);
+	if (apex_zone_load(path, name, &zone, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	unlink(path);
+	return zone;
+}
+
+/* NSEC3 records that no answer uses are records of the zone all the
+ * same: a second chain (another salt, as while a signer changes it) and
+ * NSEC3 records in a zone without NSEC3PARAM go out with the rest. */
+static void nsec3_records_outside_the_chain(void **state)
+{
+	(void)state;
+	static const char *const cases[][3] = {
+		{ "example.nsec3.zone",
+		  "2vptu5timamqttgl4luu9kg21e0aor3s.example. 300 IN NSEC3 1 1 5 "
+		  "abcd 41KO8FNLP46PDIRG9LA9A6VRFHDPSMT2 A RRSIG\n" },
+		{ "example.zone", "2vptu5timamqttgl4luu9kg21e0aor3s.example. 300 IN NSEC3 1 0 0 - "
+				  "41KO8FNLP46PDIRG9LA9A6VRFHDPSMT2 A\n" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		apex_zone_t *base = load_file(cases[i][0], "example.");
+		apex_zone_t *zone = load_with(cases[i][0], "example.", cases[i][1]);
+		text_set_t a = { 0 }, b = { 0 };
+
+		zone_records(base, &a);
+		zone_records(zone, &b);
+		assert_int_equal(zone->record_count, base->record_count + 1);
+		assert_int_equal(b.count, a.count + 1);
+		transfer(zone, 65535); /* carries exactly b */
+		set_free(&a);
+		set_free(&b);
+		apex_zone_unref(zone);
+		apex_zone_unref(base);
+	}
+}
+
 /* An RRset larger than the messages allowed: the transfer cannot go on. */
 static void rrset_larger_than_a_message(void **state)
 {
@@ -135,6 +196,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(whole_zones),
+		cmocka_unit_test(nsec3_records_outside_the_chain),
 		cmocka_unit_test(rrset_larger_than_a_message),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,7 @@
 typedef struct shuffled {
 	apex_zone_t zone;
 	apex_node_t *nodes;
-	uint32_t *order;
+	uint32_t *order, *nsec3_owners;
 	apex_nsec3_t *nsec3;
 	void **blocks; /* RRset arrays, RDATA-name ids, additional data */
 	size_t block_count, block_capacity;
@@ -125,15 +125,15 @@ static uint64_t next(void)
 /* z with its ids shuffled (the apex keeps 0); precomputed again. */
 static void shuffle(const apex_zone_t *z, shuffled_t *s)
 {
-	size_t total = z->node_count + z->nsec3_count;
+	size_t total = z->node_count + z->nsec3_owner_count;
 	uint32_t *old_ids = malloc(total * sizeof(*old_ids)), *map;
 	size_t max_id = 0;
 
 	assert_non_null(old_ids);
 	for (size_t r = 0; r < z->node_count; r++)
 		old_ids[r] = z->order[r];
-	for (size_t i = 0; i < z->nsec3_count; i++)
-		old_ids[z->node_count + i] = z->nsec3[i].node->id;
+	for (size_t i = 0; i < z->nsec3_owner_count; i++)
+		old_ids[z->node_count + i] = z->nsec3_owners[i];
 	for (size_t i = 0; i < total; i++)
 		max_id = old_ids[i] > max_id ? old_ids[i] : max_id;
 	map = malloc((max_id + 1) * sizeof(*map));
@@ -157,12 +157,15 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	s->zone = *z;
 	s->nodes = calloc(total, sizeof(*s->nodes));
 	s->order = malloc(z->node_count * sizeof(*s->order));
+	s->nsec3_owners = malloc((z->nsec3_owner_count + 1) * sizeof(*s->nsec3_owners));
 	s->nsec3 = malloc((z->nsec3_count ? z->nsec3_count : 1) * sizeof(*s->nsec3));
-	assert_true(s->nodes && s->order && s->nsec3);
+	assert_true(s->nodes && s->order && s->nsec3 && s->nsec3_owners);
 	for (size_t i = 0; i < total; i++)
 		move_node(s, z, old_ids[i], map);
 	for (size_t r = 0; r < z->node_count; r++)
 		s->order[r] = map[z->order[r]];
+	for (size_t i = 0; i < z->nsec3_owner_count; i++)
+		s->nsec3_owners[i] = map[z->nsec3_owners[i]];
 	for (size_t i = 0; i < z->nsec3_count; i++) {
 		s->nsec3[i] = z->nsec3[i];
 		s->nsec3[i].node = &s->nodes[map[z->nsec3[i].node->id]];
@@ -171,6 +174,7 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	atomic_init(&c->refcount, 1);
 	c->nodes = s->nodes;
 	c->order = s->order;
+	c->nsec3_owners = s->nsec3_owners;
 	c->apex = &s->nodes[0];
 	c->soa = apex_node_rrset(c->apex, APEX_TYPE_SOA);
 	c->nsec3 = s->nsec3;
@@ -195,6 +199,7 @@ static void shuffled_free(shuffled_t *s)
 	free(s->blocks);
 	free(s->nodes);
 	free(s->order);
+	free(s->nsec3_owners);
 	free(s->nsec3);
 }
 

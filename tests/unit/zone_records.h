@@ -119,8 +119,8 @@ static inline void zone_records(const apex_zone_t *zone, text_set_t *s)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
 		add_node(s, apex_zone_node_at(zone, i));
-	for (size_t i = 0; i < zone->nsec3_count; i++)
-		add_node(s, zone->nsec3[i].node);
+	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
+		add_node(s, apex_zone_nsec3_owner_at(zone, i));
 	set_sort(s);
 }
 
