@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Node ids need not follow the canonical order (zone.h): a version whose
- * nodes carry the same data under shuffled ids (as a version derived from
- * another by an IXFR will, its new names taking free ids) answers every
- * query byte for byte as the version it was made from, and transfers the
- * same records in the same order.
+ * Node ids need not follow the canonical order nor be dense (zone.h): a
+ * version whose nodes carry the same data under shuffled ids with unused
+ * ids between them (as a version derived from another by an IXFR will,
+ * its new names taking free ids and removed ones leaving theirs) answers
+ * every query byte for byte as the version it was made from, and
+ * transfers the same records in the same order.
  *
  * The shuffled copy is made here by hand: every node moved to its new id,
  * every link, RDATA-name node and glue owner renumbered, the NSEC3 chain
@@ -139,7 +140,7 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	map = malloc((max_id + 1) * sizeof(*map));
 	assert_non_null(map);
 	memset(map, 0xff, (max_id + 1) * sizeof(*map));
-	/* new ids: a shuffle of 0..total, the apex (rank 0) keeping 0 */
+	/* new ids: a shuffle of 0..total, doubled, the apex (rank 0) keeping 0 */
 	uint32_t *perm = malloc(total * sizeof(*perm));
 	assert_non_null(perm);
 	for (size_t i = 0; i < total; i++)
@@ -151,11 +152,12 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 		perm[j] = t;
 	}
 	for (size_t i = 0; i < total; i++)
-		map[old_ids[i]] = perm[i];
+		map[old_ids[i]] =
+			2 * perm[i]; /* every other id unused, as a removed name leaves it */
 
 	memset(s, 0, sizeof(*s));
 	s->zone = *z;
-	s->nodes = calloc(total, sizeof(*s->nodes));
+	s->nodes = calloc(2 * total, sizeof(*s->nodes));
 	s->order = malloc(z->node_count * sizeof(*s->order));
 	s->nsec3_owners = malloc((z->nsec3_owner_count + 1) * sizeof(*s->nsec3_owners));
 	s->nsec3 = malloc((z->nsec3_count ? z->nsec3_count : 1) * sizeof(*s->nsec3));
