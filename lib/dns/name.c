@@ -60,6 +60,23 @@ size_t apex_name_size(const uint8_t *name)
 	return (size_t)(p - name) + 1;
 }
 
+size_t apex_name_checked_size(const uint8_t *p, const uint8_t *end)
+{
+	size_t avail = p < end ? (size_t)(end - p) : 0, pos = 0;
+
+	while (pos < avail) {
+		uint8_t len = p[pos];
+		if (len > 63)
+			return 0;
+		pos += 1u + len;
+		if (pos > APEX_NAME_MAX)
+			return 0;
+		if (len == 0)
+			return pos;
+	}
+	return 0;
+}
+
 int apex_name_labels(const uint8_t *name)
 {
 	int n = 0;

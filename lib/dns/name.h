@@ -38,6 +38,12 @@ int apex_name_unpack(const uint8_t *pkt, size_t pkt_len, size_t *pos, uint8_t *o
 /* Size in bytes of a valid uncompressed wire name, root label included. */
 size_t apex_name_size(const uint8_t *name);
 
+/* apex_name_size() of data not yet checked: the uncompressed wire name at
+ * p that ends before end, or 0 if there is none there (cut short, a
+ * compression pointer or another label type, longer than APEX_NAME_MAX,
+ * p at or past end). */
+size_t apex_name_checked_size(const uint8_t *p, const uint8_t *end);
+
 /* Number of labels, not counting the root label ("." has 0, "com." 1). */
 int apex_name_labels(const uint8_t *name);
 

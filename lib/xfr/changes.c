@@ -10,31 +10,12 @@
 #include "dns/wire.h"
 #include "util/error.h"
 
-/* Bytes of an uncompressed wire name at p[0..size), or 0 if there is none
- * (cut short, a compression pointer, a label over 63 or a name over 255). */
-static size_t wire_name_size(const uint8_t *p, size_t size)
-{
-	size_t pos = 0;
-
-	while (pos < size) {
-		uint8_t len = p[pos];
-		if (len > 63)
-			return 0;
-		pos += 1u + len;
-		if (pos > APEX_NAME_MAX)
-			return 0;
-		if (len == 0)
-			return pos;
-	}
-	return 0;
-}
-
 bool apex_changes_soa_serial(const uint8_t *rdata, size_t size, uint32_t *serial)
 {
-	size_t mname = wire_name_size(rdata, size);
+	size_t mname = apex_name_checked_size(rdata, rdata + size);
 	if (mname == 0)
 		return false;
-	size_t rname = wire_name_size(rdata + mname, size - mname);
+	size_t rname = apex_name_checked_size(rdata + mname, rdata + size);
 	if (rname == 0 || size - mname - rname != 20)
 		return false;
 	*serial = apex_read_u32(rdata + mname + rname);
@@ -88,7 +69,7 @@ static int reserve(apex_changes_t *c, size_t more)
 
 int apex_changes_append(apex_changes_t *c, apex_change_kind_t kind, const apex_rr_t *rr)
 {
-	size_t owner = wire_name_size(rr->owner, APEX_NAME_MAX);
+	size_t owner = apex_name_checked_size(rr->owner, rr->owner + APEX_NAME_MAX);
 	uint32_t serial = 0;
 
 	if (owner == 0 || !in_order(c, kind, rr->type))
@@ -138,7 +119,7 @@ int apex_changes_next(apex_changes_reader_t *r, apex_rr_t *rr, apex_change_kind_
 
 	if (left == 0)
 		return r->next == APEX_CHANGE_ADD ? APEX_ENOENT : APEX_EMALFORMED;
-	size_t owner = wire_name_size(p, left);
+	size_t owner = apex_name_checked_size(p, p + left);
 	if (owner == 0 || left - owner < 10)
 		return APEX_EMALFORMED;
 	rr->owner = p;

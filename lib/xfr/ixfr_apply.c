@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/grow.h"
 #include "xfr/condense.h"
+#include "xfr/version_records.h"
 
 /* A record's identity for IXFR (owner in lower case, type, class, RDATA),
  * and the record (pointers into the change sets' data). */
@@ -114,67 +115,57 @@ static int fold(const apex_changes_t *sets, size_t count, net_t *net)
 	return rc == APEX_ENOENT ? APEX_OK : rc;
 }
 
-/* Emit the records of one RRset of the old version not in removed. */
-static int emit_rrset(const uint8_t *owner, const apex_rrset_t *rs, list_t *removed,
-		      apex_ixfr_emit_fn emit, void *ctx)
-{
-	const uint8_t *p = rs->rdata;
+/* What the walk of the old version's records carries. */
+typedef struct keep {
+	list_t *removed;
+	apex_ixfr_emit_fn emit;
+	void *ctx;
+	const uint8_t *owner; /* whose lowered form is in key */
+	size_t owner_size;
 	uint8_t key[APEX_NAME_MAX + 4 + 65535];
-	size_t owner_size = apex_name_size(owner);
+} keep_t;
 
-	memcpy(key, owner, owner_size);
-	apex_name_lower(key);
-	for (uint16_t i = 0; i < rs->count; i++) {
-		apex_rr_t rr = { owner, rs->type, APEX_CLASS_IN, rs->ttl, apex_read_u16(p), p + 2 };
-		entry_t probe = { key, owner_size + 4 + rr.rdlength, rr, false };
-		entry_t *hit;
+/* Emit one record of the old version unless it is removed (version_records.h). */
+static int keep_record(void *arg, const apex_rr_t *rr)
+{
+	keep_t *k = arg;
 
-		p += 2 + rr.rdlength;
-		apex_write_u16(key + owner_size, rr.type);
-		apex_write_u16(key + owner_size + 2, rr.rclass);
-		memcpy(key + owner_size + 4, rr.rdata, rr.rdlength);
-		hit = removed->count > 0 ? bsearch(&probe, removed->items, removed->count,
-						   sizeof(entry_t), by_key)
-					 : NULL;
+	if (k->removed->count > 0) {
+		if (rr->owner != k->owner) { /* the records of a name come together */
+			k->owner = rr->owner;
+			k->owner_size = apex_name_size(rr->owner);
+			memcpy(k->key, rr->owner, k->owner_size);
+			apex_name_lower(k->key);
+		}
+		apex_write_u16(k->key + k->owner_size, rr->type);
+		apex_write_u16(k->key + k->owner_size + 2, rr->rclass);
+		memcpy(k->key + k->owner_size + 4, rr->rdata, rr->rdlength);
+
+		entry_t probe = { k->key, k->owner_size + 4 + rr->rdlength, *rr, false };
+		entry_t *hit = bsearch(&probe, k->removed->items, k->removed->count,
+				       sizeof(entry_t), by_key);
 		if (hit != NULL) {
 			hit->found = true;
-			continue;
+			return APEX_OK;
 		}
-		int rc = emit(ctx, &rr);
-		if (rc < 0)
-			return rc;
 	}
-	return APEX_OK;
-}
-
-/* Emit every record of one node of the old version (its SOA apart). */
-static int emit_node(const apex_zone_t *old, const apex_node_t *n, list_t *removed,
-		     apex_ixfr_emit_fn emit, void *ctx)
-{
-	for (uint16_t i = 0; i < n->rrset_count; i++) {
-		const apex_rrset_t *rs = &n->rrsets[i];
-		int rc = APEX_OK;
-
-		if (!(rs->type == APEX_TYPE_SOA && n == old->apex))
-			rc = emit_rrset(n->name, rs, removed, emit, ctx);
-		if (rc == APEX_OK && rs->rrsig != NULL)
-			rc = emit_rrset(n->name, rs->rrsig, removed, emit, ctx);
-		if (rc < 0)
-			return rc;
-	}
-	return APEX_OK;
+	return k->emit(k->ctx, rr);
 }
 
 static int emit_all(const apex_zone_t *old, net_t *net, apex_ixfr_emit_fn emit, void *ctx)
 {
-	int rc = emit(ctx, &net->soa);
+	keep_t *k = malloc(sizeof(*k));
+	int rc;
 
-	for (size_t i = 0; rc == APEX_OK && i < old->node_count; i++)
-		rc = emit_node(old, apex_zone_node_at(old, i), &net->removed, emit, ctx);
-	for (size_t i = 0; rc == APEX_OK && i < old->nsec3_owner_count; i++)
-		rc = emit_node(old, apex_zone_nsec3_owner_at(old, i), &net->removed, emit, ctx);
+	if (k == NULL)
+		return APEX_ENOMEM;
+	*k = (keep_t){ .removed = &net->removed, .emit = emit, .ctx = ctx };
+	rc = emit(ctx, &net->soa);
+	if (rc == APEX_OK)
+		rc = apex_version_records(old, keep_record, k);
 	for (size_t i = 0; rc == APEX_OK && i < net->added.count; i++)
 		rc = emit(ctx, &net->added.items[i].rr);
+	free(k);
 	return rc;
 }
 

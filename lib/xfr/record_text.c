@@ -39,21 +39,6 @@ static void put_uint(out_t *o, unsigned long v)
 	o->pos += (size_t)sprintf(o->buf + o->pos, "%lu", v);
 }
 
-/* The size of the uncompressed name at p (within end), or 0. */
-static size_t name_size(const uint8_t *p, const uint8_t *end)
-{
-	const uint8_t *q = p;
-
-	while (q < end) {
-		if (*q > 63)
-			return 0;
-		if (*q == 0)
-			return (size_t)(q - p) + 1 <= APEX_NAME_MAX ? (size_t)(q - p) + 1 : 0;
-		q += 1 + *q;
-	}
-	return 0;
-}
-
 static void put_name(out_t *o, const uint8_t *name)
 {
 	char text[4 * APEX_NAME_MAX + 2];
@@ -137,7 +122,7 @@ static bool put_bitmap(out_t *o, const uint8_t *p, const uint8_t *end)
 
 static bool rdata_name(out_t *o, const uint8_t *p, const uint8_t *end, bool last)
 {
-	size_t n = name_size(p, end);
+	size_t n = apex_name_checked_size(p, end);
 
 	if (n == 0 || (last && p + n != end))
 		return false;
@@ -149,7 +134,7 @@ static bool rrsig(out_t *o, const uint8_t *p, const uint8_t *end)
 {
 	if (end - p < 18)
 		return false;
-	size_t signer = name_size(p + 18, end);
+	size_t signer = apex_name_checked_size(p + 18, end);
 	if (signer == 0 || p + 18 + signer >= end)
 		return false;
 	put_type(o, apex_read_u16(p));
@@ -212,7 +197,7 @@ static bool rdata(out_t *o, const apex_rr_t *rr)
 		return true;
 	case APEX_TYPE_RRSIG: return rrsig(o, p, end);
 	case APEX_TYPE_NSEC: {
-		size_t n = name_size(p, end);
+		size_t n = apex_name_checked_size(p, end);
 		if (n == 0)
 			return false;
 		put_name(o, p);

@@ -16,6 +16,7 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "xfr/record_text.h"
+#include "xfr/version_records.h"
 
 static void release(apex_zone_copy_t *c)
 {
@@ -78,45 +79,22 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
 	return ferror(c->fp) ? APEX_EIO : APEX_OK;
 }
 
-/* The records of one RRset. */
-static int copy_rrset(apex_zone_copy_t *c, const uint8_t *owner, const apex_rrset_t *rs)
+/* apex_zone_copy_add() as an apex_rr_fn (version_records.h). */
+static int add_record(void *ctx, const apex_rr_t *rr)
 {
-	const uint8_t *p = rs->rdata;
-	int rc = APEX_OK;
-
-	for (uint16_t i = 0; i < rs->count && rc == APEX_OK; i++) {
-		apex_rr_t rr = { owner, rs->type, APEX_CLASS_IN, rs->ttl, apex_read_u16(p), p + 2 };
-
-		p += 2 + rr.rdlength;
-		rc = apex_zone_copy_add(c, &rr);
-	}
-	return rc;
-}
-
-static int copy_node(apex_zone_copy_t *c, const apex_zone_t *zone, const apex_node_t *n)
-{
-	int rc = APEX_OK;
-
-	for (uint16_t i = 0; i < n->rrset_count && rc == APEX_OK; i++) {
-		const apex_rrset_t *rs = &n->rrsets[i];
-
-		if (!(rs->type == APEX_TYPE_SOA && n == zone->apex))
-			rc = copy_rrset(c, n->name, rs);
-		if (rc == APEX_OK && rs->rrsig != NULL)
-			rc = copy_rrset(c, n->name, rs->rrsig);
-	}
-	return rc;
+	return apex_zone_copy_add(ctx, rr);
 }
 
 int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
 {
-	int rc = copy_rrset(c, zone->origin, zone->soa);
+	const apex_rrset_t *soa = zone->soa;
+	apex_rr_t rr = {
+		zone->origin,  APEX_TYPE_SOA, APEX_CLASS_IN, soa->ttl, apex_read_u16(soa->rdata),
+		soa->rdata + 2
+	};
+	int rc = apex_zone_copy_add(c, &rr);
 
-	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++)
-		rc = copy_node(c, zone, apex_zone_node_at(zone, i));
-	for (size_t i = 0; i < zone->nsec3_owner_count && rc == APEX_OK; i++)
-		rc = copy_node(c, zone, apex_zone_nsec3_owner_at(zone, i));
-	return rc;
+	return rc == APEX_OK ? apex_version_records(zone, add_record, c) : rc;
 }
 
 int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size)

@@ -15,27 +15,6 @@
 #include "util/error.h"
 #include "zone/zone_file_reader.h"
 
-/* The size of the uncompressed wire name at p, which must end within
- * [p, end); 0 if it is not one (a compression pointer, an extended label
- * type, too long, cut short). */
-static size_t name_span(const uint8_t *p, const uint8_t *end)
-{
-	size_t size = 0;
-
-	for (;;) {
-		if (p + size >= end)
-			return 0;
-		uint8_t len = p[size];
-		if (len >= 64)
-			return 0;
-		size += 1u + len;
-		if (size > APEX_NAME_MAX)
-			return 0;
-		if (len == 0)
-			return size;
-	}
-}
-
 /* TXT: one or more character strings that fill the RDATA exactly. */
 static bool strings_fill(const uint8_t *p, size_t size)
 {
@@ -79,18 +58,18 @@ static bool shape(uint16_t type, const uint8_t *p, size_t size, int *name_at, in
 	case APEX_TYPE_PTR:
 		*name_at = 0;
 		*names = 1;
-		return size > 0 && name_span(p, end) == size;
+		return size > 0 && apex_name_checked_size(p, end) == size;
 	case APEX_TYPE_MX:
 		*name_at = 2;
 		*names = 1;
-		return size > 2 && 2 + name_span(p + 2, end) == size;
+		return size > 2 && 2 + apex_name_checked_size(p + 2, end) == size;
 	case APEX_TYPE_SRV:
 		*name_at = 6;
 		*names = 1;
-		return size > 6 && 6 + name_span(p + 6, end) == size;
+		return size > 6 && 6 + apex_name_checked_size(p + 6, end) == size;
 	case APEX_TYPE_SOA: {
-		size_t mname = name_span(p, end);
-		size_t rname = mname > 0 ? name_span(p + mname, end) : 0;
+		size_t mname = apex_name_checked_size(p, end);
+		size_t rname = mname > 0 ? apex_name_checked_size(p + mname, end) : 0;
 
 		*name_at = 0;
 		*names = 2;
@@ -99,11 +78,11 @@ static bool shape(uint16_t type, const uint8_t *p, size_t size, int *name_at, in
 	case APEX_TYPE_RRSIG:
 		*name_at = 18;
 		*names = 1;
-		n = size > 18 ? name_span(p + 18, end) : 0;
+		n = size > 18 ? apex_name_checked_size(p + 18, end) : 0;
 		return n > 0 && 18 + n < size; /* a signature follows */
 	case APEX_TYPE_NSEC:
 		/* the next owner is not lowercased (RFC 6840 section 5.1) */
-		n = name_span(p, end);
+		n = apex_name_checked_size(p, end);
 		return n > 0 && n < size;
 	case APEX_TYPE_DS: return size > 4;
 	case APEX_TYPE_NSEC3: return nsec3_shape(p, size);
@@ -117,7 +96,7 @@ int apex_record_store_wire(apex_reader_t *r, int line, const uint8_t *owner, uin
 {
 	int name_at, names;
 
-	if (name_span(owner, owner + APEX_NAME_MAX) == 0 ||
+	if (apex_name_checked_size(owner, owner + APEX_NAME_MAX) == 0 ||
 	    !shape(type, rdata, rdlength, &name_at, &names))
 		return APEX_EINVAL; /* ldns reads it, and says what is wrong */
 	const uint8_t *canonical = rdata;

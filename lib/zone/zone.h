@@ -205,7 +205,8 @@ typedef struct apex_zone {
 	const apex_node_t *nodes;
 	/* Name index: every node except NSEC3 owners, in canonical order:
 	 * order[rank] is the id of the rank-th (apex_zone_node_at()).  The
-	 * NSEC3 owners are reached through zone->nsec3. */
+	 * NSEC3 owners are listed in nsec3_owners (all) and nsec3 (the
+	 * chain, by hash). */
 	const uint32_t *order;
 	size_t node_count;       /* ranks */
 	const apex_node_t *apex; /* rank 0, id 0 */

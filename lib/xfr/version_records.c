@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Every record of a served version (version_records.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#include "xfr/version_records.h"
+
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "util/error.h"
+
+static int rrset_records(const uint8_t *owner, const apex_rrset_t *rs, apex_rr_fn fn, void *ctx)
+{
+	const uint8_t *p = rs->rdata;
+	int rc = APEX_OK;
+
+	for (uint16_t i = 0; i < rs->count && rc == APEX_OK; i++) {
+		apex_rr_t rr = { owner, rs->type, APEX_CLASS_IN, rs->ttl, apex_read_u16(p), p + 2 };
+
+		p += 2 + rr.rdlength;
+		rc = fn(ctx, &rr);
+	}
+	return rc;
+}
+
+static int node_records(const apex_zone_t *zone, const apex_node_t *n, apex_rr_fn fn, void *ctx)
+{
+	int rc = APEX_OK;
+
+	for (uint16_t i = 0; i < n->rrset_count && rc == APEX_OK; i++) {
+		const apex_rrset_t *rs = &n->rrsets[i];
+
+		if (!(rs->type == APEX_TYPE_SOA && n == zone->apex))
+			rc = rrset_records(n->name, rs, fn, ctx);
+		if (rc == APEX_OK && rs->rrsig != NULL)
+			rc = rrset_records(n->name, rs->rrsig, fn, ctx);
+	}
+	return rc;
+}
+
+int apex_version_records(const apex_zone_t *zone, apex_rr_fn fn, void *ctx)
+{
+	int rc = APEX_OK;
+
+	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++)
+		rc = node_records(zone, apex_zone_node_at(zone, i), fn, ctx);
+	for (size_t i = 0; i < zone->nsec3_owner_count && rc == APEX_OK; i++)
+		rc = node_records(zone, apex_zone_nsec3_owner_at(zone, i), fn, ctx);
+	return rc;
+}
