@@ -249,7 +249,7 @@ typedef struct receiver {
 	 * IXFR, from the version once it is published (derived) so that the
 	 * new serial is served without waiting for the file. */
 	apex_zone_copy_t copy;
-	bool derived;
+	bool derived;         /* the version comes from the old one and sets (an IXFR) */
 	apex_changes_t *sets; /* copies, owned */
 	size_t set_count;
 } receiver_t;
@@ -422,7 +422,6 @@ static int emit_record(void *ctx, const apex_rr_t *rr)
 {
 	receiver_t *r = ctx;
 
-	r->derived = true;
 	return apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
 				       rr->rdlength);
 }
@@ -447,7 +446,8 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 		apex_xfr_in_free(&x);
 		return APEX_OK;
 	}
-	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR &&
+	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
+	if (r.derived &&
 	    apex_ixfr_apply(current, r.sets, r.set_count, emit_record, &r, err, err_size) < 0)
 		rc = -ESTALE;
 	snprintf(detail, sizeof(detail), "from %s: %llu messages, %llu bytes, %.3f s", e->text,
