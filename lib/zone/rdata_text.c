@@ -179,14 +179,24 @@ static const struct {
 	const char *name;
 	uint16_t type;
 } common_types[] = {
-	{ "NS", APEX_TYPE_NS },       { "A", APEX_TYPE_A },
-	{ "AAAA", APEX_TYPE_AAAA },   { "RRSIG", APEX_TYPE_RRSIG },
-	{ "DS", APEX_TYPE_DS },       { "NSEC", APEX_TYPE_NSEC },
-	{ "NSEC3", APEX_TYPE_NSEC3 }, { "CNAME", APEX_TYPE_CNAME },
-	{ "MX", APEX_TYPE_MX },       { "TXT", APEX_TYPE_TXT },
-	{ "SOA", APEX_TYPE_SOA },     { "DNSKEY", APEX_TYPE_DNSKEY },
-	{ "PTR", APEX_TYPE_PTR },     { "SRV", APEX_TYPE_SRV },
-	{ "DNAME", APEX_TYPE_DNAME }, { "NSEC3PARAM", APEX_TYPE_NSEC3PARAM },
+	{ "NS", APEX_TYPE_NS },
+	{ "A", APEX_TYPE_A },
+	{ "AAAA", APEX_TYPE_AAAA },
+	{ "RRSIG", APEX_TYPE_RRSIG },
+	{ "DS", APEX_TYPE_DS },
+	{ "NSEC", APEX_TYPE_NSEC },
+	{ "NSEC3", APEX_TYPE_NSEC3 },
+	{ "CNAME", APEX_TYPE_CNAME },
+	{ "MX", APEX_TYPE_MX },
+	{ "TXT", APEX_TYPE_TXT },
+	{ "SOA", APEX_TYPE_SOA },
+	{ "DNSKEY", APEX_TYPE_DNSKEY },
+	{ "PTR", APEX_TYPE_PTR },
+	{ "SRV", APEX_TYPE_SRV },
+	{ "DNAME", APEX_TYPE_DNAME },
+	{ "NSEC3PARAM", APEX_TYPE_NSEC3PARAM },
+	/* not in ldns 1.8.3's table */
+	{ "AMTRELAY", APEX_TYPE_AMTRELAY },
 };
 
 int apex_rrtype_from_text(const char *text, size_t len)
@@ -220,7 +230,9 @@ bool apex_rdata_text_supported(uint16_t type)
 	case APEX_TYPE_DNSKEY:
 	case APEX_TYPE_RRSIG:
 	case APEX_TYPE_NSEC:
-	case APEX_TYPE_NSEC3: return true;
+	case APEX_TYPE_NSEC3:
+	case APEX_TYPE_IPSECKEY:
+	case APEX_TYPE_AMTRELAY: return true;
 	default:
 		return false;
 		/* clang-format on */
@@ -494,6 +506,50 @@ static bool field_type(field_reader_t *r)
 	return put(r, b, 2);
 }
 
+/* The gateway of an IPSECKEY (RFC 4025 section 3.1) or the relay of an
+ * AMTRELAY (RFC 8777 section 4.3) of the given type: "." for none, an
+ * IPv4 or IPv6 address, or a domain name (never compressed, case kept). */
+static bool field_gateway(field_reader_t *r, uint8_t type, const uint8_t *origin)
+{
+	const char *tok;
+	size_t len;
+	switch (type) {
+	case 0: return next_field(r, &tok, &len) && len == 1 && tok[0] == '.';
+	case 1: return field_address(r, AF_INET);
+	case 2: return field_address(r, AF_INET6);
+	case 3: return field_name(r, origin);
+	default: return false; /* reserved */
+	}
+}
+
+/* IPSECKEY: precedence, gateway type, algorithm, gateway, and a public
+ * key in base64 that may be split by blanks or absent (RFC 4025
+ * section 3.1).  ldns 1.8.3 refuses a split key and, with more fields
+ * than five, leaks its copies of them; this parser is the only one. */
+static bool rdata_ipseckey(field_reader_t *r, const uint8_t *origin)
+{
+	if (!field_uint(r, 1) || !field_uint(r, 1) || !field_uint(r, 1))
+		return false;
+	uint8_t gateway_type = r->out[1];
+	if (!field_gateway(r, gateway_type, origin))
+		return false;
+	return at_end(r) || rest_base64(r);
+}
+
+/* AMTRELAY: precedence, discovery-optional bit, relay type, relay
+ * (RFC 8777 section 4.3); wire: precedence, D << 7 | type, relay. */
+static bool rdata_amtrelay(field_reader_t *r, const uint8_t *origin)
+{
+	const char *tok;
+	size_t len;
+	uint32_t d, type;
+	if (!field_uint(r, 1) || !next_field(r, &tok, &len) || !parse_uint(tok, len, 1, &d) ||
+	    !next_field(r, &tok, &len) || !parse_uint(tok, len, 0x7f, &type))
+		return false;
+	uint8_t b = (uint8_t)(d << 7 | type);
+	return put(r, &b, 1) && field_gateway(r, (uint8_t)type, origin);
+}
+
 /* ------------------------------------------------------------ records */
 
 int apex_rdata_from_text(uint16_t type, const char *text, const uint8_t *origin, uint8_t *out)
@@ -541,6 +597,8 @@ int apex_rdata_from_text(uint16_t type, const char *text, const uint8_t *origin,
 		ok = field_uint(&r, 1) && field_uint(&r, 1) && field_uint(&r, 2) &&
 		     field_salt(&r) && field_base32hex(&r) && field_type_bitmap(&r);
 		break;
+	case APEX_TYPE_IPSECKEY: ok = rdata_ipseckey(&r, origin); break;
+	case APEX_TYPE_AMTRELAY: ok = rdata_amtrelay(&r, origin); break;
 	default: return APEX_EINVAL;
 	}
 	if (!ok || !at_end(&r))

@@ -16,6 +16,12 @@
  * the error messages stay ldns's.  For text both accept, the wire
  * format is identical (tests/unit/test_rdata_text.c compares them
  * record by record over the zones in zones/).
+ *
+ * Two types are the exception: the RDATA of IPSECKEY and AMTRELAY is
+ * parsed here only.  ldns 1.8.3's parsers of them leak memory on a line
+ * with too many fields and refuse a public key split by blanks, and ldns
+ * does not know the mnemonic AMTRELAY; record_ldns.c gives ldns such a
+ * line in the RFC 3597 generic form.
  */
 #ifndef APEX_ZONE_RDATA_TEXT_H
 #define APEX_ZONE_RDATA_TEXT_H

@@ -4,6 +4,7 @@
  * take (other types, RFC 3597 "\\#" forms) is parsed by ldns
  * (zone_file_reader.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 
 #include "dns/rrtype.h"
 #include "util/error.h"
+#include "zone/rdata_text.h"
 #include "zone/zone_file_reader.h"
 
 static const char *ldns_reason(ldns_status status)
@@ -113,6 +115,94 @@ int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr)
 	return rc;
 }
 
+/* The next blank-separated field of a record line from *p, or NULL. */
+static const char *next_token(const char **p, size_t *len)
+{
+	const char *s = *p;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	const char *start = s;
+	while (*s != '\0' && *s != ' ' && *s != '\t')
+		s++;
+	*p = s;
+	*len = (size_t)(s - start);
+	return *len > 0 ? start : NULL;
+}
+
+/* The type of a record line (after its owner, a TTL and a class, as
+ * ldns reads them), where its type field starts and where its RDATA
+ * starts; -1 if the line has no type there. */
+static int line_type(const char *rec, const char **type_field, const char **rdata)
+{
+	const char *p = rec;
+	size_t len;
+	const char *tok;
+	if (*p != ' ' && *p != '\t' && next_token(&p, &len) == NULL)
+		return -1; /* the owner */
+	for (int i = 0; i < 3; i++) {
+		char buf[32];
+		if ((tok = next_token(&p, &len)) == NULL || len >= sizeof(buf))
+			return -1;
+		memcpy(buf, tok, len);
+		buf[len] = '\0';
+		if (ldns_get_rr_class_by_name(buf) != 0 || (buf[0] >= '0' && buf[0] <= '9'))
+			continue;
+		*type_field = tok;
+		*rdata = p;
+		return apex_rrtype_from_text(tok, len);
+	}
+	return -1;
+}
+
+/*
+ * The RDATA of IPSECKEY and AMTRELAY lines is apex's to parse
+ * (rdata_text.c): ldns 1.8.3's parsers of these types leak their copies
+ * of the fields on a line with too many and refuse a key split by
+ * blanks.  ldns is given the line with that RDATA in the RFC 3597
+ * generic form, "\# LENGTH HEX", in *generic (the caller frees it).
+ * Returns APEX_OK with *generic NULL for every other line.
+ */
+static int generic_rdata_line(apex_reader_t *r, int line, char **generic)
+{
+	*generic = NULL;
+	const char *type_field = NULL, *rdata = NULL;
+	int type = line_type(r->rec, &type_field, &rdata);
+	if (type != APEX_TYPE_IPSECKEY && type != APEX_TYPE_AMTRELAY)
+		return APEX_OK;
+	const char *p = rdata;
+	size_t len;
+	const char *tok = next_token(&p, &len);
+	bool already_generic = tok != NULL && len == 2 && tok[0] == '\\' && tok[1] == '#';
+	int rdlength = 0;
+	if (!already_generic) {
+		rdlength = apex_rdata_from_text((uint16_t)type, rdata, r->origin, r->sink->rdata);
+		if (rdlength < 0)
+			return apex_reader_fail(r, line, "bad rdata");
+	}
+	/* The type as TYPEnnn too: ldns 1.8.3 does not know "AMTRELAY". */
+	size_t head = (size_t)(type_field - r->rec);
+	size_t size = head + 32 + (already_generic ? strlen(rdata) : 2 * (size_t)rdlength);
+	char *text = malloc(size);
+	if (text == NULL)
+		return APEX_ENOMEM;
+	memcpy(text, r->rec, head);
+	int n = snprintf(text + head, size - head, "TYPE%d ", type);
+	char *out = text + head + n;
+	if (already_generic) {
+		out = stpcpy(out, rdata);
+	} else {
+		out += snprintf(out, size - (size_t)(out - text), "\\# %d ", rdlength);
+		static const char digits[] = "0123456789abcdef";
+		for (int i = 0; i < rdlength; i++) {
+			*out++ = digits[r->sink->rdata[i] >> 4];
+			*out++ = digits[r->sink->rdata[i] & 0xf];
+		}
+	}
+	*out = '\0';
+	*generic = text;
+	return APEX_OK;
+}
+
 int apex_record_parse_ldns(apex_reader_t *r, int line)
 {
 	if (r->origin_rdf == NULL) {
@@ -121,24 +211,29 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 		if (r->origin_rdf == NULL)
 			return APEX_ENOMEM;
 	}
-	/* ldns uses prev for a record without an owner (leading blank),
-	 * and the origin when there is none yet. */
-	ldns_rdf *prev = NULL;
-	if (r->have_prev) {
-		prev = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(r->prev), r->prev);
-		if (prev == NULL)
-			return APEX_ENOMEM;
-	}
 	/* ldns rejects blanks after a final quoted string of some
 	 * types (CAA, HINFO), and line ends became blanks above. */
 	while (r->rec_len > 1 &&
 	       (r->rec[r->rec_len - 1] == ' ' || r->rec[r->rec_len - 1] == '\t') &&
 	       r->rec[r->rec_len - 2] != '\\')
 		r->rec[--r->rec_len] = '\0';
+	char *generic;
+	int rc = generic_rdata_line(r, line, &generic);
+	if (rc != APEX_OK)
+		return rc;
+	/* ldns uses prev for a record without an owner (leading blank),
+	 * and the origin when there is none yet. */
+	ldns_rdf *prev = NULL;
+	if (r->have_prev) {
+		prev = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, apex_name_size(r->prev), r->prev);
+		if (prev == NULL) {
+			free(generic);
+			return APEX_ENOMEM;
+		}
+	}
 	ldns_rr *rr = NULL;
-	ldns_status status =
-		ldns_rr_new_frm_str(&rr, r->rec, r->sink->default_ttl, r->origin_rdf, &prev);
-	int rc;
+	ldns_status status = ldns_rr_new_frm_str(&rr, generic != NULL ? generic : r->rec,
+						 r->sink->default_ttl, r->origin_rdf, &prev);
 	if (status != LDNS_STATUS_OK)
 		rc = status == LDNS_STATUS_MEM_ERR
 			     ? APEX_ENOMEM
@@ -147,5 +242,6 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 		rc = apex_record_store_ldns(r, line, rr);
 	ldns_rr_free(rr);
 	ldns_rdf_deep_free(prev);
+	free(generic);
 	return rc;
 }
