@@ -18,6 +18,7 @@
 #include "memory.h"
 #include "notifier.h"
 #include "secondary.h"
+#include "settings.h"
 #include "xfr_out.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -396,6 +397,11 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 	}
 	rc = apex_reloader_reconfigure(ctx->reloader, &cfg, &pending->tickets, &pending->count,
 				       &pending->added, &pending->removed, &pending->changed);
+	/* the keys and the zones' transfer lists: in force from here on for
+	 * what begins (an exchange under way ends with the old ones) */
+	if (rc == APEX_OK && ctx->settings != NULL &&
+	    (rc = apex_settings_replace(ctx->settings, &cfg)) == APEX_OK && ctx->secondary != NULL)
+		apex_secondary_settings_changed(ctx->secondary);
 	apex_config_free(&cfg);
 	if (rc < 0) {
 		apex_command_pending_free(pending);
@@ -444,6 +450,8 @@ static void finish_pending(const apex_command_context_t *ctx, apex_command_pendi
 			apex_ctl_buf_puts(&body, i > 0 ? ",{\"name\":" : "{\"name\":");
 			apex_ctl_json_string(&body, res.name);
 			apex_ctl_buf_printf(&body, ",\"ok\":%s", res.ok ? "true" : "false");
+			if (res.awaiting_transfer)
+				apex_ctl_buf_puts(&body, ",\"awaiting_transfer\":true");
 			if (v != NULL)
 				apex_ctl_buf_printf(&body, ",\"serial\":%" PRIu32, v->serial);
 			if (!res.ok) {
@@ -451,6 +459,10 @@ static void finish_pending(const apex_command_context_t *ctx, apex_command_pendi
 				apex_ctl_json_string(&body, res.error);
 			}
 			apex_ctl_buf_puts(&body, "}");
+		} else if (res.ok && res.awaiting_transfer) {
+			apex_ctl_buf_printf(&body,
+					    "%s: no copy yet: served after the first transfer\n",
+					    res.name);
 		} else if (res.ok) {
 			apex_ctl_buf_printf(&body, "%s: loaded, serial %" PRIu32 "\n", res.name,
 					    v != NULL ? v->serial : 0);

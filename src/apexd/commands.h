@@ -27,6 +27,8 @@ typedef struct apex_command_context {
 	struct apex_secondary *secondary;
 	struct apex_notifier *notifier;
 	struct apex_xfr_out *xfr_out;
+	/* the keys and transfer lists in force, which reconfig replaces */
+	struct apex_settings_holder *settings;
 	const char *control_path; /* for status */
 	/*
 	 * Read the configuration again (reconfig) into out, which the

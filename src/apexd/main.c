@@ -219,8 +219,9 @@ static int build_config(const options_t *opt, apex_config_t *cfg)
 
 /*
  * reconfig: the config file read again and the command line's -z zones
- * added, as at start-up.  Only the zones are applied (the reloader
- * compares them); other settings need a restart.
+ * added, as at start-up.  The zones are applied (the reloader compares
+ * them), and the keys and the zones' transfer lists (settings.h); other
+ * settings need a restart.
  */
 static int reread_config(void *arg, apex_config_t *cfg, char *err, size_t err_size)
 {
@@ -379,14 +380,15 @@ typedef struct apexd {
 	apex_notifier_t notifier;
 	apex_journals_t journals;
 	apex_xfr_serve_journal_t journal_reader; /* of journals, for xfr_out */
-	apex_tsig_keyring_t keyring;             /* the keys of the configuration */
+	/* the keys and transfer lists in force: cfg's, then a reconfig's */
+	apex_settings_holder_t settings;
 	apex_control_t *control;
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
 	size_t loaded;
-	bool config_ready, server_ready, reloader_ready, secondary_ready, xfr_out_ready,
-		notifier_ready, journals_ready, pid_written;
+	bool config_ready, server_ready, reloader_ready, settings_ready, secondary_ready,
+		xfr_out_ready, notifier_ready, journals_ready, pid_written;
 } apexd_t;
 
 /* The outcome of a start-up step. */
@@ -452,12 +454,18 @@ static void transfer_published(void *arg, const apex_zone_t *old, const apex_zon
 	apex_notifier_changed(&d->notifier, version->origin);
 }
 
-/* A worker's tsig_answer hook (worker.h): the keyring is ctx. */
+/* A worker's tsig_answer hook (worker.h), with the keys in force: ctx is
+ * the settings holder (its lock is held only to take a reference). */
 static size_t signed_answer(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
 			    size_t size, size_t out_capacity)
 {
-	return apex_tsig_signed_answer(query, query_size, ctx, (uint64_t)time(NULL), out, size,
-				       out_capacity);
+	apex_settings_t *settings = apex_settings_get(ctx);
+	apex_tsig_keyring_t ring = { settings->cfg->keys, settings->cfg->key_count };
+	size_t n = apex_tsig_signed_answer(query, query_size, &ring, (uint64_t)time(NULL), out,
+					   size, out_capacity);
+
+	apex_settings_put(settings);
+	return n;
 }
 
 /* The server and its zones (apexd -t ends here). */
@@ -480,13 +488,18 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("zone loading: out of memory");
 		return STEP_FAILED;
 	}
+	d->settings_ready = true;
+	if (apex_settings_holder_init(&d->settings, cfg) < 0) {
+		apex_error("out of memory");
+		return STEP_FAILED;
+	}
 	d->secondary_ready = true;
-	if (apex_secondary_init(&d->secondary, &d->server, cfg) < 0) {
+	if (apex_secondary_init(&d->secondary, &d->server, &d->settings) < 0) {
 		apex_error("secondary zones: out of memory");
 		return STEP_FAILED;
 	}
 	d->notifier_ready = true;
-	if (apex_notifier_init(&d->notifier, &d->server, cfg) < 0) {
+	if (apex_notifier_init(&d->notifier, &d->server, &d->settings) < 0) {
 		apex_error("notify: out of memory");
 		return STEP_FAILED;
 	}
@@ -498,20 +511,20 @@ static step_t load_zones(apexd_t *d, int *status)
 	d->secondary.reloader = &d->reloader;
 	d->secondary.published_arg = d;
 	d->xfr_out_ready = true;
-	if (apex_xfr_out_init(&d->xfr_out, &d->server, cfg) < 0) {
+	if (apex_xfr_out_init(&d->xfr_out, &d->server, &d->settings, cfg->xfr_out_max) < 0) {
 		apex_error("outgoing transfers: cannot start");
 		return STEP_FAILED;
 	}
-	d->keyring.keys = cfg->keys;
-	d->keyring.count = cfg->key_count;
-	for (unsigned w = 0; w < d->server.worker_count && cfg->key_count > 0; w++) {
+	/* the hooks are set even without keys or secondary zones: a reconfig
+	 * may bring them */
+	for (unsigned w = 0; w < d->server.worker_count; w++) {
 		d->server.workers[w].worker.tsig_answer = signed_answer;
-		d->server.workers[w].worker.tsig_ctx = &d->keyring;
+		d->server.workers[w].worker.tsig_ctx = &d->settings;
 	}
 	d->xfr_out.journal = &d->journal_reader;
 	d->server.tcp.xfr_take = apex_xfr_out_take;
 	d->server.tcp.xfr_ctx = &d->xfr_out;
-	for (unsigned w = 0; w < d->server.worker_count && d->secondary.count > 0; w++) {
+	for (unsigned w = 0; w < d->server.worker_count; w++) {
 		d->server.workers[w].worker.notify = apex_secondary_notify;
 		d->server.workers[w].worker.notify_ctx = &d->secondary;
 	}
@@ -560,6 +573,7 @@ static step_t open_privileged(apexd_t *d)
 		.secondary = &d->secondary,
 		.notifier = &d->notifier,
 		.xfr_out = &d->xfr_out,
+		.settings = &d->settings,
 	};
 	if (start_control(cfg, &threads, &d->opt, &d->privs, &d->control) < 0)
 		return STEP_FAILED;
@@ -649,6 +663,8 @@ static void finish(apexd_t *d, int status)
 		apex_journals_free(&d->journals);
 	if (d->secondary_ready)
 		apex_secondary_free(&d->secondary);
+	if (d->settings_ready)
+		apex_settings_holder_free(&d->settings);
 	if (d->reloader_ready)
 		apex_reloader_free(&d->reloader);
 	if (d->server_ready)

@@ -18,30 +18,25 @@
 #define NOTIFY_TRIES 3
 #define NOTIFY_FIRST_WAIT_MS 1000
 
-static bool has_targets(const apex_config_t *cfg)
+/* The zone config of origin in cfg when it has notify targets, or NULL. */
+static const apex_zone_config_t *zone_with_targets(const apex_config_t *cfg, const uint8_t *origin)
 {
 	for (size_t i = 0; i < cfg->zone_count; i++) {
-		if (cfg->zones[i].notify_count > 0)
-			return true;
+		if (cfg->zones[i].notify_count > 0 && apex_name_equal(cfg->zones[i].origin, origin))
+			return &cfg->zones[i];
 	}
-	return false;
+	return NULL;
 }
 
-int apex_notifier_init(apex_notifier_t *n, apex_server_t *server, const apex_config_t *cfg)
+int apex_notifier_init(apex_notifier_t *n, apex_server_t *server, apex_settings_holder_t *settings)
 {
 	memset(n, 0, sizeof(*n));
 	n->server = server;
-	n->config = cfg;
-	n->stop_fd = -1;
+	n->settings = settings;
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->wake, NULL);
-	if (cfg->zone_count == 0)
-		return APEX_OK;
-	n->pending = calloc(cfg->zone_count, sizeof(*n->pending));
 	n->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (n->pending == NULL || n->stop_fd < 0)
-		return APEX_ENOMEM;
-	return APEX_OK;
+	return n->stop_fd < 0 ? apex_errno() : APEX_OK;
 }
 
 void apex_notifier_free(apex_notifier_t *n)
@@ -54,42 +49,64 @@ void apex_notifier_free(apex_notifier_t *n)
 	memset(n, 0, sizeof(*n));
 }
 
+/* Queue origin (once) and wake the thread; false when out of memory. */
+static bool queue(apex_notifier_t *n, const uint8_t *origin)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&n->lock);
+	size_t i = 0;
+	while (i < n->pending_count && !apex_name_equal(n->pending[i], origin))
+		i++;
+	if (i == n->pending_count) {
+		if (n->pending_count == n->pending_capacity) {
+			size_t capacity = n->pending_capacity ? 2 * n->pending_capacity : 8;
+			void *grown = realloc(n->pending, capacity * sizeof(*n->pending));
+
+			ok = grown != NULL;
+			if (ok) {
+				n->pending = grown;
+				n->pending_capacity = capacity;
+			}
+		}
+		if (ok)
+			memcpy(n->pending[n->pending_count++], origin, apex_name_size(origin));
+	}
+	pthread_cond_signal(&n->wake);
+	pthread_mutex_unlock(&n->lock);
+	return ok;
+}
+
 int apex_notifier_notify_now(apex_notifier_t *n, const uint8_t *origin)
 {
-	for (size_t i = 0; i < n->config->zone_count; i++) {
-		if (n->config->zones[i].notify_count > 0 &&
-		    apex_name_equal(n->config->zones[i].origin, origin) && n->thread_started) {
-			apex_notifier_changed(n, origin);
-			return APEX_OK;
-		}
-	}
-	return APEX_ENOENT;
+	apex_settings_t *settings = apex_settings_get(n->settings);
+	bool has = zone_with_targets(settings->cfg, origin) != NULL;
+
+	apex_settings_put(settings);
+	if (!has || !n->thread_started)
+		return APEX_ENOENT;
+	return queue(n, origin) ? APEX_OK : APEX_ENOMEM;
 }
 
 void apex_notifier_changed(apex_notifier_t *n, const uint8_t *origin)
 {
-	if (!n->thread_started)
-		return;
-	for (size_t i = 0; i < n->config->zone_count; i++) {
-		if (n->config->zones[i].notify_count > 0 &&
-		    apex_name_equal(n->config->zones[i].origin, origin)) {
-			pthread_mutex_lock(&n->lock);
-			atomic_store(&n->pending[i], true);
-			pthread_cond_signal(&n->wake);
-			pthread_mutex_unlock(&n->lock);
-		}
-	}
+	if (n->thread_started && !queue(n, origin))
+		apex_error("NOTIFY of a new serial not queued: out of memory");
 }
 
-/* Notify every target of zone i of the serial served now. */
-static void notify_zone(apex_notifier_t *n, size_t i)
+/* Notify every target origin has in the settings in force of the serial
+ * served now. */
+static void notify_zone(apex_notifier_t *n, const uint8_t *origin)
 {
-	const apex_zone_config_t *zc = &n->config->zones[i];
-	apex_zone_t *version = apex_server_served_version(n->server, zc->origin);
+	apex_settings_t *settings = apex_settings_get(n->settings);
+	const apex_zone_config_t *zc = zone_with_targets(settings->cfg, origin);
+	apex_zone_t *version = zc != NULL ? apex_server_served_version(n->server, origin) : NULL;
 	char err[300];
 
-	if (version == NULL)
+	if (version == NULL) {
+		apex_settings_put(settings);
 		return;
+	}
 	uint32_t serial = version->serial;
 	apex_zone_unref(version);
 	for (size_t j = 0; j < zc->notify_count; j++) {
@@ -108,27 +125,28 @@ static void notify_zone(apex_notifier_t *n, size_t i)
 			apex_warning("zone %s: NOTIFY of serial %u: %s", zc->name, serial, err);
 		}
 	}
+	apex_settings_put(settings);
 }
 
 static void *notifier_main(void *arg)
 {
 	apex_notifier_t *n = arg;
+	uint8_t origin[APEX_NAME_MAX];
 
 	pthread_setname_np(pthread_self(), "apexd-notify");
 	pthread_mutex_lock(&n->lock);
 	while (!n->stopping) {
-		bool found = false;
-
-		for (size_t i = 0; i < n->config->zone_count && !n->stopping; i++) {
-			if (!atomic_exchange(&n->pending[i], false))
-				continue;
-			found = true;
-			pthread_mutex_unlock(&n->lock);
-			notify_zone(n, i);
-			pthread_mutex_lock(&n->lock);
-		}
-		if (!found && !n->stopping)
+		if (n->pending_count == 0) {
 			pthread_cond_wait(&n->wake, &n->lock);
+			continue;
+		}
+		/* first come, first sent; a change queued meanwhile is sent again */
+		memcpy(origin, n->pending[0], apex_name_size(n->pending[0]));
+		memmove(n->pending[0], n->pending[1], (n->pending_count - 1) * sizeof(*n->pending));
+		n->pending_count--;
+		pthread_mutex_unlock(&n->lock);
+		notify_zone(n, origin);
+		pthread_mutex_lock(&n->lock);
 	}
 	pthread_mutex_unlock(&n->lock);
 	return NULL;
@@ -136,8 +154,6 @@ static void *notifier_main(void *arg)
 
 int apex_notifier_start(apex_notifier_t *n)
 {
-	if (!has_targets(n->config))
-		return APEX_OK;
 	int err = pthread_create(&n->thread, NULL, notifier_main, n);
 	if (err != 0) {
 		apex_error("cannot start the notify thread: %s", strerror(err));

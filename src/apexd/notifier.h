@@ -21,11 +21,16 @@
 
 #include "daemon_config.h"
 #include "server.h"
+#include "settings.h"
 
 typedef struct apex_notifier {
 	apex_server_t *server;
-	const apex_config_t *config;
-	atomic_bool *pending; /* one per zone of config: a change to announce */
+	/* the notify lists and keys in force (a round keeps those it began
+	 * with: a reconfig changes the targets of the next) */
+	apex_settings_holder_t *settings;
+	/* the zones with a change to announce, under lock (each at most once) */
+	uint8_t (*pending)[APEX_NAME_MAX];
+	size_t pending_count, pending_capacity;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stopping;
@@ -35,9 +40,10 @@ typedef struct apex_notifier {
 	atomic_ullong sent, failed;
 } apex_notifier_t;
 
-int apex_notifier_init(apex_notifier_t *n, apex_server_t *server, const apex_config_t *cfg);
+/* settings must outlive it.  Returns 0 or an apex code. */
+int apex_notifier_init(apex_notifier_t *n, apex_server_t *server, apex_settings_holder_t *settings);
 
-/* Start the thread when some zone has notify: targets. */
+/* Start the thread (it sleeps while no zone has a change to announce). */
 int apex_notifier_start(apex_notifier_t *n);
 
 void apex_notifier_stop(apex_notifier_t *n);
@@ -47,8 +53,8 @@ void apex_notifier_free(apex_notifier_t *n);
 /* apexctl notify: notify origin's targets now.  APEX_ENOENT: it has none. */
 int apex_notifier_notify_now(apex_notifier_t *n, const uint8_t *origin);
 
-/* A new version of origin is served: notify its targets.  Never blocks
- * for long (a lock held for a flag). */
+/* A new version of origin is served: notify its targets (those in force
+ * when it is sent).  Never blocks for long (locks held for a lookup). */
 void apex_notifier_changed(apex_notifier_t *n, const uint8_t *origin);
 
 #endif

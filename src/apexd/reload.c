@@ -199,6 +199,7 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		z->loading = false;
 		z->done = seq;
 		z->loads++;
+		z->awaiting_transfer = false;
 		if (rc == APEX_OK) {
 			z->state = APEX_ZONE_LOADED;
 			z->error[0] = '\0';
@@ -211,7 +212,9 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 			z->failures++;
 			snprintf(z->error, sizeof(z->error), "%s", err);
 			clock_gettime(CLOCK_REALTIME, &z->failed_at);
-			if (secondary && z->loads == z->failures && access(file, F_OK) != 0)
+			z->awaiting_transfer =
+				secondary && z->loads == z->failures && access(file, F_OK) != 0;
+			if (z->awaiting_transfer)
 				apex_info("zone %s: no copy in %s yet: served after the first "
 					  "transfer",
 					  name, file);
@@ -393,7 +396,8 @@ bool apex_reloader_ticket_done(apex_reloader_t *r, const apex_reload_ticket_t *t
 		done = false;
 	} else {
 		snprintf(result->name, sizeof(result->name), "%s", z->name);
-		result->ok = z->state != APEX_ZONE_FAILED;
+		result->awaiting_transfer = z->awaiting_transfer;
+		result->ok = z->state != APEX_ZONE_FAILED || z->awaiting_transfer;
 		if (!result->ok)
 			snprintf(result->error, sizeof(result->error), "%s", z->error);
 	}
@@ -445,6 +449,7 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 			apex_managed_zone_t *z = r->zones[i];
 			char *file;
 
+			z->secondary = cfg->zones[j].request_xfr_count > 0;
 			if (strcmp(z->file, cfg->zones[j].file) == 0)
 				continue;
 			if ((file = strdup(cfg->zones[j].file)) == NULL) {
@@ -475,6 +480,24 @@ out:
 	pthread_mutex_unlock(&r->lock);
 	*tickets = list;
 	*count = n;
+	return rc;
+}
+
+uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
+{
+	pthread_mutex_lock(&r->lock);
+	ssize_t i = find_origin(r, origin);
+	uint64_t id = i >= 0 ? r->zones[i]->id : 0;
+	pthread_mutex_unlock(&r->lock);
+	return id;
+}
+
+int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zone)
+{
+	pthread_mutex_lock(&r->lock);
+	int rc = find_id(r, zone_id) != NULL ? apex_zonetable_publish(&r->server->zonetable, zone)
+					     : APEX_ENOENT;
+	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
 

@@ -50,6 +50,9 @@ typedef struct apex_managed_zone {
 	uint8_t origin[APEX_NAME_MAX];
 	char *file;
 	bool secondary; /* kept from primaries (request-xfr): the file is its copy */
+	/* a secondary zone whose copy does not exist yet (never loaded): not
+	 * a failure, it is served after its first transfer */
+	bool awaiting_transfer;
 	apex_zone_state_t state;
 	bool loading;                      /* a thread is loading it now */
 	char error[APEX_RELOAD_ERROR_MAX]; /* why the last load failed */
@@ -68,6 +71,9 @@ typedef struct apex_reload_ticket {
 typedef struct apex_reload_result {
 	bool removed; /* the zone was removed meanwhile */
 	bool ok;
+	/* ok: a secondary zone with no copy yet, served after its first
+	 * transfer (not a failure of the load) */
+	bool awaiting_transfer;
 	char name[APEX_RELOAD_NAME_TEXT];
 	char error[APEX_RELOAD_ERROR_MAX]; /* when !ok */
 } apex_reload_result_t;
@@ -146,6 +152,19 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
  */
 int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
 			  void (*fn)(const apex_managed_zone_t *zone, void *arg), void *arg);
+
+/* The id of the configured zone with this origin, or 0 when there is none.
+ * Ids are never reused: a zone removed and added again has a new one. */
+uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin);
+
+/*
+ * Publish a version of the configured zone zone_id built elsewhere (by a
+ * transfer), taking over the caller's reference to zone, unless that
+ * zone was removed meanwhile: APEX_ENOENT, and the reference stays the
+ * caller's.  Under the reloader's lock, so that a reconfig removing the
+ * zone either comes first (nothing is published) or removes this version.
+ */
+int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zone);
 
 /* Number of configured zones. */
 size_t apex_reloader_count(apex_reloader_t *r);

@@ -20,6 +20,7 @@
 #include "memory.h"
 #include "reload.h"
 #include "thread_priority.h"
+#include "worker.h"
 #include "query/precompute.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -56,28 +57,39 @@ static apex_acl_entry_t *copy_entries(const apex_acl_entry_t *from, size_t count
 	return to;
 }
 
-int apex_secondary_init(apex_secondary_t *s, apex_server_t *server, const apex_config_t *cfg)
+static void free_zones(apex_secondary_zone_t *zones, size_t count)
 {
-	memset(s, 0, sizeof(*s));
-	s->server = server;
-	s->config = cfg;
-	s->notify_fd = s->stop_fd = -1;
-	pthread_mutex_init(&s->lock, NULL);
+	for (size_t i = 0; i < count && zones != NULL; i++) {
+		free(zones[i].name);
+		free(zones[i].file);
+		free(zones[i].primaries);
+		free(zones[i].allow_notify);
+	}
+	free(zones);
+}
+
+/* The secondary zones of cfg, fresh (to be checked at once), into *out
+ * (owned; NULL when none).  Returns 0 or APEX_ENOMEM. */
+static int make_zones(const apex_config_t *cfg, apex_secondary_zone_t **out, size_t *out_count)
+{
+	size_t count = 0, n = 0;
+
+	*out = NULL;
+	*out_count = 0;
 	for (size_t i = 0; i < cfg->zone_count; i++)
-		s->count += cfg->zones[i].request_xfr_count > 0;
-	if (s->count == 0)
+		count += cfg->zones[i].request_xfr_count > 0;
+	if (count == 0)
 		return APEX_OK;
-	s->zones = calloc(s->count, sizeof(*s->zones));
-	if (s->zones == NULL)
+	apex_secondary_zone_t *zones = calloc(count, sizeof(*zones));
+	if (zones == NULL)
 		return APEX_ENOMEM;
-	size_t n = 0;
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		const apex_zone_config_t *zc = &cfg->zones[i];
 		apex_secondary_zone_t *z;
 
 		if (zc->request_xfr_count == 0)
 			continue;
-		z = &s->zones[n++];
+		z = &zones[n++];
 		z->name = strdup(zc->name);
 		z->file = strdup(zc->file);
 		memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
@@ -87,9 +99,29 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server, const apex_c
 		z->allow_notify_count = zc->allow_notify_count;
 		z->retry_ms = FIRST_RETRY_MS;
 		if (z->name == NULL || z->file == NULL || z->primaries == NULL ||
-		    (zc->allow_notify_count > 0 && z->allow_notify == NULL))
+		    (zc->allow_notify_count > 0 && z->allow_notify == NULL)) {
+			free_zones(zones, n);
 			return APEX_ENOMEM;
+		}
 	}
+	*out = zones;
+	*out_count = count;
+	return APEX_OK;
+}
+
+int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
+			apex_settings_holder_t *settings)
+{
+	memset(s, 0, sizeof(*s));
+	s->server = server;
+	s->settings = settings;
+	s->notify_fd = s->stop_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_rwlock_init(&s->zones_lock, NULL);
+	s->applied = apex_settings_get(settings);
+	int rc = make_zones(s->applied->cfg, &s->zones, &s->count);
+	if (rc < 0)
+		return rc;
 	s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->notify_fd < 0 || s->stop_fd < 0)
@@ -99,19 +131,120 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server, const apex_c
 
 void apex_secondary_free(apex_secondary_t *s)
 {
-	for (size_t i = 0; i < s->count && s->zones != NULL; i++) {
-		free(s->zones[i].name);
-		free(s->zones[i].file);
-		free(s->zones[i].primaries);
-		free(s->zones[i].allow_notify);
-	}
-	free(s->zones);
+	free_zones(s->zones, s->count);
+	apex_settings_put(s->applied);
 	if (s->notify_fd >= 0)
 		close(s->notify_fd);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
+	pthread_rwlock_destroy(&s->zones_lock);
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
+}
+
+static bool same_key(const apex_tsig_key_t *a, const apex_tsig_key_t *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return a->alg == b->alg && a->secret_size == b->secret_size &&
+	       memcmp(a->secret, b->secret, a->secret_size) == 0;
+}
+
+/* Whether two lists say the same: address, port, key name and AXFR-only
+ * (the texts) and the same secret behind each key. */
+static bool same_entries(const apex_acl_entry_t *a, size_t a_count, const apex_acl_entry_t *b,
+			 size_t b_count)
+{
+	if (a_count != b_count)
+		return false;
+	for (size_t i = 0; i < a_count; i++) {
+		if (strcmp(a[i].text, b[i].text) != 0 || !same_key(a[i].key, b[i].key))
+			return false;
+	}
+	return true;
+}
+
+/* The reloader's ids of zones (0 without a reloader). */
+static void bind_zones(apex_secondary_t *s, apex_secondary_zone_t *zones, size_t count)
+{
+	for (size_t i = 0; i < count && s->reloader != NULL; i++)
+		zones[i].reloader_id = apex_reloader_zone_id(s->reloader, zones[i].origin);
+}
+
+/* On the transfer thread, between two exchanges: take the secondary zones
+ * of the settings in force when they changed (secondary.h).  A zone the
+ * reconfigs removed and added again (a new reloader id) is taken as new,
+ * even when this thread saw neither step alone. */
+static void apply_settings(apex_secondary_t *s)
+{
+	apex_settings_t *next = apex_settings_get(s->settings);
+	apex_secondary_zone_t *zones;
+	size_t count, added = 0, changed = 0;
+
+	if (next == s->applied) {
+		apex_settings_put(next);
+		return;
+	}
+	if (make_zones(next->cfg, &zones, &count) < 0) {
+		apex_error("secondary zones: the new settings are not applied: out of memory");
+		apex_settings_put(next);
+		return;
+	}
+	bind_zones(s, zones, count);
+	pthread_rwlock_wrlock(&s->zones_lock);
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < count; i++) {
+		apex_secondary_zone_t *z = &zones[i], *was = NULL;
+
+		for (size_t j = 0; j < s->count && was == NULL; j++) {
+			if (apex_name_equal(s->zones[j].origin, z->origin) &&
+			    s->zones[j].reloader_id == z->reloader_id)
+				was = &s->zones[j];
+		}
+		if (was == NULL) {
+			added++;
+			atomic_store(&z->notified, true);
+			continue;
+		}
+		z->next_check = was->next_check;
+		z->expire_at = was->expire_at;
+		z->retry_ms = was->retry_ms;
+		z->status = was->status;
+		atomic_store(&z->notified, atomic_load(&was->notified));
+		atomic_store(&z->force, atomic_load(&was->force));
+		atomic_store(&z->notifies_accepted, atomic_load(&was->notifies_accepted));
+		atomic_store(&z->notifies_refused, atomic_load(&was->notifies_refused));
+		if (!same_entries(z->primaries, z->primary_count, was->primaries,
+				  was->primary_count)) {
+			atomic_store(&z->notified, true); /* new primaries or keys: ask now */
+			changed++;
+		} else if (!same_entries(z->allow_notify, z->allow_notify_count, was->allow_notify,
+					 was->allow_notify_count)) {
+			changed++;
+		}
+	}
+	size_t removed = s->count + added - count;
+	apex_secondary_zone_t *old_zones = s->zones;
+	size_t old_count = s->count;
+	apex_settings_t *old = s->applied;
+	s->zones = zones;
+	s->count = count;
+	s->applied = next;
+	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->zones_lock);
+	free_zones(old_zones, old_count);
+	apex_settings_put(old);
+	apex_info("secondary zones: %zu now (%zu added, %zu no longer secondary, %zu with new "
+		  "primaries or allow-notify)",
+		  count, added, removed, changed);
+}
+
+void apex_secondary_settings_changed(apex_secondary_t *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
 }
 
 static apex_secondary_zone_t *find_zone(apex_secondary_t *s, const uint8_t *origin)
@@ -138,14 +271,18 @@ void apex_secondary_rebase(apex_secondary_t *s,
 
 int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full)
 {
-	apex_secondary_zone_t *z = find_zone(s, origin);
 	uint64_t one = 1;
 
+	pthread_rwlock_rdlock(&s->zones_lock);
+	apex_secondary_zone_t *z = find_zone(s, origin);
+	if (z != NULL) {
+		if (full)
+			atomic_store(&z->force, true);
+		atomic_store(&z->notified, true);
+	}
+	pthread_rwlock_unlock(&s->zones_lock);
 	if (z == NULL)
 		return APEX_ENOENT;
-	if (full)
-		atomic_store(&z->force, true);
-	atomic_store(&z->notified, true);
 	if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return apex_errno();
 	return APEX_OK;
@@ -154,12 +291,15 @@ int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full
 bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_secondary_status_t *out,
 			   char *primaries, size_t primaries_size)
 {
-	apex_secondary_zone_t *z = find_zone(s, origin);
 	uint64_t now = apex_monotonic_ms();
 	size_t used = 0;
 
-	if (z == NULL)
+	pthread_rwlock_rdlock(&s->zones_lock);
+	apex_secondary_zone_t *z = find_zone(s, origin);
+	if (z == NULL) {
+		pthread_rwlock_unlock(&s->zones_lock);
 		return false;
+	}
 	pthread_mutex_lock(&s->lock);
 	*out = z->status;
 	out->next_check_ms = z->next_check > now ? z->next_check - now : 0;
@@ -171,6 +311,7 @@ bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_seco
 	for (size_t i = 0; i < z->primary_count && used < primaries_size; i++)
 		used += (size_t)snprintf(primaries + used, primaries_size - used, "%s%s",
 					 i > 0 ? "; " : "", z->primaries[i].text);
+	pthread_rwlock_unlock(&s->zones_lock);
 	return true;
 }
 
@@ -178,6 +319,7 @@ void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *f
 			   uint64_t *notifies_accepted, uint64_t *notifies_refused)
 {
 	*transfers = *failures = *notifies_accepted = *notifies_refused = 0;
+	pthread_rwlock_rdlock(&s->zones_lock);
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->count; i++) {
 		*transfers += s->zones[i].status.transfers;
@@ -188,15 +330,15 @@ void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *f
 		*notifies_accepted += atomic_load(&s->zones[i].notifies_accepted);
 		*notifies_refused += atomic_load(&s->zones[i].notifies_refused);
 	}
+	pthread_rwlock_unlock(&s->zones_lock);
 }
 
-bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin)
+bool apex_secondary_has(apex_secondary_t *s, const uint8_t *origin)
 {
-	for (size_t i = 0; i < s->count; i++) {
-		if (apex_name_equal(s->zones[i].origin, origin))
-			return true;
-	}
-	return false;
+	pthread_rwlock_rdlock(&s->zones_lock);
+	bool has = find_zone(s, origin) != NULL;
+	pthread_rwlock_unlock(&s->zones_lock);
+	return has;
 }
 
 /* ---------------------------------------------------------------- NOTIFY */
@@ -217,9 +359,15 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 			     size_t size, uint8_t *out, size_t out_capacity)
 {
 	apex_secondary_t *s = ctx;
-	apex_tsig_keyring_t ring = { s->config->keys, s->config->key_count };
 	apex_notify_result_t res;
 	uint64_t one = 1;
+
+	pthread_rwlock_rdlock(&s->zones_lock);
+	if (s->count == 0) {
+		pthread_rwlock_unlock(&s->zones_lock);
+		return APEX_WORKER_NOTIFY_PASS;
+	}
+	apex_tsig_keyring_t ring = { s->applied->cfg->keys, s->applied->cfg->key_count };
 	size_t n = apex_notify_answer(msg, size, (const struct sockaddr *)peer, &ring, zone_acl, s,
 				      (uint64_t)time(NULL), out, out_capacity, &res);
 	apex_secondary_zone_t *z = res.ctx_zone;
@@ -236,6 +384,7 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 			atomic_fetch_add_explicit(&z->notifies_refused, 1, memory_order_relaxed);
 		apex_debug("NOTIFY refused (RCODE %u): %s", res.rcode, res.why);
 	}
+	pthread_rwlock_unlock(&s->zones_lock);
 	return n;
 }
 
@@ -305,8 +454,8 @@ static void primary_of(const apex_acl_entry_t *e, apex_xfr_primary_t *p)
 static void timeouts_of(const apex_secondary_t *s, apex_xfr_timeouts_t *t)
 {
 	t->connect_ms = CONNECT_TIMEOUT_MS;
-	t->idle_ms = s->config->xfr_idle_timeout * 1000u;
-	t->total_ms = s->config->xfr_timeout * 1000u;
+	t->idle_ms = s->applied->cfg->xfr_idle_timeout * 1000u;
+	t->total_ms = s->applied->cfg->xfr_timeout * 1000u;
 	t->cancel_fd = s->stop_fd;
 }
 
@@ -319,7 +468,7 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 		   size_t err_size)
 {
 	apex_xfr_in_handler_t handler = { r, receive_record, receive_changes };
-	apex_xfr_in_limits_t limits = { s->config->xfr_size_limit, 0 };
+	apex_xfr_in_limits_t limits = { s->applied->cfg->xfr_size_limit, 0 };
 	apex_xfr_primary_t primary;
 	apex_xfr_timeouts_t t;
 	char source[200], header[300];
@@ -388,8 +537,11 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
 	apex_zone_ref(zone); /* for the published hook, dropped below */
-	if ((rc = apex_zonetable_publish(&s->server->zonetable, zone)) < 0) {
-		snprintf(err, err_size, "not published: %s", apex_strerror(rc));
+	rc = s->reloader != NULL ? apex_reloader_publish(s->reloader, z->reloader_id, zone)
+				 : apex_zonetable_publish(&s->server->zonetable, zone);
+	if (rc < 0) {
+		snprintf(err, err_size, "not published: %s",
+			 rc == APEX_ENOENT ? "the zone was removed meanwhile" : apex_strerror(rc));
 		apex_zone_unref(zone);
 		apex_zone_unref(zone);
 		apex_zone_unref(old);
@@ -587,17 +739,12 @@ static void check_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void nothing(const apex_managed_zone_t *zone, void *arg)
-{
-	(void)zone;
-	(void)arg;
-}
-
-/* Whether z is still configured (a reconfiguration may have removed it). */
+/* Whether z is still configured (a reconfiguration may have removed it,
+ * or removed it and added it again: then the new settings make it anew). */
 static bool configured(apex_secondary_t *s, const apex_secondary_zone_t *z)
 {
 	return s->reloader == NULL ||
-	       apex_reloader_foreach(s->reloader, z->origin, nothing, NULL) != APEX_ENOENT;
+	       apex_reloader_zone_id(s->reloader, z->origin) == z->reloader_id;
 }
 
 static void *secondary_main(void *arg)
@@ -607,9 +754,13 @@ static void *secondary_main(void *arg)
 	pthread_setname_np(pthread_self(), "apexd-xfr");
 	/* a transfer builds a version as a reload does, and as reload-priority
 	 * says: from the CPU time the workers leave */
-	apex_thread_lower_priority("transfer thread", s->config->reload_idle,
-				   (int)s->config->reload_nice);
+	apex_thread_lower_priority("transfer thread", s->applied->cfg->reload_idle,
+				   (int)s->applied->cfg->reload_nice);
+	bind_zones(s, s->zones, s->count);
 	for (;;) {
+		/* a reconfig's zones are taken here, between two exchanges */
+		if (apex_settings_generation(s->settings) != s->applied->generation)
+			apply_settings(s);
 		uint64_t now = apex_monotonic_ms(), next = now + 3600 * 1000;
 		struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
 					 { .fd = s->notify_fd, .events = POLLIN } };
@@ -647,11 +798,7 @@ static void *secondary_main(void *arg)
 
 int apex_secondary_start(apex_secondary_t *s)
 {
-	int err;
-
-	if (s->count == 0)
-		return APEX_OK;
-	err = pthread_create(&s->thread, NULL, secondary_main, s);
+	int err = pthread_create(&s->thread, NULL, secondary_main, s);
 	if (err != 0) {
 		apex_error("cannot start the transfer thread: %s", strerror(err));
 		return -err;

@@ -30,6 +30,7 @@
 
 #include "daemon_config.h"
 #include "server.h"
+#include "settings.h"
 #include "xfr/changes.h"
 
 /* What the last exchange for a zone did, for logs and apexctl. */
@@ -49,6 +50,10 @@ typedef struct apex_secondary_zone {
 	char *name;
 	uint8_t origin[APEX_NAME_MAX];
 	char *file;
+	/* the reloader's id of the configured zone this one keeps (reload.h),
+	 * set and read by the transfer thread: a zone removed and added again
+	 * by reconfigs has a new one, and is kept afresh */
+	uint64_t reloader_id;
 	apex_acl_entry_t *primaries; /* owned copies */
 	size_t primary_count;
 	apex_acl_entry_t *allow_notify;
@@ -65,9 +70,17 @@ typedef struct apex_secondary_zone {
 
 typedef struct apex_secondary {
 	apex_server_t *server;
-	const apex_config_t *config;
+	/* The settings in force (a reconfig replaces them), and the snapshot
+	 * the zones were made from: their primaries and allow-notify entries
+	 * point at its keys.  The transfer thread alone applies new settings,
+	 * between two exchanges, swapping zones, count and applied under
+	 * zones_lock; the workers (NOTIFY) and the control thread read them
+	 * under it.  The thread reads them without it: nobody else writes. */
+	apex_settings_holder_t *settings;
+	apex_settings_t *applied;
 	apex_secondary_zone_t *zones;
 	size_t count;
+	pthread_rwlock_t zones_lock;
 	pthread_mutex_t lock; /* the zones' status; never taken by a worker */
 	int notify_fd;        /* eventfd: a NOTIFY came */
 	int stop_fd;          /* eventfd: stop, abandoning an exchange under way */
@@ -83,9 +96,19 @@ typedef struct apex_secondary {
 	void *published_arg;
 } apex_secondary_t;
 
-/* Take the secondary zones of cfg (those with request-xfr); none is an
- * empty set.  cfg must outlive it.  Returns 0 or an apex code. */
-int apex_secondary_init(apex_secondary_t *s, apex_server_t *server, const apex_config_t *cfg);
+/* Take the secondary zones (those with request-xfr) of the settings in
+ * force; none is an empty set.  settings must outlive it.  Returns 0 or an
+ * apex code. */
+int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
+			apex_settings_holder_t *settings);
+
+/*
+ * The settings were replaced (a reconfig): the transfer thread takes the
+ * new secondary zones between two exchanges.  A zone kept keeps its state
+ * and timers; one whose primaries changed, and a new one, are checked at
+ * once; a zone no longer secondary is left alone.  Never blocks.
+ */
+void apex_secondary_settings_changed(apex_secondary_t *s);
 
 /*
  * Replace every zone's file path by rebase(base, path) (a suffix of
@@ -96,7 +119,8 @@ void apex_secondary_rebase(apex_secondary_t *s,
 			   const char *(*rebase)(const char *base, const char *path),
 			   const char *base);
 
-/* Start the thread (once the workers run); nothing to do without zones. */
+/* Start the thread (once the workers run); it sleeps while there is no
+ * secondary zone, until a reconfig brings one. */
 int apex_secondary_start(apex_secondary_t *s);
 
 /* Stop the thread: an exchange under way is abandoned. */
@@ -107,7 +131,10 @@ void apex_secondary_free(apex_secondary_t *s);
 /*
  * Answer a NOTIFY (a worker's notify hook, worker.h): checked against the
  * zone's allow-notify list and TSIG; when accepted, the transfer thread is
- * woken to check the zone at once.  Never blocks.  ctx: the apex_secondary_t.
+ * woken to check the zone at once.  Never waits for a transfer (a read
+ * lock the transfer thread holds only to swap the zones).  With no
+ * secondary zone at all, APEX_WORKER_NOTIFY_PASS: the worker answers it as
+ * any other message (NOTIMP).  ctx: the apex_secondary_t.
  */
 size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
 			     size_t size, uint8_t *out, size_t out_capacity);
@@ -126,6 +153,6 @@ void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *f
 			   uint64_t *notifies_accepted, uint64_t *notifies_refused);
 
 /* Whether origin is a secondary zone here. */
-bool apex_secondary_has(const apex_secondary_t *s, const uint8_t *origin);
+bool apex_secondary_has(apex_secondary_t *s, const uint8_t *origin);
 
 #endif

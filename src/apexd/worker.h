@@ -28,15 +28,19 @@
 #include "stats.h"
 #include "zone/zoneset.h"
 
+/* A notify hook's answer: not for it, the engine answers the message. */
+#define APEX_WORKER_NOTIFY_PASS SIZE_MAX
+
 typedef struct apex_worker {
 	/* written by this worker only; read by the statistics collector */
 	_Alignas(64) apex_worker_stats_t stats;
 	_Alignas(64) unsigned index;
 	apex_zonetable_t *zonetable;               /* shared: its generation is read per batch */
 	const apex_answer_config_t *answer_config; /* shared, read-only */
-	/* Where a NOTIFY request (opcode 4) goes instead of the engine, when
-	 * secondary zones are kept (secondary.h): it answers into out and
-	 * returns the size to send. Set before the worker starts. */
+	/* Where a NOTIFY request (opcode 4) goes instead of the engine
+	 * (secondary.h): it answers into out and returns the size to send,
+	 * or APEX_WORKER_NOTIFY_PASS to leave it to the engine.  Set before
+	 * the worker starts. */
 	size_t (*notify)(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
 			 size_t size, uint8_t *out, size_t out_capacity);
 	void *notify_ctx;
@@ -143,9 +147,12 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 	if (info == NULL)
 		info = &local;
 	if (__builtin_expect(
-		    worker->notify != NULL && query_size >= 12 && (query[2] & 0xf8) == 0x20, 0))
-		return worker->notify(worker->notify_ctx, peer, query, query_size, out,
-				      out_capacity);
+		    worker->notify != NULL && query_size >= 12 && (query[2] & 0xf8) == 0x20, 0)) {
+		size_t n = worker->notify(worker->notify_ctx, peer, query, query_size, out,
+					  out_capacity);
+		if (n != APEX_WORKER_NOTIFY_PASS)
+			return n;
+	}
 	apex_worker_client(&client, peer, worker->now);
 	size_t size = apex_answer_from(worker->zones, worker->answer_config, transport, &client,
 				       query, query_size, out, out_capacity, info);

@@ -34,11 +34,13 @@ typedef struct job {
 	uint8_t msg[]; /* the request */
 } job_t;
 
-int apex_xfr_out_init(apex_xfr_out_t *x, apex_server_t *server, const apex_config_t *cfg)
+int apex_xfr_out_init(apex_xfr_out_t *x, apex_server_t *server, apex_settings_holder_t *settings,
+		      unsigned max)
 {
 	memset(x, 0, sizeof(*x));
 	x->server = server;
-	x->config = cfg;
+	x->settings = settings;
+	x->max = max;
 	pthread_mutex_init(&x->log_lock, NULL);
 	x->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	return x->stop_fd < 0 ? apex_errno() : APEX_OK;
@@ -67,14 +69,21 @@ void apex_xfr_out_free(apex_xfr_out_t *x)
 	pthread_mutex_destroy(&x->log_lock);
 }
 
+/* What one transfer works with: the settings it began with. */
+typedef struct transfer_ctx {
+	apex_xfr_out_t *x;
+	const apex_config_t *cfg;
+} transfer_ctx_t;
+
 /* The served version of zone and its provide-xfr list (xfr_serve.h). */
 static bool zone_of(void *ctx, const uint8_t *zone, apex_zone_t **version,
 		    const apex_acl_entry_t **acl, size_t *acl_count)
 {
-	apex_xfr_out_t *x = ctx;
+	const transfer_ctx_t *tc = ctx;
+	apex_xfr_out_t *x = tc->x;
 
-	for (size_t i = 0; i < x->config->zone_count; i++) {
-		const apex_zone_config_t *zc = &x->config->zones[i];
+	for (size_t i = 0; i < tc->cfg->zone_count; i++) {
+		const apex_zone_config_t *zc = &tc->cfg->zones[i];
 
 		if (!apex_name_equal(zc->origin, zone))
 			continue;
@@ -168,7 +177,9 @@ static void *transfer_main(void *arg)
 {
 	job_t *job = arg;
 	apex_xfr_out_t *x = job->x;
-	const apex_config_t *cfg = x->config;
+	apex_settings_t *settings = apex_settings_get(x->settings);
+	const apex_config_t *cfg = settings->cfg;
+	transfer_ctx_t tc = { x, cfg };
 	apex_tsig_keyring_t ring = { cfg->keys, cfg->key_count };
 	apex_xfr_timeouts_t t = { 0, cfg->xfr_idle_timeout * 1000u, cfg->xfr_timeout * 1000u,
 				  x->stop_fd };
@@ -181,9 +192,10 @@ static void *transfer_main(void *arg)
 	apex_thread_lower_priority(NULL, cfg->reload_idle, (int)cfg->reload_nice);
 	peer_text(&job->peer, peer, sizeof(peer));
 	int rc = apex_xfr_serve(job->fd, (const struct sockaddr *)&job->peer, peer, job->msg,
-				job->size, &ring, zone_of, x, x->journal, &t, &res, err,
+				job->size, &ring, zone_of, &tc, x->journal, &t, &res, err,
 				sizeof(err));
 	log_result(x, job, peer, rc, &res, err, (double)(apex_monotonic_ms() - start) / 1000.0);
+	apex_settings_put(settings);
 	close(job->fd);
 	free(job);
 	atomic_fetch_sub(&x->running, 1);
@@ -198,7 +210,7 @@ bool apex_xfr_out_take(void *ctx, int fd, const struct sockaddr_storage *peer, c
 	pthread_t thread;
 	job_t *job;
 
-	if (atomic_fetch_add(&x->running, 1) >= x->config->xfr_out_max) {
+	if (atomic_fetch_add(&x->running, 1) >= x->max) {
 		atomic_fetch_sub(&x->running, 1);
 		return false;
 	}

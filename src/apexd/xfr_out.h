@@ -25,13 +25,17 @@
 
 #include "daemon_config.h"
 #include "server.h"
+#include "settings.h"
 #include "xfr/xfr_serve.h"
 
 #define APEX_XFR_OUT_LOG_SLOTS 64
 
 typedef struct apex_xfr_out {
 	apex_server_t *server;
-	const apex_config_t *config;
+	/* the provide-xfr lists and keys in force (a transfer keeps those it
+	 * began with); xfr-out-max, read at start, is not one of them */
+	apex_settings_holder_t *settings;
+	unsigned max;        /* xfr-out-max */
 	atomic_uint running; /* transfer threads alive */
 	/* the journals IXFR is answered from; set before the workers start */
 	const apex_xfr_serve_journal_t *journal;
@@ -46,8 +50,10 @@ typedef struct apex_xfr_out {
 	} logged[APEX_XFR_OUT_LOG_SLOTS];
 } apex_xfr_out_t;
 
-/* For cfg's zones (cfg must outlive it).  Returns 0 or an apex code. */
-int apex_xfr_out_init(apex_xfr_out_t *x, apex_server_t *server, const apex_config_t *cfg);
+/* For the zones of the settings in force, at most max (xfr-out-max) at
+ * once; settings must outlive it.  Returns 0 or an apex code. */
+int apex_xfr_out_init(apex_xfr_out_t *x, apex_server_t *server, apex_settings_holder_t *settings,
+		      unsigned max);
 
 /* Abandon the transfers under way and wait (bounded) for their threads. */
 void apex_xfr_out_stop(apex_xfr_out_t *x);

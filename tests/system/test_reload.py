@@ -380,14 +380,18 @@ def thread_priorities(pid):
 
 def test_reload_thread_runs_below_the_workers(reload_server):
     """By default (reload-priority: idle) the reload thread, named
-    apexd-reload, runs under SCHED_IDLE; the other threads keep
-    SCHED_OTHER at nice 0; the log says so."""
+    apexd-reload, runs under SCHED_IDLE, and so does the transfer thread
+    (apexd-xfr, started even without secondary zones: a reconfig may add
+    some); the other threads keep SCHED_OTHER at nice 0; the log says so."""
     s = reload_server
     s.ctl_ok("reload")  # the thread exists from the start; make sure it has run
     threads = thread_priorities(s.apexd.proc.pid)
+    below = ("apexd-reload", "apexd-xfr")
     reload = [(nice, policy) for name, nice, policy in threads.values() if name == "apexd-reload"]
-    others = [(nice, policy) for name, nice, policy in threads.values() if name != "apexd-reload"]
+    xfr = [(nice, policy) for name, nice, policy in threads.values() if name == "apexd-xfr"]
+    others = [(nice, policy) for name, nice, policy in threads.values() if name not in below]
     assert reload == [(0, SCHED_IDLE)], threads
+    assert xfr == [(0, SCHED_IDLE)], threads
     assert len(others) >= 1 + WORKERS and set(others) == {(0, SCHED_OTHER)}, threads
     assert "reload thread: scheduling policy idle (reload-priority idle)" in s.log()
 
