@@ -242,6 +242,14 @@ def answers(port):
         return False
 
 
+def wait_answering(apex):
+    """Wait until apexd answers at all (bounded by the start time-out)."""
+    deadline = time.monotonic() + servers.START_TIMEOUT
+    while not answers(apex.port):
+        assert time.monotonic() < deadline, apex.log_tail()
+        time.sleep(0.1)
+
+
 def serial_of(port):
     r = query(port, ORIGIN, dns.rdatatype.SOA)
     if r.rcode() != dns.rcode.NOERROR or not r.answer:
@@ -377,10 +385,7 @@ def test_wrong_key_is_not_served(tmp):
                           secret=WRONG_SECRET, wait_zone=False)
     try:
         apex.start()
-        deadline = time.monotonic() + servers.START_TIMEOUT
-        while not answers(apex.port):
-            assert time.monotonic() < deadline, apex.log_tail()
-            time.sleep(0.1)
+        wait_answering(apex)
         deadline = time.monotonic() + 3
         while time.monotonic() < deadline:
             r = query(apex.port, ORIGIN, dns.rdatatype.SOA)
@@ -554,6 +559,8 @@ class FakePrimary:
         if self.mode == "stall":
             self.stopping.wait(8)  # longer than apexd's xfr-idle-timeout (3 s)
             return
+        if self.mode == "slow":
+            self.stopping.wait(1.5)  # a transfer under way, within the idle timeout
         r2 = dns.message.make_response(q)
         r2.answer.extend(rest + closing)
         self.send(conn, r2)
@@ -903,6 +910,193 @@ def test_ixfr_that_does_not_apply(tmp):
         r = query(apex.port, "host1." + ORIGIN, dns.rdatatype.A)
         assert [rr.address for rr in r.answer[0]] == ["10.0.0.2"]
         assert query(apex.port, "added." + ORIGIN, dns.rdatatype.A).rcode() == dns.rcode.NXDOMAIN
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
+
+
+class NotifyCatcher:
+    """A NOTIFY target on a free UDP port: it answers every NOTIFY signed
+    with the test key and keeps (zone, serial) of each."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.seen = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.stopping.is_set():
+            try:
+                data, peer = self.sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            try:
+                q = dns.message.from_wire(data, keyring=KEYRING)
+            except dns.exception.DNSException:
+                continue  # not signed with the key: not answered
+            if q.opcode() != dns.opcode.NOTIFY or not q.had_tsig:
+                continue
+            serial = q.answer[0][0].serial if q.answer else None
+            self.seen.append((q.question[0].name.to_text(), serial))
+            self.sock.sendto(dns.message.make_response(q).to_wire(), peer)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(10)
+        self.sock.close()
+
+
+def test_reconfig_applies_transfer_settings(tmp):
+    """reconfig puts in force, without a restart, a key's new secret, a
+    secondary zone's new primaries, and new provide-xfr and notify lists;
+    a secondary zone removed and added again is transferred at once."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, _ = start_primary("knot", tmp)
+    fake = FakePrimary("good", base_records())  # serial 2, unsigned
+    catcher = NotifyCatcher()
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                          ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)],
+                          secret=WRONG_SECRET, wait_zone=False)
+
+    def reconfig():
+        apex.command()  # writes apex.conf again, on the same port
+        r = apexctl(apex, "reconfig")
+        assert r.returncode == 0, (r, apex.log_tail())
+
+    def axfr_with_key():
+        xfr = dns.query.xfr("127.0.0.1", ORIGIN, port=apex.port, keyring=KEYRING,
+                            keyname=KEY_NAME, keyalgorithm="hmac-sha256", lifetime=30,
+                            relativize=False)
+        return dns.zone.from_xfr(xfr, relativize=False)
+
+    try:
+        apex.start()
+        wait_answering(apex)
+        # the wrong secret: nothing transferred, a NOTIFY with the right one
+        # fails its MAC check
+        assert query(apex.port, ORIGIN, dns.rdatatype.SOA).rcode() == dns.rcode.REFUSED
+        with pytest.raises(dns.tsig.PeerBadSignature):
+            notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+
+        # the right secret, a provide-xfr list and a notify target
+        apex.secret = SECRET
+        apex.provide = "127.0.0.0/8 %s" % KEY_NAME
+        apex.notify = "127.0.0.1@%d %s" % (catcher.port, KEY_NAME)
+        reconfig()
+        wait_log(apex, "secondary zones: 1 now (0 added, 0 no longer secondary, 1 with new "
+                 "primaries or allow-notify)")
+        wait_serial(apex.port, 1, apex)
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        zone = axfr_with_key()
+        assert zone.get_rdataset("www", "TXT") is not None
+        deadline = time.monotonic() + WAIT
+        while (ORIGIN, 1) not in catcher.seen:
+            assert time.monotonic() < deadline, (catcher.seen, apex.log_tail())
+            time.sleep(0.1)
+
+        # another primary (unsigned, serial 2); provide-xfr and notify gone
+        apex.primaries = ["127.0.0.1@%d NOKEY" % fake.port]
+        apex.provide = apex.notify = None
+        reconfig()
+        wait_serial(apex.port, 2, apex)
+        assert "primaries: 127.0.0.1@%d NOKEY" % fake.port in apexctl(
+            apex, "zone-status", ORIGIN).stdout
+        with pytest.raises(dns.xfr.TransferError) as refused:
+            axfr_with_key()
+        assert refused.value.rcode == dns.rcode.REFUSED
+        notified = len(catcher.seen)
+
+        # the zone removed, then added again with a new copy: transferred
+        conf = os.path.join(apex.workdir, "apex.conf")
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text[:text.index("zone:")])
+        assert apexctl(apex, "reconfig").returncode == 0
+        assert query(apex.port, ORIGIN, dns.rdatatype.SOA).rcode() == dns.rcode.REFUSED
+        apex.copy = os.path.join(apex.workdir, "again.zone")
+        reconfig()
+        wait_serial(apex.port, 2, apex)
+        assert os.path.exists(apex.copy)
+        assert query(apex.port, "host1." + ORIGIN, dns.rdatatype.A).answer
+        time.sleep(1)
+        assert len(catcher.seen) == notified  # no notify target any more
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        catcher.stop()
+        fake.stop()
+        primary.stop()
+
+
+def test_zone_removed_during_transfer(tmp):
+    """A reconfig removes a secondary zone while its transfer runs: that
+    transfer is not published, the zone stays removed.  Removed and added
+    again (with a new copy) while a transfer runs: the zone is transferred
+    afresh into its new copy, not served from the transfer of the zone that
+    was removed."""
+    fake = FakePrimary("slow", base_records())  # 1.5 s per transfer
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"), ["127.0.0.1@%d NOKEY" % fake.port],
+                          wait_zone=False)
+    conf = os.path.join(apex.workdir, "apex.conf")
+
+    def reconfig():
+        r = apexctl(apex, "reconfig")
+        assert r.returncode == 0, (r, apex.log_tail())
+
+    def remove_zone():
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text[:text.index("zone:")])
+        reconfig()
+
+    def add_zone(copy):
+        apex.copy = copy
+        apex.command()  # writes apex.conf again, on the same port
+        reconfig()
+
+    def wait_axfrs(count):
+        deadline = time.monotonic() + WAIT
+        while fake.axfrs < count:
+            assert time.monotonic() < deadline, apex.log_tail()
+            time.sleep(0.01)
+
+    removed = "not published: the zone was removed meanwhile"
+    try:
+        apex.start()
+        # removed while its first transfer runs
+        wait_axfrs(1)
+        remove_zone()
+        wait_log(apex, removed)
+        time.sleep(0.5)
+        assert query(apex.port, ORIGIN, dns.rdatatype.SOA).rcode() == dns.rcode.REFUSED
+        assert not os.path.exists(apex.copy) or serial_of(apex.port) is None
+
+        # added again: transferred
+        add_zone(os.path.join(apex.workdir, "second.zone"))
+        wait_serial(apex.port, 2, apex)
+
+        # removed and added again while a transfer runs
+        axfrs = fake.axfrs
+        r = apexctl(apex, "retransfer", ORIGIN)
+        assert r.returncode == 0, (r, apex.log_tail())
+        wait_axfrs(axfrs + 1)
+        third = os.path.join(apex.workdir, "third.zone")
+        remove_zone()
+        add_zone(third)
+        wait_serial(apex.port, 2, apex)
+        deadline = time.monotonic() + WAIT
+        while not os.path.exists(third):
+            assert time.monotonic() < deadline, apex.log_tail()
+            time.sleep(0.1)
+        assert apex.log_tail(200).count(removed) == 2, apex.log_tail()
+        assert query(apex.port, "host1." + ORIGIN, dns.rdatatype.A).answer
     finally:
         assert apex.stop() == 0, apex.log_tail()
         fake.stop()
