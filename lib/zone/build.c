@@ -464,12 +464,18 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 	const apex_build_rr_t *rrs = bd->b->rrs;
 	if (end - first > UINT16_MAX)
 		return build_fail(bd, &rrs[first], "RRset with more than 65535 records");
-	const apex_build_rr_t *ttl_source = &rrs[first];
+	/* RFC 2181 5.2: one TTL per RRset; when the records' TTLs differ,
+	 * the lowest (what a resolver would use), and the first record in
+	 * the file is what the warning names as the RRset's */
+	const apex_build_rr_t *first_seen = &rrs[first];
 	const apex_build_rr_t *differs = NULL;
+	uint32_t lowest = rrs[first].ttl;
 	size_t size = 0;
 	for (size_t i = first; i < end; i++) {
-		if (rrs[i].seq < ttl_source->seq)
-			ttl_source = &rrs[i];
+		if (rrs[i].seq < first_seen->seq)
+			first_seen = &rrs[i];
+		if (rrs[i].ttl < lowest)
+			lowest = rrs[i].ttl;
 		size += 2u + rrs[i].rdlength;
 	}
 	if (rdata_in_place(rrs, first, end)) {
@@ -484,26 +490,24 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 		*blob = p;
 	}
 	for (size_t i = first; i < end; i++)
-		if (rrs[i].ttl != ttl_source->ttl && (differs == NULL || rrs[i].seq < differs->seq))
+		if (rrs[i].ttl != first_seen->ttl && (differs == NULL || rrs[i].seq < differs->seq))
 			differs = &rrs[i];
 	rrset->type = rrs[first].type;
 	rrset->count = (uint16_t)(end - first);
-	rrset->ttl = ttl_source->ttl;
+	rrset->ttl = lowest;
 	rrset->rdata_size = (uint32_t)size;
 	rrset->rrsig = NULL;
 	rrset->additional = NULL;
 	rrset->rdata_nodes = NULL;
-	if (differs != NULL) {
-		/* RFC 2181 5.2: one TTL per RRset; the first one wins. */
-		if (bd->ttl_warnings++ < WARNINGS_SHOWN) {
-			char name[APEX_NAME_MAX * 4 + 1];
-			apex_warning("zone %s: %s:%u: TTL %u differs from the TTL %u of the first "
-				     "record of the RRset %s type %u; using %u",
-				     bd->origin_text, bd->b->files[differs->file], differs->line,
-				     differs->ttl, ttl_source->ttl,
-				     owner_text(bd, rrs[first].owner, name, sizeof(name)),
-				     rrset->type, ttl_source->ttl);
-		}
+	if (differs != NULL && bd->ttl_warnings++ < WARNINGS_SHOWN) {
+		char name[APEX_NAME_MAX * 4 + 1];
+		apex_warning("zone %s: %s:%u: TTL %u differs from the TTL %u of the first "
+			     "record of the RRset %s type %u; using the lowest, %u (RFC 2181 "
+			     "section 5.2)",
+			     bd->origin_text, bd->b->files[differs->file], differs->line,
+			     differs->ttl, first_seen->ttl,
+			     owner_text(bd, rrs[first].owner, name, sizeof(name)), rrset->type,
+			     lowest);
 	}
 	return APEX_OK;
 }

@@ -3,8 +3,8 @@
  * A large zone file parsed on one thread per CPU: cut into chunks at line
  * starts that begin a record with an owner name, each chunk parsed into
  * a sink of its own, the sinks merged in file order, so that line
- * numbers, duplicate removal and "first TTL wins" do not depend on the
- * threads.  Each chunk starts with the $ORIGIN and $TTL in force where it
+ * numbers, duplicate removal and the warnings of differing TTLs do not
+ * depend on the threads.  Each chunk starts with the $ORIGIN and $TTL in force where it
  * starts, found by a quick scan for lines that begin with '$'.  When the
  * guess could be wrong (a file with $INCLUDE, a '$' line that was not a
  * directive, a chunk that ends inside parentheses) or any chunk fails,

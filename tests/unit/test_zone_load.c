@@ -130,6 +130,9 @@ static void test_directives_and_syntax(void **state)
 			   "unk TYPE65534 \\# 4 0A000001\n"
 			   "unk TYPE1 \\# 4 C0000202\n"
 			   "txt TXT \"a;b (c)\" plain\n"
+			   "ttls 600 A 192.0.2.13 ; TTLs differ: the lowest is served\n"
+			   "ttls 300 A 192.0.2.14\n"
+			   "ttls 900 A 192.0.2.15\n"
 			   "$ORIGIN deep.example.\n"
 			   "a.b A 192.0.2.12\n";
 	char err[512], path[300];
@@ -140,7 +143,7 @@ static void test_directives_and_syntax(void **state)
 
 	assert_int_equal(zone->serial, 2025010101);
 	assert_int_equal(zone->negative_ttl, 300);
-	assert_int_equal(zone->record_count, 12);
+	assert_int_equal(zone->record_count, 15);
 	assert_int_equal(zone->dnssec, APEX_DNSSEC_NONE);
 	assert_int_equal(zone->soa->ttl, 3600);
 
@@ -150,6 +153,11 @@ static void test_directives_and_syntax(void **state)
 	set = rrset(zone, "ns1.example.", APEX_TYPE_AAAA);
 	assert_non_null(set);
 	assert_int_equal(set->ttl, 3600);
+	/* RFC 2181 5.2: an RRset whose records' TTLs differ has the lowest */
+	set = rrset(zone, "ttls.example.", APEX_TYPE_A);
+	assert_non_null(set);
+	assert_int_equal(set->count, 3);
+	assert_int_equal(set->ttl, 300);
 
 	/* $INCLUDE with an origin; $ORIGIN inside it does not leak out. */
 	assert_non_null(rrset(zone, "inc.example.", APEX_TYPE_A));
@@ -426,8 +434,9 @@ static void test_ttl_and_glue_warnings(void **state)
 {
 	char log[8192];
 	apex_zone_t *zone = NULL;
-	/* The RRset's records sort as .1 then .2, but the file's first
-	 * record (.2, TTL 300) gives the TTL. */
+	/* The RRset's records sort as .1 then .2; the file's first record
+	 * (.2) has TTL 300, the other 100: the lowest is served (RFC 2181
+	 * 5.2), the warning names the first. */
 	int rc = load_capturing("$ORIGIN example.\n$TTL 60\n"
 				"@ SOA ns1 hostmaster 1 2 3 4 5\n"
 				"www 300 A 192.0.2.2\n"
@@ -439,11 +448,12 @@ static void test_ttl_and_glue_warnings(void **state)
 	assert_int_equal(rc, APEX_OK);
 	const apex_rrset_t *set = rrset(zone, "www.example.", APEX_TYPE_A);
 	assert_int_equal(set->count, 2);
-	assert_int_equal(set->ttl, 300);
+	assert_int_equal(set->ttl, 100);
 	size_t len;
 	assert_memory_equal(record(set, 0, &len), "\xc0\x00\x02\x01", 4);
 	assert_memory_equal(record(set, 1, &len), "\xc0\x00\x02\x02", 4);
-	if (strstr(log, "test.zone:5: TTL 100 differs") == NULL)
+	if (strstr(log, "test.zone:5: TTL 100 differs from the TTL 300 of the first") == NULL ||
+	    strstr(log, "using the lowest, 100") == NULL)
 		fail_msg("no TTL warning in: %s", log);
 	if (strstr(log, "DS record at lone.example., which is not a delegation") == NULL)
 		fail_msg("no stray DS warning in: %s", log);
