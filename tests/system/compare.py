@@ -46,6 +46,9 @@ is written here with its RFC:
   type (the caller re-asks them); see anytype_of().  Over TCP RFC 8482 §4.4
   lets a server give the conventional full answer: then every RRset in it
   must equal the references' answer for its type (compare_any_full()).
+  Below a DNAME these rules apply where the synthesised CNAME leads (RFC
+  6672 section 3.3 restarts the lookup there): the DNAME and the CNAME
+  before are compared as in any answer (dname_chain()).
 """
 
 import collections
@@ -222,13 +225,49 @@ def diff_against(query, cand, ref, pool):
     return diffs
 
 
+def dname_chain(resp):
+    """The DNAME RRsets and the CNAMEs synthesised from them (with their
+    RRSIGs) that lead from the query name to where an ANY query's data
+    is: a name below a DNAME is answered with the DNAME and a CNAME, and
+    the lookup goes on at the CNAME's target (RFC 6672 section 3.3), where
+    RFC 8482 applies.  Returns (the keys of the chain, the final name)."""
+    if resp.msg is None or not resp.msg.question:
+        return frozenset(), None
+    cur = resp.msg.question[0].name.to_text().lower()
+    dnames = {}
+    cnames = {}
+    for rrset in resp.msg.answer:
+        owner = rrset.name.to_text().lower()
+        if rrset.rdtype == T.DNAME:
+            dnames[owner] = rrset
+        elif rrset.rdtype == T.CNAME:
+            cnames[owner] = rrset[0].target.to_text().lower()
+    chain_names = set()
+    while cur in cnames and (cur, T.CNAME) not in chain_names:
+        dname = next((d for d in dnames if cur != d and name_under(cur, d)), None)
+        if dname is None:
+            break
+        chain_names.update([(dname, T.DNAME), (cur, T.CNAME)])
+        cur = cnames[cur]
+    keys = frozenset(k for k in resp.answer
+                     if (k[0], k[1]) in chain_names or (k[1] == T.RRSIG and (k[0], k[2]) in chain_names))
+    return keys, cur
+
+
+def any_data(resp):
+    """An ANY answer's RRsets at the end of its DNAME chain, if any."""
+    chain, _ = dname_chain(resp)
+    return resp.answer - chain
+
+
 def anytype_of(cand):
-    """For an ANY query: the one type in apex's answer (None if the answer
-    is empty or not a single RRset)."""
+    """For an ANY query: the one type in apex's answer at the end of its
+    DNAME chain (None if there is no data there or not a single RRset)."""
     if cand.msg is None:
         return None
-    types = {k[1] for k in cand.answer if k[1] != T.RRSIG}
-    owners = {k[0] for k in cand.answer if k[1] != T.RRSIG}
+    data = any_data(cand)
+    types = {k[1] for k in data if k[1] != T.RRSIG}
+    owners = {k[0] for k in data if k[1] != T.RRSIG}
     if len(types) == 1 and len(owners) == 1:
         return types.pop()
     return None
@@ -272,7 +311,7 @@ def compare(query, cand_wire, ref_wires, extra_pool=frozenset(), origin=None):
         return {"all": [("unexpected-response", "the references did not answer")] + own}
     if cand.msg is None:
         return {label: own for label in refs}
-    if query.qtype == T.ANY and cand.answer and not cand.tc and query.transport == "udp":
+    if query.qtype == T.ANY and any_data(cand) and not cand.tc and query.transport == "udp":
         t = anytype_of(cand)
         if t is None:
             own.append(("any", "ANY answer is not exactly one RRset (RFC 8482 §4.1): %s" %
@@ -310,11 +349,12 @@ def additional_pool(ref_wires):
 
 
 def types_in_answer(cand_wire):
-    """The types (RRSIG aside) in a response's answer section."""
+    """The types (RRSIG aside) in a response's answer section, after its
+    DNAME chain (dname_chain())."""
     cand = Response(cand_wire)
     if cand.msg is None:
         return []
-    return sorted({k[1] for k in cand.answer if k[1] != T.RRSIG})
+    return sorted({k[1] for k in any_data(cand) if k[1] != T.RRSIG})
 
 
 def compare_any_full(query, cand_wire, ref_wires_by_type):
@@ -326,15 +366,18 @@ def compare_any_full(query, cand_wire, ref_wires_by_type):
     if cand.rcode != 0:
         problems.append(("rcode", "%s with a non-empty ANY answer" % dns.rcode.to_text(cand.rcode)))
     for t, ref_wires in sorted(ref_wires_by_type.items()):
-        def of_type(keys):
-            return frozenset(k for k in keys if k[1] == t or (k[1] == T.RRSIG and k[2] == t))
-        mine = of_type(cand.answer)
+        def of_type(resp):
+            # the RRsets of type t, and the DNAME chain that led to them
+            chain, _ = dname_chain(resp)
+            return chain | frozenset(k for k in resp.answer
+                                     if k[1] == t or (k[1] == T.RRSIG and k[2] == t))
+        mine = of_type(cand)
         last = [("any", "no reference answered a query for type %s" % T.to_text(t))]
         for w in ref_wires.values():
             ref = Response(w) if w is not None else None
             if ref is None or ref.msg is None:
                 continue
-            last = set_diff("any", mine, of_type(ref.answer))
+            last = set_diff("any", mine, of_type(ref))
             if not last:
                 break
         problems += last

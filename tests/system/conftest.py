@@ -36,7 +36,13 @@ ZONE_SETS = {
             ("sl.", zone("sl.zone")), ("example.", zone("example.zone"))],
     "nsec": [("example.", zone("example.nsec.zone"))],
     "nsec3": [("example.", zone("example.nsec3.zone"))],
+    "occlusion": [("occlusion.", zone("occlusion.zone"))],
 }
+
+# The references of a zone set, when not NSD and Knot DNS: both refuse to
+# load data below a DNAME's owner, as RFC 6672 section 2.4 allows; BIND
+# loads it and occludes it, as apex does.
+REFERENCES_OF = {"occlusion": ("bind",)}
 
 # For checking the harness itself without apexd: APEX_SYSTEM_CANDIDATE=nsd
 # or knot puts a second reference server in apexd's place.
@@ -58,9 +64,10 @@ class ServerSet:
         self.candidate = CANDIDATES[CANDIDATE](
             os.path.join(self.workdir, "candidate"), self.zones, label="apexd" if CANDIDATE == "apexd"
             else "candidate-" + CANDIDATE)
+        kinds = {"nsd": servers.Nsd, "knot": servers.Knot, "bind": servers.Bind}
         self.references = {
-            "nsd": servers.Nsd(os.path.join(self.workdir, "nsd"), self.zones),
-            "knot": servers.Knot(os.path.join(self.workdir, "knot"), self.zones),
+            label: kinds[label](os.path.join(self.workdir, label), self.zones)
+            for label in REFERENCES_OF.get(name, ("nsd", "knot"))
         }
 
     def start(self):

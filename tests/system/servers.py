@@ -211,6 +211,31 @@ class Nsd(Server):
         return [shutil.which("nsd") or "/usr/sbin/nsd", "-d", "-c", conf]
 
 
+class Bind(Server):
+    """BIND 9 as an authoritative server of the zone files, recursion off:
+    the reference for zones that NSD and Knot DNS refuse to load (data
+    below a DNAME's owner, which RFC 6672 section 2.4 lets a server
+    refuse or occlude)."""
+
+    kind = "bind"
+
+    def command(self):
+        d = self.workdir
+        lines = [
+            "options {", '    directory "%s";' % d, '    pid-file "%s/named.pid";' % d,
+            "    listen-on port %d { %s; };" % (self.port, LOOPBACK), "    listen-on-v6 { none; };",
+            "    recursion no;", "    notify no;", "    rate-limit { responses-per-second 0; };",
+            "};",
+            "controls { };",
+        ]
+        for origin, path in self.zones:
+            lines.append('zone "%s" { type primary; file "%s"; };' % (origin, os.path.abspath(path)))
+        conf = os.path.join(d, "named.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [shutil.which("named") or "/usr/sbin/named", "-g", "-c", conf]
+
+
 class Knot(Server):
     """Knot DNS serving the zone files as they are: no signing, no journal,
     no zone file rewrite."""
