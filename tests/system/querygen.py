@@ -229,5 +229,106 @@ class Generator:
         return self.queries
 
 
+# The types every name of a feature zone is asked for, besides its own:
+# those whose handling differs by kind of name, a type absent almost
+# everywhere (HINFO), an obsolete one (MD, RFC 973) and a meta type asked
+# as a query type (MAILB, RFC 1035 §3.2.3).
+SYSTEMATIC_TYPES = [T.CNAME, T.DNAME, T.NS, T.DS, T.SOA, T.NSEC, T.NSEC3, T.RRSIG, T.ANY,
+                    T.HINFO, T.MD, T.MAILB]
+# Transport, EDNS payload and DO: without EDNS, with EDNS and DO off, with
+# EDNS and DO on, each over UDP and TCP.
+SYSTEMATIC_VARIANTS = [(transport, edns, do) for transport in ("udp", "tcp")
+                       for edns, do in ((None, False), (1232, False), (1232, True))]
+
+
+# The kinds of name every copy of the feature zone (zones/example.zone) has.
+FEATURE_KINDS = ("apex", "ordinary", "cname", "dname", "below-dname-1", "below-dname-2",
+                 "below-dname-3", "wildcard", "wildcard-covered-1", "wildcard-covered-2",
+                 "ent", "below-ent", "cut", "cut-ds", "below-cut", "glue", "nxdomain-near",
+                 "nxdomain-far")
+
+
+def name_kinds(z, rng):
+    """Every kind of name of zone z, as (kind, text name) pairs: the apex,
+    each owner by what it holds (ordinary, CNAME, DNAME, wildcard, cut, glue
+    or data under a cut, occluded below a DNAME, NSEC3 owner), names below
+    a DNAME at one to three labels, names a wildcard covers (one and two
+    labels), empty non-terminals and names below them, names below a cut,
+    and NXDOMAIN names next to existing ones and far from any."""
+    origin = z.origin
+    cuts = set(z.cuts)
+    dnames = sorted(n for n, ts in z.types.items() if T.DNAME in ts)
+    hashed = set(z.nsec3_owners)
+    kinds = [("apex", z.display[origin])]
+
+    def under(n, ancestors):
+        return any(n != a and n.is_subdomain(a) for a in ancestors)
+
+    # the NSEC3 owners are not names of the zone: a few of them suffice
+    sampled = set(rng.sample(sorted(hashed), min(len(hashed), 6)))
+    for n in sorted(z.types):
+        if n == origin or (n in hashed and n not in sampled):
+            continue
+        ts = z.types[n]
+        shown = z.display[n]
+        if n in hashed:
+            kind = "nsec3-owner"
+        elif under(n, dnames):
+            kind = "occluded"
+        elif under(n, cuts):
+            kind = "glue"
+        elif n in cuts:
+            kind = "cut-ds" if T.DS in ts else "cut"
+        elif n.labels[0] == b"*":
+            kind = "wildcard"
+        elif T.CNAME in ts:
+            kind = "cname"
+        elif T.DNAME in ts:
+            kind = "dname"
+        else:
+            kind = "ordinary"
+        kinds.append((kind, shown))
+        if kind == "dname":
+            name = shown
+            for depth in (1, 2, 3):
+                name = below(random_label(rng, 2, 8), name)
+                kinds.append(("below-dname-%d" % depth, name))
+        elif kind in ("cut", "cut-ds"):
+            kinds.append(("below-cut", below(random_label(rng, 2, 8), shown)))
+        elif kind == "wildcard":
+            parent = n.parent().to_text()
+            one = below(random_label(rng, 2, 8), parent)
+            kinds.append(("wildcard-covered-1", one))
+            kinds.append(("wildcard-covered-2", below(random_label(rng, 2, 8), one)))
+        if kind in ("ordinary", "cname", "cut", "cut-ds", "dname"):
+            # NXDOMAIN right next to the name, in the same parent
+            label = n.labels[0].decode("ascii", "replace")
+            kinds.append(("nxdomain-near", below(label + "0", n.parent().to_text())))
+    for e in z.ents:
+        kinds.append(("ent", e.to_text()))
+        kinds.append(("below-ent", below(random_label(rng, 2, 8), e.to_text())))
+    for _ in range(8):
+        kinds.append(("nxdomain-far", below(random_label(rng, 6, 14), z.display[origin])))
+    return kinds
+
+
+def systematic(origin, path, seed=1, skip_types=()):
+    """For each kind of name of a (small) zone, every type that can
+    matter there (its own, SYSTEMATIC_TYPES, A), each in every
+    SYSTEMATIC_VARIANTS, with random letter case half the time (except
+    skip_types): the queries and the count per kind."""
+    z = ZoneInfo(origin, path)
+    rng = random.Random("apex-systematic-%s-%s" % (z.origin.to_text(), seed))
+    queries, per_kind = [], {}
+    for kind, name in name_kinds(z, rng):
+        own = z.types.get(dns.name.from_text(name), set())
+        for t in sorted((set(own) | set(SYSTEMATIC_TYPES) | {T.A}) - set(skip_types)):
+            for transport, edns, do in SYSTEMATIC_VARIANTS:
+                text = randomise_case(rng, name) if rng.random() < 0.5 else name
+                queries.append(Query(text, int(t), transport, edns, do, False, False))
+                per_kind[kind] = per_kind.get(kind, 0) + 1
+    return queries, per_kind
+
+
 def generate(origin, path, seed=1, max_names=None, repeat=1):
     return Generator(ZoneInfo(origin, path), seed, max_names, repeat).generate()
