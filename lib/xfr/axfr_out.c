@@ -57,6 +57,15 @@ static bool next_rrset(apex_axfr_out_t *a, const apex_node_t **node, const apex_
 			*rs = r;
 			return true;
 		}
+		/* past the RRsets, the node's stray RRSIG sets (zone.h), one
+		 * at a time (a->rrset counts on) */
+		size_t strays;
+		const apex_stray_rrsig_t *stray = apex_zone_stray_rrsigs(a->zone, n, &strays);
+		if (a->rrset - n->rrset_count < strays) {
+			*node = n;
+			*rs = stray[a->rrset - n->rrset_count].sigs;
+			return true;
+		}
 	}
 	return false;
 }
@@ -64,6 +73,12 @@ static bool next_rrset(apex_axfr_out_t *a, const apex_node_t **node, const apex_
 /* The cursor past what next_rrset() gave. */
 static void advance(apex_axfr_out_t *a)
 {
+	const apex_node_t *n = current_node(a);
+
+	if (n != NULL && a->rrset >= n->rrset_count) {
+		a->rrset++; /* a stray RRSIG set */
+		return;
+	}
 	if (a->rrsig_next) {
 		a->rrsig_next = false;
 		a->rrset++;

@@ -111,9 +111,39 @@ static int rrset_difference(diff_t *d, const uint8_t *owner, uint16_t type,
 	return rc;
 }
 
+/* The type an RRSIG set covers. */
+static uint16_t covered(const apex_rrset_t *sigs)
+{
+	return apex_read_u16(sigs->rdata + 2);
+}
+
+/* Emit the stray RRSIG sets (zone.h) of node mine (of zone mz) that node
+ * theirs (of zone tz, or NULL) lacks, matched by the type they cover. */
+static int stray_difference(diff_t *d, const apex_zone_t *mz, const apex_node_t *mine,
+			    const apex_zone_t *tz, const apex_node_t *theirs)
+{
+	size_t mine_count, theirs_count = 0;
+	const apex_stray_rrsig_t *m = apex_zone_stray_rrsigs(mz, mine, &mine_count);
+	const apex_stray_rrsig_t *t =
+		theirs != NULL ? apex_zone_stray_rrsigs(tz, theirs, &theirs_count) : NULL;
+	int rc = APEX_OK;
+
+	for (size_t i = 0; i < mine_count && rc == APEX_OK; i++) {
+		const apex_rrset_t *other = NULL;
+
+		for (size_t j = 0; j < theirs_count && other == NULL; j++)
+			if (covered(t[j].sigs) == covered(m[i].sigs))
+				other = t[j].sigs;
+		rc = rrset_difference(d, mine->name, APEX_TYPE_RRSIG, m[i].sigs, other);
+	}
+	return rc;
+}
+
 /* Emit what node mine has and node theirs (the same name on the other
- * side, or NULL) lacks: RRsets by type, and each RRset's RRSIGs. */
-static int node_difference(diff_t *d, const apex_node_t *mine, const apex_node_t *theirs)
+ * side, or NULL) lacks: RRsets by type, each RRset's RRSIGs, and the
+ * stray RRSIG sets. */
+static int node_difference(diff_t *d, const apex_zone_t *mz, const apex_node_t *mine,
+			   const apex_zone_t *tz, const apex_node_t *theirs)
 {
 	uint16_t j = 0, n = theirs != NULL ? theirs->rrset_count : 0;
 	int rc = APEX_OK;
@@ -131,6 +161,8 @@ static int node_difference(diff_t *d, const apex_node_t *mine, const apex_node_t
 			rc = rrset_difference(d, mine->name, APEX_TYPE_RRSIG, rs->rrsig,
 					      other != NULL ? other->rrsig : NULL);
 	}
+	if (rc == APEX_OK)
+		rc = stray_difference(d, mz, mine, tz, theirs);
 	return rc;
 }
 
@@ -163,7 +195,7 @@ static int walk(diff_t *d, const apex_zone_t *mine, size_t mine_count, const ape
 			j++;
 		if (j < theirs_count && c == 0)
 			other = at(theirs, j);
-		rc = node_difference(d, node, other);
+		rc = node_difference(d, mine, node, theirs, other);
 	}
 	return rc;
 }

@@ -35,6 +35,10 @@ static int node_records(const apex_zone_t *zone, const apex_node_t *n, apex_rr_f
 		if (rc == APEX_OK && rs->rrsig != NULL)
 			rc = rrset_records(n->name, rs->rrsig, fn, ctx);
 	}
+	size_t strays;
+	const apex_stray_rrsig_t *stray = apex_zone_stray_rrsigs(zone, n, &strays);
+	for (size_t i = 0; i < strays && rc == APEX_OK; i++)
+		rc = rrset_records(n->name, stray[i].sigs, fn, ctx);
 	return rc;
 }
 

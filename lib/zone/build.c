@@ -583,22 +583,57 @@ static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc
 
 /* Link each RRset of a node with the RRSIGs that cover it, where they
  * are authoritative: never below a cut, and at a cut only DS and NSEC
- * (the NS RRset and any glue at a delegation are not signed). */
-static void link_rrsigs(build_t *bd, uint32_t r)
+ * (the NS RRset and any glue at a delegation are not signed).  The
+ * others are stray (zone->stray_rrsigs): with strays NULL they are
+ * counted into *stray_count, else stored at strays[*stray_count++]. */
+static void link_rrsigs(build_t *bd, uint32_t r, apex_stray_rrsig_t *strays, size_t *stray_count)
 {
 	apex_node_t *node = bd->owner_node[r];
-	if (node == NULL || (node->flags & APEX_NODE_OCCLUDED))
+	if (node == NULL)
 		return;
 	for (uint16_t s = 0; s < bd->owner_sig_count[r]; s++) {
 		const apex_rrset_t *sigs = &bd->owner_sigs[r][s];
 		uint16_t covered = (uint16_t)(sigs->rdata[2] << 8 | sigs->rdata[3]);
-		if ((node->flags & APEX_NODE_DELEGATION) && covered != APEX_TYPE_DS &&
-		    covered != APEX_TYPE_NSEC)
-			continue;
 		apex_rrset_t *set = (apex_rrset_t *)apex_node_rrset(node, covered);
+		if ((node->flags & APEX_NODE_OCCLUDED) ||
+		    ((node->flags & APEX_NODE_DELEGATION) && covered != APEX_TYPE_DS &&
+		     covered != APEX_TYPE_NSEC))
+			set = NULL;
 		if (set != NULL)
 			set->rrsig = sigs;
+		else if (strays != NULL)
+			strays[(*stray_count)++] = (apex_stray_rrsig_t){ node->id, sigs };
+		else
+			(*stray_count)++;
 	}
+}
+
+static int compare_strays(const void *a, const void *b)
+{
+	const apex_stray_rrsig_t *x = a, *y = b;
+
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/* Link the RRSIGs of every owner; keep the stray ones, by node id. */
+static int link_all_rrsigs(build_t *bd)
+{
+	apex_zone_t *zone = bd->zone;
+	size_t count = 0, n = 0;
+
+	for (uint32_t r = 0; r < bd->b->owner_count; r++)
+		link_rrsigs(bd, r, NULL, &count);
+	if (count == 0)
+		return APEX_OK;
+	apex_stray_rrsig_t *strays = apex_arena_alloc(zone->arena, count * sizeof(*strays));
+	if (strays == NULL)
+		return APEX_ENOMEM;
+	for (uint32_t r = 0; r < bd->b->owner_count; r++)
+		link_rrsigs(bd, r, strays, &n);
+	qsort(strays, n, sizeof(*strays), compare_strays);
+	zone->stray_rrsigs = strays;
+	zone->stray_rrsig_count = n;
+	return APEX_OK;
 }
 
 /* A DS RRset belongs at a delegation (RFC 4035 2.4); elsewhere it is
@@ -1123,10 +1158,9 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 	zone->apex = &nodes[0];
 	zone->record_count = bd->b->rr_count;
 	set_structure(zone, nodes, descs);
-	for (uint32_t r = 0; r < bd->b->owner_count; r++)
-		link_rrsigs(bd, r);
+	int rc = link_all_rrsigs(bd);
 	warn_stray_ds(bd, nodes);
-	return APEX_OK;
+	return rc;
 }
 
 /* Steps 5 to 7: what the query path needs beyond the index. */

@@ -129,6 +129,25 @@ void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_si
 	}
 }
 
+const apex_stray_rrsig_t *apex_zone_stray_rrsigs(const apex_zone_t *zone, const apex_node_t *node,
+						 size_t *count)
+{
+	size_t lo = 0, hi = zone->stray_rrsig_count, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (zone->stray_rrsigs[mid].node < node->id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < zone->stray_rrsig_count && zone->stray_rrsigs[end].node == node->id;)
+		end++;
+	*count = end - lo;
+	return end > lo ? &zone->stray_rrsigs[lo] : NULL;
+}
+
 const apex_rrset_t *apex_node_rrset(const apex_node_t *node, uint16_t type)
 {
 	/* RRsets are sorted by type and nodes have few: a linear scan. */

@@ -186,6 +186,12 @@ typedef enum {
 	APEX_DNSSEC_NSEC3,
 } apex_dnssec_t;
 
+/* An RRSIG set kept beside the index (zone->stray_rrsigs). */
+typedef struct apex_stray_rrsig {
+	uint32_t node; /* the owner's id */
+	const apex_rrset_t *sigs;
+} apex_stray_rrsig_t;
+
 typedef struct apex_zone {
 	atomic_uint refcount; /* see apex_zone_ref()/apex_zone_unref() */
 	/* A secondary zone past its SOA expire time without a successful
@@ -249,6 +255,14 @@ typedef struct apex_zone {
 	size_t referral_count;
 	const struct apex_fragment *negative[2]; /* without and with DO */
 
+	/* RRSIG sets that no answer uses, kept so that transfers, the copy
+	 * and the ZONEMD digest carry every record of the zone: those below
+	 * a zone cut or at a cut covering another type than DS and NSEC
+	 * (signed glue, occluded data), and those covering a type their
+	 * owner lacks.  Sorted by node id (apex_zone_stray_rrsigs()). */
+	const apex_stray_rrsig_t *stray_rrsigs;
+	size_t stray_rrsig_count;
+
 	/* What zone-status reports. */
 	char *file;                /* path it was loaded from */
 	size_t record_count;       /* RRs in the file, after duplicates were removed */
@@ -256,6 +270,10 @@ typedef struct apex_zone {
 	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
+
+/* The stray RRSIG sets of node (zone->stray_rrsigs), *count of them. */
+const apex_stray_rrsig_t *apex_zone_stray_rrsigs(const apex_zone_t *zone, const apex_node_t *node,
+						 size_t *count);
 
 /* The node with id `id`, or NULL for APEX_NODE_NONE. */
 static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_t id)

@@ -127,13 +127,16 @@ static void list_node(records_t *l, const apex_node_t *n)
 	}
 }
 
-/* Every record of zone, the SOA included. */
+/* Every record of zone, the SOA and the stray RRSIG sets included. */
 static void zone_list(const apex_zone_t *zone, records_t *l)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
 		list_node(l, apex_zone_node_at(zone, i));
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
 		list_node(l, apex_zone_nsec3_owner_at(zone, i));
+	for (size_t i = 0; i < zone->stray_rrsig_count; i++)
+		list_rrset(l, apex_zone_node(zone, zone->stray_rrsigs[i].node)->name,
+			   zone->stray_rrsigs[i].sigs);
 }
 
 static bool same_record(const record_t *a, const record_t *b)

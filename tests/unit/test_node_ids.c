@@ -123,6 +123,13 @@ static uint64_t next(void)
 	return rng;
 }
 
+/* Stray RRSIG sets by node id, as the build sorts them (zone.h). */
+static int compare_strays(const void *a, const void *b)
+{
+	const apex_stray_rrsig_t *x = a, *y = b;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
 /* z with its ids shuffled (the apex keeps 0); precomputed again. */
 static void shuffle(const apex_zone_t *z, shuffled_t *s)
 {
@@ -173,6 +180,14 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 		s->nsec3[i].node = &s->nodes[map[z->nsec3[i].node->id]];
 	}
 	apex_zone_t *c = &s->zone;
+	if (z->stray_rrsig_count > 0) {
+		apex_stray_rrsig_t *strays = keep(s, z->stray_rrsig_count * sizeof(*strays));
+		for (size_t i = 0; i < z->stray_rrsig_count; i++)
+			strays[i] = (apex_stray_rrsig_t){ map[z->stray_rrsigs[i].node],
+							  z->stray_rrsigs[i].sigs };
+		qsort(strays, z->stray_rrsig_count, sizeof(*strays), compare_strays);
+		c->stray_rrsigs = strays;
+	}
 	atomic_init(&c->refcount, 1);
 	c->nodes = s->nodes;
 	c->order = s->order;

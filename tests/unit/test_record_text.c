@@ -98,6 +98,9 @@ static void round_trip(const char *file, const char *origin, size_t min_fast_per
 		copy_node(&c, apex_zone_node_at(zone, i), &n);
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
 		copy_node(&c, apex_zone_nsec3_owner_at(zone, i), &n);
+	for (size_t i = 0; i < zone->stray_rrsig_count; i++)
+		copy_rrset(&c, apex_zone_node(zone, zone->stray_rrsigs[i].node)->name,
+			   APEX_TYPE_RRSIG, zone->stray_rrsigs[i].sigs, &n);
 	assert_int_equal(apex_zone_copy_commit(&c, err, sizeof(err)), APEX_OK);
 	if (apex_zone_load(path, zone->origin, &back, err, sizeof(err)) != APEX_OK)
 		fail_msg("%s: the copy does not load: %s", file, err);

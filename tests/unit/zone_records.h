@@ -113,14 +113,18 @@ static inline void add_node(text_set_t *s, const apex_node_t *node)
 	}
 }
 
-/* Every record a version holds (RRSIGs over glue, which no answer
- * carries, are not kept: a few zones sign glue). */
+/* Every record a version holds, the stray RRSIG sets (over glue or
+ * occluded data, which no answer carries) included. */
 static inline void zone_records(const apex_zone_t *zone, text_set_t *s)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
 		add_node(s, apex_zone_node_at(zone, i));
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
 		add_node(s, apex_zone_nsec3_owner_at(zone, i));
+	for (size_t i = 0; i < zone->stray_rrsig_count; i++) {
+		const apex_node_t *node = apex_zone_node(zone, zone->stray_rrsigs[i].node);
+		add_rrset(s, node->name, APEX_TYPE_RRSIG, zone->stray_rrsigs[i].sigs);
+	}
 	set_sort(s);
 }
 
