@@ -208,6 +208,7 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 	}
 	item.name = strdup(canonical);
 	item.file = absolute_path(file, base_dir);
+	item.zonemd_verify = true;
 	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
 	if (item.name == NULL || item.file == NULL || grown == NULL) {
 		free(item.name);
@@ -306,6 +307,7 @@ typedef struct parser {
 	char *zone_name;
 	char *zone_file;
 	acl_list_t zone_request_xfr, zone_allow_notify, zone_provide_xfr, zone_notify;
+	bool zone_zonemd_off; /* zonemd-verify: no */
 	/* the key: section being read */
 	unsigned key_line;
 	char *key_name, *key_algorithm, *key_secret;
@@ -575,6 +577,16 @@ static int key_notify(parser_t *p, const char *key, const char *value)
 	return acl_push(p, &p->zone_notify, value, true);
 }
 
+/* zonemd-verify: yes (the default) or no. */
+static int key_zonemd_verify(parser_t *p, const char *key, const char *value)
+{
+	bool on;
+	int rc = parse_bool(p, key, value, &on);
+
+	p->zone_zonemd_off = !on;
+	return rc;
+}
+
 /* journal-size: 0 (no journal) or at least 4096 bytes (xfr/journal.h). */
 static int key_journal_size(parser_t *p, const char *key, const char *value)
 {
@@ -684,9 +696,13 @@ static const key_def_t server_keys[] = {
 
 /* A zone: section. */
 static const key_def_t zone_keys[] = {
-	CUSTOM_KEY("name", key_zone_name),          CUSTOM_KEY("file", key_zone_file),
-	CUSTOM_KEY("request-xfr", key_request_xfr), CUSTOM_KEY("allow-notify", key_allow_notify),
-	CUSTOM_KEY("provide-xfr", key_provide_xfr), CUSTOM_KEY("notify", key_notify),
+	CUSTOM_KEY("name", key_zone_name),
+	CUSTOM_KEY("file", key_zone_file),
+	CUSTOM_KEY("request-xfr", key_request_xfr),
+	CUSTOM_KEY("allow-notify", key_allow_notify),
+	CUSTOM_KEY("provide-xfr", key_provide_xfr),
+	CUSTOM_KEY("notify", key_notify),
+	CUSTOM_KEY("zonemd-verify", key_zonemd_verify),
 };
 
 /* A key: section. */
@@ -768,6 +784,7 @@ static int zone_end(parser_t *p)
 		z->provide_xfr_count = p->zone_provide_xfr.count;
 		z->notify = p->zone_notify.entries;
 		z->notify_count = p->zone_notify.count;
+		z->zonemd_verify = !p->zone_zonemd_off;
 		memset(&p->zone_notify, 0, sizeof(p->zone_notify));
 		memset(&p->zone_request_xfr, 0, sizeof(p->zone_request_xfr));
 		memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
@@ -785,6 +802,7 @@ static int zone_end(parser_t *p)
 	memset(&p->zone_allow_notify, 0, sizeof(p->zone_allow_notify));
 	memset(&p->zone_provide_xfr, 0, sizeof(p->zone_provide_xfr));
 	p->zone_name = p->zone_file = NULL;
+	p->zone_zonemd_off = false;
 	return rc;
 }
 

@@ -68,6 +68,9 @@ typedef struct apex_zone_config {
 	/* Whom to NOTIFY of every new serial (notify).  Array owned. */
 	apex_acl_entry_t *notify;
 	size_t notify_count;
+	/* Check the zone's ZONEMD record (RFC 8976) before serving a version
+	 * (zonemd-verify; the default, and for zones given with -z). */
+	bool zonemd_verify;
 } apex_zone_config_t;
 
 typedef struct apex_config {

@@ -16,6 +16,7 @@
 
 #include "memory.h"
 #include "thread_priority.h"
+#include "zonemd_check.h"
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -47,6 +48,7 @@ static apex_managed_zone_t *zone_new(apex_reloader_t *r, const apex_zone_config_
 		return NULL;
 	}
 	z->secondary = zc->request_xfr_count > 0;
+	z->zonemd_verify = zc->zonemd_verify;
 	z->id = ++r->next_id;
 	z->state = APEX_ZONE_LOADING;
 	z->requested = 1;
@@ -152,7 +154,7 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	apex_zone_t *zone = NULL, *old = NULL;
 	int rc;
 
-	bool secondary = z->secondary;
+	bool secondary = z->secondary, zonemd_verify = z->zonemd_verify;
 
 	z->loading = true;
 	z->state = APEX_ZONE_LOADING;
@@ -165,7 +167,9 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		rc = APEX_ENOMEM;
 	} else {
 		rc = apex_zone_load(file, origin, &zone, err, sizeof(err));
-		if (rc == APEX_OK && (rc = apex_precompute(zone)) != APEX_OK) {
+		if (rc == APEX_OK && ((rc = apex_precompute(zone)) != APEX_OK ||
+				      (rc = apexd_zonemd_check(name, zone, zonemd_verify, err,
+							       sizeof(err))) != APEX_OK)) {
 			apex_zone_unref(zone);
 			zone = NULL;
 		}
@@ -450,6 +454,7 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 			char *file;
 
 			z->secondary = cfg->zones[j].request_xfr_count > 0;
+			z->zonemd_verify = cfg->zones[j].zonemd_verify;
 			if (strcmp(z->file, cfg->zones[j].file) == 0)
 				continue;
 			if ((file = strdup(cfg->zones[j].file)) == NULL) {

@@ -49,7 +49,8 @@ typedef struct apex_managed_zone {
 	char *name;  /* canonical text, e.g. "example." */
 	uint8_t origin[APEX_NAME_MAX];
 	char *file;
-	bool secondary; /* kept from primaries (request-xfr): the file is its copy */
+	bool secondary;     /* kept from primaries (request-xfr): the file is its copy */
+	bool zonemd_verify; /* its ZONEMD is checked before a version is served */
 	/* a secondary zone whose copy does not exist yet (never loaded): not
 	 * a failure, it is served after its first transfer */
 	bool awaiting_transfer;

@@ -21,6 +21,7 @@
 #include "reload.h"
 #include "thread_priority.h"
 #include "worker.h"
+#include "zonemd_check.h"
 #include "query/precompute.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -97,6 +98,7 @@ static int make_zones(const apex_config_t *cfg, apex_secondary_zone_t **out, siz
 		z->primary_count = zc->request_xfr_count;
 		z->allow_notify = copy_entries(zc->allow_notify, zc->allow_notify_count);
 		z->allow_notify_count = zc->allow_notify_count;
+		z->zonemd_verify = zc->zonemd_verify;
 		z->retry_ms = FIRST_RETRY_MS;
 		if (z->name == NULL || z->file == NULL || z->primaries == NULL ||
 		    (zc->allow_notify_count > 0 && z->allow_notify == NULL)) {
@@ -525,12 +527,14 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	int rc = apex_zone_from_wire_finish(r->builder, &zone);
 
 	r->builder = NULL;
-	if (rc == APEX_OK && (rc = apex_precompute(zone)) < 0) {
+	if (rc == APEX_OK && (rc = apex_precompute(zone)) < 0)
 		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
+	if (rc == APEX_OK)
+		rc = apexd_zonemd_check(z->name, zone, z->zonemd_verify, err, err_size);
+	if (rc < 0) {
 		apex_zone_unref(zone);
-	}
-	if (rc < 0)
 		return rc;
+	}
 	if (!r->derived)
 		commit_copy(z, r, NULL);
 	old = apex_server_served_version(s->server, z->origin);

@@ -58,6 +58,7 @@ typedef struct apex_secondary_zone {
 	size_t primary_count;
 	apex_acl_entry_t *allow_notify;
 	size_t allow_notify_count;
+	bool zonemd_verify; /* a transfer's ZONEMD is checked before it is served */
 	/* when to act (CLOCK_MONOTONIC milliseconds) */
 	uint64_t next_check;
 	uint64_t expire_at;   /* 0: no expiry pending */
