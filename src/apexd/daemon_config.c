@@ -1063,13 +1063,18 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 	return rc;
 }
 
-int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
+int apex_config_require_listen(const apex_config_t *cfg, char *err, size_t err_size)
 {
 	if (cfg->listen_count == 0)
 		return apex_fail(
 			err, err_size, APEX_EINVAL,
 			"no listen address: give one with -l ADDR@PORT or 'listen:' in the "
 			"config file");
+	return APEX_OK;
+}
+
+int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
+{
 	/* Without an explicit nsid:, the identity doubles as the NSID. */
 	if (!cfg->nsid_set && cfg->identity != NULL) {
 		size_t size = strlen(cfg->identity);

@@ -167,9 +167,13 @@ int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, siz
 
 /*
  * Final checks and derived values once the file and the command line
- * are in: at least one listen address; NSID defaults to the identity.
+ * are in: NSID defaults to the identity.
  */
 int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size);
+
+/* At least one listen address: what serving needs (apexd -t checks a
+ * configuration without one).  Returns 0 or APEX_EINVAL with err. */
+int apex_config_require_listen(const apex_config_t *cfg, char *err, size_t err_size);
 
 /* Number of CPUs this process may run on (at least 1). */
 unsigned apex_config_cpu_count(void);

@@ -210,7 +210,8 @@ static int build_config(const options_t *opt, apex_config_t *cfg)
 		apex_error("-u: expected USER[:GROUP], not '%s'", opt->user);
 		return rc;
 	}
-	if ((rc = apex_config_finish(cfg, err, sizeof(err))) < 0) {
+	if ((rc = apex_config_finish(cfg, err, sizeof(err))) < 0 ||
+	    (!opt->check_only && (rc = apex_config_require_listen(cfg, err, sizeof(err))) < 0)) {
 		apex_error("%s", err);
 		return rc;
 	}
