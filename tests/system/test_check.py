@@ -50,3 +50,15 @@ def test_a_bad_configuration(tmp_path):
                 % zone_path("example.zone"))
     r = check("-c", conf)
     assert r.returncode == 1 and "%s:4:" % conf in r.stderr, r.stderr
+
+
+def test_control_socket_in_a_missing_directory(tmp_path):
+    """A control socket configured in a directory that does not exist:
+    apexd says so (binding there would only say "permission denied") and
+    does not start."""
+    sock = os.path.join(str(tmp_path), "missing", "ctl.sock")
+    r = subprocess.run([servers.apexd_path(), "-f", "-l", "127.0.0.1@%d" % servers.free_port(),
+                        "-s", sock, "-z", "example.=" + zone_path("example.zone")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "the directory %s does not exist" % os.path.dirname(sock) in r.stderr, r.stderr
