@@ -23,6 +23,7 @@
 #include "reload.h"
 #include "journals.h"
 #include "notifier.h"
+#include "sd_notify.h"
 #include "secondary.h"
 #include "tsig/signed_answer.h"
 #include "xfr_out.h"
@@ -313,26 +314,71 @@ static int daemonize(void)
 	return APEX_OK;
 }
 
-/* Wait for signals on this (main) thread until SIGTERM or SIGINT. */
+/* The tickets of a SIGHUP reload not finished yet: how many, the rest
+ * moved to the front.  The tickets are freed once all are. */
+static size_t reload_pending(apex_reloader_t *reloader, apex_reload_ticket_t **tickets,
+			     size_t count)
+{
+	apex_reload_result_t res;
+	size_t left = 0;
+
+	for (size_t i = 0; i < count; i++)
+		if (!apex_reloader_ticket_done(reloader, &(*tickets)[i], &res))
+			(*tickets)[left++] = (*tickets)[i];
+	if (left == 0) {
+		free(*tickets);
+		*tickets = NULL;
+	}
+	return left;
+}
+
+/*
+ * Wait for signals on this (main) thread until SIGTERM or SIGINT.  A
+ * SIGHUP reload is queued for the reload thread, like `apexctl reload`;
+ * systemd hears RELOADING=1 then, and READY=1 once its loads are done
+ * (checked every 100 ms meanwhile, signals still taken).
+ */
 static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
 {
-	for (;;) {
-		int sig, rc = sigwait(set, &sig);
+	apex_reload_ticket_t *tickets = NULL;
+	size_t pending = 0;
+	const struct timespec tick = { 0, 100 * 1000 * 1000 };
 
-		if (rc != 0) {
-			apex_error("sigwait: %s", strerror(rc));
-			return;
+	for (;;) {
+		int sig = pending > 0 ? sigtimedwait(set, NULL, &tick) : sigwaitinfo(set, NULL);
+
+		if (sig < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (pending > 0 &&
+			    (pending = reload_pending(reloader, &tickets, pending)) == 0)
+				apexd_sd_notify("READY=1\nSTATUS=serving %zu zone(s), reloaded",
+						apex_reloader_count(reloader));
+			continue;
+		}
+		if (sig < 0) {
+			apex_error("sigwait: %s", strerror(errno));
+			break;
 		}
 		if (sig == SIGHUP) {
-			/* queued for the reload thread, like `apexctl reload` */
+			struct timespec now;
+
 			apex_info("SIGHUP received: reloading every zone");
-			if (apex_reloader_request(reloader, NULL, NULL, NULL) < 0)
+			free(tickets);
+			tickets = NULL;
+			pending = 0;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			apexd_sd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
+					(unsigned long long)now.tv_sec * 1000000ULL +
+						(unsigned long long)now.tv_nsec / 1000ULL);
+			if (apex_reloader_request(reloader, NULL, &tickets, &pending) < 0)
 				apex_error("SIGHUP: reload not queued: out of memory");
+			if (pending == 0)
+				apexd_sd_notify("READY=1");
 			continue;
 		}
 		apex_info("%s received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-		return;
+		break;
 	}
+	free(tickets);
 }
 
 /*
@@ -485,6 +531,10 @@ static step_t load_zones(apexd_t *d, int *status)
 		return STEP_FAILED;
 	}
 	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg->zone_count);
+	/* systemd waits for READY=1 at most TimeoutStartSec: a large zone's
+	 * load asks for more (once, 10 minutes from now) */
+	apexd_sd_notify("STATUS=loading %zu zone(s)\nEXTEND_TIMEOUT_USEC=600000000",
+			cfg->zone_count);
 	if (apex_reloader_load_initial(&d->reloader, &d->loaded) < 0) {
 		apex_error("zone loading: out of memory");
 		return STEP_FAILED;
@@ -636,6 +686,8 @@ static step_t start_threads(apexd_t *d)
 		apex_info("listening on %s (udp, tcp)", d->cfg.listens[i].text);
 	apex_info("serving %zu zone(s) with %u worker(s), pid %ld", d->loaded, d->workers,
 		  (long)getpid());
+	apexd_sd_notify("READY=1\nMAINPID=%ld\nSTATUS=serving %zu zone(s) with %u worker(s)",
+			(long)getpid(), d->loaded, d->workers);
 	return STEP_OK;
 }
 
@@ -643,6 +695,7 @@ static step_t start_threads(apexd_t *d)
 static void serve(apexd_t *d)
 {
 	wait_for_signals(&d->reloader, &d->signals);
+	apexd_sd_notify("STOPPING=1\nSTATUS=stopping");
 	apex_secondary_stop(&d->secondary);
 	apex_xfr_out_stop(&d->xfr_out);
 	/* in this order: the reload thread notifies the control thread, and
@@ -676,6 +729,7 @@ static void finish(apexd_t *d, int status)
 		apex_info("apexd stopped");
 	if (d->config_ready)
 		apex_config_free(&d->cfg);
+	apexd_sd_notify_close();
 	free(d->opt.listens);
 	free(d->opt.zones);
 	free(d->opt.config_abs);
@@ -694,6 +748,8 @@ int main(int argc, char **argv)
 	}
 	if (d.opt.verbose)
 		apex_log_set_level(APEX_LOG_DEBUG);
+	if (!d.opt.check_only)
+		apexd_sd_notify_open(); /* before the privilege drop and any chroot */
 	step_t step = configure(&d);
 	if (step == STEP_OK)
 		step = load_zones(&d, &status);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * systemd's service notifications (sd_notify(3), the plain protocol, no
+ * libsystemd): when apexd runs as a Type=notify service, systemd sets
+ * NOTIFY_SOCKET, and apexd sends it datagrams of "KEY=VALUE" lines:
+ * READY=1 once it serves, RELOADING=1 ... READY=1 around a SIGHUP reload,
+ * STOPPING=1 on shutdown, STATUS= lines and EXTEND_TIMEOUT_USEC= while
+ * the zones load.  Without NOTIFY_SOCKET every call does nothing.
+ *
+ * The socket is connected at start-up, before the privilege drop and any
+ * chroot, so that it can still be written to afterwards.  Calls come from
+ * the main thread only.
+ */
+#ifndef APEXD_SD_NOTIFY_H
+#define APEXD_SD_NOTIFY_H
+
+/* Connect to $NOTIFY_SOCKET if set (and unset it, so that nothing apexd
+ * starts inherits it); a failure is logged, and notifications are off. */
+void apexd_sd_notify_open(void);
+
+/* Send the lines of fmt (printf-style); nothing when not connected. */
+void apexd_sd_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Close the socket. */
+void apexd_sd_notify_close(void);
+
+#endif

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""apexd as a systemd Type=notify service: a NOTIFY_SOCKET listener (as
+systemd is) hears STATUS= and EXTEND_TIMEOUT_USEC= while the zones load,
+READY=1 once apexd serves, RELOADING=1 then READY=1 around a SIGHUP
+reload, and STOPPING=1 on SIGTERM; the unit file names what it needs."""
+
+import os
+import signal
+import socket
+import time
+
+import servers
+from conftest import SRCDIR, zone as zone_path
+
+WAIT = 30.0
+
+
+class NotifyListener:
+    """A datagram socket where apexd's notifications arrive."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.2)
+        self.messages = []
+
+    def wait_for(self, line):
+        """The first message (after those seen) holding line; fails after WAIT."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            try:
+                msg = self.sock.recv(4096).decode()
+            except socket.timeout:
+                continue
+            self.messages.append(msg)
+            if line in msg.split("\n"):
+                return msg
+        raise AssertionError("no %r from apexd; got %s" % (line, self.messages))
+
+    def close(self):
+        self.sock.close()
+
+
+class NotifiedApexd(servers.Apexd):
+    def __init__(self, workdir, zones, notify_path):
+        super().__init__(workdir, zones)
+        self.notify_path = notify_path
+
+    def start(self):
+        os.environ["NOTIFY_SOCKET"] = self.notify_path
+        try:
+            return super().start()
+        finally:
+            del os.environ["NOTIFY_SOCKET"]
+
+
+def test_notifications(tmp_path):
+    d = str(tmp_path)
+    listener = NotifyListener(os.path.join(d, "notify.sock"))
+    apex = NotifiedApexd(d, [(".", zone_path("root.zone")), ("example.", zone_path("example.zone"))],
+                         listener.path)
+    try:
+        apex.start()
+        loading = listener.wait_for("STATUS=loading 2 zone(s)")
+        assert "EXTEND_TIMEOUT_USEC=600000000" in loading.split("\n")
+        ready = listener.wait_for("READY=1")
+        assert "STATUS=serving 2 zone(s) with 2 worker(s)" in ready, ready
+        assert "MAINPID=%d" % apex.proc.pid in ready, ready
+
+        apex.proc.send_signal(signal.SIGHUP)
+        reloading = listener.wait_for("RELOADING=1")
+        assert any(line.startswith("MONOTONIC_USEC=") for line in reloading.split("\n"))
+        listener.wait_for("READY=1")
+        assert "reloaded" in listener.messages[-1]
+
+        apex.proc.send_signal(signal.SIGTERM)
+        listener.wait_for("STOPPING=1")
+        assert apex.proc.wait(WAIT) == 0, apex.log_tail()
+    finally:
+        apex.stop()
+        listener.close()
+
+
+def test_no_notify_socket_no_trouble(tmp_path):
+    """A NOTIFY_SOCKET nobody listens on: apexd says so and serves."""
+    d = str(tmp_path)
+    apex = NotifiedApexd(d, [("example.", zone_path("example.zone"))],
+                         os.path.join(d, "nobody.sock"))
+    try:
+        apex.start()
+        assert "no notifications to systemd" in apex.log_tail(40), apex.log_tail(40)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+
+
+def test_unit_file():
+    """The unit make builds from contrib/apexd.service.in: Type=notify, the
+    install paths filled in, the control socket where ExecReload looks,
+    and the hardening options."""
+    builddir = os.environ.get("APEX_BUILDDIR") or SRCDIR
+    with open(os.path.join(builddir, "contrib", "apexd.service")) as f:
+        lines = f.read().split("\n")
+    assert not any("@sbindir@" in line or "@sysconfdir@" in line for line in lines), lines
+    start = [line for line in lines if line.startswith("ExecStart=")]
+    reload = [line for line in lines if line.startswith("ExecReload=")]
+    assert len(start) == 1 and start[0].split()[0].endswith("/sbin/apexd"), start
+    assert "-s /run/apexd/apexd.sock" in start[0]
+    assert len(reload) == 1 and reload[0].endswith("-s /run/apexd/apexd.sock reload"), reload
+    for line in ("Type=notify", "RuntimeDirectory=apexd", "NoNewPrivileges=yes",
+                 "ProtectSystem=strict", "PrivateTmp=yes", "ProtectHome=yes"):
+        assert line in lines, line
+    bound = [line for line in lines if line.startswith("CapabilityBoundingSet=")]
+    assert len(bound) == 1 and "CAP_NET_BIND_SERVICE" in bound[0].split("=")[1].split()
