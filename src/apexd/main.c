@@ -429,6 +429,7 @@ typedef struct apexd {
 	apex_xfr_serve_journal_t journal_reader; /* of journals, for xfr_out */
 	/* the keys and transfer lists in force: cfg's, then a reconfig's */
 	apex_settings_holder_t settings;
+	apex_settings_cache_t *tsig_caches; /* each worker's, for signed answers */
 	apex_control_t *control;
 	sigset_t signals;
 	apex_privs_t privs;
@@ -502,17 +503,15 @@ static void transfer_published(void *arg, const apex_zone_t *old, const apex_zon
 }
 
 /* A worker's tsig_answer hook (worker.h), with the keys in force: ctx is
- * the settings holder (its lock is held only to take a reference). */
+ * the worker's own settings cache (no lock unless a reconfig came). */
 static size_t signed_answer(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
 			    size_t size, size_t out_capacity)
 {
-	apex_settings_t *settings = apex_settings_get(ctx);
-	apex_tsig_keyring_t ring = { settings->cfg->keys, settings->cfg->key_count };
-	size_t n = apex_tsig_signed_answer(query, query_size, &ring, (uint64_t)time(NULL), out,
-					   size, out_capacity);
+	const apex_config_t *cfg = apex_settings_cached(ctx);
+	apex_tsig_keyring_t ring = { cfg->keys, cfg->key_count };
 
-	apex_settings_put(settings);
-	return n;
+	return apex_tsig_signed_answer(query, query_size, &ring, (uint64_t)time(NULL), out, size,
+				       out_capacity);
 }
 
 /* The server and its zones (apexd -t ends here). */
@@ -568,9 +567,15 @@ static step_t load_zones(apexd_t *d, int *status)
 	}
 	/* the hooks are set even without keys or secondary zones: a reconfig
 	 * may bring them */
+	d->tsig_caches = calloc(d->server.worker_count, sizeof(*d->tsig_caches));
+	if (d->tsig_caches == NULL) {
+		apex_error("out of memory");
+		return STEP_FAILED;
+	}
 	for (unsigned w = 0; w < d->server.worker_count; w++) {
+		d->tsig_caches[w].holder = &d->settings;
 		d->server.workers[w].worker.tsig_answer = signed_answer;
-		d->server.workers[w].worker.tsig_ctx = &d->settings;
+		d->server.workers[w].worker.tsig_ctx = &d->tsig_caches[w];
 	}
 	d->xfr_out.journal = &d->journal_reader;
 	d->server.tcp.xfr_take = apex_xfr_out_take;
@@ -717,6 +722,9 @@ static void finish(apexd_t *d, int status)
 		apex_journals_free(&d->journals);
 	if (d->secondary_ready)
 		apex_secondary_free(&d->secondary);
+	for (unsigned w = 0; d->tsig_caches != NULL && w < d->server.worker_count; w++)
+		apex_settings_cache_free(&d->tsig_caches[w]);
+	free(d->tsig_caches);
 	if (d->settings_ready)
 		apex_settings_holder_free(&d->settings);
 	if (d->reloader_ready)

@@ -18,6 +18,7 @@ int apex_settings_holder_init(apex_settings_holder_t *h, const apex_config_t *cf
 	s->generation = 1;
 	pthread_mutex_init(&h->lock, NULL);
 	h->current = s;
+	atomic_init(&h->generation, 1);
 	return APEX_OK;
 }
 
@@ -67,6 +68,7 @@ int apex_settings_replace(apex_settings_holder_t *h, apex_config_t *cfg)
 	apex_settings_t *old = h->current;
 	s->generation = old->generation + 1;
 	h->current = s;
+	atomic_store_explicit(&h->generation, s->generation, memory_order_release);
 	pthread_mutex_unlock(&h->lock);
 	apex_settings_put(old);
 	return APEX_OK;
@@ -74,8 +76,22 @@ int apex_settings_replace(apex_settings_holder_t *h, apex_config_t *cfg)
 
 unsigned apex_settings_generation(apex_settings_holder_t *h)
 {
-	pthread_mutex_lock(&h->lock);
-	unsigned generation = h->current->generation;
-	pthread_mutex_unlock(&h->lock);
-	return generation;
+	return atomic_load_explicit(&h->generation, memory_order_acquire);
+}
+
+const apex_config_t *apex_settings_cached(apex_settings_cache_t *c)
+{
+	if (c->current == NULL || c->current->generation != apex_settings_generation(c->holder)) {
+		apex_settings_t *old = c->current;
+
+		c->current = apex_settings_get(c->holder);
+		apex_settings_put(old);
+	}
+	return c->current->cfg;
+}
+
+void apex_settings_cache_free(apex_settings_cache_t *c)
+{
+	apex_settings_put(c->current);
+	c->current = NULL;
 }

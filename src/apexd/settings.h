@@ -6,11 +6,12 @@
  *
  * A snapshot is an immutable apex_config_t, reference-counted: whoever
  * uses it (the transfer thread for an exchange, an outgoing transfer, the
- * notify thread for a round, a worker answering a signed message or a
- * NOTIFY) takes a reference for that use, so that a reconfig never frees
- * keys or lists under it.  The holder's mutex is held only to take a
- * reference or to swap the pointer: never while a transfer runs, so a
- * worker that takes it never waits for one.  Plain queries never take it.
+ * notify thread for a round) takes a reference for that use, so that a
+ * reconfig never frees keys or lists under it.  The holder's mutex is
+ * held only to take a reference or to swap the pointer, never while a
+ * transfer runs.  A worker keeps its own reference for signed answers
+ * (apex_settings_cache_t), taken again only after a reconfig: its query
+ * path takes no lock and writes no shared line.
  */
 #ifndef APEXD_SETTINGS_H
 #define APEXD_SETTINGS_H
@@ -31,7 +32,21 @@ typedef struct apex_settings {
 typedef struct apex_settings_holder {
 	pthread_mutex_t lock;
 	apex_settings_t *current;
+	/* current->generation, readable without the lock: written only by a
+	 * reconfig, so a reader's cache line stays shared between them */
+	atomic_uint generation;
 } apex_settings_holder_t;
+
+/*
+ * One thread's own reference to the settings in force (a worker's, for
+ * signed answers), taken again only when a reconfig replaced them: the
+ * check is one load of the holder's generation, so the query path takes
+ * no lock and writes no shared line.  Zero-initialise it with the holder.
+ */
+typedef struct apex_settings_cache {
+	apex_settings_holder_t *holder;
+	apex_settings_t *current; /* NULL until first used */
+} apex_settings_cache_t;
 
 /* Hold the start-up configuration cfg, which the caller keeps alive
  * until apex_settings_holder_free().  Returns 0 or APEX_ENOMEM. */
@@ -54,7 +69,14 @@ void apex_settings_put(apex_settings_t *s);
  */
 int apex_settings_replace(apex_settings_holder_t *h, apex_config_t *cfg);
 
-/* The generation of the settings in force (a cheap check for a change). */
+/* The generation of the settings in force (one atomic load, no lock). */
 unsigned apex_settings_generation(apex_settings_holder_t *h);
+
+/* The configuration in force, through c (refreshed when it changed):
+ * valid until the next call on c or apex_settings_cache_free(). */
+const apex_config_t *apex_settings_cached(apex_settings_cache_t *c);
+
+/* Drop c's reference (once the thread using it has stopped). */
+void apex_settings_cache_free(apex_settings_cache_t *c);
 
 #endif

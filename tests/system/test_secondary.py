@@ -969,6 +969,11 @@ def test_reconfig_applies_transfer_settings(tmp):
         r = apexctl(apex, "reconfig")
         assert r.returncode == 0, (r, apex.log_tail())
 
+    def signed_soa():
+        q = dns.message.make_query(ORIGIN, dns.rdatatype.SOA)
+        q.use_tsig(KEYRING, KEY_NAME, algorithm="hmac-sha256")
+        return dns.query.udp(q, "127.0.0.1", port=apex.port, timeout=5)
+
     def axfr_with_key():
         xfr = dns.query.xfr("127.0.0.1", ORIGIN, port=apex.port, keyring=KEYRING,
                             keyname=KEY_NAME, keyalgorithm="hmac-sha256", lifetime=30,
@@ -983,6 +988,8 @@ def test_reconfig_applies_transfer_settings(tmp):
         assert query(apex.port, ORIGIN, dns.rdatatype.SOA).rcode() == dns.rcode.REFUSED
         with pytest.raises(dns.tsig.PeerBadSignature):
             notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+        with pytest.raises(dns.tsig.PeerBadSignature):  # a worker's signed answer
+            signed_soa()
 
         # the right secret, a provide-xfr list and a notify target
         apex.secret = SECRET
@@ -993,6 +1000,8 @@ def test_reconfig_applies_transfer_settings(tmp):
                  "primaries or allow-notify)")
         wait_serial(apex.port, 1, apex)
         assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        r = signed_soa()  # the workers sign with the new secret
+        assert r.rcode() == dns.rcode.NOERROR and r.had_tsig and r.answer
         zone = axfr_with_key()
         assert zone.get_rdataset("www", "TXT") is not None
         deadline = time.monotonic() + WAIT
