@@ -98,6 +98,8 @@ int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr)
 	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
 		const ldns_rdf *rdf = ldns_rr_rdf(rr, i);
 		size_t size = ldns_rdf_size(rdf);
+		if (size == 0)
+			continue; /* an empty field (CAA's value ""): ldns gives no data */
 		memcpy(rdata + pos, ldns_rdf_data(rdf), size);
 		if (lower) {
 			memcpy(canonical + pos, ldns_rdf_data(rdf), size);
