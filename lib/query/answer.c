@@ -206,7 +206,7 @@ static uint32_t nsec3_for_name(const apex_zone_t *zone, const uint8_t *name)
 	if (size < 0)
 		return APEX_NODE_NONE;
 	bool matched;
-	return apex_zone_nsec3_find(zone, hash, (size_t)size, &matched)->node->id;
+	return apex_zone_nsec3_find(zone, hash, (size_t)size, &matched)->node;
 }
 
 /* The suffix of name with `labels` labels. */

@@ -844,7 +844,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 			return APEX_EINVAL;
 		const apex_nsec3_t *n3 =
 			apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
-		node->nsec3 = matched ? apex_node_id(n3->node) : APEX_NODE_NONE;
+		node->nsec3 = matched ? n3->node : APEX_NODE_NONE;
 		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
 			continue;
 		uint8_t wild[APEX_NAME_MAX];
@@ -855,7 +855,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 				    params->iterations, wild, hash) < 0)
 			return APEX_EINVAL;
 		n3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
-		node->wildcard_nsec3 = apex_node_id(n3->node);
+		node->wildcard_nsec3 = n3->node;
 	}
 	return APEX_OK;
 }
@@ -913,7 +913,7 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 			continue;
 		}
 		chain[count].hash_size = (uint8_t)n;
-		chain[count].node = node;
+		chain[count].node = node->id;
 		count++;
 	}
 	/* NSEC3 owners come in canonical order, which for hashes of one
@@ -1083,6 +1083,16 @@ static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 		apex_arena_alloc(arena, (a->nsec3_node_count + 1) * sizeof(*a->nsec3_owners));
 	if (a->order == NULL || a->nsec3_owners == NULL)
 		return APEX_ENOMEM;
+	/* The pages of a whole build lie back to back in the one array. */
+	size_t ids = desc_count + a->nsec3_node_count;
+	size_t pages = (ids + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
+	const apex_node_t **page = apex_arena_alloc(arena, (pages + 1) * sizeof(*page));
+	if (page == NULL)
+		return APEX_ENOMEM;
+	for (size_t p = 0; p < pages; p++)
+		page[p] = a->nodes + p * APEX_NODE_PAGE;
+	bd->zone->node_pages = page;
+	bd->zone->id_count = ids;
 	for (size_t i = 0; i < a->nsec3_node_count; i++)
 		a->nsec3_owners[i] = (uint32_t)(desc_count + i); /* in owner rank order */
 	for (size_t i = 0; i < desc_count; i++)
@@ -1152,7 +1162,6 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 	for (size_t i = 0; i < desc_count; i++)
 		prefixes[i] = apex_key_prefix(nodes[i].key, nodes[i].key_size);
 	zone->key_prefixes = prefixes;
-	zone->nodes = nodes;
 	zone->order = order;
 	zone->node_count = desc_count;
 	zone->apex = &nodes[0];

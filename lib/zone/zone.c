@@ -195,10 +195,12 @@ const apex_nsec3_t *apex_zone_nsec3_find(const apex_zone_t *zone, const uint8_t 
 
 void apex_zone_unref(apex_zone_t *zone)
 {
-	if (zone == NULL)
-		return;
-	if (atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel) == 1) {
+	/* A chain of derived versions is released in a loop, not by recursion. */
+	while (zone != NULL &&
+	       atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel) == 1) {
+		apex_zone_t *base = zone->base;
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);
+		zone = base;
 	}
 }

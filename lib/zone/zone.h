@@ -8,8 +8,10 @@
  * wildcard and empty non-terminal flags, NSEC and NSEC3 links); the
  * query layer then records the responses it precomputes
  * (query/precompute.h).  Once published, nothing in it is ever written
- * again, so any number of threads read it without locks.  All its
- * memory belongs to its arena and is freed in one step when the last
+ * again, so any number of threads read it without locks.  Its memory
+ * belongs to its arena, and for a version derived from another by an
+ * IXFR (zone/derive.h) also to the versions it derives from, which it
+ * holds a reference to; it is freed in one step when the last
  * reference is dropped.
  */
 #ifndef APEX_ZONE_ZONE_H
@@ -101,8 +103,13 @@ enum {
 typedef struct apex_nsec3 apex_nsec3_t;
 
 /* A node's links to other nodes are ids: indices in the version's node
- * array (apex_zone_node()); this one links to none. */
+ * pages (apex_zone_node()); this one links to none. */
 #define APEX_NODE_NONE UINT32_MAX
+
+/* Nodes per page of a version's nodes (zone->node_pages): 512 nodes of
+ * 64 bytes, 32 KiB. */
+#define APEX_NODE_PAGE_BITS 9
+#define APEX_NODE_PAGE (1u << APEX_NODE_PAGE_BITS)
 
 /*
  * One owner name of the zone.  Empty non-terminals (RFC 4592 section
@@ -158,7 +165,7 @@ typedef struct apex_node {
 struct apex_nsec3 {
 	uint8_t hash[20]; /* raw hash (base32hex-decoded owner label) */
 	uint8_t hash_size;
-	const apex_node_t *node; /* owner node holding the NSEC3 RRset (and its RRSIG) */
+	uint32_t node; /* id of the owner node holding the NSEC3 RRset (and its RRSIG) */
 };
 
 typedef struct apex_nsec3_params {
@@ -207,8 +214,13 @@ typedef struct apex_zone {
 	uint8_t origin_labels;
 
 	/* Every node, names and NSEC3 owners, by id: use apex_zone_node().
-	 * The ids of a version's names need not follow their order. */
-	const apex_node_t *nodes;
+	 * The ids of a version's names need not follow their order.  Nodes
+	 * lie in pages of APEX_NODE_PAGE nodes: page p holds the ids from
+	 * p * APEX_NODE_PAGE, so that a version derived from another
+	 * (derive.h) copies only the pages it changes and shares the rest.
+	 * Ids are below id_count. */
+	const apex_node_t *const *node_pages;
+	size_t id_count;
 	/* Name index: every node except NSEC3 owners, in canonical order:
 	 * order[rank] is the id of the rank-th (apex_zone_node_at()).  The
 	 * NSEC3 owners are listed in nsec3_owners (all) and nsec3 (the
@@ -263,10 +275,17 @@ typedef struct apex_zone {
 	const apex_stray_rrsig_t *stray_rrsigs;
 	size_t stray_rrsig_count;
 
+	/* A version derived from another (zone/derive.h) shares the memory
+	 * of that one: base holds a reference to it, dropped when this
+	 * version is freed; NULL for a version built whole.  derived_depth
+	 * counts the versions derived since the last whole build. */
+	struct apex_zone *base;
+	unsigned derived_depth;
+
 	/* What zone-status reports. */
 	char *file;                /* path it was loaded from */
 	size_t record_count;       /* RRs in the file, after duplicates were removed */
-	size_t memory;             /* bytes held by arena */
+	size_t memory;             /* bytes held by arena and by base's */
 	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
@@ -275,22 +294,28 @@ typedef struct apex_zone {
 const apex_stray_rrsig_t *apex_zone_stray_rrsigs(const apex_zone_t *zone, const apex_node_t *node,
 						 size_t *count);
 
+/* The node with id `id` (not APEX_NODE_NONE). */
+static inline const apex_node_t *apex_zone_node_of(const apex_zone_t *zone, uint32_t id)
+{
+	return &zone->node_pages[id >> APEX_NODE_PAGE_BITS][id & (APEX_NODE_PAGE - 1)];
+}
+
 /* The node with id `id`, or NULL for APEX_NODE_NONE. */
 static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_t id)
 {
-	return id == APEX_NODE_NONE ? NULL : &zone->nodes[id];
+	return id == APEX_NODE_NONE ? NULL : apex_zone_node_of(zone, id);
 }
 
 /* The node of the name index at rank (< node_count), in canonical order. */
 static inline const apex_node_t *apex_zone_node_at(const apex_zone_t *zone, size_t rank)
 {
-	return &zone->nodes[zone->order[rank]];
+	return apex_zone_node_of(zone, zone->order[rank]);
 }
 
 /* The i-th (< nsec3_owner_count) owner of NSEC3 records only. */
 static inline const apex_node_t *apex_zone_nsec3_owner_at(const apex_zone_t *zone, size_t i)
 {
-	return &zone->nodes[zone->nsec3_owners[i]];
+	return apex_zone_node_of(zone, zone->nsec3_owners[i]);
 }
 
 /* The id of a node, or APEX_NODE_NONE for NULL. */

@@ -833,7 +833,8 @@ static void test_zones_in_region(void **state)
 	for (size_t i = 0; i < zones->count; i++) {
 		const apex_zone_t *z = zones->zones[i];
 		assert_true(in_region(z));
-		assert_true(in_region(z->nodes));
+		assert_true(in_region(z->node_pages));
+		assert_true(in_region(z->node_pages[0]));
 		assert_true(in_region(z->apex->name));
 		assert_true(in_region(z->soa->rdata));
 	}
@@ -980,7 +981,7 @@ static void test_concurrent_read_only(void **state)
 	pid_t child = fork();
 	if (child == 0) {
 		signal(SIGSEGV, SIG_DFL);
-		*(volatile uint8_t *)zones->zones[0]->nodes = 0;
+		*(volatile uint8_t *)zones->zones[0]->node_pages[0] = 0;
 		_exit(0);
 	}
 	pid_t child2 = fork();

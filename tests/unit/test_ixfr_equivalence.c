@@ -572,7 +572,9 @@ static void compare_answers(const apex_zone_t *x, const apex_zone_t *y, const ch
 			compare_around(&a, &b, node->name, what, t);
 		}
 		for (size_t i = 0; i < z->nsec3_count && i < 20; i++)
-			compare_name(&a, &b, z->nsec3[below(z->nsec3_count)].node->name, what, t);
+			compare_name(&a, &b,
+				     apex_zone_node(z, z->nsec3[below(z->nsec3_count)].node)->name,
+				     what, t);
 	}
 	unserve(&a);
 	unserve(&b);

@@ -422,7 +422,7 @@ static void test_root_zone(void **state)
 static const apex_nsec3_t *nsec3_of(const apex_zone_t *zone, const apex_node_t *node)
 {
 	for (size_t i = 0; i < zone->nsec3_count; i++)
-		if (zone->nsec3[i].node == node)
+		if (zone->nsec3[i].node == node->id)
 			return &zone->nsec3[i];
 	fail_msg("not an NSEC3 owner of the chain");
 	return NULL;
@@ -486,7 +486,7 @@ static void test_fj_nsec3(void **state)
 		wild[1] = '*';
 		memcpy(wild + 2, node->name, node->name_size);
 		apex_nsec3_hash(1, p->salt, p->salt_size, p->iterations, wild, hash);
-		assert_ptr_equal(N(node->wildcard_nsec3), brute_nsec3(zone, hash, &matched)->node);
+		assert_int_equal(node->wildcard_nsec3, brute_nsec3(zone, hash, &matched)->node);
 		linked++;
 	}
 	assert_true(linked > 2871);

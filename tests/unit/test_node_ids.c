@@ -38,6 +38,7 @@
 typedef struct shuffled {
 	apex_zone_t zone;
 	apex_node_t *nodes;
+	const apex_node_t **pages;
 	uint32_t *order, *nsec3_owners;
 	apex_nsec3_t *nsec3;
 	void **blocks; /* RRset arrays, RDATA-name ids, additional data */
@@ -177,7 +178,7 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 		s->nsec3_owners[i] = map[z->nsec3_owners[i]];
 	for (size_t i = 0; i < z->nsec3_count; i++) {
 		s->nsec3[i] = z->nsec3[i];
-		s->nsec3[i].node = &s->nodes[map[z->nsec3[i].node->id]];
+		s->nsec3[i].node = map[z->nsec3[i].node];
 	}
 	apex_zone_t *c = &s->zone;
 	if (z->stray_rrsig_count > 0) {
@@ -189,7 +190,13 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 		c->stray_rrsigs = strays;
 	}
 	atomic_init(&c->refcount, 1);
-	c->nodes = s->nodes;
+	size_t pages = (2 * total + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
+	s->pages = malloc(pages * sizeof(*s->pages));
+	assert_non_null(s->pages);
+	for (size_t p = 0; p < pages; p++)
+		s->pages[p] = s->nodes + p * APEX_NODE_PAGE;
+	c->node_pages = s->pages;
+	c->id_count = 2 * total;
 	c->order = s->order;
 	c->nsec3_owners = s->nsec3_owners;
 	c->apex = &s->nodes[0];
@@ -215,6 +222,7 @@ static void shuffled_free(shuffled_t *s)
 		free(s->blocks[i]);
 	free(s->blocks);
 	free(s->nodes);
+	free(s->pages);
 	free(s->order);
 	free(s->nsec3_owners);
 	free(s->nsec3);

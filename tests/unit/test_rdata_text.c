@@ -255,10 +255,11 @@ static void zones_equal(const apex_zone_t *a, const apex_zone_t *b)
 	assert_int_equal(a->nsec3_count, b->nsec3_count);
 	assert_int_equal(a->serial, b->serial);
 	for (size_t i = 0; i < a->node_count; i++)
-		node_equal(&a->nodes[i], &b->nodes[i]);
+		node_equal(apex_zone_node_of(a, (uint32_t)i), apex_zone_node_of(b, (uint32_t)i));
 	for (size_t i = 0; i < a->nsec3_count; i++) {
 		assert_memory_equal(a->nsec3[i].hash, b->nsec3[i].hash, a->nsec3[i].hash_size);
-		node_equal(a->nsec3[i].node, b->nsec3[i].node);
+		node_equal(apex_zone_node(a, a->nsec3[i].node),
+			   apex_zone_node(b, b->nsec3[i].node));
 	}
 }
 
