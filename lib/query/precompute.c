@@ -270,9 +270,11 @@ int apex_precompute(apex_zone_t *zone)
 	zone->referral_count = 0;
 	zone->negative[0] = zone->negative[1] = NULL;
 	int rc = apex_precompute_negative(zone);
-	if (rc == APEX_OK)
+	/* A derived version has the cuts of its base (zone/derive.h): none
+	 * to record if the base recorded none. */
+	if (rc == APEX_OK && (zone->base == NULL || zone->base->referral_count > 0))
 		rc = precompute_all_referrals(zone);
-	zone->memory = apex_arena_footprint(zone->arena);
+	zone->memory = apex_arena_footprint(zone->arena) + (zone->base ? zone->base->memory : 0);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	zone->load_seconds +=
 		(double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;

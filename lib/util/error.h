@@ -23,6 +23,7 @@ enum {
 	APEX_EINVAL = -EINVAL,      /* invalid argument or configuration */
 	APEX_ESPACE = -ENOBUFS,     /* output buffer too small */
 	APEX_EIO = -EIO,            /* I/O failed and no errno says more */
+	APEX_ENOTSUP = -ENOTSUP,    /* not done this way: the caller takes the general way */
 
 	/* apex-specific codes, below every errno value */
 	APEX_ELOAD = -20001,    /* zone could not be loaded (details in the error text) */

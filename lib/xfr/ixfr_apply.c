@@ -16,6 +16,8 @@
 #include "util/grow.h"
 #include "xfr/condense.h"
 #include "xfr/version_records.h"
+#include "zone/derive.h"
+#include "zone/zone_from_wire.h"
 
 /* A record's identity for IXFR (owner in lower case, type, class, RDATA),
  * and the record (pointers into the change sets' data). */
@@ -169,41 +171,208 @@ static int emit_all(const apex_zone_t *old, net_t *net, apex_ixfr_emit_fn emit, 
 	return rc;
 }
 
+/* Fold the sets (net: removals sorted by key); err says why not. */
+static int net_begin(const apex_changes_t *sets, size_t count, net_t *net, char *err,
+		     size_t err_size)
+{
+	memset(net, 0, sizeof(*net));
+	int rc = fold(sets, count, net);
+	if (rc == APEX_OK && net->soa.owner == NULL)
+		rc = APEX_EMALFORMED;
+	if (rc < 0) {
+		snprintf(err, err_size, "the change sets do not read back");
+		return rc;
+	}
+	if (net->removed.count > 0)
+		qsort(net->removed.items, net->removed.count, sizeof(entry_t), by_key);
+	return APEX_OK;
+}
+
+static void net_free(net_t *net)
+{
+	list_free(&net->removed);
+	list_free(&net->added);
+	apex_changes_free(&net->condensed);
+}
+
+/* Every removal matched a record of old, or APEX_EMALFORMED and why. */
+static int removals_found(const apex_zone_t *old, const net_t *net, char *err, size_t err_size)
+{
+	for (size_t i = 0; i < net->removed.count; i++) {
+		if (!net->removed.items[i].found) {
+			char owner[APEX_NAME_MAX * 4 + 1];
+
+			apex_name_to_str(net->removed.items[i].rr.owner, owner, sizeof(owner));
+			snprintf(err, err_size,
+				 "a removed record (%s, type %u) is not in serial %u: the change "
+				 "sets do not apply",
+				 owner, net->removed.items[i].rr.type, old->serial);
+			return APEX_EMALFORMED;
+		}
+	}
+	return APEX_OK;
+}
+
 int apex_ixfr_apply(const apex_zone_t *old, const apex_changes_t *sets, size_t count,
 		    apex_ixfr_emit_fn emit, void *ctx, char *err, size_t err_size)
 {
 	net_t net;
+	int rc = net_begin(sets, count, &net, err, err_size);
+
+	if (rc == APEX_OK)
+		rc = emit_all(old, &net, emit, ctx);
+	if (rc == APEX_OK)
+		rc = removals_found(old, &net, err, err_size);
+	net_free(&net);
+	return rc;
+}
+
+/* ------------------------------------------------------------ derived */
+
+/* A changed owner's node and a record added to it (index in added). */
+typedef struct touch {
+	uint32_t node;
+	uint32_t added; /* UINT32_MAX: a removal's, or the apex */
+} touch_t;
+
+static int by_touch(const void *a, const void *b)
+{
+	const touch_t *x = a, *y = b;
+
+	if (x->node != y->node)
+		return (x->node > y->node) - (x->node < y->node);
+	return (x->added > y->added) - (x->added < y->added);
+}
+
+static int add_to_builder(void *ctx, const apex_rr_t *rr)
+{
+	return apex_zone_from_wire_add(ctx, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
+}
+
+/* The changed owners' nodes, with their additions in order, sorted; the
+ * apex among them.  APEX_ENOTSUP for a record at a name old lacks. */
+static int touches(const apex_zone_t *old, const net_t *net, touch_t **out, size_t *count)
+{
+	size_t n = net->removed.count + net->added.count + 1, k = 0;
+	touch_t *t = malloc(n * sizeof(*t));
+
+	if (t == NULL)
+		return APEX_ENOMEM;
+	t[k++] = (touch_t){ old->apex->id, UINT32_MAX };
+	for (size_t i = 0; i < net->removed.count + net->added.count; i++) {
+		bool removal = i < net->removed.count;
+		const apex_rr_t *rr = removal ? &net->removed.items[i].rr
+					      : &net->added.items[i - net->removed.count].rr;
+		const apex_node_t *node = apex_zone_find_owner(old, rr->owner);
+
+		if (node == NULL || rr->type == APEX_TYPE_SOA || rr->rclass != APEX_CLASS_IN) {
+			free(t);
+			return APEX_ENOTSUP;
+		}
+		t[k++] = (touch_t){ node->id,
+				    removal ? UINT32_MAX : (uint32_t)(i - net->removed.count) };
+	}
+	qsort(t, k, sizeof(*t), by_touch);
+	*out = t;
+	*count = k;
+	return APEX_OK;
+}
+
+/* The records of the changed owners, in the order a whole build sees
+ * them (each name's kept records before its additions), to w. */
+static int changed_records(const apex_zone_t *old, net_t *net, const touch_t *t, size_t count,
+			   apex_zone_from_wire_t *w, size_t *owners)
+{
+	keep_t *k = malloc(sizeof(*k));
 	int rc;
 
-	memset(&net, 0, sizeof(net));
-	rc = fold(sets, count, &net);
-	if (rc == APEX_OK && net.soa.owner == NULL)
-		rc = APEX_EMALFORMED;
-	if (rc < 0) {
-		snprintf(err, err_size, "the change sets do not read back");
-		goto done;
+	if (k == NULL)
+		return APEX_ENOMEM;
+	*k = (keep_t){ .removed = &net->removed, .emit = add_to_builder, .ctx = w };
+	rc = add_to_builder(w, &net->soa);
+	*owners = 0;
+	for (size_t i = 0; i < count && rc == APEX_OK; i++) {
+		if (i == 0 || t[i].node != t[i - 1].node) {
+			rc = apex_node_records(old, apex_zone_node(old, t[i].node), keep_record, k);
+			(*owners)++;
+		}
+		if (rc == APEX_OK && t[i].added != UINT32_MAX)
+			rc = add_to_builder(w, &net->added.items[t[i].added].rr);
 	}
-	if (net.removed.count > 0)
-		qsort(net.removed.items, net.removed.count, sizeof(entry_t), by_key);
-	if ((rc = emit_all(old, &net, emit, ctx)) < 0)
-		goto done;
-	for (size_t i = 0; i < net.removed.count; i++) {
-		if (!net.removed.items[i].found) {
-			char owner[APEX_NAME_MAX * 4 + 1];
+	free(k);
+	return rc;
+}
 
-			apex_name_to_str(net.removed.items[i].rr.owner, owner, sizeof(owner));
-			snprintf(err, err_size,
-				 "a removed record (%s, type %u) is not in serial %u: the change "
-				 "sets "
-				 "do not apply",
-				 owner, net.removed.items[i].rr.type, old->serial);
-			rc = APEX_EMALFORMED;
-			break;
+/* The version derived from old (zone/derive.h), or APEX_ENOTSUP. */
+static int derived(apex_zone_t *old, net_t *net, const char *source, apex_zone_t **out, char *err,
+		   size_t err_size)
+{
+	const apex_node_t *apex = old->apex;
+	apex_zone_from_wire_t *w = NULL;
+	touch_t *t = NULL;
+	size_t count = 0, owners = 0;
+
+	if (old->derived_depth >= APEX_DERIVE_DEPTH_MAX ||
+	    apex_name_size(net->soa.owner) != apex->name_size ||
+	    memcmp(net->soa.owner, apex->name, apex->name_size) != 0)
+		return APEX_ENOTSUP;
+	int rc = touches(old, net, &t, &count);
+	if (rc == APEX_OK)
+		rc = apex_zone_from_wire_begin(&w, old->origin, source, err, err_size);
+	if (rc == APEX_OK)
+		rc = changed_records(old, net, t, count, w, &owners);
+	if (rc == APEX_OK)
+		rc = removals_found(old, net, err, err_size);
+	free(t);
+	if (rc == APEX_ELOAD)
+		rc = APEX_ENOTSUP; /* the whole build says why, as it always does */
+	if (rc != APEX_OK) {
+		if (w != NULL)
+			apex_zone_from_wire_abort(w);
+		return rc;
+	}
+	return apex_zone_from_wire_derive(w, old, owners, out);
+}
+
+/* The version built whole from old's records with the change applied. */
+static int whole(const apex_zone_t *old, net_t *net, const char *source, apex_zone_t **out,
+		 char *err, size_t err_size)
+{
+	apex_zone_from_wire_t *w;
+	int rc = apex_zone_from_wire_begin(&w, old->origin, source, err, err_size);
+
+	if (rc != APEX_OK)
+		return rc;
+	for (size_t i = 0; i < net->removed.count; i++)
+		net->removed.items[i].found = false;
+	rc = emit_all(old, net, add_to_builder, w);
+	if (rc == APEX_OK)
+		rc = removals_found(old, net, err, err_size);
+	if (rc != APEX_OK) {
+		apex_zone_from_wire_abort(w);
+		return rc;
+	}
+	return apex_zone_from_wire_finish(w, out);
+}
+
+int apex_ixfr_version(apex_zone_t *old, const apex_changes_t *sets, size_t count,
+		      const char *source, apex_zone_t **out, bool *in_place, char *err,
+		      size_t err_size)
+{
+	net_t net;
+	int rc = net_begin(sets, count, &net, err, err_size);
+
+	*out = NULL;
+	*in_place = false;
+	if (rc == APEX_OK) {
+		rc = derived(old, &net, source, out, err, err_size);
+		*in_place = rc == APEX_OK;
+		if (rc == APEX_ENOTSUP) {
+			if (err_size > 0)
+				err[0] = '\0';
+			rc = whole(old, &net, source, out, err, err_size);
 		}
 	}
-done:
-	list_free(&net.removed);
-	list_free(&net.added);
-	apex_changes_free(&net.condensed);
+	net_free(&net);
 	return rc;
 }

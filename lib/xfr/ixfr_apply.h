@@ -13,12 +13,18 @@
  * primary's history and ours differ): APEX_EMALFORMED, and the caller asks
  * for the whole zone instead.
  *
- * This rebuilds the whole zone from its records; a version derived from
- * the old one in place is not done yet.
+ * apex_ixfr_apply() gives every record of the new version, for a whole
+ * build.  apex_ixfr_version() makes the new version itself: derived from
+ * the old one (zone/derive.h), only the changed names built again, when
+ * the change leaves the zone's structure as it was, which is what most
+ * IXFRs of a large zone do (new RRSIGs, NS, DS and glue of existing
+ * delegations); built whole otherwise.  Both versions answer the same
+ * (tests/unit/test_ixfr_equivalence).
  */
 #ifndef APEX_XFR_IXFR_APPLY_H
 #define APEX_XFR_IXFR_APPLY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "xfr/changes.h"
@@ -34,5 +40,18 @@ typedef int (*apex_ixfr_emit_fn)(void *ctx, const apex_rr_t *rr);
  */
 int apex_ixfr_apply(const apex_zone_t *old, const apex_changes_t *sets, size_t count,
 		    apex_ixfr_emit_fn emit, void *ctx, char *err, size_t err_size);
+
+/*
+ * The version old becomes by sets[0..count): derived from old when the
+ * change allows it (*in_place true), else built whole.  source names the
+ * version's origin in messages ("transfer of ZONE from PRIMARY").
+ * Returns APEX_OK with *out (one reference, the caller's; its precomputed
+ * answers are not recorded yet), APEX_EMALFORMED (a set does not apply to
+ * old), APEX_ELOAD (the result is not a zone apex can serve), with the
+ * reason in err, or APEX_ENOMEM.
+ */
+int apex_ixfr_version(apex_zone_t *old, const apex_changes_t *sets, size_t count,
+		      const char *source, apex_zone_t **out, bool *in_place, char *err,
+		      size_t err_size);
 
 #endif

@@ -23,7 +23,7 @@ static int rrset_records(const uint8_t *owner, const apex_rrset_t *rs, apex_rr_f
 	return rc;
 }
 
-static int node_records(const apex_zone_t *zone, const apex_node_t *n, apex_rr_fn fn, void *ctx)
+int apex_node_records(const apex_zone_t *zone, const apex_node_t *n, apex_rr_fn fn, void *ctx)
 {
 	int rc = APEX_OK;
 
@@ -47,8 +47,8 @@ int apex_version_records(const apex_zone_t *zone, apex_rr_fn fn, void *ctx)
 	int rc = APEX_OK;
 
 	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++)
-		rc = node_records(zone, apex_zone_node_at(zone, i), fn, ctx);
+		rc = apex_node_records(zone, apex_zone_node_at(zone, i), fn, ctx);
 	for (size_t i = 0; i < zone->nsec3_owner_count && rc == APEX_OK; i++)
-		rc = node_records(zone, apex_zone_nsec3_owner_at(zone, i), fn, ctx);
+		rc = apex_node_records(zone, apex_zone_nsec3_owner_at(zone, i), fn, ctx);
 	return rc;
 }

@@ -22,4 +22,7 @@ typedef int (*apex_rr_fn)(void *ctx, const apex_rr_t *rr);
  */
 int apex_version_records(const apex_zone_t *zone, apex_rr_fn fn, void *ctx);
 
+/* The same for the records of one node of zone. */
+int apex_node_records(const apex_zone_t *zone, const apex_node_t *node, apex_rr_fn fn, void *ctx);
+
 #endif

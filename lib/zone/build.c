@@ -32,6 +32,7 @@
 #include "util/parallel.h"
 #include "util/radix_sort.h"
 #include "zone/build.h"
+#include "zone/build_steps.h"
 #include "zone/node_table.h"
 #include "zone/nsec3_index.h"
 
@@ -49,19 +50,7 @@ typedef struct node_desc {
 	bool empty;        /* empty non-terminal */
 } node_desc_t;
 
-typedef struct build {
-	apex_zone_builder_t *b;
-	apex_zone_t *zone;
-	char origin_text[APEX_NAME_MAX * 4 + 1];
-	uint32_t *owner_first;     /* records of owner rank r: [owner_first[r], owner_first[r+1]) */
-	bool *owner_is_nsec3;      /* owner holds only NSEC3 (and its RRSIGs) */
-	apex_node_t **owner_node;  /* node of each owner rank */
-	apex_rrset_t **owner_sigs; /* RRSIG sets of each owner rank, split by type covered */
-	uint16_t *owner_sig_count;
-	size_t ttl_warnings;
-	size_t glue_warnings;
-	size_t ds_warnings;
-} build_t;
+typedef apex_build_t build_t;
 
 static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -315,7 +304,7 @@ static const apex_build_rr_t *second_of_type(const apex_build_rr_t *rrs, size_t 
 	return two;
 }
 
-static int check_owner(build_t *bd, uint32_t owner, bool is_apex)
+int apex_build_check_owner(build_t *bd, uint32_t owner, bool is_apex)
 {
 	const apex_build_rr_t *rrs = bd->b->rrs;
 	size_t first = bd->owner_first[owner], end = bd->owner_first[owner + 1];
@@ -362,8 +351,7 @@ static int check_owner(build_t *bd, uint32_t owner, bool is_apex)
 	return APEX_OK;
 }
 
-/* True if the owner holds only NSEC3 records and RRSIGs over them. */
-static bool only_nsec3(build_t *bd, uint32_t owner)
+bool apex_build_only_nsec3(build_t *bd, uint32_t owner)
 {
 	const apex_build_rr_t *rrs = bd->b->rrs;
 	bool nsec3 = false;
@@ -512,9 +500,8 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 	return APEX_OK;
 }
 
-/* Fill node from the records of owner rank r. */
-static int fill_node(build_t *bd, apex_node_t *node, uint32_t r, apex_rrset_t **rrset_next,
-		     apex_rrset_t **sig_next, uint8_t **blob)
+int apex_build_fill_node(build_t *bd, apex_node_t *node, uint32_t r, apex_rrset_t **rrset_next,
+			 apex_rrset_t **sig_next, uint8_t **blob)
 {
 	const apex_build_rr_t *rrs = bd->b->rrs;
 	size_t first = bd->owner_first[r], end = bd->owner_first[r + 1];
@@ -586,7 +573,8 @@ static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc
  * (the NS RRset and any glue at a delegation are not signed).  The
  * others are stray (zone->stray_rrsigs): with strays NULL they are
  * counted into *stray_count, else stored at strays[*stray_count++]. */
-static void link_rrsigs(build_t *bd, uint32_t r, apex_stray_rrsig_t *strays, size_t *stray_count)
+void apex_build_link_rrsigs(build_t *bd, uint32_t r, apex_stray_rrsig_t *strays,
+			    size_t *stray_count)
 {
 	apex_node_t *node = bd->owner_node[r];
 	if (node == NULL)
@@ -622,14 +610,14 @@ static int link_all_rrsigs(build_t *bd)
 	size_t count = 0, n = 0;
 
 	for (uint32_t r = 0; r < bd->b->owner_count; r++)
-		link_rrsigs(bd, r, NULL, &count);
+		apex_build_link_rrsigs(bd, r, NULL, &count);
 	if (count == 0)
 		return APEX_OK;
 	apex_stray_rrsig_t *strays = apex_arena_alloc(zone->arena, count * sizeof(*strays));
 	if (strays == NULL)
 		return APEX_ENOMEM;
 	for (uint32_t r = 0; r < bd->b->owner_count; r++)
-		link_rrsigs(bd, r, strays, &n);
+		apex_build_link_rrsigs(bd, r, strays, &n);
 	qsort(strays, n, sizeof(*strays), compare_strays);
 	zone->stray_rrsigs = strays;
 	zone->stray_rrsig_count = n;
@@ -638,19 +626,15 @@ static int link_all_rrsigs(build_t *bd)
 
 /* A DS RRset belongs at a delegation (RFC 4035 2.4); elsewhere it is
  * served as data, but the operator is told. */
-static void warn_stray_ds(build_t *bd, const apex_node_t *nodes)
+void apex_build_warn_stray_ds(build_t *bd, const apex_node_t *node)
 {
-	for (size_t i = 1; i < bd->zone->node_count; i++) {
-		const apex_node_t *node = &nodes[i];
-		if ((node->flags & (APEX_NODE_DELEGATION | APEX_NODE_OCCLUDED)) != 0 ||
-		    apex_node_rrset(node, APEX_TYPE_DS) == NULL)
-			continue;
-		if (bd->ds_warnings++ < WARNINGS_SHOWN) {
-			char name[APEX_NAME_MAX * 4 + 1];
-			apex_warning("zone %s: DS record at %s, which is not a delegation (no NS)",
-				     bd->origin_text,
-				     apex_name_to_str(node->name, name, sizeof(name)));
-		}
+	if ((node->flags & (APEX_NODE_APEX | APEX_NODE_DELEGATION | APEX_NODE_OCCLUDED)) != 0 ||
+	    apex_node_rrset(node, APEX_TYPE_DS) == NULL)
+		return;
+	if (bd->ds_warnings++ < WARNINGS_SHOWN) {
+		char name[APEX_NAME_MAX * 4 + 1];
+		apex_warning("zone %s: DS record at %s, which is not a delegation (no NS)",
+			     bd->origin_text, apex_name_to_str(node->name, name, sizeof(name)));
 	}
 }
 
@@ -684,7 +668,7 @@ static size_t target_offset(uint16_t type)
  * glue, authoritative data) optional.  For apex NS, MX and SRV: only
  * authoritative addresses, optional.
  */
-static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *rrset)
+int apex_build_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *rrset)
 {
 	const apex_zone_t *zone = bd->zone;
 	bool referral = (node->flags & APEX_NODE_DELEGATION) != 0 && rrset->type == APEX_TYPE_NS;
@@ -741,25 +725,27 @@ static int make_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *r
 	return APEX_OK;
 }
 
+bool apex_build_wants_additional(const apex_node_t *node, const apex_rrset_t *rrset)
+{
+	if (node->flags & APEX_NODE_OCCLUDED)
+		return false;
+	if (rrset->type == APEX_TYPE_NS)
+		return true;
+	if (rrset->type == APEX_TYPE_MX || rrset->type == APEX_TYPE_SRV)
+		return (node->flags & APEX_NODE_DELEGATION) == 0;
+	return false;
+}
+
 static int set_additional(build_t *bd, apex_node_t *nodes)
 {
 	const apex_zone_t *zone = bd->zone;
 	for (size_t i = 0; i < zone->node_count; i++) {
 		apex_node_t *node = &nodes[i];
-		if (node->flags & APEX_NODE_OCCLUDED)
-			continue;
 		for (uint16_t k = 0; k < node->rrset_count; k++) {
 			apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
-			bool wanted;
-			if (set->type == APEX_TYPE_NS)
-				wanted = true;
-			else if (set->type == APEX_TYPE_MX || set->type == APEX_TYPE_SRV)
-				wanted = (node->flags & APEX_NODE_DELEGATION) == 0;
-			else
-				wanted = false;
-			if (!wanted)
+			if (!apex_build_wants_additional(node, set))
 				continue;
-			int rc = make_additional(bd, node, set);
+			int rc = apex_build_additional(bd, node, set);
 			if (rc != APEX_OK)
 				return rc;
 		}
@@ -860,9 +846,7 @@ static int link_nsec3_part(void *arg, size_t begin, size_t end)
 	return APEX_OK;
 }
 
-/* True if the NSEC3 RDATA (alg, flags, iterations, salt) is of the chain
- * announced by NSEC3PARAM. */
-static bool nsec3_in_chain(const apex_nsec3_params_t *params, const uint8_t *rdata, size_t size)
+bool apex_build_nsec3_in_chain(const apex_nsec3_params_t *params, const uint8_t *rdata, size_t size)
 {
 	if (size < 5 || rdata[0] != params->algorithm)
 		return false;
@@ -901,7 +885,7 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 		if (set == NULL || node->labels != zone->origin_labels + 1)
 			continue;
 		size_t size = (size_t)set->rdata[0] << 8 | set->rdata[1];
-		if (!nsec3_in_chain(params, set->rdata + 2, size))
+		if (!apex_build_nsec3_in_chain(params, set->rdata + 2, size))
 			continue;
 		int n = apex_base32hex_decode((const char *)node->name + 1, node->name[0],
 					      chain[count].hash, sizeof(chain[count].hash));
@@ -975,6 +959,39 @@ static const apex_node_t *closest_node(const apex_zone_t *zone, const uint8_t *n
 	return lk.node != NULL ? lk.node : lk.encloser;
 }
 
+/* set->rdata_nodes = slots, filled: the node of each RDATA name. */
+static void fill_rdata_nodes(const apex_zone_t *zone, apex_rrset_t *set, uint32_t *slots)
+{
+	unsigned per_record = apex_rdata_compressed_names(set->type);
+	set->rdata_nodes = slots;
+	const uint8_t *p = set->rdata;
+	for (uint16_t r = 0; r < set->count; r++) {
+		size_t rdlength = (size_t)p[0] << 8 | p[1];
+		const uint8_t *end = p + 2 + rdlength;
+		/* The loader checked the names; MX starts with a preference. */
+		const uint8_t *name = p + 2 + (set->type == APEX_TYPE_MX ? 2 : 0);
+		for (unsigned n = 0; n < per_record; n++) {
+			bool inside = name < end;
+			*slots++ = inside ? apex_node_id(closest_node(zone, name)) : APEX_NODE_NONE;
+			if (inside)
+				name += apex_name_size(name);
+		}
+		p = end;
+	}
+}
+
+int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset)
+{
+	size_t n = (size_t)apex_rdata_compressed_names(rrset->type) * rrset->count;
+	if (n == 0)
+		return APEX_OK;
+	uint32_t *slots = apex_arena_alloc(zone->arena, n * sizeof(*slots));
+	if (slots == NULL)
+		return APEX_ENOMEM;
+	fill_rdata_nodes(zone, rrset, slots);
+	return APEX_OK;
+}
+
 /* rrset->rdata_nodes of every RRset whose RDATA names are compressed. */
 static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 {
@@ -994,22 +1011,8 @@ static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 			unsigned per_record = apex_rdata_compressed_names(set->type);
 			if (per_record == 0)
 				continue;
-			set->rdata_nodes = slots;
-			const uint8_t *p = set->rdata;
-			for (uint16_t r = 0; r < set->count; r++) {
-				size_t rdlength = (size_t)p[0] << 8 | p[1];
-				const uint8_t *end = p + 2 + rdlength;
-				/* The loader checked the names; MX starts with a preference. */
-				const uint8_t *name = p + 2 + (set->type == APEX_TYPE_MX ? 2 : 0);
-				for (unsigned n = 0; n < per_record; n++) {
-					bool inside = name < end;
-					*slots++ = inside ? apex_node_id(closest_node(zone, name))
-							  : APEX_NODE_NONE;
-					if (inside)
-						name += apex_name_size(name);
-				}
-				p = end;
-			}
+			fill_rdata_nodes(zone, set, slots);
+			slots += (size_t)per_record * set->count;
 		}
 	}
 	return APEX_OK;
@@ -1017,7 +1020,7 @@ static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
 
 /* ------------------------------------------------------------ main */
 
-static int set_soa(build_t *bd)
+int apex_build_set_soa(build_t *bd)
 {
 	apex_zone_t *zone = bd->zone;
 	const apex_rrset_t *soa = apex_node_rrset(zone->apex, APEX_TYPE_SOA);
@@ -1048,6 +1051,26 @@ typedef struct index_arrays {
 	uint8_t *blob; /* RDATA not already in place */
 } index_arrays_t;
 
+void apex_build_count(const build_t *bd, uint32_t first, uint32_t end, size_t *sets, size_t *sigs,
+		      size_t *blob)
+{
+	const apex_build_rr_t *rrs = bd->b->rrs;
+	size_t last = bd->owner_first[end];
+
+	*sets = *sigs = *blob = 0;
+	for (size_t i = bd->owner_first[first], next; i < last; i = next) {
+		for (next = i + 1; next < last && same_set(&rrs[i], &rrs[next]); next++)
+			;
+		if (rrs[i].type == APEX_TYPE_RRSIG)
+			(*sigs)++;
+		else
+			(*sets)++;
+		if (!rdata_in_place(rrs, i, next))
+			for (size_t k = i; k < next; k++)
+				*blob += 2u + rrs[k].rdlength;
+	}
+}
+
 /* Sizes of everything, then one arena block for each kind. */
 static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 {
@@ -1058,17 +1081,7 @@ static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 	a->nsec3_node_count = 0;
 	for (uint32_t r = 0; r < b->owner_count; r++)
 		a->nsec3_node_count += bd->owner_is_nsec3[r];
-	for (size_t i = 0, end; i < b->rr_count; i = end) {
-		for (end = i + 1; end < b->rr_count && same_set(&b->rrs[i], &b->rrs[end]); end++)
-			;
-		if (b->rrs[i].type == APEX_TYPE_RRSIG)
-			sig_count++;
-		else
-			set_count++;
-		if (!rdata_in_place(b->rrs, i, end))
-			for (size_t k = i; k < end; k++)
-				blob_size += 2u + b->rrs[k].rdlength;
-	}
+	apex_build_count(bd, 0, (uint32_t)b->owner_count, &set_count, &sig_count, &blob_size);
 	/* One array: the name index, then the NSEC3 owners (zone.h: ids). */
 	a->nodes =
 		apex_arena_calloc(arena, desc_count + a->nsec3_node_count + 1, sizeof(*a->nodes));
@@ -1146,7 +1159,7 @@ static int fill_nodes(build_t *bd, const node_desc_t *descs, index_arrays_t *a)
 		node->key = o->key;
 		node->key_size = o->key_size;
 		node->labels = o->labels;
-		rc = fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
+		rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
 	}
 	return rc;
 }
@@ -1168,7 +1181,8 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 	zone->record_count = bd->b->rr_count;
 	set_structure(zone, nodes, descs);
 	int rc = link_all_rrsigs(bd);
-	warn_stray_ds(bd, nodes);
+	for (size_t i = 0; i < desc_count; i++)
+		apex_build_warn_stray_ds(bd, &nodes[i]);
 	return rc;
 }
 
@@ -1182,7 +1196,7 @@ static int set_links(build_t *bd, index_arrays_t *a)
 	set_name_hashes(zone, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
 	int rc = apex_node_table_build(zone);
 	if (rc == APEX_OK)
-		rc = set_soa(bd);
+		rc = apex_build_set_soa(bd);
 	if (rc == APEX_OK)
 		rc = set_additional(bd, a->nodes);
 	if (rc == APEX_OK)
@@ -1211,10 +1225,10 @@ static int build_index(build_t *bd)
 	int rc;
 
 	for (uint32_t r = 0; r < b->owner_count; r++) {
-		rc = check_owner(bd, r, r == 0);
+		rc = apex_build_check_owner(bd, r, r == 0);
 		if (rc != APEX_OK)
 			return rc;
-		bd->owner_is_nsec3[r] = r != 0 && only_nsec3(bd, r);
+		bd->owner_is_nsec3[r] = r != 0 && apex_build_only_nsec3(bd, r);
 	}
 	rc = layout_nodes(bd, &descs, &desc_count);
 	if (rc == APEX_OK)
@@ -1234,58 +1248,73 @@ static int build_index(build_t *bd)
 	return rc;
 }
 
-int apex_zone_build(apex_zone_builder_t *b)
+int apex_build_begin(build_t *bd, apex_zone_builder_t *b)
 {
-	build_t bd = { .b = b, .zone = b->zone };
-	apex_name_to_str(b->zone->origin, bd.origin_text, sizeof(bd.origin_text));
-	if (b->rr_count == 0)
-		return build_fail(&bd, NULL, "no SOA record at the zone apex %s", bd.origin_text);
-
-	int rc = sort_and_dedupe(&bd);
+	memset(bd, 0, sizeof(*bd));
+	bd->b = b;
+	bd->zone = b->zone;
+	apex_name_to_str(b->zone->origin, bd->origin_text, sizeof(bd->origin_text));
+	int rc = sort_and_dedupe(bd);
 	if (rc != APEX_OK)
 		return rc;
 	size_t n = b->owner_count;
-	bd.owner_first = malloc((n + 1) * sizeof(*bd.owner_first));
-	bd.owner_is_nsec3 = calloc(n, sizeof(*bd.owner_is_nsec3));
-	bd.owner_node = calloc(n, sizeof(*bd.owner_node));
-	bd.owner_sigs = calloc(n, sizeof(*bd.owner_sigs));
-	bd.owner_sig_count = calloc(n, sizeof(*bd.owner_sig_count));
-	if (bd.owner_first == NULL || bd.owner_is_nsec3 == NULL || bd.owner_node == NULL ||
-	    bd.owner_sigs == NULL || bd.owner_sig_count == NULL) {
-		rc = APEX_ENOMEM;
-		goto done;
-	}
+	bd->owner_first = malloc((n + 1) * sizeof(*bd->owner_first));
+	bd->owner_is_nsec3 = calloc(n + 1, sizeof(*bd->owner_is_nsec3));
+	bd->owner_node = calloc(n + 1, sizeof(*bd->owner_node));
+	bd->owner_sigs = calloc(n + 1, sizeof(*bd->owner_sigs));
+	bd->owner_sig_count = calloc(n + 1, sizeof(*bd->owner_sig_count));
+	if (bd->owner_first == NULL || bd->owner_is_nsec3 == NULL || bd->owner_node == NULL ||
+	    bd->owner_sigs == NULL || bd->owner_sig_count == NULL)
+		return APEX_ENOMEM;
 	/* Every owner has at least one record, so owner ranks are dense. */
 	size_t i = 0;
 	for (uint32_t r = 0; r < n; r++) {
-		bd.owner_first[r] = (uint32_t)i;
+		bd->owner_first[r] = (uint32_t)i;
 		while (i < b->rr_count && b->rrs[i].owner == r)
 			i++;
 	}
-	bd.owner_first[n] = (uint32_t)i;
+	bd->owner_first[n] = (uint32_t)i;
+	return APEX_OK;
+}
 
-	if (b->owners[0].key_size != b->zone->origin_key_size ||
-	    memcmp(b->owners[0].key, b->zone->origin_key, b->zone->origin_key_size) != 0) {
+void apex_build_end(build_t *bd)
+{
+	if (bd->ttl_warnings > WARNINGS_SHOWN)
+		apex_warning("zone %s: %zu RRsets in all have records with differing TTLs",
+			     bd->origin_text, bd->ttl_warnings);
+	if (bd->ds_warnings > WARNINGS_SHOWN)
+		apex_warning("zone %s: %zu DS RRsets in all are not at a delegation",
+			     bd->origin_text, bd->ds_warnings);
+	if (bd->glue_warnings > WARNINGS_SHOWN)
+		apex_warning("zone %s: %zu in-domain name servers in all have no glue",
+			     bd->origin_text, bd->glue_warnings);
+	free(bd->owner_first);
+	free(bd->owner_is_nsec3);
+	free(bd->owner_node);
+	free(bd->owner_sigs);
+	free(bd->owner_sig_count);
+}
+
+int apex_zone_build(apex_zone_builder_t *b)
+{
+	build_t bd;
+	int rc;
+
+	if (b->rr_count == 0) {
+		memset(&bd, 0, sizeof(bd));
+		bd.b = b;
+		apex_name_to_str(b->zone->origin, bd.origin_text, sizeof(bd.origin_text));
+		return build_fail(&bd, NULL, "no SOA record at the zone apex %s", bd.origin_text);
+	}
+	rc = apex_build_begin(&bd, b);
+	if (rc == APEX_OK &&
+	    (b->owners[0].key_size != b->zone->origin_key_size ||
+	     memcmp(b->owners[0].key, b->zone->origin_key, b->zone->origin_key_size) != 0))
 		rc = build_fail(&bd, NULL, "no SOA record at the zone apex %s", bd.origin_text);
-		goto done;
-	}
-	rc = build_index(&bd);
-	if (rc == APEX_OK) {
-		if (bd.ttl_warnings > WARNINGS_SHOWN)
-			apex_warning("zone %s: %zu RRsets in all have records with differing TTLs",
-				     bd.origin_text, bd.ttl_warnings);
-		if (bd.ds_warnings > WARNINGS_SHOWN)
-			apex_warning("zone %s: %zu DS RRsets in all are not at a delegation",
-				     bd.origin_text, bd.ds_warnings);
-		if (bd.glue_warnings > WARNINGS_SHOWN)
-			apex_warning("zone %s: %zu in-domain name servers in all have no glue",
-				     bd.origin_text, bd.glue_warnings);
-	}
-done:
-	free(bd.owner_first);
-	free(bd.owner_is_nsec3);
-	free(bd.owner_node);
-	free(bd.owner_sigs);
-	free(bd.owner_sig_count);
+	if (rc == APEX_OK)
+		rc = build_index(&bd);
+	if (rc != APEX_OK)
+		bd.ttl_warnings = bd.ds_warnings = bd.glue_warnings = 0; /* no summary */
+	apex_build_end(&bd);
 	return rc;
 }

@@ -27,6 +27,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "zone/build.h"
+#include "zone/derive.h"
 #include "zone/file_map.h"
 #include "zone/load.h"
 #include "zone/load_parallel.h"
@@ -142,6 +143,7 @@ int apex_version_begin(apex_version_build_t *v, const uint8_t *origin, const cha
 	}
 	atomic_init(&zone->refcount, 1);
 	atomic_init(&zone->expired, false);
+	atomic_init(&zone->base_refs, 0);
 	zone->arena = v->arena;
 	uint8_t key[APEX_KEY_MAX];
 	size_t key_size = apex_name_key(origin, key, NULL);
@@ -167,15 +169,13 @@ void apex_version_abort(apex_version_build_t *v)
 	memset(v, 0, sizeof(*v));
 }
 
-int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size_t sink_count,
-			apex_zone_t **out)
+/* The builder takes the records of sinks[0] and the version the memory
+ * of every sink; returns the bytes the records took. */
+static size_t take_records(apex_version_build_t *v, apex_sink_t *const *sinks, size_t sink_count)
 {
 	apex_zone_builder_t *b = &v->b;
-	apex_zone_t *zone = b->zone;
 
-	*out = NULL;
-	/* The builder takes the records of sinks[0]; the hash table of
-	 * owners is not needed any more. */
+	/* The hash table of owners is not needed any more. */
 	apex_sink_t *s0 = sinks[0];
 	free(s0->table);
 	s0->table = NULL;
@@ -185,7 +185,6 @@ int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size
 	b->rr_count = s0->rr_count;
 	s0->owners = NULL;
 	s0->rrs = NULL;
-	double parsed = seconds_since(&v->start);
 	size_t memory = b->rr_count * sizeof(*b->rrs) + b->owner_count * sizeof(*b->owners);
 	/* Names, keys and RDATA become the version's (build.h). */
 	for (size_t i = 0; i < sink_count; i++) {
@@ -194,6 +193,18 @@ int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size
 		apex_arena_adopt(v->arena, sinks[i]->keep);
 		sinks[i]->keep = NULL;
 	}
+	return memory;
+}
+
+int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size_t sink_count,
+			apex_zone_t **out)
+{
+	apex_zone_builder_t *b = &v->b;
+	apex_zone_t *zone = b->zone;
+
+	*out = NULL;
+	double parsed = seconds_since(&v->start);
+	size_t memory = take_records(v, sinks, sink_count);
 	b->threads = apex_load_cpu_count();
 	int rc = apex_zone_build(b);
 	apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
@@ -208,6 +219,24 @@ int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size
 	}
 	if (rc == APEX_ENOMEM && b->err_size > 0 && b->err[0] == '\0')
 		snprintf(b->err, b->err_size, "%s: out of memory", zone->file);
+	apex_version_abort(v);
+	return rc;
+}
+
+int apex_version_derive(apex_version_build_t *v, apex_sink_t *sink, apex_zone_t *old, size_t owners,
+			apex_zone_t **out)
+{
+	apex_zone_t *zone = v->b.zone;
+
+	*out = NULL;
+	take_records(v, &sink, 1);
+	int rc = apex_zone_derive(&v->b, old, owners);
+	if (rc == APEX_OK) {
+		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);
+		zone->load_seconds = seconds_since(&v->start);
+		*out = zone;
+		v->arena = NULL; /* the version's now */
+	}
 	apex_version_abort(v);
 	return rc;
 }

@@ -199,6 +199,8 @@ void apex_zone_unref(apex_zone_t *zone)
 	while (zone != NULL &&
 	       atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel) == 1) {
 		apex_zone_t *base = zone->base;
+		if (base != NULL)
+			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);
 		zone = base;

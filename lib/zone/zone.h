@@ -281,6 +281,10 @@ typedef struct apex_zone {
 	 * counts the versions derived since the last whole build. */
 	struct apex_zone *base;
 	unsigned derived_depth;
+	/* Of refcount, the references of versions derived from this one
+	 * (their base): whoever waits for the users of a replaced version to
+	 * let go (apexd's retire) does not wait for these. */
+	atomic_uint base_refs;
 
 	/* What zone-status reports. */
 	char *file;                /* path it was loaded from */

@@ -97,6 +97,16 @@ int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out)
 	return rc;
 }
 
+int apex_zone_from_wire_derive(apex_zone_from_wire_t *w, apex_zone_t *old, size_t owners,
+			       apex_zone_t **out)
+{
+	int rc = apex_version_derive(&w->v, w->sink, old, owners, out);
+	apex_reader_free(&w->r);
+	apex_sink_free(w->sink);
+	free(w);
+	return rc;
+}
+
 void apex_zone_from_wire_abort(apex_zone_from_wire_t *w)
 {
 	apex_version_abort(&w->v);

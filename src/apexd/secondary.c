@@ -401,6 +401,8 @@ typedef struct receiver {
 	 * new serial is served without waiting for the file. */
 	apex_zone_copy_t copy;
 	bool derived;         /* the version comes from the old one and sets (an IXFR) */
+	bool in_place;        /* ... derived in place (zone/derive.h), not built whole */
+	char source[200];     /* the new version's source, for messages */
 	apex_changes_t *sets; /* copies, owned */
 	size_t set_count;
 } receiver_t;
@@ -473,15 +475,16 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	apex_xfr_in_limits_t limits = { s->applied->cfg->xfr_size_limit, 0 };
 	apex_xfr_primary_t primary;
 	apex_xfr_timeouts_t t;
-	char source[200], header[300];
+	char header[300];
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	primary_of(e, &primary);
 	timeouts_of(s, &t);
-	snprintf(source, sizeof(source), "transfer of %s from %s", z->name, e->text);
+	snprintf(r->source, sizeof(r->source), "transfer of %s from %s", z->name, e->text);
 	snprintf(header, sizeof(header), "zone %s, received from %s", z->name, e->text);
-	if ((rc = apex_zone_from_wire_begin(&r->builder, z->origin, source, err, err_size)) < 0 ||
+	if ((rc = apex_zone_from_wire_begin(&r->builder, z->origin, r->source, err, err_size)) <
+		    0 ||
 	    (rc = apex_zone_copy_begin(&r->copy, z->file, header, err, err_size)) < 0) {
 		receiver_abort(r);
 		return rc;
@@ -514,20 +517,21 @@ static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone
 }
 
 /*
- * Publish the version r built, rename the copy; the status says how it
- * came.  *held: the caller's reference to the version served when its
- * check began (or NULL), dropped here once the new version is published,
- * so that the old version is freed as soon as the workers let go of it
- * (apex_server_retire() waits for that, at most a few seconds).
+ * Publish zone (the caller's reference, taken), the version r received,
+ * rename the copy; the status says how it came.  *held: the caller's
+ * reference to the version served when its check began (or NULL), dropped
+ * here once the new version is published, so that the old version is
+ * freed as soon as the workers let go of it (apex_server_retire() waits
+ * for that, at most a few seconds).
  */
-static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r, const char *how,
-		   const char *detail, apex_zone_t **held, char *err, size_t err_size)
+static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r, apex_zone_t *zone,
+		   const char *how, const char *detail, apex_zone_t **held, char *err,
+		   size_t err_size)
 {
-	apex_zone_t *zone = NULL, *old;
-	int rc = apex_zone_from_wire_finish(r->builder, &zone);
+	apex_zone_t *old;
+	int rc = APEX_OK;
 
-	r->builder = NULL;
-	if (rc == APEX_OK && (rc = apex_precompute(zone)) < 0)
+	if ((rc = apex_precompute(zone)) < 0)
 		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
 	if (rc == APEX_OK)
 		rc = apexd_zonemd_check(z->name, zone, z->zonemd_verify, err, err_size);
@@ -572,14 +576,23 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	return APEX_OK;
 }
 
-/* Emit one record of an IXFR applied into the receiver's builder
- * (ixfr_apply.h); the copy is written from the published version. */
-static int emit_record(void *ctx, const apex_rr_t *rr)
+/* The version r received: a whole zone built, or the change sets of an
+ * IXFR applied to current (ixfr_apply.h; -ESTALE if they do not apply). */
+static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **out, char *err,
+			    size_t err_size)
 {
-	receiver_t *r = ctx;
+	int rc;
 
-	return apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
-				       rr->rdlength);
+	if (!r->derived) {
+		rc = apex_zone_from_wire_finish(r->builder, out);
+		r->builder = NULL;
+		return rc;
+	}
+	apex_zone_from_wire_abort(r->builder); /* received nothing */
+	r->builder = NULL;
+	rc = apex_ixfr_version(current, r->sets, r->set_count, r->source, out, &r->in_place, err,
+			       err_size);
+	return rc == APEX_EMALFORMED ? -ESTALE : rc;
 }
 
 /*
@@ -589,12 +602,13 @@ static int emit_record(void *ctx, const apex_rr_t *rr)
  * then.  -ESTALE: the change sets do not apply to current (ask by AXFR).
  */
 static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
-		    const apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
+		    apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
 {
 	uint64_t start = apex_monotonic_ms();
 	char detail[300];
 	apex_xfr_in_t x;
 	receiver_t r;
+	apex_zone_t *zone = NULL;
 	int rc = receive(s, z, e, current, &r, &x, err, err_size);
 
 	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_UP_TO_DATE) {
@@ -603,14 +617,14 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 		return APEX_OK;
 	}
 	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
-	if (r.derived &&
-	    apex_ixfr_apply(current, r.sets, r.set_count, emit_record, &r, err, err_size) < 0)
-		rc = -ESTALE;
-	snprintf(detail, sizeof(detail), "from %s: %llu messages, %llu bytes, %.3f s", e->text,
-		 (unsigned long long)x.messages, (unsigned long long)x.bytes,
-		 (double)(apex_monotonic_ms() - start) / 1000.0);
 	if (rc == APEX_OK)
-		rc = publish(s, z, &r,
+		rc = received_version(&r, current, &zone, err, err_size);
+	snprintf(detail, sizeof(detail), "from %s: %llu messages, %llu bytes, %.3f s%s", e->text,
+		 (unsigned long long)x.messages, (unsigned long long)x.bytes,
+		 (double)(apex_monotonic_ms() - start) / 1000.0,
+		 r.in_place ? ", derived in place" : "");
+	if (rc == APEX_OK)
+		rc = publish(s, z, &r, zone,
 			     x.style == APEX_XFR_STYLE_IXFR ? "IXFR"
 			     : current != NULL              ? "IXFR (whole zone)"
 							    : "AXFR",
@@ -626,7 +640,7 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
  * sets do not apply to what is served.  *held as for publish().
  */
 static int transfer_any(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
-			const apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
+			apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
 {
 	bool incremental = current != NULL && !e->axfr_only;
 	int rc = transfer(s, z, e, incremental ? current : NULL, held, err, err_size);

@@ -304,7 +304,10 @@ void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_ru
 
 		apex_server_wake_workers(server);
 		for (; ms < APEX_SERVER_RELEASE_WAIT_MS; ms++) {
-			if (atomic_load_explicit(&old->refcount, memory_order_acquire) == 1)
+			/* the caller's reference, and those of versions derived
+			 * from it, which share its memory (zone/derive.h) */
+			if (atomic_load_explicit(&old->refcount, memory_order_acquire) ==
+			    1 + atomic_load_explicit(&old->base_refs, memory_order_acquire))
 				break;
 			usleep(1000);
 		}

@@ -50,7 +50,7 @@ HOSTS = 1500  # about 250 KB: several messages per transfer
 WAIT = 30.0  # seconds for apexd to follow a primary (bounded)
 
 
-def zone_text(serial, extra="", refresh=3600, expire=3600):
+def zone_text(serial, extra="", refresh=3600, expire=3600, sub_glue="192.0.2.53"):
     lines = [
         "$ORIGIN %s" % ORIGIN,
         "$TTL 300",
@@ -66,7 +66,7 @@ def zone_text(serial, extra="", refresh=3600, expire=3600):
         "alias IN CNAME www",
         "*.wild IN TXT \"wildcard\"",
         "sub IN NS ns.sub",
-        "ns.sub IN A 192.0.2.53",
+        "ns.sub IN A %s" % sub_glue,
     ]
     for i in range(HOSTS):  # enough for several messages
         lines.append("host%03d IN A 198.51.100.%d" % (i, i % 250 + 1))
@@ -356,6 +356,20 @@ def test_secondary_of(kind, tmp):
         how = "IXFR (whole zone) serial 2" if kind == "nsd" else "IXFR serial 2"
         wait_log(apex, how)
 
+        # A change to existing names only (a TXT, the glue of a delegation):
+        # an IXFR of it is derived from the version served, in place
+        time.sleep(1.1)
+        with open(path, "w") as f:
+            f.write(zone_text(3, "new IN A 192.0.2.99\n", sub_glue="192.0.2.54"))
+        primary.reload()
+        wait_serial(apex.port, 3, apex)
+        assert_same_records(primary_records(primary.port), apex.port)
+        r = query(apex.port, "www.sub." + ORIGIN, dns.rdatatype.A)
+        assert [rr.address for s in r.additional for rr in s] == ["192.0.2.54"], r
+        if kind != "nsd":
+            wait_log(apex, "IXFR serial 3")
+            assert "derived in place" in apex.log_tail(50), apex.log_tail(50)
+
         # Restart with the primary gone: served at once from the copy.
         assert apex.stop() == 0
         # each replaced version was freed once the workers let go of it (the
@@ -365,7 +379,7 @@ def test_secondary_of(kind, tmp):
         primary = None
         apex.fixed_port = None
         apex.start()
-        assert serial_of(apex.port) == 2
+        assert serial_of(apex.port) == 3
         r = query(apex.port, "new." + ORIGIN, dns.rdatatype.A)
         assert [rr.address for rr in r.answer[0]] == ["192.0.2.99"]
     finally:

@@ -357,6 +357,181 @@ static void random_removal(change_t *c, const records_t *all)
 			*records_push(&c->removed) = all->items[i];
 }
 
+/* The records of all at owner of type (0: any type but the SOA), up to
+ * max of them, into out; how many. */
+static size_t records_at(const records_t *all, const uint8_t *owner, uint16_t type,
+			 const record_t **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < all->count && n < max; i++)
+		if ((type == 0 ? all->items[i].type != APEX_TYPE_SOA
+			       : all->items[i].type == type) &&
+		    apex_name_equal(all->items[i].owner, owner))
+			out[n++] = &all->items[i];
+	return n;
+}
+
+static void remove_record(change_t *c, const record_t *r)
+{
+	if (!listed(&c->removed, r))
+		*records_push(&c->removed) = *r;
+	touch(c, r->owner);
+}
+
+/* A name of z with records, no CNAME (data beside it is refused), not
+ * the apex when not_apex; NULL if none was found. */
+static const apex_node_t *data_node(const apex_zone_t *z, bool not_apex)
+{
+	for (int tries = 0; tries < 50; tries++) {
+		const apex_node_t *n = random_node(z);
+
+		if (n->rrset_count > 0 && !(n->flags & (APEX_NODE_CNAME | APEX_NODE_EMPTY)) &&
+		    !(not_apex && n == z->apex))
+			return n;
+	}
+	return NULL;
+}
+
+/* One random change that keeps the structure of z, what most IXFRs of a
+ * TLD are and what a derivation in place handles (zone/derive.h): glue
+ * addresses, NS and DS of delegations, RRSIGs and NSEC3 records signed
+ * again, TTLs, data at existing names. */
+static void random_update(change_t *c, const apex_zone_t *z, const records_t *all)
+{
+	const record_t *found[64];
+	const apex_node_t *n = data_node(z, true);
+	size_t count;
+
+	if (n == NULL)
+		return;
+	switch (below(8)) {
+	case 0: { /* the glue of a delegation gets a new address */
+		const apex_rrset_t *ns = apex_node_rrset(n, APEX_TYPE_NS);
+		const apex_node_t *target = NULL;
+
+		if (ns != NULL && ns->rdata_nodes != NULL)
+			target = apex_zone_node(z, ns->rdata_nodes[below(ns->count)]);
+		if (target == NULL || apex_node_rrset(target, APEX_TYPE_A) == NULL)
+			break;
+		count = records_at(all, target->name, APEX_TYPE_A, found, 64);
+		touch(c, n->name); /* the referral's additional section changes */
+		if (count > 1 || below(2) == 0)
+			remove_record(c, found[below(count)]);
+		add_address(c, target->name, found[0]->ttl);
+		break;
+	}
+	case 1: /* a name server of a delegation (or of the apex) replaced */
+		n = below(4) == 0 ? z->apex : n;
+		count = records_at(all, n->name, APEX_TYPE_NS, found, 64);
+		if (count == 0)
+			break;
+		add_name_rdata(c, n->name, APEX_TYPE_NS, found[0]->ttl, random_node(z)->name);
+		if (count > 1)
+			remove_record(c, found[below(count)]);
+		break;
+	case 2: /* a DS added to or removed from a delegation */
+		if (apex_node_rrset(n, APEX_TYPE_NS) == NULL)
+			break;
+		count = records_at(all, n->name, APEX_TYPE_DS, found, 64);
+		if (count > 0 && below(2) == 0) {
+			remove_record(c, found[below(count)]);
+		} else {
+			uint8_t ds[36] = { 0x30, 0x39, 13, 2 };
+
+			for (size_t i = 4; i < sizeof(ds); i++)
+				ds[i] = (uint8_t)rnd();
+			add(c, n->name, APEX_TYPE_DS, 86400, ds, sizeof(ds));
+		}
+		break;
+	case 3: { /* an RRSIG signed again (NSEC3 owners' included) */
+		const record_t *r = NULL;
+
+		for (int tries = 0; tries < 50 && r == NULL; tries++) {
+			r = random_record(all);
+			if (r != NULL && r->type != APEX_TYPE_RRSIG)
+				r = NULL;
+		}
+		if (r == NULL)
+			break;
+		record_t resigned = *r;
+		resigned.rdata[resigned.rdlength - 1] ^= (uint8_t)(1 + below(255));
+		remove_record(c, r);
+		add(c, resigned.owner, resigned.type, resigned.ttl, resigned.rdata,
+		    resigned.rdlength);
+		break;
+	}
+	case 4: { /* an NSEC3 record changes its opt-out flag and next hash */
+		const record_t *r = NULL;
+
+		for (int tries = 0; tries < 80 && r == NULL; tries++) {
+			r = random_record(all);
+			if (r != NULL && r->type != APEX_TYPE_NSEC3)
+				r = NULL;
+		}
+		if (r == NULL || r->rdlength < 6)
+			break;
+		record_t changed = *r;
+		changed.rdata[1] ^= 1;
+		remove_record(c, r);
+		add(c, changed.owner, changed.type, changed.ttl, changed.rdata, changed.rdlength);
+		break;
+	}
+	case 5: { /* an RRset's TTL changes: every record again */
+		const record_t *r = random_record(all);
+
+		if (r == NULL || r->type == APEX_TYPE_SOA)
+			break;
+		count = records_at(all, r->owner, r->type, found, 64);
+		for (size_t i = 0; i < count; i++) {
+			if (r->type == APEX_TYPE_RRSIG && memcmp(found[i]->rdata, r->rdata, 2) != 0)
+				continue; /* RRSIGs: those covering the same type */
+			remove_record(c, found[i]);
+			add(c, found[i]->owner, found[i]->type, found[i]->ttl + 60, found[i]->rdata,
+			    found[i]->rdlength);
+		}
+		break;
+	}
+	case 6: { /* an MX at an existing name, to an existing name */
+		uint8_t mx[2 + APEX_NAME_MAX] = { 0, (uint8_t)below(50) };
+		const uint8_t *exchange = random_node(z)->name;
+		size_t size = apex_name_size(exchange);
+
+		memcpy(mx + 2, exchange, size);
+		add(c, n->name, APEX_TYPE_MX, 600, mx, (uint16_t)(2 + size));
+		break;
+	}
+	default: { /* a TXT record at an existing name added, or one replaced */
+		uint8_t txt[] = { 4, 'u', 'p', 'd', (uint8_t)('a' + below(26)) };
+
+		count = records_at(all, n->name, APEX_TYPE_TXT, found, 64);
+		add(c, n->name, APEX_TYPE_TXT, 600, txt, sizeof(txt));
+		if (count > 0)
+			remove_record(c, found[below(count)]);
+		break;
+	}
+	}
+}
+
+/* Only changes that keep the structure (random_update()). */
+static void random_updates(const apex_zone_t *z, const records_t *all, change_t *c)
+{
+	size_t changes = 1 + below(MAX_CHANGES);
+
+	for (size_t i = 0; i < changes; i++)
+		random_update(c, z, all);
+	records_t kept = { 0 };
+	for (size_t i = 0; i < c->added.count; i++) {
+		const record_t *r = &c->added.items[i];
+		/* a record removed is added back only with a new TTL (case 5) */
+		if ((!listed(all, r) || listed(&c->removed, r)) && !listed(&kept, r) &&
+		    !cname_conflict(all, r))
+			*records_push(&kept) = *r;
+	}
+	free(c->added.items);
+	c->added = kept;
+}
+
 /* A random change to z: its removals are records of z, its additions
  * records z does not hold (a removed record is never added again). */
 static void random_change(const apex_zone_t *z, const records_t *all, change_t *c)
@@ -396,7 +571,8 @@ static void next_soa(const apex_zone_t *z, record_t *soa)
 	size_t at = apex_name_size(rdata);
 
 	at += apex_name_size(rdata + at);
-	record_set(soa, z->origin, APEX_TYPE_SOA, z->soa->ttl, rdata, size);
+	/* the apex as the primary spells it, which is the spelling served */
+	record_set(soa, z->apex->name, APEX_TYPE_SOA, z->soa->ttl, rdata, size);
 	apex_write_u32(soa->rdata + at, z->serial + 1);
 }
 
@@ -405,7 +581,7 @@ static void change_set(const apex_zone_t *z, const change_t *c, apex_changes_t *
 {
 	record_t old_soa, new_soa;
 
-	record_set(&old_soa, z->origin, APEX_TYPE_SOA, z->soa->ttl, z->soa->rdata + 2,
+	record_set(&old_soa, z->apex->name, APEX_TYPE_SOA, z->soa->ttl, z->soa->rdata + 2,
 		   apex_read_u16(z->soa->rdata));
 	next_soa(z, &new_soa);
 	apex_changes_init(set);
@@ -418,11 +594,6 @@ static void change_set(const apex_zone_t *z, const change_t *c, apex_changes_t *
 }
 
 /* ------------------------------------------------------------ the two versions */
-
-static int to_builder(void *ctx, const apex_rr_t *rr)
-{
-	return apex_zone_from_wire_add(ctx, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
-}
 
 static apex_zone_t *finish(apex_zone_from_wire_t *w, char *err)
 {
@@ -438,19 +609,21 @@ static apex_zone_t *finish(apex_zone_from_wire_t *w, char *err)
 	return zone;
 }
 
-/* The version the secondary makes of old and set (NULL: refused, why in err). */
-static apex_zone_t *derived(const apex_zone_t *old, const apex_changes_t *set, char *err,
+/* The version the secondary makes of old and set (NULL: refused, why in
+ * err); *in_place says whether it was derived in place. */
+static apex_zone_t *derived(apex_zone_t *old, const apex_changes_t *set, bool *in_place, char *err,
 			    size_t err_size)
 {
-	apex_zone_from_wire_t *w;
+	apex_zone_t *zone = NULL;
 
-	assert_int_equal(apex_zone_from_wire_begin(&w, old->origin, "ixfr", err, err_size),
-			 APEX_OK);
-	if (apex_ixfr_apply(old, set, 1, to_builder, w, err, err_size) != APEX_OK) {
-		apex_zone_from_wire_abort(w);
+	if (apex_ixfr_version(old, set, 1, "ixfr", &zone, in_place, err, err_size) != APEX_OK)
+		return NULL;
+	if (apex_precompute(zone) != APEX_OK) {
+		strcpy(err, "precompute failed");
+		apex_zone_unref(zone);
 		return NULL;
 	}
-	return finish(w, err);
+	return zone;
 }
 
 /* The version built from scratch from old's records with c applied. */
@@ -492,7 +665,7 @@ static const uint16_t qtypes[] = {
 /* Answers compared, and how many differed. */
 typedef struct tally {
 	size_t queries;
-	size_t zones, sets_applied, sets_refused;
+	size_t zones, sets_applied, sets_refused, in_place;
 } tally_t;
 
 static uint64_t seed_used;
@@ -622,7 +795,7 @@ static void zone_rounds(size_t index, tally_t *t)
 	apex_zone_t *old = load_file(zones[index].file, zones[index].origin);
 	records_t all = { 0 };
 	unsigned rounds = zones[index].rounds * rounds_scale();
-	size_t applied = 0;
+	size_t applied = 0, updates = 0, in_place = 0;
 
 	assert_int_equal(apex_precompute(old), APEX_OK);
 	zone_list(old, &all);
@@ -632,10 +805,16 @@ static void zone_rounds(size_t index, tally_t *t)
 		apex_changes_t set;
 		char what[128], err_d[512] = "", err_s[512] = "";
 
-		snprintf(what, sizeof(what), "%s, set %u", zones[index].file, round);
-		random_change(old, &all, &c);
+		bool update = round % 2 == 1, derived_in_place = false;
+
+		snprintf(what, sizeof(what), "%s, set %u (%s)", zones[index].file, round,
+			 update ? "updates" : "any change");
+		if (update)
+			random_updates(old, &all, &c);
+		else
+			random_change(old, &all, &c);
 		change_set(old, &c, &set);
-		apex_zone_t *d = derived(old, &set, err_d, sizeof(err_d));
+		apex_zone_t *d = derived(old, &set, &derived_in_place, err_d, sizeof(err_d));
 		apex_zone_t *s = scratch(old, &all, &c, err_s, sizeof(err_s));
 
 		if ((d == NULL) != (s == NULL))
@@ -647,6 +826,11 @@ static void zone_rounds(size_t index, tally_t *t)
 			compare_answers(d, s, &c, what, t);
 			applied++;
 			t->sets_applied++;
+			updates += update;
+			if (update && !derived_in_place && getenv("APEX_TEST_VERBOSE") != NULL)
+				printf("# %s: built whole\n", what);
+			in_place += derived_in_place;
+			t->in_place += derived_in_place;
 		} else {
 			t->sets_refused++;
 			if (getenv("APEX_TEST_VERBOSE") != NULL)
@@ -660,6 +844,11 @@ static void zone_rounds(size_t index, tally_t *t)
 	/* the generator must mostly make sets that apply, or nothing is compared */
 	if (applied * 4 < rounds * 3)
 		fail_msg("%s: only %zu of %u sets applied", zones[index].file, applied, rounds);
+	/* and the updates must mostly be derived in place, or the derivation
+	 * is not what these comparisons test */
+	if (in_place * 3 < updates * 2)
+		fail_msg("%s: only %zu of %zu updates derived in place", zones[index].file,
+			 in_place, updates);
 	free(all.items);
 	apex_zone_unref(old);
 }
@@ -676,8 +865,9 @@ static void derived_answers_as_scratch(void **state)
 	rng_state = seed_used ? seed_used : 1;
 	for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++)
 		zone_rounds(i, &t);
-	printf("# %zu zones, %zu sets applied, %zu refused by both, %zu answers compared\n",
-	       t.zones, t.sets_applied, t.sets_refused, t.queries);
+	printf("# %zu zones, %zu sets applied (%zu derived in place), %zu refused by both, %zu "
+	       "answers compared\n",
+	       t.zones, t.sets_applied, t.in_place, t.sets_refused, t.queries);
 	assert_true(t.queries > 100000);
 }
 

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A version derived from the one before it, for an IXFR: only the names
+ * the change reaches are built again, everything else is shared.
+ *
+ * The caller (xfr/ixfr_apply.h) gives a builder the records that the
+ * changed owners hold after the change: the new SOA first, then for each
+ * changed owner the records it keeps, then those added, as a whole build
+ * from the same records would see them.  apex_zone_derive() builds those
+ * owners' RRsets with the build's own steps (build_steps.h), copies the
+ * pages of nodes they are on (zone.h: 512 nodes a page) and links the
+ * new RRsets in; the name index, the hash table, the NSEC3 chain and
+ * every other page stay the old version's, which the new one holds a
+ * reference to (zone->base).  Beyond the changed owners it recomputes the
+ * additional data of the RRsets whose targets' addresses changed, the
+ * stray RRSIG list and the SOA fields; the caller then records the
+ * precomputed answers (query/precompute.h).
+ *
+ * It does only what leaves the zone's structure as it was: the same
+ * names (no owner added or emptied, no empty non-terminal given records),
+ * the same zone cuts, DNAMEs, CNAMEs and NSEC owners, the same NSEC3PARAM
+ * and NSEC3 owners that stay in the chain, the spelling of each name
+ * unchanged, every owner passing the build's checks.  Any other change
+ * gets APEX_ENOTSUP, and the caller builds the version whole, which also
+ * words any error as a whole build does.  A chain of derived versions
+ * keeps the memory of the records they replaced until the next whole
+ * build, which the caller makes every APEX_DERIVE_DEPTH_MAX versions.
+ */
+#ifndef APEX_ZONE_DERIVE_H
+#define APEX_ZONE_DERIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "zone/build.h"
+#include "zone/zone.h"
+
+/* Versions derived in a row before one is built whole again. */
+#define APEX_DERIVE_DEPTH_MAX 64
+
+/* The node of an owner name in zone, for a name of the index or the owner
+ * of an NSEC3 record of the chain; NULL if zone has no such owner. */
+const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name);
+
+/*
+ * Derive b->zone (a shell from apex_version_begin(), its records in b:
+ * those of the changed owners, `owners` of them, the apex among them)
+ * from old.  On APEX_OK the version is complete but for its precomputed
+ * answers and holds a reference to old.  APEX_ENOTSUP: the change is not
+ * one a derivation does (see above); APEX_ENOMEM.  b's arrays are
+ * consumed as by apex_zone_build().
+ */
+int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, size_t owners);
+
+#endif
