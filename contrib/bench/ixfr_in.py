@@ -3,16 +3,22 @@
 """IXFR into a large zone: time to publish and peak memory, against a
 full reload of the same zone.
 
-  contrib/bench/ixfr_in.py [--changes 100,10000] [--repeat 3]
+  contrib/bench/ixfr_in.py [--changes 100,10000] [--repeat 3] [--kind new,update]
 
 apexd (one worker, pinned to BENCH_SERVER_CPU) serves the 1M-record
 nu.nsec3 zone as a secondary of the primary in queries_during_transfers.py
-(each new serial removes the delegations the one before added and adds
---changes new ones).  For each size: the primary makes a new serial and
+(--kind new: each new serial removes the delegations the one before added
+and adds --changes new ones, names the zone did not have; --kind update:
+each new serial gives --changes existing delegations, spread over the
+zone, an NS record in place of the one the serial before gave them, a
+change to existing names only, which apexd derives in place).  For each size: the primary makes a new serial and
 sends a NOTIFY; measured is the time from the NOTIFY to the new serial
 being answered (SOA queries every 5 ms), and apexd's peak resident memory
 (VmHWM, reset before each step through /proc/PID/clear_refs) against its
-resident memory before.  The same for a reload of the zone file (SIGHUP
+resident memory before.  Each step begins --pause seconds (default 3) after
+the one before, once apexd has rewritten its copy of the zone for it (about
+0.7 s of the transfer thread for this zone, after the new serial is
+served), so that a step measures one change alone.  The same for a reload of the zone file (SIGHUP
 with a new serial in the file), the cost an IXFR must beat.  No query
 load: this is the cost of the change alone.  Medians of --repeat.
 
@@ -77,6 +83,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--changes", default="100,10000")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--kind", default="new,update")
+    ap.add_argument("--pause", type=float, default=3.0)
     args = ap.parse_args()
     tmp = B.scratch_dir()
     sets = [s for s in B.zone_sets(tmp) if s[0] == "nu.nsec3"]
@@ -84,22 +92,27 @@ def main():
         sys.exit("the nu.nsec3 zone is needed (APEX_NU_ZONE or APEX_ZONEDIR)")
     source = sets[0][1][0][1]
     rows = []
-    for changes in [int(c) for c in args.changes.split(",")]:
+    sizes = [int(c) for c in args.changes.split(",")]
+    kinds = args.kind.split(",")
+    existing = Q.delegation_names(source, max(sizes)) if "update" in kinds else None
+    for kind, changes in [(k, c) for k in kinds for c in sizes]:
         copy = os.path.join(tmp, "nu.secondary.zone")
         subprocess.run(["cp", source, copy], check=True, timeout=600)
-        primary = Q.Primary(source, changes)
+        primary = Q.Primary(source, changes, existing if kind == "update" else None)
         apex = Q.SecondaryApexd(tmp, [(Q.ORIGIN, copy)], primary.port, "0").start()
         try:
             times, ratios = [], []
             for _ in range(args.repeat):
+                time.sleep(args.pause)
                 primary.bump()
                 seconds, steady, peak = step(
                     apex, lambda: primary.notify(apex.port), primary.serial)
                 times.append(seconds)
                 ratios.append(peak / steady)
-                B.log("IXFR of %d changes: %.3f s, peak %.0f MiB over %.0f MiB (%.2fx)" % (
-                    changes, seconds, peak / 2**20, steady / 2**20, peak / steady))
-            rows.append(["IXFR, %d changes" % changes, "%.3f" % B.median(times),
+                B.log("IXFR of %d changes (%s): %.3f s, peak %.0f MiB over %.0f MiB (%.2fx)" % (
+                    changes, kind, seconds, peak / 2**20, steady / 2**20, peak / steady))
+            rows.append(["IXFR, %d %s" % (changes, "new names" if kind == "new" else
+                                          "updates"), "%.3f" % B.median(times),
                          "%.2f" % B.median(ratios)])
         finally:
             apex.stop()

@@ -56,6 +56,19 @@ import dns.rrset  # noqa: E402
 ORIGIN = "nu."
 
 
+def delegation_names(path, count):
+    """count names of delegations of the zone file at path, spread over it."""
+    names = []
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 5 and fields[3] == "NS" and fields[0] != ORIGIN and \
+                    (not names or names[-1] != fields[0]):
+                names.append(fields[0])
+    step = max(1, len(names) // count)
+    return names[::step][:count]
+
+
 def zone_soa(path):
     """The SOA line of the zone file (its first record) as (mname, rname,
     serial, refresh, retry, expire, minimum, ttl)."""
@@ -70,12 +83,15 @@ def zone_soa(path):
 class Primary:
     """A primary of nu. that answers SOA queries and IXFRs from the
     serials it made (each set removes the delegations the set before added
-    and adds --changes new ones), over UDP and TCP on one port."""
+    and adds --changes new ones; or, given existing delegation names, an NS
+    record at each of them in place of the one the set before added), over
+    UDP and TCP on one port."""
 
-    def __init__(self, path, changes):
+    def __init__(self, path, changes, existing=None):
         self.mname, self.rname, self.base, self.timers, self.ttl = zone_soa(path)
         self.serial = self.base
         self.changes = changes
+        self.existing = existing
         self.lock = threading.Lock()
         self.port = B.free_port()
         self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -108,6 +124,9 @@ class Primary:
         """The delegations serial added (none for the zone file's own)."""
         if serial == self.base:
             return []
+        if self.existing:
+            return [dns.rrset.from_text(name, 86400, "IN", "NS", "ns.update-%d.example.net." %
+                                        serial) for name in self.existing[:self.changes]]
         return [dns.rrset.from_text("bench-%d-%d.%s" % (serial, i, ORIGIN), 86400, "IN", "NS",
                                     "ns%d.example.net." % (i % 4)) for i in range(self.changes)]
 

@@ -270,9 +270,10 @@ int apex_precompute(apex_zone_t *zone)
 	zone->referral_count = 0;
 	zone->negative[0] = zone->negative[1] = NULL;
 	int rc = apex_precompute_negative(zone);
-	/* A derived version has the cuts of its base (zone/derive.h): none
-	 * to record if the base recorded none. */
-	if (rc == APEX_OK && (zone->base == NULL || zone->base->referral_count > 0))
+	/* A version derived with the cuts of its base (zone/derive.h) has
+	 * none to record if the base recorded none (too many, or none). */
+	if (rc == APEX_OK &&
+	    (zone->base == NULL || !zone->cuts_as_base || zone->base->referral_count > 0))
 		rc = precompute_all_referrals(zone);
 	zone->memory = apex_arena_footprint(zone->arena) + (zone->base ? zone->base->memory : 0);
 	clock_gettime(CLOCK_MONOTONIC, &end);

@@ -229,19 +229,30 @@ int apex_ixfr_apply(const apex_zone_t *old, const apex_changes_t *sets, size_t c
 
 /* ------------------------------------------------------------ derived */
 
-/* A changed owner's node and a record added to it (index in added). */
+/* A changed owner (its node in old, or none: a new name) and a record
+ * added to it (index in added). */
 typedef struct touch {
-	uint32_t node;
+	uint8_t *key; /* the owner's lookup key, owned */
+	uint16_t key_size;
+	uint32_t node;  /* APEX_NODE_NONE: a name old lacks */
 	uint32_t added; /* UINT32_MAX: a removal's, or the apex */
 } touch_t;
 
 static int by_touch(const void *a, const void *b)
 {
 	const touch_t *x = a, *y = b;
+	int c = memcmp(x->key, y->key, x->key_size < y->key_size ? x->key_size : y->key_size);
 
-	if (x->node != y->node)
-		return (x->node > y->node) - (x->node < y->node);
+	if (c != 0 || x->key_size != y->key_size)
+		return c != 0 ? c : (x->key_size > y->key_size) - (x->key_size < y->key_size);
 	return (x->added > y->added) - (x->added < y->added);
+}
+
+static void touches_free(touch_t *t, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(t[i].key);
+	free(t);
 }
 
 static int add_to_builder(void *ctx, const apex_rr_t *rr)
@@ -249,28 +260,50 @@ static int add_to_builder(void *ctx, const apex_rr_t *rr)
 	return apex_zone_from_wire_add(ctx, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
 }
 
-/* The changed owners' nodes, with their additions in order, sorted; the
- * apex among them.  APEX_ENOTSUP for a record at a name old lacks. */
+/* One touch of the owner of rr (node: its node in old, or NULL). */
+static int touch_of(const apex_rr_t *rr, const apex_node_t *node, uint32_t added, touch_t *t)
+{
+	uint8_t key[APEX_KEY_MAX];
+	size_t key_size = apex_name_key(rr->owner, key, NULL);
+
+	t->key = malloc(key_size);
+	if (t->key == NULL)
+		return APEX_ENOMEM;
+	memcpy(t->key, key, key_size);
+	t->key_size = (uint16_t)key_size;
+	t->node = apex_node_id(node);
+	t->added = added;
+	return APEX_OK;
+}
+
+/* The changed owners, with their additions in order, sorted by key; the
+ * apex among them.  APEX_ENOTSUP for a removal at a name old lacks (the
+ * whole build says the change does not apply) or an SOA among them. */
 static int touches(const apex_zone_t *old, const net_t *net, touch_t **out, size_t *count)
 {
 	size_t n = net->removed.count + net->added.count + 1, k = 0;
-	touch_t *t = malloc(n * sizeof(*t));
+	touch_t *t = calloc(n, sizeof(*t));
+	apex_rr_t apex = { .owner = old->apex->name };
+	int rc = t != NULL ? touch_of(&apex, old->apex, UINT32_MAX, &t[k++]) : APEX_ENOMEM;
 
-	if (t == NULL)
-		return APEX_ENOMEM;
-	t[k++] = (touch_t){ old->apex->id, UINT32_MAX };
-	for (size_t i = 0; i < net->removed.count + net->added.count; i++) {
+	for (size_t i = 0; rc == APEX_OK && i < net->removed.count + net->added.count; i++) {
 		bool removal = i < net->removed.count;
 		const apex_rr_t *rr = removal ? &net->removed.items[i].rr
 					      : &net->added.items[i - net->removed.count].rr;
 		const apex_node_t *node = apex_zone_find_owner(old, rr->owner);
 
-		if (node == NULL || rr->type == APEX_TYPE_SOA || rr->rclass != APEX_CLASS_IN) {
-			free(t);
-			return APEX_ENOTSUP;
-		}
-		t[k++] = (touch_t){ node->id,
-				    removal ? UINT32_MAX : (uint32_t)(i - net->removed.count) };
+		if ((removal && node == NULL) || rr->type == APEX_TYPE_SOA ||
+		    rr->rclass != APEX_CLASS_IN)
+			rc = APEX_ENOTSUP;
+		else
+			rc = touch_of(rr, node,
+				      removal ? UINT32_MAX : (uint32_t)(i - net->removed.count),
+				      &t[k++]);
+	}
+	if (rc != APEX_OK) {
+		if (t != NULL)
+			touches_free(t, k);
+		return rc;
 	}
 	qsort(t, k, sizeof(*t), by_touch);
 	*out = t;
@@ -278,10 +311,17 @@ static int touches(const apex_zone_t *old, const net_t *net, touch_t **out, size
 	return APEX_OK;
 }
 
+static bool same_owner(const touch_t *a, const touch_t *b)
+{
+	return a->key_size == b->key_size && memcmp(a->key, b->key, a->key_size) == 0;
+}
+
 /* The records of the changed owners, in the order a whole build sees
- * them (each name's kept records before its additions), to w. */
+ * them (each name's kept records before its additions), to w; the ids of
+ * the changed owners old has, into nodes (sorted). */
 static int changed_records(const apex_zone_t *old, net_t *net, const touch_t *t, size_t count,
-			   apex_zone_from_wire_t *w, size_t *owners)
+			   apex_zone_from_wire_t *w, uint32_t *nodes, size_t *node_count,
+			   size_t *owners)
 {
 	keep_t *k = malloc(sizeof(*k));
 	int rc;
@@ -290,17 +330,28 @@ static int changed_records(const apex_zone_t *old, net_t *net, const touch_t *t,
 		return APEX_ENOMEM;
 	*k = (keep_t){ .removed = &net->removed, .emit = add_to_builder, .ctx = w };
 	rc = add_to_builder(w, &net->soa);
-	*owners = 0;
+	*owners = *node_count = 0;
 	for (size_t i = 0; i < count && rc == APEX_OK; i++) {
-		if (i == 0 || t[i].node != t[i - 1].node) {
-			rc = apex_node_records(old, apex_zone_node(old, t[i].node), keep_record, k);
+		if (i == 0 || !same_owner(&t[i], &t[i - 1])) {
 			(*owners)++;
+			if (t[i].node != APEX_NODE_NONE) {
+				nodes[(*node_count)++] = t[i].node;
+				rc = apex_node_records(old, apex_zone_node(old, t[i].node),
+						       keep_record, k);
+			}
 		}
 		if (rc == APEX_OK && t[i].added != UINT32_MAX)
 			rc = add_to_builder(w, &net->added.items[t[i].added].rr);
 	}
 	free(k);
 	return rc;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 /* The version derived from old (zone/derive.h), or APEX_ENOTSUP. */
@@ -310,28 +361,36 @@ static int derived(apex_zone_t *old, net_t *net, const char *source, apex_zone_t
 	const apex_node_t *apex = old->apex;
 	apex_zone_from_wire_t *w = NULL;
 	touch_t *t = NULL;
-	size_t count = 0, owners = 0;
+	uint32_t *nodes = NULL;
+	size_t count = 0, owners = 0, node_count = 0;
 
 	if (old->derived_depth >= APEX_DERIVE_DEPTH_MAX ||
 	    apex_name_size(net->soa.owner) != apex->name_size ||
 	    memcmp(net->soa.owner, apex->name, apex->name_size) != 0)
 		return APEX_ENOTSUP;
 	int rc = touches(old, net, &t, &count);
+	if (rc == APEX_OK && (nodes = malloc(count * sizeof(*nodes))) == NULL)
+		rc = APEX_ENOMEM;
 	if (rc == APEX_OK)
 		rc = apex_zone_from_wire_begin(&w, old->origin, source, err, err_size);
 	if (rc == APEX_OK)
-		rc = changed_records(old, net, t, count, w, &owners);
+		rc = changed_records(old, net, t, count, w, nodes, &node_count, &owners);
 	if (rc == APEX_OK)
 		rc = removals_found(old, net, err, err_size);
-	free(t);
+	if (t != NULL)
+		touches_free(t, count);
 	if (rc == APEX_ELOAD)
 		rc = APEX_ENOTSUP; /* the whole build says why, as it always does */
 	if (rc != APEX_OK) {
 		if (w != NULL)
 			apex_zone_from_wire_abort(w);
+		free(nodes);
 		return rc;
 	}
-	return apex_zone_from_wire_derive(w, old, owners, out);
+	qsort(nodes, node_count, sizeof(*nodes), by_id);
+	rc = apex_zone_from_wire_derive(w, old, nodes, node_count, owners, out);
+	free(nodes);
+	return rc;
 }
 
 /* The version built whole from old's records with the change applied. */

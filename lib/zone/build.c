@@ -818,31 +818,37 @@ typedef struct nsec3_link {
 static int link_nsec3_part(void *arg, size_t begin, size_t end)
 {
 	const nsec3_link_t *ln = arg;
-	const apex_nsec3_params_t *params = &ln->zone->nsec3_params;
 	for (size_t i = begin; i < end; i++) {
-		apex_node_t *node = &ln->nodes[i];
-		if (node->flags & APEX_NODE_OCCLUDED)
-			continue;
-		uint8_t hash[20];
-		bool matched;
-		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
-				    params->iterations, node->name, hash) < 0)
-			return APEX_EINVAL;
-		const apex_nsec3_t *n3 =
-			apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
-		node->nsec3 = matched ? n3->node : APEX_NODE_NONE;
-		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
-			continue;
-		uint8_t wild[APEX_NAME_MAX];
-		wild[0] = 1;
-		wild[1] = '*';
-		memcpy(wild + 2, node->name, node->name_size);
-		if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size,
-				    params->iterations, wild, hash) < 0)
-			return APEX_EINVAL;
-		n3 = apex_zone_nsec3_find(ln->zone, hash, sizeof(hash), &matched);
-		node->wildcard_nsec3 = n3->node;
+		int rc = apex_build_link_nsec3(ln->zone, &ln->nodes[i]);
+		if (rc != APEX_OK)
+			return rc;
 	}
+	return APEX_OK;
+}
+
+int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node)
+{
+	const apex_nsec3_params_t *params = &zone->nsec3_params;
+	if (node->flags & APEX_NODE_OCCLUDED)
+		return APEX_OK;
+	uint8_t hash[20];
+	bool matched;
+	if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size, params->iterations,
+			    node->name, hash) < 0)
+		return APEX_EINVAL;
+	const apex_nsec3_t *n3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
+	node->nsec3 = matched ? n3->node : APEX_NODE_NONE;
+	if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
+		return APEX_OK;
+	uint8_t wild[APEX_NAME_MAX];
+	wild[0] = 1;
+	wild[1] = '*';
+	memcpy(wild + 2, node->name, node->name_size);
+	if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size, params->iterations,
+			    wild, hash) < 0)
+		return APEX_EINVAL;
+	n3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
+	node->wildcard_nsec3 = n3->node;
 	return APEX_OK;
 }
 

@@ -79,6 +79,10 @@ int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset);
 bool apex_build_nsec3_in_chain(const apex_nsec3_params_t *params, const uint8_t *rdata,
 			       size_t size);
 
+/* node->nsec3 and node->wildcard_nsec3 from zone's complete NSEC3 chain
+ * (none for an occluded node); APEX_EINVAL if hashing fails. */
+int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node);
+
 /* zone->soa, serial and negative TTL from the apex's SOA RRset. */
 int apex_build_set_soa(apex_build_t *bd);
 

@@ -10,28 +10,9 @@
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "zone/build_steps.h"
+#include "zone/derive_state.h"
 
-/* What a derivation works with beside the build's state. */
-typedef struct derive {
-	apex_build_t bd;
-	apex_zone_t *zone, *old;
-	const apex_node_t **pages; /* the new version's page table */
-	uint8_t *copied;           /* per page: already copied into zone's arena */
-	uint32_t *old_ids;         /* per owner rank: its node's id */
-	uint8_t *changed;          /* bit per id: a changed owner's node */
-	size_t old_records;        /* records the changed owners held before */
-} derive_t;
-
-/* Bit sets by node id. */
-static bool is_marked(const uint8_t *bits, uint32_t id)
-{
-	return bits[id >> 3] >> (id & 7) & 1;
-}
-
-static void mark(uint8_t *bits, uint32_t id)
-{
-	bits[id >> 3] |= (uint8_t)(1u << (id & 7));
-}
+typedef apex_derive_t derive_t;
 
 const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name)
 {
@@ -58,21 +39,21 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 	return node->key_size == key_size && memcmp(node->key, key, key_size) == 0 ? node : NULL;
 }
 
-/* The node of id in the new version, writable: its page is copied into
- * the new version's arena the first time. */
-static apex_node_t *writable_node(derive_t *d, uint32_t id)
+apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 {
 	size_t p = id >> APEX_NODE_PAGE_BITS;
 
 	if (!d->copied[p]) {
-		size_t first = p << APEX_NODE_PAGE_BITS;
-		size_t n = d->zone->id_count - first < APEX_NODE_PAGE ? d->zone->id_count - first
+		size_t first = p << APEX_NODE_PAGE_BITS, n = 0;
+		if (first < d->old->id_count)
+			n = d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
 								      : APEX_NODE_PAGE;
 		apex_node_t *page =
-			apex_arena_alloc(d->zone->arena, APEX_NODE_PAGE * sizeof(*page));
+			apex_arena_calloc(d->zone->arena, APEX_NODE_PAGE, sizeof(*page));
 		if (page == NULL)
 			return NULL;
-		memcpy(page, d->pages[p], n * sizeof(*page));
+		if (n > 0)
+			memcpy(page, d->pages[p], n * sizeof(*page));
 		d->pages[p] = page;
 		d->copied[p] = 1;
 	}
@@ -84,15 +65,18 @@ static int share(derive_t *d)
 {
 	apex_zone_t *zone = d->zone;
 	const apex_zone_t *old = d->old;
-	size_t pages = (old->id_count + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
+	size_t ids = old->id_count + d->fresh_count;
+	size_t old_pages = (old->id_count + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
+	size_t pages = (ids + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
 
-	d->pages = apex_arena_alloc(zone->arena, (pages + 1) * sizeof(*d->pages));
+	d->pages = apex_arena_calloc(zone->arena, pages + 1, sizeof(*d->pages));
 	d->copied = calloc(pages + 1, 1);
 	if (d->pages == NULL || d->copied == NULL)
 		return APEX_ENOMEM;
-	memcpy(d->pages, old->node_pages, pages * sizeof(*d->pages));
+	memcpy(d->pages, old->node_pages, old_pages * sizeof(*d->pages));
+	d->page_count = pages;
 	zone->node_pages = d->pages;
-	zone->id_count = old->id_count;
+	zone->id_count = ids;
 	zone->order = old->order;
 	zone->node_count = old->node_count;
 	zone->key_prefixes = old->key_prefixes;
@@ -124,14 +108,23 @@ static size_t node_record_count(const apex_zone_t *zone, const apex_node_t *node
 	return n;
 }
 
-/* Owner rank r is one a derivation handles (derive.h): its node in old,
- * the same spelling, no check failing, an NSEC3 owner staying one. */
+/* Owner rank r is one a derivation handles (derive.h): its node in old
+ * with the same spelling, or a new name (not an NSEC3 owner); no check
+ * failing; an NSEC3 owner staying one. */
 static int match_owner(derive_t *d, uint32_t r)
 {
 	const apex_build_owner_t *o = &d->bd.b->owners[r];
 	const apex_node_t *node = apex_zone_find_owner(d->old, o->name);
 
-	if (node == NULL || (node->flags & APEX_NODE_EMPTY) || node->name_size != o->name_size ||
+	if (node == NULL) {
+		if (apex_build_check_owner(&d->bd, r, false) != APEX_OK ||
+		    apex_build_only_nsec3(&d->bd, r))
+			return APEX_ENOTSUP;
+		d->fresh[r] = true;
+		d->fresh_count++;
+		return APEX_OK;
+	}
+	if ((node->flags & APEX_NODE_EMPTY) || node->name_size != o->name_size ||
 	    memcmp(node->name, o->name, o->name_size) != 0)
 		return APEX_ENOTSUP;
 	bool is_apex = node->id == d->old->apex->id;
@@ -140,9 +133,25 @@ static int match_owner(derive_t *d, uint32_t r)
 	    apex_build_only_nsec3(&d->bd, r) != nsec3_owner)
 		return APEX_ENOTSUP;
 	d->bd.owner_is_nsec3[r] = nsec3_owner;
-	d->old_ids[r] = node->id;
-	mark(d->changed, node->id);
-	d->old_records += node_record_count(d->old, node);
+	d->ids[r] = node->id;
+	apex_derive_mark(d->changed, node->id);
+	return APEX_OK;
+}
+
+/* The changed owners of old left without records: removed names. */
+static int find_removed(derive_t *d)
+{
+	d->removed = malloc((d->touched_count + 1) * sizeof(*d->removed));
+	if (d->removed == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < d->touched_count; i++) {
+		uint32_t id = d->touched[i];
+		d->old_records += node_record_count(d->old, apex_zone_node_of(d->old, id));
+		if (!apex_derive_marked(d->changed, id))
+			d->removed[d->removed_count++] = id;
+	}
+	for (size_t i = 0; i < d->removed_count; i++)
+		apex_derive_mark(d->changed, d->removed[i]);
 	return APEX_OK;
 }
 
@@ -196,13 +205,17 @@ static int fill_owners(derive_t *d)
 	if (rrset_next == NULL || sig_next == NULL || blob_next == NULL)
 		return APEX_ENOMEM;
 	for (uint32_t r = 0; r < n; r++) {
-		const apex_node_t *old = apex_zone_node_of(d->old, d->old_ids[r]);
-		apex_node_t *node = writable_node(d, d->old_ids[r]);
+		apex_node_t *node = apex_derive_writable(d, d->ids[r]);
 		if (node == NULL)
 			return APEX_ENOMEM;
+		if (d->fresh[r])
+			apex_derive_init_fresh(d, r, node);
 		int rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob_next);
 		if (rc != APEX_OK)
 			return rc;
+		if (d->fresh[r])
+			continue;
+		const apex_node_t *old = apex_zone_node_of(d->old, d->ids[r]);
 		if (!same_structure(old, node))
 			return APEX_ENOTSUP;
 		if (bd->owner_is_nsec3[r] && !stays_in_chain(d->old, node))
@@ -226,10 +239,11 @@ static int link_rrsigs(derive_t *d)
 	uint32_t n = (uint32_t)bd->b->owner_count;
 	size_t fresh = 0, had = 0;
 
-	for (uint32_t r = 0; r < n; r++) {
-		size_t count;
+	for (uint32_t r = 0; r < n; r++)
 		apex_build_link_rrsigs(bd, r, NULL, &fresh);
-		apex_zone_stray_rrsigs(d->old, apex_zone_node_of(d->old, d->old_ids[r]), &count);
+	for (size_t i = 0; i < d->touched_count; i++) {
+		size_t count;
+		apex_zone_stray_rrsigs(d->old, apex_zone_node_of(d->old, d->touched[i]), &count);
 		had += count;
 	}
 	if (fresh == 0 && had == 0) {
@@ -242,7 +256,7 @@ static int link_rrsigs(derive_t *d)
 	if (strays == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < d->old->stray_rrsig_count; i++)
-		if (!is_marked(d->changed, d->old->stray_rrsigs[i].node))
+		if (!apex_derive_marked(d->changed, d->old->stray_rrsigs[i].node))
 			strays[k++] = d->old->stray_rrsigs[i];
 	for (uint32_t r = 0; r < n; r++)
 		apex_build_link_rrsigs(bd, r, strays, &k);
@@ -284,120 +298,193 @@ static uint32_t srv_target(const apex_zone_t *zone, const uint8_t *rr)
 	return apex_node_id(apex_zone_find(zone, key, key_size));
 }
 
-/* rrset (wanting additional data) names a target in `marked`. */
+/* rrset names a target in `marked`: by its RDATA-name nodes, SRV by its
+ * targets looked up, or by the owners of its additional data. */
 static bool names_marked(const apex_zone_t *zone, const apex_rrset_t *set, const uint8_t *marked)
 {
 	const uint8_t *p = set->rdata;
 	for (uint16_t i = 0; i < set->count; i++) {
-		uint32_t id = set->type == APEX_TYPE_SRV ? srv_target(zone, p)
-			      : set->rdata_nodes != NULL ? set->rdata_nodes[i]
-							 : APEX_NODE_NONE;
-		if (id != APEX_NODE_NONE && is_marked(marked, id))
+		uint32_t id = set->type == APEX_TYPE_SRV ? srv_target(zone, p) : APEX_NODE_NONE;
+		if (id != APEX_NODE_NONE && apex_derive_marked(marked, id))
 			return true;
 		p += 2 + ((size_t)p[0] << 8 | p[1]);
 	}
+	size_t names = (size_t)apex_rdata_compressed_names(set->type) * set->count;
+	for (size_t i = 0; set->rdata_nodes != NULL && i < names; i++)
+		if (set->rdata_nodes[i] != APEX_NODE_NONE &&
+		    apex_derive_marked(marked, set->rdata_nodes[i]))
+			return true;
+	for (uint16_t i = 0; set->additional != NULL && i < set->additional->count; i++)
+		if (apex_derive_marked(marked, set->additional->items[i].owner))
+			return true;
 	return false;
 }
 
-/*
- * The additional data of RRsets elsewhere that point at the changed
- * owners' A and AAAA RRsets, which are new objects now: every name's NS,
- * MX and SRV RRsets are looked at (their RDATA-name nodes say the
- * targets), and those naming a changed owner with addresses get a copy
- * with their additional data found again.
- */
-static int relink_glue(derive_t *d)
+/* The nodes whose change reaches RRsets elsewhere, marked: changed owners
+ * with addresses (glue points at their RRsets), removed and new names,
+ * and the names old had closest to the new ones (RDATA-name nodes of
+ * names that did not exist are their closest ancestor's).  How many. */
+static size_t mark_reach(derive_t *d, uint8_t *marked)
 {
 	size_t n = d->bd.b->owner_count, marks = 0;
+
+	for (size_t r = 0; r < n; r++) {
+		const apex_node_t *node = d->bd.owner_node[r];
+		bool addresses =
+			apex_node_rrset(node, APEX_TYPE_A) || apex_node_rrset(node, APEX_TYPE_AAAA);
+		if (!d->fresh[r]) {
+			const apex_node_t *old = apex_zone_node_of(d->old, d->ids[r]);
+			addresses = addresses || apex_node_rrset(old, APEX_TYPE_A) ||
+				    apex_node_rrset(old, APEX_TYPE_AAAA);
+			if (addresses) {
+				apex_derive_mark(marked, old->id);
+				marks++;
+			}
+			continue;
+		}
+		apex_derive_mark(marked, node->id);
+		uint32_t up = node->parent;
+		while (up != APEX_NODE_NONE && up >= d->old->id_count)
+			up = apex_zone_node_of(d->zone, up)->parent;
+		if (up != APEX_NODE_NONE)
+			apex_derive_mark(marked, up);
+		marks += 2;
+	}
+	for (size_t i = 0; i < d->removed_count; i++, marks++)
+		apex_derive_mark(marked, d->removed[i]);
+	return marks;
+}
+
+/* A copy of node's RRsets with their RDATA-name nodes and additional data
+ * found again in the new version. */
+static int relink_node(derive_t *d, const apex_node_t *node)
+{
+	apex_node_t *copy = apex_derive_writable(d, node->id);
+	apex_rrset_t *sets = copy != NULL ? apex_arena_memdup(d->zone->arena, node->rrsets,
+							      node->rrset_count * sizeof(*sets))
+					  : NULL;
+	int rc = sets != NULL ? APEX_OK : APEX_ENOMEM;
+
+	if (rc == APEX_OK)
+		copy->rrsets = sets;
+	for (uint16_t k = 0; rc == APEX_OK && k < copy->rrset_count; k++) {
+		if (sets[k].rdata_nodes != NULL)
+			rc = apex_build_rdata_nodes(d->zone, &sets[k]);
+		if (rc == APEX_OK && apex_build_wants_additional(copy, &sets[k])) {
+			sets[k].additional = NULL;
+			rc = apex_build_additional(&d->bd, copy, &sets[k]);
+		}
+	}
+	return rc;
+}
+
+/*
+ * The RRsets elsewhere that the change reaches (mark_reach()): NS, MX and
+ * SRV whose glue pointed at a changed owner's address RRsets, which are
+ * new objects now, or that name a new or removed name, and any RRset
+ * whose RDATA-name nodes do.  One pass over the names, when something is
+ * marked; each such name gets a copy of its RRsets, linked again.
+ */
+static int relink(derive_t *d)
+{
 	uint8_t *marked = calloc(d->zone->id_count / 8 + 1, 1);
 
 	if (marked == NULL)
 		return APEX_ENOMEM;
-	for (size_t r = 0; r < n; r++) {
-		const apex_node_t *old = apex_zone_node_of(d->old, d->old_ids[r]);
-		const apex_node_t *node = d->bd.owner_node[r];
-		if (apex_node_rrset(old, APEX_TYPE_A) || apex_node_rrset(old, APEX_TYPE_AAAA) ||
-		    apex_node_rrset(node, APEX_TYPE_A) || apex_node_rrset(node, APEX_TYPE_AAAA)) {
-			mark(marked, old->id);
-			marks++;
-		}
-	}
+	size_t marks = mark_reach(d, marked);
 	int rc = APEX_OK;
 	for (size_t i = 0; marks > 0 && i < d->zone->node_count && rc == APEX_OK; i++) {
 		const apex_node_t *node = apex_zone_node_at(d->zone, i);
 		bool stale = false;
 		for (uint16_t k = 0; k < node->rrset_count && !stale; k++)
-			stale = apex_build_wants_additional(node, &node->rrsets[k]) &&
-				names_marked(d->zone, &node->rrsets[k], marked);
-		if (!stale || is_marked(d->changed, node->id))
-			continue;
-		apex_node_t *copy = writable_node(d, node->id);
-		apex_rrset_t *sets = copy != NULL
-					     ? apex_arena_memdup(d->zone->arena, node->rrsets,
-								 node->rrset_count * sizeof(*sets))
-					     : NULL;
-		if (sets == NULL) {
-			rc = APEX_ENOMEM;
-			break;
-		}
-		copy->rrsets = sets;
-		for (uint16_t k = 0; k < copy->rrset_count && rc == APEX_OK; k++) {
-			if (!apex_build_wants_additional(copy, &sets[k]))
-				continue;
-			sets[k].additional = NULL;
-			rc = apex_build_additional(&d->bd, copy, &sets[k]);
-		}
+			stale = names_marked(d->zone, &node->rrsets[k], marked);
+		if (stale && !apex_derive_marked(d->changed, node->id))
+			rc = relink_node(d, node);
 	}
 	free(marked);
+	return rc;
+}
+
+/* The owners matched with old's names, the removed ones found, the new
+ * ones given ids, and their RRsets built (derive.h's conditions). */
+static int owners_of(derive_t *d)
+{
+	apex_zone_builder_t *b = d->bd.b;
+	size_t n = b->owner_count;
+	int rc = APEX_OK;
+
+	d->ids = calloc(n + 1, sizeof(*d->ids));
+	d->fresh = calloc(n + 1, sizeof(*d->fresh));
+	d->changed = calloc((d->old->id_count + n) / 8 + 1, 1);
+	if (d->ids == NULL || d->fresh == NULL || d->changed == NULL)
+		return APEX_ENOMEM;
+	for (uint32_t r = 0; r < n && rc == APEX_OK; r++)
+		rc = match_owner(d, r);
+	if (rc == APEX_OK && (d->fresh[0] || d->ids[0] != d->old->apex->id))
+		rc = APEX_ENOTSUP; /* the apex sorts first: it has no record left */
+	if (rc == APEX_OK)
+		rc = find_removed(d);
+	if (rc == APEX_OK && d->fresh_count + d->removed_count > 0) {
+		if (d->old->dnssec == APEX_DNSSEC_NSEC)
+			return APEX_ENOTSUP; /* the NSEC links of other names change */
+		rc = apex_derive_check_removed(d);
+	}
+	if (rc == APEX_OK)
+		rc = share(d);
+	uint32_t next = (uint32_t)d->old->id_count;
+	for (uint32_t r = 0; r < n && rc == APEX_OK; r++)
+		if (d->fresh[r]) {
+			d->ids[r] = next++;
+			apex_derive_mark(d->changed, d->ids[r]);
+		}
+	if (rc == APEX_OK)
+		rc = fill_owners(d);
 	return rc;
 }
 
 static int derive(derive_t *d)
 {
 	apex_zone_builder_t *b = d->bd.b;
-	int rc = share(d);
+	int rc = owners_of(d);
 
-	d->old_ids = calloc(b->owner_count + 1, sizeof(*d->old_ids));
-	d->changed = calloc(d->old->id_count / 8 + 1, 1);
-	if (rc == APEX_OK && (d->old_ids == NULL || d->changed == NULL))
-		rc = APEX_ENOMEM;
-	for (uint32_t r = 0; r < b->owner_count && rc == APEX_OK; r++)
-		rc = match_owner(d, r);
-	if (rc == APEX_OK && d->old_ids[0] != d->old->apex->id)
-		rc = APEX_ENOTSUP; /* the apex sorts first: it has no record left */
-	if (rc == APEX_OK)
-		rc = fill_owners(d);
 	if (rc != APEX_OK)
 		return rc;
 	/* The RRsets hold the records now (build.h). */
 	free(b->rrs);
 	b->rrs = NULL;
+	if (d->fresh_count + d->removed_count > 0)
+		rc = apex_derive_names(d);
 	d->zone->apex = apex_zone_node_of(d->zone, d->old->apex->id);
-	rc = link_rrsigs(d);
+	if (rc == APEX_OK)
+		rc = link_rrsigs(d);
 	if (rc == APEX_OK)
 		rc = apex_build_set_soa(&d->bd);
 	if (rc == APEX_OK)
 		rc = link_owners(d);
 	if (rc == APEX_OK)
-		rc = relink_glue(d);
+		rc = relink(d);
 	return rc;
 }
 
-int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, size_t owners)
+int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *changed,
+		     size_t changed_count, size_t owners)
 {
-	derive_t d = { .zone = b->zone, .old = old };
-	int rc;
+	derive_t d = {
+		.zone = b->zone, .old = old, .touched = changed, .touched_count = changed_count
+	};
+	int rc = APEX_OK;
 
-	if (b->owner_count != owners || b->rr_count == 0 || old->id_count == 0)
-		return APEX_ENOTSUP; /* an owner has no record left */
+	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)
+		return APEX_ENOTSUP;
 	rc = apex_build_begin(&d.bd, b);
-	if (rc == APEX_OK && b->owner_count != owners)
-		rc = APEX_ENOTSUP;
+	if (rc == APEX_OK && b->owner_count + changed_count < owners)
+		rc = APEX_ENOTSUP; /* cannot happen: every owner is old's or new */
 	if (rc == APEX_OK)
 		rc = derive(&d);
 	if (rc == APEX_OK) {
 		apex_zone_t *zone = d.zone;
 		zone->record_count = old->record_count - d.old_records + b->rr_count;
+		zone->cuts_as_base = !d.cuts_changed;
 		apex_zone_ref(old);
 		atomic_fetch_add_explicit(&old->base_refs, 1, memory_order_relaxed);
 		zone->base = old;
@@ -407,7 +494,9 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, size_t owners)
 	}
 	apex_build_end(&d.bd);
 	free(d.copied);
-	free(d.old_ids);
+	free(d.ids);
+	free(d.fresh);
+	free(d.removed);
 	free(d.changed);
 	return rc;
 }

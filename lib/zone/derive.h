@@ -50,6 +50,7 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
  * one a derivation does (see above); APEX_ENOMEM.  b's arrays are
  * consumed as by apex_zone_build().
  */
-int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, size_t owners);
+int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *changed,
+		     size_t changed_count, size_t owners);
 
 #endif

@@ -42,11 +42,13 @@ int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size
 
 /*
  * Derive the version from old instead (zone/derive.h): sink holds the
- * records of the `owners` owners an IXFR changed.  As for
- * apex_version_finish(), plus APEX_ENOTSUP when the change is not one a
- * derivation does (start again with a whole build).  v is released.
+ * records of the `owners` owners an IXFR changed, of which old has
+ * changed[0..changed_count) (sorted ids).  As for apex_version_finish(),
+ * plus APEX_ENOTSUP when the change is not one a derivation does (start
+ * again with a whole build).  v is released.
  */
-int apex_version_derive(apex_version_build_t *v, apex_sink_t *sink, apex_zone_t *old, size_t owners,
+int apex_version_derive(apex_version_build_t *v, apex_sink_t *sink, apex_zone_t *old,
+			const uint32_t *changed, size_t changed_count, size_t owners,
 			apex_zone_t **out);
 
 /* Give up a version before apex_version_finish(). */

@@ -12,8 +12,7 @@
 #include "zone/nsec3_bucket.h"
 #include "zone/zone.h"
 
-/* Rank of the first node whose key is >= key (node_count if none). */
-static size_t lower_bound(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
+size_t apex_zone_rank(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
 {
 	/* Zero padding sorts before any key byte that could follow (label
 	 * bytes are never 0 in a key: see dns/name.h), so comparing the
@@ -45,7 +44,7 @@ static bool node_has_key(const apex_node_t *node, const uint8_t *key, size_t key
 
 const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size)
 {
-	size_t i = lower_bound(zone, key, key_size);
+	size_t i = apex_zone_rank(zone, key, key_size);
 	if (i < zone->node_count && node_has_key(apex_zone_node_at(zone, i), key, key_size))
 		return apex_zone_node_at(zone, i);
 	return NULL;
@@ -99,7 +98,7 @@ const apex_node_t *apex_lookup_previous(const apex_zone_t *zone, const apex_look
 		return lk->previous;
 	/* The apex key is a prefix of every key in the zone, so it sorts
 	 * first and i > 0 for any name below the origin. */
-	size_t i = lower_bound(zone, lk->key, lk->key_size);
+	size_t i = apex_zone_rank(zone, lk->key, lk->key_size);
 	return apex_zone_node_at(zone, i > 0 ? i - 1 : 0);
 }
 
@@ -108,7 +107,7 @@ void apex_zone_lookup(const apex_zone_t *zone, const uint8_t *key, size_t key_si
 {
 	out->key = key;
 	out->key_size = key_size;
-	size_t i = lower_bound(zone, key, key_size);
+	size_t i = apex_zone_rank(zone, key, key_size);
 	if (i < zone->node_count && node_has_key(apex_zone_node_at(zone, i), key, key_size)) {
 		out->node = out->encloser = out->previous = apex_zone_node_at(zone, i);
 		return;

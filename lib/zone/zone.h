@@ -281,6 +281,7 @@ typedef struct apex_zone {
 	 * counts the versions derived since the last whole build. */
 	struct apex_zone *base;
 	unsigned derived_depth;
+	bool cuts_as_base; /* derived without a zone cut added or removed */
 	/* Of refcount, the references of versions derived from this one
 	 * (their base): whoever waits for the users of a replaced version to
 	 * let go (apexd's retire) does not wait for these. */
@@ -382,6 +383,10 @@ void apex_zone_lookup_name(const apex_zone_t *zone, const struct apex_lookup_nam
 
 /* out->previous of a lookup, found by a binary search if the lookup left it NULL. */
 const apex_node_t *apex_lookup_previous(const apex_zone_t *zone, const apex_lookup_t *lk);
+
+/* The rank of the first name of the index whose key is >= key
+ * (node_count if none). */
+size_t apex_zone_rank(const apex_zone_t *zone, const uint8_t *key, size_t key_size);
 
 /* Exact lookup of a key; NULL if absent. */
 const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size);

@@ -97,10 +97,10 @@ int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out)
 	return rc;
 }
 
-int apex_zone_from_wire_derive(apex_zone_from_wire_t *w, apex_zone_t *old, size_t owners,
-			       apex_zone_t **out)
+int apex_zone_from_wire_derive(apex_zone_from_wire_t *w, apex_zone_t *old, const uint32_t *changed,
+			       size_t changed_count, size_t owners, apex_zone_t **out)
 {
-	int rc = apex_version_derive(&w->v, w->sink, old, owners, out);
+	int rc = apex_version_derive(&w->v, w->sink, old, changed, changed_count, owners, out);
 	apex_reader_free(&w->r);
 	apex_sink_free(w->sink);
 	free(w);

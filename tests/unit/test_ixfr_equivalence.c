@@ -532,6 +532,112 @@ static void random_updates(const apex_zone_t *z, const records_t *all, change_t 
 	c->added = kept;
 }
 
+/* owner is name or below it. */
+static bool at_or_below(const uint8_t *owner, const uint8_t *name)
+{
+	int extra = apex_name_labels(owner) - apex_name_labels(name);
+
+	for (; extra > 0; extra--)
+		owner += 1 + owner[0];
+	return extra == 0 && apex_name_equal(owner, name);
+}
+
+/* One random change of the names of z, what a TLD's registrations and
+ * deletions are: a new delegation (NS, glue below it, sometimes a DS), a
+ * delegation removed with all below it, a new name with an address or a
+ * new wildcard beside existing names, a name without children removed. */
+static void random_registration(change_t *c, const apex_zone_t *z, const records_t *all)
+{
+	uint8_t name[APEX_NAME_MAX], glue[APEX_NAME_MAX], label[32];
+	const apex_node_t *n = data_node(z, true);
+
+	snprintf((char *)label, sizeof(label), "reg%u", (unsigned)below(1000000));
+	switch (below(6)) {
+	case 5: { /* the address of a name server that had none (missing glue) */
+		const apex_rrset_t *ns = n != NULL ? apex_node_rrset(n, APEX_TYPE_NS) : NULL;
+		const uint8_t *p = ns != NULL ? ns->rdata : NULL;
+		for (uint16_t i = 0; ns != NULL && i < ns->count; i++) {
+			const uint8_t *target = p + 2;
+			uint8_t key[APEX_KEY_MAX];
+			size_t key_size = apex_name_key(target, key, NULL);
+			if (key_size > z->origin_key_size &&
+			    memcmp(key, z->origin_key, z->origin_key_size) == 0 &&
+			    apex_zone_find(z, key, key_size) == NULL) {
+				add_address(c, target, 3600);
+				touch(c, n->name);
+			}
+			p += 2 + apex_read_u16(p);
+		}
+		break;
+	}
+	case 0:
+	case 1: /* a new delegation */
+		if (!child_name(z->origin, (char *)label, name) || !child_name(name, "ns1", glue))
+			break;
+		add_name_rdata(c, name, APEX_TYPE_NS, 86400, glue);
+		add_address(c, glue, 86400);
+		add_name_rdata(c, name, APEX_TYPE_NS, 86400, random_node(z)->name);
+		if (below(2) == 0) {
+			uint8_t ds[36] = { 0x12, 0x34, 13, 2 };
+			for (size_t i = 4; i < sizeof(ds); i++)
+				ds[i] = (uint8_t)rnd();
+			add(c, name, APEX_TYPE_DS, 3600, ds, sizeof(ds));
+		}
+		break;
+	case 2: /* a delegation removed, and all below it */
+		if (n == NULL || !(n->flags & APEX_NODE_DELEGATION))
+			break;
+		for (size_t i = 0; i < all->count; i++)
+			if (at_or_below(all->items[i].owner, n->name))
+				remove_record(c, &all->items[i]);
+		break;
+	case 3: /* a new name with an address, or a new wildcard */
+		if (n == NULL)
+			break;
+		if (below(3) == 0 && child_name(n->name, "*", name)) {
+			uint8_t txt[] = { 3, 'n', 'e', 'w' };
+			add(c, name, APEX_TYPE_TXT, 300, txt, sizeof(txt));
+		} else if (child_name(n->name, (char *)label, name)) {
+			add_address(c, name, 300);
+		}
+		break;
+	default: { /* a name without children removed */
+		const record_t *found[64];
+		size_t i = 0;
+		if (n == NULL)
+			break;
+		for (; i < z->node_count; i++)
+			if (apex_zone_node_at(z, i) == n)
+				break;
+		const apex_node_t *next =
+			i + 1 < z->node_count ? apex_zone_node_at(z, i + 1) : NULL;
+		if (next != NULL && at_or_below(next->name, n->name))
+			break; /* it has children */
+		size_t count = records_at(all, n->name, 0, found, 64);
+		for (size_t k = 0; k < count; k++)
+			remove_record(c, found[k]);
+		break;
+	}
+	}
+}
+
+/* Only changes of names (random_registration()). */
+static void random_registrations(const apex_zone_t *z, const records_t *all, change_t *c)
+{
+	size_t changes = 1 + below(MAX_CHANGES / 2);
+
+	for (size_t i = 0; i < changes; i++)
+		random_registration(c, z, all);
+	records_t kept = { 0 };
+	for (size_t i = 0; i < c->added.count; i++) {
+		const record_t *r = &c->added.items[i];
+		if (!listed(all, r) && !listed(&kept, r) && !listed(&c->removed, r))
+			*records_push(&kept) = *r;
+	}
+	free(c->added.items);
+	c->added = kept;
+}
+
 /* A random change to z: its removals are records of z, its additions
  * records z does not hold (a removed record is never added again). */
 static void random_change(const apex_zone_t *z, const records_t *all, change_t *c)
@@ -795,7 +901,7 @@ static void zone_rounds(size_t index, tally_t *t)
 	apex_zone_t *old = load_file(zones[index].file, zones[index].origin);
 	records_t all = { 0 };
 	unsigned rounds = zones[index].rounds * rounds_scale();
-	size_t applied = 0, updates = 0, in_place = 0;
+	size_t applied = 0, updates = 0, in_place = 0, name_sets = 0, names_in_place = 0;
 
 	assert_int_equal(apex_precompute(old), APEX_OK);
 	zone_list(old, &all);
@@ -805,12 +911,16 @@ static void zone_rounds(size_t index, tally_t *t)
 		apex_changes_t set;
 		char what[128], err_d[512] = "", err_s[512] = "";
 
-		bool update = round % 2 == 1, derived_in_place = false;
+		bool update = round % 3 == 1, names = round % 3 == 2, derived_in_place = false;
 
 		snprintf(what, sizeof(what), "%s, set %u (%s)", zones[index].file, round,
-			 update ? "updates" : "any change");
+			 update  ? "updates"
+			 : names ? "names"
+				 : "any change");
 		if (update)
 			random_updates(old, &all, &c);
+		else if (names)
+			random_registrations(old, &all, &c);
 		else
 			random_change(old, &all, &c);
 		change_set(old, &c, &set);
@@ -827,9 +937,12 @@ static void zone_rounds(size_t index, tally_t *t)
 			applied++;
 			t->sets_applied++;
 			updates += update;
-			if (update && !derived_in_place && getenv("APEX_TEST_VERBOSE") != NULL)
+			name_sets += names;
+			if ((update || names) && !derived_in_place &&
+			    getenv("APEX_TEST_VERBOSE") != NULL)
 				printf("# %s: built whole\n", what);
-			in_place += derived_in_place;
+			in_place += update && derived_in_place;
+			names_in_place += names && derived_in_place;
 			t->in_place += derived_in_place;
 		} else {
 			t->sets_refused++;
@@ -849,8 +962,108 @@ static void zone_rounds(size_t index, tally_t *t)
 	if (in_place * 3 < updates * 2)
 		fail_msg("%s: only %zu of %zu updates derived in place", zones[index].file,
 			 in_place, updates);
+	/* names come and go in place too, but for NSEC zones (their chain
+	 * changes) */
+	if (old->dnssec != APEX_DNSSEC_NSEC && names_in_place * 2 < name_sets)
+		fail_msg("%s: only %zu of %zu changes of names derived in place", zones[index].file,
+			 names_in_place, name_sets);
 	free(all.items);
 	apex_zone_unref(old);
+}
+
+/* A delegation of z (not the apex), or NULL. */
+static const apex_node_t *random_delegation(const apex_zone_t *z)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		const apex_node_t *n = random_node(z);
+		if ((n->flags & APEX_NODE_DELEGATION) && !(n->flags & APEX_NODE_OCCLUDED))
+			return n;
+	}
+	return NULL;
+}
+
+/*
+ * Versions derived from derived versions, as a secondary makes them from
+ * IXFR after IXFR: each step changes the version the step before made, and
+ * is compared with a version built from scratch from that version's
+ * records.  Every fourth step gives a delegation a name server below it
+ * that does not exist, and the next one gives that name an address: the
+ * glue of an RRset that did not change, found again.
+ */
+static void chain_rounds(const char *file, const char *origin, unsigned steps, tally_t *t)
+{
+	apex_zone_t *cur = load_file(file, origin);
+	uint8_t pending[APEX_NAME_MAX], delegation[APEX_NAME_MAX];
+	bool have_pending = false;
+	size_t in_place = 0;
+
+	assert_int_equal(apex_precompute(cur), APEX_OK);
+	for (unsigned step = 0; step < steps; step++) {
+		records_t all = { 0 };
+		change_t c = { 0 };
+		apex_changes_t set;
+		char what[128], err_d[512] = "", err_s[512] = "";
+		bool derived_in_place = false;
+		const apex_node_t *n;
+
+		zone_list(cur, &all);
+		snprintf(what, sizeof(what), "%s, chain step %u", file, step);
+		switch (step % 4) {
+		case 0: random_updates(cur, &all, &c); break;
+		case 1: random_registrations(cur, &all, &c); break;
+		case 2:
+			n = random_delegation(cur);
+			have_pending = n != NULL && child_name(n->name, "unglued", pending);
+			if (have_pending) {
+				memcpy(delegation, n->name, apex_name_size(n->name));
+				add_name_rdata(&c, n->name, APEX_TYPE_NS, 3600, pending);
+			}
+			break;
+		default:
+			if (have_pending) {
+				add_address(&c, pending, 3600);
+				touch(&c, delegation);
+			}
+			break;
+		}
+		change_set(cur, &c, &set);
+		apex_zone_t *d = derived(cur, &set, &derived_in_place, err_d, sizeof(err_d));
+		apex_zone_t *s = scratch(cur, &all, &c, err_s, sizeof(err_s));
+		if ((d == NULL) != (s == NULL))
+			fail_msg("%s: derived %s, scratch %s (APEX_TEST_SEED=%llu)", what,
+				 d ? "built" : err_d, s ? "built" : err_s,
+				 (unsigned long long)seed_used);
+		if (d != NULL) {
+			assert_same_records(d, s, what);
+			compare_answers(d, s, &c, what, t);
+			in_place += derived_in_place;
+			apex_zone_unref(cur);
+			cur = d; /* the next step changes this one, which holds the chain */
+		}
+		apex_zone_unref(s);
+		apex_changes_free(&set);
+		change_free(&c);
+		free(all.items);
+	}
+	if (in_place * 3 < steps * 2)
+		fail_msg("%s: only %zu of %u chained steps derived in place", file, in_place,
+			 steps);
+	apex_zone_unref(cur);
+}
+
+static void chained_derivations_as_scratch(void **state)
+{
+	(void)state;
+	const char *v = getenv("APEX_TEST_SEED");
+	tally_t t = { 0 };
+
+	apex_log_set_level(APEX_LOG_ERROR);
+	seed_used = v != NULL ? strtoull(v, NULL, 10) : 20261125ULL;
+	rng_state = seed_used ? seed_used : 1;
+	chain_rounds("example.zone", "example.", 40 * rounds_scale(), &t);
+	chain_rounds("example.nsec3.zone", "example.", 40 * rounds_scale(), &t);
+	printf("# chains: %zu answers compared\n", t.queries);
+	assert_true(t.queries > 100000);
 }
 
 static void derived_answers_as_scratch(void **state)
@@ -875,6 +1088,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(derived_answers_as_scratch),
+		cmocka_unit_test(chained_derivations_as_scratch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

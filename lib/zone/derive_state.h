@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state of one derivation (derive.h), shared by derive.c (the changed
+ * owners' RRsets and what points at them) and derive_names.c (names added
+ * and removed: ids, the name index, the new names' structure).  Internal
+ * to lib/zone.
+ */
+#ifndef APEX_ZONE_DERIVE_STATE_H
+#define APEX_ZONE_DERIVE_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zone/build_steps.h"
+#include "zone/zone.h"
+
+typedef struct apex_derive {
+	apex_build_t bd;         /* the build's state for the changed owners */
+	apex_zone_t *zone, *old; /* the version made, the one it comes from */
+	const uint32_t *touched; /* ids of old's changed owners, sorted */
+	size_t touched_count;
+	const apex_node_t **pages; /* the new version's page table */
+	size_t page_count;
+	uint8_t *copied; /* per page: already the new version's own */
+	uint32_t *ids;   /* per owner rank: its node's id (a new name's new id) */
+	bool *fresh;     /* per owner rank: a name old lacks */
+	size_t fresh_count;
+	uint32_t *removed; /* ids of old's changed owners left without records */
+	size_t removed_count;
+	uint8_t *changed;   /* bit per id: a changed owner's node, or a removed one */
+	size_t old_records; /* records old's changed owners held */
+	bool cuts_changed;  /* a zone cut added or removed */
+} apex_derive_t;
+
+static inline bool apex_derive_marked(const uint8_t *bits, uint32_t id)
+{
+	return bits[id >> 3] >> (id & 7) & 1;
+}
+
+static inline void apex_derive_mark(uint8_t *bits, uint32_t id)
+{
+	bits[id >> 3] |= (uint8_t)(1u << (id & 7));
+}
+
+/* The node of id in the new version, writable: its page becomes the new
+ * version's own (copied, or new and zeroed) the first time.  NULL: out of
+ * memory. */
+apex_node_t *apex_derive_writable(apex_derive_t *d, uint32_t id);
+
+/* derive_names.c: checks of the removed names (no name left below them,
+ * no empty non-terminal above them), APEX_ENOTSUP if one fails. */
+int apex_derive_check_removed(apex_derive_t *d);
+
+/* derive_names.c: the new names' nodes (name, key, id) before their
+ * RRsets are filled. */
+void apex_derive_init_fresh(apex_derive_t *d, uint32_t r, apex_node_t *node);
+
+/* derive_names.c: the name index without the removed names and with the
+ * new ones (order, key prefixes, hash table), the new names' structure
+ * (parent, flags, cut, hash, the parent's wildcard child) and NSEC3
+ * links.  APEX_ENOTSUP for a new name whose parent is no name of the new
+ * version. */
+int apex_derive_names(apex_derive_t *d);
+
+#endif
