@@ -15,10 +15,10 @@
  *
  * apex_ixfr_apply() gives every record of the new version, for a whole
  * build.  apex_ixfr_version() makes the new version itself: derived from
- * the old one (zone/derive.h), only the changed names built again, when
- * the change leaves the zone's structure as it was, which is what most
- * IXFRs of a large zone do (new RRSIGs, NS, DS and glue of existing
- * delegations); built whole otherwise.  Both versions answer the same
+ * the old one (zone/derive.h), only the changed names built again, for
+ * what a TLD's IXFRs hold (RRSIGs signed again, NS, DS and glue of
+ * delegations, delegations registered and deleted); built whole for what
+ * a derivation does not do.  Both versions answer the same
  * (tests/unit/test_ixfr_equivalence).
  */
 #ifndef APEX_XFR_IXFR_APPLY_H

@@ -9,22 +9,26 @@
  * from the same records would see them.  apex_zone_derive() builds those
  * owners' RRsets with the build's own steps (build_steps.h), copies the
  * pages of nodes they are on (zone.h: 512 nodes a page) and links the
- * new RRsets in; the name index, the hash table, the NSEC3 chain and
- * every other page stay the old version's, which the new one holds a
- * reference to (zone->base).  Beyond the changed owners it recomputes the
- * additional data of the RRsets whose targets' addresses changed, the
- * stray RRSIG list and the SOA fields; the caller then records the
- * precomputed answers (query/precompute.h).
+ * new RRsets in.  Names added get new ids, names removed leave theirs
+ * unused, and the name index and its hash table are copied with them
+ * (derive_names.c); the NSEC3 chain, every page not changed and every
+ * record not changed stay the old version's, which the new one holds a
+ * reference to (zone->base).  Beyond the changed owners it recomputes
+ * the structure of new names from their parents, the RRsets elsewhere
+ * whose glue or RDATA-name nodes the change reaches, the stray RRSIG list
+ * and the SOA fields; the caller then records the precomputed answers
+ * (query/precompute.h).
  *
- * It does only what leaves the zone's structure as it was: the same
- * names (no owner added or emptied, no empty non-terminal given records),
- * the same zone cuts, DNAMEs, CNAMEs and NSEC owners, the same NSEC3PARAM
- * and NSEC3 owners that stay in the chain, the spelling of each name
- * unchanged, every owner passing the build's checks.  Any other change
- * gets APEX_ENOTSUP, and the caller builds the version whole, which also
- * words any error as a whole build does.  A chain of derived versions
- * keeps the memory of the records they replaced until the next whole
- * build, which the caller makes every APEX_DERIVE_DEPTH_MAX versions.
+ * It does not do (APEX_ENOTSUP: the caller builds the version whole,
+ * which also words any error as a whole build does): names added or
+ * removed in an NSEC zone, NSEC3 owners added or removed, an empty
+ * non-terminal to be made or given records, a name removed with names
+ * left below it, a zone cut, CNAME, DNAME or NSEC appearing or vanishing
+ * at an existing name, NSEC3PARAM changed, an NSEC3 owner leaving the
+ * chain, a spelling that changes, an owner failing the build's checks.
+ * A chain of derived versions keeps the memory of the records they
+ * replaced until the next whole build, which the caller makes every
+ * APEX_DERIVE_DEPTH_MAX versions.
  */
 #ifndef APEX_ZONE_DERIVE_H
 #define APEX_ZONE_DERIVE_H
@@ -44,8 +48,8 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 
 /*
  * Derive b->zone (a shell from apex_version_begin(), its records in b:
- * those of the changed owners, `owners` of them, the apex among them)
- * from old.  On APEX_OK the version is complete but for its precomputed
+ * those of the changed owners, `owners` of them, the apex among them, of
+ * which old has changed[0..changed_count), sorted ids) from old.  On APEX_OK the version is complete but for its precomputed
  * answers and holds a reference to old.  APEX_ENOTSUP: the change is not
  * one a derivation does (see above); APEX_ENOMEM.  b's arrays are
  * consumed as by apex_zone_build().
