@@ -92,6 +92,11 @@ static int share(derive_t *d)
 	zone->nsec3_bits = old->nsec3_bits;
 	zone->stray_rrsigs = old->stray_rrsigs;
 	zone->stray_rrsig_count = old->stray_rrsig_count;
+	/* old holds a user's reference: its index memory is still there */
+	apex_index_mem_t *mem = atomic_load_explicit(&old->index_mem, memory_order_acquire);
+	if (mem != NULL)
+		apex_index_mem_ref(mem);
+	atomic_store_explicit(&zone->index_mem, mem, memory_order_release);
 	return APEX_OK;
 }
 
@@ -298,34 +303,67 @@ static uint32_t srv_target(const apex_zone_t *zone, const uint8_t *rr)
 	return apex_node_id(apex_zone_find(zone, key, key_size));
 }
 
-/* rrset names a target in `marked`: by its RDATA-name nodes, SRV by its
- * targets looked up, or by the owners of its additional data. */
-static bool names_marked(const apex_zone_t *zone, const apex_rrset_t *set, const uint8_t *marked)
+/* What the change reaches beyond the changed owners (mark_reach()). */
+typedef struct reach {
+	uint8_t *marked;    /* changed owners with addresses, removed names, new names */
+	uint8_t *ancestors; /* the names old had closest to new names with addresses */
+} reach_t;
+
+/* The name at the start of an NS, MX or SRV RDATA (after its length)
+ * is a new name with addresses in zone. */
+static bool new_with_addresses(const derive_t *d, uint16_t type, const uint8_t *rr)
 {
+	size_t rdlength = (size_t)rr[0] << 8 | rr[1];
+	size_t offset = type == APEX_TYPE_MX ? 2 : type == APEX_TYPE_SRV ? 6 : 0;
+	if (rdlength <= offset)
+		return false;
+	uint8_t key[APEX_KEY_MAX];
+	size_t key_size = apex_name_key(rr + 2 + offset, key, NULL);
+	const apex_node_t *node = apex_zone_find(d->zone, key, key_size);
+	return node != NULL && node->id >= d->old->id_count &&
+	       (apex_node_rrset(node, APEX_TYPE_A) || apex_node_rrset(node, APEX_TYPE_AAAA));
+}
+
+/* rrset names a target the change reaches: by its RDATA-name nodes (a
+ * marked name, or a new one with addresses below a marked ancestor), SRV
+ * by its targets looked up, or by the owners of its additional data.
+ * (RDATA-name nodes of names now new without addresses stay their
+ * ancestor's: zone.h.) */
+static bool names_marked(const derive_t *d, const apex_rrset_t *set, const reach_t *reach)
+{
+	unsigned per_record = apex_rdata_compressed_names(set->type);
 	const uint8_t *p = set->rdata;
 	for (uint16_t i = 0; i < set->count; i++) {
-		uint32_t id = set->type == APEX_TYPE_SRV ? srv_target(zone, p) : APEX_NODE_NONE;
-		if (id != APEX_NODE_NONE && apex_derive_marked(marked, id))
+		uint32_t id = set->type == APEX_TYPE_SRV ? srv_target(d->zone, p) : APEX_NODE_NONE;
+		if (id != APEX_NODE_NONE && apex_derive_marked(reach->marked, id))
 			return true;
+		for (unsigned k = 0; set->rdata_nodes != NULL && k < per_record; k++) {
+			id = set->rdata_nodes[(size_t)i * per_record + k];
+			if (id == APEX_NODE_NONE)
+				continue;
+			if (apex_derive_marked(reach->marked, id) ||
+			    (k == 0 && apex_derive_marked(reach->ancestors, id) &&
+			     new_with_addresses(d, set->type, p)))
+				return true;
+		}
 		p += 2 + ((size_t)p[0] << 8 | p[1]);
 	}
-	size_t names = (size_t)apex_rdata_compressed_names(set->type) * set->count;
-	for (size_t i = 0; set->rdata_nodes != NULL && i < names; i++)
-		if (set->rdata_nodes[i] != APEX_NODE_NONE &&
-		    apex_derive_marked(marked, set->rdata_nodes[i]))
-			return true;
 	for (uint16_t i = 0; set->additional != NULL && i < set->additional->count; i++)
-		if (apex_derive_marked(marked, set->additional->items[i].owner))
+		if (apex_derive_marked(reach->marked, set->additional->items[i].owner))
 			return true;
 	return false;
 }
 
-/* The nodes whose change reaches RRsets elsewhere, marked: changed owners
- * with addresses (glue points at their RRsets), removed and new names,
- * and the names old had closest to the new ones (RDATA-name nodes of
- * names that did not exist are their closest ancestor's).  How many. */
-static size_t mark_reach(derive_t *d, uint8_t *marked)
+/* The nodes whose change reaches RRsets elsewhere, marked: changed and
+ * removed owners with addresses (glue points at their RRsets), new names
+ * with addresses (SRV targets are looked up), and the names old had
+ * closest to those (RDATA-name nodes of names that did not exist are
+ * their closest ancestor's).  Names without addresses give no RRset
+ * additional data: an RDATA-name node left at one removed, or at an
+ * ancestor of one added, changes no answer (zone.h).  How many. */
+static size_t mark_reach(derive_t *d, const reach_t *reach)
 {
+	uint8_t *marked = reach->marked;
 	size_t n = d->bd.b->owner_count, marks = 0;
 
 	for (size_t r = 0; r < n; r++) {
@@ -342,16 +380,23 @@ static size_t mark_reach(derive_t *d, uint8_t *marked)
 			}
 			continue;
 		}
+		if (!addresses || d->bd.owner_is_nsec3[r])
+			continue;
 		apex_derive_mark(marked, node->id);
+		marks++;
 		uint32_t up = node->parent;
 		while (up != APEX_NODE_NONE && up >= d->old->id_count)
 			up = apex_zone_node_of(d->zone, up)->parent;
 		if (up != APEX_NODE_NONE)
-			apex_derive_mark(marked, up);
-		marks += 2;
+			apex_derive_mark(reach->ancestors, up);
 	}
-	for (size_t i = 0; i < d->removed_count; i++, marks++)
-		apex_derive_mark(marked, d->removed[i]);
+	for (size_t i = 0; i < d->removed_count; i++) {
+		const apex_node_t *old = apex_zone_node_of(d->old, d->removed[i]);
+		if (apex_node_rrset(old, APEX_TYPE_A) || apex_node_rrset(old, APEX_TYPE_AAAA)) {
+			apex_derive_mark(marked, old->id);
+			marks++;
+		}
+	}
 	return marks;
 }
 
@@ -387,21 +432,21 @@ static int relink_node(derive_t *d, const apex_node_t *node)
  */
 static int relink(derive_t *d)
 {
-	uint8_t *marked = calloc(d->zone->id_count / 8 + 1, 1);
+	reach_t reach = { calloc(d->zone->id_count / 8 + 1, 1),
+			  calloc(d->zone->id_count / 8 + 1, 1) };
+	int rc = reach.marked != NULL && reach.ancestors != NULL ? APEX_OK : APEX_ENOMEM;
 
-	if (marked == NULL)
-		return APEX_ENOMEM;
-	size_t marks = mark_reach(d, marked);
-	int rc = APEX_OK;
+	size_t marks = rc == APEX_OK ? mark_reach(d, &reach) : 0;
 	for (size_t i = 0; marks > 0 && i < d->zone->node_count && rc == APEX_OK; i++) {
 		const apex_node_t *node = apex_zone_node_at(d->zone, i);
 		bool stale = false;
 		for (uint16_t k = 0; k < node->rrset_count && !stale; k++)
-			stale = names_marked(d->zone, &node->rrsets[k], marked);
+			stale = names_marked(d, &node->rrsets[k], &reach);
 		if (stale && !apex_derive_marked(d->changed, node->id))
 			rc = relink_node(d, node);
 	}
-	free(marked);
+	free(reach.marked);
+	free(reach.ancestors);
 	return rc;
 }
 
@@ -491,6 +536,8 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *c
 		zone->derived_depth = old->derived_depth + 1;
 	} else {
 		d.bd.ttl_warnings = d.bd.ds_warnings = d.bd.glue_warnings = 0; /* no summary */
+		apex_index_mem_unref(
+			atomic_exchange_explicit(&d.zone->index_mem, NULL, memory_order_acq_rel));
 	}
 	apex_build_end(&d.bd);
 	free(d.copied);

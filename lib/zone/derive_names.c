@@ -104,50 +104,91 @@ int apex_derive_check_removed(apex_derive_t *d)
 	return rc;
 }
 
-/* The name index of the new version: old's names in order without the
- * removed ones, the new ones merged in.  APEX_ENOTSUP if a name below a
- * removed one stays. */
-static int merge_index(apex_derive_t *d, const uint8_t *gone)
+static int by_rank(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The ranks in old of the removed names, sorted; APEX_ENOTSUP if a name
+ * below a removed one stays. */
+static int removed_ranks(apex_derive_t *d, const uint8_t *gone, size_t *ranks)
 {
 	const apex_zone_t *old = d->old;
-	const apex_build_t *bd = &d->bd;
-	size_t count = old->node_count - d->removed_count + d->fresh_count, k = 0;
-	uint32_t *order = apex_arena_alloc(d->zone->arena, (count + 1) * sizeof(*order));
-	uint64_t *prefixes = apex_arena_alloc(d->zone->arena, (count + 1) * sizeof(*prefixes));
-	const apex_node_t *removing = NULL; /* the last removed name passed */
-	uint32_t r = 0, owners = (uint32_t)bd->b->owner_count;
 
-	if (order == NULL || prefixes == NULL)
-		return APEX_ENOMEM;
-	for (size_t i = 0; i <= old->node_count; i++) {
-		const apex_node_t *node = i < old->node_count ? apex_zone_node_at(old, i) : NULL;
-		for (; r < owners; r++) { /* the new names before node */
-			const apex_build_owner_t *o = &bd->b->owners[r];
-			if (!d->fresh[r])
-				continue;
-			if (node != NULL &&
-			    apex_key_compare(o->key, o->key_size, node->key, node->key_size) > 0)
+	for (size_t i = 0; i < d->removed_count; i++) {
+		const apex_node_t *node = apex_zone_node_of(old, d->removed[i]);
+		ranks[i] = apex_zone_rank(old, node->key, node->key_size);
+		for (size_t j = ranks[i] + 1; j < old->node_count; j++) {
+			const apex_node_t *below = apex_zone_node_at(old, j);
+			if (!at_or_below(below, node->key, node->key_size))
 				break;
+			if (!apex_derive_marked(gone, below->id))
+				return APEX_ENOTSUP; /* a name below a removed one would stay */
+		}
+	}
+	qsort(ranks, d->removed_count, sizeof(*ranks), by_rank);
+	return APEX_OK;
+}
+
+/* The next new name from owner rank *r on, and where it goes in old's
+ * order (its rank there); old->node_count + 1 if none is left. */
+static size_t next_fresh(const apex_derive_t *d, uint32_t *r)
+{
+	const apex_zone_builder_t *b = d->bd.b;
+
+	while (*r < b->owner_count && (!d->fresh[*r] || d->bd.owner_is_nsec3[*r]))
+		(*r)++;
+	if (*r == b->owner_count)
+		return d->old->node_count + 1;
+	return apex_zone_rank(d->old, b->owners[*r].key, b->owners[*r].key_size);
+}
+
+/* The name index of the new version: old's in runs copied whole, without
+ * the removed names, the new ones put in where they sort. */
+static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *arena)
+{
+	const apex_zone_t *old = d->old;
+	size_t count = old->node_count - d->removed_count + d->fresh_count, k = 0, src = 0;
+	uint32_t *order = apex_arena_alloc(arena, (count + 1) * sizeof(*order));
+	uint64_t *prefixes = apex_arena_alloc(arena, (count + 1) * sizeof(*prefixes));
+	size_t *ranks = malloc((d->removed_count + 1) * sizeof(*ranks));
+	int rc = order && prefixes && ranks ? removed_ranks(d, gone, ranks) : APEX_ENOMEM;
+	uint32_t r = 0;
+	size_t removed = 0, fresh = next_fresh(d, &r);
+
+	while (rc == APEX_OK && (src < old->node_count || fresh <= old->node_count)) {
+		size_t stop = removed < d->removed_count ? ranks[removed] : old->node_count;
+		stop = fresh < stop ? fresh : stop;
+		if (k + (stop - src) > count) {
+			rc = APEX_ENOTSUP; /* cannot happen: the counts agree */
+			break;
+		}
+		memcpy(order + k, old->order + src, (stop - src) * sizeof(*order));
+		memcpy(prefixes + k, old->key_prefixes + src, (stop - src) * sizeof(*prefixes));
+		k += stop - src;
+		src = stop;
+		if (fresh == src) { /* a new name sorts before old's at src */
+			const apex_build_owner_t *o = &d->bd.b->owners[r];
+			if (k == count) {
+				rc = APEX_ENOTSUP; /* cannot happen: the counts agree */
+				break;
+			}
 			order[k] = d->ids[r];
 			prefixes[k++] = apex_key_prefix(o->key, o->key_size);
+			r++;
+			fresh = next_fresh(d, &r);
+		} else if (removed < d->removed_count && ranks[removed] == src) {
+			src++;
+			removed++;
 		}
-		if (node == NULL)
-			break;
-		bool removed = apex_derive_marked(gone, node->id);
-		if (removing != NULL && at_or_below(node, removing->key, removing->key_size) &&
-		    !removed)
-			return APEX_ENOTSUP; /* a name below a removed one would stay */
-		if (removed) {
-			if (removing == NULL ||
-			    !at_or_below(node, removing->key, removing->key_size))
-				removing = node;
-			continue;
-		}
-		order[k] = node->id;
-		prefixes[k++] = old->key_prefixes[i];
 	}
-	if (k != count)
-		return APEX_ENOTSUP; /* cannot happen: the counts agree */
+	free(ranks);
+	if (rc == APEX_OK && k != count)
+		rc = APEX_ENOTSUP; /* cannot happen: the counts agree */
+	if (rc != APEX_OK)
+		return rc;
 	d->zone->order = order;
 	d->zone->key_prefixes = prefixes;
 	d->zone->node_count = count;
@@ -218,15 +259,15 @@ static void table_delete(uint64_t *slots, unsigned bits, uint32_t hash, uint32_t
 
 /* The hash table: old's copied, the removed names out, the new ones in;
  * built again when it would be more than half full. */
-static int update_table(apex_derive_t *d)
+static int update_table(apex_derive_t *d, apex_arena_t *arena)
 {
 	apex_zone_t *zone = d->zone;
 	unsigned bits = d->old->node_table_bits;
 
 	if (2 * zone->node_count > ((size_t)1 << bits))
-		return apex_node_table_build(zone);
-	uint64_t *slots = apex_arena_memdup(zone->arena, d->old->node_table,
-					    ((size_t)1 << bits) * sizeof(*slots));
+		return apex_node_table_build_in(zone, arena);
+	uint64_t *slots =
+		apex_arena_memdup(arena, d->old->node_table, ((size_t)1 << bits) * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < d->removed_count; i++)
@@ -260,12 +301,18 @@ static int forget_wildcards(apex_derive_t *d)
 int apex_derive_names(apex_derive_t *d)
 {
 	uint8_t *gone = calloc(d->old->id_count / 8 + 1, 1);
-	int rc = gone != NULL ? APEX_OK : APEX_ENOMEM;
+	/* The new index in memory of its own, freed with the last version
+	 * that uses it, not with the chain (zone.h) */
+	apex_index_mem_t *mem = apex_index_mem_new();
+	int rc = gone != NULL && mem != NULL ? APEX_OK : APEX_ENOMEM;
 
+	if (mem != NULL)
+		apex_index_mem_unref(
+			atomic_exchange_explicit(&d->zone->index_mem, mem, memory_order_acq_rel));
 	for (size_t i = 0; rc == APEX_OK && i < d->removed_count; i++)
 		apex_derive_mark(gone, d->removed[i]);
 	if (rc == APEX_OK)
-		rc = merge_index(d, gone);
+		rc = merge_index(d, gone, mem->arena);
 	free(gone);
 	/* owners are in canonical order: a new name's new parent comes first */
 	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
@@ -274,7 +321,7 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = forget_wildcards(d);
 	if (rc == APEX_OK)
-		rc = update_table(d);
+		rc = update_table(d, mem->arena);
 	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
 		if (d->fresh[r] && d->zone->dnssec == APEX_DNSSEC_NSEC3)
 			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ids[r]));

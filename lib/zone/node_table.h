@@ -16,4 +16,7 @@
  */
 int apex_node_table_build(apex_zone_t *zone);
 
+/* The same, the table in arena. */
+int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena);
+
 #endif

@@ -3,6 +3,7 @@
  * Lookups in an immutable zone version.  Read-only: no allocation, no
  * write to memory shared between threads.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dns/rrtype.h"
@@ -192,11 +193,58 @@ const apex_nsec3_t *apex_zone_nsec3_find(const apex_zone_t *zone, const uint8_t 
 	return &zone->nsec3[lo > 0 ? lo - 1 : zone->nsec3_count - 1];
 }
 
+apex_index_mem_t *apex_index_mem_new(void)
+{
+	apex_index_mem_t *mem = calloc(1, sizeof(*mem));
+
+	if (mem == NULL)
+		return NULL;
+	mem->arena = apex_arena_create();
+	if (mem->arena == NULL) {
+		free(mem);
+		return NULL;
+	}
+	atomic_init(&mem->refcount, 1);
+	return mem;
+}
+
+void apex_index_mem_ref(apex_index_mem_t *mem)
+{
+	atomic_fetch_add_explicit(&mem->refcount, 1, memory_order_relaxed);
+}
+
+void apex_index_mem_unref(apex_index_mem_t *mem)
+{
+	if (mem != NULL &&
+	    atomic_fetch_sub_explicit(&mem->refcount, 1, memory_order_acq_rel) == 1) {
+		apex_arena_destroy(mem->arena);
+		free(mem);
+	}
+}
+
+/* Let go of zone's name index memory (once). */
+static void release_index(apex_zone_t *zone)
+{
+	apex_index_mem_unref(
+		atomic_exchange_explicit(&zone->index_mem, NULL, memory_order_acq_rel));
+}
+
 void apex_zone_unref(apex_zone_t *zone)
 {
 	/* A chain of derived versions is released in a loop, not by recursion. */
-	while (zone != NULL &&
-	       atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel) == 1) {
+	while (zone != NULL) {
+		unsigned before =
+			atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel);
+		if (before != 1) {
+			/* Only versions derived from it hold it now: nobody looks
+			 * up names in it any more (a new user would have to be
+			 * given it by one holding a reference). */
+			if (before - 1 ==
+			    atomic_load_explicit(&zone->base_refs, memory_order_acquire))
+				release_index(zone);
+			return;
+		}
+		release_index(zone);
 		apex_zone_t *base = zone->base;
 		if (base != NULL)
 			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);

@@ -55,7 +55,12 @@ typedef struct apex_rrset {
 	 * each name or of its closest ancestor in the zone, in record order;
 	 * APEX_NODE_NONE for names outside the zone.  The response writer
 	 * takes the hashes of the names' suffixes from these nodes instead
-	 * of reading the bytes.  NULL for other types. */
+	 * of reading the bytes.  NULL for other types.  (In a version derived
+	 * by an IXFR, zone/derive.h, the node of a name added since without
+	 * addresses may still be an ancestor farther up, and that of a name
+	 * removed since without addresses the removed node, still in the
+	 * pages: the writer reads the labels below the node it is given and
+	 * compares names, so the answer is the same.) */
 	const uint32_t *rdata_nodes;
 } apex_rrset_t;
 
@@ -199,6 +204,21 @@ typedef struct apex_stray_rrsig {
 	const apex_rrset_t *sigs;
 } apex_stray_rrsig_t;
 
+/* The memory of the name index (order, key prefixes, hash table) of a
+ * version derived with names added or removed (zone/derive.h), shared by
+ * the versions derived from it with the same names: reference-counted,
+ * so that it is freed once no version uses it, however long the chain of
+ * versions whose records are shared lives. */
+typedef struct apex_index_mem {
+	atomic_uint refcount;
+	apex_arena_t *arena;
+} apex_index_mem_t;
+
+/* A new one (one reference), or NULL. */
+apex_index_mem_t *apex_index_mem_new(void);
+void apex_index_mem_ref(apex_index_mem_t *mem);
+void apex_index_mem_unref(apex_index_mem_t *mem);
+
 typedef struct apex_zone {
 	atomic_uint refcount; /* see apex_zone_ref()/apex_zone_unref() */
 	/* A secondary zone past its SOA expire time without a successful
@@ -286,6 +306,11 @@ typedef struct apex_zone {
 	 * (their base): whoever waits for the users of a replaced version to
 	 * let go (apexd's retire) does not wait for these. */
 	atomic_uint base_refs;
+	/* Where the name index lives when not in arena (one reference), or
+	 * NULL.  Dropped as soon as only versions derived from this one hold
+	 * it (refcount == base_refs), which use an index of their own or hold
+	 * their own reference to this memory. */
+	_Atomic(apex_index_mem_t *) index_mem;
 
 	/* What zone-status reports. */
 	char *file;                /* path it was loaded from */
