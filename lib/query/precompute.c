@@ -276,6 +276,8 @@ int apex_precompute(apex_zone_t *zone)
 	    (zone->base == NULL || !zone->cuts_as_base || zone->base->referral_count > 0))
 		rc = precompute_all_referrals(zone);
 	zone->memory = apex_arena_footprint(zone->arena) + (zone->base ? zone->base->memory : 0);
+	zone->chain_memory =
+		zone->base ? apex_arena_footprint(zone->arena) + zone->base->chain_memory : 0;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	zone->load_seconds +=
 		(double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;

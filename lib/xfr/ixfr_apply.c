@@ -364,8 +364,7 @@ static int derived(apex_zone_t *old, net_t *net, const char *source, apex_zone_t
 	uint32_t *nodes = NULL;
 	size_t count = 0, owners = 0, node_count = 0;
 
-	if (old->derived_depth >= APEX_DERIVE_DEPTH_MAX ||
-	    apex_name_size(net->soa.owner) != apex->name_size ||
+	if (!apex_zone_derivable(old) || apex_name_size(net->soa.owner) != apex->name_size ||
 	    memcmp(net->soa.owner, apex->name, apex->name_size) != 0)
 		return APEX_ENOTSUP;
 	int rc = touches(old, net, &t, &count);

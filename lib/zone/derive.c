@@ -14,6 +14,15 @@
 
 typedef apex_derive_t derive_t;
 
+bool apex_zone_derivable(const apex_zone_t *zone)
+{
+	size_t whole = zone->memory > zone->chain_memory ? zone->memory - zone->chain_memory : 0;
+
+	return zone->derived_depth < APEX_DERIVE_DEPTH_MAX &&
+	       (zone->chain_memory <= APEX_DERIVE_CHAIN_FLOOR ||
+		zone->chain_memory * APEX_DERIVE_CHAIN_SHARE <= whole);
+}
+
 const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name)
 {
 	uint8_t key[APEX_KEY_MAX];

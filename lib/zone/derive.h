@@ -39,8 +39,18 @@
 #include "zone/build.h"
 #include "zone/zone.h"
 
-/* Versions derived in a row before one is built whole again. */
+/* Versions derived in a row before one is built whole again, and the
+ * share of a version's memory its chain may hold beyond the whole build
+ * (zone->chain_memory, as 1/N; but always up to APEX_DERIVE_CHAIN_FLOOR
+ * bytes, nothing to free in a small zone) before the next is built
+ * whole. */
 #define APEX_DERIVE_DEPTH_MAX 64
+#define APEX_DERIVE_CHAIN_SHARE 4
+#define APEX_DERIVE_CHAIN_FLOOR ((size_t)16 << 20)
+
+/* Whether the next version of zone may be derived from it, or should be
+ * built whole to let go of what its chain of derived versions holds. */
+bool apex_zone_derivable(const apex_zone_t *zone);
 
 /* The node of an owner name in zone, for a name of the index or the owner
  * of an NSEC3 record of the chain; NULL if zone has no such owner. */

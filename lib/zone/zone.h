@@ -301,6 +301,10 @@ typedef struct apex_zone {
 	 * counts the versions derived since the last whole build. */
 	struct apex_zone *base;
 	unsigned derived_depth;
+	/* Bytes the arenas of the versions derived since the last whole build
+	 * hold, this one's included (0 for a whole build): what a chain keeps
+	 * beyond the whole build's, replaced records among it. */
+	size_t chain_memory;
 	bool cuts_as_base; /* derived without a zone cut added or removed */
 	/* Of refcount, the references of versions derived from this one
 	 * (their base): whoever waits for the users of a replaced version to
