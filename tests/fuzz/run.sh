@@ -33,7 +33,7 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request fuzz_ixfr_version"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
@@ -86,6 +86,7 @@ target_flags() {
 	fuzz_tsig) echo "-max_len=4096" ;;
 	fuzz_notify) echo "-max_len=4096" ;;
 	fuzz_xfr_request) echo "-max_len=4096" ;;
+	fuzz_ixfr_version) echo "-max_len=2048" ;;
 	esac
 }
 
@@ -99,6 +100,7 @@ corpus_of() {
 	fuzz_tsig) echo tsig ;;
 	fuzz_notify) echo notify ;;
 	fuzz_xfr_request) echo xfr_request ;;
+	fuzz_ixfr_version) echo ixfr_version ;;
 	esac
 }
 

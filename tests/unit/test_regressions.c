@@ -9,8 +9,8 @@
  * applies (the response oracle of tests/fuzz/fuzz_common.h; the zone
  * invariants of fuzz_zone_load.c).  A failed check aborts.
  *
- *   - every committed seed of tests/fuzz/corpus/query, corpus/zone and
- *     corpus/xfr_in and corpus/tsig;
+ *   - every committed seed of tests/fuzz/corpus/query, corpus/zone,
+ *     corpus/xfr_in, corpus/tsig and corpus/ixfr_version;
  *   - each input that once made a target fail, as its own test.
  */
 #include <dirent.h>
@@ -42,6 +42,12 @@
 
 #define LLVMFuzzerTestOneInput fuzz_tsig_one
 #include "../fuzz/fuzz_tsig.c"
+#undef LLVMFuzzerTestOneInput
+
+#define LLVMFuzzerInitialize fuzz_ixfr_init
+#define LLVMFuzzerTestOneInput fuzz_ixfr_one
+#include "../fuzz/fuzz_ixfr_version.c"
+#undef LLVMFuzzerInitialize
 #undef LLVMFuzzerTestOneInput
 
 typedef int (*one_input_fn)(const uint8_t *data, size_t size);
@@ -96,6 +102,14 @@ static void test_xfr_in_corpus(void **state)
 {
 	(void)state;
 	assert_true(replay_corpus("xfr_in", fuzz_xfr_in_one) >= 10);
+}
+
+/* An IXFR's change sets derived in place and built whole agree. */
+static void test_ixfr_version_corpus(void **state)
+{
+	(void)state;
+	fuzz_ixfr_init(NULL, NULL);
+	assert_true(replay_corpus("ixfr_version", fuzz_ixfr_one) >= 30);
 }
 
 static void test_tsig_corpus(void **state)
@@ -153,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_zone_corpus),
 		cmocka_unit_test(test_xfr_in_corpus),
 		cmocka_unit_test(test_tsig_corpus),
+		cmocka_unit_test(test_ixfr_version_corpus),
 		cmocka_unit_test(test_nsec3_next_owner_not_base32),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
