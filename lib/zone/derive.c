@@ -32,20 +32,23 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 	    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
 		return NULL;
 	const apex_node_t *node = apex_zone_find(zone, key, key_size);
-	if (node != NULL || zone->nsec3_count == 0 ||
-	    apex_name_labels(name) != zone->origin_labels + 1)
+	if (node != NULL)
 		return node;
-	/* An NSEC3 owner: its first label is the hash. */
-	uint8_t hash[20];
-	bool matched;
-	int n = apex_base32hex_decode((const char *)name + 1, name[0], hash, sizeof(hash));
-	if (n <= 0)
-		return NULL;
-	const apex_nsec3_t *n3 = apex_zone_nsec3_find(zone, hash, (size_t)n, &matched);
-	if (!matched)
-		return NULL;
-	node = apex_zone_node(zone, n3->node);
-	return node->key_size == key_size && memcmp(node->key, key, key_size) == 0 ? node : NULL;
+	/* An owner of NSEC3 records only, outside the index: the list of
+	 * them is in canonical order */
+	size_t lo = 0, hi = zone->nsec3_owner_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const apex_node_t *n = apex_zone_nsec3_owner_at(zone, mid);
+		int c = apex_key_compare(n->key, n->key_size, key, key_size);
+		if (c == 0)
+			return n;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
@@ -123,7 +126,7 @@ static size_t node_record_count(const apex_zone_t *zone, const apex_node_t *node
 }
 
 /* Owner rank r is one a derivation handles (derive.h): its node in old
- * with the same spelling, or a new name (not an NSEC3 owner); no check
+ * with the same spelling, or a new name or NSEC3 owner; no check
  * failing; an NSEC3 owner staying one. */
 static int match_owner(derive_t *d, uint32_t r)
 {
@@ -131,11 +134,12 @@ static int match_owner(derive_t *d, uint32_t r)
 	const apex_node_t *node = apex_zone_find_owner(d->old, o->name);
 
 	if (node == NULL) {
-		if (apex_build_check_owner(&d->bd, r, false) != APEX_OK ||
-		    apex_build_only_nsec3(&d->bd, r))
+		if (apex_build_check_owner(&d->bd, r, false) != APEX_OK)
 			return APEX_ENOTSUP;
+		d->bd.owner_is_nsec3[r] = apex_build_only_nsec3(&d->bd, r);
 		d->fresh[r] = true;
 		d->fresh_count++;
+		d->fresh_nsec3 += d->bd.owner_is_nsec3[r];
 		return APEX_OK;
 	}
 	if ((node->flags & APEX_NODE_EMPTY) || node->name_size != o->name_size ||
@@ -152,20 +156,29 @@ static int match_owner(derive_t *d, uint32_t r)
 	return APEX_OK;
 }
 
-/* The changed owners of old left without records: removed names. */
+/* The changed owners of old left without records: removed names, and
+ * removed NSEC3 owners (not in the name index). */
 static int find_removed(derive_t *d)
 {
 	d->removed = malloc((d->touched_count + 1) * sizeof(*d->removed));
-	if (d->removed == NULL)
+	d->removed_nsec3 = malloc((d->touched_count + 1) * sizeof(*d->removed_nsec3));
+	if (d->removed == NULL || d->removed_nsec3 == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < d->touched_count; i++) {
 		uint32_t id = d->touched[i];
-		d->old_records += node_record_count(d->old, apex_zone_node_of(d->old, id));
-		if (!apex_derive_marked(d->changed, id))
+		const apex_node_t *node = apex_zone_node_of(d->old, id);
+		d->old_records += node_record_count(d->old, node);
+		if (apex_derive_marked(d->changed, id))
+			continue;
+		if (apex_zone_find(d->old, node->key, node->key_size) == node)
 			d->removed[d->removed_count++] = id;
+		else
+			d->removed_nsec3[d->removed_nsec3_count++] = id;
 	}
 	for (size_t i = 0; i < d->removed_count; i++)
 		apex_derive_mark(d->changed, d->removed[i]);
+	for (size_t i = 0; i < d->removed_nsec3_count; i++)
+		apex_derive_mark(d->changed, d->removed_nsec3[i]);
 	return APEX_OK;
 }
 
@@ -478,7 +491,7 @@ static int owners_of(derive_t *d)
 		rc = APEX_ENOTSUP; /* the apex sorts first: it has no record left */
 	if (rc == APEX_OK)
 		rc = find_removed(d);
-	if (rc == APEX_OK && d->fresh_count + d->removed_count > 0) {
+	if (rc == APEX_OK && d->fresh_count + d->removed_count + d->removed_nsec3_count > 0) {
 		if (d->old->dnssec == APEX_DNSSEC_NSEC)
 			return APEX_ENOTSUP; /* the NSEC links of other names change */
 		rc = apex_derive_check_removed(d);
@@ -506,7 +519,7 @@ static int derive(derive_t *d)
 	/* The RRsets hold the records now (build.h). */
 	free(b->rrs);
 	b->rrs = NULL;
-	if (d->fresh_count + d->removed_count > 0)
+	if (d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_names(d);
 	d->zone->apex = apex_zone_node_of(d->zone, d->old->apex->id);
 	if (rc == APEX_OK)
@@ -553,6 +566,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *c
 	free(d.ids);
 	free(d.fresh);
 	free(d.removed);
+	free(d.removed_nsec3);
 	free(d.changed);
 	return rc;
 }

@@ -11,7 +11,9 @@
  * pages of nodes they are on (zone.h: 512 nodes a page) and links the
  * new RRsets in.  Names added get new ids, names removed leave theirs
  * unused, and the name index and its hash table are copied with them
- * (derive_names.c); the NSEC3 chain, every page not changed and every
+ * (derive_names.c), the NSEC3 chain too when NSEC3 owners come and go,
+ * with the NSEC3 links of the names that reach (derive_nsec3.c); the
+ * NSEC3 chain when it stays, every page not changed and every
  * record not changed stay the old version's, which the new one holds a
  * reference to (zone->base).  Beyond the changed owners it recomputes
  * the structure of new names from their parents, the RRsets elsewhere
@@ -21,8 +23,8 @@
  *
  * It does not do (APEX_ENOTSUP: the caller builds the version whole,
  * which also words any error as a whole build does): names added or
- * removed in an NSEC zone, NSEC3 owners added or removed, an empty
- * non-terminal to be made or given records, a name removed with names
+ * removed in an NSEC zone, an NSEC3 of the chain added that matches no
+ * changed name, an empty non-terminal to be made or given records, a name removed with names
  * left below it, a zone cut, CNAME, DNAME or NSEC appearing or vanishing
  * at an existing name, NSEC3PARAM changed, an NSEC3 owner leaving the
  * chain, a spelling that changes, an owner failing the build's checks.
@@ -52,8 +54,8 @@
  * built whole to let go of what its chain of derived versions holds. */
 bool apex_zone_derivable(const apex_zone_t *zone);
 
-/* The node of an owner name in zone, for a name of the index or the owner
- * of an NSEC3 record of the chain; NULL if zone has no such owner. */
+/* The node of an owner name in zone, for a name of the index or an owner
+ * of NSEC3 records only; NULL if zone has no such owner. */
 const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name);
 
 /*

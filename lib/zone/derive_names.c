@@ -150,7 +150,8 @@ static size_t next_fresh(const apex_derive_t *d, uint32_t *r)
 static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *arena)
 {
 	const apex_zone_t *old = d->old;
-	size_t count = old->node_count - d->removed_count + d->fresh_count, k = 0, src = 0;
+	size_t count = old->node_count - d->removed_count + d->fresh_count - d->fresh_nsec3;
+	size_t k = 0, src = 0;
 	uint32_t *order = apex_arena_alloc(arena, (count + 1) * sizeof(*order));
 	uint64_t *prefixes = apex_arena_alloc(arena, (count + 1) * sizeof(*prefixes));
 	size_t *ranks = malloc((d->removed_count + 1) * sizeof(*ranks));
@@ -234,6 +235,24 @@ static int fresh_structure(apex_derive_t *d, uint32_t r)
 	return APEX_OK;
 }
 
+/* A new owner of NSEC3 records only: the apex is its parent when it is
+ * one label below it (zone/build.c does the same), its name hash. */
+static int fresh_nsec3_owner(apex_derive_t *d, uint32_t r)
+{
+	apex_node_t *node = apex_derive_writable(d, d->ids[r]);
+	const apex_node_t *apex = apex_zone_node_of(d->zone, d->old->apex->id);
+
+	if (node == NULL)
+		return APEX_ENOMEM;
+	if (node->labels == apex->labels + 1) {
+		node->parent = apex->id;
+		node->hash = apex_name_hash_label(apex->hash, node->name);
+	} else {
+		node->hash = apex_name_hash(node->name);
+	}
+	return APEX_OK;
+}
+
 /* Remove the entry of id from a linear-probing table (the entries after
  * it in its run move back so that every lookup still finds them). */
 static void table_delete(uint64_t *slots, unsigned bits, uint32_t hash, uint32_t id)
@@ -274,7 +293,7 @@ static int update_table(apex_derive_t *d, apex_arena_t *arena)
 		table_delete(slots, bits, apex_zone_node_of(d->old, d->removed[i])->hash,
 			     d->removed[i]);
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
-		if (d->fresh[r])
+		if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
 			apex_hash_slots_insert(slots, bits,
 					       apex_zone_node_of(zone, d->ids[r])->hash, d->ids[r]);
 	zone->node_table = slots;
@@ -298,6 +317,28 @@ static int forget_wildcards(apex_derive_t *d)
 	return APEX_OK;
 }
 
+/* The NSEC3 chain and owner list into arena too: they may live in the
+ * memory of old's index, which goes when old does (zone.h). */
+static int keep_nsec3_arrays(apex_derive_t *d, apex_arena_t *arena)
+{
+	apex_zone_t *zone = d->zone;
+
+	if (zone->nsec3_count > 0) {
+		zone->nsec3 = apex_arena_memdup(arena, zone->nsec3,
+						zone->nsec3_count * sizeof(*zone->nsec3));
+		if (zone->nsec3 == NULL)
+			return APEX_ENOMEM;
+	}
+	if (zone->nsec3_owner_count > 0) {
+		zone->nsec3_owners =
+			apex_arena_memdup(arena, zone->nsec3_owners,
+					  zone->nsec3_owner_count * sizeof(*zone->nsec3_owners));
+		if (zone->nsec3_owners == NULL)
+			return APEX_ENOMEM;
+	}
+	return APEX_OK;
+}
+
 int apex_derive_names(apex_derive_t *d)
 {
 	uint8_t *gone = calloc(d->old->id_count / 8 + 1, 1);
@@ -312,18 +353,23 @@ int apex_derive_names(apex_derive_t *d)
 	for (size_t i = 0; rc == APEX_OK && i < d->removed_count; i++)
 		apex_derive_mark(gone, d->removed[i]);
 	if (rc == APEX_OK)
+		rc = keep_nsec3_arrays(d, mem->arena);
+	if (rc == APEX_OK)
 		rc = merge_index(d, gone, mem->arena);
 	free(gone);
 	/* owners are in canonical order: a new name's new parent comes first */
 	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
 		if (d->fresh[r])
-			rc = fresh_structure(d, r);
+			rc = d->bd.owner_is_nsec3[r] ? fresh_nsec3_owner(d, r)
+						     : fresh_structure(d, r);
 	if (rc == APEX_OK)
 		rc = forget_wildcards(d);
 	if (rc == APEX_OK)
 		rc = update_table(d, mem->arena);
+	if (rc == APEX_OK && d->fresh_nsec3 + d->removed_nsec3_count > 0)
+		rc = apex_derive_nsec3(d, mem->arena);
 	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
-		if (d->fresh[r] && d->zone->dnssec == APEX_DNSSEC_NSEC3)
+		if (d->fresh[r] && !d->bd.owner_is_nsec3[r] && d->zone->dnssec == APEX_DNSSEC_NSEC3)
 			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ids[r]));
 	return rc;
 }

@@ -22,12 +22,15 @@ typedef struct apex_derive {
 	size_t touched_count;
 	const apex_node_t **pages; /* the new version's page table */
 	size_t page_count;
-	uint8_t *copied; /* per page: already the new version's own */
-	uint32_t *ids;   /* per owner rank: its node's id (a new name's new id) */
-	bool *fresh;     /* per owner rank: a name old lacks */
-	size_t fresh_count;
-	uint32_t *removed; /* ids of old's changed owners left without records */
+	uint8_t *copied;    /* per page: already the new version's own */
+	uint32_t *ids;      /* per owner rank: its node's id (a new name's new id) */
+	bool *fresh;        /* per owner rank: a name old lacks */
+	size_t fresh_count; /* of which NSEC3 owners: */
+	size_t fresh_nsec3;
+	uint32_t *removed; /* ids of old's changed names left without records */
 	size_t removed_count;
+	uint32_t *removed_nsec3; /* the same of NSEC3 owners */
+	size_t removed_nsec3_count;
 	uint8_t *changed;   /* bit per id: a changed owner's node, or a removed one */
 	size_t old_records; /* records old's changed owners held */
 	bool cuts_changed;  /* a zone cut added or removed */
@@ -55,6 +58,13 @@ int apex_derive_check_removed(apex_derive_t *d);
 /* derive_names.c: the new names' nodes (name, key, id) before their
  * RRsets are filled. */
 void apex_derive_init_fresh(apex_derive_t *d, uint32_t r, apex_node_t *node);
+
+/* derive_nsec3.c: the owners of NSEC3 records only and the NSEC3 chain
+ * without the removed ones and with the new ones, in arena; the NSEC3
+ * links of the names they reach found again.  APEX_ENOTSUP if a new
+ * NSEC3 of the chain matches no changed name (an unchanged one would
+ * then be the one it matches). */
+int apex_derive_nsec3(apex_derive_t *d, apex_arena_t *arena);
 
 /* derive_names.c: the name index without the removed names and with the
  * new ones (order, key prefixes, hash table), the new names' structure

@@ -204,9 +204,10 @@ typedef struct apex_stray_rrsig {
 	const apex_rrset_t *sigs;
 } apex_stray_rrsig_t;
 
-/* The memory of the name index (order, key prefixes, hash table) of a
- * version derived with names added or removed (zone/derive.h), shared by
- * the versions derived from it with the same names: reference-counted,
+/* The memory of the name index (order, key prefixes, hash table, NSEC3
+ * chain and owner list) of a version derived with names added or removed
+ * (zone/derive.h), shared by the versions derived from it with the same
+ * names: reference-counted,
  * so that it is freed once no version uses it, however long the chain of
  * versions whose records are shared lives. */
 typedef struct apex_index_mem {

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "dns/name.h"
+#include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
@@ -542,6 +543,25 @@ static bool at_or_below(const uint8_t *owner, const uint8_t *name)
 	return extra == 0 && apex_name_equal(owner, name);
 }
 
+/* The NSEC3 record a signer adds for a new name in an NSEC3 zone: at the
+ * hash of name, with the RDATA of an NSEC3 of the chain (the next hash
+ * and types do not matter here). */
+static void add_nsec3_of(change_t *c, const apex_zone_t *z, const uint8_t *name)
+{
+	const apex_nsec3_params_t *p = &z->nsec3_params;
+	uint8_t hash[20], owner[APEX_NAME_MAX];
+	char text[40];
+
+	if (z->dnssec != APEX_DNSSEC_NSEC3 || z->nsec3_count == 0 ||
+	    apex_nsec3_hash(p->algorithm, p->salt, p->salt_size, p->iterations, name, hash) < 0)
+		return;
+	text[apex_base32hex_encode(hash, sizeof(hash), text)] = 0;
+	const apex_node_t *n3 = apex_zone_node(z, z->nsec3[below(z->nsec3_count)].node);
+	const apex_rrset_t *set = apex_node_rrset(n3, APEX_TYPE_NSEC3);
+	if (set != NULL && child_name(z->origin, text, owner))
+		add(c, owner, APEX_TYPE_NSEC3, set->ttl, set->rdata + 2, apex_read_u16(set->rdata));
+}
+
 /* One random change of the names of z, what a TLD's registrations and
  * deletions are: a new delegation (NS, glue below it, sometimes a DS), a
  * delegation removed with all below it, a new name with an address or a
@@ -552,7 +572,13 @@ static void random_registration(change_t *c, const apex_zone_t *z, const records
 	const apex_node_t *n = data_node(z, true);
 
 	snprintf((char *)label, sizeof(label), "reg%u", (unsigned)below(1000000));
-	switch (below(6)) {
+	switch (below(7)) {
+	case 6: /* an NSEC3 for a name that had none (opted out), alone */
+		if (n != NULL && n->nsec3 == APEX_NODE_NONE && !(n->flags & APEX_NODE_OCCLUDED)) {
+			add_nsec3_of(c, z, n->name);
+			touch(c, n->name);
+		}
+		break;
 	case 5: { /* the address of a name server that had none (missing glue) */
 		const apex_rrset_t *ns = n != NULL ? apex_node_rrset(n, APEX_TYPE_NS) : NULL;
 		const uint8_t *p = ns != NULL ? ns->rdata : NULL;
@@ -583,6 +609,8 @@ static void random_registration(change_t *c, const apex_zone_t *z, const records
 				ds[i] = (uint8_t)rnd();
 			add(c, name, APEX_TYPE_DS, 3600, ds, sizeof(ds));
 		}
+		if (below(4) != 0)
+			add_nsec3_of(c, z, name); /* mostly: signed, or not opted out */
 		break;
 	case 2: /* a delegation removed, and all below it */
 		if (n == NULL || !(n->flags & APEX_NODE_DELEGATION))
@@ -590,6 +618,13 @@ static void random_registration(change_t *c, const apex_zone_t *z, const records
 		for (size_t i = 0; i < all->count; i++)
 			if (at_or_below(all->items[i].owner, n->name))
 				remove_record(c, &all->items[i]);
+		if (n->nsec3 != APEX_NODE_NONE && below(4) != 0) { /* and its NSEC3 */
+			const record_t *found[16];
+			size_t count =
+				records_at(all, apex_zone_node(z, n->nsec3)->name, 0, found, 16);
+			for (size_t k = 0; k < count; k++)
+				remove_record(c, found[k]);
+		}
 		break;
 	case 3: /* a new name with an address, or a new wildcard */
 		if (n == NULL)
