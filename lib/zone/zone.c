@@ -229,24 +229,21 @@ static void release_index(apex_zone_t *zone)
 		atomic_exchange_explicit(&zone->index_mem, NULL, memory_order_acq_rel));
 }
 
+void apex_zone_release_index(apex_zone_t *zone)
+{
+	release_index(zone);
+}
+
 void apex_zone_unref(apex_zone_t *zone)
 {
-	/* A chain of derived versions is released in a loop, not by recursion. */
-	while (zone != NULL) {
-		unsigned before =
-			atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel);
-		if (before != 1) {
-			/* Only versions derived from it hold it now: nobody looks
-			 * up names in it any more (a new user would have to be
-			 * given it by one holding a reference). */
-			if (before - 1 ==
-			    atomic_load_explicit(&zone->base_refs, memory_order_acquire))
-				release_index(zone);
-			return;
-		}
+	/* A chain of derived versions is released in a loop, not by recursion;
+	 * nothing of a version is touched once its count is dropped, unless
+	 * this was the last reference. */
+	while (zone != NULL &&
+	       atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel) == 1) {
 		release_index(zone);
 		apex_zone_t *base = zone->base;
-		if (base != NULL)
+		if (base != NULL) /* still ours: this version's reference holds it */
 			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);

@@ -312,8 +312,9 @@ typedef struct apex_zone {
 	 * let go (apexd's retire) does not wait for these. */
 	atomic_uint base_refs;
 	/* Where the name index lives when not in arena (one reference), or
-	 * NULL.  Dropped as soon as only versions derived from this one hold
-	 * it (refcount == base_refs), which use an index of their own or hold
+	 * NULL.  Dropped with the version, or before by
+	 * apex_zone_release_index() once it is replaced and only versions
+	 * derived from it hold it, which use an index of their own or hold
 	 * their own reference to this memory. */
 	_Atomic(apex_index_mem_t *) index_mem;
 
@@ -440,5 +441,11 @@ static inline void apex_zone_ref(apex_zone_t *zone)
 
 /* Drop a reference; the last one frees the version. */
 void apex_zone_unref(apex_zone_t *zone);
+
+/* Let go of the memory of zone's name index before zone is freed: zone
+ * was replaced and nobody looks names up in it any more (its references
+ * are the caller's and those of versions derived from it, base_refs).
+ * The versions derived from it keep what they share of it. */
+void apex_zone_release_index(apex_zone_t *zone);
 
 #endif

@@ -311,6 +311,10 @@ void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_ru
 				break;
 			usleep(1000);
 		}
+		/* Only versions derived from it hold it now: the memory of its
+		 * name index, which they do not use, goes at once. */
+		if (ms < APEX_SERVER_RELEASE_WAIT_MS)
+			apex_zone_release_index(old);
 		if (ms == APEX_SERVER_RELEASE_WAIT_MS) {
 			char name[APEX_NAME_MAX * 4 + 1];
 
