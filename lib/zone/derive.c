@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "dns/name.h"
-#include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "zone/build_steps.h"

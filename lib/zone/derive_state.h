@@ -51,8 +51,9 @@ static inline void apex_derive_mark(uint8_t *bits, uint32_t id)
  * memory. */
 apex_node_t *apex_derive_writable(apex_derive_t *d, uint32_t id);
 
-/* derive_names.c: checks of the removed names (no name left below them,
- * no empty non-terminal above them), APEX_ENOTSUP if one fails. */
+/* derive_names.c: the removed names: whether a zone cut goes, and the
+ * empty non-terminals above them left with no name below, removed too
+ * (a name left below a removed one: APEX_ENOTSUP, from the index merge). */
 int apex_derive_check_removed(apex_derive_t *d);
 
 /* derive_names.c: the new names' nodes (name, key, id) before their

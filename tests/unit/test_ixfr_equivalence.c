@@ -931,6 +931,36 @@ static unsigned rounds_scale(void)
 	return v != NULL && atoi(v) > 0 ? (unsigned)atoi(v) : 1;
 }
 
+/*
+ * Apply change c to old both ways, as the secondary does and from scratch
+ * from old's records `all`: both must build or both refuse; when they
+ * build, the same records and answers.  Returns the secondary's version
+ * (the caller's reference) or NULL; *in_place whether it was derived.
+ */
+static apex_zone_t *both_ways(apex_zone_t *old, const records_t *all, const change_t *c,
+			      const char *what, tally_t *t, bool *in_place)
+{
+	apex_changes_t set;
+	char err_d[512] = "", err_s[512] = "";
+
+	*in_place = false;
+	change_set(old, c, &set);
+	apex_zone_t *d = derived(old, &set, in_place, err_d, sizeof(err_d));
+	apex_zone_t *s = scratch(old, all, c, err_s, sizeof(err_s));
+	if ((d == NULL) != (s == NULL))
+		fail_msg("%s: derived %s, scratch %s (APEX_TEST_SEED=%llu)", what,
+			 d ? "built" : err_d, s ? "built" : err_s, (unsigned long long)seed_used);
+	if (d != NULL) {
+		assert_same_records(d, s, what);
+		compare_answers(d, s, c, what, t);
+	} else if (getenv("APEX_TEST_VERBOSE") != NULL) {
+		printf("# %s: refused by both: %s\n", what, err_s);
+	}
+	apex_zone_unref(s);
+	apex_changes_free(&set);
+	return d;
+}
+
 static void zone_rounds(size_t index, tally_t *t)
 {
 	apex_zone_t *old = load_file(zones[index].file, zones[index].origin);
@@ -943,10 +973,8 @@ static void zone_rounds(size_t index, tally_t *t)
 	t->zones++;
 	for (unsigned round = 0; round < rounds; round++) {
 		change_t c = { 0 };
-		apex_changes_t set;
-		char what[128], err_d[512] = "", err_s[512] = "";
-
-		bool update = round % 3 == 1, names = round % 3 == 2, derived_in_place = false;
+		char what[128];
+		bool update = round % 3 == 1, names = round % 3 == 2, derived_in_place;
 
 		snprintf(what, sizeof(what), "%s, set %u (%s)", zones[index].file, round,
 			 update  ? "updates"
@@ -958,17 +986,8 @@ static void zone_rounds(size_t index, tally_t *t)
 			random_registrations(old, &all, &c);
 		else
 			random_change(old, &all, &c);
-		change_set(old, &c, &set);
-		apex_zone_t *d = derived(old, &set, &derived_in_place, err_d, sizeof(err_d));
-		apex_zone_t *s = scratch(old, &all, &c, err_s, sizeof(err_s));
-
-		if ((d == NULL) != (s == NULL))
-			fail_msg("%s: derived %s, scratch %s (APEX_TEST_SEED=%llu)", what,
-				 d ? "built" : err_d, s ? "built" : err_s,
-				 (unsigned long long)seed_used);
+		apex_zone_t *d = both_ways(old, &all, &c, what, t, &derived_in_place);
 		if (d != NULL) {
-			assert_same_records(d, s, what);
-			compare_answers(d, s, &c, what, t);
 			applied++;
 			t->sets_applied++;
 			updates += update;
@@ -981,12 +1000,8 @@ static void zone_rounds(size_t index, tally_t *t)
 			t->in_place += derived_in_place;
 		} else {
 			t->sets_refused++;
-			if (getenv("APEX_TEST_VERBOSE") != NULL)
-				printf("# %s: refused by both: %s\n", what, err_s);
 		}
 		apex_zone_unref(d);
-		apex_zone_unref(s);
-		apex_changes_free(&set);
 		change_free(&c);
 	}
 	/* the generator must mostly make sets that apply, or nothing is compared */
@@ -1036,9 +1051,8 @@ static void chain_rounds(const char *file, const char *origin, unsigned steps, t
 	for (unsigned step = 0; step < steps; step++) {
 		records_t all = { 0 };
 		change_t c = { 0 };
-		apex_changes_t set;
-		char what[128], err_d[512] = "", err_s[512] = "";
-		bool derived_in_place = false;
+		char what[128];
+		bool derived_in_place;
 		const apex_node_t *n;
 
 		zone_list(cur, &all);
@@ -1061,22 +1075,12 @@ static void chain_rounds(const char *file, const char *origin, unsigned steps, t
 			}
 			break;
 		}
-		change_set(cur, &c, &set);
-		apex_zone_t *d = derived(cur, &set, &derived_in_place, err_d, sizeof(err_d));
-		apex_zone_t *s = scratch(cur, &all, &c, err_s, sizeof(err_s));
-		if ((d == NULL) != (s == NULL))
-			fail_msg("%s: derived %s, scratch %s (APEX_TEST_SEED=%llu)", what,
-				 d ? "built" : err_d, s ? "built" : err_s,
-				 (unsigned long long)seed_used);
+		apex_zone_t *d = both_ways(cur, &all, &c, what, t, &derived_in_place);
 		if (d != NULL) {
-			assert_same_records(d, s, what);
-			compare_answers(d, s, &c, what, t);
 			in_place += derived_in_place;
 			apex_zone_unref(cur);
 			cur = d; /* the next step changes this one, which holds the chain */
 		}
-		apex_zone_unref(s);
-		apex_changes_free(&set);
 		change_free(&c);
 		free(all.items);
 	}
@@ -1086,15 +1090,23 @@ static void chain_rounds(const char *file, const char *origin, unsigned steps, t
 	apex_zone_unref(cur);
 }
 
-static void chained_derivations_as_scratch(void **state)
+/* The generator seeded from APEX_TEST_SEED (or the default); the build's
+ * warnings (TTLs that differ, DS without NS) are expected, not shown. */
+static void start_generator(void)
 {
-	(void)state;
 	const char *v = getenv("APEX_TEST_SEED");
-	tally_t t = { 0 };
 
 	apex_log_set_level(APEX_LOG_ERROR);
 	seed_used = v != NULL ? strtoull(v, NULL, 10) : 20261125ULL;
 	rng_state = seed_used ? seed_used : 1;
+}
+
+static void chained_derivations_as_scratch(void **state)
+{
+	(void)state;
+	tally_t t = { 0 };
+
+	start_generator();
 	chain_rounds("example.zone", "example.", 40 * rounds_scale(), &t);
 	chain_rounds("example.nsec3.zone", "example.", 40 * rounds_scale(), &t);
 	printf("# chains: %zu answers compared\n", t.queries);
@@ -1104,13 +1116,9 @@ static void chained_derivations_as_scratch(void **state)
 static void derived_answers_as_scratch(void **state)
 {
 	(void)state;
-	const char *v = getenv("APEX_TEST_SEED");
 	tally_t t = { 0 };
 
-	/* the build's warnings (TTLs that differ, DS without NS) are expected */
-	apex_log_set_level(APEX_LOG_ERROR);
-	seed_used = v != NULL ? strtoull(v, NULL, 10) : 20261125ULL;
-	rng_state = seed_used ? seed_used : 1;
+	start_generator();
 	for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++)
 		zone_rounds(i, &t);
 	printf("# %zu zones, %zu sets applied (%zu derived in place), %zu refused by both, %zu "
