@@ -108,6 +108,10 @@ static int share(derive_t *d)
 	if (mem != NULL)
 		apex_index_mem_ref(mem);
 	atomic_store_explicit(&zone->index_mem, mem, memory_order_release);
+	mem = atomic_load_explicit(&old->nsec3_mem, memory_order_acquire);
+	if (mem != NULL)
+		apex_index_mem_ref(mem);
+	atomic_store_explicit(&zone->nsec3_mem, mem, memory_order_release);
 	return APEX_OK;
 }
 
@@ -559,6 +563,8 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *c
 		d.bd.ttl_warnings = d.bd.ds_warnings = d.bd.glue_warnings = 0; /* no summary */
 		apex_index_mem_unref(
 			atomic_exchange_explicit(&d.zone->index_mem, NULL, memory_order_acq_rel));
+		apex_index_mem_unref(
+			atomic_exchange_explicit(&d.zone->nsec3_mem, NULL, memory_order_acq_rel));
 	}
 	apex_build_end(&d.bd);
 	free(d.copied);

@@ -7,6 +7,7 @@
  * their parents, which must be names of the new version (no empty
  * non-terminal is made or removed).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,26 +314,26 @@ static int forget_wildcards(apex_derive_t *d)
 	return APEX_OK;
 }
 
-/* The NSEC3 chain and owner list into arena too: they may live in the
- * memory of old's index, which goes when old does (zone.h). */
-static int keep_nsec3_arrays(apex_derive_t *d, apex_arena_t *arena)
+/* A new NSEC3 chain and owner list, in memory of their own that the
+ * versions derived after this one without NSEC3 changes share (zone.h). */
+static int derive_nsec3_arrays(apex_derive_t *d)
 {
 	apex_zone_t *zone = d->zone;
+	apex_index_mem_t *mem = apex_index_mem_new();
 
-	if (zone->nsec3_count > 0) {
-		zone->nsec3 = apex_arena_memdup(arena, zone->nsec3,
+	if (mem == NULL)
+		return APEX_ENOMEM;
+	apex_index_mem_unref(atomic_exchange_explicit(&zone->nsec3_mem, mem, memory_order_acq_rel));
+	int rc = apex_derive_nsec3(d, mem->arena);
+	/* Outside NSEC3 zones only the owner list changes: the chain (if any)
+	 * must not stay behind in the memory just replaced. */
+	if (rc == APEX_OK && zone->dnssec != APEX_DNSSEC_NSEC3 && zone->nsec3_count > 0) {
+		zone->nsec3 = apex_arena_memdup(mem->arena, zone->nsec3,
 						zone->nsec3_count * sizeof(*zone->nsec3));
 		if (zone->nsec3 == NULL)
-			return APEX_ENOMEM;
+			rc = APEX_ENOMEM;
 	}
-	if (zone->nsec3_owner_count > 0) {
-		zone->nsec3_owners =
-			apex_arena_memdup(arena, zone->nsec3_owners,
-					  zone->nsec3_owner_count * sizeof(*zone->nsec3_owners));
-		if (zone->nsec3_owners == NULL)
-			return APEX_ENOMEM;
-	}
-	return APEX_OK;
+	return rc;
 }
 
 int apex_derive_names(apex_derive_t *d)
@@ -349,8 +350,6 @@ int apex_derive_names(apex_derive_t *d)
 	for (size_t i = 0; rc == APEX_OK && i < d->removed_count; i++)
 		apex_derive_mark(gone, d->removed[i]);
 	if (rc == APEX_OK)
-		rc = keep_nsec3_arrays(d, mem->arena);
-	if (rc == APEX_OK)
 		rc = merge_index(d, gone, mem->arena);
 	free(gone);
 	/* owners are in canonical order: a new name's new parent comes first */
@@ -363,7 +362,7 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = update_table(d, mem->arena);
 	if (rc == APEX_OK && d->fresh_nsec3 + d->removed_nsec3_count > 0)
-		rc = apex_derive_nsec3(d, mem->arena);
+		rc = derive_nsec3_arrays(d);
 	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
 		if (d->fresh[r] && !d->bd.owner_is_nsec3[r] && d->zone->dnssec == APEX_DNSSEC_NSEC3)
 			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ids[r]));

@@ -145,6 +145,7 @@ int apex_version_begin(apex_version_build_t *v, const uint8_t *origin, const cha
 	atomic_init(&zone->expired, false);
 	atomic_init(&zone->base_refs, 0);
 	atomic_init(&zone->index_mem, NULL);
+	atomic_init(&zone->nsec3_mem, NULL);
 	zone->arena = v->arena;
 	uint8_t key[APEX_KEY_MAX];
 	size_t key_size = apex_name_key(origin, key, NULL);

@@ -222,11 +222,13 @@ void apex_index_mem_unref(apex_index_mem_t *mem)
 	}
 }
 
-/* Let go of zone's name index memory (once). */
+/* Let go of zone's name index and NSEC3 memory (once). */
 static void release_index(apex_zone_t *zone)
 {
 	apex_index_mem_unref(
 		atomic_exchange_explicit(&zone->index_mem, NULL, memory_order_acq_rel));
+	apex_index_mem_unref(
+		atomic_exchange_explicit(&zone->nsec3_mem, NULL, memory_order_acq_rel));
 }
 
 void apex_zone_release_index(apex_zone_t *zone)

@@ -204,11 +204,11 @@ typedef struct apex_stray_rrsig {
 	const apex_rrset_t *sigs;
 } apex_stray_rrsig_t;
 
-/* The memory of the name index (order, key prefixes, hash table, NSEC3
- * chain and owner list) of a version derived with names added or removed
- * (zone/derive.h), shared by the versions derived from it with the same
- * names: reference-counted,
- * so that it is freed once no version uses it, however long the chain of
+/* The memory of the name index (order, key prefixes, hash table) of a
+ * version derived with names added or removed (zone/derive.h), or of its
+ * NSEC3 chain and owner list when NSEC3 owners were: shared by the
+ * versions derived from it without such changes.  Reference-counted, so
+ * that it is freed once no version uses it, however long the chain of
  * versions whose records are shared lives. */
 typedef struct apex_index_mem {
 	atomic_uint refcount;
@@ -317,6 +317,11 @@ typedef struct apex_zone {
 	 * derived from it hold it, which use an index of their own or hold
 	 * their own reference to this memory. */
 	_Atomic(apex_index_mem_t *) index_mem;
+	/* Where nsec3 and nsec3_owners live when not in a whole build's arena
+	 * (one reference), or NULL: the index memory of the version that last
+	 * changed them.  A version derived without an NSEC3 owner added or
+	 * removed shares them, not copies them.  Dropped with index_mem. */
+	_Atomic(apex_index_mem_t *) nsec3_mem;
 
 	/* What zone-status reports. */
 	char *file;                /* path it was loaded from */

@@ -1078,6 +1078,9 @@ static void chain_rounds(const char *file, const char *origin, unsigned steps, t
 		apex_zone_t *d = both_ways(cur, &all, &c, what, t, &derived_in_place);
 		if (d != NULL) {
 			in_place += derived_in_place;
+			/* as apexd's retire step does: cur's own index memory
+			 * goes now, and d must not need it (ASan sees if it does) */
+			apex_zone_release_index(cur);
 			apex_zone_unref(cur);
 			cur = d; /* the next step changes this one, which holds the chain */
 		}
