@@ -321,21 +321,31 @@ def median(values):
     return statistics.median(values) if values else 0.0
 
 
-def zone_sets(tmp):
-    """The benchmark zones: [(label, [(origin, file)], mix)], decompressing
-    the synthetic zone once into tmp."""
-    sets = [("root", [(".", os.path.join(SRCDIR, "zones", "root.zone"))], "root")]
-    nu = os.environ.get("APEX_NU_ZONE") or os.path.join(tmp, "nu.nsec3.zone")
+def synthetic_zone(tmp, label):
+    """The synthetic 1M-record zone label (nu.nsec3, nu.nsec) decompressed
+    once into tmp (APEX_NU_ZONE overrides nu.nsec3's), or None."""
+    nu = os.path.join(tmp, "%s.zone" % label)
+    if label == "nu.nsec3" and os.environ.get("APEX_NU_ZONE"):
+        nu = os.environ["APEX_NU_ZONE"]
     if not os.path.exists(nu):
-        xz = os.path.join(ZONEDIR, "nu.nsec3.synthetic.zone.xz")
+        xz = os.path.join(ZONEDIR, "%s.synthetic.zone.xz" % label)
         if not os.path.exists(xz):
-            log("no %s: skipping the nu.nsec3 zone (set APEX_ZONEDIR or APEX_NU_ZONE)" % xz)
-            return sets
+            log("no %s: skipping the %s zone (set APEX_ZONEDIR or APEX_NU_ZONE)" % (xz, label))
+            return None
         log("decompressing %s" % xz)
         with open(nu + ".tmp", "wb") as f:
             subprocess.run(["xz", "-dc", xz], stdout=f, check=True, timeout=600)
         os.rename(nu + ".tmp", nu)
-    sets.append(("nu.nsec3", [("nu.", nu)], "tld"))
+    return nu
+
+
+def zone_sets(tmp):
+    """The benchmark zones: [(label, [(origin, file)], mix)], decompressing
+    the synthetic zone once into tmp."""
+    sets = [("root", [(".", os.path.join(SRCDIR, "zones", "root.zone"))], "root")]
+    nu = synthetic_zone(tmp, "nu.nsec3")
+    if nu is not None:
+        sets.append(("nu.nsec3", [("nu.", nu)], "tld"))
     return sets
 
 

@@ -4,9 +4,11 @@
 full reload of the same zone.
 
   contrib/bench/ixfr_in.py [--changes 100,10000] [--repeat 3] [--kind new,update]
+                          [--zone nu.nsec3|nu.nsec]
 
 apexd (one worker, pinned to BENCH_SERVER_CPU) serves the 1M-record
-nu.nsec3 zone as a secondary of the primary in queries_during_transfers.py
+nu.nsec3 zone (or nu.nsec, signed with NSEC: there each new name gets an
+NSEC) as a secondary of the primary in queries_during_transfers.py
 (--kind new: each new serial removes the delegations the one before added
 and adds --changes new ones, names the zone did not have; --kind update:
 each new serial gives --changes existing delegations, spread over the
@@ -85,12 +87,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kind", default="new,update")
     ap.add_argument("--pause", type=float, default=3.0)
+    ap.add_argument("--zone", default="nu.nsec3", choices=["nu.nsec3", "nu.nsec"])
     args = ap.parse_args()
     tmp = B.scratch_dir()
-    sets = [s for s in B.zone_sets(tmp) if s[0] == "nu.nsec3"]
-    if not sets:
-        sys.exit("the nu.nsec3 zone is needed (APEX_NU_ZONE or APEX_ZONEDIR)")
-    source = sets[0][1][0][1]
+    source = B.synthetic_zone(tmp, args.zone)
+    if source is None:
+        sys.exit("the %s zone is needed (APEX_ZONEDIR)" % args.zone)
     rows = []
     sizes = [int(c) for c in args.changes.split(",")]
     kinds = args.kind.split(",")
@@ -98,7 +100,8 @@ def main():
     for kind, changes in [(k, c) for k in kinds for c in sizes]:
         copy = os.path.join(tmp, "nu.secondary.zone")
         subprocess.run(["cp", source, copy], check=True, timeout=600)
-        primary = Q.Primary(source, changes, existing if kind == "update" else None)
+        primary = Q.Primary(source, changes, existing if kind == "update" else None,
+                            nsec=args.zone == "nu.nsec")
         apex = Q.SecondaryApexd(tmp, [(Q.ORIGIN, copy)], primary.port, "0").start()
         try:
             times, ratios = [], []

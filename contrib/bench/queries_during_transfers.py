@@ -87,11 +87,12 @@ class Primary:
     record at each of them in place of the one the set before added), over
     UDP and TCP on one port."""
 
-    def __init__(self, path, changes, existing=None):
+    def __init__(self, path, changes, existing=None, nsec=False):
         self.mname, self.rname, self.base, self.timers, self.ttl = zone_soa(path)
         self.serial = self.base
         self.changes = changes
         self.existing = existing
+        self.nsec = nsec  # new names get an NSEC (an NSEC zone's)
         self.lock = threading.Lock()
         self.port = B.free_port()
         self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -127,8 +128,13 @@ class Primary:
         if self.existing:
             return [dns.rrset.from_text(name, 86400, "IN", "NS", "ns.update-%d.example.net." %
                                         serial) for name in self.existing[:self.changes]]
-        return [dns.rrset.from_text("bench-%d-%d.%s" % (serial, i, ORIGIN), 86400, "IN", "NS",
-                                    "ns%d.example.net." % (i % 4)) for i in range(self.changes)]
+        names = ["bench-%d-%d.%s" % (serial, i, ORIGIN) for i in range(self.changes)]
+        sets = [dns.rrset.from_text(name, 86400, "IN", "NS", "ns%d.example.net." % (i % 4))
+                for i, name in enumerate(names)]
+        if self.nsec:  # its own NSEC (the names' order is not what this measures)
+            sets += [dns.rrset.from_text(name, 3600, "IN", "NSEC", "%s NS RRSIG NSEC" % ORIGIN)
+                     for name in names]
+        return sets
 
     def bump(self):
         with self.lock:

@@ -765,38 +765,38 @@ static void set_nsec_links(apex_zone_t *zone, apex_node_t *nodes)
 	}
 }
 
+uint32_t apex_build_wildcard_nsec(const apex_zone_t *zone, const apex_node_t *node,
+				  const apex_node_t *next)
+{
+	if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
+		return APEX_NODE_NONE;
+	/* The key of "*.<name>": the node's key, then the label "*". */
+	uint8_t key[APEX_KEY_MAX];
+	memcpy(key, node->key, node->key_size);
+	key[node->key_size] = '*';
+	key[node->key_size + 1] = 0;
+	size_t key_size = (size_t)node->key_size + 2;
+	/* Usually no name sorts between the node and its wildcard: the
+	 * next node, if below this one, comes after "*.<name>". */
+	if (next == NULL || apex_key_compare(next->key, next->key_size, key, key_size) > 0)
+		return node->nsec;
+	uint8_t wild[APEX_NAME_MAX];
+	wild[0] = 1;
+	wild[1] = '*';
+	memcpy(wild + 2, node->name, node->name_size);
+	uint16_t ends[APEX_LABELS_MAX];
+	key_size = apex_name_key(wild, key, ends);
+	apex_lookup_t lk;
+	apex_zone_lookup(zone, key, key_size, ends, apex_name_labels(wild), &lk);
+	return lk.previous->nsec;
+}
+
 /* node->wildcard_nsec of every node of an NSEC zone. */
 static void set_wildcard_nsec(apex_zone_t *zone, apex_node_t *nodes)
 {
-	for (size_t i = 0; i < zone->node_count; i++) {
-		apex_node_t *node = &nodes[i];
-		node->wildcard_nsec = APEX_NODE_NONE;
-		if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
-			continue;
-		/* The key of "*.<name>": the node's key, then the label "*". */
-		uint8_t key[APEX_KEY_MAX];
-		memcpy(key, node->key, node->key_size);
-		key[node->key_size] = '*';
-		key[node->key_size + 1] = 0;
-		size_t key_size = (size_t)node->key_size + 2;
-		/* Usually no name sorts between the node and its wildcard: the
-		 * next node, if below this one, comes after "*.<name>". */
-		const apex_node_t *next = i + 1 < zone->node_count ? &nodes[i + 1] : NULL;
-		if (next == NULL ||
-		    apex_key_compare(next->key, next->key_size, key, key_size) > 0) {
-			node->wildcard_nsec = node->nsec;
-			continue;
-		}
-		uint8_t wild[APEX_NAME_MAX];
-		wild[0] = 1;
-		wild[1] = '*';
-		memcpy(wild + 2, node->name, node->name_size);
-		uint16_t ends[APEX_LABELS_MAX];
-		key_size = apex_name_key(wild, key, ends);
-		apex_lookup_t lk;
-		apex_zone_lookup(zone, key, key_size, ends, apex_name_labels(wild), &lk);
-		node->wildcard_nsec = lk.previous->nsec;
-	}
+	for (size_t i = 0; i < zone->node_count; i++)
+		nodes[i].wildcard_nsec = apex_build_wildcard_nsec(
+			zone, &nodes[i], i + 1 < zone->node_count ? &nodes[i + 1] : NULL);
 }
 
 static int nsec3_compare(const void *pa, const void *pb)

@@ -79,6 +79,12 @@ int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset);
 bool apex_build_nsec3_in_chain(const apex_nsec3_params_t *params, const uint8_t *rdata,
 			       size_t size);
 
+/* node->wildcard_nsec in an NSEC zone whose name index and nsec links
+ * are complete: the nsec of the name "*.<name>" would follow; next is
+ * the node after node in canonical order (NULL for the last). */
+uint32_t apex_build_wildcard_nsec(const apex_zone_t *zone, const apex_node_t *node,
+				  const apex_node_t *next);
+
 /* node->nsec3 and node->wildcard_nsec3 from zone's complete NSEC3 chain
  * (none for an occluded node); APEX_EINVAL if hashing fails. */
 int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node);

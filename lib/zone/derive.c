@@ -494,11 +494,8 @@ static int owners_of(derive_t *d)
 		rc = APEX_ENOTSUP; /* the apex sorts first: it has no record left */
 	if (rc == APEX_OK)
 		rc = find_removed(d);
-	if (rc == APEX_OK && d->fresh_count + d->removed_count + d->removed_nsec3_count > 0) {
-		if (d->old->dnssec == APEX_DNSSEC_NSEC)
-			return APEX_ENOTSUP; /* the NSEC links of other names change */
+	if (rc == APEX_OK && d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_check_removed(d);
-	}
 	if (rc == APEX_OK)
 		rc = share(d);
 	uint32_t next = (uint32_t)d->old->id_count;

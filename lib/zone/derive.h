@@ -11,8 +11,10 @@
  * pages of nodes they are on (zone.h: 512 nodes a page) and links the
  * new RRsets in.  Names added get new ids, names removed leave theirs
  * unused, and the name index and its hash table are copied with them
- * (derive_names.c), the NSEC3 chain too when NSEC3 owners come and go,
- * with the NSEC3 links of the names that reach (derive_nsec3.c); the
+ * (derive_names.c), the NSEC links of the names from each of them to
+ * the next NSEC and of their ancestors in an NSEC zone (derive_nsec.c),
+ * the NSEC3 chain when NSEC3 owners come and go, with the NSEC3 links of
+ * the names that reach (derive_nsec3.c); the
  * NSEC3 chain when it stays, every page not changed and every
  * record not changed stay the old version's, which the new one holds a
  * reference to (zone->base).  Beyond the changed owners it recomputes
@@ -22,8 +24,8 @@
  * (query/precompute.h).
  *
  * It does not do (APEX_ENOTSUP: the caller builds the version whole,
- * which also words any error as a whole build does): names added or
- * removed in an NSEC zone, an NSEC3 of the chain added that matches no
+ * which also words any error as a whole build does): an NSEC3 of the
+ * chain added that matches no
  * changed name, an empty non-terminal to be made or given records, a name removed with names
  * left below it, a zone cut, CNAME, DNAME or NSEC appearing or vanishing
  * at an existing name, NSEC3PARAM changed, an NSEC3 owner leaving the

@@ -101,13 +101,6 @@ int apex_derive_check_removed(apex_derive_t *d)
 	return rc;
 }
 
-static int by_rank(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The ranks in old of the removed names, sorted; APEX_ENOTSUP if a name
  * below a removed one stays. */
 static int removed_ranks(apex_derive_t *d, const uint8_t *gone, size_t *ranks)
@@ -125,7 +118,7 @@ static int removed_ranks(apex_derive_t *d, const uint8_t *gone, size_t *ranks)
 				return APEX_ENOTSUP; /* a name below a removed one would stay */
 		}
 	}
-	qsort(ranks, d->removed_count, sizeof(*ranks), by_rank);
+	qsort(ranks, d->removed_count, sizeof(*ranks), apex_derive_by_rank);
 	return APEX_OK;
 }
 
@@ -366,5 +359,7 @@ int apex_derive_names(apex_derive_t *d)
 	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
 		if (d->fresh[r] && !d->bd.owner_is_nsec3[r] && d->zone->dnssec == APEX_DNSSEC_NSEC3)
 			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ids[r]));
+	if (rc == APEX_OK && d->zone->dnssec == APEX_DNSSEC_NSEC)
+		rc = apex_derive_nsec(d);
 	return rc;
 }

@@ -67,10 +67,23 @@ void apex_derive_init_fresh(apex_derive_t *d, uint32_t r, apex_node_t *node);
  * then be the one it matches). */
 int apex_derive_nsec3(apex_derive_t *d, apex_arena_t *arena);
 
+/* derive_nsec.c: in an NSEC zone, the nsec and wildcard_nsec links of the
+ * names that the new and removed names reach, once the name index is
+ * complete. */
+int apex_derive_nsec(apex_derive_t *d);
+
+/* qsort() order of ranks (size_t). */
+static inline int apex_derive_by_rank(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* derive_names.c: the name index without the removed names and with the
  * new ones (order, key prefixes, hash table), the new names' structure
- * (parent, flags, cut, hash, the parent's wildcard child) and NSEC3
- * links.  APEX_ENOTSUP for a new name whose parent is no name of the new
+ * (parent, flags, cut, hash, the parent's wildcard child) and NSEC or
+ * NSEC3 links.  APEX_ENOTSUP for a new name whose parent is no name of the new
  * version. */
 int apex_derive_names(apex_derive_t *d);
 

@@ -562,6 +562,16 @@ static void add_nsec3_of(change_t *c, const apex_zone_t *z, const uint8_t *name)
 		add(c, owner, APEX_TYPE_NSEC3, set->ttl, set->rdata + 2, apex_read_u16(set->rdata));
 }
 
+/* In an NSEC zone, an NSEC at name (its RDATA that of the apex's: the
+ * links do not read it). */
+static void add_nsec_of(change_t *c, const apex_zone_t *z, const uint8_t *name)
+{
+	const apex_rrset_t *set = apex_node_rrset(z->apex, APEX_TYPE_NSEC);
+
+	if (z->dnssec == APEX_DNSSEC_NSEC && set != NULL)
+		add(c, name, APEX_TYPE_NSEC, set->ttl, set->rdata + 2, apex_read_u16(set->rdata));
+}
+
 /* One random change of the names of z, what a TLD's registrations and
  * deletions are: a new delegation (NS, glue below it, sometimes a DS), a
  * delegation removed with all below it, a new name with an address or a
@@ -609,8 +619,10 @@ static void random_registration(change_t *c, const apex_zone_t *z, const records
 				ds[i] = (uint8_t)rnd();
 			add(c, name, APEX_TYPE_DS, 3600, ds, sizeof(ds));
 		}
-		if (below(4) != 0)
-			add_nsec3_of(c, z, name); /* mostly: signed, or not opted out */
+		if (below(4) != 0) { /* mostly: signed, or not opted out */
+			add_nsec3_of(c, z, name);
+			add_nsec_of(c, z, name);
+		}
 		break;
 	case 2: /* a delegation removed, and all below it */
 		if (n == NULL || !(n->flags & APEX_NODE_DELEGATION))
@@ -634,7 +646,11 @@ static void random_registration(change_t *c, const apex_zone_t *z, const records
 			add(c, name, APEX_TYPE_TXT, 300, txt, sizeof(txt));
 		} else if (child_name(n->name, (char *)label, name)) {
 			add_address(c, name, 300);
+		} else {
+			break;
 		}
+		if (below(2) == 0)
+			add_nsec_of(c, z, name); /* or covered by the one before */
 		break;
 	default: { /* a name without children removed */
 		const record_t *found[64];
@@ -1012,9 +1028,8 @@ static void zone_rounds(size_t index, tally_t *t)
 	if (in_place * 3 < updates * 2)
 		fail_msg("%s: only %zu of %zu updates derived in place", zones[index].file,
 			 in_place, updates);
-	/* names come and go in place too, but for NSEC zones (their chain
-	 * changes) */
-	if (old->dnssec != APEX_DNSSEC_NSEC && names_in_place * 2 < name_sets)
+	/* names come and go in place too */
+	if (names_in_place * 2 < name_sets)
 		fail_msg("%s: only %zu of %zu changes of names derived in place", zones[index].file,
 			 names_in_place, name_sets);
 	free(all.items);
@@ -1130,11 +1145,86 @@ static void derived_answers_as_scratch(void **state)
 	assert_true(t.queries > 100000);
 }
 
+/* Everything at and below name in all, removed in c. */
+static void remove_below(change_t *c, const records_t *all, const char *text)
+{
+	uint8_t name[APEX_NAME_MAX];
+
+	assert_true(apex_name_from_str(text, name) > 0);
+	for (size_t i = 0; i < all->count; i++)
+		if (at_or_below(all->items[i].owner, name))
+			remove_record(c, &all->items[i]);
+}
+
+/* A new name with an address, and an NSEC if nsec. */
+static void add_named(change_t *c, const apex_zone_t *z, const char *text, bool nsec)
+{
+	uint8_t name[APEX_NAME_MAX];
+
+	assert_true(apex_name_from_str(text, name) > 0);
+	add_address(c, name, 300);
+	if (nsec)
+		add_nsec_of(c, z, name);
+}
+
+/*
+ * The NSEC links a change of names reaches in example.nsec.zone, each
+ * kind once, each derived in place: a wildcard that its parent's proof
+ * now names or no longer does, a name whose NSEC now covers the empty
+ * non-terminals after it (ent, c.ent, b.c.ent), a name removed whose
+ * NSEC covered those after it (dn, b.dn), a name without NSEC (covered),
+ * a new delegation with glue below it.
+ */
+static void nsec_links_follow_names(void **state)
+{
+	(void)state;
+	tally_t t = { 0 };
+	apex_zone_t *old = load_file("example.nsec.zone", "example.");
+
+	start_generator();
+	assert_int_equal(apex_precompute(old), APEX_OK);
+	for (int step = 0; step < 6; step++) {
+		records_t all = { 0 };
+		change_t c = { 0 };
+		bool in_place;
+		char what[64];
+
+		zone_list(old, &all);
+		snprintf(what, sizeof(what), "example.nsec.zone, NSEC step %d", step);
+		switch (step) {
+		case 0: add_named(&c, old, "*.target.example.", true); break;
+		case 1: remove_below(&c, &all, "*.wild.example."); break;
+		case 2: add_named(&c, old, "dnt.example.", true); break;
+		case 3: remove_below(&c, &all, "dangling.example."); break;
+		case 4: add_named(&c, old, "mail2.example.", false); break;
+		default: {
+			uint8_t del[APEX_NAME_MAX], glue[APEX_NAME_MAX];
+			assert_true(apex_name_from_str("newdel.example.", del) > 0);
+			assert_true(child_name(del, "ns", glue));
+			add_name_rdata(&c, del, APEX_TYPE_NS, 3600, glue);
+			add_address(&c, glue, 3600);
+			add_nsec_of(&c, old, del);
+			break;
+		}
+		}
+		apex_zone_t *d = both_ways(old, &all, &c, what, &t, &in_place);
+		if (d == NULL || !in_place)
+			fail_msg("%s: not derived in place", what);
+		apex_zone_release_index(old);
+		apex_zone_unref(old);
+		old = d;
+		change_free(&c);
+		free(all.items);
+	}
+	apex_zone_unref(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(derived_answers_as_scratch),
 		cmocka_unit_test(chained_derivations_as_scratch),
+		cmocka_unit_test(nsec_links_follow_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
