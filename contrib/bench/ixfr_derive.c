@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The cost of deriving a version from an IXFR alone, in one process: no
+ * primary, no network, no journal (doc/performance.md section 9).
+ *
+ *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS]]
+ *
+ * Loads the zone, then applies ROUNDS (default 6) change sets in a chain,
+ * as a secondary receives them: each removes the CHANGES (default 100)
+ * delegations the one before added and adds as many new ones, each with
+ * an NSEC when the zone is signed with NSEC.  Printed: the zone's load
+ * time, and per round the time of apex_ixfr_version() and of the
+ * precomputed answers, whether it was derived in place; then the median.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "xfr/changes.h"
+#include "xfr/ixfr_apply.h"
+#include "zone/load.h"
+#include "zone/zone.h"
+
+#define ROUNDS_MAX 100
+
+static double seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The zone's SOA with serial, as a change set's record of kind. */
+static int append_soa(apex_changes_t *c, const apex_zone_t *z, apex_change_kind_t kind,
+		      uint32_t serial)
+{
+	uint8_t rdata[2 * APEX_NAME_MAX + 20];
+	uint16_t size = apex_read_u16(z->soa->rdata);
+
+	if (size > sizeof(rdata))
+		return APEX_EINVAL;
+	memcpy(rdata, z->soa->rdata + 2, size);
+	size_t at = apex_name_size(rdata);
+	at += apex_name_size(rdata + at);
+	apex_write_u32(rdata + at, serial);
+	apex_rr_t rr = { z->apex->name, APEX_TYPE_SOA, APEX_CLASS_IN, z->soa->ttl, size, rdata };
+	return apex_changes_append(c, kind, &rr);
+}
+
+/* Delegation number i of round: NS, and an NSEC if nsec (its RDATA the
+ * origin and the types NS, RRSIG, NSEC: the links do not read it). */
+static int append_delegation(apex_changes_t *c, apex_change_kind_t kind, const apex_zone_t *z,
+			     int round, size_t i, bool nsec)
+{
+	char text[64];
+	uint8_t owner[APEX_NAME_MAX], ns[APEX_NAME_MAX], rdata[APEX_NAME_MAX + 8];
+	size_t origin_size = apex_name_size(z->origin);
+
+	/* "bench-ROUND-I" and the origin, in wire form */
+	int label = snprintf(text, sizeof(text), "bench-%d-%zu", round, i);
+	if (label <= 0 || (size_t)label + 1 + origin_size > APEX_NAME_MAX)
+		return APEX_EINVAL;
+	owner[0] = (uint8_t)label;
+	memcpy(owner + 1, text, (size_t)label);
+	memcpy(owner + 1 + label, z->origin, origin_size);
+	snprintf(text, sizeof(text), "ns%zu.example.net.", i % 4);
+	if (apex_name_from_str(text, ns) <= 0)
+		return APEX_EINVAL;
+	apex_rr_t rr = {
+		owner, APEX_TYPE_NS, APEX_CLASS_IN, 86400, (uint16_t)apex_name_size(ns), ns
+	};
+	int rc = apex_changes_append(c, kind, &rr);
+	if (rc != APEX_OK || !nsec)
+		return rc;
+	static const uint8_t bitmap[] = { 0, 6, 0x20, 0, 0, 0, 0, 0x03 };
+	memcpy(rdata, z->origin, origin_size);
+	memcpy(rdata + origin_size, bitmap, sizeof(bitmap));
+	apex_rr_t sec = { owner,
+			  APEX_TYPE_NSEC,
+			  APEX_CLASS_IN,
+			  3600,
+			  (uint16_t)(origin_size + sizeof(bitmap)),
+			  rdata };
+	return apex_changes_append(c, kind, &sec);
+}
+
+/* The change set of round: the delegations of round - 1 removed (none
+ * for the first), those of round added. */
+static int change_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t changes)
+{
+	bool nsec = z->dnssec == APEX_DNSSEC_NSEC;
+	int rc = append_soa(c, z, APEX_CHANGE_OLD_SOA, z->serial);
+
+	for (size_t i = 0; rc == APEX_OK && round > 1 && i < changes; i++)
+		rc = append_delegation(c, APEX_CHANGE_REMOVE, z, round - 1, i, nsec);
+	if (rc == APEX_OK)
+		rc = append_soa(c, z, APEX_CHANGE_NEW_SOA, z->serial + 1);
+	for (size_t i = 0; rc == APEX_OK && i < changes; i++)
+		rc = append_delegation(c, APEX_CHANGE_ADD, z, round, i, nsec);
+	return rc;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t origin[APEX_NAME_MAX];
+	char err[1024];
+	apex_zone_t *zone = NULL;
+	double times[ROUNDS_MAX];
+
+	if (argc < 3 || apex_name_from_str(argv[2], origin) <= 0) {
+		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS]]\n", argv[0]);
+		return 2;
+	}
+	size_t changes = argc > 3 ? strtoul(argv[3], NULL, 10) : 100;
+	int rounds = argc > 4 ? atoi(argv[4]) : 6;
+	if (rounds < 1 || rounds > ROUNDS_MAX || changes == 0) {
+		fprintf(stderr, "%s: CHANGES > 0 and ROUNDS from 1 to %d\n", argv[0], ROUNDS_MAX);
+		return 2;
+	}
+	apex_log_set_level(APEX_LOG_ERROR);
+	double start = seconds();
+	if (apex_zone_load(argv[1], origin, &zone, err, sizeof(err)) != APEX_OK ||
+	    apex_precompute(zone) != APEX_OK) {
+		fprintf(stderr, "%s: %s\n", argv[0], err);
+		return 1;
+	}
+	printf("%s: loaded in %.3f s, %zu records\n", argv[1], seconds() - start,
+	       zone->record_count);
+	for (int round = 1; round <= rounds; round++) {
+		apex_changes_t c;
+		apex_zone_t *next = NULL;
+		bool in_place = false;
+
+		apex_changes_init(&c);
+		int rc = change_set(&c, zone, round, changes);
+		double t0 = seconds();
+		if (rc == APEX_OK)
+			rc = apex_ixfr_version(zone, &c, 1, "bench", &next, &in_place, err,
+					       sizeof(err));
+		double t1 = seconds();
+		if (rc == APEX_OK)
+			rc = apex_precompute(next);
+		double t2 = seconds();
+		apex_changes_free(&c);
+		if (rc != APEX_OK) {
+			fprintf(stderr, "%s: round %d: %s\n", argv[0], round, err);
+			return 1;
+		}
+		times[round - 1] = t2 - t0;
+		printf("round %d: %zu names %s, %s: version %.1f ms, precomputed answers %.1f ms\n",
+		       round, changes, round > 1 ? "replaced" : "added",
+		       in_place ? "derived in place" : "built whole", (t1 - t0) * 1e3,
+		       (t2 - t1) * 1e3);
+		/* as apexd's retire step does once only next holds zone */
+		apex_zone_release_index(zone);
+		apex_zone_unref(zone);
+		zone = next;
+	}
+	qsort(times, (size_t)rounds, sizeof(times[0]), by_value);
+	printf("median: %.1f ms\n", times[rounds / 2] * 1e3);
+	apex_zone_unref(zone);
+	return 0;
+}
