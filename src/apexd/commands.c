@@ -397,8 +397,12 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 	}
 	rc = apex_reloader_reconfigure(ctx->reloader, &cfg, &pending->tickets, &pending->count,
 				       &pending->added, &pending->removed, &pending->changed);
+	/* the journals of zones given provide-xfr, before it is in force */
+	if (rc == APEX_OK && ctx->reconfigured != NULL)
+		ctx->reconfigured(ctx->reconfigured_arg, &cfg);
 	/* the keys and the zones' transfer lists: in force from here on for
-	 * what begins (an exchange under way ends with the old ones) */
+	 * what begins (an exchange under way ends with the old ones); cfg is
+	 * moved into the new settings */
 	if (rc == APEX_OK && ctx->settings != NULL &&
 	    (rc = apex_settings_replace(ctx->settings, &cfg)) == APEX_OK && ctx->secondary != NULL)
 		apex_secondary_settings_changed(ctx->secondary);

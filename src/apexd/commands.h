@@ -37,6 +37,11 @@ typedef struct apex_command_context {
 	 */
 	int (*reread_config)(void *arg, apex_config_t *out, char *err, size_t err_size);
 	void *reread_arg;
+	/* Told of the configuration a reconfig reads, once its zones are
+	 * applied and before its settings are in force (the journals of
+	 * zones given provide-xfr); NULL: nobody. */
+	void (*reconfigured)(void *arg, const apex_config_t *cfg);
+	void *reconfigured_arg;
 } apex_command_context_t;
 
 /* A reload or reconfig waiting for its zone loads. */

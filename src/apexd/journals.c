@@ -15,65 +15,138 @@
 #include "xfr/condense.h"
 #include "xfr/diff.h"
 
-int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg)
+/* Under zj's lock (or before anyone else sees zj): zj's journal in path,
+ * opened; a failure is logged and leaves it closed. */
+static void open_journal(apex_zone_journal_t *zj, const char *path, size_t size)
 {
-	char err[512], path[4096];
+	char err[512];
+	apex_journal_recovery_t rec;
 
-	memset(js, 0, sizeof(*js));
-	if (cfg->journal_size == 0 || cfg->zone_count == 0)
-		return APEX_OK;
-	js->zones = calloc(cfg->zone_count, sizeof(*js->zones));
-	if (js->zones == NULL)
+	if (zj->open)
+		apex_journal_close(&zj->journal);
+	zj->open = false;
+	free(zj->path);
+	zj->path = strdup(path);
+	if (zj->path == NULL || apex_journal_open(&zj->journal, path, zj->origin, size, false, &rec,
+						  err, sizeof(err)) < 0) {
+		apex_warning("zone %s: no journal (IXFR answered with the whole zone): %s",
+			     zj->name, zj->path == NULL ? "out of memory" : err);
+		return;
+	}
+	zj->open = true;
+	if (rec.dropped_bytes > 0)
+		apex_warning("zone %s: journal %s: %llu damaged bytes at its end dropped", zj->name,
+			     path, (unsigned long long)rec.dropped_bytes);
+}
+
+/* Under the table's lock: the entry of origin, or NULL. */
+static apex_zone_journal_t *entry_of(const apex_journals_t *js, const uint8_t *origin)
+{
+	for (size_t i = 0; i < js->count; i++)
+		if (apex_name_equal(js->zones[i]->origin, origin))
+			return js->zones[i];
+	return NULL;
+}
+
+/* Under the table's write lock: a new entry for zc, its journal opened. */
+static int add_entry(apex_journals_t *js, const apex_zone_config_t *zc, const char *path)
+{
+	if (js->count == js->capacity) {
+		size_t capacity = js->capacity ? 2 * js->capacity : 8;
+		apex_zone_journal_t **grown = realloc(js->zones, capacity * sizeof(*grown));
+		if (grown == NULL)
+			return APEX_ENOMEM;
+		js->zones = grown;
+		js->capacity = capacity;
+	}
+	apex_zone_journal_t *zj = calloc(1, sizeof(*zj));
+	if (zj == NULL || (zj->name = strdup(zc->name)) == NULL) {
+		free(zj);
 		return APEX_ENOMEM;
-	js->count = cfg->zone_count;
-	for (size_t i = 0; i < cfg->zone_count; i++) {
+	}
+	memcpy(zj->origin, zc->origin, apex_name_size(zc->origin));
+	pthread_mutex_init(&zj->lock, NULL);
+	open_journal(zj, path, js->size);
+	js->zones[js->count++] = zj;
+	return APEX_OK;
+}
+
+int apex_journals_update(apex_journals_t *js, const apex_config_t *cfg)
+{
+	char path[4096];
+	int rc = APEX_OK;
+
+	if (js->size == 0)
+		return APEX_OK;
+	pthread_rwlock_wrlock(&js->lock);
+	for (size_t i = 0; i < cfg->zone_count && rc == APEX_OK; i++) {
 		const apex_zone_config_t *zc = &cfg->zones[i];
-		apex_zone_journal_t *zj = &js->zones[i];
-		apex_journal_recovery_t rec;
 
 		/* only a zone that may be transferred out needs its history */
 		if (zc->provide_xfr_count == 0)
 			continue;
-		memcpy(zj->origin, zc->origin, apex_name_size(zc->origin));
-		zj->name = strdup(zc->name);
-		pthread_mutex_init(&zj->lock, NULL);
-		if (zj->name == NULL)
-			return APEX_ENOMEM;
 		snprintf(path, sizeof(path), "%s.jnl", zc->file);
-		if (apex_journal_open(&zj->journal, path, zc->origin, cfg->journal_size, false,
-				      &rec, err, sizeof(err)) < 0) {
-			apex_warning("zone %s: no journal (IXFR answered with the whole zone): %s",
-				     zc->name, err);
+		apex_zone_journal_t *zj = entry_of(js, zc->origin);
+		if (zj == NULL) {
+			rc = add_entry(js, zc, path);
 			continue;
 		}
-		zj->open = true;
-		if (rec.dropped_bytes > 0)
-			apex_warning("zone %s: journal %s: %llu damaged bytes at its end dropped",
-				     zc->name, path, (unsigned long long)rec.dropped_bytes);
+		pthread_mutex_lock(&zj->lock);
+		if (zj->path == NULL || strcmp(zj->path, path) != 0)
+			open_journal(zj, path, js->size); /* the zone's file changed */
+		pthread_mutex_unlock(&zj->lock);
 	}
-	return APEX_OK;
+	pthread_rwlock_unlock(&js->lock);
+	return rc;
+}
+
+int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg)
+{
+	memset(js, 0, sizeof(*js));
+	pthread_rwlock_init(&js->lock, NULL);
+	js->size = cfg->journal_size;
+	return apex_journals_update(js, cfg);
+}
+
+void apex_journals_rebase(apex_journals_t *js,
+			  const char *(*rebase)(const char *base, const char *path),
+			  const char *base)
+{
+	pthread_rwlock_wrlock(&js->lock);
+	for (size_t i = 0; i < js->count; i++) {
+		char *path = js->zones[i]->path;
+		const char *inside = path != NULL ? rebase(base, path) : NULL;
+
+		if (inside != path)
+			memmove(path, inside, strlen(inside) + 1);
+	}
+	pthread_rwlock_unlock(&js->lock);
 }
 
 void apex_journals_free(apex_journals_t *js)
 {
 	for (size_t i = 0; i < js->count; i++) {
-		if (js->zones[i].open)
-			apex_journal_close(&js->zones[i].journal);
-		if (js->zones[i].name != NULL)
-			pthread_mutex_destroy(&js->zones[i].lock);
-		free(js->zones[i].name);
+		apex_zone_journal_t *zj = js->zones[i];
+		if (zj->open)
+			apex_journal_close(&zj->journal);
+		pthread_mutex_destroy(&zj->lock);
+		free(zj->name);
+		free(zj->path);
+		free(zj);
 	}
 	free(js->zones);
+	pthread_rwlock_destroy(&js->lock);
 	memset(js, 0, sizeof(*js));
 }
 
+/* The entry of origin, or NULL; it stays valid (the table only grows).
+ * Its journal may be closed: look at zj->open under zj->lock. */
 static apex_zone_journal_t *find(apex_journals_t *js, const uint8_t *origin)
 {
-	for (size_t i = 0; i < js->count; i++) {
-		if (js->zones[i].open && apex_name_equal(js->zones[i].origin, origin))
-			return &js->zones[i];
-	}
-	return NULL;
+	pthread_rwlock_rdlock(&js->lock);
+	apex_zone_journal_t *zj = entry_of(js, origin);
+	pthread_rwlock_unlock(&js->lock);
+	return zj;
 }
 
 /* Under zj's lock: append the change set, or clear the history it breaks. */
@@ -117,6 +190,10 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 	if (zj == NULL)
 		return;
 	pthread_mutex_lock(&zj->lock);
+	if (!zj->open) {
+		pthread_mutex_unlock(&zj->lock);
+		return;
+	}
 	if (old == NULL || !apex_serial_newer(version->serial, old->serial)) {
 		/* no history to the new version (a first load, a serial not newer) */
 		if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
@@ -218,7 +295,7 @@ static void reader_changes(void *ctx, const uint8_t *zone, uint32_t from, uint32
 	if (zj == NULL || s == NULL)
 		return;
 	pthread_mutex_lock(&zj->lock);
-	if (apex_journal_last_serial(&zj->journal, &last) && last == to &&
+	if (zj->open && apex_journal_last_serial(&zj->journal, &last) && last == to &&
 	    apex_journal_find(&zj->journal, from, &first) == APEX_OK && first < zj->journal.count)
 		ok = read_sets(zj, first, s);
 	pthread_mutex_unlock(&zj->lock);

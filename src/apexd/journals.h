@@ -28,14 +28,20 @@
 typedef struct apex_zone_journal {
 	uint8_t origin[APEX_NAME_MAX];
 	char *name; /* for logs */
+	char *path; /* FILE.jnl */
 	pthread_mutex_t lock;
 	apex_journal_t journal;
 	bool open;
 } apex_zone_journal_t;
 
+/* The table only grows (a reconfig adds journals), so an entry found
+ * stays valid until apex_journals_free(); its lock guards the table, the
+ * entries' own locks their journals. */
 typedef struct apex_journals {
-	apex_zone_journal_t *zones;
-	size_t count;
+	pthread_rwlock_t lock;
+	apex_zone_journal_t **zones;
+	size_t count, capacity;
+	size_t size; /* journal-size at start (0: no journals) */
 } apex_journals_t;
 
 /*
@@ -45,6 +51,23 @@ typedef struct apex_journals {
  * the whole zone).  Returns 0 or APEX_ENOMEM.
  */
 int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg);
+
+/*
+ * After a reconfig: open the journals of cfg's zones with provide-xfr that
+ * have none (a zone added, or given provide-xfr), or whose file changed,
+ * with journal-size as at start.  Called on the control thread while the
+ * zones reconfig added may be loading: a journal opened before a zone's
+ * first version is served is cleared by it, one opened after keeps its
+ * history, as at start-up; either way an IXFR is answered from it only if
+ * it leads to the serial served.  Returns 0 or APEX_ENOMEM.
+ */
+int apex_journals_update(apex_journals_t *js, const apex_config_t *cfg);
+
+/* Replace every journal's path by rebase(base, path) (a suffix of path),
+ * its path inside a chroot (privs.h), which a reconfig's paths are. */
+void apex_journals_rebase(apex_journals_t *js,
+			  const char *(*rebase)(const char *base, const char *path),
+			  const char *base);
 
 void apex_journals_free(apex_journals_t *js);
 

@@ -502,6 +502,16 @@ static void transfer_published(void *arg, const apex_zone_t *old, const apex_zon
 	apex_notifier_changed(&d->notifier, version->origin);
 }
 
+/* After a reconfig, on the control thread: journals for the zones that
+ * got provide-xfr (journals.h). */
+static void reconfigured(void *arg, const apex_config_t *cfg)
+{
+	apexd_t *d = arg;
+
+	if (apex_journals_update(&d->journals, cfg) < 0)
+		apex_error("reconfig: journals: out of memory");
+}
+
 /* A worker's tsig_answer hook (worker.h), with the keys in force: ctx is
  * the worker's own settings cache (no lock unless a reconfig came). */
 static size_t signed_answer(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
@@ -630,6 +640,8 @@ static step_t open_privileged(apexd_t *d)
 		.notifier = &d->notifier,
 		.xfr_out = &d->xfr_out,
 		.settings = &d->settings,
+		.reconfigured = reconfigured,
+		.reconfigured_arg = d,
 	};
 	if (start_control(cfg, &threads, &d->opt, &d->privs, &d->control) < 0)
 		return STEP_FAILED;
@@ -648,6 +660,7 @@ static step_t open_privileged(apexd_t *d)
 	if (cfg->chroot_dir != NULL) {
 		apex_reloader_rebase(&d->reloader, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_secondary_rebase(&d->secondary, apex_privs_chroot_path, cfg->chroot_dir);
+		apex_journals_rebase(&d->journals, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_info("chroot %s", cfg->chroot_dir);
 	}
 	if (d->privs.drop)

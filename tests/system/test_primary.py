@@ -27,9 +27,9 @@ import dns.tsigkeyring
 import pytest
 
 import servers
-from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, SecondaryApexd, assert_same_records,
-                            have, primary_records, records_after_ixfr, serial_of, start_primary,
-                            wait_log, zone_text)
+from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, SecondaryApexd, apexctl,
+                            assert_same_records, have, primary_records, records_after_ixfr,
+                            serial_of, start_primary, wait_log, zone_text)
 
 WAIT = 30.0
 
@@ -44,15 +44,19 @@ class PrimaryApexd(servers.Server):
         self.path = path
         self.notify_port = notify_port  # a secondary to NOTIFY
         self.extra_server = []  # more server: lines
+        self.socket = None  # a control socket's path (apexctl)
+        self.provide = True  # provide-xfr for the zone
 
     def command(self):
         conf = os.path.join(self.workdir, "apex.conf")
+        control = '"%s"' % self.socket if self.socket else "none"
         lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
-                 "    control-socket: none"] + self.extra_server + [
+                 "    control-socket: %s" % control] + self.extra_server + [
                  "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
                  '    secret: "%s"' % SECRET,
-                 "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.path,
-                 "    provide-xfr: 127.0.0.0/8 %s" % KEY_NAME]
+                 "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.path]
+        if self.provide:
+            lines.append("    provide-xfr: 127.0.0.0/8 %s" % KEY_NAME)
         if self.notify_port:
             lines.append("    notify: 127.0.0.1@%d %s" % (self.notify_port, KEY_NAME))
         with open(conf, "w") as f:
@@ -304,6 +308,39 @@ def test_ixfr_from_journal(tmp_path):
         soas = [rr.serial for m in msgs for rrset in m.answer
                 if rrset.rdtype == dns.rdatatype.SOA for rr in rrset]
         assert soas == [3, 1, 3, 3], soas
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+
+
+def test_journal_after_reconfig(tmp_path):
+    """A zone served without provide-xfr gets it by a reconfig: its journal
+    is opened then, so the change of the next reload is answered as an IXFR
+    from the journal, not with the whole zone."""
+    tmp = str(tmp_path)
+    path = os.path.join(tmp, "secret.test.zone")
+    write_zone(path, 1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path)
+    apex.socket = os.path.join(tmp, "control.sock")
+    apex.provide = False
+    apex.start()
+    try:
+        assert xfr_rcode(apex.port, ORIGIN, KEYRING, KEY_NAME) == (dns.rcode.REFUSED, 0)
+        apex.provide = True
+        apex.command()  # writes apex.conf again, on the same port
+        r = apexctl(apex, "reconfig")
+        assert r.returncode == 0, (r, apex.log_tail())
+        write_zone(path, 2, "new IN A 192.0.2.99\n")
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, 2, apex)
+        wait_log(apex, "journal: serial 1 to 2")
+        assert records_after_ixfr(apex.port, 1, zone_text(1)) == primary_records(apex.port)
+        # from the journal: the old and new SOA inside, not the whole zone
+        msgs = dns.query.xfr("127.0.0.1", ORIGIN, rdtype=dns.rdatatype.IXFR, serial=1,
+                             port=apex.port, keyring=KEYRING, keyname=KEY_NAME,
+                             keyalgorithm="hmac-sha256", relativize=False, lifetime=30)
+        soas = [rr.serial for m in msgs for rrset in m.answer
+                if rrset.rdtype == dns.rdatatype.SOA for rr in rrset]
+        assert soas == [2, 1, 2, 2], soas
     finally:
         assert apex.stop() == 0, apex.log_tail()
 
