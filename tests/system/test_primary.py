@@ -273,6 +273,15 @@ def test_chain(tmp_path):
         knot.stop()
 
 
+def ixfr_soas(port, serial):
+    """The serials of the SOA records of an IXFR from serial, in order."""
+    msgs = dns.query.xfr("127.0.0.1", ORIGIN, rdtype=dns.rdatatype.IXFR, serial=serial,
+                         port=port, keyring=KEYRING, keyname=KEY_NAME,
+                         keyalgorithm="hmac-sha256", relativize=False, lifetime=30)
+    return [rr.serial for m in msgs for rrset in m.answer
+            if rrset.rdtype == dns.rdatatype.SOA for rr in rrset]
+
+
 def test_ixfr_from_journal(tmp_path):
     """Two reloads with changes, then an IXFR from each older serial: the
     change sets from the journal, applied by dnspython to the old zone, give
@@ -302,11 +311,7 @@ def test_ixfr_from_journal(tmp_path):
         wait_log(apex, "IXFR serial 3")  # logged once the answer is sent
         # the two change sets from serial 1 come condensed into one: the
         # first and last SOA around it, the old and new SOA in it
-        msgs = dns.query.xfr("127.0.0.1", ORIGIN, rdtype=dns.rdatatype.IXFR, serial=1,
-                             port=apex.port, keyring=KEYRING, keyname=KEY_NAME,
-                             keyalgorithm="hmac-sha256", relativize=False, lifetime=30)
-        soas = [rr.serial for m in msgs for rrset in m.answer
-                if rrset.rdtype == dns.rdatatype.SOA for rr in rrset]
+        soas = ixfr_soas(apex.port, 1)
         assert soas == [3, 1, 3, 3], soas
     finally:
         assert apex.stop() == 0, apex.log_tail()
@@ -335,11 +340,7 @@ def test_journal_after_reconfig(tmp_path):
         wait_log(apex, "journal: serial 1 to 2")
         assert records_after_ixfr(apex.port, 1, zone_text(1)) == primary_records(apex.port)
         # from the journal: the old and new SOA inside, not the whole zone
-        msgs = dns.query.xfr("127.0.0.1", ORIGIN, rdtype=dns.rdatatype.IXFR, serial=1,
-                             port=apex.port, keyring=KEYRING, keyname=KEY_NAME,
-                             keyalgorithm="hmac-sha256", relativize=False, lifetime=30)
-        soas = [rr.serial for m in msgs for rrset in m.answer
-                if rrset.rdtype == dns.rdatatype.SOA for rr in rrset]
+        soas = ixfr_soas(apex.port, 1)
         assert soas == [2, 1, 2, 2], soas
     finally:
         assert apex.stop() == 0, apex.log_tail()
