@@ -76,7 +76,7 @@ static int share(derive_t *d)
 {
 	apex_zone_t *zone = d->zone;
 	const apex_zone_t *old = d->old;
-	size_t ids = old->id_count + d->fresh_count;
+	size_t ids = old->id_count + d->fresh_count + d->ent_count;
 	size_t old_pages = (old->id_count + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
 	size_t pages = (ids + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
 
@@ -475,6 +475,24 @@ static int relink(derive_t *d)
 	return rc;
 }
 
+/* The empty non-terminals the new names need, with room for their ids
+ * in d->changed. */
+static int find_ents(derive_t *d)
+{
+	size_t before = (d->old->id_count + d->bd.b->owner_count) / 8 + 1;
+	int rc = apex_derive_find_ents(d);
+
+	if (rc != APEX_OK || d->ent_count == 0)
+		return rc;
+	size_t after = (d->old->id_count + d->bd.b->owner_count + d->ent_count) / 8 + 1;
+	uint8_t *grown = realloc(d->changed, after);
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	memset(grown + before, 0, after - before);
+	d->changed = grown;
+	return APEX_OK;
+}
+
 /* The owners matched with old's names, the removed ones found, the new
  * ones given ids, and their RRsets built (derive.h's conditions). */
 static int owners_of(derive_t *d)
@@ -496,6 +514,8 @@ static int owners_of(derive_t *d)
 		rc = find_removed(d);
 	if (rc == APEX_OK && d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_check_removed(d);
+	if (rc == APEX_OK && d->fresh_count > 0)
+		rc = find_ents(d);
 	if (rc == APEX_OK)
 		rc = share(d);
 	uint32_t next = (uint32_t)d->old->id_count;
@@ -504,6 +524,10 @@ static int owners_of(derive_t *d)
 			d->ids[r] = next++;
 			apex_derive_mark(d->changed, d->ids[r]);
 		}
+	for (size_t i = 0; i < d->ent_count && rc == APEX_OK; i++) {
+		d->ents[i].id = next++;
+		apex_derive_mark(d->changed, d->ents[i].id);
+	}
 	if (rc == APEX_OK)
 		rc = fill_owners(d);
 	return rc;
@@ -569,6 +593,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *c
 	free(d.fresh);
 	free(d.removed);
 	free(d.removed_nsec3);
+	free(d.ents);
 	free(d.changed);
 	return rc;
 }

@@ -9,27 +9,29 @@
  * from the same records would see them.  apex_zone_derive() builds those
  * owners' RRsets with the build's own steps (build_steps.h), copies the
  * pages of nodes they are on (zone.h: 512 nodes a page) and links the
- * new RRsets in.  Names added get new ids, names removed leave theirs
- * unused, and the name index and its hash table are copied with them
- * (derive_names.c), the NSEC links of the names from each of them to
- * the next NSEC and of their ancestors in an NSEC zone (derive_nsec.c),
- * the NSEC3 chain when NSEC3 owners come and go, with the NSEC3 links of
- * the names that reach (derive_nsec3.c); the
- * NSEC3 chain when it stays, every page not changed and every
- * record not changed stay the old version's, which the new one holds a
- * reference to (zone->base).  Beyond the changed owners it recomputes
- * the structure of new names from their parents, the RRsets elsewhere
- * whose glue or RDATA-name nodes the change reaches, the stray RRSIG list
- * and the SOA fields; the caller then records the precomputed answers
- * (query/precompute.h).
+ * new RRsets in.  Names added get new ids, and so do the empty
+ * non-terminals they need (a name removed but for a new name below it
+ * becomes one); names removed leave their ids unused, and the name index
+ * and its hash table are copied with them (derive_names.c); the NSEC
+ * links of the names from each of them to the next NSEC and of their
+ * ancestors in an NSEC zone (derive_nsec.c); the NSEC3 chain when NSEC3
+ * owners come and go, with the NSEC3 links of the names that reach
+ * (derive_nsec3.c).  The NSEC3 chain when it stays, every page not
+ * changed and every record not changed stay the old version's, which the
+ * new one holds a reference to (zone->base).  Beyond the changed owners
+ * it recomputes the structure of new names from their parents, the
+ * RRsets elsewhere whose glue or RDATA-name nodes the change reaches, the
+ * stray RRSIG list and the SOA fields; the caller then records the
+ * precomputed answers (query/precompute.h).
  *
  * It does not do (APEX_ENOTSUP: the caller builds the version whole,
  * which also words any error as a whole build does): an NSEC3 of the
- * chain added that matches no
- * changed name, an empty non-terminal to be made or given records, a name removed with names
- * left below it, a zone cut, CNAME, DNAME or NSEC appearing or vanishing
- * at an existing name, NSEC3PARAM changed, an NSEC3 owner leaving the
- * chain, a spelling that changes, an owner failing the build's checks.
+ * chain added that matches no changed name, an empty non-terminal given
+ * records, a name removed with names left below it, a new name below an
+ * owner of NSEC3 records only, a zone cut, CNAME, DNAME or NSEC appearing
+ * or vanishing at an existing name, NSEC3PARAM changed, an NSEC3 owner
+ * leaving the chain, a spelling that changes, an owner failing the
+ * build's checks.
  * A chain of derived versions keeps the memory of the records they
  * replaced until the next whole build, which the caller makes every
  * APEX_DERIVE_DEPTH_MAX versions.

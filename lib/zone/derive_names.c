@@ -4,8 +4,9 @@
  * get ids after old's, the removed ones leave theirs unused; the name
  * index is copied with both, the hash table too (or built again when it
  * would be more than half full); the new names get their structure from
- * their parents, which must be names of the new version (no empty
- * non-terminal is made or removed).
+ * their parents.  The empty non-terminals a new name needs are made
+ * (their ids after the new names'), those a removed one leaves with
+ * nothing below are removed.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "util/error.h"
 #include "util/hash_slots.h"
 #include "zone/build.h"
+#include "zone/derive.h"
 #include "zone/derive_state.h"
 #include "zone/node_table.h"
 
@@ -32,6 +34,131 @@ void apex_derive_init_fresh(apex_derive_t *d, uint32_t r, apex_node_t *node)
 	node->id = d->ids[r];
 	node->parent = node->cut = node->wildcard_child = APEX_NODE_NONE;
 	node->nsec = node->nsec3 = node->wildcard_nsec3 = APEX_NODE_NONE;
+}
+
+/* The rank of the builder's owner before rank r whose key is key (an
+ * ancestor sorts before its descendants), or UINT32_MAX. */
+static uint32_t earlier_owner(const apex_zone_builder_t *b, uint32_t r, const uint8_t *key,
+			      size_t key_size)
+{
+	uint32_t lo = 0, hi = r;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = apex_key_compare(b->owners[mid].key, b->owners[mid].key_size, key,
+					 key_size);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT32_MAX;
+}
+
+/* The name of key is an empty non-terminal made already. */
+static bool made_ent(const apex_derive_t *d, const uint8_t *key, size_t key_size)
+{
+	size_t lo = 0, hi = d->ent_count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const apex_derive_ent_t *e = &d->ents[mid];
+		int c = apex_key_compare(e->key, e->key_size, key, key_size);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Owner rank r's ancestors that no version has yet, appended to d->ents
+ * from the highest down (canonical order: every earlier new name sorts
+ * before them, or below one of them, whose ancestors came first). */
+static int ents_of(apex_derive_t *d, uint32_t r)
+{
+	const apex_build_owner_t *o = &d->bd.b->owners[r];
+	uint16_t ends[APEX_LABELS_MAX + 1];
+	uint8_t key[APEX_KEY_MAX];
+	unsigned labels = o->labels, top = labels;
+
+	apex_name_key(o->name, key, ends);
+	while (top - 1 > d->old->origin_labels) {
+		size_t size = ends[top - 1];
+		const uint8_t *up = o->name;
+		for (unsigned skip = labels - (top - 1); skip > 0; skip--)
+			up += 1 + up[0];
+		uint32_t rank = earlier_owner(d->bd.b, r, o->key, size);
+		const apex_node_t *had = apex_zone_find(d->old, o->key, size);
+		/* a name of old's that is changed but no owner now is removed:
+		 * it becomes an empty non-terminal (with a new id) */
+		bool removed = had != NULL && rank == UINT32_MAX &&
+			       apex_derive_marked(d->changed, had->id);
+		if ((had != NULL && !removed) ||
+		    (rank != UINT32_MAX && !d->bd.owner_is_nsec3[rank]) ||
+		    made_ent(d, o->key, size))
+			break;
+		/* an owner of NSEC3 records only, outside the index, is no
+		 * parent a derivation gives: the version is built whole */
+		if (rank != UINT32_MAX || (had == NULL && apex_zone_find_owner(d->old, up) != NULL))
+			return APEX_ENOTSUP;
+		top--;
+	}
+	if (top == labels)
+		return APEX_OK;
+	apex_derive_ent_t *grown = realloc(d->ents, (d->ent_count + labels - top) * sizeof(*grown));
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	d->ents = grown;
+	for (unsigned l = top; l < labels; l++) {
+		apex_derive_ent_t *e = &d->ents[d->ent_count++];
+		const uint8_t *name = o->name;
+		for (unsigned skip = labels - l; skip > 0; skip--)
+			name += 1 + name[0];
+		e->name = name;
+		e->key = o->key;
+		e->key_size = ends[l];
+		e->labels = (uint8_t)l;
+		e->before = r;
+		e->id = APEX_NODE_NONE;
+	}
+	return APEX_OK;
+}
+
+int apex_derive_find_ents(apex_derive_t *d)
+{
+	int rc = APEX_OK;
+
+	for (uint32_t r = 0; r < d->bd.b->owner_count && rc == APEX_OK; r++)
+		if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
+			rc = ents_of(d, r);
+	return rc;
+}
+
+/* The nodes of the empty non-terminals made: name, key and id (their
+ * structure comes with the new names'). */
+static int init_ents(apex_derive_t *d)
+{
+	for (size_t i = 0; i < d->ent_count; i++) {
+		const apex_derive_ent_t *e = &d->ents[i];
+		apex_node_t *node = apex_derive_writable(d, e->id);
+		if (node == NULL)
+			return APEX_ENOMEM;
+		memset(node, 0, sizeof(*node));
+		node->name = e->name;
+		node->name_size = (uint8_t)apex_name_size(e->name);
+		node->key = e->key;
+		node->key_size = e->key_size;
+		node->labels = e->labels;
+		node->id = e->id;
+		node->parent = node->cut = node->wildcard_child = APEX_NODE_NONE;
+		node->nsec = node->nsec3 = node->wildcard_nsec3 = APEX_NODE_NONE;
+	}
+	return APEX_OK;
 }
 
 /* a's key starts with key (a is at or below that name). */
@@ -140,14 +267,15 @@ static size_t next_fresh(const apex_derive_t *d, uint32_t *r)
 static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *arena)
 {
 	const apex_zone_t *old = d->old;
-	size_t count = old->node_count - d->removed_count + d->fresh_count - d->fresh_nsec3;
+	size_t count =
+		old->node_count - d->removed_count + d->fresh_count - d->fresh_nsec3 + d->ent_count;
 	size_t k = 0, src = 0;
 	uint32_t *order = apex_arena_alloc(arena, (count + 1) * sizeof(*order));
 	uint64_t *prefixes = apex_arena_alloc(arena, (count + 1) * sizeof(*prefixes));
 	size_t *ranks = malloc((d->removed_count + 1) * sizeof(*ranks));
 	int rc = order && prefixes && ranks ? removed_ranks(d, gone, ranks) : APEX_ENOMEM;
 	uint32_t r = 0;
-	size_t removed = 0, fresh = next_fresh(d, &r);
+	size_t removed = 0, fresh = next_fresh(d, &r), e = 0;
 
 	while (rc == APEX_OK && (src < old->node_count || fresh <= old->node_count)) {
 		size_t stop = removed < d->removed_count ? ranks[removed] : old->node_count;
@@ -162,6 +290,13 @@ static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *aren
 		src = stop;
 		if (fresh == src) { /* a new name sorts before old's at src */
 			const apex_build_owner_t *o = &d->bd.b->owners[r];
+			/* the empty non-terminals above it, just before it (old
+			 * has no name below them) */
+			for (; e < d->ent_count && d->ents[e].before == r && k < count; e++) {
+				order[k] = d->ents[e].id;
+				prefixes[k++] =
+					apex_key_prefix(d->ents[e].key, d->ents[e].key_size);
+			}
 			if (k == count) {
 				rc = APEX_ENOTSUP; /* cannot happen: the counts agree */
 				break;
@@ -186,20 +321,23 @@ static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *aren
 	return APEX_OK;
 }
 
-/* A new name's parent, flags, cut and hash, from its parent in the new
- * version; the parent's wildcard child.  APEX_ENOTSUP if the parent is
- * no name of the new version. */
-static int fresh_structure(apex_derive_t *d, uint32_t r)
+/* A new name's (or made empty non-terminal's) parent, flags, cut and
+ * hash, from its parent in the new version; the parent's wildcard child. */
+static int fresh_structure(apex_derive_t *d, uint32_t id, bool empty)
 {
-	apex_node_t *node = apex_derive_writable(d, d->ids[r]);
+	apex_node_t *node = apex_derive_writable(d, id);
 	uint16_t ends[APEX_LABELS_MAX + 1];
 	uint8_t key[APEX_KEY_MAX];
 
+	if (node == NULL)
+		return APEX_ENOMEM;
 	apex_name_key(node->name, key, ends);
 	const apex_node_t *parent = apex_zone_find(d->zone, key, ends[node->labels - 1]);
 	if (parent == NULL)
-		return APEX_ENOTSUP; /* an empty non-terminal would be made */
+		return APEX_ENOTSUP; /* cannot happen: its ancestors are names or made */
 	uint16_t flags = apex_name_is_wildcard(node->name) ? APEX_NODE_WILDCARD : 0;
+	if (empty)
+		flags |= APEX_NODE_EMPTY;
 	if (apex_node_rrset(node, APEX_TYPE_CNAME) != NULL)
 		flags |= APEX_NODE_CNAME;
 	if (apex_node_rrset(node, APEX_TYPE_DNAME) != NULL)
@@ -286,6 +424,9 @@ static int update_table(apex_derive_t *d, apex_arena_t *arena)
 		if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
 			apex_hash_slots_insert(slots, bits,
 					       apex_zone_node_of(zone, d->ids[r])->hash, d->ids[r]);
+	for (size_t i = 0; i < d->ent_count; i++)
+		apex_hash_slots_insert(slots, bits, apex_zone_node_of(zone, d->ents[i].id)->hash,
+				       d->ents[i].id);
 	zone->node_table = slots;
 	zone->node_table_bits = bits;
 	return APEX_OK;
@@ -345,11 +486,18 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = merge_index(d, gone, mem->arena);
 	free(gone);
-	/* owners are in canonical order: a new name's new parent comes first */
-	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
-		if (d->fresh[r])
+	/* owners are in canonical order, and the empty non-terminals made
+	 * come before the first owner below them: a new parent comes first */
+	size_t e = 0;
+	if (rc == APEX_OK)
+		rc = init_ents(d);
+	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++) {
+		for (; rc == APEX_OK && e < d->ent_count && d->ents[e].before == r; e++)
+			rc = fresh_structure(d, d->ents[e].id, true);
+		if (rc == APEX_OK && d->fresh[r])
 			rc = d->bd.owner_is_nsec3[r] ? fresh_nsec3_owner(d, r)
-						     : fresh_structure(d, r);
+						     : fresh_structure(d, d->ids[r], false);
+	}
 	if (rc == APEX_OK)
 		rc = forget_wildcards(d);
 	if (rc == APEX_OK)
@@ -359,6 +507,9 @@ int apex_derive_names(apex_derive_t *d)
 	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
 		if (d->fresh[r] && !d->bd.owner_is_nsec3[r] && d->zone->dnssec == APEX_DNSSEC_NSEC3)
 			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ids[r]));
+	for (size_t i = 0; rc == APEX_OK && i < d->ent_count; i++)
+		if (d->zone->dnssec == APEX_DNSSEC_NSEC3)
+			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ents[i].id));
 	if (rc == APEX_OK && d->zone->dnssec == APEX_DNSSEC_NSEC)
 		rc = apex_derive_nsec(d);
 	return rc;

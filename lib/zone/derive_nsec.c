@@ -118,12 +118,15 @@ static void find_places(const apex_derive_t *d, size_t *ranks, size_t *count)
 		const apex_node_t *n = apex_zone_node_of(d->old, d->removed[i]);
 		ranks[(*count)++] = apex_zone_rank(zone, n->key, n->key_size);
 	}
+	for (size_t i = 0; i < d->ent_count; i++)
+		ranks[(*count)++] = apex_zone_rank(zone, d->ents[i].key, d->ents[i].key_size);
 	qsort(ranks, *count, sizeof(*ranks), apex_derive_by_rank);
 }
 
 int apex_derive_nsec(apex_derive_t *d)
 {
-	size_t places = d->fresh_count - d->fresh_nsec3 + d->removed_count, count = 0, runs = 0;
+	size_t places = d->fresh_count - d->fresh_nsec3 + d->removed_count + d->ent_count;
+	size_t count = 0, runs = 0;
 	size_t *ranks = malloc((places + 1) * sizeof(*ranks));
 	size_t *ends = malloc((places + 1) * sizeof(*ends));
 	int rc = ranks != NULL && ends != NULL ? APEX_OK : APEX_ENOMEM;

@@ -15,6 +15,16 @@
 #include "zone/build_steps.h"
 #include "zone/zone.h"
 
+/* An empty non-terminal a derivation makes: a missing ancestor of a new
+ * name.  Its name and key are the new name's (as in a whole build). */
+typedef struct apex_derive_ent {
+	const uint8_t *name, *key;
+	uint16_t key_size;
+	uint8_t labels;
+	uint32_t before; /* the owner rank of the new name it is above */
+	uint32_t id;
+} apex_derive_ent_t;
+
 typedef struct apex_derive {
 	apex_build_t bd;         /* the build's state for the changed owners */
 	apex_zone_t *zone, *old; /* the version made, the one it comes from */
@@ -31,7 +41,9 @@ typedef struct apex_derive {
 	size_t removed_count;
 	uint32_t *removed_nsec3; /* the same of NSEC3 owners */
 	size_t removed_nsec3_count;
-	uint8_t *changed;   /* bit per id: a changed owner's node, or a removed one */
+	apex_derive_ent_t *ents; /* the empty non-terminals made, in canonical order */
+	size_t ent_count;
+	uint8_t *changed;   /* bit per id: a changed owner's node, a removed or made one */
 	size_t old_records; /* records old's changed owners held */
 	bool cuts_changed;  /* a zone cut added or removed */
 } apex_derive_t;
@@ -55,6 +67,11 @@ apex_node_t *apex_derive_writable(apex_derive_t *d, uint32_t id);
  * empty non-terminals above them left with no name below, removed too
  * (a name left below a removed one: APEX_ENOTSUP, from the index merge). */
 int apex_derive_check_removed(apex_derive_t *d);
+
+/* derive_names.c: the empty non-terminals the new names need (d->ents),
+ * each placed before the first new name below it; their ids are given
+ * by the caller. */
+int apex_derive_find_ents(apex_derive_t *d);
 
 /* derive_names.c: the new names' nodes (name, key, id) before their
  * RRsets are filled. */
@@ -81,10 +98,10 @@ static inline int apex_derive_by_rank(const void *a, const void *b)
 }
 
 /* derive_names.c: the name index without the removed names and with the
- * new ones (order, key prefixes, hash table), the new names' structure
- * (parent, flags, cut, hash, the parent's wildcard child) and NSEC or
- * NSEC3 links.  APEX_ENOTSUP for a new name whose parent is no name of the new
- * version. */
+ * new ones and the empty non-terminals made (order, key prefixes, hash
+ * table), the new names' structure (parent, flags, cut, hash, the
+ * parent's wildcard child) and NSEC or NSEC3 links.  APEX_ENOTSUP for a
+ * new name whose parent is no name of the new version. */
 int apex_derive_names(apex_derive_t *d);
 
 #endif

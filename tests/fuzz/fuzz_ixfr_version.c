@@ -12,7 +12,8 @@
  *   0  remove the old version's record number (2 bytes), or its copy
  *      with one RDATA byte changed (a removal that does not apply);
  *   1  add at the old version's name number (2 bytes), under a new label
- *      when bit 2 is set (a length byte and the label): type (2 bytes),
+ *      when bit 2 is set (a length byte and the label), two when bit 3 is
+ *      set too (the first then an empty non-terminal): type (2 bytes),
  *      TTL (1 byte), RDATA (a length byte and the bytes);
  *   2  add a copy of the old version's record number (2 bytes) with a new
  *      TTL (1 byte) or one RDATA byte changed (bit 2; position and value);
@@ -146,7 +147,9 @@ static void op_add(input_t *in, uint8_t op, const apex_zone_t *z, change_t *c)
 	size_t size = apex_name_size(n->name);
 
 	memcpy(owner, n->name, size);
-	if (op & 4) { /* a new label, letters and digits */
+	/* a new label, letters and digits; two with bit 3 (an empty
+	 * non-terminal between) */
+	for (int labels = op & 4 ? 1 + !!(op & 8) : 0; labels > 0; labels--) {
 		size_t len = 1 + byte(in) % 8;
 		if (1 + len + size > APEX_NAME_MAX)
 			return;
@@ -155,6 +158,7 @@ static void op_add(input_t *in, uint8_t op, const apex_zone_t *z, change_t *c)
 		for (size_t i = 0; i < len; i++)
 			owner[1 + i] =
 				(uint8_t)("abcdefghijklmnopqrstuvwxyz0123456789*-"[byte(in) % 38]);
+		size += 1 + len;
 	}
 	uint16_t type = u16(in);
 	if (type == APEX_TYPE_SOA)

@@ -575,14 +575,46 @@ static void add_nsec_of(change_t *c, const apex_zone_t *z, const uint8_t *name)
 /* One random change of the names of z, what a TLD's registrations and
  * deletions are: a new delegation (NS, glue below it, sometimes a DS), a
  * delegation removed with all below it, a new name with an address or a
- * new wildcard beside existing names, a name without children removed. */
+ * new wildcard beside existing names, a name without children removed, a
+ * name or glue two labels below an existing name (an empty non-terminal
+ * made between). */
 static void random_registration(change_t *c, const apex_zone_t *z, const records_t *all)
 {
 	uint8_t name[APEX_NAME_MAX], glue[APEX_NAME_MAX], label[32];
 	const apex_node_t *n = data_node(z, true);
 
 	snprintf((char *)label, sizeof(label), "reg%u", (unsigned)below(1000000));
-	switch (below(7)) {
+	switch (below(8)) {
+	case 7: { /* a name two labels below one (an empty non-terminal made
+		   * between), or a delegation with glue two labels below it */
+		uint8_t ent[APEX_NAME_MAX];
+		bool delegation = below(2) == 0;
+		const uint8_t *under = delegation ? z->origin : n != NULL ? n->name : NULL;
+		if (under == NULL || !child_name(under, (char *)label, ent))
+			break;
+		if (delegation) {
+			uint8_t sub[APEX_NAME_MAX];
+			if (!child_name(ent, "sub", sub) || !child_name(sub, "ns1", glue))
+				break;
+			add_name_rdata(c, ent, APEX_TYPE_NS, 86400, glue);
+			add_address(c, glue, 86400);
+			add_nsec_of(c, z, ent);
+			add_nsec3_of(c, z, ent);
+		} else {
+			if (!child_name(ent, "x", name))
+				break;
+			add_address(c, name, 300);
+			/* signed, when not below a zone cut: a signer adds no
+			 * NSEC or NSEC3 for occluded names */
+			if (below(2) == 0 && !(n->flags & (APEX_NODE_DELEGATION | APEX_NODE_DNAME |
+							   APEX_NODE_OCCLUDED))) {
+				add_nsec_of(c, z, name);
+				add_nsec3_of(c, z, name);
+				add_nsec3_of(c, z, ent); /* the new empty non-terminal's */
+			}
+		}
+		break;
+	}
 	case 6: /* an NSEC3 for a name that had none (opted out), alone */
 		if (n != NULL && n->nsec3 == APEX_NODE_NONE && !(n->flags & APEX_NODE_OCCLUDED)) {
 			add_nsec3_of(c, z, n->name);
@@ -889,7 +921,7 @@ static void compare_answers(const apex_zone_t *x, const apex_zone_t *y, const ch
 		compare_around(&a, &b, owner, what, t);
 		if (apex_name_labels(owner) > 1) { /* its parent too: ENTs, wildcards */
 			memcpy(parent, owner + 1 + owner[0], apex_name_size(owner) - 1 - owner[0]);
-			compare_name(&a, &b, parent, what, t);
+			compare_around(&a, &b, parent, what, t);
 		}
 	}
 	for (int v = 0; v < 2; v++) {
@@ -908,6 +940,53 @@ static void compare_answers(const apex_zone_t *x, const apex_zone_t *y, const ch
 	}
 	unserve(&a);
 	unserve(&b);
+}
+
+/* The name of the node of id in z, as text ("-" for none). */
+static void linked_name(const apex_zone_t *z, uint32_t id, char *out, size_t size)
+{
+	const apex_node_t *n = apex_zone_node(z, id);
+
+	if (n == NULL)
+		snprintf(out, size, "-");
+	else
+		apex_name_to_str(n->name, out, size);
+}
+
+/* a and b have the same names in the same order, with the same flags and
+ * links (by the names they link to: ids differ), empty non-terminals
+ * included: what answers may not show (an empty non-terminal's flag,
+ * links a later change reads). */
+static void assert_same_structure(const apex_zone_t *a, const apex_zone_t *b, const char *what)
+{
+	if (a->node_count != b->node_count)
+		fail_msg("%s: %zu names derived, %zu from scratch (APEX_TEST_SEED=%llu)", what,
+			 a->node_count, b->node_count, (unsigned long long)seed_used);
+	for (size_t i = 0; i < a->node_count; i++) {
+		const apex_node_t *x = apex_zone_node_at(a, i), *y = apex_zone_node_at(b, i);
+		char name[1100], lx[1100], ly[1100];
+		uint32_t links[][2] = { { x->parent, y->parent },
+					{ x->cut, y->cut },
+					{ x->wildcard_child, y->wildcard_child },
+					{ x->nsec, y->nsec },
+					{ x->nsec3, y->nsec3 },
+					{ x->wildcard_nsec3, y->wildcard_nsec3 } };
+
+		apex_name_to_str(x->name, name, sizeof(name));
+		if (x->key_size != y->key_size || memcmp(x->key, y->key, x->key_size) != 0 ||
+		    x->flags != y->flags)
+			fail_msg("%s: name %zu: derived %s flags %#x, scratch flags %#x "
+				 "(APEX_TEST_SEED=%llu)",
+				 what, i, name, x->flags, y->flags, (unsigned long long)seed_used);
+		for (size_t k = 0; k < sizeof(links) / sizeof(links[0]); k++) {
+			linked_name(a, links[k][0], lx, sizeof(lx));
+			linked_name(b, links[k][1], ly, sizeof(ly));
+			if (strcmp(lx, ly) != 0)
+				fail_msg("%s: %s: link %zu derived %s, scratch %s "
+					 "(APEX_TEST_SEED=%llu)",
+					 what, name, k, lx, ly, (unsigned long long)seed_used);
+		}
+	}
 }
 
 static void assert_same_records(const apex_zone_t *a, const apex_zone_t *b, const char *what)
@@ -968,6 +1047,7 @@ static apex_zone_t *both_ways(apex_zone_t *old, const records_t *all, const chan
 			 d ? "built" : err_d, s ? "built" : err_s, (unsigned long long)seed_used);
 	if (d != NULL) {
 		assert_same_records(d, s, what);
+		assert_same_structure(d, s, what);
 		compare_answers(d, s, c, what, t);
 	} else if (getenv("APEX_TEST_VERBOSE") != NULL) {
 		printf("# %s: refused by both: %s\n", what, err_s);
@@ -1156,47 +1236,52 @@ static void remove_below(change_t *c, const records_t *all, const char *text)
 			remove_record(c, &all->items[i]);
 }
 
-/* A new name with an address, and an NSEC if nsec. */
-static void add_named(change_t *c, const apex_zone_t *z, const char *text, bool nsec)
+/* A new name with an address, and its NSEC or NSEC3 if signed. */
+static void add_named(change_t *c, const apex_zone_t *z, const char *text, bool signed_)
 {
 	uint8_t name[APEX_NAME_MAX];
 
 	assert_true(apex_name_from_str(text, name) > 0);
 	add_address(c, name, 300);
-	if (nsec)
+	if (signed_) {
 		add_nsec_of(c, z, name);
+		add_nsec3_of(c, z, name);
+	}
 }
 
 /*
- * The NSEC links a change of names reaches in example.nsec.zone, each
- * kind once, each derived in place: a wildcard that its parent's proof
- * now names or no longer does, a name whose NSEC now covers the empty
+ * The NSEC or NSEC3 links a change of names reaches in file, each kind
+ * once, each derived in place: a wildcard that its parent's proof now
+ * names or no longer does, a name whose NSEC now covers the empty
  * non-terminals after it (ent, c.ent, b.c.ent), a name removed whose
  * NSEC covered those after it (dn, b.dn), a name without NSEC (covered),
- * a new delegation with glue below it.
+ * a name below an empty non-terminal made for it, signed or not (its
+ * NSEC3 links then found with no NSEC3 added), a new delegation with
+ * glue below it.
  */
-static void nsec_links_follow_names(void **state)
+static void links_follow_names(const char *file)
 {
-	(void)state;
 	tally_t t = { 0 };
-	apex_zone_t *old = load_file("example.nsec.zone", "example.");
+	apex_zone_t *old = load_file(file, "example.");
 
 	start_generator();
 	assert_int_equal(apex_precompute(old), APEX_OK);
-	for (int step = 0; step < 6; step++) {
+	for (int step = 0; step < 8; step++) {
 		records_t all = { 0 };
 		change_t c = { 0 };
 		bool in_place;
 		char what[64];
 
 		zone_list(old, &all);
-		snprintf(what, sizeof(what), "example.nsec.zone, NSEC step %d", step);
+		snprintf(what, sizeof(what), "%s, step %d", file, step);
 		switch (step) {
 		case 0: add_named(&c, old, "*.target.example.", true); break;
 		case 1: remove_below(&c, &all, "*.wild.example."); break;
 		case 2: add_named(&c, old, "dnt.example.", true); break;
 		case 3: remove_below(&c, &all, "dangling.example."); break;
 		case 4: add_named(&c, old, "mail2.example.", false); break;
+		case 5: add_named(&c, old, "x.newent.example.", true); break;
+		case 6: add_named(&c, old, "x.newent2.example.", false); break;
 		default: {
 			uint8_t del[APEX_NAME_MAX], glue[APEX_NAME_MAX];
 			assert_true(apex_name_from_str("newdel.example.", del) > 0);
@@ -1204,6 +1289,7 @@ static void nsec_links_follow_names(void **state)
 			add_name_rdata(&c, del, APEX_TYPE_NS, 3600, glue);
 			add_address(&c, glue, 3600);
 			add_nsec_of(&c, old, del);
+			add_nsec3_of(&c, old, del);
 			break;
 		}
 		}
@@ -1219,12 +1305,25 @@ static void nsec_links_follow_names(void **state)
 	apex_zone_unref(old);
 }
 
+static void nsec_links_follow_names(void **state)
+{
+	(void)state;
+	links_follow_names("example.nsec.zone");
+}
+
+static void nsec3_links_follow_names(void **state)
+{
+	(void)state;
+	links_follow_names("example.nsec3.zone");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(derived_answers_as_scratch),
 		cmocka_unit_test(chained_derivations_as_scratch),
 		cmocka_unit_test(nsec_links_follow_names),
+		cmocka_unit_test(nsec3_links_follow_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
