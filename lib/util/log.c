@@ -1,19 +1,100 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/* Logging (log.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "util/error.h"
 #include "util/log.h"
 
 static atomic_int log_level = APEX_LOG_INFO;
 
+/* Where lines go: a descriptor (stderr, or the log file), or syslog.  The
+ * file's descriptor number stays the same when it is opened again
+ * (dup2()), so a line written meanwhile goes to one file or the other. */
+static atomic_int log_fd = STDERR_FILENO;
+static atomic_bool log_syslog = false;
+static char *log_path; /* the file's, owned; changed only by the thread that opens it */
+
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
+static const int syslog_priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 
 void apex_log_set_level(apex_log_level_t level)
 {
 	atomic_store(&log_level, level);
+}
+
+static int open_log_file(const char *path, char *err, size_t err_size)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+	if (fd < 0) {
+		int failure = apex_errno();
+		snprintf(err, err_size, "log file %s: %s", path, apex_strerror(failure));
+		return failure;
+	}
+	return fd;
+}
+
+int apex_log_to_file(const char *path, char *err, size_t err_size)
+{
+	char *copy = strdup(path);
+	int fd = copy != NULL ? open_log_file(path, err, err_size) : APEX_ENOMEM;
+
+	if (fd < 0) {
+		if (copy == NULL)
+			snprintf(err, err_size, "log file %s: out of memory", path);
+		free(copy);
+		return fd;
+	}
+	free(log_path);
+	log_path = copy;
+	int old = atomic_exchange(&log_fd, fd);
+	if (old != STDERR_FILENO)
+		close(old);
+	atomic_store(&log_syslog, false);
+	return APEX_OK;
+}
+
+void apex_log_to_syslog(int facility)
+{
+	openlog("apexd", LOG_PID | LOG_NDELAY, facility);
+	atomic_store(&log_syslog, true);
+}
+
+int apex_log_reopen(const char *path, char *err, size_t err_size)
+{
+	int current = atomic_load(&log_fd);
+
+	if (log_path == NULL || current == STDERR_FILENO)
+		return APEX_OK;
+	if (path != NULL && strcmp(path, log_path) != 0) {
+		size_t size = strlen(path) + 1;
+		if (size > strlen(log_path) + 1) {
+			snprintf(err, err_size, "log file %s: longer than %s", path, log_path);
+			return APEX_EINVAL;
+		}
+		memmove(log_path, path, size); /* a suffix: it fits */
+	}
+	int fd = open_log_file(log_path, err, err_size);
+	if (fd < 0)
+		return fd;
+	if (dup2(fd, current) < 0) {
+		int failure = apex_errno();
+		snprintf(err, err_size, "log file %s: %s", log_path, apex_strerror(failure));
+		close(fd);
+		return failure;
+	}
+	close(fd);
+	return APEX_OK;
 }
 
 void apex_log(apex_log_level_t level, const char *fmt, ...)
@@ -37,8 +118,14 @@ void apex_log(apex_log_level_t level, const char *fmt, ...)
 	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
 	if (len > sizeof(line) - 2)
 		len = sizeof(line) - 2;
+	if (atomic_load_explicit(&log_syslog, memory_order_relaxed)) {
+		/* syslog stamps the time and the name itself: the level and text */
+		line[len] = '\0';
+		syslog(syslog_priorities[level], "%s", line + n - strlen(level_names[level]) - 2);
+		return;
+	}
 	line[len++] = '\n';
 	/* One write() per line keeps lines from different threads whole. */
-	ssize_t w = write(STDERR_FILENO, line, len);
+	ssize_t w = write(atomic_load_explicit(&log_fd, memory_order_relaxed), line, len);
 	(void)w;
 }

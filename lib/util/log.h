@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Logging to stderr with a timestamp and a level. Thread-safe (one write per line). */
+/*
+ * Logging with a level: to stderr with a timestamp (the default), to a
+ * file (appended, opened again on request for logrotate), or to syslog.
+ * Thread-safe: one write() per line, or one syslog() call.
+ */
 #ifndef APEX_UTIL_LOG_H
 #define APEX_UTIL_LOG_H
+
+#include <stddef.h>
 
 typedef enum {
 	APEX_LOG_ERROR = 0,
@@ -12,6 +18,21 @@ typedef enum {
 
 /* Messages above this level are discarded (default APEX_LOG_INFO). */
 void apex_log_set_level(apex_log_level_t level);
+
+/* Lines from now on appended to the file at path (created with mode
+ * 0640), timestamped as on stderr.  Returns APEX_OK, or an error with the
+ * reason in err (lines then still go where they went). */
+int apex_log_to_file(const char *path, char *err, size_t err_size);
+
+/* Lines from now on to syslog (ident "apexd", with the pid) at facility
+ * (LOG_DAEMON, LOG_LOCAL0, ... of <syslog.h>), without the timestamp. */
+void apex_log_to_syslog(int facility);
+
+/* The log file opened again at its path (after logrotate moved it away),
+ * or at path when not NULL (its path after a chroot: a suffix of the
+ * first).  Nothing for stderr or syslog.  Returns APEX_OK, or an error
+ * with the reason in err (lines then go on to the file open before). */
+int apex_log_reopen(const char *path, char *err, size_t err_size);
 
 void apex_log(apex_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "util/error.h"
 #include "util/hex.h"
+#include "util/log.h"
 
 #define NSID_MAX 512
 
@@ -43,6 +45,8 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->xfr_idle_timeout = APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT;
 	cfg->xfr_out_max = APEX_CONFIG_DEFAULT_XFR_OUT_MAX;
 	cfg->journal_size = APEX_CONFIG_DEFAULT_JOURNAL_SIZE;
+	cfg->log_facility = LOG_DAEMON;
+	cfg->log_level = APEX_LOG_INFO;
 }
 
 void apex_config_free(apex_config_t *cfg)
@@ -62,6 +66,7 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->identity);
 	free(cfg->version);
 	free(cfg->nsid);
+	free(cfg->log_file);
 	free(cfg->pid_file);
 	free(cfg->control_socket);
 	free(cfg->rrl_whitelist);
@@ -523,6 +528,58 @@ static int key_control_socket(parser_t *p, const char *key, const char *value)
 	return APEX_OK;
 }
 
+/* log-target: stderr (the default), syslog, or a file's path. */
+static int key_log_target(parser_t *p, const char *key, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+
+	(void)key;
+	free(cfg->log_file);
+	cfg->log_file = NULL;
+	cfg->log_syslog = strcmp(value, "syslog") == 0;
+	if (cfg->log_syslog || strcmp(value, "stderr") == 0)
+		return APEX_OK;
+	if ((cfg->log_file = absolute_path(value, p->base_dir)) == NULL)
+		return PFAIL(p, "out of memory");
+	return APEX_OK;
+}
+
+/* log-facility: the syslog facility, as syslog.conf(5) names it. */
+static int key_log_facility(parser_t *p, const char *key, const char *value)
+{
+	static const struct {
+		const char *name;
+		int facility;
+	} facilities[] = {
+		{ "daemon", LOG_DAEMON }, { "user", LOG_USER },     { "local0", LOG_LOCAL0 },
+		{ "local1", LOG_LOCAL1 }, { "local2", LOG_LOCAL2 }, { "local3", LOG_LOCAL3 },
+		{ "local4", LOG_LOCAL4 }, { "local5", LOG_LOCAL5 }, { "local6", LOG_LOCAL6 },
+		{ "local7", LOG_LOCAL7 },
+	};
+
+	(void)key;
+	for (size_t i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
+		if (strcmp(value, facilities[i].name) == 0) {
+			p->cfg->log_facility = facilities[i].facility;
+			return APEX_OK;
+		}
+	return PFAIL(p, "log-facility: expected daemon, user or local0 to local7, not '%s'", value);
+}
+
+/* log-level: error, warning, info (the default) or debug. */
+static int key_log_level(parser_t *p, const char *key, const char *value)
+{
+	static const char *const levels[] = { "error", "warning", "info", "debug" };
+
+	(void)key;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(value, levels[i]) == 0) {
+			p->cfg->log_level = i;
+			return APEX_OK;
+		}
+	return PFAIL(p, "log-level: expected error, warning, info or debug, not '%s'", value);
+}
+
 static int key_zone_name(parser_t *p, const char *key, const char *value)
 {
 	(void)key;
@@ -687,6 +744,9 @@ static const key_def_t server_keys[] = {
 	CUSTOM_KEY("chroot", key_chroot),
 	CUSTOM_KEY("pid-file", key_pid_file),
 	CUSTOM_KEY("control-socket", key_control_socket),
+	CUSTOM_KEY("log-target", key_log_target),
+	CUSTOM_KEY("log-facility", key_log_facility),
+	CUSTOM_KEY("log-level", key_log_level),
 	UINT_KEY("xfr-timeout", xfr_timeout, 1, 86400),
 	UINT_KEY("xfr-idle-timeout", xfr_idle_timeout, 1, 3600),
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),

@@ -124,6 +124,13 @@ typedef struct apex_config {
 	/* Control socket (apexctl): absolute path, "none" (no socket) or
 	 * NULL (not given: the built-in default). */
 	char *control_socket;
+	/* Logging (util/log.h): log_file an absolute path or NULL, log_syslog
+	 * (log-target: syslog) with log_facility (LOG_DAEMON by default), or
+	 * neither (stderr); log_level an apex_log_level_t (info). */
+	char *log_file;
+	bool log_syslog;
+	int log_facility;
+	int log_level;
 } apex_config_t;
 
 /* Defaults: no listen address, no zone, everything optional off. */

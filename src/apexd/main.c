@@ -69,7 +69,8 @@ static void usage(FILE *out)
 		"  -V               show the version and exit\n"
 		"\n"
 		"Example: apexd -f -n 2 -l 127.0.0.1@5353 -z .=zones/root.zone\n"
-		"Signals: SIGTERM and SIGINT stop apexd; SIGHUP reloads every zone file.\n"
+		"Signals: SIGTERM and SIGINT stop apexd; SIGHUP reloads every zone file;\n"
+		"SIGUSR1 opens the log file again (logrotate).\n"
 		"Control it with apexctl(8): status, reload, zone-status, stats, reconfig, "
 		"stop.\n");
 }
@@ -358,6 +359,15 @@ static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
 			apex_error("sigwait: %s", strerror(errno));
 			break;
 		}
+		if (sig == SIGUSR1) {
+			char err[600];
+
+			if (apex_log_reopen(NULL, err, sizeof(err)) < 0)
+				apex_error("SIGUSR1: %s; logging on to the file open before", err);
+			else
+				apex_info("SIGUSR1 received: log file opened again");
+			continue;
+		}
 		if (sig == SIGHUP) {
 			struct timespec now;
 
@@ -447,6 +457,32 @@ typedef enum step {
 } step_t;
 
 /* Signals, the configuration and the user to run as. */
+/*
+ * log-target, log-facility and log-level (-v overrides the level).  A log
+ * file is opened as apexd starts (as root, say) and given to the user it
+ * will run as, so that SIGUSR1 can open it again after logrotate moved it.
+ */
+static int start_logging(const apex_config_t *cfg, const options_t *opt, const apex_privs_t *privs)
+{
+	char err[600];
+
+	apex_log_set_level(opt->verbose ? APEX_LOG_DEBUG : (apex_log_level_t)cfg->log_level);
+	if (cfg->log_syslog)
+		apex_log_to_syslog(cfg->log_facility);
+	if (cfg->log_file == NULL)
+		return APEX_OK;
+	int rc = apex_log_to_file(cfg->log_file, err, sizeof(err));
+	if (rc < 0) {
+		apex_error("%s", err);
+		return rc;
+	}
+	if (privs->drop && chown(cfg->log_file, privs->uid, privs->gid) < 0)
+		apex_warning("log file %s: cannot give it to user %s: %s (SIGUSR1 may then "
+			     "fail to open it again)",
+			     cfg->log_file, privs->name, strerror(errno));
+	return APEX_OK;
+}
+
 static step_t configure(apexd_t *d)
 {
 	char err[512];
@@ -457,6 +493,7 @@ static step_t configure(apexd_t *d)
 	sigaddset(&d->signals, SIGTERM);
 	sigaddset(&d->signals, SIGINT);
 	sigaddset(&d->signals, SIGHUP);
+	sigaddset(&d->signals, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &d->signals, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a peer that closed its TCP end yields EPIPE, not death */
 
@@ -469,6 +506,8 @@ static step_t configure(apexd_t *d)
 		apex_error("%s", err);
 		return STEP_FAILED;
 	}
+	if (!d->opt.check_only && start_logging(&d->cfg, &d->opt, &d->privs) < 0)
+		return STEP_FAILED;
 	if (d->opt.config_file != NULL) {
 		d->opt.config_abs = realpath(d->opt.config_file, NULL);
 		if (d->opt.config_abs != NULL && d->cfg.chroot_dir != NULL) {
@@ -662,6 +701,11 @@ static step_t open_privileged(apexd_t *d)
 		apex_secondary_rebase(&d->secondary, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_journals_rebase(&d->journals, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_info("chroot %s", cfg->chroot_dir);
+		/* the log file by its path inside, for SIGUSR1 */
+		if (cfg->log_file != NULL &&
+		    apex_log_reopen(apex_privs_chroot_path(cfg->chroot_dir, cfg->log_file), err,
+				    sizeof(err)) < 0)
+			apex_warning("%s: outside the chroot, SIGUSR1 cannot open it again", err);
 	}
 	if (d->privs.drop)
 		apex_info("running as user %s (uid %lu, gid %lu) without capabilities",

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,6 +23,7 @@
 
 #include "../../src/apexd/daemon_config.h"
 #include "util/error.h"
+#include "util/log.h"
 
 static char dir[512];
 
@@ -391,6 +393,45 @@ static void test_control_socket_and_cookies(void **state)
 	expect_error("server:\n  cookies: maybe\n", 2, "cookies: expected yes or no, not 'maybe'");
 }
 
+static void test_log_keys(void **state)
+{
+	apex_config_t cfg;
+	char err[900] = "", expect[700];
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_null(cfg.log_file);
+	assert_false(cfg.log_syslog);
+	assert_int_equal(cfg.log_facility, LOG_DAEMON);
+	assert_int_equal(cfg.log_level, APEX_LOG_INFO);
+	assert_int_equal(
+		apex_config_load(&cfg,
+				 write_file("log.conf", "server:\n  log-target: log/apexd.log\n"
+							"  log-level: debug\n"),
+				 err, sizeof(err)),
+		APEX_OK);
+	snprintf(expect, sizeof(expect), "%s/log/apexd.log", dir);
+	assert_string_equal(cfg.log_file, expect);
+	assert_int_equal(cfg.log_level, APEX_LOG_DEBUG);
+	apex_config_free(&cfg);
+	apex_config_init(&cfg);
+	assert_int_equal(
+		apex_config_load(&cfg,
+				 write_file("log.conf", "server:\n  log-target: log/x.log\n"
+							"  log-target: syslog\n"
+							"  log-facility: local7\n"),
+				 err, sizeof(err)),
+		APEX_OK);
+	assert_null(cfg.log_file); /* the last log-target counts */
+	assert_true(cfg.log_syslog);
+	assert_int_equal(cfg.log_facility, LOG_LOCAL7);
+	apex_config_free(&cfg);
+	expect_error("server:\n  log-level: loud\n", 2,
+		     "log-level: expected error, warning, info or debug, not 'loud'");
+	expect_error("server:\n  log-facility: kern\n", 2,
+		     "log-facility: expected daemon, user or local0 to local7, not 'kern'");
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -600,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_number_keys_at_their_bounds),
 		cmocka_unit_test(test_control_socket_and_cookies),
+		cmocka_unit_test(test_log_keys),
 		cmocka_unit_test(test_transfer_keys),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
