@@ -655,8 +655,24 @@ static uint16_t response_flags(const apex_query_t *q, bool aa, bool tc, uint8_t 
 }
 
 /* The OPT record of the response, if the query had one. */
+/*
+ * Extended DNS Errors (RFC 8914) that error responses carry when the
+ * query had EDNS: the INFO-CODE and its EXTRA-TEXT.  EDE_NONE: none.
+ */
+typedef enum {
+	EDE_NONE = -1,
+	EDE_NOT_READY = 14,         /* a secondary zone past its SOA expire time */
+	EDE_NOT_AUTHORITATIVE = 20, /* a name in no zone served here */
+	EDE_NOT_SUPPORTED = 21,     /* a class other than IN, CH and ANY */
+} ede_t;
+
+static const char *ede_text(ede_t ede)
+{
+	return ede == EDE_NOT_READY ? "zone expired" : "";
+}
+
 static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer_config_t *cfg,
-		      uint8_t rcode)
+		      uint8_t rcode, ede_t ede)
 {
 	if (!q->edns)
 		return;
@@ -664,38 +680,49 @@ static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer
 	size_t opt_pos = w->pos;
 	/* Space was reserved by the limit, so this only fails on a tiny buffer. */
 	if (apex_writer_opt(w, cfg->edns_payload, (uint8_t)(rcode >> 4), q->dnssec_ok,
-			    nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) == APEX_OK &&
-	    q->cookie_reply_size > 0)
+			    nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) != APEX_OK)
+		return;
+	if (q->cookie_reply_size > 0)
 		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_COOKIE, q->cookie_reply,
 					     q->cookie_reply_size);
+	if (ede != EDE_NONE) {
+		uint8_t data[2 + 32];
+		size_t text = strlen(ede_text(ede));
+		data[0] = (uint8_t)(ede >> 8);
+		data[1] = (uint8_t)ede;
+		memcpy(data + 2, ede_text(ede), text);
+		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_EDE, data, (uint16_t)(2 + text));
+	}
 }
 
-static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg)
+static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg, ede_t ede)
 {
 	if (!q->edns)
 		return 0;
 	bool nsid = q->nsid && cfg->nsid != NULL;
 	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) +
-	       (q->cookie_reply_size > 0 ? 4 + (size_t)q->cookie_reply_size : 0);
+	       (q->cookie_reply_size > 0 ? 4 + (size_t)q->cookie_reply_size : 0) +
+	       (ede != EDE_NONE ? 4 + 2 + strlen(ede_text(ede)) : 0);
 }
 
-/* A response with no records: header, the question if known, OPT. */
+/* A response with no records: header, the question if known, OPT (with
+ * the Extended DNS Error ede, if any). */
 static size_t write_error(const apex_query_t *q, const apex_answer_config_t *cfg,
-			  apex_transport_t transport, uint8_t rcode, bool aa, uint8_t *out,
+			  apex_transport_t transport, uint8_t rcode, ede_t ede, uint8_t *out,
 			  size_t capacity, apex_answer_info_t *info)
 {
 	apex_writer_t w;
 	size_t limit = response_limit(q, cfg, transport, capacity);
-	size_t reserve = reserve_opt(q, cfg);
+	size_t reserve = reserve_opt(q, cfg, ede);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	if (q->has_question)
 		(void)apex_writer_question(&w, q->qname, NULL, q->qtype, q->qclass);
-	write_opt(&w, q, cfg, rcode);
+	write_opt(&w, q, cfg, rcode, ede);
 	if (info != NULL) {
 		info->rcode = rcode;
 		info->truncated = false;
 	}
-	return apex_writer_finish(&w, q->id, response_flags(q, aa, false, rcode));
+	return apex_writer_finish(&w, q->id, response_flags(q, false, false, rcode));
 }
 
 /* ------------------------------------------------------------ CHAOS */
@@ -721,8 +748,8 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 		}
 	}
 	if (text == NULL)
-		return write_error(q, cfg, transport, APEX_RCODE_REFUSED, false, out, capacity,
-				   info);
+		return write_error(q, cfg, transport, APEX_RCODE_REFUSED, EDE_NOT_AUTHORITATIVE,
+				   out, capacity, info);
 
 	uint8_t rdata[256];
 	size_t len = strlen(text);
@@ -733,12 +760,12 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 
 	apex_writer_t w;
 	size_t limit = response_limit(q, cfg, transport, capacity);
-	size_t reserve = reserve_opt(q, cfg);
+	size_t reserve = reserve_opt(q, cfg, EDE_NONE);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	bool tc = apex_writer_question(&w, q->qname, NULL, q->qtype, q->qclass) != APEX_OK ||
 		  apex_writer_rr(&w, APEX_SECTION_ANSWER, q->qname, APEX_TYPE_TXT, APEX_CLASS_CH, 0,
 				 rdata, len + 1) != APEX_OK;
-	write_opt(&w, q, cfg, APEX_RCODE_NOERROR);
+	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE);
 	if (info != NULL) {
 		info->rcode = APEX_RCODE_NOERROR;
 		info->truncated = tc;
@@ -764,23 +791,23 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q
 	apex_lookup_name_init(&k, q->qname);
 	const apex_zone_t *zone = apex_zoneset_find_name(zones, &k, k.labels);
 	if (zone == NULL || zone->origin_labels != k.labels)
-		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_REFUSED, false, out,
-				   capacity, info);
+		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_REFUSED,
+				   EDE_NOT_AUTHORITATIVE, out, capacity, info);
 	if (atomic_load_explicit(&zone->expired, memory_order_relaxed))
-		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_SERVFAIL, false, out,
-				   capacity, info);
+		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_SERVFAIL, EDE_NOT_READY,
+				   out, capacity, info);
 	if (!q->ixfr_soa)
-		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_FORMERR, false, out,
+		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_FORMERR, EDE_NONE, out,
 				   capacity, info);
 	size_t limit = response_limit(q, cfg, APEX_TRANSPORT_UDP, capacity);
-	size_t reserve = reserve_opt(q, cfg);
+	size_t reserve = reserve_opt(q, cfg, EDE_NONE);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	w.zone = zone;
 	bool tc = apex_writer_question(&w, q->qname, zone->apex, q->qtype, q->qclass) != APEX_OK ||
 		  apex_serial_newer(zone->serial, q->ixfr_serial) ||
 		  apex_writer_rrset(&w, APEX_SECTION_ANSWER, q->qname, zone->apex, zone->soa,
 				    zone->soa->ttl) != APEX_OK;
-	write_opt(&w, q, cfg, APEX_RCODE_NOERROR);
+	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE);
 	if (info != NULL) {
 		info->rcode = APEX_RCODE_NOERROR;
 		info->truncated = tc;
@@ -878,39 +905,39 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	}
 	switch (parsed) {
 	case APEX_PARSE_FORMERR:
-		return write_error(&q, cfg, transport, APEX_RCODE_FORMERR, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_FORMERR, EDE_NONE, out,
+				   out_capacity, info);
 	case APEX_PARSE_NOTIMP:
-		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, EDE_NONE, out,
+				   out_capacity, info);
 	case APEX_PARSE_BADVERS:
-		return write_error(&q, cfg, transport, APEX_RCODE_BADVERS, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_BADVERS, EDE_NONE, out,
+				   out_capacity, info);
 	default: break;
 	}
 
 	if (q.qclass == APEX_CLASS_CH)
 		return answer_chaos(&q, cfg, transport, out, out_capacity, info);
 	if (q.qclass != APEX_CLASS_IN && q.qclass != APEX_CLASS_ANY)
-		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, EDE_NOT_SUPPORTED, out,
+				   out_capacity, info);
 	if (q.qtype == APEX_TYPE_AXFR && transport == APEX_TRANSPORT_UDP)
-		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, EDE_NONE, out,
+				   out_capacity, info);
 	if (q.qtype == APEX_TYPE_IXFR && transport == APEX_TRANSPORT_UDP)
 		return answer_ixfr_udp(zones, &q, cfg, out, out_capacity, info);
 	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
-		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, EDE_NONE, out,
+				   out_capacity, info);
 
 	apex_lookup_name_t k;
 	apex_lookup_name_init(&k, q.qname);
 	const apex_zone_t *zone = select_zone(zones, &q, &k);
 	if (zone == NULL)
-		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, false, out, out_capacity,
-				   info);
+		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, EDE_NOT_AUTHORITATIVE,
+				   out, out_capacity, info);
 	if (__builtin_expect(atomic_load_explicit(&zone->expired, memory_order_relaxed), 0))
-		return write_error(&q, cfg, transport, APEX_RCODE_SERVFAIL, false, out,
+		return write_error(&q, cfg, transport, APEX_RCODE_SERVFAIL, EDE_NOT_READY, out,
 				   out_capacity, info);
 
 	ctx_t c;
@@ -930,7 +957,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	/* Write: answer, authority, additional (required glue first), OPT. */
 	apex_writer_t w;
 	size_t limit = response_limit(&q, cfg, transport, out_capacity);
-	size_t reserve = reserve_opt(&q, cfg);
+	size_t reserve = reserve_opt(&q, cfg, EDE_NONE);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	w.zone = zone; /* the question's zone: qname_node's */
 	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK;
@@ -945,7 +972,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	} else if (!tc) {
 		tc = write_sections(&w, &c, 0, NULL);
 	}
-	write_opt(&w, &q, cfg, c.rcode);
+	write_opt(&w, &q, cfg, c.rcode, EDE_NONE);
 	if (info != NULL) {
 		info->rcode = c.rcode;
 		info->truncated = tc;

@@ -25,6 +25,7 @@ typedef enum {
 /* EDNS option codes apex looks at. */
 #define APEX_EDNS_NSID 3
 #define APEX_EDNS_COOKIE 10
+#define APEX_EDNS_EDE 15 /* Extended DNS Error, RFC 8914 */
 
 typedef struct apex_query {
 	uint16_t id;

@@ -107,6 +107,30 @@ def test_refused_outside_served_zones(apex):
         assert not r.answer
 
 
+def ede_codes(r):
+    """The Extended DNS Errors (RFC 8914) of response r: [(code, text)]."""
+    return [(o.code, o.text) for o in r.options if o.otype == dns.edns.EDE]
+
+
+def test_extended_dns_errors(apex):
+    """REFUSED carries an Extended DNS Error when the query had EDNS: Not
+    Authoritative (20) for a name in no zone served, Not Supported (21) for
+    a class other than IN, CH and ANY; none without EDNS, none on answers."""
+    r = ask(apex.port, query("www.example.org.", T.A, use_edns=0))
+    assert r.rcode() == dns.rcode.REFUSED
+    assert ede_codes(r) == [(dns.edns.EDECode.NOT_AUTHORITATIVE, None)], r
+    r = ask(apex.port, query("www.example.org.", T.A, use_edns=0), "tcp")
+    assert ede_codes(r) == [(dns.edns.EDECode.NOT_AUTHORITATIVE, None)], r
+    r = ask(apex.port, query("www.example.org.", T.A))
+    assert r.rcode() == dns.rcode.REFUSED and r.edns < 0
+    r = ask(apex.port, query("www.example.org.", T.A, use_edns=0,
+                             rdclass=dns.rdataclass.HS))
+    assert r.rcode() == dns.rcode.REFUSED
+    assert ede_codes(r) == [(dns.edns.EDECode.NOT_SUPPORTED, None)], r
+    r = ask(apex.port, query("example.", T.SOA, use_edns=0))
+    assert r.rcode() == dns.rcode.NOERROR and ede_codes(r) == [], r
+
+
 def test_chaos_identity_off_by_default(apex):
     """CHAOS id.server/version.bind are off by default: REFUSED."""
     for name in ("id.server.", "version.bind.", "hostname.bind."):

@@ -23,6 +23,7 @@ import threading
 import time
 import unittest.mock
 
+import dns.edns
 import dns.exception
 import dns.flags
 import dns.message
@@ -898,6 +899,12 @@ def test_expire(tmp):
         assert "expired" in apex.log_tail(40)
         r = query(apex.port, "www." + ORIGIN, dns.rdatatype.A, tcp=True)
         assert r.rcode() == dns.rcode.SERVFAIL and not r.answer
+        # with EDNS, an Extended DNS Error says why (RFC 8914: Not Ready)
+        q = dns.message.make_query("www." + ORIGIN, dns.rdatatype.A, use_edns=0)
+        r = dns.query.udp(q, "127.0.0.1", port=apex.port, timeout=5)
+        assert r.rcode() == dns.rcode.SERVFAIL
+        assert [(o.code, o.text) for o in r.options if o.otype == dns.edns.EDE] == \
+            [(dns.edns.EDECode.NOT_READY, "zone expired")], r
         q = dns.message.make_query(ORIGIN, dns.rdatatype.AXFR)
         q.use_tsig(KEYRING, KEY_NAME, algorithm="hmac-sha256")
         r = dns.query.tcp(q, "127.0.0.1", port=apex.port, timeout=10)
