@@ -654,7 +654,6 @@ static uint16_t response_flags(const apex_query_t *q, bool aa, bool tc, uint8_t 
 	return (uint16_t)(flags | (rcode & 0xF));
 }
 
-/* The OPT record of the response, if the query had one. */
 /*
  * Extended DNS Errors (RFC 8914) that error responses carry when the
  * query had EDNS: the INFO-CODE and its EXTRA-TEXT.  EDE_NONE: none.
@@ -671,6 +670,7 @@ static const char *ede_text(ede_t ede)
 	return ede == EDE_NOT_READY ? "zone expired" : "";
 }
 
+/* The OPT record of the response, if the query had one. */
 static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer_config_t *cfg,
 		      uint8_t rcode, ede_t ede)
 {

@@ -70,20 +70,20 @@ void apex_log_to_syslog(int facility)
 	atomic_store(&log_syslog, true);
 }
 
-int apex_log_reopen(const char *path, char *err, size_t err_size)
+void apex_log_rebase(const char *(*rebase)(const char *base, const char *path), const char *base)
+{
+	const char *inside = log_path != NULL ? rebase(base, log_path) : NULL;
+
+	if (inside != log_path)
+		memmove(log_path, inside, strlen(inside) + 1);
+}
+
+int apex_log_reopen(char *err, size_t err_size)
 {
 	int current = atomic_load(&log_fd);
 
 	if (log_path == NULL || current == STDERR_FILENO)
 		return APEX_OK;
-	if (path != NULL && strcmp(path, log_path) != 0) {
-		size_t size = strlen(path) + 1;
-		if (size > strlen(log_path) + 1) {
-			snprintf(err, err_size, "log file %s: longer than %s", path, log_path);
-			return APEX_EINVAL;
-		}
-		memmove(log_path, path, size); /* a suffix: it fits */
-	}
 	int fd = open_log_file(log_path, err, err_size);
 	if (fd < 0)
 		return fd;
@@ -107,10 +107,12 @@ void apex_log(apex_log_level_t level, const char *fmt, ...)
 	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
-	int n = snprintf(line, sizeof(line),
-			 "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ apexd %s: ", tm.tm_year + 1900,
-			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-			 now.tv_nsec / 1000000, level_names[level]);
+	/* "TIMESTAMP apexd " then "LEVEL: ": syslog gets the line from LEVEL on */
+	int stamp = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ apexd ",
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			     tm.tm_sec, now.tv_nsec / 1000000);
+	int n = stamp +
+		snprintf(line + stamp, sizeof(line) - (size_t)stamp, "%s: ", level_names[level]);
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
@@ -121,7 +123,7 @@ void apex_log(apex_log_level_t level, const char *fmt, ...)
 	if (atomic_load_explicit(&log_syslog, memory_order_relaxed)) {
 		/* syslog stamps the time and the name itself: the level and text */
 		line[len] = '\0';
-		syslog(syslog_priorities[level], "%s", line + n - strlen(level_names[level]) - 2);
+		syslog(syslog_priorities[level], "%s", line + stamp);
 		return;
 	}
 	line[len++] = '\n';

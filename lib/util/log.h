@@ -28,11 +28,14 @@ int apex_log_to_file(const char *path, char *err, size_t err_size);
  * (LOG_DAEMON, LOG_LOCAL0, ... of <syslog.h>), without the timestamp. */
 void apex_log_to_syslog(int facility);
 
-/* The log file opened again at its path (after logrotate moved it away),
- * or at path when not NULL (its path after a chroot: a suffix of the
- * first).  Nothing for stderr or syslog.  Returns APEX_OK, or an error
- * with the reason in err (lines then go on to the file open before). */
-int apex_log_reopen(const char *path, char *err, size_t err_size);
+/* The log file opened again at its path (after logrotate moved it away).
+ * Nothing for stderr or syslog.  Returns APEX_OK, or an error with the
+ * reason in err (lines then go on to the file open before). */
+int apex_log_reopen(char *err, size_t err_size);
+
+/* Replace the log file's path by rebase(base, path) (a suffix of path),
+ * e.g. its path inside a chroot, for apex_log_reopen(). */
+void apex_log_rebase(const char *(*rebase)(const char *base, const char *path), const char *base);
 
 void apex_log(apex_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

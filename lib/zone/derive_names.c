@@ -470,6 +470,14 @@ static int derive_nsec3_arrays(apex_derive_t *d)
 	return rc;
 }
 
+/* The NSEC3 links of the new name or empty non-terminal id. */
+static int link_nsec3(apex_derive_t *d, uint32_t id)
+{
+	apex_node_t *node = apex_derive_writable(d, id);
+
+	return node != NULL ? apex_build_link_nsec3(d->zone, node) : APEX_ENOMEM;
+}
+
 int apex_derive_names(apex_derive_t *d)
 {
 	uint8_t *gone = calloc(d->old->id_count / 8 + 1, 1);
@@ -504,12 +512,13 @@ int apex_derive_names(apex_derive_t *d)
 		rc = update_table(d, mem->arena);
 	if (rc == APEX_OK && d->fresh_nsec3 + d->removed_nsec3_count > 0)
 		rc = derive_nsec3_arrays(d);
-	for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
-		if (d->fresh[r] && !d->bd.owner_is_nsec3[r] && d->zone->dnssec == APEX_DNSSEC_NSEC3)
-			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ids[r]));
-	for (size_t i = 0; rc == APEX_OK && i < d->ent_count; i++)
-		if (d->zone->dnssec == APEX_DNSSEC_NSEC3)
-			rc = apex_build_link_nsec3(d->zone, apex_derive_writable(d, d->ents[i].id));
+	if (d->zone->dnssec == APEX_DNSSEC_NSEC3) {
+		for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
+			if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
+				rc = link_nsec3(d, d->ids[r]);
+		for (size_t i = 0; rc == APEX_OK && i < d->ent_count; i++)
+			rc = link_nsec3(d, d->ents[i].id);
+	}
 	if (rc == APEX_OK && d->zone->dnssec == APEX_DNSSEC_NSEC)
 		rc = apex_derive_nsec(d);
 	return rc;

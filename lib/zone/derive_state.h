@@ -100,8 +100,8 @@ static inline int apex_derive_by_rank(const void *a, const void *b)
 /* derive_names.c: the name index without the removed names and with the
  * new ones and the empty non-terminals made (order, key prefixes, hash
  * table), the new names' structure (parent, flags, cut, hash, the
- * parent's wildcard child) and NSEC or NSEC3 links.  APEX_ENOTSUP for a
- * new name whose parent is no name of the new version. */
+ * parent's wildcard child) and NSEC or NSEC3 links.  APEX_ENOTSUP for
+ * what derive.h lists. */
 int apex_derive_names(apex_derive_t *d);
 
 #endif

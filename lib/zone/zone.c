@@ -222,18 +222,14 @@ void apex_index_mem_unref(apex_index_mem_t *mem)
 	}
 }
 
-/* Let go of zone's name index and NSEC3 memory (once). */
-static void release_index(apex_zone_t *zone)
+/* zone.h; also the first step of freeing a version (once: the pointers
+ * are taken). */
+void apex_zone_release_index(apex_zone_t *zone)
 {
 	apex_index_mem_unref(
 		atomic_exchange_explicit(&zone->index_mem, NULL, memory_order_acq_rel));
 	apex_index_mem_unref(
 		atomic_exchange_explicit(&zone->nsec3_mem, NULL, memory_order_acq_rel));
-}
-
-void apex_zone_release_index(apex_zone_t *zone)
-{
-	release_index(zone);
 }
 
 void apex_zone_unref(apex_zone_t *zone)
@@ -243,7 +239,7 @@ void apex_zone_unref(apex_zone_t *zone)
 	 * this was the last reference. */
 	while (zone != NULL &&
 	       atomic_fetch_sub_explicit(&zone->refcount, 1, memory_order_acq_rel) == 1) {
-		release_index(zone);
+		apex_zone_release_index(zone);
 		apex_zone_t *base = zone->base;
 		if (base != NULL) /* still ours: this version's reference holds it */
 			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);

@@ -318,9 +318,10 @@ typedef struct apex_zone {
 	 * their own reference to this memory. */
 	_Atomic(apex_index_mem_t *) index_mem;
 	/* Where nsec3 and nsec3_owners live when not in a whole build's arena
-	 * (one reference), or NULL: the index memory of the version that last
-	 * changed them.  A version derived without an NSEC3 owner added or
-	 * removed shares them, not copies them.  Dropped with index_mem. */
+	 * (one reference), or NULL: memory of their own, made by the
+	 * derivation that last changed them.  A version derived without an
+	 * NSEC3 owner added or removed shares them, not copies them.  Dropped
+	 * with index_mem. */
 	_Atomic(apex_index_mem_t *) nsec3_mem;
 
 	/* What zone-status reports. */

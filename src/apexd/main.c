@@ -362,7 +362,7 @@ static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
 		if (sig == SIGUSR1) {
 			char err[600];
 
-			if (apex_log_reopen(NULL, err, sizeof(err)) < 0)
+			if (apex_log_reopen(err, sizeof(err)) < 0)
 				apex_error("SIGUSR1: %s; logging on to the file open before", err);
 			else
 				apex_info("SIGUSR1 received: log file opened again");
@@ -456,7 +456,6 @@ typedef enum step {
 	STEP_FINISHED, /* stop: the work is done (apexd -t) */
 } step_t;
 
-/* Signals, the configuration and the user to run as. */
 /*
  * log-target, log-facility and log-level (-v overrides the level).  A log
  * file is opened as apexd starts (as root, say) and given to the user it
@@ -483,6 +482,7 @@ static int start_logging(const apex_config_t *cfg, const options_t *opt, const a
 	return APEX_OK;
 }
 
+/* Signals, the configuration, the user to run as and the log. */
 static step_t configure(apexd_t *d)
 {
 	char err[512];
@@ -701,11 +701,12 @@ static step_t open_privileged(apexd_t *d)
 		apex_secondary_rebase(&d->secondary, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_journals_rebase(&d->journals, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_info("chroot %s", cfg->chroot_dir);
-		/* the log file by its path inside, for SIGUSR1 */
+		apex_log_rebase(apex_privs_chroot_path, cfg->chroot_dir);
 		if (cfg->log_file != NULL &&
-		    apex_log_reopen(apex_privs_chroot_path(cfg->chroot_dir, cfg->log_file), err,
-				    sizeof(err)) < 0)
-			apex_warning("%s: outside the chroot, SIGUSR1 cannot open it again", err);
+		    apex_privs_chroot_path(cfg->chroot_dir, cfg->log_file) == cfg->log_file)
+			apex_warning(
+				"log file %s: outside the chroot, SIGUSR1 cannot open it again",
+				cfg->log_file);
 	}
 	if (d->privs.drop)
 		apex_info("running as user %s (uid %lu, gid %lu) without capabilities",

@@ -44,6 +44,7 @@
 #include "zone/zone_from_wire.h"
 #include "zone/zoneset.h"
 #include "fuzz_common.h"
+#include "../unit/query_wire.h"
 
 #define ZONES 3
 #define MAX_OPS 32
@@ -306,20 +307,7 @@ static void same_answers(apex_zone_t *a, apex_zone_t *b, const change_t *c)
 		for (int up = 0; up < 2; up++, name += name[0] != 0 ? 1 + name[0] : 0) {
 			for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 				for (int d = 0; d < 2; d++) {
-					size_t n = APEX_HEADER_SIZE, size = apex_name_size(name);
-					memset(q, 0, APEX_HEADER_SIZE);
-					apex_write_u16(q + APEX_HDR_QDCOUNT, 1);
-					apex_write_u16(q + APEX_HDR_ARCOUNT, 1);
-					memcpy(q + n, name, size);
-					n += size;
-					apex_write_u16(q + n, types[t]);
-					apex_write_u16(q + n + 2, APEX_CLASS_IN);
-					n += 4;
-					static const uint8_t opt[] = { 0, 0, 41, 16, 0, 0,
-								       0, 0, 0,  0,  0 };
-					memcpy(q + n, opt, sizeof(opt));
-					q[n + 7] = d ? 0x80 : 0;
-					n += sizeof(opt) - 1;
+					size_t n = query_for(q, name, types[t], true, d);
 					size_t na = apex_answer(sa, &config, APEX_TRANSPORT_TCP, q,
 								n, ra, sizeof(ra), NULL);
 					size_t nb = apex_answer(sb, &config, APEX_TRANSPORT_TCP, q,

@@ -10,6 +10,7 @@ reason.
 """
 
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -88,6 +89,34 @@ def test_log_file_and_sigusr1(tmp_path):
     finally:
         assert apex.stop() == 0, read(log)
     assert "apexd stopped" in read(log)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
+def test_log_file_in_chroot(tmp_path, monkeypatch):
+    """With chroot and user nobody, the log file inside the chroot is given
+    to nobody and opened again by its path inside after SIGUSR1."""
+    # LeakSanitizer reads /proc at exit, which the chroot lacks
+    asan = os.environ.get("ASAN_OPTIONS")
+    monkeypatch.setenv("ASAN_OPTIONS", (asan + ":" if asan else "") + "detect_leaks=0")
+    root = os.path.join(str(tmp_path), "chrooted")
+    os.makedirs(root)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(root, nobody.pw_uid, nobody.pw_gid)  # the new log file is created here
+    os.chmod(str(tmp_path), 0o755)
+    zone = zone_file(root)
+    os.chmod(zone, 0o644)
+    log = os.path.join(root, "apexd.log")
+    apex = LoggingApexd(root, zone, ["    user: nobody", '    chroot: "%s"' % root,
+                                     '    log-target: "%s"' % log]).start()
+    try:
+        wait_text(log, "serving 1 zone(s)")
+        assert os.stat(log).st_uid == nobody.pw_uid
+        assert "outside the chroot" not in read(log), read(log)
+        os.rename(log, log + ".1")
+        apex.proc.send_signal(signal.SIGUSR1)
+        wait_text(log, "SIGUSR1 received: log file opened again")
+    finally:
+        assert apex.stop() == 0, read(log) + read(log + ".1")
 
 
 def test_log_level(tmp_path):
