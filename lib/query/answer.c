@@ -793,6 +793,8 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q
 	if (zone == NULL || zone->origin_labels != k.labels)
 		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_REFUSED,
 				   EDE_NOT_AUTHORITATIVE, out, capacity, info);
+	if (info != NULL)
+		info->zone_slot = zone->stats_slot;
 	if (atomic_load_explicit(&zone->expired, memory_order_relaxed))
 		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_SERVFAIL, EDE_NOT_READY,
 				   out, capacity, info);
@@ -897,6 +899,9 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		info->dropped = false;
 		info->cookie = cookie;
 		info->tsig = q.tsig;
+		info->edns = q.edns;
+		info->dnssec_ok = q.edns && q.dnssec_ok;
+		info->zone_slot = APEX_ANSWER_NO_ZONE;
 	}
 	if (parsed == APEX_PARSE_DROP || out_capacity < APEX_MIN_UDP_PAYLOAD) {
 		if (info != NULL)
@@ -936,6 +941,8 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	if (zone == NULL)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, EDE_NOT_AUTHORITATIVE,
 				   out, out_capacity, info);
+	if (info != NULL)
+		info->zone_slot = zone->stats_slot;
 	if (__builtin_expect(atomic_load_explicit(&zone->expired, memory_order_relaxed), 0))
 		return write_error(&q, cfg, transport, APEX_RCODE_SERVFAIL, EDE_NOT_READY, out,
 				   out_capacity, info);

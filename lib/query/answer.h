@@ -45,7 +45,14 @@ typedef struct apex_answer_info {
 	bool dropped;   /* no response (e.g. QR=1, too short) */
 	uint8_t cookie; /* apex_cookie_status_t of the query's cookie */
 	bool tsig;      /* the query carries a TSIG record: its answer is to be signed */
+	bool edns;      /* the query has an OPT record */
+	bool dnssec_ok; /* ... with the DO bit */
+	/* The stats_slot of the zone the question was answered from (the
+	 * first of a CNAME chain's), or APEX_ANSWER_NO_ZONE. */
+	uint32_t zone_slot;
 } apex_answer_info_t;
+
+#define APEX_ANSWER_NO_ZONE UINT32_MAX
 
 /* Who sent a query, for what depends on it (server cookies). */
 typedef struct apex_answer_client {

@@ -324,6 +324,10 @@ typedef struct apex_zone {
 	 * with index_mem. */
 	_Atomic(apex_index_mem_t *) nsec3_mem;
 
+	/* The zone's statistics slot (zoneset.h): the same for every
+	 * version of one origin, set by apex_zonetable_publish(). */
+	uint32_t stats_slot;
+
 	/* What zone-status reports. */
 	char *file;                /* path it was loaded from */
 	size_t record_count;       /* RRs in the file, after duplicates were removed */

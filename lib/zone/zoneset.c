@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/name.h"
 #include "util/error.h"
 #include "util/hash_slots.h"
 #include "zone/zoneset.h"
@@ -75,6 +76,7 @@ int apex_zonetable_init(apex_zonetable_t *table)
 		return APEX_ENOMEM;
 	}
 	atomic_init(&table->generation, 0);
+	table->slots = (apex_zone_slots_t){ 0 };
 	return APEX_OK;
 }
 
@@ -82,6 +84,10 @@ void apex_zonetable_destroy(apex_zonetable_t *table)
 {
 	apex_zoneset_release(table->current);
 	table->current = NULL;
+	for (uint32_t i = 0; i < table->slots.count; i++)
+		free(table->slots.origins[i]);
+	free(table->slots.origins);
+	table->slots = (apex_zone_slots_t){ 0 };
 	pthread_mutex_destroy(&table->publish_lock);
 	apex_rwlock_destroy(&table->lock);
 }
@@ -123,6 +129,63 @@ static void zonetable_swap(apex_zonetable_t *table, apex_zoneset_t *next)
 	apex_zoneset_release(old);
 }
 
+/*
+ * The statistics slot of zone's origin (the caller holds publish_lock):
+ * the one its current version has, else the one it had before it was
+ * removed, else a new one.
+ */
+static int zone_slot(apex_zonetable_t *table, const apex_zone_t *current, apex_zone_t *zone)
+{
+	apex_zone_slots_t *s = &table->slots;
+
+	if (current != NULL) {
+		zone->stats_slot = current->stats_slot;
+		return APEX_OK;
+	}
+	for (uint32_t i = 0; i < s->count; i++) {
+		if (apex_name_equal(s->origins[i], zone->origin)) {
+			zone->stats_slot = i;
+			return APEX_OK;
+		}
+	}
+	if (s->count == s->capacity) {
+		uint32_t capacity = s->capacity > 0 ? s->capacity * 2 : 16;
+		uint8_t **grown = realloc(s->origins, capacity * sizeof(*grown));
+		if (grown == NULL)
+			return APEX_ENOMEM;
+		s->origins = grown;
+		s->capacity = capacity;
+	}
+	size_t size = apex_name_size(zone->origin);
+	if ((s->origins[s->count] = malloc(size)) == NULL)
+		return APEX_ENOMEM;
+	memcpy(s->origins[s->count], zone->origin, size);
+	zone->stats_slot = s->count++;
+	return APEX_OK;
+}
+
+bool apex_zonetable_slot_origin(apex_zonetable_t *table, uint32_t slot, uint8_t *origin)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&table->publish_lock);
+	if (slot < table->slots.count) {
+		memcpy(origin, table->slots.origins[slot],
+		       apex_name_size(table->slots.origins[slot]));
+		found = true;
+	}
+	pthread_mutex_unlock(&table->publish_lock);
+	return found;
+}
+
+uint32_t apex_zonetable_slot_count(apex_zonetable_t *table)
+{
+	pthread_mutex_lock(&table->publish_lock);
+	uint32_t count = table->slots.count;
+	pthread_mutex_unlock(&table->publish_lock);
+	return count;
+}
+
 int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 {
 	/* The new set is built beside the current one, publishers taking
@@ -132,7 +195,9 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 	const apex_zoneset_t *cur = table->current;
 	bool found;
 	size_t at = zoneset_search(cur, zone->origin_key, zone->origin_key_size, &found);
-	apex_zoneset_t *next = zoneset_new(cur->count + (found ? 0 : 1));
+	apex_zoneset_t *next = NULL;
+	if (zone_slot(table, found ? cur->zones[at] : NULL, zone) == APEX_OK)
+		next = zoneset_new(cur->count + (found ? 0 : 1));
 	if (next == NULL) {
 		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOMEM;

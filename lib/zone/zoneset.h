@@ -23,6 +23,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,8 +42,21 @@ typedef struct apex_zoneset {
 	apex_zone_t *zones[];  /* sorted by origin key; each holds one reference */
 } apex_zoneset_t;
 
+/*
+ * Statistics slots: every origin ever published gets a small number of
+ * its own, kept for the table's life (a zone removed and added again
+ * gets its old one back), so that a worker counts queries per zone in an
+ * array of its own indexed by the answering version's stats_slot, and a
+ * reader finds the origin of each slot.
+ */
+typedef struct apex_zone_slots {
+	uint8_t **origins; /* origins[slot]: wire format, owned */
+	uint32_t count, capacity;
+} apex_zone_slots_t;
+
 typedef struct apex_zonetable {
 	pthread_mutex_t publish_lock;          /* publishers take turns; never a worker */
+	apex_zone_slots_t slots;               /* guarded by publish_lock */
 	apex_rwlock_t lock;                    /* guards `current` */
 	apex_zoneset_t *current;               /* never NULL after init */
 	_Alignas(64) atomic_ullong generation; /* bumped on every publish */
@@ -57,6 +71,16 @@ void apex_zonetable_destroy(apex_zonetable_t *table);
  * old version is released when its last reader lets go.
  */
 int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone);
+
+/*
+ * The origin of statistics slot `slot`, copied into origin (at least
+ * APEX_NAME_MAX bytes); false if no zone has that slot.  Takes the
+ * publish lock: for readers of statistics, never for a worker.
+ */
+bool apex_zonetable_slot_origin(apex_zonetable_t *table, uint32_t slot, uint8_t *origin);
+
+/* Slots handed out so far: every slot below it has an origin. */
+uint32_t apex_zonetable_slot_count(apex_zonetable_t *table);
 
 /* Remove the zone with this origin; APEX_ENOENT if it is not served. */
 int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin);

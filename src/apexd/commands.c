@@ -285,18 +285,10 @@ done:
 
 /* ---------------------------------------------------------------- stats */
 
-static int cmd_stats(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
-		     apex_ctl_buf_t *out)
+void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_xfr_stats_t *xfr_out)
 {
-	unsigned n = ctx->server->worker_count;
-	apex_stats_totals_t *per = calloc(n > 0 ? n : 1, sizeof(*per));
-	apex_stats_totals_t total;
-
-	if (per == NULL)
-		return reply_error(out, "stats: out of memory");
 	apex_xfr_stats_t xfr = { 0 };
 
-	apex_server_stats(ctx->server, per, &total);
 	if (ctx->secondary != NULL)
 		apex_secondary_totals(ctx->secondary, &xfr.in_ok, &xfr.in_failed,
 				      &xfr.notify_in_accepted, &xfr.notify_in_refused);
@@ -309,8 +301,26 @@ static int cmd_stats(const apex_command_context_t *ctx, const apex_ctl_request_t
 		xfr.notify_out_ok = atomic_load(&ctx->notifier->sent);
 		xfr.notify_out_failed = atomic_load(&ctx->notifier->failed);
 	}
+	*xfr_out = xfr;
+}
+
+static int cmd_stats(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
+		     apex_ctl_buf_t *out)
+{
+	unsigned n = ctx->server->worker_count;
+	apex_stats_totals_t *per = calloc(n + 1, sizeof(*per));
+	apex_stats_zone_names_t zones;
+	apex_xfr_stats_t xfr;
+
+	if (per == NULL || apex_stats_zone_names(&ctx->server->zonetable, &zones) != APEX_OK) {
+		free(per);
+		return reply_error(out, "stats: out of memory");
+	}
+	apex_server_stats(ctx->server, per, &per[n]);
+	apex_command_xfr_stats(ctx, &xfr);
 	apex_ctl_reply_status(out, true, NULL);
-	apex_stats_render(out, req->format, &xfr, per, n, &total);
+	apex_stats_render(out, req->format, &xfr, &zones, per, n, &per[n]);
+	apex_stats_zone_names_free(&zones);
 	free(per);
 	return APEX_COMMAND_DONE;
 }

@@ -4,9 +4,12 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl/json.h"
+#include "dns/name.h"
+#include "util/error.h"
 
 static const char *const qtype_names[APEX_STATS_QTYPES] = {
 	"A",    "NS",    "CNAME", "SOA",   "PTR",  "MX",     "TXT",   "AAAA",
@@ -88,6 +91,22 @@ void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
 		GET(qtype[i]);
 	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
 		GET(batch_fill[i]);
+	for (unsigned t = 0; t < APEX_STATS_TRANSPORTS; t++) {
+		for (unsigned f = 0; f < APEX_STATS_FAMILIES; f++) {
+			GET(received[t][f]);
+			GET(sent[t][f]);
+		}
+		for (unsigned i = 0; i < APEX_STATS_REQUEST_SIZES; i++)
+			GET(request_size[t][i]);
+		for (unsigned i = 0; i < APEX_STATS_RESPONSE_SIZES; i++)
+			GET(response_size[t][i]);
+		GET(request_bytes[t]);
+		GET(response_bytes[t]);
+	}
+	GET(edns);
+	GET(dnssec_ok);
+	for (unsigned i = 0; i < APEX_STATS_ZONES; i++)
+		GET(zone_queries[i]);
 #undef GET
 }
 
@@ -121,6 +140,66 @@ void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
 		t->qtype[i] += one->qtype[i];
 	for (unsigned i = 0; i < APEX_STATS_FILL_BUCKETS; i++)
 		t->batch_fill[i] += one->batch_fill[i];
+	for (unsigned x = 0; x < APEX_STATS_TRANSPORTS; x++) {
+		for (unsigned f = 0; f < APEX_STATS_FAMILIES; f++) {
+			t->received[x][f] += one->received[x][f];
+			t->sent[x][f] += one->sent[x][f];
+		}
+		for (unsigned i = 0; i < APEX_STATS_REQUEST_SIZES; i++)
+			t->request_size[x][i] += one->request_size[x][i];
+		for (unsigned i = 0; i < APEX_STATS_RESPONSE_SIZES; i++)
+			t->response_size[x][i] += one->response_size[x][i];
+		t->request_bytes[x] += one->request_bytes[x];
+		t->response_bytes[x] += one->response_bytes[x];
+	}
+	t->edns += one->edns;
+	t->dnssec_ok += one->dnssec_ok;
+	for (unsigned i = 0; i < APEX_STATS_ZONES; i++)
+		t->zone_queries[i] += one->zone_queries[i];
+}
+
+const char *apex_stats_size_name(unsigned index, unsigned count, char *buf, size_t buf_size)
+{
+	if (index + 1 < count)
+		snprintf(buf, buf_size, "%u-%u", index * 16, index * 16 + 15);
+	else
+		snprintf(buf, buf_size, "%u-", index * 16);
+	return buf;
+}
+
+int apex_stats_zone_names(apex_zonetable_t *table, apex_stats_zone_names_t *out)
+{
+	uint32_t count = apex_zonetable_slot_count(table);
+
+	out->count = count < APEX_STATS_ZONES ? count : APEX_STATS_ZONES;
+	out->names = calloc(out->count > 0 ? out->count : 1, sizeof(*out->names));
+	if (out->names == NULL)
+		return APEX_ENOMEM;
+	for (uint32_t slot = 0; slot < out->count; slot++) {
+		uint8_t origin[APEX_NAME_MAX];
+		char text[APEX_NAME_MAX * 4 + 1];
+
+		if (slot == APEX_STATS_ZONES - 1 && count > APEX_STATS_ZONES)
+			snprintf(text, sizeof(text), "(other zones)");
+		else if (!apex_zonetable_slot_origin(table, slot, origin))
+			continue;
+		else
+			apex_name_to_str(origin, text, sizeof(text));
+		if ((out->names[slot] = strdup(text)) == NULL) {
+			apex_stats_zone_names_free(out);
+			return APEX_ENOMEM;
+		}
+	}
+	return APEX_OK;
+}
+
+void apex_stats_zone_names_free(apex_stats_zone_names_t *names)
+{
+	for (unsigned i = 0; i < names->count; i++)
+		free(names->names[i]);
+	free(names->names);
+	names->names = NULL;
+	names->count = 0;
 }
 
 static uint64_t udp_datagrams(const apex_stats_totals_t *t)
@@ -175,13 +254,14 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, i == 0 ? "" : ",", stall_names[i],
 				    t->stalls[i]);
 	apex_ctl_buf_puts(b, "}");
-	apex_ctl_buf_printf(b,
-			    ",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
-			    ",\"rrl_dropped\":%" PRIu64 ",\"rrl_slipped\":%" PRIu64
-			    ",\"cookie_client\":%" PRIu64 ",\"cookie_valid\":%" PRIu64
-			    ",\"cookie_invalid\":%" PRIu64 "}",
-			    t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped,
-			    t->rrl_slipped, t->cookie_client, t->cookie_valid, t->cookie_invalid);
+	apex_ctl_buf_printf(
+		b,
+		",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
+		",\"rrl_dropped\":%" PRIu64 ",\"rrl_slipped\":%" PRIu64
+		",\"cookie_client\":%" PRIu64 ",\"cookie_valid\":%" PRIu64
+		",\"cookie_invalid\":%" PRIu64 ",\"edns\":%" PRIu64 ",\"dnssec_ok\":%" PRIu64 "}",
+		t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped, t->rrl_slipped,
+		t->cookie_client, t->cookie_valid, t->cookie_invalid, t->edns, t->dnssec_ok);
 }
 
 static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_stats_totals_t *t)
@@ -206,6 +286,7 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 	}
 	apex_ctl_buf_printf(b, "\n  truncated: %" PRIu64 "\n  dropped: %" PRIu64 "\n", t->truncated,
 			    t->dropped);
+	apex_ctl_buf_printf(b, "  edns: %" PRIu64 " (DO bit %" PRIu64 ")\n", t->edns, t->dnssec_ok);
 	apex_ctl_buf_printf(
 		b, "  tcp connections: %" PRIu64 " (rejected %" PRIu64 ", timed out %" PRIu64 ")\n",
 		t->tcp_connections, t->tcp_rejected, t->tcp_timeouts);
@@ -233,6 +314,97 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 	apex_ctl_buf_puts(b, "\n");
 }
 
+/* RSSAC002's names of the traffic-volume and traffic-sizes measurements. */
+static const char *const transport_names[APEX_STATS_TRANSPORTS] = { "udp", "tcp" };
+static const char *const family_names[APEX_STATS_FAMILIES] = { "ipv4", "ipv6" };
+
+/* One size histogram, its non-zero buckets: JSON members or " a-b=n" in text. */
+static void render_sizes(apex_ctl_buf_t *b, apex_ctl_format_t format, const uint64_t *buckets,
+			 unsigned count)
+{
+	bool first = true;
+	char name[16];
+
+	for (unsigned i = 0; i < count; i++) {
+		if (buckets[i] == 0)
+			continue;
+		apex_stats_size_name(i, count, name, sizeof(name));
+		if (format == APEX_CTL_FORMAT_JSON)
+			apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, first ? "" : ",", name,
+					    buckets[i]);
+		else
+			apex_ctl_buf_printf(b, " %s=%" PRIu64, name, buckets[i]);
+		first = false;
+	}
+}
+
+/*
+ * The measurements of RSSAC002 (traffic-volume, traffic-sizes,
+ * rcode-volume) under its own names, and the queries per zone: JSON
+ * members of the total, or lines of text.
+ */
+static void render_rssac002(apex_ctl_buf_t *b, apex_ctl_format_t format,
+			    const apex_stats_totals_t *t, const apex_stats_zone_names_t *zones)
+{
+	bool json = format == APEX_CTL_FORMAT_JSON;
+	const char *sep = "";
+
+	apex_ctl_buf_puts(b, json ? ",\"rssac002\":{\"traffic-volume\":{" : "traffic-volume:\n");
+	for (unsigned pass = 0; pass < 2; pass++) {
+		for (unsigned x = 0; x < APEX_STATS_TRANSPORTS; x++) {
+			for (unsigned f = 0; f < APEX_STATS_FAMILIES; f++) {
+				apex_ctl_buf_printf(b,
+						    json ? "%s\"dns-%s-%s-%s\":%" PRIu64
+							 : "%s  dns-%s-%s-%s: %" PRIu64 "\n",
+						    sep, transport_names[x],
+						    pass == 0 ? "queries-received"
+							      : "responses-sent",
+						    family_names[f],
+						    pass == 0 ? t->received[x][f] : t->sent[x][f]);
+				sep = json ? "," : "";
+			}
+		}
+	}
+	apex_ctl_buf_puts(b, json ? "},\"traffic-sizes\":{" : "traffic-sizes:\n");
+	for (unsigned x = 0; x < APEX_STATS_TRANSPORTS; x++) {
+		if (json)
+			apex_ctl_buf_printf(b, "%s\"%s-request-sizes\":{", x == 0 ? "" : ",",
+					    transport_names[x]);
+		else
+			apex_ctl_buf_printf(b, "  %s-request-sizes:", transport_names[x]);
+		render_sizes(b, format, t->request_size[x], APEX_STATS_REQUEST_SIZES);
+		apex_ctl_buf_printf(b,
+				    json ? "},\"%s-response-sizes\":{" : "\n  %s-response-sizes:",
+				    transport_names[x]);
+		render_sizes(b, format, t->response_size[x], APEX_STATS_RESPONSE_SIZES);
+		apex_ctl_buf_puts(b, json ? "}" : "\n");
+	}
+	apex_ctl_buf_puts(b, json ? "},\"rcode-volume\":{" : "rcode-volume:");
+	sep = "";
+	for (unsigned r = 0; r + 1 < APEX_STATS_RCODES; r++) {
+		if (t->rcode[r] == 0)
+			continue;
+		apex_ctl_buf_printf(b, json ? "%s\"%u\":%" PRIu64 : "%s %u=%" PRIu64, sep, r,
+				    t->rcode[r]);
+		sep = json ? "," : "";
+	}
+	apex_ctl_buf_puts(b, json ? "}},\"zones\":{" : "\nqueries by zone:");
+	sep = "";
+	for (unsigned z = 0; zones != NULL && z < zones->count; z++) {
+		if (zones->names[z] == NULL)
+			continue;
+		if (json) {
+			apex_ctl_buf_puts(b, sep);
+			apex_ctl_json_string(b, zones->names[z]);
+			apex_ctl_buf_printf(b, ":%" PRIu64, t->zone_queries[z]);
+		} else {
+			apex_ctl_buf_printf(b, " %s=%" PRIu64, zones->names[z], t->zone_queries[z]);
+		}
+		sep = ",";
+	}
+	apex_ctl_buf_puts(b, json ? "}" : "\n");
+}
+
 /* The transfer counters: a "transfers" member in JSON, one line in text. */
 static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *x)
 {
@@ -258,14 +430,15 @@ static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex
 }
 
 void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *xfr,
-		       const apex_stats_totals_t *per_worker, unsigned count,
-		       const apex_stats_totals_t *total)
+		       const apex_stats_zone_names_t *zones, const apex_stats_totals_t *per_worker,
+		       unsigned count, const apex_stats_totals_t *total)
 {
 	if (format == APEX_CTL_FORMAT_JSON) {
 		apex_ctl_buf_puts(buf, "{\"total\":");
 		render_json_one(buf, total);
 		if (xfr != NULL)
 			render_xfr(buf, format, xfr);
+		render_rssac002(buf, format, total, zones);
 		apex_ctl_buf_puts(buf, ",\"workers\":[");
 		for (unsigned w = 0; w < count; w++) {
 			if (w > 0)
@@ -278,6 +451,7 @@ void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex
 	render_text_one(buf, "total", total);
 	if (xfr != NULL)
 		render_xfr(buf, format, xfr);
+	render_rssac002(buf, format, total, zones);
 	for (unsigned w = 0; w < count; w++) {
 		char label[32];
 

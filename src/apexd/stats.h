@@ -17,6 +17,7 @@
 
 #include "ctl/buf.h"
 #include "ctl/request.h"
+#include "zone/zoneset.h"
 
 /* rcode buckets: 0..22 one each, the last for all others. */
 #define APEX_STATS_RCODES 24
@@ -27,6 +28,18 @@
 /* Stall buckets (the time before a full batch): < 1 ms, < 10 ms, < 100 ms,
  * < 1 s, longer. */
 #define APEX_STATS_STALL_BUCKETS 5
+
+/* RSSAC002's message size histograms (RSSAC002v3 section 2.4): 16-byte
+ * buckets, requests from "0-15" to "288-" (288 bytes or more), responses
+ * from "0-15" to "4096-". */
+#define APEX_STATS_REQUEST_SIZES 19
+#define APEX_STATS_RESPONSE_SIZES 257
+/* Queries counted per zone: by the zone's stats_slot (zone/zoneset.h);
+ * the last bucket holds every zone whose slot is beyond the others. */
+#define APEX_STATS_ZONES 1024
+/* By transport (apex_transport_t) and by address family (0 IPv4, 1 IPv6). */
+#define APEX_STATS_TRANSPORTS 2
+#define APEX_STATS_FAMILIES 2
 
 typedef struct apex_worker_stats {
 	atomic_uint_least64_t udp_queries;
@@ -58,6 +71,17 @@ typedef struct apex_worker_stats {
 	 * waiting: the time before each full batch, and the longest */
 	atomic_uint_least64_t stalls[APEX_STATS_STALL_BUCKETS];
 	atomic_uint_least64_t stall_max_ns;
+	/* RSSAC002: the messages given to the engine and the responses
+	 * sent, by transport and family, and their sizes */
+	atomic_uint_least64_t received[APEX_STATS_TRANSPORTS][APEX_STATS_FAMILIES];
+	atomic_uint_least64_t sent[APEX_STATS_TRANSPORTS][APEX_STATS_FAMILIES];
+	atomic_uint_least64_t request_size[APEX_STATS_TRANSPORTS][APEX_STATS_REQUEST_SIZES];
+	atomic_uint_least64_t response_size[APEX_STATS_TRANSPORTS][APEX_STATS_RESPONSE_SIZES];
+	atomic_uint_least64_t request_bytes[APEX_STATS_TRANSPORTS];
+	atomic_uint_least64_t response_bytes[APEX_STATS_TRANSPORTS];
+	atomic_uint_least64_t edns;      /* answered queries with an OPT record */
+	atomic_uint_least64_t dnssec_ok; /* ... with the DO bit */
+	atomic_uint_least64_t zone_queries[APEX_STATS_ZONES]; /* answered, by zone slot */
 } apex_worker_stats_t;
 
 /* Plain values of a snapshot or a sum. */
@@ -76,6 +100,13 @@ typedef struct apex_stats_totals {
 	uint64_t kernel_drops;
 	uint64_t stalls[APEX_STATS_STALL_BUCKETS];
 	uint64_t stall_max_ns; /* in a sum: the longest of all */
+	uint64_t received[APEX_STATS_TRANSPORTS][APEX_STATS_FAMILIES];
+	uint64_t sent[APEX_STATS_TRANSPORTS][APEX_STATS_FAMILIES];
+	uint64_t request_size[APEX_STATS_TRANSPORTS][APEX_STATS_REQUEST_SIZES];
+	uint64_t response_size[APEX_STATS_TRANSPORTS][APEX_STATS_RESPONSE_SIZES];
+	uint64_t request_bytes[APEX_STATS_TRANSPORTS], response_bytes[APEX_STATS_TRANSPORTS];
+	uint64_t edns, dnssec_ok;
+	uint64_t zone_queries[APEX_STATS_ZONES];
 } apex_stats_totals_t;
 
 /* Add n to a counter written only by the calling worker. */
@@ -121,6 +152,25 @@ static inline unsigned apex_stats_fill_index(unsigned n)
 	return n <= 1 ? 0 : n < 8 ? 1 : n < 32 ? 2 : n < 64 ? 3 : 4;
 }
 
+/* The RSSAC002 size bucket of a request or response of size bytes. */
+static inline unsigned apex_stats_request_size_index(size_t size)
+{
+	return size / 16 < APEX_STATS_REQUEST_SIZES ? (unsigned)(size / 16)
+						    : APEX_STATS_REQUEST_SIZES - 1;
+}
+
+static inline unsigned apex_stats_response_size_index(size_t size)
+{
+	return size / 16 < APEX_STATS_RESPONSE_SIZES ? (unsigned)(size / 16)
+						     : APEX_STATS_RESPONSE_SIZES - 1;
+}
+
+/* The per-zone bucket of a zone's stats_slot. */
+static inline unsigned apex_stats_zone_index(uint32_t slot)
+{
+	return slot < APEX_STATS_ZONES - 1 ? slot : APEX_STATS_ZONES - 1;
+}
+
 /* Name of a qtype bucket ("A", ..., "other"). */
 const char *apex_stats_qtype_name(unsigned index);
 
@@ -130,16 +180,26 @@ const char *apex_stats_rcode_name(unsigned rcode, char *buf, size_t buf_size);
 /* Name of a batch fill bucket ("1", "2-7", ...). */
 const char *apex_stats_fill_name(unsigned index);
 
+/* Name of RSSAC002 size bucket index of count ("0-15", ..., "288-"), in buf. */
+const char *apex_stats_size_name(unsigned index, unsigned count, char *buf, size_t buf_size);
+
+/* The names of the zones of the per-zone counters: names[slot] is the
+ * origin's text ("example.") or NULL; count is at most APEX_STATS_ZONES. */
+typedef struct apex_stats_zone_names {
+	char **names; /* owned, with each name */
+	unsigned count;
+} apex_stats_zone_names_t;
+
+/* Fill out from table's statistics slots; free with apex_stats_zone_names_free(). */
+int apex_stats_zone_names(apex_zonetable_t *table, apex_stats_zone_names_t *out);
+void apex_stats_zone_names_free(apex_stats_zone_names_t *names);
+
 /* Read one worker's counters. */
 void apex_stats_snapshot(const apex_worker_stats_t *stats, apex_stats_totals_t *out);
 
 /* total += one */
 void apex_stats_add(apex_stats_totals_t *total, const apex_stats_totals_t *one);
 
-/*
- * Render the statistics of count workers (per_worker[0..count)) and
- * their total in format (doc/control-protocol.md describes both).
- */
 /* Zone transfers and NOTIFY, in and out, by result (from the transfer,
  * notify and outgoing-transfer threads, not the workers). */
 typedef struct apex_xfr_stats {
@@ -149,9 +209,14 @@ typedef struct apex_xfr_stats {
 	uint64_t notify_out_ok, notify_out_failed;
 } apex_xfr_stats_t;
 
+/*
+ * Render the statistics of count workers (per_worker[0..count)) and
+ * their total in format (doc/control-protocol.md describes both), with
+ * the RSSAC002 measurements and the queries of each zone in zones.
+ */
 void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *xfr,
-		       const apex_stats_totals_t *per_worker, unsigned count,
-		       const apex_stats_totals_t *total);
+		       const apex_stats_zone_names_t *zones, const apex_stats_totals_t *per_worker,
+		       unsigned count, const apex_stats_totals_t *total);
 
 /* The one-line summary apexd logs at shutdown. */
 void apex_stats_summary(apex_ctl_buf_t *buf, const apex_stats_totals_t *total);

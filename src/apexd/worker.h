@@ -103,6 +103,13 @@ static inline void apex_worker_count(apex_worker_t *worker, const apex_answer_in
 		s->rcode[info->rcode < APEX_STATS_RCODES - 1 ? info->rcode : APEX_STATS_RCODES - 1],
 		1);
 	APEX_STAT_ADD(s->qtype[apex_stats_qtype_index(info->qtype)], 1);
+	if (info->edns) {
+		APEX_STAT_ADD(s->edns, 1);
+		if (info->dnssec_ok)
+			APEX_STAT_ADD(s->dnssec_ok, 1);
+	}
+	if (info->zone_slot != APEX_ANSWER_NO_ZONE)
+		APEX_STAT_ADD(s->zone_queries[apex_stats_zone_index(info->zone_slot)], 1);
 	if (info->truncated)
 		APEX_STAT_ADD(s->truncated, 1);
 	switch (info->cookie) {
@@ -127,19 +134,12 @@ static inline void apex_worker_client(apex_answer_client_t *client,
 	client->now = now;
 }
 
-/*
- * Answer one query from peer, received over transport, into
- * out[0..out_capacity): the engine (with the client's address for
- * cookies), the statistics, and over UDP response rate limiting (a
- * limited response is dropped or slipped as a TC reply). Returns the
- * size to send, 0 to send nothing. info, if not NULL, gets what the
- * engine reported (before rate limiting). Inline: it is the query path
- * of both transports, called once per query.
- */
-static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t transport,
-					const struct sockaddr_storage *peer, const uint8_t *query,
-					size_t query_size, uint8_t *out, size_t out_capacity,
-					apex_answer_info_t *info)
+/* apex_worker_answer() without the traffic counters. */
+static inline size_t apex_worker_answer_message(apex_worker_t *worker, apex_transport_t transport,
+						const struct sockaddr_storage *peer,
+						const uint8_t *query, size_t query_size,
+						uint8_t *out, size_t out_capacity,
+						apex_answer_info_t *info)
 {
 	apex_answer_info_t local = { 0 };
 	apex_answer_client_t client;
@@ -173,6 +173,36 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 	}
 	if (act == APEX_RRL_SLIP)
 		APEX_STAT_ADD(worker->stats.rrl_slipped, 1);
+	return size;
+}
+
+/*
+ * Answer one query from peer, received over transport, into
+ * out[0..out_capacity): the engine (with the client's address for
+ * cookies), the statistics, and over UDP response rate limiting (a
+ * limited response is dropped or slipped as a TC reply). Returns the
+ * size to send, 0 to send nothing. info, if not NULL, gets what the
+ * engine reported (before rate limiting). Inline: it is the query path
+ * of both transports, called once per query.
+ */
+static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t transport,
+					const struct sockaddr_storage *peer, const uint8_t *query,
+					size_t query_size, uint8_t *out, size_t out_capacity,
+					apex_answer_info_t *info)
+{
+	apex_worker_stats_t *s = &worker->stats;
+	unsigned family = peer->ss_family == AF_INET6;
+
+	APEX_STAT_ADD(s->received[transport][family], 1);
+	APEX_STAT_ADD(s->request_size[transport][apex_stats_request_size_index(query_size)], 1);
+	APEX_STAT_ADD(s->request_bytes[transport], query_size);
+	size_t size = apex_worker_answer_message(worker, transport, peer, query, query_size, out,
+						 out_capacity, info);
+	if (size > 0) {
+		APEX_STAT_ADD(s->sent[transport][family], 1);
+		APEX_STAT_ADD(s->response_size[transport][apex_stats_response_size_index(size)], 1);
+		APEX_STAT_ADD(s->response_bytes[transport], size);
+	}
 	return size;
 }
 

@@ -931,6 +931,28 @@ static void check_worker_stats(apex_worker_t *w, unsigned long answered)
 	for (int i = 0; i < APEX_STATS_RCODES; i++)
 		counted += atomic_load(&s->rcode[i]);
 	assert_int_equal(counted, answered);
+	/* RSSAC002's counters: every message received and every response
+	 * sent by transport and family, each in one size bucket */
+	uint64_t received = 0, sent = 0, request_sizes = 0, response_sizes = 0, by_zone = 0;
+	for (int t = 0; t < APEX_STATS_TRANSPORTS; t++) {
+		for (int f = 0; f < APEX_STATS_FAMILIES; f++) {
+			received += atomic_load(&s->received[t][f]);
+			sent += atomic_load(&s->sent[t][f]);
+		}
+		for (int i = 0; i < APEX_STATS_REQUEST_SIZES; i++)
+			request_sizes += atomic_load(&s->request_size[t][i]);
+		for (int i = 0; i < APEX_STATS_RESPONSE_SIZES; i++)
+			response_sizes += atomic_load(&s->response_size[t][i]);
+	}
+	for (int i = 0; i < APEX_STATS_ZONES; i++)
+		by_zone += atomic_load(&s->zone_queries[i]);
+	assert_int_equal(received, answered);
+	assert_int_equal(request_sizes, answered);
+	assert_int_equal(sent, answered - atomic_load(&s->dropped));
+	assert_int_equal(response_sizes, sent);
+	assert_true(by_zone > 0 && by_zone <= sent);
+	assert_true(atomic_load(&s->dnssec_ok) > 0);
+	assert_true(atomic_load(&s->edns) > atomic_load(&s->dnssec_ok));
 	assert_true(atomic_load(&s->cookie_client) > 0);
 	assert_true(atomic_load(&s->cookie_invalid) > 0);
 	assert_int_equal(atomic_load(&s->rrl_dropped), 0);

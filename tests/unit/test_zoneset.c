@@ -109,6 +109,59 @@ static void test_publish_find_remove(void **state)
 	apex_zonetable_destroy(&table);
 }
 
+/* The slot of origin in the current set. */
+static uint32_t slot_of(apex_zonetable_t *table, const char *origin)
+{
+	apex_zoneset_t *set = apex_zonetable_acquire(table, NULL);
+	const apex_zone_t *zone = find(set, origin);
+	assert_non_null(zone);
+	uint32_t slot = zone->stats_slot;
+	apex_zoneset_release(set);
+	return slot;
+}
+
+/*
+ * Statistics slots: one per origin, the same for every version of it,
+ * given back to a zone removed and added again, and each slot's origin
+ * readable.
+ */
+static void test_stats_slots(void **state)
+{
+	(void)state;
+	apex_zonetable_t table;
+	uint8_t origin[APEX_NAME_MAX];
+
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	assert_int_equal(apex_zonetable_slot_count(&table), 0);
+	assert_false(apex_zonetable_slot_origin(&table, 0, origin));
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("example.", 1)), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("nu.", 1)), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone(".", 1)), APEX_OK);
+	uint32_t example = slot_of(&table, "example."), nu = slot_of(&table, "nu.");
+	uint32_t root = slot_of(&table, ".");
+	assert_true(example != nu && nu != root && example != root);
+	assert_int_equal(apex_zonetable_slot_count(&table), 3);
+	assert_true(example < 3 && nu < 3 && root < 3);
+
+	/* a new version keeps its slot */
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("nu.", 2)), APEX_OK);
+	assert_int_equal(slot_of(&table, "nu."), nu);
+	/* removed and added again: the same slot, none handed out anew */
+	assert_int_equal(apex_zonetable_remove(&table, (const uint8_t *)"nu"), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("sub.example.", 1)), APEX_OK);
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("NU.", 3)), APEX_OK);
+	assert_int_equal(slot_of(&table, "nu."), nu);
+	assert_int_equal(apex_zonetable_slot_count(&table), 4);
+	assert_int_equal(slot_of(&table, "sub.example."), 3);
+
+	assert_true(apex_zonetable_slot_origin(&table, nu, origin));
+	assert_true(apex_name_equal(origin, (const uint8_t *)"nu"));
+	assert_true(apex_zonetable_slot_origin(&table, root, origin));
+	assert_true(apex_name_equal(origin, (const uint8_t *)""));
+	assert_false(apex_zonetable_slot_origin(&table, 4, origin));
+	apex_zonetable_destroy(&table);
+}
+
 /* Concurrent pick-up: readers keep acquiring and reading while versions are published. */
 #define READERS 3
 #define PUBLISHES 200
@@ -304,6 +357,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_find_remove),
+		cmocka_unit_test(test_stats_slots),
 		cmocka_unit_test(test_many_zones),
 		cmocka_unit_test(test_concurrent_publish),
 		cmocka_unit_test(test_pickup_never_waits_for_a_publisher),
