@@ -139,7 +139,8 @@ static int zone_slot(apex_zonetable_t *table, const apex_zone_t *current, apex_z
 	apex_zone_slots_t *s = &table->slots;
 
 	if (current != NULL) {
-		zone->stats_slot = current->stats_slot;
+		if (current != zone) /* never written while workers may read it */
+			zone->stats_slot = current->stats_slot;
 		return APEX_OK;
 	}
 	for (uint32_t i = 0; i < s->count; i++) {

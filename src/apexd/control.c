@@ -18,6 +18,7 @@
 
 #include "ctl/reply.h"
 #include "ctl/request.h"
+#include "conn_list.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -32,12 +33,12 @@ typedef enum {
 #define DRAIN_TIMEOUT_MS 2000
 
 typedef struct control_conn {
+	apex_conn_link_t link; /* first: the link is the connection */
 	uv_pipe_t pipe;
 	uv_timer_t timer;
 	uv_write_t write_req;
 	uv_shutdown_t shutdown_req;
 	struct apex_control *ctl;
-	struct control_conn *prev, *next;
 	conn_state_t state;
 	uint8_t in[APEX_CTL_REQUEST_MAX];
 	size_t in_used;
@@ -58,8 +59,7 @@ struct apex_control {
 	atomic_bool stopping;
 	char *path;
 	apex_command_context_t ctx;
-	control_conn_t *conns;
-	unsigned conn_count;
+	apex_conn_list_t conns;
 };
 
 /* ---------------------------------------------------------------- connections */
@@ -82,13 +82,7 @@ static void conn_close(control_conn_t *conn)
 	if (conn->closing)
 		return;
 	conn->closing = true;
-	if (conn->prev != NULL)
-		conn->prev->next = conn->next;
-	else
-		ctl->conns = conn->next;
-	if (conn->next != NULL)
-		conn->next->prev = conn->prev;
-	ctl->conn_count--;
+	apex_conn_list_remove(&ctl->conns, &conn->link);
 	uv_close((uv_handle_t *)&conn->timer, on_conn_closed);
 	uv_close((uv_handle_t *)&conn->pipe, on_conn_closed);
 }
@@ -270,16 +264,12 @@ static void on_connection(uv_stream_t *server, int status)
 	conn->open_handles = 2;
 	apex_ctl_buf_init(&conn->out, APEX_CTL_REPLY_MAX);
 	uv_timer_init(&ctl->loop, &conn->timer);
-	conn->next = ctl->conns;
-	if (ctl->conns != NULL)
-		ctl->conns->prev = conn;
-	ctl->conns = conn;
-	ctl->conn_count++;
+	apex_conn_list_add(&ctl->conns, &conn->link);
 	if (uv_accept(server, (uv_stream_t *)&conn->pipe) < 0) {
 		conn_close(conn);
 		return;
 	}
-	if (ctl->conn_count > APEX_CONTROL_MAX_CONNECTIONS) {
+	if (ctl->conns.count > APEX_CONTROL_MAX_CONNECTIONS) {
 		conn_error(conn, "too many control connections");
 		return;
 	}
@@ -295,21 +285,18 @@ static void on_async(uv_async_t *async)
 	struct apex_control *ctl = async->data;
 
 	if (atomic_load(&ctl->stopping)) {
-		control_conn_t *conn = ctl->conns;
-
-		while (conn != NULL) {
-			control_conn_t *next = conn->next;
-
-			conn_close(conn);
-			conn = next;
-		}
+		/* each connection leaves the list as it is closed */
+		while (ctl->conns.first != NULL)
+			conn_close((control_conn_t *)ctl->conns.first);
 		uv_close((uv_handle_t *)&ctl->listener, NULL);
 		uv_close((uv_handle_t *)&ctl->async, NULL);
 		return;
 	}
 	/* a load finished: reply to every request whose loads are all done */
-	for (control_conn_t *conn = ctl->conns, *next; conn != NULL; conn = next) {
-		next = conn->next;
+	for (apex_conn_link_t *link = ctl->conns.first, *next; link != NULL; link = next) {
+		control_conn_t *conn = (control_conn_t *)link;
+
+		next = link->next;
 		if (conn->state == CONN_WAITING &&
 		    apex_command_poll(&ctl->ctx, &conn->pending, &conn->out))
 			conn_reply(conn);

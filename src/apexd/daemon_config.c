@@ -131,17 +131,19 @@ static char *directory_of(const char *file)
 	return abs;
 }
 
-int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size_t err_size)
+/* "ADDR[@PORT]" (an IPv4 or IPv6 literal; port default_port) into item;
+ * what names it in errors ("listen address"). */
+static int parse_address(const char *text, const char *what, unsigned long port, apex_listen_t *out,
+			 char *err, size_t err_size)
 {
 	char host[INET6_ADDRSTRLEN + 1];
 	const char *at = strrchr(text, '@');
 	size_t host_len = at != NULL ? (size_t)(at - text) : strlen(text);
-	unsigned long port = APEX_CONFIG_DEFAULT_PORT;
-	apex_listen_t item, *grown;
+	apex_listen_t item;
 
 	if (host_len == 0 || host_len >= sizeof(host))
-		return apex_fail(err, err_size, APEX_EINVAL,
-				 "bad listen address '%s': expected ADDR[@PORT]", text);
+		return apex_fail(err, err_size, APEX_EINVAL, "bad %s '%s': expected ADDR[@PORT]",
+				 what, text);
 	memcpy(host, text, host_len);
 	host[host_len] = '\0';
 	if (at != NULL) {
@@ -151,8 +153,7 @@ int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size
 		port = strtoul(at + 1, &end, 10);
 		if (at[1] == '\0' || *end != '\0' || errno != 0 || port == 0 || port > 65535)
 			return apex_fail(err, err_size, APEX_EINVAL,
-					 "bad port in listen address '%s': expected 1 to 65535",
-					 text);
+					 "bad port in %s '%s': expected 1 to 65535", what, text);
 	}
 
 	memset(&item, 0, sizeof(item));
@@ -168,10 +169,22 @@ int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size
 		item.addr_len = sizeof(*sin6);
 	} else {
 		return apex_fail(err, err_size, APEX_EINVAL,
-				 "bad listen address '%s': '%s' is not an IPv4 or IPv6 address",
-				 text, host);
+				 "bad %s '%s': '%s' is not an IPv4 or IPv6 address", what, text,
+				 host);
 	}
 	snprintf(item.text, sizeof(item.text), "%s@%lu", host, port);
+	*out = item;
+	return APEX_OK;
+}
+
+int apex_config_add_listen(apex_config_t *cfg, const char *text, char *err, size_t err_size)
+{
+	apex_listen_t item, *grown;
+	int rc = parse_address(text, "listen address", APEX_CONFIG_DEFAULT_PORT, &item, err,
+			       err_size);
+
+	if (rc < 0)
+		return rc;
 
 	for (size_t i = 0; i < cfg->listen_count; i++) {
 		if (cfg->listens[i].addr_len == item.addr_len &&
@@ -429,6 +442,20 @@ static int key_listen(parser_t *p, const char *key, const char *value)
 	(void)key;
 	if (apex_config_add_listen(p->cfg, value, reason, sizeof(reason)) < 0)
 		return PFAIL(p, "%s", reason);
+	return APEX_OK;
+}
+
+static int key_metrics(parser_t *p, const char *key, const char *value)
+{
+	char reason[256];
+	apex_listen_t item;
+
+	(void)key;
+	if (parse_address(value, "metrics address", APEX_CONFIG_DEFAULT_METRICS_PORT, &item, reason,
+			  sizeof(reason)) < 0)
+		return PFAIL(p, "%s", reason);
+	p->cfg->metrics = item;
+	p->cfg->metrics_set = true;
 	return APEX_OK;
 }
 
@@ -718,6 +745,7 @@ typedef struct key_def {
 /* The server: section, one row a key (apex.conf(5)). */
 static const key_def_t server_keys[] = {
 	CUSTOM_KEY("listen", key_listen),
+	CUSTOM_KEY("metrics", key_metrics),
 	UINT_KEY("workers", workers, 1, APEX_CONFIG_WORKERS_MAX),
 	STRING_KEY("identity", identity),
 	STRING_KEY("version", version),

@@ -43,6 +43,7 @@
 #define APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT 30
 #define APEX_CONFIG_DEFAULT_XFR_OUT_MAX 10
 #define APEX_CONFIG_DEFAULT_JOURNAL_SIZE (64u << 20)
+#define APEX_CONFIG_DEFAULT_METRICS_PORT 9100 /* NSD's metrics-port */
 
 /* One address to listen on (UDP and TCP). */
 typedef struct apex_listen {
@@ -131,6 +132,9 @@ typedef struct apex_config {
 	bool log_syslog;
 	int log_facility;
 	int log_level;
+	/* The Prometheus endpoint (metrics: ADDR[@PORT]), if metrics_set. */
+	apex_listen_t metrics;
+	bool metrics_set;
 } apex_config_t;
 
 /* Defaults: no listen address, no zone, everything optional off. */

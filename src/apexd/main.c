@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "daemon_config.h"
 #include "control.h"
+#include "metrics_server.h"
 #include "privs.h"
 #include "reload.h"
 #include "journals.h"
@@ -441,6 +442,7 @@ typedef struct apexd {
 	apex_settings_holder_t settings;
 	apex_settings_cache_t *tsig_caches; /* each worker's, for signed answers */
 	apex_control_t *control;
+	apex_metrics_server_t *metrics; /* NULL without a metrics: key */
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
@@ -684,15 +686,24 @@ static step_t open_privileged(apexd_t *d)
 	};
 	if (start_control(cfg, &threads, &d->opt, &d->privs, &d->control) < 0)
 		return STEP_FAILED;
+	/* the metrics endpoint's port is bound here too, served after the drop */
+	if (cfg->metrics_set &&
+	    apex_metrics_server_open(&d->metrics, &cfg->metrics, &threads, err, sizeof(err)) < 0) {
+		apex_error("%s", err);
+		apex_control_stop(d->control);
+		return STEP_FAILED;
+	}
 	/* the journals are files beside the zones: opened before the chroot */
 	d->journals_ready = true;
 	if (apex_journals_init(&d->journals, cfg) < 0) {
 		apex_error("journals: out of memory");
+		apex_metrics_server_stop(d->metrics);
 		apex_control_stop(d->control);
 		return STEP_FAILED;
 	}
 	if (apex_privs_drop(&d->privs, cfg->chroot_dir, err, sizeof(err)) < 0) {
 		apex_error("dropping privileges: %s", err);
+		apex_metrics_server_stop(d->metrics);
 		apex_control_stop(d->control);
 		return STEP_FAILED;
 	}
@@ -721,19 +732,25 @@ static step_t start_threads(apexd_t *d)
 
 	if (apex_server_start(&d->server) < 0) {
 		apex_server_stop(&d->server);
+		apex_metrics_server_stop(d->metrics);
 		apex_control_stop(d->control);
 		return STEP_FAILED;
 	}
-	if (d->control != NULL && apex_control_run(d->control, err, sizeof(err)) < 0) {
+	if ((d->control != NULL && apex_control_run(d->control, err, sizeof(err)) < 0) ||
+	    (d->metrics != NULL && apex_metrics_server_run(d->metrics, err, sizeof(err)) < 0)) {
 		apex_error("%s", err);
+		apex_metrics_server_stop(d->metrics);
 		apex_control_stop(d->control);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
+	if (d->metrics != NULL)
+		apex_info("metrics on %s", apex_metrics_server_url(d->metrics));
 	d->reloader.notify = d->control != NULL ? apex_control_notify : NULL;
 	d->reloader.notify_arg = d->control;
 	if (apex_notifier_start(&d->notifier) < 0 || apex_reloader_start(&d->reloader) < 0) {
 		apex_notifier_stop(&d->notifier);
+		apex_metrics_server_stop(d->metrics);
 		apex_control_stop(d->control);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
@@ -741,6 +758,7 @@ static step_t start_threads(apexd_t *d)
 	if (apex_secondary_start(&d->secondary) < 0) {
 		apex_reloader_stop(&d->reloader);
 		apex_notifier_stop(&d->notifier);
+		apex_metrics_server_stop(d->metrics);
 		apex_control_stop(d->control);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
@@ -765,6 +783,7 @@ static void serve(apexd_t *d)
 	 * both wake the workers or read their state */
 	apex_reloader_stop(&d->reloader);
 	apex_control_stop(d->control);
+	apex_metrics_server_stop(d->metrics);
 	apex_notifier_stop(&d->notifier);
 	apex_server_stop(&d->server);
 	apex_server_log_stats(&d->server);

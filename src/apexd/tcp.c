@@ -31,12 +31,12 @@
 #define OUT_CAPACITY (FLUSH_AT + 2 + APEX_MAX_MESSAGE)
 
 typedef struct apex_tcp_conn {
+	apex_conn_link_t link; /* first: in tcp->conns, the link is the connection */
 	uv_tcp_t handle;
 	uv_timer_t timer;
 	uv_write_t write_req;
 	apex_tcp_worker_t *tcp;
-	struct apex_tcp_conn *prev, *next; /* in tcp->conns */
-	uint8_t *in;                       /* IN_CAPACITY bytes, owned by the connection */
+	uint8_t *in; /* IN_CAPACITY bytes, owned by the connection */
 	size_t in_used;
 	uint8_t *out; /* OUT_CAPACITY bytes, owned by the connection */
 	size_t out_used;
@@ -90,12 +90,7 @@ static void conn_unlink(apex_tcp_conn_t *conn)
 
 	if (!conn->linked)
 		return;
-	if (conn->prev != NULL)
-		conn->prev->next = conn->next;
-	else
-		tcp->conns = conn->next;
-	if (conn->next != NULL)
-		conn->next->prev = conn->prev;
+	apex_conn_list_remove(&tcp->conns, &conn->link);
 	conn->linked = false;
 }
 
@@ -445,10 +440,7 @@ static void on_connection(uv_stream_t *listener, int status)
 	APEX_STAT_ADD(worker->stats.tcp_connections, 1);
 	uv_tcp_nodelay(&conn->handle, 1); /* pipelined answers must not wait for ACKs */
 
-	conn->next = tcp->conns;
-	if (conn->next != NULL)
-		conn->next->prev = conn;
-	tcp->conns = conn;
+	apex_conn_list_add(&tcp->conns, &conn->link);
 	conn->linked = true;
 
 	conn_touch(conn);
@@ -532,8 +524,8 @@ void apex_tcp_worker_stop(apex_tcp_worker_t *tcp)
 		if (l->opened && !uv_is_closing((uv_handle_t *)&l->handle))
 			uv_close((uv_handle_t *)&l->handle, NULL);
 	}
-	while (tcp->conns != NULL)
-		conn_close(tcp->conns); /* unlinks it */
+	while (tcp->conns.first != NULL)
+		conn_close((apex_tcp_conn_t *)tcp->conns.first); /* unlinks it */
 }
 
 void apex_tcp_worker_free(apex_tcp_worker_t *tcp)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "conn_list.h"
 #include "daemon_config.h"
 #include "util/siphash.h"
 
@@ -61,7 +62,7 @@ typedef struct apex_tcp_worker {
 	apex_tcp_shared_t *shared;
 	apex_tcp_listener_t *listeners; /* one per listen address */
 	size_t count;
-	struct apex_tcp_conn *conns; /* open connections (list) */
+	apex_conn_list_t conns; /* open connections */
 	bool stopping;
 } apex_tcp_worker_t;
 

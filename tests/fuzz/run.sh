@@ -33,7 +33,7 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request fuzz_ixfr_version"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request fuzz_ixfr_version fuzz_http"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
@@ -87,6 +87,7 @@ target_flags() {
 	fuzz_notify) echo "-max_len=4096" ;;
 	fuzz_xfr_request) echo "-max_len=4096" ;;
 	fuzz_ixfr_version) echo "-max_len=2048" ;;
+	fuzz_http) echo "-max_len=9000" ;;
 	esac
 }
 
@@ -101,6 +102,7 @@ corpus_of() {
 	fuzz_notify) echo notify ;;
 	fuzz_xfr_request) echo xfr_request ;;
 	fuzz_ixfr_version) echo ixfr_version ;;
+	fuzz_http) echo http ;;
 	esac
 }
 
