@@ -28,8 +28,10 @@ $SUDO apt-get update
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev libssl-dev \
+	libfstrm-dev libprotobuf-c-dev protobuf-c-compiler \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
-	nsd knot bind9 bind9-utils clang libclang-rt-14-dev clang-format prometheus
+	nsd knot bind9 bind9-utils clang libclang-rt-14-dev clang-format prometheus \
+	fstrm-bin bind9-dnsutils
 [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 
 # Show the logs of the tests that failed, then fail.

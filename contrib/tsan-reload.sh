@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # The concurrency tests under ThreadSanitizer: build apexd, apexctl and the
-# concurrent unit tests (zone table pick-up while publishing, the rwlock) with
-# -fsanitize=thread in a copy of the tree (build-tsan/), run those unit tests,
-# then tests/system/test_reload.py against apexd with 4 workers, and fail on
-# any ThreadSanitizer report.
+# concurrent unit tests (zone table pick-up while publishing, the rwlock,
+# dnstap's ring) with -fsanitize=thread in a copy of the tree (build-tsan/),
+# run those unit tests, then tests/system/test_reload.py against apexd with 4
+# workers, and the metrics endpoint's and dnstap's system tests (a report
+# aborts apexd: halt_on_error), and fail on any ThreadSanitizer report.
 #   sh contrib/tsan-reload.sh [extra pytest arguments]
 # Environment: APEX_RELOAD_WORKERS (default 4), APEX_RELOAD_QPS (default 1500:
 # a TSan build is several times slower), JOBS (default: the CPU count).
@@ -26,11 +27,11 @@ autoreconf -fi
 ./configure --without-jemalloc \
 	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
 	LDFLAGS="-fsanitize=thread" >/dev/null
-make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock
+make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap
 
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 export TSAN_OPTIONS
-for t in tests/unit/test_zoneset tests/unit/test_rwlock; do
+for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap; do
 	echo "tsan: $t"
 	./$t
 done
@@ -51,6 +52,9 @@ export APEX_RELOAD_WORKERS APEX_RELOAD_QPS APEX_RELOAD_SKIP_RSS APEX_RELOAD_LOG_
 
 status=0
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_reload.py "$@" || status=1
+# the metrics thread reading the workers' counters, dnstap's rings and writer
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_metrics.py \
+	tests/system/test_dnstap.py || status=1
 if ! ls "$LOGS"/*.log >/dev/null 2>&1; then
 	echo "tsan-reload: no apexd log was collected" >&2
 	status=1

@@ -4,6 +4,7 @@
 #include <config.h> /* autoconf's: PACKAGE_VERSION, _GNU_SOURCE */
 #endif
 #include "commands.h"
+#include "dnstap.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -285,9 +286,9 @@ done:
 
 /* ---------------------------------------------------------------- stats */
 
-void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_xfr_stats_t *xfr_out)
+void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_thread_stats_t *xfr_out)
 {
-	apex_xfr_stats_t xfr = { 0 };
+	apex_thread_stats_t xfr = { 0 };
 
 	if (ctx->secondary != NULL)
 		apex_secondary_totals(ctx->secondary, &xfr.in_ok, &xfr.in_failed,
@@ -301,6 +302,10 @@ void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_xfr_stats_t 
 		xfr.notify_out_ok = atomic_load(&ctx->notifier->sent);
 		xfr.notify_out_failed = atomic_load(&ctx->notifier->failed);
 	}
+	if (ctx->dnstap != NULL) {
+		xfr.dnstap = true;
+		apex_dnstap_totals(ctx->dnstap, &xfr.dnstap_written, &xfr.dnstap_lost);
+	}
 	*xfr_out = xfr;
 }
 
@@ -310,7 +315,7 @@ static int cmd_stats(const apex_command_context_t *ctx, const apex_ctl_request_t
 	unsigned n = ctx->server->worker_count;
 	apex_stats_totals_t *per = calloc(n + 1, sizeof(*per));
 	apex_stats_zone_names_t zones;
-	apex_xfr_stats_t xfr;
+	apex_thread_stats_t xfr;
 
 	if (per == NULL || apex_stats_zone_names(&ctx->server->zonetable, &zones) != APEX_OK) {
 		free(per);

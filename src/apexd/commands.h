@@ -27,6 +27,7 @@ typedef struct apex_command_context {
 	struct apex_secondary *secondary;
 	struct apex_notifier *notifier;
 	struct apex_xfr_out *xfr_out;
+	struct apex_dnstap *dnstap; /* NULL: dnstap off */
 	/* the keys and transfer lists in force, which reconfig replaces */
 	struct apex_settings_holder *settings;
 	const char *control_path; /* for status */
@@ -72,7 +73,7 @@ bool apex_command_poll(const apex_command_context_t *ctx, apex_command_pending_t
 		       apex_ctl_buf_t *out);
 
 /* The transfer and NOTIFY counters of ctx's threads (zeros for those absent). */
-void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_xfr_stats_t *xfr);
+void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_thread_stats_t *xfr);
 
 /* Release a pending command that will not be finished (connection gone). */
 void apex_command_pending_free(apex_command_pending_t *pending);

@@ -19,6 +19,7 @@
 #include "ctl/reply.h"
 #include "ctl/request.h"
 #include "conn_list.h"
+#include "quiet_thread.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -371,17 +372,11 @@ int apex_control_start(apex_control_t **out, const char *path, const apex_comman
 
 int apex_control_run(apex_control_t *ctl, char *err, size_t err_size)
 {
-	sigset_t all, old;
-	int rc;
+	int rc = apex_quiet_thread_start(&ctl->thread, control_main, ctl);
 
-	/* the control thread takes no signal: the main thread waits for them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&ctl->thread, NULL, control_main, ctl);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		snprintf(err, err_size, "control thread: %s", apex_strerror(-rc));
-		return -rc;
+	if (rc < 0) {
+		snprintf(err, err_size, "control thread: %s", apex_strerror(rc));
+		return rc;
 	}
 	ctl->thread_started = true;
 	return APEX_OK;

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/un.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -73,6 +74,9 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->user);
 	free(cfg->group);
 	free(cfg->chroot_dir);
+	free(cfg->dnstap.socket_path);
+	free(cfg->dnstap.identity);
+	free(cfg->dnstap.version);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -306,7 +310,7 @@ int apex_config_add_zone_arg(apex_config_t *cfg, const char *arg, char *err, siz
 
 /* ---------------------------------------------------------------- file parser */
 
-typedef enum { SECTION_NONE, SECTION_SERVER, SECTION_ZONE, SECTION_KEY } section_t;
+typedef enum { SECTION_NONE, SECTION_SERVER, SECTION_ZONE, SECTION_KEY, SECTION_DNSTAP } section_t;
 
 /* A growing array of access list entries. */
 typedef struct acl_list {
@@ -571,6 +575,19 @@ static int key_log_target(parser_t *p, const char *key, const char *value)
 	return APEX_OK;
 }
 
+/* dnstap-socket-path: the collector's Unix socket, relative to this file's directory. */
+static int key_dnstap_socket_path(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	free(p->cfg->dnstap.socket_path);
+	if ((p->cfg->dnstap.socket_path = absolute_path(value, p->base_dir)) == NULL)
+		return PFAIL(p, "out of memory");
+	if (strlen(p->cfg->dnstap.socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return PFAIL(p, "dnstap-socket-path %s: too long for a Unix socket",
+			     p->cfg->dnstap.socket_path);
+	return APEX_OK;
+}
+
 /* log-facility: the syslog facility, as syslog.conf(5) names it. */
 static int key_log_facility(parser_t *p, const char *key, const char *value)
 {
@@ -793,6 +810,16 @@ static const key_def_t zone_keys[] = {
 	CUSTOM_KEY("zonemd-verify", key_zonemd_verify),
 };
 
+/* The dnstap: section (NSD's keys). */
+static const key_def_t dnstap_keys[] = {
+	BOOL_KEY("dnstap-enable", dnstap.enable),
+	CUSTOM_KEY("dnstap-socket-path", key_dnstap_socket_path),
+	BOOL_KEY("dnstap-log-auth-query-messages", dnstap.log_queries),
+	BOOL_KEY("dnstap-log-auth-response-messages", dnstap.log_responses),
+	STRING_KEY("dnstap-identity", dnstap.identity),
+	STRING_KEY("dnstap-version", dnstap.version),
+};
+
 /* A key: section. */
 static const key_def_t key_keys[] = {
 	CUSTOM_KEY("name", key_key_name),
@@ -987,11 +1014,43 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* The section a line "name:" starts, or SECTION_NONE. */
+static section_t section_of(const char *name)
+{
+	static const struct {
+		const char *name;
+		section_t section;
+	} sections[] = {
+		{ "server", SECTION_SERVER },
+		{ "zone", SECTION_ZONE },
+		{ "key", SECTION_KEY },
+		{ "dnstap", SECTION_DNSTAP },
+	};
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (strcmp(name, sections[i].name) == 0)
+			return sections[i].section;
+	return SECTION_NONE;
+}
+
+/* A new section: the one before ends. */
+static int section_start(parser_t *p, section_t section)
+{
+	int rc = section_end(p);
+
+	if (rc < 0)
+		return rc;
+	p->section = section;
+	if (section == SECTION_ZONE)
+		p->zone_line = p->line;
+	if (section == SECTION_KEY)
+		p->key_line = p->line;
+	return APEX_OK;
+}
+
 /* One line: blank, comment, "section:" or "key: value" (value bare or quoted). */
 static int parse_line(parser_t *p, char *s)
 {
 	char *key, *value = NULL;
-	int rc;
 
 	while (is_space(*s))
 		s++;
@@ -1051,21 +1110,8 @@ static int parse_line(parser_t *p, char *s)
 		return PFAIL(p, "unexpected text after the value of '%s'", key);
 
 	if (value == NULL) {
-		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0 ||
-		    strcmp(key, "key") == 0) {
-			if ((rc = section_end(p)) < 0)
-				return rc;
-			if (strcmp(key, "server") == 0) {
-				p->section = SECTION_SERVER;
-			} else if (strcmp(key, "zone") == 0) {
-				p->section = SECTION_ZONE;
-				p->zone_line = p->line;
-			} else {
-				p->section = SECTION_KEY;
-				p->key_line = p->line;
-			}
-			return APEX_OK;
-		}
+		if (section_of(key) != SECTION_NONE)
+			return section_start(p, section_of(key));
 		return PFAIL(p, "'%s' needs a value", key);
 	}
 	switch (p->section) {
@@ -1078,10 +1124,12 @@ static int parse_line(parser_t *p, char *s)
 	case SECTION_KEY:
 		return apply_key(p, key_keys, sizeof(key_keys) / sizeof(key_keys[0]),
 				 "a key section", key, value);
+	case SECTION_DNSTAP:
+		return apply_key(p, dnstap_keys, sizeof(dnstap_keys) / sizeof(dnstap_keys[0]),
+				 "the dnstap section", key, value);
 	case SECTION_NONE:
 	default:
-		if (strcmp(key, "server") == 0 || strcmp(key, "zone") == 0 ||
-		    strcmp(key, "key") == 0)
+		if (section_of(key) != SECTION_NONE)
 			return PFAIL(p, "'%s:' takes no value: put its keys on the lines below",
 				     key);
 		return PFAIL(p, "'%s' outside of a section (start with 'server:' or 'zone:')", key);
@@ -1136,6 +1184,9 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 		rc = section_end(&p);
 	if (rc == APEX_OK)
 		rc = resolve_keys(&p);
+	if (rc == APEX_OK && cfg->dnstap.enable && cfg->dnstap.socket_path == NULL)
+		rc = apex_fail(err, err_size, APEX_EINVAL,
+			       "%s: dnstap-enable: yes needs dnstap-socket-path", path);
 	free(p.zone_name);
 	free(p.zone_file);
 	free(p.zone_request_xfr.entries);

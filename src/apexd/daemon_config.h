@@ -132,6 +132,15 @@ typedef struct apex_config {
 	bool log_syslog;
 	int log_facility;
 	int log_level;
+	/* dnstap (the dnstap: section, NSD's keys): the Unix socket of the
+	 * collector, what is logged, and the identity and version sent
+	 * (NULL: the host name, and "apexd VERSION"). */
+	struct {
+		bool enable;
+		char *socket_path;
+		bool log_queries, log_responses;
+		char *identity, *version;
+	} dnstap;
 	/* The Prometheus endpoint (metrics: ADDR[@PORT]), if metrics_set. */
 	apex_listen_t metrics;
 	bool metrics_set;

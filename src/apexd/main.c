@@ -20,6 +20,7 @@
 #include "daemon_config.h"
 #include "control.h"
 #include "metrics_server.h"
+#include "dnstap.h"
 #include "privs.h"
 #include "reload.h"
 #include "journals.h"
@@ -443,6 +444,7 @@ typedef struct apexd {
 	apex_settings_cache_t *tsig_caches; /* each worker's, for signed answers */
 	apex_control_t *control;
 	apex_metrics_server_t *metrics; /* NULL without a metrics: key */
+	apex_dnstap_t *dnstap;          /* NULL without dnstap-enable: yes */
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
@@ -654,6 +656,62 @@ static step_t load_zones(apexd_t *d, int *status)
 	return STEP_OK;
 }
 
+/* dnstap's rings, each worker's hook into them (dnstap-enable: yes); the
+ * writer thread starts with the others. */
+static int open_dnstap(apexd_t *d)
+{
+	unsigned n = d->server.worker_count;
+	apex_worker_stats_t **stats = calloc(n, sizeof(*stats));
+	char err[512];
+	int rc;
+
+	if (!d->cfg.dnstap.enable) {
+		free(stats);
+		return APEX_OK;
+	}
+	if (stats == NULL) {
+		apex_error("dnstap: out of memory");
+		return APEX_ENOMEM;
+	}
+	for (unsigned w = 0; w < n; w++)
+		stats[w] = &d->server.workers[w].worker.stats;
+	rc = apex_dnstap_open(&d->dnstap, &d->cfg, n, stats, err, sizeof(err));
+	free(stats);
+	if (rc < 0) {
+		apex_error("%s", err);
+		return rc;
+	}
+	for (unsigned w = 0; w < n; w++) {
+		d->server.workers[w].worker.tap = apex_dnstap_log;
+		d->server.workers[w].worker.tap_ctx = apex_dnstap_worker(d->dnstap, w);
+	}
+	return APEX_OK;
+}
+
+/* The dnstap writer thread, with the socket's path as seen in the chroot. */
+static int run_dnstap(apexd_t *d)
+{
+	const apex_config_t *cfg = &d->cfg;
+	const char *path = cfg->dnstap.socket_path;
+	char err[512];
+
+	if (d->dnstap == NULL)
+		return APEX_OK;
+	if (cfg->chroot_dir != NULL) {
+		path = apex_privs_chroot_path(cfg->chroot_dir, path);
+		if (path == cfg->dnstap.socket_path)
+			apex_warning("dnstap-socket-path %s: outside the chroot %s", path,
+				     cfg->chroot_dir);
+	}
+	if (apex_dnstap_run(d->dnstap, path, err, sizeof(err)) < 0) {
+		apex_error("%s", err);
+		return APEX_EINVAL;
+	}
+	apex_info("dnstap to %s (queries: %s, responses: %s)", path,
+		  cfg->dnstap.log_queries ? "yes" : "no", cfg->dnstap.log_responses ? "yes" : "no");
+	return APEX_OK;
+}
+
 /* Sockets, the daemon's process, the control socket: all that needs
  * root, then the privilege drop before any thread exists. */
 static step_t open_privileged(apexd_t *d)
@@ -673,8 +731,11 @@ static step_t open_privileged(apexd_t *d)
 			return STEP_FAILED;
 		d->pid_written = true;
 	}
+	if (open_dnstap(d) < 0)
+		return STEP_FAILED;
 	/* control before the reload thread: the reloader notifies it */
 	apex_command_context_t threads = {
+		.dnstap = d->dnstap,
 		.server = &d->server,
 		.reloader = &d->reloader,
 		.secondary = &d->secondary,
@@ -730,7 +791,7 @@ static step_t start_threads(apexd_t *d)
 {
 	char err[256];
 
-	if (apex_server_start(&d->server) < 0) {
+	if (run_dnstap(d) < 0 || apex_server_start(&d->server) < 0) {
 		apex_server_stop(&d->server);
 		apex_metrics_server_stop(d->metrics);
 		apex_control_stop(d->control);
@@ -786,11 +847,15 @@ static void serve(apexd_t *d)
 	apex_metrics_server_stop(d->metrics);
 	apex_notifier_stop(&d->notifier);
 	apex_server_stop(&d->server);
+	/* after the workers: what their rings still hold is written first */
+	apex_dnstap_stop(d->dnstap);
+	d->dnstap = NULL;
 	apex_server_log_stats(&d->server);
 }
 
 static void finish(apexd_t *d, int status)
 {
+	apex_dnstap_stop(d->dnstap); /* not started, or a start that failed */
 	if (d->xfr_out_ready)
 		apex_xfr_out_free(&d->xfr_out);
 	if (d->notifier_ready)

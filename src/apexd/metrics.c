@@ -174,6 +174,25 @@ static void render_limits(apex_ctl_buf_t *out, const apex_stats_totals_t *t)
 	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/* dnstap's frames: handed to the writer or dropped by the workers,
+ * written or lost by the writer. */
+static void render_dnstap(apex_ctl_buf_t *out, const apex_stats_totals_t *t,
+			  const apex_thread_stats_t *x)
+{
+	const char *frames = "apex_dnstap_frames_total";
+	const counter_row_t rows[] = {
+		{ frames,
+		  "dnstap frames: queued by the workers, dropped (ring full), written to the "
+		  "collector, lost (no collector).",
+		  "outcome", "queued", NULL, NULL, t->dnstap_frames },
+		{ frames, NULL, "outcome", "dropped", NULL, NULL, t->dnstap_dropped },
+		{ frames, NULL, "outcome", "written", NULL, NULL, x->dnstap_written },
+		{ frames, NULL, "outcome", "lost", NULL, NULL, x->dnstap_lost },
+	};
+	if (x->dnstap)
+		render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 /* Each worker's queries, to see how the kernel spreads them. */
 static void render_workers(apex_ctl_buf_t *out, const apex_stats_totals_t *per, unsigned n)
 {
@@ -226,7 +245,7 @@ static int render_zones(apex_ctl_buf_t *out, const apex_command_context_t *ctx,
 }
 
 /* Transfers and NOTIFY, in and out. */
-static void render_transfers(apex_ctl_buf_t *out, const apex_xfr_stats_t *x)
+static void render_transfers(apex_ctl_buf_t *out, const apex_thread_stats_t *x)
 {
 	const char *xfr = "apex_transfers_total", *notify = "apex_notifies_total";
 	const char *dir = "direction", *res = "result";
@@ -250,7 +269,7 @@ int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 {
 	unsigned n = ctx->server->worker_count;
 	apex_stats_totals_t *per = calloc(n + 1, sizeof(*per));
-	apex_xfr_stats_t xfr;
+	apex_thread_stats_t xfr;
 	apex_metrics_sample_t s;
 
 	if (per == NULL)
@@ -270,6 +289,7 @@ int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 	render_workers(out, per, n);
 	int rc = render_zones(out, ctx, &per[n]);
 	render_transfers(out, &xfr);
+	render_dnstap(out, &per[n], &xfr);
 	free(per);
 	return rc == APEX_OK && !out->failed ? APEX_OK : APEX_ENOMEM;
 }

@@ -7,7 +7,6 @@
 
 #include <arpa/inet.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "metrics.h"
 #include "metrics/exposition.h"
 #include "metrics/http_request.h"
+#include "quiet_thread.h"
 #include "conn_list.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -313,17 +313,11 @@ const char *apex_metrics_server_url(const apex_metrics_server_t *srv)
 
 int apex_metrics_server_run(apex_metrics_server_t *srv, char *err, size_t err_size)
 {
-	sigset_t all, old;
-	int rc;
+	int rc = apex_quiet_thread_start(&srv->thread, metrics_main, srv);
 
-	/* no signal on this thread: the main thread waits for them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&srv->thread, NULL, metrics_main, srv);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		snprintf(err, err_size, "metrics thread: %s", apex_strerror(-rc));
-		return -rc;
+	if (rc < 0) {
+		snprintf(err, err_size, "metrics thread: %s", apex_strerror(rc));
+		return rc;
 	}
 	srv->thread_started = true;
 	return APEX_OK;

@@ -6,7 +6,6 @@
 #include "server.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "dns/name.h"
 #include "dns/wire.h"
 #include "listen_socket.h"
+#include "quiet_thread.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -214,7 +214,6 @@ static int worker_prepare(apex_worker_thread_t *worker)
 
 int apex_server_start(apex_server_t *server)
 {
-	sigset_t all, old;
 	int rc = APEX_OK;
 
 	for (unsigned w = 0; w < server->worker_count; w++) {
@@ -222,21 +221,16 @@ int apex_server_start(apex_server_t *server)
 		if (rc < 0)
 			return rc;
 	}
-	/* workers take no signals: the main thread waits for them (main.c) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned w = 0; w < server->worker_count; w++) {
 		apex_worker_thread_t *worker = &server->workers[w];
-		int err = pthread_create(&worker->thread, NULL, worker_main, worker);
 
-		if (err != 0) {
-			apex_error("worker %u: thread: %s", w, apex_strerror(-err));
-			rc = -err;
+		rc = apex_quiet_thread_start(&worker->thread, worker_main, worker);
+		if (rc < 0) {
+			apex_error("worker %u: thread: %s", w, apex_strerror(rc));
 			break;
 		}
 		worker->thread_started = true;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
 

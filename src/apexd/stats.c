@@ -105,6 +105,8 @@ void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
 	}
 	GET(edns);
 	GET(dnssec_ok);
+	GET(dnstap_frames);
+	GET(dnstap_dropped);
 	for (unsigned i = 0; i < APEX_STATS_ZONES; i++)
 		GET(zone_queries[i]);
 #undef GET
@@ -154,6 +156,8 @@ void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
 	}
 	t->edns += one->edns;
 	t->dnssec_ok += one->dnssec_ok;
+	t->dnstap_frames += one->dnstap_frames;
+	t->dnstap_dropped += one->dnstap_dropped;
 	for (unsigned i = 0; i < APEX_STATS_ZONES; i++)
 		t->zone_queries[i] += one->zone_queries[i];
 }
@@ -254,14 +258,16 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, i == 0 ? "" : ",", stall_names[i],
 				    t->stalls[i]);
 	apex_ctl_buf_puts(b, "}");
-	apex_ctl_buf_printf(
-		b,
-		",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
-		",\"rrl_dropped\":%" PRIu64 ",\"rrl_slipped\":%" PRIu64
-		",\"cookie_client\":%" PRIu64 ",\"cookie_valid\":%" PRIu64
-		",\"cookie_invalid\":%" PRIu64 ",\"edns\":%" PRIu64 ",\"dnssec_ok\":%" PRIu64 "}",
-		t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped, t->rrl_slipped,
-		t->cookie_client, t->cookie_valid, t->cookie_invalid, t->edns, t->dnssec_ok);
+	apex_ctl_buf_printf(b,
+			    ",\"tcp_rejected_per_client\":%" PRIu64 ",\"tcp_io_timeouts\":%" PRIu64
+			    ",\"rrl_dropped\":%" PRIu64 ",\"rrl_slipped\":%" PRIu64
+			    ",\"cookie_client\":%" PRIu64 ",\"cookie_valid\":%" PRIu64
+			    ",\"cookie_invalid\":%" PRIu64 ",\"edns\":%" PRIu64
+			    ",\"dnssec_ok\":%" PRIu64 ",\"dnstap_frames\":%" PRIu64
+			    ",\"dnstap_dropped\":%" PRIu64 "}",
+			    t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped,
+			    t->rrl_slipped, t->cookie_client, t->cookie_valid, t->cookie_invalid,
+			    t->edns, t->dnssec_ok, t->dnstap_frames, t->dnstap_dropped);
 }
 
 static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_stats_totals_t *t)
@@ -287,6 +293,8 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 	apex_ctl_buf_printf(b, "\n  truncated: %" PRIu64 "\n  dropped: %" PRIu64 "\n", t->truncated,
 			    t->dropped);
 	apex_ctl_buf_printf(b, "  edns: %" PRIu64 " (DO bit %" PRIu64 ")\n", t->edns, t->dnssec_ok);
+	apex_ctl_buf_printf(b, "  dnstap frames: %" PRIu64 " (dropped, ring full: %" PRIu64 ")\n",
+			    t->dnstap_frames, t->dnstap_dropped);
 	apex_ctl_buf_printf(
 		b, "  tcp connections: %" PRIu64 " (rejected %" PRIu64 ", timed out %" PRIu64 ")\n",
 		t->tcp_connections, t->tcp_rejected, t->tcp_timeouts);
@@ -405,8 +413,22 @@ static void render_rssac002(apex_ctl_buf_t *b, apex_ctl_format_t format,
 	apex_ctl_buf_puts(b, json ? "}" : "\n");
 }
 
+/* dnstap's writer: a "dnstap" member in JSON, one line in text. */
+static void render_dnstap(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+			  const apex_thread_stats_t *x)
+{
+	if (!x->dnstap)
+		return;
+	apex_ctl_buf_printf(buf,
+			    format == APEX_CTL_FORMAT_JSON
+				    ? ",\"dnstap\":{\"written\":%" PRIu64 ",\"lost\":%" PRIu64 "}"
+				    : "dnstap: written %" PRIu64 ", lost (no collector) %" PRIu64
+				      "\n",
+			    x->dnstap_written, x->dnstap_lost);
+}
+
 /* The transfer counters: a "transfers" member in JSON, one line in text. */
-static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *x)
+static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_thread_stats_t *x)
 {
 	if (format == APEX_CTL_FORMAT_JSON) {
 		apex_ctl_buf_printf(buf,
@@ -429,15 +451,18 @@ static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex
 			    x->notify_out_failed);
 }
 
-void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *xfr,
-		       const apex_stats_zone_names_t *zones, const apex_stats_totals_t *per_worker,
-		       unsigned count, const apex_stats_totals_t *total)
+void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+		       const apex_thread_stats_t *xfr, const apex_stats_zone_names_t *zones,
+		       const apex_stats_totals_t *per_worker, unsigned count,
+		       const apex_stats_totals_t *total)
 {
 	if (format == APEX_CTL_FORMAT_JSON) {
 		apex_ctl_buf_puts(buf, "{\"total\":");
 		render_json_one(buf, total);
 		if (xfr != NULL)
 			render_xfr(buf, format, xfr);
+		if (xfr != NULL)
+			render_dnstap(buf, format, xfr);
 		render_rssac002(buf, format, total, zones);
 		apex_ctl_buf_puts(buf, ",\"workers\":[");
 		for (unsigned w = 0; w < count; w++) {
@@ -451,6 +476,8 @@ void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex
 	render_text_one(buf, "total", total);
 	if (xfr != NULL)
 		render_xfr(buf, format, xfr);
+	if (xfr != NULL)
+		render_dnstap(buf, format, xfr);
 	render_rssac002(buf, format, total, zones);
 	for (unsigned w = 0; w < count; w++) {
 		char label[32];

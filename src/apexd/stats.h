@@ -13,6 +13,7 @@
 #define APEXD_STATS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ctl/buf.h"
@@ -82,6 +83,8 @@ typedef struct apex_worker_stats {
 	atomic_uint_least64_t edns;      /* answered queries with an OPT record */
 	atomic_uint_least64_t dnssec_ok; /* ... with the DO bit */
 	atomic_uint_least64_t zone_queries[APEX_STATS_ZONES]; /* answered, by zone slot */
+	atomic_uint_least64_t dnstap_frames;  /* dnstap frames handed to the writer */
+	atomic_uint_least64_t dnstap_dropped; /* ... not: its ring was full */
 } apex_worker_stats_t;
 
 /* Plain values of a snapshot or a sum. */
@@ -107,6 +110,7 @@ typedef struct apex_stats_totals {
 	uint64_t request_bytes[APEX_STATS_TRANSPORTS], response_bytes[APEX_STATS_TRANSPORTS];
 	uint64_t edns, dnssec_ok;
 	uint64_t zone_queries[APEX_STATS_ZONES];
+	uint64_t dnstap_frames, dnstap_dropped;
 } apex_stats_totals_t;
 
 /* Add n to a counter written only by the calling worker. */
@@ -200,23 +204,27 @@ void apex_stats_snapshot(const apex_worker_stats_t *stats, apex_stats_totals_t *
 /* total += one */
 void apex_stats_add(apex_stats_totals_t *total, const apex_stats_totals_t *one);
 
-/* Zone transfers and NOTIFY, in and out, by result (from the transfer,
- * notify and outgoing-transfer threads, not the workers). */
-typedef struct apex_xfr_stats {
+/* The counters of the threads beside the workers: zone transfers and
+ * NOTIFY, in and out, by result (the transfer, notify and
+ * outgoing-transfer threads), and dnstap's writer. */
+typedef struct apex_thread_stats {
 	uint64_t in_ok, in_failed;                /* transfers received */
 	uint64_t out_ok, out_refused, out_failed; /* transfers sent */
 	uint64_t notify_in_accepted, notify_in_refused;
 	uint64_t notify_out_ok, notify_out_failed;
-} apex_xfr_stats_t;
+	bool dnstap;                          /* dnstap is on: */
+	uint64_t dnstap_written, dnstap_lost; /* frames written, and lost (no collector) */
+} apex_thread_stats_t;
 
 /*
  * Render the statistics of count workers (per_worker[0..count)) and
  * their total in format (doc/control-protocol.md describes both), with
  * the RSSAC002 measurements and the queries of each zone in zones.
  */
-void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_xfr_stats_t *xfr,
-		       const apex_stats_zone_names_t *zones, const apex_stats_totals_t *per_worker,
-		       unsigned count, const apex_stats_totals_t *total);
+void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+		       const apex_thread_stats_t *xfr, const apex_stats_zone_names_t *zones,
+		       const apex_stats_totals_t *per_worker, unsigned count,
+		       const apex_stats_totals_t *total);
 
 /* The one-line summary apexd logs at shutdown. */
 void apex_stats_summary(apex_ctl_buf_t *buf, const apex_stats_totals_t *total);

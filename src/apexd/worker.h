@@ -49,6 +49,12 @@ typedef struct apex_worker {
 	size_t (*tsig_answer)(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
 			      size_t size, size_t out_capacity);
 	void *tsig_ctx;
+	/* dnstap (dnstap.h): each message given to the engine and its
+	 * response (response_size 0: none sent); NULL when off. */
+	void (*tap)(void *ctx, apex_transport_t transport, const struct sockaddr_storage *peer,
+		    const uint8_t *query, size_t query_size, const uint8_t *response,
+		    size_t response_size);
+	void *tap_ctx;
 	/* The zoneset answered from, and the table generation it was
 	 * acquired at (checked at every batch). */
 	apex_zoneset_t *zones;
@@ -203,6 +209,8 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 		APEX_STAT_ADD(s->response_size[transport][apex_stats_response_size_index(size)], 1);
 		APEX_STAT_ADD(s->response_bytes[transport], size);
 	}
+	if (__builtin_expect(worker->tap != NULL, 0))
+		worker->tap(worker->tap_ctx, transport, peer, query, query_size, out, size);
 	return size;
 }
 

@@ -29,10 +29,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
 def files_under(top, exts):
+    """The source files below top; code generated at build time (protoc-c's
+    *.pb-c.[ch]) is not the tree's own and is left out."""
     for root, dirs, files in os.walk(top):
         dirs.sort()
         for f in sorted(files):
-            if f.endswith(exts):
+            if f.endswith(exts) and ".pb-c." not in f:
                 yield os.path.join(root, f)
 
 
