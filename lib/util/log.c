@@ -25,6 +25,8 @@ static atomic_bool log_syslog = false;
 static char *log_path; /* the file's, owned; changed only by the thread that opens it */
 
 static const char *const level_names[] = { "error", "warning", "info", "debug" };
+static const char *log_program; /* a tool's name: its own line format */
+static atomic_ulong log_counts[APEX_LOG_DEBUG + 1];
 static const int syslog_priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 
 void apex_log_set_level(apex_log_level_t level)
@@ -97,20 +99,40 @@ int apex_log_reopen(char *err, size_t err_size)
 	return APEX_OK;
 }
 
+void apex_log_set_program(const char *program)
+{
+	log_program = program;
+}
+
+unsigned long apex_log_count(apex_log_level_t level)
+{
+	return atomic_load(&log_counts[level]);
+}
+
+/* The start of a line: "TIMESTAMP apexd ", or a tool's "program: ". */
+static int line_start(char *line, size_t size)
+{
+	struct timespec now;
+	struct tm tm;
+
+	if (log_program != NULL)
+		return snprintf(line, size, "%s: ", log_program);
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	return snprintf(line, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ apexd ",
+			tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			tm.tm_sec, now.tv_nsec / 1000000);
+}
+
 void apex_log(apex_log_level_t level, const char *fmt, ...)
 {
+	atomic_fetch_add_explicit(&log_counts[level], 1, memory_order_relaxed);
 	if ((int)level > atomic_load_explicit(&log_level, memory_order_relaxed))
 		return;
 
 	char line[1024];
-	struct timespec now;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	/* "TIMESTAMP apexd " then "LEVEL: ": syslog gets the line from LEVEL on */
-	int stamp = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ apexd ",
-			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			     tm.tm_sec, now.tv_nsec / 1000000);
+	/* the line's start, then "LEVEL: ": syslog gets the line from LEVEL on */
+	int stamp = line_start(line, sizeof(line));
 	int n = stamp +
 		snprintf(line + stamp, sizeof(line) - (size_t)stamp, "%s: ", level_names[level]);
 	va_list ap;

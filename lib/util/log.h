@@ -37,6 +37,13 @@ int apex_log_reopen(char *err, size_t err_size);
  * e.g. its path inside a chroot, for apex_log_reopen(). */
 void apex_log_rebase(const char *(*rebase)(const char *base, const char *path), const char *base);
 
+/* For a command-line tool: lines "program: LEVEL: text" on stderr, no
+ * timestamp (program must outlive the logging). */
+void apex_log_set_program(const char *program);
+
+/* How many messages of level were logged (or discarded by the level) so far. */
+unsigned long apex_log_count(apex_log_level_t level);
+
 void apex_log(apex_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define apex_error(...) apex_log(APEX_LOG_ERROR, __VA_ARGS__)
