@@ -671,8 +671,12 @@ static const char *ede_text(ede_t ede)
 }
 
 /* The OPT record of the response, if the query had one. */
+/* The ZONEVERSION option's data (RFC 9660 section 2): the zone's label
+ * count, type 0 (its SOA serial) and the serial. */
+#define ZONEVERSION_SIZE 6
+
 static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer_config_t *cfg,
-		      uint8_t rcode, ede_t ede)
+		      uint8_t rcode, ede_t ede, const apex_zone_t *version_of)
 {
 	if (!q->edns)
 		return;
@@ -693,6 +697,13 @@ static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer
 		memcpy(data + 2, ede_text(ede), text);
 		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_EDE, data, (uint16_t)(2 + text));
 	}
+	/* RFC 9660: the version of the zone the answer came from, if asked */
+	if (q->zoneversion && version_of != NULL) {
+		uint8_t data[ZONEVERSION_SIZE] = { version_of->origin_labels, 0 };
+		apex_write_u32(data + 2, version_of->serial);
+		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_ZONEVERSION, data,
+					     ZONEVERSION_SIZE);
+	}
 }
 
 static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg, ede_t ede)
@@ -702,7 +713,8 @@ static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg
 	bool nsid = q->nsid && cfg->nsid != NULL;
 	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) +
 	       (q->cookie_reply_size > 0 ? 4 + (size_t)q->cookie_reply_size : 0) +
-	       (ede != EDE_NONE ? 4 + 2 + strlen(ede_text(ede)) : 0);
+	       (ede != EDE_NONE ? 4 + 2 + strlen(ede_text(ede)) : 0) +
+	       (q->zoneversion ? 4 + ZONEVERSION_SIZE : 0);
 }
 
 /* A response with no records: header, the question if known, OPT (with
@@ -717,7 +729,7 @@ static size_t write_error(const apex_query_t *q, const apex_answer_config_t *cfg
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	if (q->has_question)
 		(void)apex_writer_question(&w, q->qname, NULL, q->qtype, q->qclass);
-	write_opt(&w, q, cfg, rcode, ede);
+	write_opt(&w, q, cfg, rcode, ede, NULL);
 	if (info != NULL) {
 		info->rcode = rcode;
 		info->truncated = false;
@@ -765,7 +777,7 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
 	bool tc = apex_writer_question(&w, q->qname, NULL, q->qtype, q->qclass) != APEX_OK ||
 		  apex_writer_rr(&w, APEX_SECTION_ANSWER, q->qname, APEX_TYPE_TXT, APEX_CLASS_CH, 0,
 				 rdata, len + 1) != APEX_OK;
-	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE);
+	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE, NULL);
 	if (info != NULL) {
 		info->rcode = APEX_RCODE_NOERROR;
 		info->truncated = tc;
@@ -809,7 +821,7 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q
 		  apex_serial_newer(zone->serial, q->ixfr_serial) ||
 		  apex_writer_rrset(&w, APEX_SECTION_ANSWER, q->qname, zone->apex, zone->soa,
 				    zone->soa->ttl) != APEX_OK;
-	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE);
+	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE, zone);
 	if (info != NULL) {
 		info->rcode = APEX_RCODE_NOERROR;
 		info->truncated = tc;
@@ -979,7 +991,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	} else if (!tc) {
 		tc = write_sections(&w, &c, 0, NULL);
 	}
-	write_opt(&w, &q, cfg, c.rcode, EDE_NONE);
+	write_opt(&w, &q, cfg, c.rcode, EDE_NONE, zone);
 	if (info != NULL) {
 		info->rcode = c.rcode;
 		info->truncated = tc;

@@ -11,7 +11,8 @@
  * Options of an OPT record's RDATA: a sequence of (code, length, data).
  * An option running past the RDATA is FORMERR (RFC 6891 6.1.2); so is a
  * COOKIE option of a length RFC 7873 5.2.2 does not allow (8, or 16 to
- * 40 bytes).  NSID and COOKIE are recorded; the others are ignored.
+ * 40 bytes).  NSID, COOKIE and an empty ZONEVERSION (RFC 9660 section 3:
+ * a server ignores a non-empty one) are recorded; the others are ignored.
  */
 static apex_parse_result_t parse_options(const uint8_t *p, size_t size, apex_query_t *q)
 {
@@ -26,6 +27,8 @@ static apex_parse_result_t parse_options(const uint8_t *p, size_t size, apex_que
 			return APEX_PARSE_FORMERR;
 		if (code == APEX_EDNS_NSID)
 			q->nsid = true;
+		else if (code == APEX_EDNS_ZONEVERSION && len == 0)
+			q->zoneversion = true;
 		else if (code == APEX_EDNS_COOKIE && len != 8 && (len < 16 || len > 40))
 			return APEX_PARSE_FORMERR;
 		else if (code == APEX_EDNS_COOKIE && !q->cookie) {

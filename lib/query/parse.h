@@ -25,7 +25,8 @@ typedef enum {
 /* EDNS option codes apex looks at. */
 #define APEX_EDNS_NSID 3
 #define APEX_EDNS_COOKIE 10
-#define APEX_EDNS_EDE 15 /* Extended DNS Error, RFC 8914 */
+#define APEX_EDNS_EDE 15         /* Extended DNS Error, RFC 8914 */
+#define APEX_EDNS_ZONEVERSION 19 /* RFC 9660 */
 
 typedef struct apex_query {
 	uint16_t id;
@@ -41,6 +42,7 @@ typedef struct apex_query {
 	bool dnssec_ok;       /* DO bit */
 	uint16_t udp_payload; /* requestor's payload size, at least 512 */
 	bool nsid;            /* NSID requested */
+	bool zoneversion;     /* an empty ZONEVERSION option: the zone's version asked */
 	/* COOKIE option (RFC 7873), the first one if several: client cookie
 	 * and the server cookie that followed it (0 bytes: none). */
 	bool cookie;

@@ -131,6 +131,52 @@ def test_extended_dns_errors(apex):
     assert r.rcode() == dns.rcode.NOERROR and ede_codes(r) == [], r
 
 
+ZONEVERSION = 19  # RFC 9660
+
+
+def zoneversion(r):
+    """The ZONEVERSION options of response r, each (label count, type, serial)."""
+    out = []
+    for o in r.options:
+        if o.otype == ZONEVERSION:
+            data = o.to_wire() if not hasattr(o, "data") else o.data
+            out.append((data[0], data[1], int.from_bytes(data[2:], "big")))
+    return out
+
+
+def test_zoneversion(server_sets):
+    """RFC 9660: an empty ZONEVERSION option in the query brings the label
+    count and SOA serial of the zone the answer came from (the parent's for
+    a referral or a DS at a child's apex), over UDP and TCP, also on
+    NXDOMAIN; not without the option, not for a non-empty one (ignored),
+    not on REFUSED."""
+    port = server_sets("tld").candidate.port
+    ask_zv = dns.edns.GenericOption(ZONEVERSION, b"")
+    root_serial, example_serial, fj_serial = 2024101100, 2025010101, 2024101207
+
+    def versions(name, rdtype, transport="udp", options=(ask_zv,)):
+        r = ask(port, query(name, rdtype, use_edns=0, options=list(options)), transport)
+        return r, zoneversion(r)
+
+    assert versions("www.example.", T.A)[1] == [(1, 0, example_serial)]
+    assert versions("www.example.", T.A, "tcp")[1] == [(1, 0, example_serial)]
+    r, v = versions("nowhere.example.", T.A)
+    assert r.rcode() == dns.rcode.NXDOMAIN and v == [(1, 0, example_serial)]
+    assert versions(".", T.SOA)[1] == [(0, 0, root_serial)]
+    assert versions("fj.", T.DNSKEY)[1] == [(1, 0, fj_serial)]
+    # a referral from the root, and a DS at a child's apex: the root's
+    r, v = versions("www.example.com.", T.A)
+    assert not r.answer and r.authority and v == [(0, 0, root_serial)], r
+    assert versions("fj.", T.DS)[1] == [(0, 0, root_serial)]
+    # not asked, asked with data (ignored), or no zone
+    assert versions("www.example.", T.A, options=())[1] == []
+    assert versions("www.example.", T.A,
+                    options=(dns.edns.GenericOption(ZONEVERSION, b"\x01"),))[1] == []
+    r = ask(port, query("www.example.", T.A, use_edns=0, options=[ask_zv],
+                        rdclass=dns.rdataclass.HS))
+    assert r.rcode() == dns.rcode.REFUSED and zoneversion(r) == []
+
+
 def test_chaos_identity_off_by_default(apex):
     """CHAOS id.server/version.bind are off by default: REFUSED."""
     for name in ("id.server.", "version.bind.", "hostname.bind."):
