@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/edns.h"
 #include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
 #include "dns/serial.h"
@@ -660,9 +661,9 @@ static uint16_t response_flags(const apex_query_t *q, bool aa, bool tc, uint8_t 
  */
 typedef enum {
 	EDE_NONE = -1,
-	EDE_NOT_READY = 14,         /* a secondary zone past its SOA expire time */
-	EDE_NOT_AUTHORITATIVE = 20, /* a name in no zone served here */
-	EDE_NOT_SUPPORTED = 21,     /* a class other than IN, CH and ANY */
+	EDE_NOT_READY = APEX_EDE_NOT_READY, /* a secondary zone past its SOA expire time */
+	EDE_NOT_AUTHORITATIVE = APEX_EDE_NOT_AUTHORITATIVE, /* a name in no zone served here */
+	EDE_NOT_SUPPORTED = APEX_EDE_NOT_SUPPORTED,         /* a class other than IN, CH and ANY */
 } ede_t;
 
 static const char *ede_text(ede_t ede)

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "dns/edns.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
@@ -44,6 +45,16 @@ static size_t refuse(apex_notify_result_t *res, uint8_t rcode, const char *why, 
 	res->rcode = rcode;
 	res->why = why;
 	return answer(out, name, qtype, qclass, rcode);
+}
+
+/* REFUSED, with the Extended DNS Error ede (RFC 8914) when the NOTIFY
+ * came with EDNS: out has room (out_capacity is its size plus 512). */
+static size_t refuse_ede(apex_notify_result_t *res, const char *why, uint16_t ede, bool edns,
+			 uint8_t *out, size_t out_capacity, const uint8_t *name, uint16_t qtype,
+			 uint16_t qclass)
+{
+	size_t n = refuse(res, RCODE_REFUSED, why, out, name, qtype, qclass);
+	return edns ? apex_message_add_ede(out, n, out_capacity, ede) : n;
 }
 
 size_t apex_notify_answer(const uint8_t *msg, size_t size, const struct sockaddr *peer,
@@ -88,12 +99,14 @@ size_t apex_notify_answer(const uint8_t *msg, size_t size, const struct sockaddr
 	else if (rc != APEX_ENOENT)
 		return refuse(res, RCODE_FORMERR, "a malformed message", out, name, qtype, qclass);
 	memcpy(res->zone, name, apex_name_size(name));
+	bool edns = apex_message_has_opt(out, n);
 	if (qclass != APEX_CLASS_IN)
-		return refuse(res, RCODE_REFUSED, "not class IN", out, name, qtype, qclass);
+		return refuse_ede(res, "not class IN", APEX_EDE_NOT_SUPPORTED, edns, out,
+				  out_capacity, name, qtype, qclass);
 	const apex_acl_entry_t *acl = zone_acl(ctx, name, &acl_count, &ctx_zone);
 	if (acl == NULL && ctx_zone == NULL)
-		return refuse(res, RCODE_REFUSED, "not a secondary zone here", out, name, qtype,
-			      qclass);
+		return refuse_ede(res, "not a secondary zone here", APEX_EDE_NOT_AUTHORITATIVE,
+				  edns, out, out_capacity, name, qtype, qclass);
 	switch (apex_acl_check(acl, acl_count, peer, key)) {
 	case APEX_ACL_ALLOW: break;
 	case APEX_ACL_BAD_KEY:
@@ -102,8 +115,9 @@ size_t apex_notify_answer(const uint8_t *msg, size_t size, const struct sockaddr
 	case APEX_ACL_BLOCKED:
 	case APEX_ACL_NO_MATCH:
 	default:
-		return refuse(res, RCODE_REFUSED, "an address allow-notify does not allow", out,
-			      name, qtype, qclass);
+		return refuse_ede(res, "an address allow-notify does not allow",
+				  APEX_EDE_PROHIBITED, edns, out, out_capacity, name, qtype,
+				  qclass);
 	}
 	n = answer(out, name, qtype, qclass, 0);
 	if (key != NULL && apex_tsig_sign(out, &n, out_capacity, key, &t.mac, now, NULL) < 0)

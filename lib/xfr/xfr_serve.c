@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dns/edns.h"
 #include "dns/rrtype.h"
 #include "dns/serial.h"
 #include "dns/wire.h"
@@ -56,6 +57,8 @@ typedef struct request {
 	uint16_t qtype;
 	uint32_t serial; /* IXFR: the secondary's */
 	bool question;   /* the question parsed */
+	bool edns;       /* an OPT record came: a refusal carries an Extended DNS Error */
+	uint16_t ede;    /* that error (RFC 8914), 0: none */
 } request_t;
 
 /* Parse the question (and an IXFR's SOA) of m[0..n); false if malformed. */
@@ -208,8 +211,10 @@ static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 		return RCODE_FORMERR;
 	}
 	memcpy(res->zone, r->qname, apex_name_size(r->qname));
+	r->edns = apex_message_has_opt(buf, *n);
 	if (!zone_of(ctx, r->qname, version, &acl, &acl_count)) {
 		res->why = "not a zone served here";
+		r->ede = APEX_EDE_NOT_AUTHORITATIVE;
 		return RCODE_NOTAUTH;
 	}
 	apex_acl_verdict_t verdict = apex_acl_check(acl, acl_count, peer, t->key);
@@ -223,6 +228,7 @@ static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 		return RCODE_NOTAUTH;
 	}
 	res->why = "an address provide-xfr does not allow";
+	r->ede = APEX_EDE_PROHIBITED;
 	return RCODE_REFUSED;
 }
 
@@ -260,6 +266,8 @@ int apex_xfr_serve(int fd, const struct sockaddr *peer, const char *peer_text, c
 	res->qtype = r.qtype;
 	if (res->rcode != 0) {
 		n = refusal(buf, &r, msg[2], res->rcode);
+		if (r.edns && r.ede != 0)
+			n = apex_message_add_ede(buf, n, MESSAGE_MAX, r.ede);
 		/* a TSIG error goes back in a TSIG record (RFC 8945 section 5.3.2) */
 		if (res->rcode == RCODE_NOTAUTH && tsig.error != APEX_TSIG_NOERROR &&
 		    tsig.error != APEX_TSIG_FORMERR)

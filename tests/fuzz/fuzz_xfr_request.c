@@ -11,8 +11,9 @@
  * engine's answer.  Oracle (a violation aborts):
  * - nothing is read outside the message (exact-size heap copies);
  * - apex_xfr_serve() sends exactly one message, a refusal with QR set and
- *   the request's ID, and no record but the TSIG record of a TSIG error;
- *   it never reports a transfer;
+ *   the request's ID, and no record but one in the additional section:
+ *   the TSIG record of a TSIG error, or the OPT record of an Extended DNS
+ *   Error; it never reports a transfer;
  * - the signed answer never grows past its buffer and, when it shrank to
  *   an error, keeps at most the header and one question.
  */
@@ -63,7 +64,7 @@ static void check_sent(int fd, const uint8_t *data, size_t size)
 		request_oracle("not exactly one message sent");
 	if ((sent[4] & 0x80) == 0 || memcmp(sent + 2, data, 2) != 0)
 		request_oracle("not an answer to the request");
-	/* no zone data: at most the TSIG record of a TSIG error */
+	/* no zone data: at most a TSIG error's TSIG record or an EDE's OPT record */
 	if (apex_read_u16(sent + 2 + 6) != 0 || apex_read_u16(sent + 2 + 8) != 0 ||
 	    apex_read_u16(sent + 2 + 10) > 1)
 		request_oracle("records in a refusal");

@@ -17,6 +17,7 @@ import shutil
 import signal
 import time
 
+import dns.edns
 import dns.message
 import dns.query
 import dns.rcode
@@ -46,6 +47,7 @@ class PrimaryApexd(servers.Server):
         self.extra_server = []  # more server: lines
         self.socket = None  # a control socket's path (apexctl)
         self.provide = True  # provide-xfr for the zone
+        self.blocked = None  # an address provide-xfr blocks
 
     def command(self):
         conf = os.path.join(self.workdir, "apex.conf")
@@ -55,6 +57,8 @@ class PrimaryApexd(servers.Server):
                  "key:", '    name: "%s"' % KEY_NAME, "    algorithm: hmac-sha256",
                  '    secret: "%s"' % SECRET,
                  "zone:", '    name: "%s"' % ORIGIN, '    file: "%s"' % self.path]
+        if self.blocked:
+            lines.append("    provide-xfr: %s BLOCKED" % self.blocked)
         if self.provide:
             lines.append("    provide-xfr: 127.0.0.0/8 %s" % KEY_NAME)
         if self.notify_port:
@@ -213,13 +217,24 @@ def xfr_rcode(port, zone, keyring=None, keyname=None, rdtype=dns.rdatatype.AXFR)
     return r.rcode(), sum(len(rrset) for rrset in r.answer)
 
 
+def xfr_response(port, zone, keyring, keyname, rdtype=dns.rdatatype.AXFR, source=None, edns=0):
+    """The answer to a signed transfer request with EDNS, from source."""
+    q = dns.message.make_query(zone, rdtype, use_edns=edns)
+    if rdtype == dns.rdatatype.IXFR:
+        q.authority.append(dns.rrset.from_text(zone, 0, "IN", "SOA", ". . 1 0 0 0 0"))
+    q.use_tsig(keyring, keyname, algorithm="hmac-sha256")
+    return dns.query.tcp(q, "127.0.0.1", port=port, timeout=10, source=source)
+
+
 def test_refusals(tmp_path):
     """No key, another key, another zone: refused, nothing of the zone sent;
     queries are still answered and the allowed transfer still works."""
     tmp = str(tmp_path)
     path = os.path.join(tmp, "secret.test.zone")
     write_zone(path, 1)
-    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path).start()
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path)
+    apex.blocked = "127.0.0.2"
+    apex.start()
     other = dns.tsigkeyring.from_text({"other-key": ("hmac-sha256", SECRET)})
     try:
         assert xfr_rcode(apex.port, ORIGIN) == (dns.rcode.NOTAUTH, 0)
@@ -227,6 +242,19 @@ def test_refusals(tmp_path):
         with pytest.raises(dns.tsig.PeerBadKey):  # NOTAUTH with TSIG error BADKEY
             xfr_rcode(apex.port, ORIGIN, other, "other-key")
         assert xfr_rcode(apex.port, "example.", KEYRING, KEY_NAME) == (dns.rcode.NOTAUTH, 0)
+        # with EDNS, a refusal says why (RFC 8914): an address provide-xfr
+        # blocks, Prohibited (18); a zone not served, Not Authoritative (20)
+        for rdtype in (dns.rdatatype.AXFR, dns.rdatatype.IXFR):
+            r = xfr_response(apex.port, ORIGIN, KEYRING, KEY_NAME, rdtype, source="127.0.0.2")
+            assert r.rcode() == dns.rcode.REFUSED and not r.answer, r
+            assert [o.code for o in r.options if o.otype == dns.edns.EDE] == [
+                dns.edns.EDECode.PROHIBITED], r
+        r = xfr_response(apex.port, "example.", KEYRING, KEY_NAME)
+        assert r.rcode() == dns.rcode.NOTAUTH
+        assert [o.code for o in r.options if o.otype == dns.edns.EDE] == [
+            dns.edns.EDECode.NOT_AUTHORITATIVE], r
+        r = xfr_response(apex.port, ORIGIN, KEYRING, KEY_NAME, source="127.0.0.2", edns=-1)
+        assert r.rcode() == dns.rcode.REFUSED and r.edns < 0  # no OPT asked, none sent
         assert serial_of(apex.port) == 1
         rcode, records = xfr_rcode(apex.port, ORIGIN, KEYRING, KEY_NAME)
         assert rcode == dns.rcode.NOERROR and records > 0

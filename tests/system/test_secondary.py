@@ -434,14 +434,14 @@ def test_refresh_timer(tmp):
         primary.stop()
 
 
-def notify(port, zone, keyring=None, keyname=None):
-    q = dns.message.make_query(zone, dns.rdatatype.SOA)
+def notify(port, zone, keyring=None, keyname=None, edns=-1, source=None):
+    q = dns.message.make_query(zone, dns.rdatatype.SOA, use_edns=edns)
     q.set_opcode(dns.opcode.NOTIFY)
     q.flags = dns.flags.AA | (q.flags & ~dns.flags.RD)
     q.set_opcode(dns.opcode.NOTIFY)
     if keyring is not None:
         q.use_tsig(keyring, keyname, algorithm="hmac-sha256")
-    return dns.query.udp(q, "127.0.0.1", port=port, timeout=5)
+    return dns.query.udp(q, "127.0.0.1", port=port, timeout=5, source=source)
 
 
 def test_notify_checks(tmp):
@@ -480,6 +480,16 @@ def test_notify_checks(tmp):
         with pytest.raises(dns.tsig.PeerBadTime):
             dns.message.from_wire(data, keyring=KEYRING, request_mac=stale.mac)
         assert notify(apex.port, "example.", KEYRING, KEY_NAME).rcode() == dns.rcode.REFUSED
+        # with EDNS the refusal says why (RFC 8914): not a zone of ours (20),
+        # and an address allow-notify does not list (18)
+        r = notify(apex.port, "example.", KEYRING, KEY_NAME, edns=0)
+        assert r.rcode() == dns.rcode.REFUSED
+        assert [o.code for o in r.options if o.otype == dns.edns.EDE] == [
+            dns.edns.EDECode.NOT_AUTHORITATIVE], r
+        r = notify(apex.port, ORIGIN, KEYRING, KEY_NAME, edns=0, source="127.0.0.2")
+        assert r.rcode() == dns.rcode.REFUSED
+        assert [o.code for o in r.options if o.otype == dns.edns.EDE] == [
+            dns.edns.EDECode.PROHIBITED], r
         # and the zone is still served, queries answered as before
         assert serial_of(apex.port) == 1
     finally:
