@@ -41,7 +41,8 @@
 #define APEX_RCODE_NXDOMAIN 3
 #define APEX_RCODE_NOTIMP 4
 #define APEX_RCODE_REFUSED 5
-#define APEX_RCODE_BADVERS 16 /* extended: upper 8 bits go in the OPT TTL */
+#define APEX_RCODE_BADVERS 16   /* extended: upper 8 bits go in the OPT TTL */
+#define APEX_RCODE_BADCOOKIE 23 /* extended (RFC 7873 section 8) */
 
 static inline uint16_t apex_read_u16(const uint8_t *p)
 {

@@ -880,11 +880,30 @@ static uint8_t prepare_cookie(apex_query_t *q, const apex_answer_config_t *cfg,
 		status = apex_cookie_verify(cfg->cookie_secret, q->cookie_client, q->cookie_server,
 					    q->cookie_server_size, client->addr, client->addr_size,
 					    client->now);
+	/* one made with the staging secret is as good (a rotation under way) */
+	if (status == APEX_COOKIE_INVALID && cfg->cookie_staging_secret != NULL)
+		status = apex_cookie_verify(cfg->cookie_staging_secret, q->cookie_client,
+					    q->cookie_server, q->cookie_server_size, client->addr,
+					    client->addr_size, client->now);
 	memcpy(q->cookie_reply, q->cookie_client, APEX_COOKIE_CLIENT_SIZE);
 	apex_cookie_make(cfg->cookie_secret, q->cookie_client, client->addr, client->addr_size,
 			 client->now, q->cookie_reply + APEX_COOKIE_CLIENT_SIZE);
 	q->cookie_reply_size = APEX_COOKIE_CLIENT_SIZE + APEX_COOKIE_SERVER_SIZE;
 	return status;
+}
+
+/* What the caller learns of q before it is answered. */
+static inline void info_init(apex_answer_info_t *info, const apex_query_t *q, uint8_t cookie)
+{
+	info->qtype = q->has_question ? q->qtype : 0;
+	info->rcode = 0;
+	info->truncated = false;
+	info->dropped = false;
+	info->cookie = cookie;
+	info->tsig = q->tsig;
+	info->edns = q->edns;
+	info->dnssec_ok = q->edns && q->dnssec_ok;
+	info->zone_slot = APEX_ANSWER_NO_ZONE;
 }
 
 size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
@@ -905,17 +924,8 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	uint8_t cookie = parsed == APEX_PARSE_OK || parsed == APEX_PARSE_BADVERS
 				 ? prepare_cookie(&q, cfg, client)
 				 : APEX_COOKIE_NONE;
-	if (info != NULL) {
-		info->qtype = q.has_question ? q.qtype : 0;
-		info->rcode = 0;
-		info->truncated = false;
-		info->dropped = false;
-		info->cookie = cookie;
-		info->tsig = q.tsig;
-		info->edns = q.edns;
-		info->dnssec_ok = q.edns && q.dnssec_ok;
-		info->zone_slot = APEX_ANSWER_NO_ZONE;
-	}
+	if (info != NULL)
+		info_init(info, &q, cookie);
 	if (parsed == APEX_PARSE_DROP || out_capacity < APEX_MIN_UDP_PAYLOAD) {
 		if (info != NULL)
 			info->dropped = true;
@@ -934,6 +944,12 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	default: break;
 	}
 
+	/* RFC 7873 5.2.3 and 5.2.4: a cookie but no valid server cookie, and
+	 * the server requires one (UDP only: TCP is proof enough) */
+	if (cfg->require_cookie && transport == APEX_TRANSPORT_UDP &&
+	    (cookie == APEX_COOKIE_CLIENT_ONLY || cookie == APEX_COOKIE_INVALID))
+		return write_error(&q, cfg, transport, APEX_RCODE_BADCOOKIE, EDE_NONE, out,
+				   out_capacity, info);
 	if (q.qclass == APEX_CLASS_CH)
 		return answer_chaos(&q, cfg, transport, out, out_capacity, info);
 	if (q.qclass != APEX_CLASS_IN && q.qclass != APEX_CLASS_ANY)
@@ -998,6 +1014,20 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		info->truncated = tc;
 	}
 	return apex_writer_finish(&w, q.id, response_flags(&q, c.aa, tc, c.rcode));
+}
+
+size_t apex_answer_badcookie(const apex_answer_config_t *cfg, const apex_answer_client_t *client,
+			     const uint8_t *query, size_t query_size, uint8_t *out,
+			     size_t out_capacity)
+{
+	apex_query_t q;
+
+	if (apex_query_parse(query, query_size, &q) != APEX_PARSE_OK ||
+	    out_capacity < APEX_MIN_UDP_PAYLOAD ||
+	    prepare_cookie(&q, cfg, client) == APEX_COOKIE_NONE)
+		return 0;
+	return write_error(&q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_BADCOOKIE, EDE_NONE, out,
+			   out_capacity, NULL);
 }
 
 /* ------------------------------------------------------------ precomputation */

@@ -27,6 +27,13 @@ typedef struct apex_answer_config {
 	/* DNS cookies (query/cookie.h): the 16-byte server secret; NULL =
 	 * cookies off (a cookie option is then only checked for syntax). */
 	const uint8_t *cookie_secret;
+	/* A second secret whose server cookies are accepted too (a rotation
+	 * across the servers that share it), never used to make one; NULL. */
+	const uint8_t *cookie_staging_secret;
+	/* Over UDP, a query with a client cookie but no valid server cookie
+	 * gets BADCOOKIE with a new server cookie, not the answer (RFC 7873
+	 * section 5.2.3); queries without a cookie are answered. */
+	bool require_cookie;
 } apex_answer_config_t;
 
 /* Defaults: edns_payload 1232, everything else off. */
@@ -80,5 +87,16 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 			apex_transport_t transport, const apex_answer_client_t *client,
 			const uint8_t *query, size_t query_size, uint8_t *out, size_t out_capacity,
 			apex_answer_info_t *info);
+
+/*
+ * The BADCOOKIE answer (RFC 7873 section 5.2.3) to query from client:
+ * the question and an OPT record with the client cookie and a new server
+ * cookie; 0 when the query has no cookie or cookies are off.  For a
+ * rate-limited client that sent a cookie, instead of a truncated answer:
+ * with the cookie it retries, it is not limited.
+ */
+size_t apex_answer_badcookie(const apex_answer_config_t *cfg, const apex_answer_client_t *client,
+			     const uint8_t *query, size_t query_size, uint8_t *out,
+			     size_t out_capacity);
 
 #endif

@@ -509,22 +509,35 @@ static int key_rrl_whitelist(parser_t *p, const char *key, const char *value)
 	return APEX_OK;
 }
 
-static int key_cookie_secret(parser_t *p, const char *key, const char *value)
+/* A cookie secret: 32 hex digits into out[16]. */
+static int parse_cookie_secret(parser_t *p, const char *key, const char *value, uint8_t *out)
 {
-	apex_config_t *cfg = p->cfg;
-
-	(void)key;
 	if (strlen(value) != 32)
-		return PFAIL(p, "cookie-secret: expected 32 hex digits (16 bytes)");
+		return PFAIL(p, "%s: expected 32 hex digits (16 bytes)", key);
 	for (size_t i = 0; i < 16; i++) {
 		int hi = apex_hex_digit(value[2 * i]), lo = apex_hex_digit(value[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
-			return PFAIL(p, "cookie-secret: '%s' is not hex", value);
-		cfg->cookie_secret[i] = (uint8_t)(hi << 4 | lo);
+			return PFAIL(p, "%s: '%s' is not hex", key, value);
+		out[i] = (uint8_t)(hi << 4 | lo);
 	}
-	cfg->cookie_secret_set = true;
 	return APEX_OK;
+}
+
+static int key_cookie_secret(parser_t *p, const char *key, const char *value)
+{
+	int rc = parse_cookie_secret(p, key, value, p->cfg->cookie_secret);
+
+	p->cfg->cookie_secret_set = rc == APEX_OK;
+	return rc;
+}
+
+static int key_cookie_staging_secret(parser_t *p, const char *key, const char *value)
+{
+	int rc = parse_cookie_secret(p, key, value, p->cfg->cookie_staging_secret);
+
+	p->cfg->cookie_staging_secret_set = rc == APEX_OK;
+	return rc;
 }
 
 static int key_chroot(parser_t *p, const char *key, const char *value)
@@ -784,6 +797,8 @@ static const key_def_t server_keys[] = {
 	CUSTOM_KEY("rrl-whitelist", key_rrl_whitelist),
 	BOOL_KEY("cookies", cookies),
 	CUSTOM_KEY("cookie-secret", key_cookie_secret),
+	CUSTOM_KEY("cookie-staging-secret", key_cookie_staging_secret),
+	BOOL_KEY("require-server-cookie", require_cookie),
 	STRING_KEY("user", user),
 	STRING_KEY("group", group),
 	CUSTOM_KEY("chroot", key_chroot),
@@ -1184,6 +1199,9 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 		rc = section_end(&p);
 	if (rc == APEX_OK)
 		rc = resolve_keys(&p);
+	if (rc == APEX_OK && cfg->require_cookie && !cfg->cookies)
+		rc = apex_fail(err, err_size, APEX_EINVAL,
+			       "%s: require-server-cookie: yes needs cookies: yes", path);
 	if (rc == APEX_OK && cfg->dnstap.enable && cfg->dnstap.socket_path == NULL)
 		rc = apex_fail(err, err_size, APEX_EINVAL,
 			       "%s: dnstap-enable: yes needs dnstap-socket-path", path);

@@ -116,6 +116,9 @@ typedef struct apex_config {
 	bool cookies;           /* answer DNS cookies (default on) */
 	bool cookie_secret_set; /* cookie-secret: given; else random at start */
 	uint8_t cookie_secret[16];
+	bool cookie_staging_secret_set; /* cookie-staging-secret: also accepted */
+	uint8_t cookie_staging_secret[16];
+	bool require_cookie; /* require-server-cookie: BADCOOKIE over UDP */
 	/* Privileges: run as user/group after binding (NULL: stay as started),
 	 * optionally chrooted. */
 	char *user;

@@ -39,6 +39,9 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 						 sizeof(server->cookie_secret))) < 0)
 			return rc;
 		server->answer_config.cookie_secret = server->cookie_secret;
+		if (cfg->cookie_staging_secret_set)
+			server->answer_config.cookie_staging_secret = cfg->cookie_staging_secret;
+		server->answer_config.require_cookie = cfg->require_cookie;
 	}
 	if ((rc = apex_tcp_shared_init(&server->tcp, cfg)) < 0)
 		return rc;

@@ -18,19 +18,13 @@ static const char *const qtype_names[APEX_STATS_QTYPES] = {
 };
 
 static const char *const rcode_names[APEX_STATS_RCODES] = {
-	[0] = "NOERROR",
-	[1] = "FORMERR",
-	[2] = "SERVFAIL",
-	[3] = "NXDOMAIN",
-	[4] = "NOTIMP",
-	[5] = "REFUSED",
-	[6] = "YXDOMAIN",
-	[7] = "YXRRSET",
-	[8] = "NXRRSET",
-	[9] = "NOTAUTH",
-	[10] = "NOTZONE",
-	[16] = "BADVERS",
-	[APEX_STATS_RCODES - 1] = "other",
+	[0] = "NOERROR",    [1] = "FORMERR",
+	[2] = "SERVFAIL",   [3] = "NXDOMAIN",
+	[4] = "NOTIMP",     [5] = "REFUSED",
+	[6] = "YXDOMAIN",   [7] = "YXRRSET",
+	[8] = "NXRRSET",    [9] = "NOTAUTH",
+	[10] = "NOTZONE",   [16] = "BADVERS",
+	[23] = "BADCOOKIE", [APEX_STATS_RCODES - 1] = "other",
 };
 
 static const char *const fill_names[APEX_STATS_FILL_BUCKETS] = {

@@ -20,8 +20,8 @@
 #include "ctl/request.h"
 #include "zone/zoneset.h"
 
-/* rcode buckets: 0..22 one each, the last for all others. */
-#define APEX_STATS_RCODES 24
+/* rcode buckets: 0..23 (BADCOOKIE) one each, the last for all others. */
+#define APEX_STATS_RCODES 25
 /* qtype buckets: the common types one each (apex_stats_qtype_index()), the last for all others. */
 #define APEX_STATS_QTYPES 24
 /* recvmmsg batch fill buckets: 1, 2-7, 8-31, 32-63, 64 (full) datagrams. */

@@ -166,13 +166,21 @@ static inline size_t apex_worker_answer_message(apex_worker_t *worker, apex_tran
 		size = worker->tsig_answer(worker->tsig_ctx, query, query_size, out, size,
 					   out_capacity);
 	apex_worker_count(worker, info, size);
-	if (size == 0 || transport != APEX_TRANSPORT_UDP || !apex_rrl_enabled(&worker->rrl))
+	/* a valid server cookie proves the source address: not rate limited */
+	if (size == 0 || transport != APEX_TRANSPORT_UDP || !apex_rrl_enabled(&worker->rrl) ||
+	    info->cookie == APEX_COOKIE_VALID)
 		return size;
 
 	apex_rrl_action_t act =
 		apex_rrl_account(&worker->rrl, (const struct sockaddr *)peer, worker->now_ms);
-	if (act == APEX_RRL_SLIP)
+	if (act == APEX_RRL_SLIP && info->cookie != APEX_COOKIE_NONE) {
+		/* a client with cookies gets a server cookie to come back with */
+		size_t n = apex_answer_badcookie(worker->answer_config, &client, query, query_size,
+						 out, out_capacity);
+		size = n > 0 ? n : apex_rrl_slip_response(out, size);
+	} else if (act == APEX_RRL_SLIP) {
 		size = apex_rrl_slip_response(out, size);
+	}
 	if (act == APEX_RRL_DROP || size == 0) {
 		APEX_STAT_ADD(worker->stats.rrl_dropped, 1);
 		return 0;

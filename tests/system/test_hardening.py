@@ -163,13 +163,103 @@ def test_cookies(tmp):
         assert r.rcode() == dns.rcode.NOERROR and cookie_of(r) is None
 
 
+BADCOOKIE = 23
+
+
+def test_required_cookies(tmp):
+    """require-server-cookie: over UDP a query with a client cookie alone,
+    or with a server cookie that does not verify, gets BADCOOKIE (RFC 7873
+    5.2.3, 5.2.4) with a new server cookie and no records; with that cookie
+    it is answered.  A query without a cookie, and any query over TCP, is
+    answered as before."""
+    settings = ["cookie-secret: 000102030405060708090a0b0c0d0e0f", "require-server-cookie: yes"]
+    with Instance(tmp, "require", settings) as a:
+        client_cookie = bytes.fromhex("0123456789abcdef")
+        r = udp_ask(a.port, soa_query(client_cookie))
+        assert r.rcode() == BADCOOKIE and not r.answer and not r.authority, r
+        c = cookie_of(r)
+        assert c is not None and len(c) == 24 and c[:8] == client_cookie
+        r = udp_ask(a.port, soa_query(c))
+        assert r.rcode() == dns.rcode.NOERROR and len(r.answer) == 1
+        r = udp_ask(a.port, soa_query(c[:16] + bytes(8)))  # forged
+        assert r.rcode() == BADCOOKIE and not r.answer
+        assert udp_ask(a.port, soa_query()).rcode() == dns.rcode.NOERROR
+        r = tcp_ask(a.port, soa_query(client_cookie))
+        assert r.rcode() == dns.rcode.NOERROR and len(r.answer) == 1
+        s = stats(a.socket)
+        assert s["rcode"].get("BADCOOKIE") == 2, s
+    conf = os.path.join(tmp, "require-nocookies.conf")
+    with open(conf, "w") as f:
+        f.write("server:\n    cookies: no\n    require-server-cookie: yes\n")
+    r = subprocess.run([servers.apexd_path(), "-t", "-c", conf], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 1 and "require-server-cookie: yes needs cookies: yes" in r.stderr
+
+
+def test_cookie_secret_rotation(tmp):
+    """cookie-staging-secret: server cookies made with it are accepted
+    too, new ones are made with cookie-secret only, so that an anycast
+    group can move to a new secret without a cookie turning invalid."""
+    old = "000102030405060708090a0b0c0d0e0f"
+    new = "f0e0d0c0b0a090807060504030201000"
+    client_cookie = bytes.fromhex("1122334455667788")
+    with Instance(tmp, "rotate-old", ["cookie-secret: " + old]) as a:
+        old_cookie = cookie_of(udp_ask(a.port, soa_query(client_cookie)))
+    with Instance(tmp, "rotate-new", ["cookie-secret: " + new,
+                                      "cookie-staging-secret: " + old]) as b:
+        r = udp_ask(b.port, soa_query(old_cookie))
+        new_cookie = cookie_of(r)
+        assert stats(b.socket)["cookie_valid"] == 1
+    with Instance(tmp, "rotate-check", ["cookie-secret: " + old]) as c:
+        udp_ask(c.port, soa_query(new_cookie))  # made with the new secret: not the old
+        s = stats(c.socket)
+        assert s["cookie_invalid"] == 1 and s["cookie_valid"] == 0, s
+
+
+def cookie_flood(port, source, query, count, duration):
+    """flood() with query; the answers' rcodes and TC flags: {(rcode, tc): n}."""
+    seen = {}
+
+    def tally(data):
+        r = dns.message.from_wire(data)
+        key = (r.rcode(), bool(r.flags & dns.flags.TC))
+        seen[key] = seen.get(key, 0) + 1
+
+    flood(port, source, count, duration, query.to_wire(), tally)
+    return seen
+
+
+def test_rrl_and_cookies(tmp):
+    """A valid server cookie proves the client's address: its queries are
+    not rate limited.  A client that sends a cookie but is limited gets, as
+    its slip, BADCOOKIE with a server cookie to come back with, not TC."""
+    settings = ["rrl-responses-per-second: 20", "rrl-slip: 2",
+                "cookie-secret: 000102030405060708090a0b0c0d0e0f"]
+    with Instance(tmp, "rrl-cookies", settings) as a:
+        client_cookie = bytes.fromhex("0123456789abcdef")
+        valid = cookie_of(udp_ask(a.port, soa_query(client_cookie), source="127.0.0.6"))
+        seen = cookie_flood(a.port, "127.0.0.6", soa_query(valid), 400, 1.0)
+        assert seen == {(dns.rcode.NOERROR, False): 400}, seen
+        seen = cookie_flood(a.port, "127.0.0.7", soa_query(client_cookie), 400, 1.0)
+        slipped = seen.get((BADCOOKIE, False), 0)
+        print("rrl with a client cookie: %s" % seen)
+        assert (dns.rcode.NOERROR, True) not in seen, seen  # no TC slip
+        assert seen.get((dns.rcode.NOERROR, False), 0) <= 10 + 10 + 10, seen
+        limited = 400 - seen.get((dns.rcode.NOERROR, False), 0)
+        assert abs(slipped - limited / 2) <= 0.1 * limited + 2, seen
+        s = stats(a.socket)
+        assert s["rrl_slipped"] == slipped and s["cookie_valid"] >= 400, s
+
+
 # ---------------------------------------------------------------- RRL
 
-def flood(port, source, count, duration):
-    """Send count SOA queries from source spread over duration seconds;
-    return (answers, truncated answers) received."""
-    wire = soa_query().to_wire()
-    ok = tc = 0
+def flood(port, source, count, duration, wire=None, on_reply=None):
+    """Send count queries (an SOA query, or wire) from source spread over
+    duration seconds; each reply goes to on_reply(data), by default
+    counted as answered or truncated: returns (answers, truncated)."""
+    wire = wire if wire is not None else soa_query().to_wire()
+    counts = {"ok": 0, "tc": 0}
+    on_reply = on_reply or (lambda data: count_reply(counts, data))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.bind((source, 0))
         s.setblocking(False)
@@ -177,26 +267,28 @@ def flood(port, source, count, duration):
         for i in range(count):
             due = start + duration * i / count
             while time.monotonic() < due:
-                ok, tc = drain(s, ok, tc, max(0.0, due - time.monotonic()))
+                drain(s, on_reply, max(0.0, due - time.monotonic()))
             s.sendto(wire, (client.LOOPBACK, port))
         end = time.monotonic() + 1.0
         while time.monotonic() < end:
-            ok, tc = drain(s, ok, tc, end - time.monotonic())
-    return ok, tc
+            drain(s, on_reply, end - time.monotonic())
+    return counts["ok"], counts["tc"]
 
 
-def drain(s, ok, tc, wait):
+def count_reply(counts, data):
+    if data[2] & 0x02:
+        counts["tc"] += 1
+        assert data[7] == 0 and data[9] == 0 and data[11] == 0, "slipped reply with records"
+    else:
+        counts["ok"] += 1
+
+
+def drain(s, on_reply, wait):
     if select.select([s], [], [], wait)[0]:
         try:
-            data = s.recv(65535)
+            on_reply(s.recv(65535))
         except BlockingIOError:
-            return ok, tc
-        if data[2] & 0x02:
-            tc += 1
-            assert data[7] == 0 and data[9] == 0 and data[11] == 0, "slipped reply with records"
-        else:
-            ok += 1
-    return ok, tc
+            pass
 
 
 def test_rrl_limits_one_prefix_and_slips(tmp):
