@@ -161,6 +161,14 @@ int apex_version_begin(apex_version_build_t *v, const uint8_t *origin, const cha
 	return APEX_OK;
 }
 
+/* apex_load_set_progress()'s; written before any load starts. */
+static apex_load_progress_t load_progress;
+
+void apex_load_set_progress(apex_load_progress_t fn)
+{
+	load_progress = fn;
+}
+
 void apex_version_abort(apex_version_build_t *v)
 {
 	apex_arena_destroy(v->arena);
@@ -208,10 +216,15 @@ int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size
 	double parsed = seconds_since(&v->start);
 	size_t memory = take_records(v, sinks, sink_count);
 	b->threads = apex_load_cpu_count();
+	if (load_progress != NULL)
+		load_progress(zone->file, APEX_LOAD_PARSED, b->rr_count, parsed, sink_count);
 	int rc = apex_zone_build(b);
 	apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
 		   zone->file, b->rr_count, parsed, sink_count, memory >> 20,
 		   seconds_since(&v->start) - parsed);
+	if (load_progress != NULL && rc == APEX_OK)
+		load_progress(zone->file, APEX_LOAD_BUILT, b->rr_count,
+			      seconds_since(&v->start) - parsed, b->threads);
 	if (rc == APEX_OK) {
 		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);
 		zone->load_seconds = seconds_since(&v->start);

@@ -22,4 +22,21 @@
 int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, char *err,
 		   size_t err_size);
 
+/* The phases of a load, for its progress: the file read and its records
+ * parsed; the version built. */
+typedef enum {
+	APEX_LOAD_PARSED,
+	APEX_LOAD_BUILT,
+} apex_load_phase_t;
+
+/*
+ * Told of each load's phases (a zone file's or a transfer's): the file
+ * (or the transfer's name for it), the records and the seconds the phase
+ * took, and the threads it used.  Called on the loading thread; set once
+ * before any load (NULL: nobody).
+ */
+typedef void (*apex_load_progress_t)(const char *file, apex_load_phase_t phase, size_t records,
+				     double seconds, size_t threads);
+void apex_load_set_progress(apex_load_progress_t fn);
+
 #endif

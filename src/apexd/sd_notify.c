@@ -17,7 +17,7 @@
 
 #include "util/log.h"
 
-static int notify_fd = -1; /* the main thread's, for the process's life */
+static int notify_fd = -1; /* set before any other thread runs, for the process's life */
 
 void apexd_sd_notify_open(void)
 {

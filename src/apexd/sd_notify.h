@@ -8,8 +8,8 @@
  * the zones load.  Without NOTIFY_SOCKET every call does nothing.
  *
  * The socket is connected at start-up, before the privilege drop and any
- * chroot, so that it can still be written to afterwards.  Calls come from
- * the main thread only.
+ * chroot, so that it can still be written to afterwards.  Any thread may
+ * send (one send() per message) once it is open.
  */
 #ifndef APEXD_SD_NOTIFY_H
 #define APEXD_SD_NOTIFY_H

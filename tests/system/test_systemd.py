@@ -82,6 +82,38 @@ def test_notifications(tmp_path):
         listener.close()
 
 
+def test_progress_of_a_large_zone(tmp_path):
+    """A zone of 100,000 records or more says how its load goes: a log line
+    once its records are parsed and one once it is built, and each time
+    a STATUS= line with EXTEND_TIMEOUT_USEC= for systemd; a small zone
+    loads silently."""
+    d = str(tmp_path)
+    large = os.path.join(d, "large.test.zone")
+    with open(large, "w") as f:
+        f.write("$ORIGIN large.test.\n$TTL 300\n@ SOA ns1 h 1 3600 900 604800 300\n"
+                "@ NS ns1\nns1 A 192.0.2.1\n")
+        for i in range(120000):
+            f.write("h%d A 10.%d.%d.%d\n" % (i, i >> 16, (i >> 8) & 255, i & 255))
+    listener = NotifyListener(os.path.join(d, "notify.sock"))
+    apex = NotifiedApexd(d, [("large.test.", large), ("example.", zone_path("example.zone"))],
+                         listener.path)
+    try:
+        apex.start()
+        parsed = listener.wait_for("STATUS=%s: 120003 records parsed, building" % large)
+        assert "EXTEND_TIMEOUT_USEC=600000000" in parsed.split("\n"), parsed
+        built = listener.wait_for("STATUS=%s: built" % large)
+        assert "EXTEND_TIMEOUT_USEC=600000000" in built.split("\n"), built
+        listener.wait_for("READY=1")
+        log = apex.log_tail(60)
+        assert "%s: 120003 records parsed in " % large in log, log
+        assert "%s: built in " % large in log, log
+        assert "example.zone: built" not in log and "example.zone: 5" not in log, log
+        assert not any("example.zone" in m for m in listener.messages if "STATUS=" in m)
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        listener.close()
+
+
 def test_no_notify_socket_no_trouble(tmp_path):
     """A NOTIFY_SOCKET nobody listens on: apexd says so and serves."""
     d = str(tmp_path)
