@@ -266,7 +266,47 @@ class Reflector(Server):
                 str(self.port), "3600"]
 
 
-SERVERS = {"apexd": Apexd, "nsd": Nsd, "knot": Knot, "reflector": Reflector}
+class ApexdDnstap(Apexd):
+    """apexd logging every query and response with dnstap to an
+    fstrm_capture (package fstrm-bin) that throws them away: what dnstap
+    costs the server, its writer thread included."""
+
+    name = "apexd-dnstap"
+
+    def command(self):
+        sock = os.path.join(self.workdir, "dnstap.sock")
+        conf = os.path.join(self.workdir, "dnstap.conf")
+        with open(conf, "w") as f:
+            f.write("dnstap:\n    dnstap-enable: yes\n    dnstap-socket-path: \"%s\"\n"
+                    "    dnstap-log-auth-query-messages: yes\n"
+                    "    dnstap-log-auth-response-messages: yes\n" % sock)
+        return super().command() + ["-c", conf]
+
+    def start(self, timeout=START_TIMEOUT):
+        sock = os.path.join(self.workdir, "dnstap.sock")
+        if os.path.exists(sock):
+            os.unlink(sock)
+        self.capture = subprocess.Popen(["fstrm_capture", "-t", "protobuf:dnstap.Dnstap",
+                                         "-u", sock, "-w", "/dev/null"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return super().start(timeout)
+
+    def stop(self):
+        super().stop()
+        if self.capture.poll() is None:
+            self.capture.send_signal(signal.SIGINT)
+            try:
+                self.capture.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.capture.kill()
+                self.capture.wait(STOP_TIMEOUT)
+
+
+SERVERS = {"apexd": Apexd, "apexd-dnstap": ApexdDnstap, "nsd": Nsd, "knot": Knot,
+           "reflector": Reflector}
 
 
 def dnsperf(port, queryfile, seconds=None, dnssec=False, runs=None, stats_interval=None,

@@ -2,7 +2,7 @@
 /*
  * dnstap: every query a worker answers, and its response, as dnstap
  * frames (lib/dnstap/message.h) to a collector's Unix socket over Frame
- * Streams (libfstrm), as the dnstap: section asks.
+ * Streams (libfstrm's writer), as the dnstap: section asks.
  *
  * A worker encodes its frames on its query path into a scratch buffer of
  * its own and pushes them into a ring of its own (lib/dnstap/ring.h): no

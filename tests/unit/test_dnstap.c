@@ -189,12 +189,96 @@ static void test_encode(void **state)
 	dnstap__dnstap__free_unpacked(d, NULL);
 }
 
+/* The frame protobuf-c packs for ev, from the schema's generated code. */
+static size_t pack_reference(const apex_dnstap_event_t *ev, uint8_t *out)
+{
+	Dnstap__Dnstap frame = DNSTAP__DNSTAP__INIT;
+	Dnstap__Message m = DNSTAP__MESSAGE__INIT;
+	ProtobufCBinaryData message = { ev->message_size, (uint8_t *)ev->message };
+
+	frame.type = DNSTAP__DNSTAP__TYPE__MESSAGE;
+	frame.message = &m;
+	if (ev->identity != NULL) {
+		frame.has_identity = true;
+		frame.identity =
+			(ProtobufCBinaryData){ strlen(ev->identity), (uint8_t *)ev->identity };
+	}
+	if (ev->version != NULL) {
+		frame.has_version = true;
+		frame.version =
+			(ProtobufCBinaryData){ strlen(ev->version), (uint8_t *)ev->version };
+	}
+	m.type = ev->response ? DNSTAP__MESSAGE__TYPE__AUTH_RESPONSE
+			      : DNSTAP__MESSAGE__TYPE__AUTH_QUERY;
+	m.has_socket_family = m.has_socket_protocol = m.has_query_address = true;
+	m.socket_family = ev->client_addr_size == 16 ? DNSTAP__SOCKET_FAMILY__INET6
+						     : DNSTAP__SOCKET_FAMILY__INET;
+	m.socket_protocol = ev->tcp ? DNSTAP__SOCKET_PROTOCOL__TCP : DNSTAP__SOCKET_PROTOCOL__UDP;
+	m.query_address = (ProtobufCBinaryData){ ev->client_addr_size, (uint8_t *)ev->client_addr };
+	m.has_query_port = m.has_query_time_sec = m.has_query_time_nsec = true;
+	m.query_port = ev->client_port;
+	m.query_time_sec = ev->query_sec;
+	m.query_time_nsec = ev->query_nsec;
+	if (ev->response) {
+		m.has_response_time_sec = m.has_response_time_nsec = m.has_response_message = true;
+		m.response_time_sec = ev->response_sec;
+		m.response_time_nsec = ev->response_nsec;
+		m.response_message = message;
+	} else {
+		m.has_query_message = true;
+		m.query_message = message;
+	}
+	return dnstap__dnstap__pack(&frame, out);
+}
+
+/* apex's frames are byte for byte protobuf-c's (both write the fields in
+ * number order), for message sizes around each varint length's bounds,
+ * both families and transports, large and small numbers. */
+static void test_encode_matches_protobuf_c(void **state)
+{
+	(void)state;
+	static uint8_t msg[70000], mine[70200], theirs[70200];
+	static const uint8_t addr6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 9 };
+	static const uint8_t addr4[4] = { 198, 51, 100, 1 };
+	static const size_t sizes[] = { 0, 1, 12, 127, 128, 300, 16383, 16384, 65535 };
+	unsigned cases = 0;
+
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 131);
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (int variant = 0; variant < 8; variant++) {
+			apex_dnstap_event_t ev = {
+				.response = variant & 1,
+				.tcp = (variant >> 1) & 1,
+				.client_addr = (variant & 4) ? addr6 : addr4,
+				.client_addr_size = (variant & 4) ? 16 : 4,
+				.client_port = (uint16_t)(variant * 9000 + 1),
+				.query_sec = variant & 2 ? 1795660000u : 5u,
+				.query_nsec = 999999999u - (uint32_t)variant,
+				.response_sec = 4000000000u + (uint64_t)variant,
+				.response_nsec = (uint32_t)variant,
+				.message = msg,
+				.message_size = sizes[s],
+				.identity = variant & 1 ? "ns1.example" : NULL,
+				.version = variant & 2 ? NULL : "apexd test",
+			};
+			size_t n = apex_dnstap_encode(&ev, mine, sizeof(mine));
+			size_t m = pack_reference(&ev, theirs);
+			assert_int_equal(n, m);
+			assert_memory_equal(mine, theirs, n);
+			cases++;
+		}
+	}
+	assert_int_equal(cases, 72);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_order_wrap_and_full),
 		cmocka_unit_test(test_ring_concurrent),
 		cmocka_unit_test(test_encode),
+		cmocka_unit_test(test_encode_matches_protobuf_c),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
