@@ -193,11 +193,13 @@ static inline size_t apex_worker_answer_message(apex_worker_t *worker, apex_tran
 /*
  * Answer one query from peer, received over transport, into
  * out[0..out_capacity): the engine (with the client's address for
- * cookies), the statistics, and over UDP response rate limiting (a
- * limited response is dropped or slipped as a TC reply). Returns the
- * size to send, 0 to send nothing. info, if not NULL, gets what the
- * engine reported (before rate limiting). Inline: it is the query path
- * of both transports, called once per query.
+ * cookies), the statistics, dnstap when on, and over UDP response rate
+ * limiting (a limited response is dropped, or slipped as a TC reply, or
+ * as BADCOOKIE to a client that sent a cookie; a valid server cookie is
+ * never limited). Returns the size to send, 0 to send nothing. info, if
+ * not NULL, gets what the engine reported (before rate limiting).
+ * Inline: it is the query path of both transports, called once per
+ * query.
  */
 static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t transport,
 					const struct sockaddr_storage *peer, const uint8_t *query,
