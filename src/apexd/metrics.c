@@ -207,7 +207,48 @@ static void render_workers(apex_ctl_buf_t *out, const apex_stats_totals_t *per, 
 	}
 }
 
-/* Queries per zone (by statistics slot) and the serial each zone serves. */
+/* What each zone served is: its version's serial and state, its size,
+ * and when it was loaded (RSSAC002's load-time is the time from a serial's
+ * publication to its load). */
+static uint64_t zone_serial(const apex_zone_t *z)
+{
+	return z->serial;
+}
+
+static uint64_t zone_expired(const apex_zone_t *z)
+{
+	return atomic_load(&z->expired) ? 1 : 0;
+}
+
+static uint64_t zone_records(const apex_zone_t *z)
+{
+	return z->record_count;
+}
+
+static uint64_t zone_memory(const apex_zone_t *z)
+{
+	return z->memory;
+}
+
+static uint64_t zone_loaded_at(const apex_zone_t *z)
+{
+	return (uint64_t)z->loaded_at.tv_sec;
+}
+
+static const struct {
+	const char *name, *help;
+	uint64_t (*value)(const apex_zone_t *zone);
+} zone_gauges[] = {
+	{ "apex_zone_serial", "The SOA serial of each zone served.", zone_serial },
+	{ "apex_zone_expired",
+	  "1 for a secondary zone past its SOA expire time (answered SERVFAIL).", zone_expired },
+	{ "apex_zone_records", "Records of the version served.", zone_records },
+	{ "apex_zone_memory_bytes", "Memory of the version served.", zone_memory },
+	{ "apex_zone_loaded_timestamp_seconds",
+	  "When the version served was loaded or transferred (Unix time).", zone_loaded_at },
+};
+
+/* Queries per zone (by statistics slot), and the zone gauges above. */
 static int render_zones(apex_ctl_buf_t *out, const apex_command_context_t *ctx,
 			const apex_stats_totals_t *t)
 {
@@ -226,18 +267,14 @@ static int render_zones(apex_ctl_buf_t *out, const apex_command_context_t *ctx,
 	apex_stats_zone_names_free(&names);
 
 	apex_zoneset_t *set = apex_zonetable_acquire(&ctx->server->zonetable, NULL);
-	apex_metrics_family(out, "apex_zone_serial", "gauge",
-			    "The SOA serial of each zone served.");
-	for (size_t i = 0; i < set->count; i++)
-		apex_metrics_sample(out, "apex_zone_serial", "zone",
-				    apex_name_to_str(set->zones[i]->origin, text, sizeof(text)),
-				    set->zones[i]->serial);
-	apex_metrics_family(out, "apex_zone_expired", "gauge",
-			    "1 for a secondary zone past its SOA expire time (answered SERVFAIL).");
-	for (size_t i = 0; i < set->count; i++)
-		apex_metrics_sample(out, "apex_zone_expired", "zone",
-				    apex_name_to_str(set->zones[i]->origin, text, sizeof(text)),
-				    atomic_load(&set->zones[i]->expired) ? 1 : 0);
+	for (size_t g = 0; g < sizeof(zone_gauges) / sizeof(zone_gauges[0]); g++) {
+		apex_metrics_family(out, zone_gauges[g].name, "gauge", zone_gauges[g].help);
+		for (size_t i = 0; i < set->count; i++)
+			apex_metrics_sample(
+				out, zone_gauges[g].name, "zone",
+				apex_name_to_str(set->zones[i]->origin, text, sizeof(text)),
+				zone_gauges[g].value(set->zones[i]));
+	}
 	apex_metrics_family(out, "apex_zones_served", "gauge", "Zones served.");
 	apex_metrics_sample(out, "apex_zones_served", NULL, NULL, set->count);
 	apex_zoneset_release(set);

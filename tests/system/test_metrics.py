@@ -209,6 +209,10 @@ def test_prometheus_counts_what_was_sent(apex):
         assert delta("apex_zone_queries_total", zone=zone) == sent[zone], zone
         assert value(after, "apex_zone_serial", zone=zone) == ZONES[zone]
         assert value(after, "apex_zone_expired", zone=zone) == 0
+        assert value(after, "apex_zone_records", zone=zone) == 5
+        assert value(after, "apex_zone_memory_bytes", zone=zone) > 0
+        assert abs(value(after, "apex_zone_loaded_timestamp_seconds", zone=zone)
+                   - time.time()) < 600
     assert value(after, "apex_zones_served") == 2
     assert value(after, "apex_workers") == 2
     total = sum(sent[k] for k in ("udp4", "tcp4", "udp6", "tcp6"))
