@@ -812,6 +812,16 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
 	CUSTOM_KEY("journal-size", key_journal_size),
+	/* NSD's spellings of the same settings (apex.conf(5), NSD SPELLINGS) */
+	CUSTOM_KEY("ip-address", key_listen),
+	UINT_KEY("server-count", workers, 1, APEX_CONFIG_WORKERS_MAX),
+	STRING_KEY("username", user),
+	CUSTOM_KEY("pidfile", key_pid_file),
+	CUSTOM_KEY("logfile", key_log_target),
+	UINT_KEY("tcp-timeout", tcp_idle_timeout, 1, 3600),
+	UINT_KEY("rrl-ratelimit", rrl.rate, 0, 1000000),
+	UINT_KEY("rrl-size", rrl.table_size, 16, 1UL << 24),
+	BOOL_KEY("answer-cookie", cookies),
 };
 
 /* A zone: section. */
@@ -823,6 +833,9 @@ static const key_def_t zone_keys[] = {
 	CUSTOM_KEY("provide-xfr", key_provide_xfr),
 	CUSTOM_KEY("notify", key_notify),
 	CUSTOM_KEY("zonemd-verify", key_zonemd_verify),
+	/* NSD's spellings */
+	CUSTOM_KEY("zonefile", key_zone_file),
+	CUSTOM_KEY("zonemd-check", key_zonemd_verify),
 };
 
 /* The dnstap: section (NSD's keys). */

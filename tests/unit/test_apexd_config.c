@@ -393,6 +393,47 @@ static void test_control_socket_and_cookies(void **state)
 	expect_error("server:\n  cookies: maybe\n", 2, "cookies: expected yes or no, not 'maybe'");
 }
 
+/* NSD's spellings of apex's keys mean the same. */
+static void test_nsd_spellings(void **state)
+{
+	apex_config_t cfg;
+	char err[900] = "", expect[700];
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(
+		apex_config_load(
+			&cfg,
+			write_file("nsd.conf",
+				   "server:\n  ip-address: 192.0.2.1@5300\n"
+				   "  server-count: 3\n  username: nsd\n"
+				   "  pidfile: /run/x.pid\n  logfile: nsd.log\n"
+				   "  tcp-timeout: 7\n  rrl-ratelimit: 50\n  rrl-size: 4096\n"
+				   "  answer-cookie: no\n"
+				   "zone:\n  name: example.\n  zonefile: example.zone\n"
+				   "  zonemd-check: no\n"),
+			err, sizeof(err)),
+		APEX_OK);
+	assert_int_equal(cfg.listen_count, 1);
+	assert_string_equal(cfg.listens[0].text, "192.0.2.1@5300");
+	assert_int_equal(cfg.workers, 3);
+	assert_string_equal(cfg.user, "nsd");
+	assert_string_equal(cfg.pid_file, "/run/x.pid");
+	snprintf(expect, sizeof(expect), "%s/nsd.log", dir);
+	assert_string_equal(cfg.log_file, expect);
+	assert_int_equal(cfg.tcp_idle_timeout, 7);
+	assert_int_equal(cfg.rrl.rate, 50);
+	assert_int_equal(cfg.rrl.table_size, 4096);
+	assert_false(cfg.cookies);
+	assert_int_equal(cfg.zone_count, 1);
+	snprintf(expect, sizeof(expect), "%s/example.zone", dir);
+	assert_string_equal(cfg.zones[0].file, expect);
+	assert_false(cfg.zones[0].zonemd_verify);
+	apex_config_free(&cfg);
+	expect_error("server:\n  server-count: 0\n", 2,
+		     "server-count: expected a number from 1 to 1024, not '0'");
+}
+
 static void test_log_keys(void **state)
 {
 	apex_config_t cfg;
@@ -642,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_number_keys_at_their_bounds),
 		cmocka_unit_test(test_control_socket_and_cookies),
 		cmocka_unit_test(test_log_keys),
+		cmocka_unit_test(test_nsd_spellings),
 		cmocka_unit_test(test_transfer_keys),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
