@@ -47,7 +47,7 @@ size_t apex_message_add_ede(uint8_t *m, size_t n, size_t capacity, uint16_t code
 	apex_write_u16(p + 3, APEX_EDNS_PAYLOAD);
 	apex_write_u32(p + 5, 0);
 	apex_write_u16(p + 9, 6);
-	apex_write_u16(p + 11, 15); /* EDE */
+	apex_write_u16(p + 11, APEX_EDNS_EDE);
 	apex_write_u16(p + 13, 2);
 	apex_write_u16(p + 15, code);
 	apex_write_u16(m + 10, (uint16_t)(apex_read_u16(m + 10) + 1));

@@ -12,13 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* EDNS option codes apex looks at or sends. */
+#define APEX_EDNS_NSID 3
+#define APEX_EDNS_COOKIE 10
+#define APEX_EDNS_EDE 15         /* Extended DNS Error, RFC 8914 */
+#define APEX_EDNS_ZONEVERSION 19 /* RFC 9660 */
+
 /* Extended DNS Error codes (RFC 8914 section 4) apex sends. */
 #define APEX_EDE_NOT_READY 14
 #define APEX_EDE_PROHIBITED 18
 #define APEX_EDE_NOT_AUTHORITATIVE 20
 #define APEX_EDE_NOT_SUPPORTED 21
 
-/* The UDP payload size apex advertises by default. */
+/* The UDP payload size apex advertises by default (edns-payload). */
 #define APEX_EDNS_PAYLOAD 1232
 
 /* True if the message m[0..n) has an OPT record in its additional

@@ -57,7 +57,7 @@
 void apex_answer_config_init(apex_answer_config_t *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->edns_payload = 1232;
+	cfg->edns_payload = APEX_EDNS_PAYLOAD;
 }
 
 /* One RRset to write, with the owner to write it under. */

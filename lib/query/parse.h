@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dns/edns.h" /* the option codes */
 #include "dns/name.h"
 
 /* What the parser decided about a message. */
@@ -21,12 +22,6 @@ typedef enum {
 	APEX_PARSE_NOTIMP,  /* opcode other than QUERY: NOTIMP */
 	APEX_PARSE_BADVERS, /* EDNS version above 0: BADVERS with OPT */
 } apex_parse_result_t;
-
-/* EDNS option codes apex looks at. */
-#define APEX_EDNS_NSID 3
-#define APEX_EDNS_COOKIE 10
-#define APEX_EDNS_EDE 15         /* Extended DNS Error, RFC 8914 */
-#define APEX_EDNS_ZONEVERSION 19 /* RFC 9660 */
 
 typedef struct apex_query {
 	uint16_t id;

@@ -4,6 +4,7 @@
 
 #include "dns/name.h"
 #include "util/error.h"
+#include "util/grow.h"
 #include "util/hash_slots.h"
 #include "zone/zoneset.h"
 
@@ -84,7 +85,7 @@ void apex_zonetable_destroy(apex_zonetable_t *table)
 {
 	apex_zoneset_release(table->current);
 	table->current = NULL;
-	for (uint32_t i = 0; i < table->slots.count; i++)
+	for (size_t i = 0; i < table->slots.count; i++)
 		free(table->slots.origins[i]);
 	free(table->slots.origins);
 	table->slots = (apex_zone_slots_t){ 0 };
@@ -143,25 +144,21 @@ static int zone_slot(apex_zonetable_t *table, const apex_zone_t *current, apex_z
 			zone->stats_slot = current->stats_slot;
 		return APEX_OK;
 	}
-	for (uint32_t i = 0; i < s->count; i++) {
+	for (size_t i = 0; i < s->count; i++) {
 		if (apex_name_equal(s->origins[i], zone->origin)) {
-			zone->stats_slot = i;
+			zone->stats_slot = (uint32_t)i;
 			return APEX_OK;
 		}
 	}
-	if (s->count == s->capacity) {
-		uint32_t capacity = s->capacity > 0 ? s->capacity * 2 : 16;
-		uint8_t **grown = realloc(s->origins, capacity * sizeof(*grown));
-		if (grown == NULL)
-			return APEX_ENOMEM;
-		s->origins = grown;
-		s->capacity = capacity;
-	}
+	uint8_t **grown = apex_grow(s->origins, &s->capacity, s->count, sizeof(*grown), 16);
+	if (grown == NULL || s->count >= UINT32_MAX)
+		return APEX_ENOMEM;
+	s->origins = grown;
 	size_t size = apex_name_size(zone->origin);
 	if ((s->origins[s->count] = malloc(size)) == NULL)
 		return APEX_ENOMEM;
 	memcpy(s->origins[s->count], zone->origin, size);
-	zone->stats_slot = s->count++;
+	zone->stats_slot = (uint32_t)s->count++;
 	return APEX_OK;
 }
 
@@ -182,7 +179,7 @@ bool apex_zonetable_slot_origin(apex_zonetable_t *table, uint32_t slot, uint8_t 
 uint32_t apex_zonetable_slot_count(apex_zonetable_t *table)
 {
 	pthread_mutex_lock(&table->publish_lock);
-	uint32_t count = table->slots.count;
+	uint32_t count = (uint32_t)table->slots.count;
 	pthread_mutex_unlock(&table->publish_lock);
 	return count;
 }

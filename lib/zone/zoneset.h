@@ -51,7 +51,7 @@ typedef struct apex_zoneset {
  */
 typedef struct apex_zone_slots {
 	uint8_t **origins; /* origins[slot]: wire format, owned */
-	uint32_t count, capacity;
+	size_t count, capacity;
 } apex_zone_slots_t;
 
 typedef struct apex_zonetable {

@@ -286,7 +286,7 @@ done:
 
 /* ---------------------------------------------------------------- stats */
 
-void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_thread_stats_t *xfr_out)
+void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_stats_t *out)
 {
 	apex_thread_stats_t xfr = { 0 };
 
@@ -306,7 +306,7 @@ void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_thread_stats
 		xfr.dnstap = true;
 		apex_dnstap_totals(ctx->dnstap, &xfr.dnstap_written, &xfr.dnstap_lost);
 	}
-	*xfr_out = xfr;
+	*out = xfr;
 }
 
 static int cmd_stats(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
@@ -322,7 +322,7 @@ static int cmd_stats(const apex_command_context_t *ctx, const apex_ctl_request_t
 		return reply_error(out, "stats: out of memory");
 	}
 	apex_server_stats(ctx->server, per, &per[n]);
-	apex_command_xfr_stats(ctx, &xfr);
+	apex_command_thread_stats(ctx, &xfr);
 	apex_ctl_reply_status(out, true, NULL);
 	apex_stats_render(out, req->format, &xfr, &zones, per, n, &per[n]);
 	apex_stats_zone_names_free(&zones);

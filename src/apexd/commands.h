@@ -72,8 +72,9 @@ int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t
 bool apex_command_poll(const apex_command_context_t *ctx, apex_command_pending_t *pending,
 		       apex_ctl_buf_t *out);
 
-/* The transfer and NOTIFY counters of ctx's threads (zeros for those absent). */
-void apex_command_xfr_stats(const apex_command_context_t *ctx, apex_thread_stats_t *xfr);
+/* The counters of ctx's threads beside the workers: transfers, NOTIFY and
+ * dnstap's writer (zeros for those absent). */
+void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_stats_t *out);
 
 /* Release a pending command that will not be finished (connection gone). */
 void apex_command_pending_free(apex_command_pending_t *pending);

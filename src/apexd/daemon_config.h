@@ -15,13 +15,14 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "dns/edns.h"
 #include "dns/name.h"
 #include "rrl/rrl.h"
 #include "tsig/tsig.h"
 #include "xfr/acl.h"
 
 #define APEX_CONFIG_DEFAULT_PORT 53
-#define APEX_CONFIG_DEFAULT_EDNS_PAYLOAD 1232
+#define APEX_CONFIG_DEFAULT_EDNS_PAYLOAD APEX_EDNS_PAYLOAD
 #define APEX_CONFIG_DEFAULT_TCP_MAX_CONNECTIONS 1000
 #define APEX_CONFIG_DEFAULT_TCP_IDLE_TIMEOUT 10
 #define APEX_CONFIG_WORKERS_MAX 1024

@@ -312,7 +312,7 @@ int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 	if (per == NULL)
 		return APEX_ENOMEM;
 	apex_server_stats(ctx->server, per, &per[n]);
-	apex_command_xfr_stats(ctx, &xfr);
+	apex_command_thread_stats(ctx, &xfr);
 
 	apex_metrics_family(out, "apex_build_info", "gauge", "apexd's version (always 1).");
 	apex_metrics_sample(out, "apex_build_info", "version", PACKAGE_VERSION, 1);
