@@ -664,11 +664,15 @@ typedef enum {
 	EDE_NOT_READY = APEX_EDE_NOT_READY, /* a secondary zone past its SOA expire time */
 	EDE_NOT_AUTHORITATIVE = APEX_EDE_NOT_AUTHORITATIVE, /* a name in no zone served here */
 	EDE_NOT_SUPPORTED = APEX_EDE_NOT_SUPPORTED,         /* a class other than IN, CH and ANY */
+	/* a configured zone not loaded yet (Not Ready too, another text) */
+	EDE_NOT_LOADED = 0x10000 | APEX_EDE_NOT_READY,
 } ede_t;
 
 static const char *ede_text(ede_t ede)
 {
-	return ede == EDE_NOT_READY ? "zone expired" : "";
+	return ede == EDE_NOT_READY    ? "zone expired"
+	       : ede == EDE_NOT_LOADED ? "zone not loaded"
+				       : "";
 }
 
 /* The OPT record of the response, if the query had one. */
@@ -693,7 +697,7 @@ static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer
 	if (ede != EDE_NONE) {
 		uint8_t data[2 + 32];
 		size_t text = strlen(ede_text(ede));
-		data[0] = (uint8_t)(ede >> 8);
+		data[0] = (uint8_t)((ede & 0xFFFF) >> 8); /* the INFO-CODE */
 		data[1] = (uint8_t)ede;
 		memcpy(data + 2, ede_text(ede), text);
 		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_EDE, data, (uint16_t)(2 + text));
@@ -803,6 +807,10 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q
 
 	apex_lookup_name_init(&k, q->qname);
 	const apex_zone_t *zone = apex_zoneset_find_name(zones, &k, k.labels);
+	if (__builtin_expect(zones->unserved_count != 0, 0) &&
+	    apex_zoneset_unserved(zones, &k, k.labels, zone != NULL ? zone->origin_labels : -1))
+		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_SERVFAIL, EDE_NOT_LOADED,
+				   out, capacity, info);
 	if (zone == NULL || zone->origin_labels != k.labels)
 		return write_error(q, cfg, APEX_TRANSPORT_UDP, APEX_RCODE_REFUSED,
 				   EDE_NOT_AUTHORITATIVE, out, capacity, info);
@@ -862,6 +870,31 @@ static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_qu
 			zone = parent;
 	}
 	return zone;
+}
+
+/*
+ * Why `zone`, the one select_zone() chose (NULL: none), cannot answer
+ * the question, or EDE_NONE if it can: the name lies in a configured
+ * zone that is not served (deeper than `zone`; a DS query at such a
+ * zone's apex belongs to its parent if that is served, as select_zone()
+ * has it), in no zone, or in an expired one.
+ */
+static inline ede_t zone_unusable(const apex_zoneset_t *zones, const apex_query_t *q,
+				  const apex_lookup_name_t *k, const apex_zone_t *zone)
+{
+	if (__builtin_expect(zones->unserved_count != 0, 0)) {
+		int labels = k->labels;
+		if (q->qtype == APEX_TYPE_DS && zone != NULL && labels > 0)
+			labels--;
+		if (apex_zoneset_unserved(zones, k, labels,
+					  zone != NULL ? zone->origin_labels : -1))
+			return EDE_NOT_LOADED;
+	}
+	if (zone == NULL)
+		return EDE_NOT_AUTHORITATIVE;
+	if (__builtin_expect(atomic_load_explicit(&zone->expired, memory_order_relaxed), 0))
+		return EDE_NOT_READY;
+	return EDE_NONE;
 }
 
 /*
@@ -967,14 +1000,14 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	apex_lookup_name_t k;
 	apex_lookup_name_init(&k, q.qname);
 	const apex_zone_t *zone = select_zone(zones, &q, &k);
-	if (zone == NULL)
-		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, EDE_NOT_AUTHORITATIVE,
-				   out, out_capacity, info);
-	if (info != NULL)
+	ede_t unusable = zone_unusable(zones, &q, &k, zone);
+	if (info != NULL && zone != NULL)
 		info->zone_slot = zone->stats_slot;
-	if (__builtin_expect(atomic_load_explicit(&zone->expired, memory_order_relaxed), 0))
-		return write_error(&q, cfg, transport, APEX_RCODE_SERVFAIL, EDE_NOT_READY, out,
-				   out_capacity, info);
+	if (__builtin_expect(unusable != EDE_NONE, 0))
+		return write_error(&q, cfg, transport,
+				   unusable == EDE_NOT_AUTHORITATIVE ? APEX_RCODE_REFUSED
+								     : APEX_RCODE_SERVFAIL,
+				   unusable, out, out_capacity, info);
 
 	ctx_t c;
 	ctx_init(&c, &q, zone, transport);

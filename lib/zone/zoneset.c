@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "dns/name.h"
@@ -24,11 +25,49 @@ static apex_zoneset_t *zoneset_new(size_t count)
 static void zoneset_free_empty(apex_zoneset_t *set)
 {
 	free(set->slots);
+	free(set->unserved);
+	free(set->unserved_slots);
 	free(set);
 }
 
-/* Fill set->slots and max_origin_labels once set->zones is filled. */
-static int zoneset_index(apex_zoneset_t *set)
+/*
+ * Fill set->unserved from the table's list of configured origins not
+ * served, but the one at index skip (-1: none); the caller holds
+ * publish_lock; list may be NULL: none.
+ */
+static int zoneset_index_unserved(apex_zoneset_t *set, const apex_origin_list_t *list, ssize_t skip)
+{
+	size_t count = list == NULL ? 0 : list->count - (skip >= 0 ? 1 : 0);
+	if (count == 0)
+		return APEX_OK;
+	unsigned bits = apex_hash_slots_bits(count);
+	set->unserved = calloc(count, sizeof(*set->unserved));
+	set->unserved_slots = calloc((size_t)1 << bits, sizeof(*set->unserved_slots));
+	if (set->unserved == NULL || set->unserved_slots == NULL)
+		return APEX_ENOMEM; /* freed with the set */
+	size_t n = 0;
+	for (size_t i = 0; i < list->count; i++) {
+		if ((ssize_t)i == skip)
+			continue;
+		apex_unserved_origin_t *u = &set->unserved[n];
+		apex_lookup_name_t k;
+		apex_lookup_name_init(&k, list->origins[i]);
+		u->hash = k.hashes[k.labels];
+		u->labels = k.labels;
+		u->key_size = k.size;
+		memcpy(u->key, k.key, k.size);
+		apex_hash_slots_insert(set->unserved_slots, bits, u->hash, (uint32_t)n++);
+	}
+	set->unserved_count = n;
+	set->unserved_bits = bits;
+	return APEX_OK;
+}
+
+/*
+ * Fill set->slots, max_origin_labels and the unserved origins (those of
+ * the list but the one at index skip) once set->zones is filled.
+ */
+static int zoneset_index(apex_zoneset_t *set, const apex_origin_list_t *unserved, ssize_t skip)
 {
 	unsigned bits = apex_hash_slots_bits(set->count);
 	uint64_t *slots = calloc((size_t)1 << bits, sizeof(*slots));
@@ -42,7 +81,7 @@ static int zoneset_index(apex_zoneset_t *set)
 	}
 	set->slots = slots;
 	set->bits = bits;
-	return APEX_OK;
+	return zoneset_index_unserved(set, unserved, skip);
 }
 
 void apex_zoneset_release(apex_zoneset_t *set)
@@ -53,8 +92,7 @@ void apex_zoneset_release(apex_zoneset_t *set)
 		return;
 	for (size_t i = 0; i < set->count; i++)
 		apex_zone_unref(set->zones[i]);
-	free(set->slots);
-	free(set);
+	zoneset_free_empty(set);
 }
 
 int apex_zonetable_init(apex_zonetable_t *table)
@@ -67,7 +105,7 @@ int apex_zonetable_init(apex_zonetable_t *table)
 		return APEX_ENOMEM;
 	}
 	table->current = zoneset_new(0);
-	if (table->current != NULL && zoneset_index(table->current) != APEX_OK) {
+	if (table->current != NULL && zoneset_index(table->current, NULL, -1) != APEX_OK) {
 		zoneset_free_empty(table->current);
 		table->current = NULL;
 	}
@@ -78,6 +116,7 @@ int apex_zonetable_init(apex_zonetable_t *table)
 	}
 	atomic_init(&table->generation, 0);
 	table->slots = (apex_zone_slots_t){ 0 };
+	table->unserved = (apex_origin_list_t){ 0 };
 	return APEX_OK;
 }
 
@@ -89,6 +128,10 @@ void apex_zonetable_destroy(apex_zonetable_t *table)
 		free(table->slots.origins[i]);
 	free(table->slots.origins);
 	table->slots = (apex_zone_slots_t){ 0 };
+	for (size_t i = 0; i < table->unserved.count; i++)
+		free(table->unserved.origins[i]);
+	free(table->unserved.origins);
+	table->unserved = (apex_origin_list_t){ 0 };
 	pthread_mutex_destroy(&table->publish_lock);
 	apex_rwlock_destroy(&table->lock);
 }
@@ -113,6 +156,37 @@ static size_t zoneset_search(const apex_zoneset_t *set, const uint8_t *key, size
 	}
 	*found = false;
 	return lo;
+}
+
+/* Index of origin in list, or -1. */
+static ssize_t origin_list_find(const apex_origin_list_t *list, const uint8_t *origin)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		if (apex_name_equal(list->origins[i], origin))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* Append a copy of origin to list. */
+static int origin_list_add(apex_origin_list_t *list, const uint8_t *origin)
+{
+	uint8_t **grown = apex_grow(list->origins, &list->capacity, list->count, sizeof(*grown), 8);
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	list->origins = grown;
+	size_t size = apex_name_size(origin);
+	if ((list->origins[list->count] = malloc(size)) == NULL)
+		return APEX_ENOMEM;
+	memcpy(list->origins[list->count++], origin, size);
+	return APEX_OK;
+}
+
+/* Free and drop the origin at index i (order is not kept). */
+static void origin_list_drop(apex_origin_list_t *list, size_t i)
+{
+	free(list->origins[i]);
+	list->origins[i] = list->origins[--list->count];
 }
 
 /*
@@ -184,6 +258,45 @@ uint32_t apex_zonetable_slot_count(apex_zonetable_t *table)
 	return count;
 }
 
+/*
+ * Index `next`, whose zones are filled (each holding a reference but
+ * `keep`, which stays the caller's), with the table's unserved origins
+ * but the one at index skip, and swap it in.  On failure the references
+ * go back and next is freed.  The caller holds publish_lock.
+ */
+static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, const apex_zone_t *keep,
+			    ssize_t skip)
+{
+	if (zoneset_index(next, &table->unserved, skip) != APEX_OK) {
+		for (size_t i = 0; i < next->count; i++)
+			if (next->zones[i] != keep)
+				apex_zone_unref(next->zones[i]);
+		zoneset_free_empty(next);
+		return APEX_ENOMEM;
+	}
+	zonetable_swap(table, next);
+	if (skip >= 0)
+		origin_list_drop(&table->unserved, (size_t)skip);
+	return APEX_OK;
+}
+
+/* A new set with cur's zones (each with a new reference) but the one at
+ * index drop (SIZE_MAX: none), not yet indexed; NULL if out of memory. */
+static apex_zoneset_t *zoneset_copy(const apex_zoneset_t *cur, size_t drop)
+{
+	apex_zoneset_t *next = zoneset_new(cur->count - (drop < cur->count ? 1 : 0));
+	if (next == NULL)
+		return NULL;
+	size_t j = 0;
+	for (size_t i = 0; i < cur->count; i++) {
+		if (i == drop)
+			continue;
+		apex_zone_ref(cur->zones[i]);
+		next->zones[j++] = cur->zones[i];
+	}
+	return next;
+}
+
 int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 {
 	/* The new set is built beside the current one, publishers taking
@@ -212,18 +325,11 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 	}
 	if (at == cur->count)
 		next->zones[j++] = zone;
-	if (zoneset_index(next) != APEX_OK) {
-		/* Undo: the references taken above go back, zone stays the caller's. */
-		for (size_t i = 0; i < next->count; i++)
-			if (next->zones[i] != zone)
-				apex_zone_unref(next->zones[i]);
-		zoneset_free_empty(next);
-		pthread_mutex_unlock(&table->publish_lock);
-		return APEX_ENOMEM;
-	}
-	zonetable_swap(table, next);
+	/* served from now on: no longer among the unserved */
+	int rc = zonetable_commit(table, next, zone,
+				  origin_list_find(&table->unserved, zone->origin));
 	pthread_mutex_unlock(&table->publish_lock);
-	return APEX_OK;
+	return rc;
 }
 
 int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
@@ -234,32 +340,31 @@ int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 	const apex_zoneset_t *cur = table->current;
 	bool found;
 	size_t at = zoneset_search(cur, key, key_size, &found);
-	if (!found) {
-		pthread_mutex_unlock(&table->publish_lock);
-		return APEX_ENOENT;
+	ssize_t unserved = origin_list_find(&table->unserved, origin);
+	int rc = APEX_ENOENT;
+	if (found || unserved >= 0) {
+		apex_zoneset_t *next = zoneset_copy(cur, found ? at : SIZE_MAX);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, unserved);
 	}
-	apex_zoneset_t *next = zoneset_new(cur->count - 1);
-	if (next == NULL) {
-		pthread_mutex_unlock(&table->publish_lock);
-		return APEX_ENOMEM;
-	}
-	size_t j = 0;
-	for (size_t i = 0; i < cur->count; i++) {
-		if (i == at)
-			continue;
-		apex_zone_ref(cur->zones[i]);
-		next->zones[j++] = cur->zones[i];
-	}
-	if (zoneset_index(next) != APEX_OK) {
-		for (size_t i = 0; i < next->count; i++)
-			apex_zone_unref(next->zones[i]);
-		zoneset_free_empty(next);
-		pthread_mutex_unlock(&table->publish_lock);
-		return APEX_ENOMEM;
-	}
-	zonetable_swap(table, next);
 	pthread_mutex_unlock(&table->publish_lock);
-	return APEX_OK;
+	return rc;
+}
+
+int apex_zonetable_configure(apex_zonetable_t *table, const uint8_t *origin)
+{
+	pthread_mutex_lock(&table->publish_lock);
+	const apex_zoneset_t *cur = table->current;
+	int rc = APEX_OK;
+	if (apex_zoneset_get(cur, origin) == NULL &&
+	    origin_list_find(&table->unserved, origin) < 0 &&
+	    (rc = origin_list_add(&table->unserved, origin)) == APEX_OK) {
+		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1);
+		if (rc != APEX_OK)
+			origin_list_drop(&table->unserved, table->unserved.count - 1);
+	}
+	pthread_mutex_unlock(&table->publish_lock);
+	return rc;
 }
 
 apex_zoneset_t *apex_zonetable_acquire(apex_zonetable_t *table, unsigned long long *generation)
@@ -296,6 +401,29 @@ const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set, const apex_
 		}
 	}
 	return NULL;
+}
+
+bool apex_zoneset_unserved(const apex_zoneset_t *set, const apex_lookup_name_t *name, int labels,
+			   int above_labels)
+{
+	uint32_t mask = (1u << set->unserved_bits) - 1;
+	for (int l = labels; l > above_labels; l--) {
+		uint32_t hash = name->hashes[l];
+		size_t key_size = name->ends[l];
+		for (uint32_t i = apex_hash_slots_first(hash, set->unserved_bits);;
+		     i = (i + 1) & mask) {
+			uint64_t slot = set->unserved_slots[i];
+			if (slot == 0)
+				break;
+			if (apex_hash_slots_hash(slot) != hash)
+				continue;
+			const apex_unserved_origin_t *u =
+				&set->unserved[apex_hash_slots_index(slot)];
+			if (u->key_size == key_size && memcmp(u->key, name->key, key_size) == 0)
+				return true;
+		}
+	}
+	return false;
 }
 
 apex_zone_t *apex_zoneset_get(const apex_zoneset_t *set, const uint8_t *origin)

@@ -31,6 +31,19 @@
 #include "zone/lookup_name.h"
 #include "zone/zone.h"
 
+/*
+ * A configured zone that is not served: its first load failed (a syntax
+ * error, a ZONEMD mismatch) or a secondary waits for its first transfer.
+ * Queries below its origin are answered SERVFAIL, as NSD, Knot DNS and
+ * BIND answer them, not REFUSED as for a name apex knows nothing of.
+ */
+typedef struct apex_unserved_origin {
+	uint32_t hash; /* the name hash of the origin (dns/name_hash.h) */
+	int labels;    /* labels of the origin */
+	size_t key_size;
+	uint8_t key[APEX_KEY_MAX]; /* lookup key (dns/name.h) */
+} apex_unserved_origin_t;
+
 typedef struct apex_zoneset {
 	atomic_uint refcount;
 	size_t count;
@@ -39,7 +52,14 @@ typedef struct apex_zoneset {
 	uint64_t *slots;
 	unsigned bits;
 	int max_origin_labels; /* the most labels of any origin; -1 if empty */
-	apex_zone_t *zones[];  /* sorted by origin key; each holds one reference */
+	/* Configured origins not served, none of them in zones; hash slots
+	 * into unserved as for zones.  Both owned by the set; NULL and 0 when
+	 * every configured zone is served. */
+	size_t unserved_count;
+	apex_unserved_origin_t *unserved;
+	uint64_t *unserved_slots;
+	unsigned unserved_bits;
+	apex_zone_t *zones[]; /* sorted by origin key; each holds one reference */
 } apex_zoneset_t;
 
 /*
@@ -54,9 +74,16 @@ typedef struct apex_zone_slots {
 	size_t count, capacity;
 } apex_zone_slots_t;
 
+/* Wire-format origins, each owned by the list. */
+typedef struct apex_origin_list {
+	uint8_t **origins;
+	size_t count, capacity;
+} apex_origin_list_t;
+
 typedef struct apex_zonetable {
 	pthread_mutex_t publish_lock;          /* publishers take turns; never a worker */
 	apex_zone_slots_t slots;               /* guarded by publish_lock */
+	apex_origin_list_t unserved;           /* guarded by publish_lock */
 	apex_rwlock_t lock;                    /* guards `current` */
 	apex_zoneset_t *current;               /* never NULL after init */
 	_Alignas(64) atomic_ullong generation; /* bumped on every publish */
@@ -82,8 +109,18 @@ bool apex_zonetable_slot_origin(apex_zonetable_t *table, uint32_t slot, uint8_t 
 /* Slots handed out so far: every slot below it has an origin. */
 uint32_t apex_zonetable_slot_count(apex_zonetable_t *table);
 
-/* Remove the zone with this origin; APEX_ENOENT if it is not served. */
+/*
+ * Remove the zone with this origin, served or configured but unserved;
+ * APEX_ENOENT if it is neither.
+ */
 int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin);
+
+/*
+ * Record that a zone with this origin is configured: until a version of
+ * it is published, queries for names in it are answered SERVFAIL (see
+ * apex_zoneset_unserved()).  Nothing changes if a version is served.
+ */
+int apex_zonetable_configure(apex_zonetable_t *table, const uint8_t *origin);
 
 /* Current generation; compare with the one a zoneset was acquired at. */
 static inline unsigned long long apex_zonetable_generation(apex_zonetable_t *table)
@@ -104,6 +141,16 @@ void apex_zoneset_release(apex_zoneset_t *set);
  */
 const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set, const apex_lookup_name_t *name,
 					  int labels);
+
+/*
+ * Whether a configured but unserved zone with more than above_labels and
+ * at most labels labels encloses the name: then the name belongs to it,
+ * not to the served zone with above_labels labels (-1: none) that
+ * apex_zoneset_find_name() found.  Only called when set->unserved_count
+ * is not 0; no allocation, no shared write.
+ */
+bool apex_zoneset_unserved(const apex_zoneset_t *set, const apex_lookup_name_t *name, int labels,
+			   int above_labels);
 
 /* The zone with exactly this origin, or NULL. */
 apex_zone_t *apex_zoneset_get(const apex_zoneset_t *set, const uint8_t *origin);

@@ -106,6 +106,10 @@ int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_con
 			zone_free(z);
 			return APEX_ENOMEM; /* apex_reloader_free() releases the rest */
 		}
+		/* SERVFAIL, not REFUSED, until it is loaded */
+		int rc = apex_zonetable_configure(&server->zonetable, z->origin);
+		if (rc < 0)
+			return rc;
 	}
 	return APEX_OK;
 }
@@ -474,6 +478,9 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 			rc = APEX_ENOMEM;
 			goto out;
 		}
+		/* SERVFAIL, not REFUSED, until it is loaded */
+		if (apex_zonetable_configure(&r->server->zonetable, z->origin) < 0)
+			apex_warning("zone %s: REFUSED until loaded: out of memory", z->name);
 		list[n].zone_id = z->id;
 		list[n++].seq = z->requested;
 		(*added)++;

@@ -6,8 +6,11 @@ every reload and after every transfer, before the version is served.
   and the real .fj zone (NSEC3), given a ZONEMD computed by dnspython (an
   independent implementation, SHA-384 and SHA-512), verify.
 - A root zone with one glue address changed is not served at start, while
-  the other zones are; zone-status says "ZONEMD digest mismatch" with both
-  digests; with zonemd-verify: no it is served.
+  the other zones are: its names are answered SERVFAIL with Extended DNS
+  Error 14 "zone not loaded", as NSD, Knot DNS and BIND answer a zone they
+  could not load (a name in no configured zone stays REFUSED); zone-status
+  says "ZONEMD digest mismatch" with both digests; with zonemd-verify: no
+  it is served.
 - A reload to a tampered file: apexctl reload fails, the old version keeps
   being served.
 - A transfer whose ZONEMD does not match is not served, and the log says
@@ -17,6 +20,7 @@ every reload and after every transfer, before the version is served.
 import os
 import subprocess
 
+import dns.edns
 import dns.message
 import dns.query
 import dns.rcode
@@ -41,6 +45,14 @@ def apexctl(sock, *args):
 def rcode(port, origin):
     q = dns.message.make_query(origin, T.SOA)
     return dns.query.udp(q, "127.0.0.1", port=port, timeout=5).rcode()
+
+
+def ede(port, name, rdtype=T.SOA, tcp=False):
+    """The rcode and the Extended DNS Errors of an EDNS query for name."""
+    q = dns.message.make_query(name, rdtype, use_edns=0)
+    send = dns.query.tcp if tcp else dns.query.udp
+    r = send(q, "127.0.0.1", port=port, timeout=5)
+    return r.rcode(), [(o.code, o.text) for o in r.options if o.otype == dns.edns.EDE]
 
 
 def serial(port, origin):
@@ -124,8 +136,12 @@ def test_mismatch_at_start(tmp_path):
     apex = ConfApexd(d, [(".", bad)] + feature, served=feature)
     apex.start()
     try:
-        assert rcode(apex.port, ".") == dns.rcode.REFUSED
+        not_loaded = (dns.rcode.SERVFAIL, [(dns.edns.EDECode.NOT_READY, "zone not loaded")])
+        assert ede(apex.port, ".") == not_loaded
+        assert ede(apex.port, "www.nic.org.", T.A, tcp=True) == not_loaded
+        assert ede(apex.port, "org.", T.DS) == not_loaded
         assert rcode(apex.port, "example.") == dns.rcode.NOERROR
+        assert ede(apex.port, "www.example.", T.A)[0] == dns.rcode.NOERROR
         status = apexctl(apex.socket, "zone-status", ".")
         assert "ZONEMD digest mismatch (SHA-384): the zone's record has F1EA4385" in status.stdout, \
             status
@@ -178,7 +194,9 @@ def test_transfer_with_a_bad_digest(tmp_path):
     try:
         apex.start()
         wait_log(apex, "ZONEMD digest mismatch (SHA-384)")
-        assert rcode(apex.port, "secret.test.") == dns.rcode.REFUSED
+        # still waiting for a copy it can serve
+        assert ede(apex.port, "secret.test.") == (
+            dns.rcode.SERVFAIL, [(dns.edns.EDECode.NOT_READY, "zone not loaded")])
         assert not os.path.exists(apex.copy)
     finally:
         assert apex.stop() == 0, apex.log_tail()

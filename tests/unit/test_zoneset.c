@@ -109,6 +109,76 @@ static void test_publish_find_remove(void **state)
 	apex_zonetable_destroy(&table);
 }
 
+/* Whether name is in an unserved zone deeper than the served zone found for it. */
+static bool unserved(const apex_zoneset_t *set, const char *name)
+{
+	uint8_t wire[APEX_NAME_MAX];
+	assert_true(apex_name_from_str(name, wire) > 0);
+	apex_lookup_name_t ln;
+	apex_lookup_name_init(&ln, wire);
+	const apex_zone_t *zone = apex_zoneset_find_name(set, &ln, ln.labels);
+	return set->unserved_count != 0 &&
+	       apex_zoneset_unserved(set, &ln, ln.labels, zone != NULL ? zone->origin_labels : -1);
+}
+
+/*
+ * Configured zones not served: known to the set until a version of them
+ * is published or they are removed; a served zone is never listed, and
+ * a served parent does not hide an unserved child.
+ */
+static void test_unserved(void **state)
+{
+	(void)state;
+	apex_zonetable_t table;
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	const uint8_t *example = (const uint8_t *)"\7example";
+	const uint8_t *sub = (const uint8_t *)"\3sub\7example";
+
+	assert_int_equal(apex_zonetable_configure(&table, example), APEX_OK);
+	assert_int_equal(apex_zonetable_configure(&table, example), APEX_OK); /* once */
+	assert_int_equal(apex_zonetable_configure(&table, sub), APEX_OK);
+	apex_zoneset_t *set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, 0);
+	assert_int_equal(set->unserved_count, 2);
+	assert_true(unserved(set, "www.example."));
+	assert_true(unserved(set, "EXAMPLE."));
+	assert_true(unserved(set, "a.sub.example."));
+	assert_false(unserved(set, "org."));
+	assert_false(unserved(set, "xexample."));
+	apex_zoneset_release(set);
+
+	/* example. served: sub.example. still is not, and stays deeper */
+	assert_int_equal(apex_zonetable_publish(&table, make_zone("example.", 1)), APEX_OK);
+	set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->unserved_count, 1);
+	assert_false(unserved(set, "www.example."));
+	assert_true(unserved(set, "a.sub.example."));
+	apex_zoneset_release(set);
+
+	/* configuring a served zone changes nothing */
+	assert_int_equal(apex_zonetable_configure(&table, example), APEX_OK);
+	set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, 1);
+	assert_int_equal(set->unserved_count, 1);
+	apex_zoneset_release(set);
+
+	/* removing an unserved zone: gone; removing it again: not found */
+	assert_int_equal(apex_zonetable_remove(&table, sub), APEX_OK);
+	assert_int_equal(apex_zonetable_remove(&table, sub), APEX_ENOENT);
+	set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, 1);
+	assert_int_equal(set->unserved_count, 0);
+	assert_false(unserved(set, "a.sub.example."));
+	apex_zoneset_release(set);
+
+	/* a served zone removed is not unserved: nothing of it remains */
+	assert_int_equal(apex_zonetable_remove(&table, example), APEX_OK);
+	set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count + set->unserved_count, 0);
+	apex_zoneset_release(set);
+	apex_zonetable_destroy(&table);
+}
+
 /* The slot of origin in the current set. */
 static uint32_t slot_of(apex_zonetable_t *table, const char *origin)
 {
@@ -358,6 +428,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_find_remove),
 		cmocka_unit_test(test_stats_slots),
+		cmocka_unit_test(test_unserved),
 		cmocka_unit_test(test_many_zones),
 		cmocka_unit_test(test_concurrent_publish),
 		cmocka_unit_test(test_pickup_never_waits_for_a_publisher),
