@@ -31,7 +31,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends 
 	libfstrm-dev libprotobuf-c-dev protobuf-c-compiler \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
 	nsd knot bind9 bind9-utils clang libclang-rt-14-dev clang-format prometheus \
-	fstrm-bin bind9-dnsutils
+	fstrm-bin bind9-dnsutils debhelper dpkg-dev lintian debootstrap
 [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 
 # Show the logs of the tests that failed, then fail.
@@ -53,6 +53,11 @@ autoreconf -fi
 make -j"$JOBS"
 make -j"$JOBS" check || failed "build"
 tail -n 3 tests/system/run.sh.log
+
+# make install and the Debian package, installed as an operator would
+# (needs root: the package is tried in a debootstrap chroot).
+echo "=== make install and the Debian package"
+$SUDO sh contrib/test-install.sh
 
 # The sanitizer build gets its own copy of the tree (an in-tree build
 # rules out a VPATH build of the same sources).

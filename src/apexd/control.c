@@ -382,23 +382,6 @@ int apex_control_run(apex_control_t *ctl, char *err, size_t err_size)
 	return APEX_OK;
 }
 
-/* The directory the socket goes in must exist (binding in a missing one
- * fails with a misleading "permission denied"). */
-static int directory_exists(const char *path, char *err, size_t err_size)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct stat st;
-
-	if (slash == NULL || slash == path)
-		return APEX_OK; /* the working directory, or / */
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-		return APEX_OK;
-	snprintf(err, err_size, "control socket %s: the directory %s does not exist", path, dir);
-	return APEX_ENOENT;
-}
-
 int apex_control_open(apex_control_t **out, const char *path, const apex_command_context_t *ctx,
 		      uid_t owner, gid_t group, char *err, size_t err_size)
 {
@@ -412,8 +395,7 @@ int apex_control_open(apex_control_t **out, const char *path, const apex_command
 			 path, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 		return APEX_EINVAL;
 	}
-	if ((rc = directory_exists(path, err, err_size)) < 0 ||
-	    (rc = clear_stale(path, err, err_size)) < 0)
+	if ((rc = clear_stale(path, err, err_size)) < 0)
 		return rc;
 	ctl = calloc(1, sizeof(*ctl));
 	if (ctl == NULL || (ctl->path = strdup(path)) == NULL) {

@@ -24,6 +24,7 @@
 #include "dnstap.h"
 #include "privs.h"
 #include "reload.h"
+#include "run_dir.h"
 #include "journals.h"
 #include "notifier.h"
 #include "sd_notify.h"
@@ -258,13 +259,21 @@ static int reread_config(void *arg, apex_config_t *cfg, char *err, size_t err_si
 	return APEX_OK;
 }
 
-static int write_pid_file(const char *path)
+/* Write the pid file, in a directory made ready for privs' user, and
+ * give it to that user, as NSD does. */
+static int write_pid_file(const char *path, const apex_privs_t *privs)
 {
-	char buf[32];
+	char buf[32], err[512];
 	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc = apexd_run_dir_prepare(path, "pid file", privs, err, sizeof(err));
 
-	if (fd < 0 || write(fd, buf, (size_t)len) != len) {
+	if (rc < 0) {
+		apex_error("%s", err);
+		return rc;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, buf, (size_t)len) != len ||
+	    (privs->drop && fchown(fd, privs->uid, privs->gid) < 0)) {
 		int failure = apex_errno();
 		apex_error("pid file %s: %s", path, apex_strerror(failure));
 		if (fd >= 0)
@@ -414,9 +423,13 @@ static int start_control(const apex_config_t *cfg, const apex_command_context_t 
 	*ctl = NULL;
 	if (strcmp(path, "none") == 0)
 		return APEX_OK;
-	/* only created here; its thread starts after the privilege drop */
-	rc = apex_control_open(ctl, path, &ctx, privs->drop ? privs->uid : (uid_t)-1,
-			       privs->drop ? privs->gid : (gid_t)-1, err, sizeof(err));
+	/* only created here; its thread starts after the privilege drop (the
+	 * directory's check first: binding in a missing one fails with a
+	 * misleading "permission denied") */
+	rc = apexd_run_dir_prepare(path, "control socket", privs, err, sizeof(err));
+	if (rc == APEX_OK)
+		rc = apex_control_open(ctl, path, &ctx, privs->drop ? privs->uid : (uid_t)-1,
+				       privs->drop ? privs->gid : (gid_t)-1, err, sizeof(err));
 	if (rc < 0) {
 		if (cfg->control_socket != NULL) {
 			apex_error("%s", err);
@@ -471,7 +484,7 @@ typedef struct apexd {
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;
-	size_t loaded;
+	size_t loaded, awaiting; /* zones served, secondaries without a copy yet */
 	bool config_ready, server_ready, reloader_ready, settings_ready, secondary_ready,
 		xfr_out_ready, notifier_ready, journals_ready, pid_written;
 } apexd_t;
@@ -611,7 +624,7 @@ static step_t load_zones(apexd_t *d, int *status)
 	 * load asks for more (once, 10 minutes from now) */
 	apexd_sd_notify("STATUS=loading %zu zone(s)\nEXTEND_TIMEOUT_USEC=600000000",
 			cfg->zone_count);
-	if (apex_reloader_load_initial(&d->reloader, &d->loaded) < 0) {
+	if (apex_reloader_load_initial(&d->reloader, &d->loaded, &d->awaiting) < 0) {
 		apex_error("zone loading: out of memory");
 		return STEP_FAILED;
 	}
@@ -672,9 +685,11 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_warning("%zu of %zu zone(s) not served (see above)",
 			     cfg->zone_count - d->loaded, cfg->zone_count);
 	if (d->opt.check_only) {
-		apex_info("configuration OK; %zu of %zu zone(s) loaded", d->loaded,
-			  cfg->zone_count);
-		*status = d->loaded == cfg->zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
+		/* a secondary zone without its copy yet is not an error */
+		apex_info("configuration OK; %zu of %zu zone(s) loaded, %zu awaiting their first "
+			  "transfer",
+			  d->loaded, cfg->zone_count, d->awaiting);
+		*status = d->loaded + d->awaiting == cfg->zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
 		return STEP_FINISHED;
 	}
 	return STEP_OK;
@@ -751,7 +766,7 @@ static step_t open_privileged(apexd_t *d)
 	if (!d->opt.foreground && daemonize() < 0)
 		return STEP_FAILED;
 	if (cfg->pid_file != NULL) {
-		if (write_pid_file(cfg->pid_file) < 0)
+		if (write_pid_file(cfg->pid_file, &d->privs) < 0)
 			return STEP_FAILED;
 		d->pid_written = true;
 	}
@@ -897,7 +912,9 @@ static void finish(apexd_t *d, int status)
 		apex_reloader_free(&d->reloader);
 	if (d->server_ready)
 		apex_server_destroy(&d->server);
-	if (d->pid_written && unlink(d->cfg.pid_file) < 0)
+	/* as seen from inside the chroot, if any */
+	if (d->pid_written &&
+	    unlink(apex_privs_chroot_path(d->cfg.chroot_dir, d->cfg.pid_file)) < 0)
 		apex_warning("pid file %s: %s", d->cfg.pid_file, strerror(errno));
 	if (status == EXIT_SUCCESS && !d->opt.check_only)
 		apex_info("apexd stopped");

@@ -275,12 +275,12 @@ static void *loader_main(void *arg)
 	return NULL;
 }
 
-int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded)
+int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded, size_t *awaiting)
 {
 	size_t threads = apex_config_cpu_count(), started = 0;
 	pthread_t *tids;
 
-	*loaded = 0;
+	*loaded = *awaiting = 0;
 	if (threads > r->count)
 		threads = r->count;
 	tids = threads > 1 ? calloc(threads, sizeof(*tids)) : NULL;
@@ -296,8 +296,10 @@ int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded)
 	free(tids);
 
 	pthread_mutex_lock(&r->lock);
-	for (size_t i = 0; i < r->count; i++)
+	for (size_t i = 0; i < r->count; i++) {
 		*loaded += r->zones[i]->state == APEX_ZONE_LOADED;
+		*awaiting += r->zones[i]->awaiting_transfer;
+	}
 	pthread_mutex_unlock(&r->lock);
 	return APEX_OK;
 }

@@ -112,9 +112,11 @@ void apex_reloader_free(apex_reloader_t *r);
 
 /*
  * Load every zone, in parallel threads when there are several, before
- * the workers start.  *loaded receives how many are served.
+ * the workers start.  *loaded receives how many are served, *awaiting
+ * how many secondary zones have no copy yet (served after their first
+ * transfer: not a failure).
  */
-int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded);
+int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded, size_t *awaiting);
 
 /* Start the reload thread (the workers run from now on). */
 int apex_reloader_start(apex_reloader_t *r);

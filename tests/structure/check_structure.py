@@ -171,7 +171,7 @@ def spdx_problems(srcdir):
     trees = ("lib", "src", "tests", "contrib", ".ci", "etc", "doc")
     paths = [os.path.join(srcdir, name) for name in ("Makefile.am", "configure.ac")]
     for tree in trees:
-        for path in files_under(os.path.join(srcdir, tree), SPDX_EXTS + (".1", ".5", ".8", ".conf")):
+        for path in files_under(os.path.join(srcdir, tree), SPDX_EXTS + (".1", ".5", ".8", ".conf", ".in")):
             if os.sep + "corpus" + os.sep in path:
                 continue
             paths.append(path)
