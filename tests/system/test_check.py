@@ -4,10 +4,11 @@ without a listen address; exit status 0 only when every zone would be
 served."""
 
 import os
+import re
 import subprocess
 
 import servers
-from conftest import zone as zone_path
+from conftest import SRCDIR, zone as zone_path
 
 
 def check(*args):
@@ -62,3 +63,51 @@ def test_control_socket_in_a_missing_directory(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     assert "the directory %s does not exist" % os.path.dirname(sock) in r.stderr, r.stderr
+
+
+def test_a_secondary_without_its_copy_yet(tmp_path):
+    """A secondary zone whose copy does not exist yet is served after its
+    first transfer: apexd -t (the unit's ExecStartPre) accepts it."""
+    conf = os.path.join(str(tmp_path), "apex.conf")
+    with open(conf, "w") as f:
+        f.write("zone:\n    name: example.\n    file: %s\n"
+                "    request-xfr: 127.0.0.1@%d NOKEY\n"
+                % (os.path.join(str(tmp_path), "example.zone"), servers.free_port()))
+    r = check("-c", conf)
+    assert r.returncode == 0, r.stderr
+    assert "0 of 1 zone(s) loaded, 1 awaiting their first transfer" in r.stderr, r.stderr
+
+
+def test_the_migration_guide_examples(tmp_path):
+    """doc/migrating-from-nsd.md's worked example: the NSD configuration
+    without the two keys the guide says to drop, and its apex rewrite,
+    both pass apexd -t (paths moved into the test's directory)."""
+    with open(os.path.join(SRCDIR, "doc", "migrating-from-nsd.md")) as f:
+        blocks = re.findall(r"```\n(.*?)```", f.read(), re.S)
+    nsd = [b for b in blocks if "ip-address:" in b]
+    apex = [b for b in blocks if "listen: 192.0.2.53" in b]
+    assert len(nsd) == 1 and len(apex) == 1, blocks
+    d = str(tmp_path)
+    nsd = re.sub(r"\n    (hide-version|zonesdir): [^\n]*", "", nsd[0])
+    assert "hide-version" not in nsd and "zonesdir" not in nsd
+    nsd = nsd.replace("zonefile: example.zone", "zonefile: %s/example.zone" % d)
+    for name, text in (("nsd.conf", nsd), ("apex.conf", apex[0])):
+        text = (text.replace("/var/lib/apex", d).replace("/run/nsd", d).replace("/run/apex", d)
+                .replace("username: nsd", "username: nobody").replace("user: apex", "user: nobody"))
+        conf = os.path.join(d, name)
+        with open(conf, "w") as f:
+            f.write(text)
+        r = check("-c", conf)
+        assert r.returncode == 0, (name, r.stderr)
+        assert "1 awaiting their first transfer" in r.stderr, r.stderr
+
+
+def test_pid_file_in_a_missing_directory(tmp_path):
+    """A pid file in a directory that does not exist is reported as such."""
+    pid = os.path.join(str(tmp_path), "missing", "apexd.pid")
+    r = subprocess.run([servers.apexd_path(), "-f", "-l", "127.0.0.1@%d" % servers.free_port(),
+                        "-s", "none", "-P", pid, "-z", "example.=" + zone_path("example.zone")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "pid file %s: the directory %s does not exist" % (pid, os.path.dirname(pid)) \
+        in r.stderr, r.stderr
