@@ -322,6 +322,7 @@ typedef struct parser {
 	apex_config_t *cfg;
 	const char *file; /* for messages */
 	char *base_dir;   /* directory of the config file */
+	char *zones_dir;  /* zones-directory: where relative zone files are; NULL: base_dir */
 	unsigned line;
 	section_t section;
 	/* the zone: section being read */
@@ -572,6 +573,20 @@ static int key_control_socket(parser_t *p, const char *key, const char *value)
 	return APEX_OK;
 }
 
+/* zones-directory (NSD's zonesdir): the zones that follow take a relative
+ * file from there; itself relative to this file's directory. */
+static int key_zones_directory(parser_t *p, const char *key, const char *value)
+{
+	char *abs = absolute_path(value, p->base_dir);
+
+	(void)key;
+	if (abs == NULL)
+		return PFAIL(p, "out of memory");
+	free(p->zones_dir);
+	p->zones_dir = abs;
+	return APEX_OK;
+}
+
 /* log-target: stderr (the default), syslog, or a file's path. */
 static int key_log_target(parser_t *p, const char *key, const char *value)
 {
@@ -803,6 +818,7 @@ static const key_def_t server_keys[] = {
 	STRING_KEY("group", group),
 	CUSTOM_KEY("chroot", key_chroot),
 	CUSTOM_KEY("pid-file", key_pid_file),
+	CUSTOM_KEY("zones-directory", key_zones_directory),
 	CUSTOM_KEY("control-socket", key_control_socket),
 	CUSTOM_KEY("log-target", key_log_target),
 	CUSTOM_KEY("log-facility", key_log_facility),
@@ -817,6 +833,7 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("server-count", workers, 1, APEX_CONFIG_WORKERS_MAX),
 	STRING_KEY("username", user),
 	CUSTOM_KEY("pidfile", key_pid_file),
+	CUSTOM_KEY("zonesdir", key_zones_directory),
 	CUSTOM_KEY("logfile", key_log_target),
 	UINT_KEY("tcp-timeout", tcp_idle_timeout, 1, 3600),
 	UINT_KEY("rrl-ratelimit", rrl.rate, 0, 1000000),
@@ -913,7 +930,8 @@ static int zone_end(parser_t *p)
 		rc = PFAIL(p, "zone without a name");
 	else if (p->zone_file == NULL)
 		rc = PFAIL(p, "zone %s without a file", p->zone_name);
-	else if (apex_config_add_zone(p->cfg, p->zone_name, p->zone_file, p->base_dir, reason,
+	else if (apex_config_add_zone(p->cfg, p->zone_name, p->zone_file,
+				      p->zones_dir != NULL ? p->zones_dir : p->base_dir, reason,
 				      sizeof(reason)) < 0)
 		rc = PFAIL(p, "%s", reason);
 	if (rc == APEX_OK) {
@@ -1187,6 +1205,7 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 	if (p.base_dir == NULL || cfg->path == NULL) {
 		fclose(fp);
 		free(p.base_dir);
+		free(p.zones_dir);
 		return apex_fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
 	}
 
@@ -1229,6 +1248,7 @@ int apex_config_load(apex_config_t *cfg, const char *path, char *err, size_t err
 	free(p.key_secret);
 	free(line);
 	free(p.base_dir);
+	free(p.zones_dir);
 	fclose(fp);
 	return rc;
 }

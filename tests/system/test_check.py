@@ -80,19 +80,19 @@ def test_a_secondary_without_its_copy_yet(tmp_path):
 
 def test_the_migration_guide_examples(tmp_path):
     """doc/migrating-from-nsd.md's worked example: the NSD configuration
-    without the two keys the guide says to drop, and its apex rewrite,
-    both pass apexd -t (paths moved into the test's directory)."""
+    without hide-version, which the guide says to drop, and its apex
+    rewrite both pass apexd -t (paths moved into the test's directory)."""
     with open(os.path.join(SRCDIR, "doc", "migrating-from-nsd.md")) as f:
         blocks = re.findall(r"```\n(.*?)```", f.read(), re.S)
     nsd = [b for b in blocks if "ip-address:" in b]
     apex = [b for b in blocks if "listen: 192.0.2.53" in b]
     assert len(nsd) == 1 and len(apex) == 1, blocks
     d = str(tmp_path)
-    nsd = re.sub(r"\n    (hide-version|zonesdir): [^\n]*", "", nsd[0])
-    assert "hide-version" not in nsd and "zonesdir" not in nsd
-    nsd = nsd.replace("zonefile: example.zone", "zonefile: %s/example.zone" % d)
+    nsd = re.sub(r"\n    hide-version: [^\n]*", "", nsd[0])
+    assert "hide-version" not in nsd
     for name, text in (("nsd.conf", nsd), ("apex.conf", apex[0])):
-        text = (text.replace("/var/lib/apex", d).replace("/run/nsd", d).replace("/run/apex", d)
+        text = (text.replace("/var/lib/apex", d).replace("/var/lib/nsd", d)
+                .replace("/run/nsd", d).replace("/run/apex", d)
                 .replace("username: nsd", "username: nobody").replace("user: apex", "user: nobody"))
         conf = os.path.join(d, name)
         with open(conf, "w") as f:
@@ -100,6 +100,7 @@ def test_the_migration_guide_examples(tmp_path):
         r = check("-c", conf)
         assert r.returncode == 0, (name, r.stderr)
         assert "1 awaiting their first transfer" in r.stderr, r.stderr
+        assert "no copy in %s/example.zone yet" % d in r.stderr, r.stderr
 
 
 def test_pid_file_in_a_missing_directory(tmp_path):

@@ -409,7 +409,7 @@ static void test_nsd_spellings(void **state)
 				   "  server-count: 3\n  username: nsd\n"
 				   "  pidfile: /run/x.pid\n  logfile: nsd.log\n"
 				   "  tcp-timeout: 7\n  rrl-ratelimit: 50\n  rrl-size: 4096\n"
-				   "  answer-cookie: no\n"
+				   "  answer-cookie: no\n  zonesdir: nsd-zones\n"
 				   "zone:\n  name: example.\n  zonefile: example.zone\n"
 				   "  zonemd-check: no\n"),
 			err, sizeof(err)),
@@ -426,9 +426,26 @@ static void test_nsd_spellings(void **state)
 	assert_int_equal(cfg.rrl.table_size, 4096);
 	assert_false(cfg.cookies);
 	assert_int_equal(cfg.zone_count, 1);
-	snprintf(expect, sizeof(expect), "%s/example.zone", dir);
+	snprintf(expect, sizeof(expect), "%s/nsd-zones/example.zone", dir);
 	assert_string_equal(cfg.zones[0].file, expect);
 	assert_false(cfg.zones[0].zonemd_verify);
+	apex_config_free(&cfg);
+
+	/* apex's spelling; an absolute file is kept; the zones before it are
+	 * taken from the config file's directory */
+	apex_config_init(&cfg);
+	assert_int_equal(
+		apex_config_load(&cfg,
+				 write_file("zdir.conf", "zone:\n  name: a.\n  file: a.zone\n"
+							 "server:\n  zones-directory: /srv/zones\n"
+							 "zone:\n  name: b.\n  file: b.zone\n"
+							 "zone:\n  name: c.\n  file: /c.zone\n"),
+				 err, sizeof(err)),
+		APEX_OK);
+	snprintf(expect, sizeof(expect), "%s/a.zone", dir);
+	assert_string_equal(cfg.zones[0].file, expect);
+	assert_string_equal(cfg.zones[1].file, "/srv/zones/b.zone");
+	assert_string_equal(cfg.zones[2].file, "/c.zone");
 	apex_config_free(&cfg);
 	expect_error("server:\n  server-count: 0\n", 2,
 		     "server-count: expected a number from 1 to 1024, not '0'");
