@@ -1197,16 +1197,22 @@ static int set_links(build_t *bd, index_arrays_t *a)
 {
 	apex_zone_t *zone = bd->zone;
 
+	apex_build_profile_t *profile = &bd->b->profile;
+
 	zone->nsec3_owners = a->nsec3_owners;
 	zone->nsec3_owner_count = a->nsec3_node_count;
 	set_name_hashes(zone, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
+	apex_build_profile_step(profile, APEX_BUILD_HASHES);
 	int rc = apex_node_table_build(zone);
+	apex_build_profile_step(profile, APEX_BUILD_NODE_TABLE);
 	if (rc == APEX_OK)
 		rc = apex_build_set_soa(bd);
 	if (rc == APEX_OK)
 		rc = set_additional(bd, a->nodes);
+	apex_build_profile_step(profile, APEX_BUILD_ADDITIONAL);
 	if (rc == APEX_OK)
 		rc = set_rdata_nodes(zone, a->nodes);
+	apex_build_profile_step(profile, APEX_BUILD_RDATA_NODES);
 	if (rc != APEX_OK)
 		return rc;
 	if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {
@@ -1219,6 +1225,7 @@ static int set_links(build_t *bd, index_arrays_t *a)
 	} else {
 		zone->dnssec = APEX_DNSSEC_NONE;
 	}
+	apex_build_profile_step(profile, APEX_BUILD_DNSSEC);
 	return rc;
 }
 
@@ -1227,7 +1234,7 @@ static int build_index(build_t *bd)
 	apex_zone_builder_t *b = bd->b;
 	node_desc_t *descs = NULL;
 	size_t desc_count = 0;
-	index_arrays_t arrays;
+	index_arrays_t arrays = { 0 };
 	int rc;
 
 	for (uint32_t r = 0; r < b->owner_count; r++) {
@@ -1236,11 +1243,14 @@ static int build_index(build_t *bd)
 			return rc;
 		bd->owner_is_nsec3[r] = r != 0 && apex_build_only_nsec3(bd, r);
 	}
+	apex_build_profile_step(&b->profile, APEX_BUILD_CHECK);
 	rc = layout_nodes(bd, &descs, &desc_count);
+	apex_build_profile_step(&b->profile, APEX_BUILD_LAYOUT);
 	if (rc == APEX_OK)
 		rc = alloc_index(bd, desc_count, &arrays);
 	if (rc == APEX_OK)
 		rc = fill_nodes(bd, descs, &arrays);
+	apex_build_profile_step(&b->profile, APEX_BUILD_FILL);
 	if (rc == APEX_OK) {
 		/* The RRsets hold everything of the records now: their array
 		 * (40 bytes a record) goes before the rest is built. */
@@ -1249,6 +1259,7 @@ static int build_index(build_t *bd)
 		rc = publish_index(bd, descs, desc_count, arrays.nodes, arrays.order);
 	}
 	free(descs);
+	apex_build_profile_step(&b->profile, APEX_BUILD_INDEX);
 	if (rc == APEX_OK)
 		rc = set_links(bd, &arrays);
 	return rc;
@@ -1306,6 +1317,7 @@ int apex_zone_build(apex_zone_builder_t *b)
 	build_t bd;
 	int rc;
 
+	apex_build_profile_start(&b->profile);
 	if (b->rr_count == 0) {
 		memset(&bd, 0, sizeof(bd));
 		bd.b = b;
@@ -1313,6 +1325,7 @@ int apex_zone_build(apex_zone_builder_t *b)
 		return build_fail(&bd, NULL, "no SOA record at the zone apex %s", bd.origin_text);
 	}
 	rc = apex_build_begin(&bd, b);
+	apex_build_profile_step(&b->profile, APEX_BUILD_SORT);
 	if (rc == APEX_OK &&
 	    (b->owners[0].key_size != b->zone->origin_key_size ||
 	     memcmp(b->owners[0].key, b->zone->origin_key, b->zone->origin_key_size) != 0))

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "util/arena.h"
+#include "zone/build_profile.h"
 #include "zone/zone.h"
 
 /* One owner name.  The loader may list a lookup key more than once
@@ -75,6 +76,8 @@ typedef struct apex_zone_builder {
 
 	char *err; /* "FILE:LINE: reason" on failure */
 	size_t err_size;
+
+	apex_build_profile_t profile; /* filled by apex_zone_build() */
 } apex_zone_builder_t;
 
 /*

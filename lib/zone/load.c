@@ -219,9 +219,11 @@ int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size
 	if (load_progress != NULL)
 		load_progress(zone->file, APEX_LOAD_PARSED, b->rr_count, parsed, sink_count);
 	int rc = apex_zone_build(b);
-	apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s",
+	char steps[256];
+	apex_build_profile_text(&b->profile, steps, sizeof(steps));
+	apex_debug("%s: %zu records parsed in %.3f s (%zu thread(s), %zu MB), built in %.3f s (%s)",
 		   zone->file, b->rr_count, parsed, sink_count, memory >> 20,
-		   seconds_since(&v->start) - parsed);
+		   seconds_since(&v->start) - parsed, steps);
 	if (load_progress != NULL && rc == APEX_OK)
 		load_progress(zone->file, APEX_LOAD_BUILT, b->rr_count,
 			      seconds_since(&v->start) - parsed, b->threads);

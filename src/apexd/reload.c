@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memory.h"
@@ -171,12 +172,20 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		rc = APEX_ENOMEM;
 	} else {
 		rc = apex_zone_load(file, origin, &zone, err, sizeof(err));
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (rc == APEX_OK && ((rc = apex_precompute(zone)) != APEX_OK ||
 				      (rc = apexd_zonemd_check(name, zone, zonemd_verify, err,
 							       sizeof(err))) != APEX_OK)) {
 			apex_zone_unref(zone);
 			zone = NULL;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (zone != NULL)
+			apex_debug("zone %s: answers precomputed and ZONEMD checked in %.3f s",
+				   name,
+				   (double)(t1.tv_sec - t0.tv_sec) +
+					   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
 	if (rc < 0 && err[0] == '\0')
 		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name,
