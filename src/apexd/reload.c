@@ -146,6 +146,32 @@ static apex_managed_zone_t *pick(apex_reloader_t *r)
 }
 
 /*
+ * Load a version of the zone `name` from file, precompute its answers and
+ * check its ZONEMD: *zone receives it (the caller's reference), or NULL
+ * with a negative code and the reason in err.  No lock held.
+ */
+static int load_version(const char *file, const uint8_t *origin, const char *name,
+			bool zonemd_verify, apex_zone_t **zone, char *err, size_t err_size)
+{
+	struct timespec t0, t1;
+	int rc = apex_zone_load(file, origin, zone, err, err_size);
+
+	if (rc != APEX_OK)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((rc = apex_precompute(*zone)) != APEX_OK ||
+	    (rc = apexd_zonemd_check(name, *zone, zonemd_verify, err, err_size)) != APEX_OK) {
+		apex_zone_unref(*zone);
+		*zone = NULL;
+		return rc;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	apex_debug("zone %s: answers precomputed and ZONEMD checked in %.3f s", name,
+		   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return APEX_OK;
+}
+
+/*
  * Called with the lock held and z picked: load z's file with the lock
  * released, publish the result, and return with the lock held again.
  */
@@ -168,25 +194,9 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	pthread_mutex_unlock(&r->lock);
 
 	err[0] = '\0';
-	if (file == NULL) {
-		rc = APEX_ENOMEM;
-	} else {
-		rc = apex_zone_load(file, origin, &zone, err, sizeof(err));
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (rc == APEX_OK && ((rc = apex_precompute(zone)) != APEX_OK ||
-				      (rc = apexd_zonemd_check(name, zone, zonemd_verify, err,
-							       sizeof(err))) != APEX_OK)) {
-			apex_zone_unref(zone);
-			zone = NULL;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (zone != NULL)
-			apex_debug("zone %s: answers precomputed and ZONEMD checked in %.3f s",
-				   name,
-				   (double)(t1.tv_sec - t0.tv_sec) +
-					   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	}
+	rc = file == NULL
+		     ? APEX_ENOMEM
+		     : load_version(file, origin, name, zonemd_verify, &zone, err, sizeof(err));
 	if (rc < 0 && err[0] == '\0')
 		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name,
 			 apex_strerror(rc));
