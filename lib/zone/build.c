@@ -1077,17 +1077,14 @@ void apex_build_count(const build_t *bd, uint32_t first, uint32_t end, size_t *s
 	}
 }
 
-/* Sizes of everything, then one arena block for each kind. */
-static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
+/* One arena block for each kind, of the sizes the fill's plan counted
+ * (fill_plan()). */
+static int alloc_index(build_t *bd, size_t desc_count, size_t nsec3_node_count, size_t set_count,
+		       size_t sig_count, size_t blob_size, index_arrays_t *a)
 {
-	apex_zone_builder_t *b = bd->b;
 	apex_arena_t *arena = bd->zone->arena;
-	size_t set_count = 0, sig_count = 0, blob_size = 0;
 
-	a->nsec3_node_count = 0;
-	for (uint32_t r = 0; r < b->owner_count; r++)
-		a->nsec3_node_count += bd->owner_is_nsec3[r];
-	apex_build_count(bd, 0, (uint32_t)b->owner_count, &set_count, &sig_count, &blob_size);
+	a->nsec3_node_count = nsec3_node_count;
 	/* One array: the name index, then the NSEC3 owners (zone.h: ids). */
 	a->nodes =
 		apex_arena_calloc(arena, desc_count + a->nsec3_node_count + 1, sizeof(*a->nodes));
@@ -1126,30 +1123,126 @@ static int alloc_index(build_t *bd, size_t desc_count, index_arrays_t *a)
 }
 
 /*
- * Fill the nodes: owners in rank order; the node array is in the same
- * order with empty non-terminals before their first descendant. Names
- * and keys of owners stay where the loader wrote them, in the version's
- * arena (build.h); empty non-terminals share their descendant's.
+ * The fill of the nodes, split into parts of owner ranks that run on
+ * the build's threads.  Each part's RRsets, RRSIG sets and copied RDATA
+ * start where the parts before it end (apex_build_count() of each part,
+ * counted in parallel too), and its first node where the previous part's
+ * last one ends.  A part works on a copy of the build state, so that its
+ * warnings count and its error message are its own.
  */
-static int fill_nodes(build_t *bd, const node_desc_t *descs, index_arrays_t *a)
+#define FILL_PARTS_MAX 16
+#define FILL_PART_MIN 32768 /* owners: below that, one part */
+
+typedef struct fill_part {
+	build_t bd;            /* a copy, bd.b pointing at b below */
+	apex_zone_builder_t b; /* a copy, b.err pointing at err below */
+	char err[512];
+	uint32_t first, end;     /* owner ranks [first, end) */
+	size_t desc, nsec3;      /* its first node in descs, and in the NSEC3 nodes */
+	size_t sets, sigs, blob; /* what it needs */
+	const node_desc_t *descs;
+	const index_arrays_t *a;
+	apex_rrset_t *rrset_next, *sig_next; /* where its RRsets and RRSIG sets go */
+	uint8_t *blob_next;
+} fill_part_t;
+
+typedef struct fill_plan {
+	fill_part_t parts[FILL_PARTS_MAX];
+	size_t count;
+	size_t nsec3, sets, sigs, blob; /* the totals */
+} fill_plan_t;
+
+static int count_parts(void *ctx, size_t begin, size_t end)
+{
+	fill_part_t *parts = ctx;
+	for (size_t i = begin; i < end; i++) {
+		fill_part_t *p = &parts[i];
+		apex_build_count(&p->bd, p->first, p->end, &p->sets, &p->sigs, &p->blob);
+	}
+	return APEX_OK;
+}
+
+/* Split the owners into parts, find where each starts among the nodes,
+ * and count what each needs (plan->parts' bd copies are set up here). */
+static int fill_plan(build_t *bd, const node_desc_t *descs, fill_plan_t *plan)
 {
 	apex_zone_builder_t *b = bd->b;
-	apex_rrset_t *rrset_next = a->rrsets, *sig_next = a->sigs;
-	uint8_t *blob = a->blob;
-	size_t nsec3_index = 0, d = 0;
+	size_t n = b->owner_count;
+	size_t parts = b->threads > 1 ? b->threads : 1;
+	if (parts > FILL_PARTS_MAX)
+		parts = FILL_PARTS_MAX;
+	if (parts > n / FILL_PART_MIN)
+		parts = n / FILL_PART_MIN > 0 ? n / FILL_PART_MIN : 1;
+	memset(plan, 0, sizeof(*plan));
+	plan->count = parts;
+	size_t d = 0, nsec3 = 0;
+	uint32_t r = 0;
+	for (size_t i = 0; i < parts; i++) {
+		fill_part_t *p = &plan->parts[i];
+		p->first = (uint32_t)(n * i / parts);
+		p->end = (uint32_t)(n * (i + 1) / parts);
+		/* walk the owners before it: each non-NSEC3 owner's node comes
+		 * after the empty non-terminals just before it */
+		for (; r < p->first; r++) {
+			if (bd->owner_is_nsec3[r]) {
+				nsec3++;
+				continue;
+			}
+			while (descs[d].empty)
+				d++;
+			d++;
+		}
+		p->desc = d;
+		p->nsec3 = nsec3;
+		p->descs = descs;
+		p->bd = *bd;
+		p->b = *b;
+		p->b.err = p->err;
+		p->b.err_size = sizeof(p->err);
+		p->err[0] = '\0';
+		p->bd.b = &p->b;
+		p->bd.ttl_warnings = p->bd.glue_warnings = p->bd.ds_warnings = 0;
+	}
+	for (; r < n; r++)
+		nsec3 += bd->owner_is_nsec3[r];
+	plan->nsec3 = nsec3;
+	int rc = apex_parallel_for(parts, (unsigned)parts, 1, count_parts, plan->parts);
+	for (size_t i = 0; i < parts; i++) {
+		plan->sets += plan->parts[i].sets;
+		plan->sigs += plan->parts[i].sigs;
+		plan->blob += plan->parts[i].blob;
+	}
+	return rc;
+}
+
+/*
+ * Fill the nodes of owners [p->first, p->end): owners in rank order; the
+ * node array is in the same order with empty non-terminals before their
+ * first descendant.  Names and keys of owners stay where the loader
+ * wrote them, in the version's arena (build.h); empty non-terminals
+ * share their descendant's.
+ */
+static int fill_part(fill_part_t *p)
+{
+	build_t *bd = &p->bd;
+	const apex_build_owner_t *owners = bd->b->owners;
+	const node_desc_t *descs = p->descs;
+	apex_rrset_t *rrset_next = p->rrset_next, *sig_next = p->sig_next;
+	uint8_t *blob = p->blob_next;
+	size_t nsec3_index = p->nsec3, d = p->desc;
 	int rc = APEX_OK;
 
-	for (uint32_t r = 0; r < b->owner_count && rc == APEX_OK; r++) {
-		const apex_build_owner_t *o = &b->owners[r];
+	for (uint32_t r = p->first; r < p->end && rc == APEX_OK; r++) {
+		const apex_build_owner_t *o = &owners[r];
 		apex_node_t *node;
 		if (bd->owner_is_nsec3[r]) {
-			node = &a->nsec3_nodes[nsec3_index++];
+			node = &p->a->nsec3_nodes[nsec3_index++];
 		} else {
 			uint16_t label_ends[APEX_LABELS_MAX + 1];
 			uint8_t key[APEX_KEY_MAX];
 			apex_name_key(o->name, key, label_ends);
 			while (descs[d].empty) {
-				apex_node_t *ent = &a->nodes[d];
+				apex_node_t *ent = &p->a->nodes[d];
 				ent->labels = descs[d].labels;
 				ent->name = name_ancestor(o->name, o->labels, ent->labels);
 				ent->name_size = (uint8_t)apex_name_size(ent->name);
@@ -1158,7 +1251,7 @@ static int fill_nodes(build_t *bd, const node_desc_t *descs, index_arrays_t *a)
 				ent->rrsets = rrset_next; /* none */
 				d++;
 			}
-			node = &a->nodes[d++];
+			node = &p->a->nodes[d++];
 		}
 		node->name = o->name;
 		node->name_size = o->name_size;
@@ -1166,6 +1259,47 @@ static int fill_nodes(build_t *bd, const node_desc_t *descs, index_arrays_t *a)
 		node->key_size = o->key_size;
 		node->labels = o->labels;
 		rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
+	}
+	return rc;
+}
+
+static int fill_parts(void *ctx, size_t begin, size_t end)
+{
+	fill_part_t *parts = ctx;
+	int rc = APEX_OK;
+	for (size_t i = begin; i < end; i++) {
+		int part_rc = fill_part(&parts[i]);
+		if (rc == APEX_OK)
+			rc = part_rc;
+	}
+	return rc;
+}
+
+/* Fill every node, the parts on the build's threads; warnings summed and
+ * the first failing part's error (in owner order) reported. */
+static int fill_nodes(build_t *bd, fill_plan_t *plan, const index_arrays_t *a)
+{
+	apex_rrset_t *rrset_next = a->rrsets, *sig_next = a->sigs;
+	uint8_t *blob = a->blob;
+	for (size_t i = 0; i < plan->count; i++) {
+		fill_part_t *p = &plan->parts[i];
+		p->a = a;
+		p->rrset_next = rrset_next;
+		p->sig_next = sig_next;
+		p->blob_next = blob;
+		rrset_next += p->sets;
+		sig_next += p->sigs;
+		blob += p->blob;
+	}
+	int rc = apex_parallel_for(plan->count, (unsigned)plan->count, 1, fill_parts, plan->parts);
+	bool reported = false;
+	for (size_t i = 0; i < plan->count; i++) {
+		const fill_part_t *p = &plan->parts[i];
+		bd->ttl_warnings += p->bd.ttl_warnings;
+		if (!reported && p->err[0] != '\0' && bd->b->err_size > 0) {
+			snprintf(bd->b->err, bd->b->err_size, "%s", p->err);
+			reported = true;
+		}
 	}
 	return rc;
 }
@@ -1235,6 +1369,7 @@ static int build_index(build_t *bd)
 	node_desc_t *descs = NULL;
 	size_t desc_count = 0;
 	index_arrays_t arrays = { 0 };
+	fill_plan_t *plan = NULL; /* about 30 KiB: not on the stack */
 	int rc;
 
 	for (uint32_t r = 0; r < b->owner_count; r++) {
@@ -1246,10 +1381,16 @@ static int build_index(build_t *bd)
 	apex_build_profile_step(&b->profile, APEX_BUILD_CHECK);
 	rc = layout_nodes(bd, &descs, &desc_count);
 	apex_build_profile_step(&b->profile, APEX_BUILD_LAYOUT);
+	if (rc == APEX_OK && (plan = malloc(sizeof(*plan))) == NULL)
+		rc = APEX_ENOMEM;
 	if (rc == APEX_OK)
-		rc = alloc_index(bd, desc_count, &arrays);
+		rc = fill_plan(bd, descs, plan);
 	if (rc == APEX_OK)
-		rc = fill_nodes(bd, descs, &arrays);
+		rc = alloc_index(bd, desc_count, plan->nsec3, plan->sets, plan->sigs, plan->blob,
+				 &arrays);
+	if (rc == APEX_OK)
+		rc = fill_nodes(bd, plan, &arrays);
+	free(plan);
 	apex_build_profile_step(&b->profile, APEX_BUILD_FILL);
 	if (rc == APEX_OK) {
 		/* The RRsets hold everything of the records now: their array
