@@ -928,17 +928,29 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 
 /* ------------------------------------------------------------ compression */
 
-/* node->hash of every node (parents come first in canonical order);
- * NSEC3 owners get the apex as parent, their one ancestor node. */
-static void set_name_hashes(apex_zone_t *zone, apex_node_t *nodes, apex_node_t *nsec3_nodes,
-			    size_t nsec3_node_count)
+/* node->hash of the nodes [begin, end): from the parent's hash when this
+ * part has it (parents come first in canonical order), else from the
+ * whole name, which gives the same (dns/name_hash.h). */
+static int hash_part(void *ctx, size_t begin, size_t end)
 {
-	for (size_t i = 0; i < zone->node_count; i++) {
+	apex_node_t *nodes = ctx;
+	for (size_t i = begin; i < end; i++) {
 		apex_node_t *node = &nodes[i];
-		node->hash = node->parent != APEX_NODE_NONE
+		node->hash = node->parent != APEX_NODE_NONE && node->parent >= begin
 				     ? apex_name_hash_label(nodes[node->parent].hash, node->name)
 				     : apex_name_hash(node->name);
 	}
+	return APEX_OK;
+}
+
+/* node->hash of every node, in parts on the build's threads (in a whole
+ * build a node's id is its index); NSEC3 owners get the apex as parent,
+ * their one ancestor node. */
+static void set_name_hashes(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
+			    size_t nsec3_node_count)
+{
+	const apex_zone_t *zone = bd->zone;
+	(void)apex_parallel_for(zone->node_count, bd->b->threads, 65536, hash_part, nodes);
 	for (size_t i = 0; i < nsec3_node_count; i++) {
 		apex_node_t *node = &nsec3_nodes[i];
 		if (node->labels == zone->apex->labels + 1) {
@@ -999,29 +1011,84 @@ int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset)
 }
 
 /* rrset->rdata_nodes of every RRset whose RDATA names are compressed. */
-static int set_rdata_nodes(apex_zone_t *zone, apex_node_t *nodes)
+/* The RDATA name slots of the nodes [begin, end), counted, then filled
+ * from `at` on: the parts of set_rdata_nodes(). */
+#define RDATA_PARTS_MAX 16
+
+typedef struct rdata_part {
+	const apex_zone_t *zone;
+	apex_node_t *nodes;
+	size_t begin, end;
+	size_t slots;
+	uint32_t *at;
+} rdata_part_t;
+
+static int count_rdata_parts(void *ctx, size_t begin, size_t end)
 {
+	rdata_part_t *parts = ctx;
+	for (size_t p = begin; p < end; p++) {
+		rdata_part_t *part = &parts[p];
+		part->slots = 0;
+		for (size_t i = part->begin; i < part->end; i++)
+			for (uint16_t k = 0; k < part->nodes[i].rrset_count; k++)
+				part->slots += (size_t)apex_rdata_compressed_names(
+						       part->nodes[i].rrsets[k].type) *
+					       part->nodes[i].rrsets[k].count;
+	}
+	return APEX_OK;
+}
+
+static int fill_rdata_parts(void *ctx, size_t begin, size_t end)
+{
+	rdata_part_t *parts = ctx;
+	for (size_t p = begin; p < end; p++) {
+		rdata_part_t *part = &parts[p];
+		uint32_t *slots = part->at;
+		for (size_t i = part->begin; i < part->end; i++) {
+			for (uint16_t k = 0; k < part->nodes[i].rrset_count; k++) {
+				apex_rrset_t *set = (apex_rrset_t *)&part->nodes[i].rrsets[k];
+				unsigned per_record = apex_rdata_compressed_names(set->type);
+				if (per_record == 0)
+					continue;
+				fill_rdata_nodes(part->zone, set, slots);
+				slots += (size_t)per_record * set->count;
+			}
+		}
+	}
+	return APEX_OK;
+}
+
+/* Every RRset's rdata_nodes: counted and filled in parts of nodes on the
+ * build's threads, each part's slots after the parts before it. */
+static int set_rdata_nodes(build_t *bd, apex_node_t *nodes)
+{
+	apex_zone_t *zone = bd->zone;
+	rdata_part_t parts[RDATA_PARTS_MAX];
+	size_t n = zone->node_count;
+	size_t count = bd->b->threads > 1 ? bd->b->threads : 1;
+	if (count > RDATA_PARTS_MAX)
+		count = RDATA_PARTS_MAX;
+	if (count > n / 65536)
+		count = n / 65536 > 0 ? n / 65536 : 1;
+	for (size_t p = 0; p < count; p++)
+		parts[p] = (rdata_part_t){ .zone = zone,
+					   .nodes = nodes,
+					   .begin = n * p / count,
+					   .end = n * (p + 1) / count };
+	(void)apex_parallel_for(count, (unsigned)count, 1, count_rdata_parts, parts);
 	size_t total = 0;
-	for (size_t i = 0; i < zone->node_count; i++)
-		for (uint16_t k = 0; k < nodes[i].rrset_count; k++)
-			total += (size_t)apex_rdata_compressed_names(nodes[i].rrsets[k].type) *
-				 nodes[i].rrsets[k].count;
+	for (size_t p = 0; p < count; p++)
+		total += parts[p].slots;
 	if (total == 0)
 		return APEX_OK;
 	uint32_t *slots = apex_arena_alloc(zone->arena, total * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
-	for (size_t i = 0; i < zone->node_count; i++) {
-		for (uint16_t k = 0; k < nodes[i].rrset_count; k++) {
-			apex_rrset_t *set = (apex_rrset_t *)&nodes[i].rrsets[k];
-			unsigned per_record = apex_rdata_compressed_names(set->type);
-			if (per_record == 0)
-				continue;
-			fill_rdata_nodes(zone, set, slots);
-			slots += (size_t)per_record * set->count;
-		}
+	for (size_t p = 0; p < count; p++) {
+		parts[p].at = slots;
+		slots += parts[p].slots;
 	}
-	return APEX_OK;
+	return apex_parallel_for(count, (unsigned)count, 1, fill_rdata_parts, parts);
 }
 
 /* ------------------------------------------------------------ main */
@@ -1335,7 +1402,7 @@ static int set_links(build_t *bd, index_arrays_t *a)
 
 	zone->nsec3_owners = a->nsec3_owners;
 	zone->nsec3_owner_count = a->nsec3_node_count;
-	set_name_hashes(zone, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
+	set_name_hashes(bd, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
 	apex_build_profile_step(profile, APEX_BUILD_HASHES);
 	int rc = apex_node_table_build(zone);
 	apex_build_profile_step(profile, APEX_BUILD_NODE_TABLE);
@@ -1345,7 +1412,7 @@ static int set_links(build_t *bd, index_arrays_t *a)
 		rc = set_additional(bd, a->nodes);
 	apex_build_profile_step(profile, APEX_BUILD_ADDITIONAL);
 	if (rc == APEX_OK)
-		rc = set_rdata_nodes(zone, a->nodes);
+		rc = set_rdata_nodes(bd, a->nodes);
 	apex_build_profile_step(profile, APEX_BUILD_RDATA_NODES);
 	if (rc != APEX_OK)
 		return rc;
