@@ -360,33 +360,30 @@ static void test_number_keys_at_their_bounds(void **state)
 	}
 }
 
+/* cfg (initialised here) loaded from a file `name` holding text; the load must succeed. */
+static void load_ok(apex_config_t *cfg, const char *name, const char *text)
+{
+	char err[900] = "";
+
+	apex_config_init(cfg);
+	if (apex_config_load(cfg, write_file(name, text), err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+}
+
 /* control-socket: a path made absolute against the file's directory, or
  * "none"; cookies: yes/no. */
 static void test_control_socket_and_cookies(void **state)
 {
 	apex_config_t cfg;
-	char err[900] = "", expect[700];
+	char expect[700];
 
 	(void)state;
-	apex_config_init(&cfg);
-	assert_int_equal(
-		apex_config_load(
-			&cfg,
-			write_file("ctl.conf",
-				   "server:\n  control-socket: run/apexd.sock\n  cookies: no\n"),
-			err, sizeof(err)),
-		APEX_OK);
+	load_ok(&cfg, "ctl.conf", "server:\n  control-socket: run/apexd.sock\n  cookies: no\n");
 	snprintf(expect, sizeof(expect), "%s/run/apexd.sock", dir);
 	assert_string_equal(cfg.control_socket, expect);
 	assert_false(cfg.cookies);
 	apex_config_free(&cfg);
-	apex_config_init(&cfg);
-	assert_int_equal(
-		apex_config_load(
-			&cfg,
-			write_file("ctl.conf", "server:\n  control-socket: none\n  cookies: on\n"),
-			err, sizeof(err)),
-		APEX_OK);
+	load_ok(&cfg, "ctl.conf", "server:\n  control-socket: none\n  cookies: on\n");
 	assert_string_equal(cfg.control_socket, "none");
 	assert_true(cfg.cookies);
 	apex_config_free(&cfg);
@@ -397,23 +394,17 @@ static void test_control_socket_and_cookies(void **state)
 static void test_nsd_spellings(void **state)
 {
 	apex_config_t cfg;
-	char err[900] = "", expect[700];
+	char expect[700];
 
 	(void)state;
-	apex_config_init(&cfg);
-	assert_int_equal(
-		apex_config_load(
-			&cfg,
-			write_file("nsd.conf",
-				   "server:\n  ip-address: 192.0.2.1@5300\n"
-				   "  server-count: 3\n  username: nsd\n"
-				   "  pidfile: /run/x.pid\n  logfile: nsd.log\n"
-				   "  tcp-timeout: 7\n  rrl-ratelimit: 50\n  rrl-size: 4096\n"
-				   "  answer-cookie: no\n  zonesdir: nsd-zones\n"
-				   "zone:\n  name: example.\n  zonefile: example.zone\n"
-				   "  zonemd-check: no\n"),
-			err, sizeof(err)),
-		APEX_OK);
+	load_ok(&cfg, "nsd.conf",
+		"server:\n  ip-address: 192.0.2.1@5300\n"
+		"  server-count: 3\n  username: nsd\n"
+		"  pidfile: /run/x.pid\n  logfile: nsd.log\n"
+		"  tcp-timeout: 7\n  rrl-ratelimit: 50\n  rrl-size: 4096\n"
+		"  answer-cookie: no\n  zonesdir: nsd-zones\n"
+		"zone:\n  name: example.\n  zonefile: example.zone\n"
+		"  zonemd-check: no\n");
 	assert_int_equal(cfg.listen_count, 1);
 	assert_string_equal(cfg.listens[0].text, "192.0.2.1@5300");
 	assert_int_equal(cfg.workers, 3);
@@ -433,15 +424,11 @@ static void test_nsd_spellings(void **state)
 
 	/* apex's spelling; an absolute file is kept; the zones before it are
 	 * taken from the config file's directory */
-	apex_config_init(&cfg);
-	assert_int_equal(
-		apex_config_load(&cfg,
-				 write_file("zdir.conf", "zone:\n  name: a.\n  file: a.zone\n"
-							 "server:\n  zones-directory: /srv/zones\n"
-							 "zone:\n  name: b.\n  file: b.zone\n"
-							 "zone:\n  name: c.\n  file: /c.zone\n"),
-				 err, sizeof(err)),
-		APEX_OK);
+	load_ok(&cfg, "zdir.conf",
+		"zone:\n  name: a.\n  file: a.zone\n"
+		"server:\n  zones-directory: /srv/zones\n"
+		"zone:\n  name: b.\n  file: b.zone\n"
+		"zone:\n  name: c.\n  file: /c.zone\n");
 	snprintf(expect, sizeof(expect), "%s/a.zone", dir);
 	assert_string_equal(cfg.zones[0].file, expect);
 	assert_string_equal(cfg.zones[1].file, "/srv/zones/b.zone");
