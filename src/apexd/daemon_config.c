@@ -74,6 +74,7 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->user);
 	free(cfg->group);
 	free(cfg->chroot_dir);
+	free(cfg->xdp_interface);
 	free(cfg->dnstap.socket_path);
 	free(cfg->dnstap.identity);
 	free(cfg->dnstap.version);
@@ -549,6 +550,18 @@ static int key_chroot(parser_t *p, const char *key, const char *value)
 	return replace_string(p, &p->cfg->chroot_dir, value);
 }
 
+/* An interface name as the kernel takes it (IFNAMSIZ, no '/' or blank). */
+static int key_xdp_interface(parser_t *p, const char *key, const char *value)
+{
+	size_t size = strlen(value);
+
+	(void)key;
+	if (size == 0 || size >= 16 || strcspn(value, "/ \t:") != size || strcmp(value, ".") == 0 ||
+	    strcmp(value, "..") == 0)
+		return PFAIL(p, "xdp-interface: '%s' is not an interface name", value);
+	return replace_string(p, &p->cfg->xdp_interface, value);
+}
+
 static int key_pid_file(parser_t *p, const char *key, const char *value)
 {
 	char *abs = absolute_path(value, p->base_dir);
@@ -802,6 +815,7 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("tcp-io-timeout", tcp_io_timeout, 1, 3600),
 	UINT_KEY("receive-buffer-size", receive_buffer_size, 0, 1UL << 30),
 	UINT_KEY("send-buffer-size", send_buffer_size, 0, 1UL << 30),
+	CUSTOM_KEY("xdp-interface", key_xdp_interface),
 	CUSTOM_KEY("reload-priority", key_reload_priority),
 	CUSTOM_KEY("reload-nice", key_reload_priority),
 	UINT_KEY("rrl-responses-per-second", rrl.rate, 0, 1000000),

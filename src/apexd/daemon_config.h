@@ -106,6 +106,9 @@ typedef struct apex_config {
 	unsigned tcp_io_timeout;     /* seconds to finish receiving or sending a message */
 	size_t receive_buffer_size;  /* of each UDP socket, bytes; 0: the kernel's default */
 	size_t send_buffer_size;     /* of each UDP socket, bytes; 0: the kernel's default */
+	/* xdp-interface: UDP to the listen ports on this interface through
+	 * AF_XDP (xdp.h); NULL: sockets only */
+	char *xdp_interface;
 	/* reload-priority: idle (SCHED_IDLE, the default) or a nice value */
 	bool reload_idle;     /* the reload thread runs under SCHED_IDLE */
 	unsigned reload_nice; /* its nice value (0-19) when !reload_idle */

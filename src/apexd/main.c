@@ -765,6 +765,7 @@ static step_t open_privileged(apexd_t *d)
 		return STEP_FAILED;
 	if (!d->opt.foreground && daemonize() < 0)
 		return STEP_FAILED;
+	apex_server_open_xdp(&d->server);
 	if (cfg->pid_file != NULL) {
 		if (write_pid_file(cfg->pid_file, &d->privs) < 0)
 			return STEP_FAILED;

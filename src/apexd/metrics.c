@@ -151,6 +151,7 @@ static void render_limits(apex_ctl_buf_t *out, const apex_stats_totals_t *t)
 {
 	const char *rrl = "apex_rrl_actions_total", *cookie = "apex_cookie_queries_total";
 	const char *tcp = "apex_tcp_connections_total", *timeout = "apex_tcp_timeouts_total";
+	const char *xdp = "apex_xdp_frames_total";
 	const counter_row_t rows[] = {
 		{ rrl, "UDP responses rate limited (response-rate limiting), by action.", "action",
 		  "drop", NULL, NULL, t->rrl_dropped },
@@ -170,6 +171,16 @@ static void render_limits(apex_ctl_buf_t *out, const apex_stats_totals_t *t)
 		{ "apex_kernel_drops_total",
 		  "UDP datagrams the kernel dropped, a worker's receive queue full.", NULL, NULL,
 		  NULL, NULL, t->kernel_drops },
+		{ xdp,
+		  "AF_XDP frames (xdp-interface): received, answers sent, dropped as "
+		  "invalid, dropped with no free frame, passed to the kernel by the XDP "
+		  "program, dropped by the kernel.",
+		  "outcome", "received", NULL, NULL, t->xdp_received },
+		{ xdp, NULL, "outcome", "sent", NULL, NULL, t->xdp_sent },
+		{ xdp, NULL, "outcome", "invalid", NULL, NULL, t->xdp_invalid },
+		{ xdp, NULL, "outcome", "no_frame", NULL, NULL, t->xdp_no_frame },
+		{ xdp, NULL, "outcome", "passed", NULL, NULL, t->xdp_passed },
+		{ xdp, NULL, "outcome", "kernel_drops", NULL, NULL, t->xdp_kernel_drops },
 	};
 	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
 }

@@ -91,6 +91,29 @@ static void note_buffers(apex_server_t *server, int fd)
 			     cfg->send_buffer_size, server->udp_send_buffer / 2);
 }
 
+void apex_server_open_xdp(apex_server_t *server)
+{
+	const apex_config_t *cfg = server->config;
+	size_t answer_capacity =
+		cfg->edns_payload > APEX_MIN_UDP_PAYLOAD ? cfg->edns_payload : APEX_MIN_UDP_PAYLOAD;
+
+	if (server->config->xdp_interface == NULL ||
+	    !apex_xdp_service_attach(&server->xdp, server->config))
+		return;
+	for (unsigned w = 0; w < server->worker_count; w++) {
+		apex_worker_thread_t *wt = &server->workers[w];
+
+		if (apex_xdp_worker_open(&server->xdp, &wt->xdp, &wt->worker, answer_capacity) <
+		    0) {
+			for (unsigned i = 0; i <= w; i++)
+				apex_xdp_worker_close(&server->workers[i].xdp);
+			apex_xdp_service_detach(&server->xdp);
+			return;
+		}
+	}
+	apex_xdp_service_log(&server->xdp, server->worker_count);
+}
+
 int apex_server_open_sockets(apex_server_t *server)
 {
 	const apex_config_t *cfg = server->config;
@@ -157,6 +180,7 @@ static void on_stop(uv_async_t *async)
 
 	apex_udp_worker_stop(&worker->udp);
 	apex_tcp_worker_stop(&worker->tcp);
+	apex_xdp_worker_stop(&worker->xdp);
 	uv_close((uv_handle_t *)async, NULL);
 	if (worker->wake_ready && !uv_is_closing((uv_handle_t *)&worker->wake_async))
 		uv_close((uv_handle_t *)&worker->wake_async, NULL);
@@ -212,6 +236,8 @@ static int worker_prepare(apex_worker_thread_t *worker)
 	apex_worker_batch(&worker->worker, false);
 	if ((rc = apex_udp_worker_start(&worker->udp, &worker->loop)) < 0)
 		return rc;
+	if ((rc = apex_xdp_worker_start(&worker->xdp, &worker->loop)) < 0)
+		return rc;
 	return apex_tcp_worker_start(&worker->tcp, &worker->loop);
 }
 
@@ -257,6 +283,8 @@ void apex_server_stop(apex_server_t *server)
 
 void apex_server_destroy(apex_server_t *server)
 {
+	/* the program first: the kernel stops redirecting to the sockets */
+	apex_xdp_service_detach(&server->xdp);
 	for (unsigned w = 0; server->workers != NULL && w < server->worker_count; w++) {
 		apex_worker_thread_t *worker = &server->workers[w];
 
@@ -271,6 +299,7 @@ void apex_server_destroy(apex_server_t *server)
 		}
 		apex_udp_worker_free(&worker->udp);
 		apex_tcp_worker_free(&worker->tcp);
+		apex_xdp_worker_close(&worker->xdp);
 		apex_worker_free(&worker->worker);
 	}
 	free(server->workers);
@@ -347,6 +376,8 @@ void apex_server_stats(const apex_server_t *server, apex_stats_totals_t *per_wor
 		apex_stats_totals_t one;
 
 		apex_stats_snapshot(&server->workers[w].worker.stats, &one);
+		apex_xdp_worker_kernel_counts(&server->xdp, &server->workers[w].xdp,
+					      &one.xdp_passed, &one.xdp_kernel_drops);
 		if (per_worker != NULL)
 			per_worker[w] = one;
 		apex_stats_add(total, &one);

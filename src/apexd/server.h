@@ -30,6 +30,7 @@
 #include "tcp.h"
 #include "udp.h"
 #include "worker.h"
+#include "xdp.h"
 #include "zone/zoneset.h"
 
 struct apex_server;
@@ -52,6 +53,7 @@ typedef struct apex_worker_thread {
 
 	apex_udp_worker_t udp;
 	apex_tcp_worker_t tcp;
+	apex_xdp_worker_t xdp; /* its AF_XDP socket, with xdp-interface: */
 } apex_worker_thread_t;
 
 typedef struct apex_server {
@@ -66,7 +68,8 @@ typedef struct apex_server {
 	struct timespec started;      /* CLOCK_MONOTONIC at init, for uptime */
 	struct timespec started_wall; /* CLOCK_REALTIME at init */
 
-	apex_tcp_shared_t tcp; /* what the workers' TCP services share */
+	apex_tcp_shared_t tcp;  /* what the workers' TCP services share */
+	apex_xdp_service_t xdp; /* the XDP program, with xdp-interface: */
 	/* The UDP sockets' buffer sizes, as the kernel reports them (twice
 	 * what it was asked: it counts its bookkeeping). */
 	size_t udp_receive_buffer, udp_send_buffer;
@@ -78,6 +81,14 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 
 /* Open and bind every worker's UDP and TCP sockets; errors are logged. */
 int apex_server_open_sockets(apex_server_t *server);
+
+/*
+ * With xdp-interface: attach the XDP program and open the AF_XDP socket
+ * of each worker that has a queue; when XDP cannot be set up, say why and
+ * serve on the sockets alone.  After any fork: the frames of an AF_XDP
+ * socket are pinned memory, which a forked child does not share.
+ */
+void apex_server_open_xdp(apex_server_t *server);
 
 /* Start the worker threads (sockets must be open). */
 int apex_server_start(apex_server_t *server);

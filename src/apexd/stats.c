@@ -101,6 +101,11 @@ void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
 	GET(dnssec_ok);
 	GET(dnstap_frames);
 	GET(dnstap_dropped);
+	GET(xdp_received);
+	GET(xdp_sent);
+	GET(xdp_invalid);
+	GET(xdp_no_frame);
+	out->xdp_passed = out->xdp_kernel_drops = 0; /* the collector reads them (xdp.h) */
 	for (unsigned i = 0; i < APEX_STATS_ZONES; i++)
 		GET(zone_queries[i]);
 #undef GET
@@ -126,6 +131,12 @@ void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
 	t->zone_pickups += one->zone_pickups;
 	t->lock_wait_ns += one->lock_wait_ns;
 	t->kernel_drops += one->kernel_drops;
+	t->xdp_received += one->xdp_received;
+	t->xdp_sent += one->xdp_sent;
+	t->xdp_invalid += one->xdp_invalid;
+	t->xdp_no_frame += one->xdp_no_frame;
+	t->xdp_passed += one->xdp_passed;
+	t->xdp_kernel_drops += one->xdp_kernel_drops;
 	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
 		t->stalls[i] += one->stalls[i];
 	if (one->stall_max_ns > t->stall_max_ns)
@@ -258,10 +269,16 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 			    ",\"cookie_client\":%" PRIu64 ",\"cookie_valid\":%" PRIu64
 			    ",\"cookie_invalid\":%" PRIu64 ",\"edns\":%" PRIu64
 			    ",\"dnssec_ok\":%" PRIu64 ",\"dnstap_frames\":%" PRIu64
-			    ",\"dnstap_dropped\":%" PRIu64 "}",
+			    ",\"dnstap_dropped\":%" PRIu64,
 			    t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped,
 			    t->rrl_slipped, t->cookie_client, t->cookie_valid, t->cookie_invalid,
 			    t->edns, t->dnssec_ok, t->dnstap_frames, t->dnstap_dropped);
+	apex_ctl_buf_printf(b,
+			    ",\"xdp\":{\"received\":%" PRIu64 ",\"sent\":%" PRIu64
+			    ",\"invalid\":%" PRIu64 ",\"no_frame\":%" PRIu64 ",\"passed\":%" PRIu64
+			    ",\"kernel_drops\":%" PRIu64 "}}",
+			    t->xdp_received, t->xdp_sent, t->xdp_invalid, t->xdp_no_frame,
+			    t->xdp_passed, t->xdp_kernel_drops);
 }
 
 static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_stats_totals_t *t)
@@ -309,6 +326,14 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 			    (double)t->lock_wait_ns / 1e9, t->zone_pickups);
 	apex_ctl_buf_printf(b, "  kernel drops (receive queue full): %" PRIu64 "\n",
 			    t->kernel_drops);
+	if (t->xdp_received + t->xdp_passed + t->xdp_kernel_drops > 0)
+		apex_ctl_buf_printf(b,
+				    "  xdp: received %" PRIu64 ", sent %" PRIu64
+				    ", invalid %" PRIu64 ", no frame %" PRIu64
+				    ", passed to the kernel %" PRIu64 ", kernel drops %" PRIu64
+				    "\n",
+				    t->xdp_received, t->xdp_sent, t->xdp_invalid, t->xdp_no_frame,
+				    t->xdp_passed, t->xdp_kernel_drops);
 	apex_ctl_buf_printf(b, "  stalls (queries waiting): longest %.3f ms;",
 			    (double)t->stall_max_ns / 1e6);
 	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)

@@ -85,6 +85,13 @@ typedef struct apex_worker_stats {
 	atomic_uint_least64_t zone_queries[APEX_STATS_ZONES]; /* answered, by zone slot */
 	atomic_uint_least64_t dnstap_frames;  /* dnstap frames handed to the writer */
 	atomic_uint_least64_t dnstap_dropped; /* ... not: its ring was full */
+	/* AF_XDP (xdp.h): frames taken from the receive ring, answers put
+	 * on the transmit ring, frames dropped as malformed, answers
+	 * dropped with no free frame or no room in the transmit ring */
+	atomic_uint_least64_t xdp_received;
+	atomic_uint_least64_t xdp_sent;
+	atomic_uint_least64_t xdp_invalid;
+	atomic_uint_least64_t xdp_no_frame;
 } apex_worker_stats_t;
 
 /* Plain values of a snapshot or a sum. */
@@ -111,6 +118,11 @@ typedef struct apex_stats_totals {
 	uint64_t edns, dnssec_ok;
 	uint64_t zone_queries[APEX_STATS_ZONES];
 	uint64_t dnstap_frames, dnstap_dropped;
+	uint64_t xdp_received, xdp_sent, xdp_invalid, xdp_no_frame;
+	/* read from the kernel by the collector (xdp.h): frames the XDP
+	 * program passed to the kernel on the worker's queue, and frames the
+	 * kernel dropped for its AF_XDP socket (its rings full or empty) */
+	uint64_t xdp_passed, xdp_kernel_drops;
 } apex_stats_totals_t;
 
 /* Add n to a counter written only by the calling worker. */
