@@ -28,7 +28,7 @@ $SUDO apt-get update
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev libssl-dev \
-	libfstrm-dev libprotobuf-c-dev protobuf-c-compiler \
+	libfstrm-dev libprotobuf-c-dev protobuf-c-compiler libxdp-dev libbpf-dev iproute2 \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
 	nsd knot bind9 bind9-utils clang libclang-rt-14-dev clang-format prometheus \
 	fstrm-bin bind9-dnsutils debhelper dpkg-dev lintian debootstrap git
