@@ -143,8 +143,8 @@ apex_xdp_frame_status_t apex_xdp_frame_parse(const uint8_t *frame, size_t size,
 		return APEX_XDP_FRAME_BAD_LENGTH;
 	uint16_t port; /* network byte order, as the socket address keeps it */
 	memcpy(&port, frame + udp, 2);
-	if (port == 0)
-		return APEX_XDP_FRAME_BAD_SOURCE;
+	if (port == 0 || (frame[udp + 2] | frame[udp + 3]) == 0)
+		return APEX_XDP_FRAME_BAD_PORT;
 	if (out->ipv6)
 		((struct sockaddr_in6 *)&out->peer)->sin6_port = port;
 	else

@@ -37,7 +37,7 @@ typedef enum apex_xdp_frame_status {
 	APEX_XDP_FRAME_NOT_UDP,      /* not what the XDP program hands over */
 	APEX_XDP_FRAME_BAD_LENGTH,   /* IP or UDP length disagrees with the frame */
 	APEX_XDP_FRAME_BAD_CHECKSUM, /* IPv4 header checksum */
-	APEX_XDP_FRAME_BAD_SOURCE,   /* source port 0: no one to answer */
+	APEX_XDP_FRAME_BAD_PORT,     /* port 0: no one to answer, or from */
 } apex_xdp_frame_status_t;
 
 /* A parsed query frame. */
