@@ -28,7 +28,7 @@ import pytest
 import client
 import querygen
 import servers
-from conftest import zone
+from conftest import SANITIZER_RE, zone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER4, CLIENT4 = "198.18.0.1", "198.18.0.2"  # RFC 2544's benchmarking range
@@ -153,6 +153,7 @@ class Apexd:
                 self.proc.kill()
                 self.proc.wait(10)
         self.log.close()
+        assert not SANITIZER_RE.search(self.log_text()), self.log_text()
         return self.proc.returncode
 
 

@@ -29,6 +29,12 @@
  *    threads' answers must equal the single-threaded reference answers
  *    byte for byte.
  *
+ * 3. The AF_XDP path.  apex_xdp_worker_serve() (src/apexd/xdp.c), the
+ *    batch a worker serves from its AF_XDP socket, runs on rings laid
+ *    out in memory as the kernel lays them out, with query frames in
+ *    the receive ring: no allocator or lock call, and every answer frame
+ *    it queues carries the bytes the socket path answers.
+ *
  * The query mix covers referrals, DS at cuts, NXDOMAIN and NODATA with
  * NSEC (root.zone) and NSEC3 (fj.zone, example.nsec3.zone: the hash is
  * computed per query), wildcards, CNAME chains, DNAME, DO on and off,
@@ -71,6 +77,8 @@
 #include "zone/zoneset.h"
 #include "dnstap.h" /* src/apexd: the worker's dnstap hook */
 #include "worker.h" /* src/apexd: the daemon's answer path */
+#include "xdp.h"    /* src/apexd: the AF_XDP path of a worker */
+#include "xdp/frame.h"
 
 /* ------------------------------------------------------------ counters */
 
@@ -975,6 +983,174 @@ static void test_dnstap_no_malloc_no_lock(void **state)
 	assert_true(frames > 1000 && dropped > 0);
 }
 
+/* ------------------------------------------------------------ AF_XDP */
+
+#define FAKE_RING 2048 /* as APEX_XSK_RING_SIZE */
+
+/* The four rings of an AF_XDP socket as the kernel shares them: indices,
+ * flags and entries, here in the test's memory. */
+typedef struct fake_rings {
+	uint32_t producer[4], consumer[4], flags[4];
+	struct xdp_desc rx[FAKE_RING], tx[FAKE_RING];
+	uint64_t fill[FAKE_RING], completion[FAKE_RING];
+} fake_rings_t;
+
+#define SET_RING(r, i, entries, is_producer)                     \
+	do {                                                     \
+		(r).mask = FAKE_RING - 1;                        \
+		(r).size = FAKE_RING;                            \
+		(r).producer = &rings->producer[i];              \
+		(r).consumer = &rings->consumer[i];              \
+		(r).flags = &rings->flags[i];                    \
+		(r).ring = (entries);                            \
+		(r).cached_prod = 0;                             \
+		(r).cached_cons = (is_producer) ? FAKE_RING : 0; \
+	} while (0)
+
+/* A worker's AF_XDP state on fake rings: the frame area allocated, the
+ * answer frames on the free stack, nothing open. */
+static void fake_xsk(apex_xdp_worker_t *xdp, apex_worker_t *worker, fake_rings_t *rings)
+{
+	memset(xdp, 0, sizeof(*xdp));
+	memset(rings, 0, sizeof(*rings));
+	xdp->worker = worker;
+	xdp->mtu = 1500;
+	xdp->answer_capacity = 1232; /* answer_one()'s UDP capacity */
+	xdp->xsk.fd = -1;
+	xdp->xsk.area = malloc((size_t)APEX_XSK_FRAMES * APEX_XSK_FRAME_SIZE);
+	assert_non_null(xdp->xsk.area);
+	SET_RING(xdp->xsk.rx, 0, rings->rx, false);
+	SET_RING(xdp->xsk.tx, 1, rings->tx, true);
+	SET_RING(xdp->xsk.fill, 2, rings->fill, true);
+	SET_RING(xdp->xsk.completion, 3, rings->completion, false);
+	for (uint32_t i = 0; i < APEX_XSK_RING_SIZE; i++)
+		xdp->xsk.free[i] = (uint64_t)(APEX_XSK_RING_SIZE + i) * APEX_XSK_FRAME_SIZE;
+	xdp->xsk.free_count = APEX_XSK_RING_SIZE;
+}
+
+/* q as the kernel hands it over: Ethernet, IPv4 or IPv6 as its peer,
+ * UDP from port 40000 to 53.  Returns the frame's size. */
+static size_t query_frame(const query_t *q, uint8_t *f)
+{
+	bool v6 = q->peer.ss_family == AF_INET6;
+	size_t ip_header = v6 ? 40 : 20, udp_length = 8 + q->size;
+
+	memset(f, 0, 14 + ip_header + 8);
+	f[0] = 0x02, f[6] = 0x02, f[11] = 1;
+	f[12] = v6 ? 0x86 : 0x08, f[13] = v6 ? 0xdd : 0x00;
+	uint8_t *ip = f + 14, *udp = f + 14 + ip_header;
+	if (v6) {
+		ip[0] = 0x60, ip[4] = (uint8_t)(udp_length >> 8), ip[5] = (uint8_t)udp_length;
+		ip[6] = 17, ip[7] = 64;
+		memcpy(ip + 8, &((const struct sockaddr_in6 *)&q->peer)->sin6_addr, 16);
+		ip[39] = 1;
+	} else {
+		size_t total = 20 + udp_length;
+		ip[0] = 0x45, ip[2] = (uint8_t)(total >> 8), ip[3] = (uint8_t)total;
+		ip[8] = 64, ip[9] = 17;
+		memcpy(ip + 12, &((const struct sockaddr_in *)&q->peer)->sin_addr, 4);
+		ip[16] = 192, ip[19] = 1;
+		uint16_t check = (uint16_t)~apex_xdp_checksum(0, ip, 20);
+		memcpy(ip + 10, &check, 2);
+	}
+	udp[0] = 40000 >> 8, udp[1] = 40000 & 0xff, udp[3] = 53;
+	udp[4] = (uint8_t)(udp_length >> 8), udp[5] = (uint8_t)udp_length;
+	memcpy(udp + 8, q->wire, q->size);
+	return 14 + ip_header + udp_length;
+}
+
+/*
+ * The UDP queries of the mix in batches through apex_xdp_worker_serve():
+ * no allocator or lock call inside it, and each answer frame's message is
+ * what apex_worker_answer() gives another worker at the same clock.
+ */
+static void test_xdp_no_malloc_no_lock(void **state)
+{
+	(void)state;
+	static fake_rings_t rings_storage;
+	fake_rings_t *rings = &rings_storage;
+	apex_xdp_worker_t *xdp = malloc(sizeof(*xdp));
+	apex_worker_t *w = new_worker(7), *sockets = new_worker(8);
+	uint8_t *expect = malloc(APEX_MAX_MESSAGE);
+	size_t served = 0, answered = 0, mismatches = 0;
+	unsigned long calls_seen = 0;
+
+	assert_non_null(xdp);
+	assert_non_null(w);
+	assert_non_null(sockets);
+	assert_non_null(expect);
+	fake_xsk(xdp, w, rings);
+	apex_worker_batch(w, false);
+	for (size_t i = 0; i < QUERY_COUNT;) {
+		const query_t *batch[APEX_XDP_BATCH];
+		uint32_t n = 0;
+
+		/* the kernel: query frames into fill-ring buffers, on the rx ring */
+		for (; i < QUERY_COUNT && n < APEX_XDP_BATCH; i++) {
+			if (queries[i].transport != APEX_TRANSPORT_UDP)
+				continue;
+			uint64_t addr = (uint64_t)n * APEX_XSK_FRAME_SIZE + 256;
+			struct xdp_desc *d = &rings->rx[rings->producer[0] & (FAKE_RING - 1)];
+			d->addr = addr;
+			d->len = (uint32_t)query_frame(&queries[i], xdp->xsk.area + addr);
+			batch[n++] = &queries[i];
+			rings->producer[0]++;
+		}
+		if (n == 0)
+			break;
+		uint32_t tx_before = rings->producer[1];
+		reset_calls();
+		counting = 1;
+		served += apex_xdp_worker_serve(xdp);
+		counting = 0;
+		calls_seen += total_calls();
+
+		/* the socket path, at the batch's clock, for the same queries */
+		apex_worker_batch(sockets, false);
+		sockets->now = w->now;
+		sockets->now_ms = w->now_ms;
+		uint32_t t = tx_before;
+		for (uint32_t k = 0; k < n; k++) {
+			const query_t *q = batch[k];
+			size_t size = apex_worker_answer(sockets, APEX_TRANSPORT_UDP, &q->peer,
+							 q->wire, q->size, expect, 1232, NULL);
+			if (size == 0)
+				continue;
+			const struct xdp_desc *d = &rings->tx[t++ & (FAKE_RING - 1)];
+			const uint8_t *frame = xdp->xsk.area + d->addr;
+			size_t header = q->peer.ss_family == AF_INET6 ? 14 + 40 + 8 : 14 + 20 + 8;
+			if (d->len != header + size || memcmp(frame + header, expect, size) != 0)
+				mismatches++;
+			answered++;
+		}
+		assert_int_equal(t, rings->producer[1]);
+		/* the kernel: frames sent (completion ring), buffers taken back */
+		for (; rings->consumer[1] != rings->producer[1]; rings->consumer[1]++)
+			rings->completion[rings->producer[3]++ & (FAKE_RING - 1)] =
+				rings->tx[rings->consumer[1] & (FAKE_RING - 1)].addr;
+		rings->consumer[2] = rings->producer[2];
+	}
+	print_message("xdp: %zu frames served, %zu answers compared\n", served, answered);
+	for (int i = 0; i < C_COUNT; i++) {
+		if (atomic_load(&calls[i]) != 0)
+			print_error("%s called %lu times in the XDP path\n", counter_names[i],
+				    atomic_load(&calls[i]));
+	}
+	assert_int_equal(calls_seen, 0);
+	assert_int_equal(mismatches, 0);
+	assert_true(served > 3000 && answered > 3000);
+	assert_int_equal(atomic_load(&w->stats.xdp_received), served);
+	assert_int_equal(atomic_load(&w->stats.xdp_sent), answered);
+	assert_int_equal(atomic_load(&w->stats.xdp_invalid), 0);
+	free(xdp->xsk.area);
+	free(xdp);
+	free(expect);
+	apex_worker_free(w);
+	apex_worker_free(sockets);
+	free(w);
+	free(sockets);
+}
+
 /* The worker's own statistics saw every query, and the cookie paths ran. */
 static void check_worker_stats(apex_worker_t *w, unsigned long answered)
 {
@@ -1118,6 +1294,7 @@ int main(void)
 		cmocka_unit_test(test_mix_covers_answer_kinds),
 		cmocka_unit_test(test_no_malloc_no_lock),
 		cmocka_unit_test(test_dnstap_no_malloc_no_lock),
+		cmocka_unit_test(test_xdp_no_malloc_no_lock),
 		cmocka_unit_test(test_concurrent_read_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
