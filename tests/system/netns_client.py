@@ -25,6 +25,8 @@ import struct
 import sys
 import time
 
+from client import recv_exact  # beside this file
+
 UDP_TIMEOUT = 1.0
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
@@ -55,16 +57,6 @@ def exchange_udp(server, port, queries):
                     break
             answers.append(answer)
     return answers
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
 
 
 def exchange_tcp(server, port, queries):

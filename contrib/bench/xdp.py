@@ -1,0 +1,301 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The AF_XDP path side by side: apexd and Knot DNS through XDP, and
+apexd, Knot DNS and NSD on sockets, under the same kxdpgun load.
+
+  contrib/bench/xdp.py [--seconds 10] [--rounds 3] [--rates 60000,max]
+                       [--servers apexd-xdp,knot-xdp,apexd,knot,nsd]
+                       [--zones root,nu.nsec3] [--do 0,1]
+
+Needs root.  It creates two network namespaces joined by a veth pair
+(removed at the end): the server runs in one with one worker pinned to
+CPU 0, kxdpgun (knot-dnsutils) in the other pinned to CPU 1, sending the
+zone's query mix (contrib/bench/querygen.py; with EDNS, and DO for
+--do 1) at each rate of --rates for --seconds ("max": as fast as
+kxdpgun goes, to saturate the server).  apexd-xdp is apexd with
+xdp-interface on the server's end of the pair, knot-xdp Knot DNS with
+its xdp: listen on it.  Each (zone, DO, rate) measures every server in
+turn, the order rotating each round, starting and stopping it each time
+(one XDP program per interface).  Reported per server: the median of
+the rounds of the answered share, the answers per second, and the
+server's CPU time (utime + stime of its processes, /proc/PID/stat) per
+answered query; then apexd-xdp's CPU per query as a multiple of
+knot-xdp's and of the best socket server's.  veth runs a packet's
+receive path on the sender's CPU, so the kernel's receive work of both
+paths is outside the server's CPU time on this setup; its send path is
+inside it.  Build first (make); see contrib/bench/benchlib.py for the
+environment.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+# benchlib's servers listen on B.LOOPBACK: here the server's end of the pair
+B.LOOPBACK = "198.18.0.1"
+
+SERVER4, CLIENT4 = B.LOOPBACK, "198.18.0.2"  # RFC 2544's benchmarking range
+PORT = 53
+MAX_RATE = 5000000  # kxdpgun's rate for "max": beyond what one CPU answers
+
+
+def sh(*cmd):
+    return subprocess.run(list(cmd), check=True, capture_output=True, text=True, timeout=60)
+
+
+class Net:
+    """The two namespaces and the veth pair of this run."""
+
+    def __init__(self):
+        pid = os.getpid()
+        self.server_ns, self.client_ns = "apex-bs-%d" % pid, "apex-bc-%d" % pid
+        self.server_if, self.client_if = "abs%d" % (pid % 100000), "abc%d" % (pid % 100000)
+
+    def create(self):
+        sh("ip", "netns", "add", self.server_ns)
+        sh("ip", "netns", "add", self.client_ns)
+        sh("ip", "link", "add", self.server_if, "type", "veth", "peer", "name", self.client_if)
+        sh("ip", "link", "set", self.server_if, "netns", self.server_ns)
+        sh("ip", "link", "set", self.client_if, "netns", self.client_ns)
+        for ns, ifname, addr in ((self.server_ns, self.server_if, SERVER4),
+                                 (self.client_ns, self.client_if, CLIENT4)):
+            sh("ip", "-n", ns, "addr", "add", addr + "/24", "dev", ifname)
+            sh("ip", "-n", ns, "link", "set", ifname, "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+
+    def remove(self):
+        for ns in (self.server_ns, self.client_ns):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=60)
+
+    def mac(self, ns, ifname):
+        out = sh("ip", "-n", ns, "-j", "link", "show", ifname).stdout
+        return json.loads(out)[0]["address"]
+
+    def detach_xdp(self):
+        """Knot DNS and kxdpgun leave their XDP programs attached when they
+        exit (apexd's goes with it): take them off both ends."""
+        for ns, ifname in ((self.server_ns, self.server_if), (self.client_ns, self.client_if)):
+            subprocess.run(["ip", "-n", ns, "link", "set", "dev", ifname, "xdp", "off"],
+                           capture_output=True, timeout=60)
+
+    def answers_soa(self, origin):
+        r = subprocess.run(["ip", "netns", "exec", self.client_ns, "kdig", "+short",
+                            "+timeout=1", "+retry=0", "@" + SERVER4, "-p", str(PORT),
+                            origin, "SOA"], capture_output=True, text=True, timeout=10)
+        return r.returncode == 0 and r.stdout.strip() != ""
+
+
+def in_namespace(base):
+    """A benchlib server class run in the server namespace on SERVER4@PORT."""
+
+    class Namespaced(base):
+        def start(self, net, timeout=B.START_TIMEOUT):
+            self.port = PORT
+            cmd = (["nsenter", "--net=/run/netns/" + net.server_ns, "taskset", "-c",
+                    self.cpus] + self.command())
+            self.log = open(os.path.join(self.workdir, "log"), "wb")
+            t0 = time.monotonic()
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
+                                         stderr=subprocess.STDOUT, cwd=self.workdir)
+            pending = [origin for origin, _ in self.zones]
+            while time.monotonic() - t0 < timeout:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("%s exited at start-up (%s); see %s/log" % (
+                        self.name, self.proc.returncode, self.workdir))
+                while pending and net.answers_soa(pending[0]):
+                    pending.pop(0)
+                if not pending:
+                    return self
+                time.sleep(0.2)
+            self.stop()
+            raise RuntimeError("%s did not answer within %.0f s" % (self.name, timeout))
+
+    return Namespaced
+
+
+class ApexdXdp(in_namespace(B.Apexd)):
+    name = "apexd-xdp"
+    interface = None
+
+    def start(self, net, timeout=B.START_TIMEOUT):
+        super().start(net, timeout)
+        with open(os.path.join(self.workdir, "log"), errors="replace") as f:
+            if "XDP program attached" not in f.read():
+                self.stop()
+                raise RuntimeError("apexd-xdp: XDP not attached; see %s/log" % self.workdir)
+        return self
+
+    def command(self):
+        conf = os.path.join(self.workdir, "apex.conf")
+        lines = ["server:", "    listen: %s@%d" % (SERVER4, self.port), "    workers: 1",
+                 "    control-socket: none", "    xdp-interface: %s" % self.interface]
+        for origin, path in self.zones:
+            lines += ["zone:", "    name: %s" % origin, "    file: %s" % os.path.abspath(path)]
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return [os.path.join(B.BUILDDIR, "apexd"), "-f", "-c", conf]
+
+
+class KnotXdp(in_namespace(B.Knot)):
+    name = "knot-xdp"
+    interface = None
+
+    def command(self):
+        cmd = super().command()
+        with open(os.path.join(self.workdir, "knot.conf")) as f:
+            conf = f.read()
+        # one UDP worker: it serves XDP queue 0
+        conf = conf.replace("database:", "xdp:\n    listen: %s@%d\ndatabase:" % (
+            self.interface, self.port), 1)
+        with open(os.path.join(self.workdir, "knot.conf"), "w") as f:
+            f.write(conf)
+        return cmd
+
+
+SERVERS = {
+    "apexd-xdp": ApexdXdp,
+    "knot-xdp": KnotXdp,
+    "apexd": in_namespace(B.Apexd),
+    "knot": in_namespace(B.Knot),
+    "nsd": in_namespace(B.Nsd),
+}
+
+
+def kxdpgun_file(tmp, label, dnsperf_file, do):
+    """The dnsperf query file in kxdpgun's form: EDNS, or EDNS with DO."""
+    path = os.path.join(tmp, "%s.kxdpgun.do%d" % (label, do))
+    if not os.path.exists(path):
+        flag = "D" if do else "E"
+        with open(dnsperf_file) as f, open(path + ".tmp", "w") as out:
+            for line in f:
+                fields = line.split()
+                if len(fields) >= 2:
+                    out.write("%s %s %s\n" % (fields[0], fields[1], flag))
+        os.rename(path + ".tmp", path)
+    return path
+
+
+def kxdpgun(net, queries, seconds, rate):
+    cmd = ["ip", "netns", "exec", net.client_ns, "taskset", "-c", B.CLIENT_CPU, "kxdpgun",
+           "-t", str(int(seconds)), "-Q", str(rate), "-i", queries, "-p", str(PORT),
+           "-I", net.client_if, "-F", B.CLIENT_CPU,
+           "-L", net.mac(net.client_ns, net.client_if),
+           "-R", net.mac(net.server_ns, net.server_if), SERVER4]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         timeout=seconds + 60).stdout.decode("utf-8", "replace")
+    sent = re.search(r"total queries:\s+(\d+)", out)
+    got = re.search(r"total replies:\s+(\d+)", out)
+    if sent is None or got is None:
+        raise RuntimeError("kxdpgun: %s" % out)
+    return int(sent.group(1)), int(got.group(1))
+
+
+def measure(net, server, queries, seconds, rate):
+    user0, sys0 = server.cpu_seconds("user"), server.cpu_seconds("system")
+    sent, answered = kxdpgun(net, queries, seconds, rate)
+    cpu = server.cpu_seconds("user") - user0 + server.cpu_seconds("system") - sys0
+    return {"sent": sent, "answered": answered,
+            "answered_pct": 100.0 * answered / sent if sent else 0.0,
+            "aps": answered / seconds,
+            "cpu_us_per_q": cpu / answered * 1e6 if answered else 0.0}
+
+
+def run(args, net, tmp):
+    names = args.servers.split(",")
+    rates = [MAX_RATE if r == "max" else int(r) for r in args.rates.split(",")]
+    results = []
+    for label, zones, mix in B.zone_sets(tmp):
+        if label not in args.zones.split(","):
+            continue
+        qfile = B.query_file(tmp, label, zones, mix)
+        for do in [int(d) for d in args.do.split(",")]:
+            queries = kxdpgun_file(tmp, label, qfile, do)
+            for rate in rates:
+                per = {n: [] for n in names}
+                for rnd in range(args.rounds):
+                    order = names[rnd % len(names):] + names[:rnd % len(names)]
+                    for n in order:
+                        cls = SERVERS[n]
+                        cls.interface = net.server_if
+                        server = cls(tmp, zones)
+                        server.start(net)
+                        try:
+                            res = measure(net, server, queries, args.seconds, rate)
+                        finally:
+                            server.stop()
+                            net.detach_xdp()
+                        B.log("%s DO=%d rate %s round %d %s: %.1f%% answered, %.0f/s, "
+                              "%.2f us/query" % (label, do, rate, rnd, n, res["answered_pct"],
+                                                 res["aps"], res["cpu_us_per_q"]))
+                        per[n].append(res)
+                for n in names:
+                    med = {k: B.median([r[k] for r in per[n]]) for k in per[n][0]}
+                    results.append((label, do, rate, n, med))
+    return results
+
+
+def report(results):
+    rows = []
+    for label, do, rate, n, m in results:
+        rows.append([label, do, "max" if rate == MAX_RATE else rate, n,
+                     "%.1f" % m["answered_pct"], "%.0f" % m["aps"], "%.2f" % m["cpu_us_per_q"]])
+    print(B.table(["zone", "DO", "rate", "server", "answered %", "answers/s", "CPU us/query"],
+                  rows))
+    keys = sorted({(l, d, r) for l, d, r, _, _ in results})
+    for key in keys:
+        got = {n: m for l, d, r, n, m in results if (l, d, r) == key}
+        apex = got.get("apexd-xdp")
+        if apex is None or apex["cpu_us_per_q"] == 0:
+            continue
+        line = "%s DO=%d rate %s: apexd-xdp" % (key[0], key[1],
+                                                  "max" if key[2] == MAX_RATE else key[2])
+        if got.get("knot-xdp") and got["knot-xdp"]["cpu_us_per_q"]:
+            line += " %.2fx knot-xdp" % (apex["cpu_us_per_q"] / got["knot-xdp"]["cpu_us_per_q"])
+        sockets = [got[n]["cpu_us_per_q"] for n in ("apexd", "knot", "nsd")
+                   if got.get(n) and got[n]["cpu_us_per_q"]]
+        if sockets:
+            line += ", %.2fx the best socket server" % (apex["cpu_us_per_q"] / min(sockets))
+        print(line)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rates", default="60000,max")
+    ap.add_argument("--servers", default="apexd-xdp,knot-xdp,apexd,knot,nsd")
+    ap.add_argument("--zones", default="root,nu.nsec3")
+    ap.add_argument("--do", default="0,1")
+    args = ap.parse_args()
+    if not (0 < args.seconds <= 120 and 0 < args.rounds <= 20):
+        ap.error("--seconds in (0, 120], --rounds in 1..20")
+    if os.geteuid() != 0:
+        ap.error("needs root: network namespaces, XDP")
+    for tool in ("ip", "nsenter", "kxdpgun", "kdig"):
+        if shutil.which(tool) is None:
+            ap.error("%s not found (Debian packages iproute2, util-linux, knot-dnsutils)" % tool)
+    for n in args.servers.split(","):
+        if n not in SERVERS:
+            ap.error("unknown server %s (%s)" % (n, ",".join(SERVERS)))
+    # a timeout's SIGTERM still removes the namespaces
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    net = Net()
+    try:
+        net.create()
+        report(run(args, net, B.scratch_dir()))
+    finally:
+        net.remove()
+
+
+if __name__ == "__main__":
+    main()
