@@ -68,6 +68,23 @@ uint16_t apex_xdp_checksum(uint16_t start, const uint8_t *data, size_t size)
 	return (uint16_t)sum;
 }
 
+/* An IPv4 address an answer may come from or go to: not 0/8, 127/8,
+ * multicast or above. */
+static inline bool ipv4_address_ok(const uint8_t *addr)
+{
+	return addr[0] != 0 && addr[0] != 127 && addr[0] < 224;
+}
+
+/* An IPv6 address an answer may come from or go to: not multicast, :: or ::1. */
+static inline bool ipv6_address_ok(const uint8_t *addr)
+{
+	static const uint8_t zero[15] = { 0 };
+
+	if (addr[0] == 0xff)
+		return false;
+	return memcmp(addr, zero, 15) != 0 || addr[15] > 1;
+}
+
 /* The IPv4 part of apex_xdp_frame_parse(): sets the UDP bounds. */
 static apex_xdp_frame_status_t parse_ipv4(const uint8_t *ip, size_t avail, apex_xdp_frame_t *out,
 					  size_t *udp_avail)
@@ -84,6 +101,8 @@ static apex_xdp_frame_status_t parse_ipv4(const uint8_t *ip, size_t avail, apex_
 		return APEX_XDP_FRAME_BAD_LENGTH;
 	if (apex_xdp_checksum(0, ip, IPV4_HEADER) != 0xffff)
 		return APEX_XDP_FRAME_BAD_CHECKSUM;
+	if (!ipv4_address_ok(ip + 12) || !ipv4_address_ok(ip + 16))
+		return APEX_XDP_FRAME_BAD_ADDRESS;
 	memset(peer, 0, sizeof(*peer));
 	peer->sin_family = AF_INET;
 	memcpy(&peer->sin_addr, ip + 12, 4);
@@ -105,6 +124,8 @@ static apex_xdp_frame_status_t parse_ipv6(const uint8_t *ip, size_t avail, apex_
 	size_t payload = be16(ip + 4);
 	if (payload < UDP_HEADER || payload > avail - IPV6_HEADER)
 		return APEX_XDP_FRAME_BAD_LENGTH;
+	if (!ipv6_address_ok(ip + 8) || !ipv6_address_ok(ip + 24))
+		return APEX_XDP_FRAME_BAD_ADDRESS;
 	memset(peer, 0, sizeof(*peer));
 	peer->sin6_family = AF_INET6;
 	memcpy(&peer->sin6_addr, ip + 8, 16);
@@ -121,6 +142,8 @@ apex_xdp_frame_status_t apex_xdp_frame_parse(const uint8_t *frame, size_t size,
 
 	if (size < ETH_HEADER)
 		return APEX_XDP_FRAME_SHORT;
+	if ((frame[0] | frame[6]) & 1) /* a group (multicast, broadcast) MAC */
+		return APEX_XDP_FRAME_BAD_ADDRESS;
 	uint16_t proto = be16(frame + 12);
 	if (proto == 0x8100 || proto == 0x88a8) { /* 802.1Q, 802.1ad: one tag */
 		if (size < ETH_HEADER + VLAN_TAG)

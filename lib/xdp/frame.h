@@ -8,7 +8,11 @@
  * IPv6 with no extension header, then UDP.  apex_xdp_frame_parse()
  * checks what the kernel's stack would: the lengths of every header
  * against each other and against the frame (Ethernet may pad a short
- * frame), and the IPv4 header checksum.  The UDP checksum is not
+ * frame), the IPv4 header checksum, and the addresses, since the answer
+ * swaps them: neither its source nor its destination may be a multicast
+ * or broadcast MAC or IP address, nor an unspecified, loopback or IPv4
+ * "this network" one (the kernel drops those as martians, and answers
+ * no query sent to a group from a socket bound to an address).  The UDP checksum is not
  * checked, as Knot DNS's XDP path does not: senders on the same host
  * leave it to be filled in by the card (veth passes it on unfilled),
  * and Ethernet's own check has seen the frame.
@@ -38,6 +42,7 @@ typedef enum apex_xdp_frame_status {
 	APEX_XDP_FRAME_BAD_LENGTH,   /* IP or UDP length disagrees with the frame */
 	APEX_XDP_FRAME_BAD_CHECKSUM, /* IPv4 header checksum */
 	APEX_XDP_FRAME_BAD_PORT,     /* port 0: no one to answer, or from */
+	APEX_XDP_FRAME_BAD_ADDRESS,  /* an answer could not go back (multicast...) */
 } apex_xdp_frame_status_t;
 
 /* A parsed query frame. */

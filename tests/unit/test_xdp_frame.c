@@ -220,6 +220,61 @@ static void test_malformed(void **state)
 	assert_int_equal(apex_xdp_frame_parse(f, size, &q), APEX_XDP_FRAME_BAD_PORT);
 }
 
+/* Addresses an answer could not swap back: the kernel drops these as
+ * martians; an answer frame is never addressed to or from a group MAC. */
+static void bad_ipv4_address(const char *addr, size_t offset)
+{
+	uint8_t f[2048];
+	apex_xdp_frame_t q;
+	size_t size = make_query(f, false, false, 0);
+
+	inet_pton(AF_INET, addr, f + 14 + offset);
+	f[14 + 10] = f[14 + 11] = 0;
+	uint16_t check = (uint16_t)~slow_sum(0, f + 14, 20);
+	f[14 + 10] = (uint8_t)(check >> 8), f[14 + 11] = (uint8_t)check;
+	assert_int_equal(apex_xdp_frame_parse(f, size, &q), APEX_XDP_FRAME_BAD_ADDRESS);
+}
+
+static void bad_ipv6_address(const char *addr, size_t offset)
+{
+	uint8_t f[2048];
+	apex_xdp_frame_t q;
+	size_t size = make_query(f, true, false, 0);
+
+	inet_pton(AF_INET6, addr, f + 14 + offset);
+	assert_int_equal(apex_xdp_frame_parse(f, size, &q), APEX_XDP_FRAME_BAD_ADDRESS);
+}
+
+static void test_bad_address(void **state)
+{
+	uint8_t f[2048];
+	apex_xdp_frame_t q;
+
+	(void)state;
+	static const char *const v4[] = { "0.0.0.0", "127.0.0.1", "224.0.0.1", "255.255.255.255" };
+	static const char *const v6[] = { "::", "::1", "ff02::1" };
+	for (size_t i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
+		bad_ipv4_address(v4[i], 12); /* source */
+		bad_ipv4_address(v4[i], 16); /* destination */
+	}
+	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		bad_ipv6_address(v6[i], 8);
+		bad_ipv6_address(v6[i], 24);
+	}
+	size_t size = make_query(f, false, false, 0);
+	f[6] = 0x01; /* a multicast source MAC */
+	assert_int_equal(apex_xdp_frame_parse(f, size, &q), APEX_XDP_FRAME_BAD_ADDRESS);
+	size = make_query(f, false, false, 0);
+	memset(f, 0xff, 6); /* sent to the broadcast MAC */
+	assert_int_equal(apex_xdp_frame_parse(f, size, &q), APEX_XDP_FRAME_BAD_ADDRESS);
+	/* and the ordinary ones pass */
+	size = make_query(f, true, false, 0);
+	inet_pton(AF_INET6, "fe80::1", f + 14 + 8);
+	assert_int_equal(apex_xdp_frame_parse(f, size, &q), APEX_XDP_FRAME_OK);
+	inet_pton(AF_INET6, "::2", f + 14 + 8);
+	assert_int_equal(apex_xdp_frame_parse(f, size, &q), APEX_XDP_FRAME_OK);
+}
+
 /* The answer frame: addresses and ports swapped, lengths and checksums
  * right, and it reads back as a frame itself. */
 static void check_reply(bool ipv6, bool vlan)
@@ -273,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_parse_ipv6_vlan),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_bad_address),
 		cmocka_unit_test(test_reply),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
