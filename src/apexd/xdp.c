@@ -32,8 +32,8 @@ static inline size_t answer_room(const apex_xdp_worker_t *xdp, const apex_xdp_fr
 	return room;
 }
 
-/* Answer the frame at addr (len bytes) into a free frame; returns whether
- * one was queued in the batch's answers at *answers. */
+/* Answer the frame at addr (len bytes) into a free frame, added to the
+ * batch's answers (*answers of them so far) when there is one to send. */
 static inline void answer_frame(apex_xdp_worker_t *xdp, uint64_t addr, uint32_t len,
 				unsigned *answers)
 {
@@ -44,6 +44,7 @@ static inline void answer_frame(apex_xdp_worker_t *xdp, uint64_t addr, uint32_t 
 
 	if (apex_xdp_frame_parse(frame, len, &q) != APEX_XDP_FRAME_OK) {
 		APEX_STAT_ADD(worker->stats.xdp_invalid, 1);
+		apex_worker_drop(worker); /* counted as a query received and dropped */
 		return;
 	}
 	if (!apex_xsk_take(&xdp->xsk, &out_addr)) {

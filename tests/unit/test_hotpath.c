@@ -1043,7 +1043,8 @@ static size_t query_frame(const query_t *q, uint8_t *f)
 		ip[0] = 0x60, ip[4] = (uint8_t)(udp_length >> 8), ip[5] = (uint8_t)udp_length;
 		ip[6] = 17, ip[7] = 64;
 		memcpy(ip + 8, &((const struct sockaddr_in6 *)&q->peer)->sin6_addr, 16);
-		ip[39] = 1;
+		ip[24] = 0x20, ip[25] = 0x01, ip[26] = 0x0d, ip[27] = 0xb8,
+		ip[39] = 1; /* 2001:db8::1 */
 	} else {
 		size_t total = 20 + udp_length;
 		ip[0] = 0x45, ip[2] = (uint8_t)(total >> 8), ip[3] = (uint8_t)total;
