@@ -195,9 +195,12 @@ static uint16_t reply_ip(const uint8_t *qip, uint8_t *ip, bool ipv6, size_t udp_
 	ip[0] = 0x45;
 	ip[1] = 0;
 	put_be16(ip + 2, IPV4_HEADER + udp_length);
-	/* identification 0 and no DF: the answer may be fragmented on the
-	 * way, as apexd's sockets allow (IP_PMTUDISC_OMIT) */
-	ip[4] = ip[5] = ip[6] = ip[7] = 0;
+	/* DF set, as RFC 9715 recommends to DNS responders: never fragmented
+	 * on the way, an atomic datagram, whose identification nothing reads
+	 * (RFC 6864), so 0 */
+	ip[4] = ip[5] = 0;
+	ip[6] = 0x40;
+	ip[7] = 0;
 	ip[8] = HOP_LIMIT;
 	ip[9] = PROTO_UDP;
 	ip[10] = ip[11] = 0;

@@ -301,6 +301,7 @@ static void check_reply(bool ipv6, bool vlan)
 		assert_memory_equal(ip + 12, qip + 16, 4);
 		assert_memory_equal(ip + 16, qip + 12, 4);
 		assert_int_equal(slow_sum(0, ip, 20), 0xffff);
+		assert_int_equal(ip[6], 0x40); /* DF: never fragmented on the way */
 	}
 	size_t udp = q.header_size - 8;
 	assert_memory_equal(out + udp, f + udp + 2, 2);
