@@ -5,6 +5,7 @@
 #endif
 
 #include <errno.h>
+#include <net/if.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -685,6 +686,12 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_warning("%zu of %zu zone(s) not served (see above)",
 			     cfg->zone_count - d->loaded, cfg->zone_count);
 	if (d->opt.check_only) {
+		/* an interface that comes later (a VLAN, a bond) is not an error:
+		 * apexd would serve on its sockets */
+		if (cfg->xdp_interface != NULL && if_nametoindex(cfg->xdp_interface) == 0)
+			apex_warning("xdp-interface %s: no such interface here: apexd would "
+				     "serve on its sockets alone",
+				     cfg->xdp_interface);
 		/* a secondary zone without its copy yet is not an error */
 		apex_info("configuration OK; %zu of %zu zone(s) loaded, %zu awaiting their first "
 			  "transfer",

@@ -334,3 +334,10 @@ def test_the_interface_name_is_checked(tmp_path):
                        text=True, timeout=60)
     assert r.returncode != 0
     assert "%s:2:" % conf in r.stderr and "not an interface name" in r.stderr, r.stderr
+    # an interface not there (yet) is a warning: apexd would serve on sockets
+    with open(conf, "w") as f:
+        f.write("server:\n    xdp-interface: apex-none0\n")
+    r = subprocess.run([servers.apexd_path(), "-t", "-c", conf], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "xdp-interface apex-none0: no such interface here" in r.stderr, r.stderr
