@@ -32,8 +32,10 @@
  * 3. The AF_XDP path.  apex_xdp_worker_serve() (src/apexd/xdp.c), the
  *    batch a worker serves from its AF_XDP socket, runs on rings laid
  *    out in memory as the kernel lays them out, with query frames in
- *    the receive ring: no allocator or lock call, and every answer frame
- *    it queues carries the bytes the socket path answers.
+ *    the receive ring: no allocator or lock call, no write to the zones
+ *    or the program's data (read-only, as in 2, while a batch is
+ *    served), and every answer frame it queues carries the bytes the
+ *    socket path answers.
  *
  * The query mix covers referrals, DS at cuts, NXDOMAIN and NODATA with
  * NSEC (root.zone) and NSEC3 (fj.zone, example.nsec3.zone: the hash is
@@ -1068,9 +1070,9 @@ static size_t query_frame(const query_t *q, uint8_t *f)
 static void test_xdp_no_malloc_no_lock(void **state)
 {
 	(void)state;
-	static fake_rings_t rings_storage;
-	fake_rings_t *rings = &rings_storage;
+	fake_rings_t *rings = malloc(sizeof(*rings)); /* not in .bss: that is protected */
 	apex_xdp_worker_t *xdp = malloc(sizeof(*xdp));
+	struct sigaction fault = { 0 }, old_segv, old_bus;
 	apex_worker_t *w = new_worker(7), *sockets = new_worker(8);
 	uint8_t *expect = malloc(APEX_MAX_MESSAGE);
 	size_t served = 0, answered = 0, mismatches = 0;
@@ -1080,8 +1082,18 @@ static void test_xdp_no_malloc_no_lock(void **state)
 	assert_non_null(w);
 	assert_non_null(sockets);
 	assert_non_null(expect);
+	assert_non_null(rings);
 	fake_xsk(xdp, w, rings);
 	apex_worker_batch(w, false);
+	/* the zones and the program's data read-only while a batch is served */
+	data_range_count = 0;
+	dl_iterate_phdr(find_data_segments, NULL);
+	assert_true(data_range_count > 0);
+	fault.sa_sigaction = on_fault;
+	fault.sa_flags = SA_SIGINFO;
+	sigemptyset(&fault.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &fault, &old_segv), 0);
+	assert_int_equal(sigaction(SIGBUS, &fault, &old_bus), 0);
 	for (size_t i = 0; i < QUERY_COUNT;) {
 		const query_t *batch[APEX_XDP_BATCH];
 		uint32_t n = 0;
@@ -1102,8 +1114,11 @@ static void test_xdp_no_malloc_no_lock(void **state)
 		uint32_t tx_before = rings->producer[1];
 		reset_calls();
 		counting = 1;
-		served += apex_xdp_worker_serve(xdp);
+		assert_int_equal(protect_all(PROT_READ), 0);
+		uint32_t taken = apex_xdp_worker_serve(xdp);
+		assert_int_equal(protect_all(PROT_READ | PROT_WRITE), 0);
 		counting = 0;
+		served += taken;
 		calls_seen += total_calls();
 
 		/* the socket path, at the batch's clock, for the same queries */
@@ -1131,7 +1146,11 @@ static void test_xdp_no_malloc_no_lock(void **state)
 				rings->tx[rings->consumer[1] & (FAKE_RING - 1)].addr;
 		rings->consumer[2] = rings->producer[2];
 	}
-	print_message("xdp: %zu frames served, %zu answers compared\n", served, answered);
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	print_message("xdp: %zu frames served, %zu answers compared, the zones and the "
+		      "program's data read-only\n",
+		      served, answered);
 	for (int i = 0; i < C_COUNT; i++) {
 		if (atomic_load(&calls[i]) != 0)
 			print_error("%s called %lu times in the XDP path\n", counter_names[i],
@@ -1145,6 +1164,7 @@ static void test_xdp_no_malloc_no_lock(void **state)
 	assert_int_equal(atomic_load(&w->stats.xdp_invalid), 0);
 	free(xdp->xsk.area);
 	free(xdp);
+	free(rings);
 	free(expect);
 	apex_worker_free(w);
 	apex_worker_free(sockets);
