@@ -136,10 +136,21 @@ class Server:
     def command(self):
         raise NotImplementedError
 
+    def launcher(self):
+        """What the command runs under: pinned to its CPUs."""
+        return ["taskset", "-c", self.cpus]
+
+    def pick_port(self):
+        return free_port()
+
+    def ready(self, origin):
+        """Whether the server answers the SOA query of origin."""
+        return answers(self.port, origin, timeout=0.05)
+
     def start(self, timeout=START_TIMEOUT):
         """Start pinned to SERVER_CPU; returns when every zone answers."""
-        self.port = free_port()
-        cmd = ["taskset", "-c", self.cpus] + self.wrapper + self.command()
+        self.port = self.pick_port()
+        cmd = self.launcher() + self.wrapper + self.command()
         self.log = open(os.path.join(self.workdir, "log"), "wb")
         t0 = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
@@ -149,7 +160,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited at start-up (%s); see %s/log" % (
                     self.name, self.proc.returncode, self.workdir))
-            while pending and answers(self.port, pending[0], timeout=0.05):
+            while pending and self.ready(pending[0]):
                 pending.pop(0)
             if not pending:
                 self.ready_seconds = time.monotonic() - t0

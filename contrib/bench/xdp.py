@@ -29,17 +29,18 @@ environment.
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+# the namespaces and veth pair, shared with the system tests
+sys.path.insert(0, os.path.join(B.SRCDIR, "tests", "system"))
+from veth_pair import VethPair  # noqa: E402
 
 # benchlib's servers listen on B.LOOPBACK: here the server's end of the pair
 B.LOOPBACK = "198.18.0.1"
@@ -49,44 +50,11 @@ PORT = 53
 MAX_RATE = 5000000  # kxdpgun's rate for "max": beyond what one CPU answers
 
 
-def sh(*cmd):
-    return subprocess.run(list(cmd), check=True, capture_output=True, text=True, timeout=60)
-
-
-class Net:
-    """The two namespaces and the veth pair of this run."""
+class Net(VethPair):
+    """The pair of this run, IPv4 only."""
 
     def __init__(self):
-        pid = os.getpid()
-        self.server_ns, self.client_ns = "apex-bs-%d" % pid, "apex-bc-%d" % pid
-        self.server_if, self.client_if = "abs%d" % (pid % 100000), "abc%d" % (pid % 100000)
-
-    def create(self):
-        sh("ip", "netns", "add", self.server_ns)
-        sh("ip", "netns", "add", self.client_ns)
-        sh("ip", "link", "add", self.server_if, "type", "veth", "peer", "name", self.client_if)
-        sh("ip", "link", "set", self.server_if, "netns", self.server_ns)
-        sh("ip", "link", "set", self.client_if, "netns", self.client_ns)
-        for ns, ifname, addr in ((self.server_ns, self.server_if, SERVER4),
-                                 (self.client_ns, self.client_if, CLIENT4)):
-            sh("ip", "-n", ns, "addr", "add", addr + "/24", "dev", ifname)
-            sh("ip", "-n", ns, "link", "set", ifname, "up")
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
-
-    def remove(self):
-        for ns in (self.server_ns, self.client_ns):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=60)
-
-    def mac(self, ns, ifname):
-        out = sh("ip", "-n", ns, "-j", "link", "show", ifname).stdout
-        return json.loads(out)[0]["address"]
-
-    def detach_xdp(self):
-        """Knot DNS and kxdpgun leave their XDP programs attached when they
-        exit (apexd's goes with it): take them off both ends."""
-        for ns, ifname in ((self.server_ns, self.server_if), (self.client_ns, self.client_if)):
-            subprocess.run(["ip", "-n", ns, "link", "set", "dev", ifname, "xdp", "off"],
-                           capture_output=True, timeout=60)
+        super().__init__("b", (SERVER4, CLIENT4))
 
     def answers_soa(self, origin):
         r = subprocess.run(["ip", "netns", "exec", self.client_ns, "kdig", "+short",
@@ -95,40 +63,27 @@ class Net:
         return r.returncode == 0 and r.stdout.strip() != ""
 
 
-def in_namespace(base):
-    """A benchlib server class run in the server namespace on SERVER4@PORT."""
+class InNamespace:
+    """A benchlib server run in the server namespace on SERVER4@PORT (set
+    net before starting one), its readiness asked from the client side."""
 
-    class Namespaced(base):
-        def start(self, net, timeout=B.START_TIMEOUT):
-            self.port = PORT
-            cmd = (["nsenter", "--net=/run/netns/" + net.server_ns, "taskset", "-c",
-                    self.cpus] + self.command())
-            self.log = open(os.path.join(self.workdir, "log"), "wb")
-            t0 = time.monotonic()
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
-                                         stderr=subprocess.STDOUT, cwd=self.workdir)
-            pending = [origin for origin, _ in self.zones]
-            while time.monotonic() - t0 < timeout:
-                if self.proc.poll() is not None:
-                    raise RuntimeError("%s exited at start-up (%s); see %s/log" % (
-                        self.name, self.proc.returncode, self.workdir))
-                while pending and net.answers_soa(pending[0]):
-                    pending.pop(0)
-                if not pending:
-                    return self
-                time.sleep(0.2)
-            self.stop()
-            raise RuntimeError("%s did not answer within %.0f s" % (self.name, timeout))
+    net = None
 
-    return Namespaced
+    def launcher(self):
+        return ["nsenter", "--net=/run/netns/" + self.net.server_ns] + super().launcher()
+
+    def pick_port(self):
+        return PORT
+
+    def ready(self, origin):
+        return self.net.answers_soa(origin)
 
 
-class ApexdXdp(in_namespace(B.Apexd)):
+class ApexdXdp(InNamespace, B.Apexd):
     name = "apexd-xdp"
-    interface = None
 
-    def start(self, net, timeout=B.START_TIMEOUT):
-        super().start(net, timeout)
+    def start(self, timeout=B.START_TIMEOUT):
+        super().start(timeout)
         with open(os.path.join(self.workdir, "log"), errors="replace") as f:
             if "XDP program attached" not in f.read():
                 self.stop()
@@ -138,7 +93,7 @@ class ApexdXdp(in_namespace(B.Apexd)):
     def command(self):
         conf = os.path.join(self.workdir, "apex.conf")
         lines = ["server:", "    listen: %s@%d" % (SERVER4, self.port), "    workers: 1",
-                 "    control-socket: none", "    xdp-interface: %s" % self.interface]
+                 "    control-socket: none", "    xdp-interface: %s" % self.net.server_if]
         for origin, path in self.zones:
             lines += ["zone:", "    name: %s" % origin, "    file: %s" % os.path.abspath(path)]
         with open(conf, "w") as f:
@@ -146,9 +101,8 @@ class ApexdXdp(in_namespace(B.Apexd)):
         return [os.path.join(B.BUILDDIR, "apexd"), "-f", "-c", conf]
 
 
-class KnotXdp(in_namespace(B.Knot)):
+class KnotXdp(InNamespace, B.Knot):
     name = "knot-xdp"
-    interface = None
 
     def command(self):
         cmd = super().command()
@@ -156,7 +110,7 @@ class KnotXdp(in_namespace(B.Knot)):
             conf = f.read()
         # one UDP worker: it serves XDP queue 0
         conf = conf.replace("database:", "xdp:\n    listen: %s@%d\ndatabase:" % (
-            self.interface, self.port), 1)
+            self.net.server_if, self.port), 1)
         with open(os.path.join(self.workdir, "knot.conf"), "w") as f:
             f.write(conf)
         return cmd
@@ -165,9 +119,9 @@ class KnotXdp(in_namespace(B.Knot)):
 SERVERS = {
     "apexd-xdp": ApexdXdp,
     "knot-xdp": KnotXdp,
-    "apexd": in_namespace(B.Apexd),
-    "knot": in_namespace(B.Knot),
-    "nsd": in_namespace(B.Nsd),
+    "apexd": type("Apexd", (InNamespace, B.Apexd), {}),
+    "knot": type("Knot", (InNamespace, B.Knot), {}),
+    "nsd": type("Nsd", (InNamespace, B.Nsd), {}),
 }
 
 
@@ -225,10 +179,8 @@ def run(args, net, tmp):
                 for rnd in range(args.rounds):
                     order = names[rnd % len(names):] + names[:rnd % len(names)]
                     for n in order:
-                        cls = SERVERS[n]
-                        cls.interface = net.server_if
-                        server = cls(tmp, zones)
-                        server.start(net)
+                        server = SERVERS[n](tmp, zones)
+                        server.start()
                         try:
                             res = measure(net, server, queries, args.seconds, rate)
                         finally:
@@ -294,6 +246,7 @@ def main():
     # a timeout's SIGTERM still removes the namespaces
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     net = Net()
+    InNamespace.net = net
     try:
         net.create()
         report(run(args, net, B.scratch_dir()))

@@ -1010,7 +1010,18 @@ int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset)
 	return APEX_OK;
 }
 
-/* rrset->rdata_nodes of every RRset whose RDATA names are compressed. */
+/* How many parts to split n items into: one per thread, at most max,
+ * none smaller than min_part (so a small zone stays one part). */
+static size_t part_count(unsigned threads, size_t n, size_t max, size_t min_part)
+{
+	size_t parts = threads > 1 ? threads : 1;
+	if (parts > max)
+		parts = max;
+	if (parts > n / min_part)
+		parts = n / min_part > 0 ? n / min_part : 1;
+	return parts;
+}
+
 /* The RDATA name slots of the nodes [begin, end), counted, then filled
  * from `at` on: the parts of set_rdata_nodes(). */
 #define RDATA_PARTS_MAX 16
@@ -1065,11 +1076,7 @@ static int set_rdata_nodes(build_t *bd, apex_node_t *nodes)
 	apex_zone_t *zone = bd->zone;
 	rdata_part_t parts[RDATA_PARTS_MAX];
 	size_t n = zone->node_count;
-	size_t count = bd->b->threads > 1 ? bd->b->threads : 1;
-	if (count > RDATA_PARTS_MAX)
-		count = RDATA_PARTS_MAX;
-	if (count > n / 65536)
-		count = n / 65536 > 0 ? n / 65536 : 1;
+	size_t count = part_count(bd->b->threads, n, RDATA_PARTS_MAX, 65536);
 	for (size_t p = 0; p < count; p++)
 		parts[p] = (rdata_part_t){ .zone = zone,
 					   .nodes = nodes,
@@ -1235,11 +1242,7 @@ static int fill_plan(build_t *bd, const node_desc_t *descs, fill_plan_t *plan)
 {
 	apex_zone_builder_t *b = bd->b;
 	size_t n = b->owner_count;
-	size_t parts = b->threads > 1 ? b->threads : 1;
-	if (parts > FILL_PARTS_MAX)
-		parts = FILL_PARTS_MAX;
-	if (parts > n / FILL_PART_MIN)
-		parts = n / FILL_PART_MIN > 0 ? n / FILL_PART_MIN : 1;
+	size_t parts = part_count(b->threads, n, FILL_PARTS_MAX, FILL_PART_MIN);
 	memset(plan, 0, sizeof(*plan));
 	plan->count = parts;
 	size_t d = 0, nsec3 = 0;

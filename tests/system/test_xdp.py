@@ -28,6 +28,7 @@ import pytest
 import client
 import querygen
 import servers
+from veth_pair import VethPair
 from conftest import SANITIZER_RE, zone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,44 +37,19 @@ SERVER6, CLIENT6 = "fd00:a9e::1", "fd00:a9e::2"
 START_TIMEOUT = 30
 
 
-def sh(*cmd):
-    return subprocess.run(list(cmd), check=True, capture_output=True, text=True, timeout=30)
-
-
 def apexctl_path():
     builddir = os.environ.get("APEX_BUILDDIR") or os.environ.get("APEX_SRCDIR") or os.getcwd()
     return os.path.join(builddir, "apexctl")
 
 
-class Net:
-    """Two namespaces and a veth pair, named after this process."""
+class Net(VethPair):
+    """The pair, and the client side's queries (netns_client.py)."""
 
     def __init__(self):
-        pid = os.getpid()
-        self.server_ns, self.client_ns = "apex-xs-%d" % pid, "apex-xc-%d" % pid
-        self.server_if, self.client_if = "axs%d" % (pid % 100000), "axc%d" % (pid % 100000)
-
-    def create(self):
-        sh("ip", "netns", "add", self.server_ns)
-        sh("ip", "netns", "add", self.client_ns)
-        sh("ip", "link", "add", self.server_if, "type", "veth", "peer", "name", self.client_if)
-        sh("ip", "link", "set", self.server_if, "netns", self.server_ns)
-        sh("ip", "link", "set", self.client_if, "netns", self.client_ns)
-        for ns, ifname, a4, a6 in ((self.server_ns, self.server_if, SERVER4, SERVER6),
-                                   (self.client_ns, self.client_if, CLIENT4, CLIENT6)):
-            sh("ip", "-n", ns, "addr", "add", a4 + "/24", "dev", ifname)
-            sh("ip", "-n", ns, "addr", "add", a6 + "/64", "dev", ifname, "nodad")
-            sh("ip", "-n", ns, "link", "set", ifname, "up")
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
-
-    def remove(self):
-        # the veth pair goes with its namespaces
-        for ns in (self.server_ns, self.client_ns):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+        super().__init__("x", (SERVER4, CLIENT4), (SERVER6, CLIENT6))
 
     def mac(self, ns, ifname):
-        out = sh("ip", "-n", ns, "-j", "link", "show", ifname).stdout
-        return bytes.fromhex(json.loads(out)[0]["address"].replace(":", ""))
+        return bytes.fromhex(super().mac(ns, ifname).replace(":", ""))
 
     def client(self, request):
         r = subprocess.run(["ip", "netns", "exec", self.client_ns, "/usr/bin/python3",
@@ -323,7 +299,7 @@ def test_falls_back_to_sockets(net, tmp_path):
     finally:
         assert first.stop() == 0, first.log_text()
     # the program went with apexd
-    assert "xdp" not in sh("ip", "-n", net.server_ns, "link", "show", net.server_if).stdout
+    assert "xdp" not in net.link(net.server_ns, net.server_if)
 
 
 def test_the_interface_name_is_checked(tmp_path):

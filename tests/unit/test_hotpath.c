@@ -722,6 +722,33 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 	_exit(3);
 }
 
+/* The signal handlers saved by arm_protection(). */
+typedef struct protection {
+	struct sigaction old_segv, old_bus;
+} protection_t;
+
+/* Find the program's writable segments and catch a write to them (or to
+ * the zones) once protect_all(PROT_READ) is in force. */
+static void arm_protection(protection_t *saved)
+{
+	struct sigaction fault = { 0 };
+
+	data_range_count = 0;
+	dl_iterate_phdr(find_data_segments, NULL);
+	assert_true(data_range_count > 0);
+	fault.sa_sigaction = on_fault;
+	fault.sa_flags = SA_SIGINFO;
+	sigemptyset(&fault.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &fault, &saved->old_segv), 0);
+	assert_int_equal(sigaction(SIGBUS, &fault, &saved->old_bus), 0);
+}
+
+static void disarm_protection(const protection_t *saved)
+{
+	sigaction(SIGSEGV, &saved->old_segv, NULL);
+	sigaction(SIGBUS, &saved->old_bus, NULL);
+}
+
 /* ------------------------------------------------------------ answering */
 
 typedef struct worker {
@@ -1072,7 +1099,7 @@ static void test_xdp_no_malloc_no_lock(void **state)
 	(void)state;
 	fake_rings_t *rings = malloc(sizeof(*rings)); /* not in .bss: that is protected */
 	apex_xdp_worker_t *xdp = malloc(sizeof(*xdp));
-	struct sigaction fault = { 0 }, old_segv, old_bus;
+	protection_t saved;
 	apex_worker_t *w = new_worker(7), *sockets = new_worker(8);
 	uint8_t *expect = malloc(APEX_MAX_MESSAGE);
 	size_t served = 0, answered = 0, mismatches = 0;
@@ -1086,14 +1113,7 @@ static void test_xdp_no_malloc_no_lock(void **state)
 	fake_xsk(xdp, w, rings);
 	apex_worker_batch(w, false);
 	/* the zones and the program's data read-only while a batch is served */
-	data_range_count = 0;
-	dl_iterate_phdr(find_data_segments, NULL);
-	assert_true(data_range_count > 0);
-	fault.sa_sigaction = on_fault;
-	fault.sa_flags = SA_SIGINFO;
-	sigemptyset(&fault.sa_mask);
-	assert_int_equal(sigaction(SIGSEGV, &fault, &old_segv), 0);
-	assert_int_equal(sigaction(SIGBUS, &fault, &old_bus), 0);
+	arm_protection(&saved);
 	for (size_t i = 0; i < QUERY_COUNT;) {
 		const query_t *batch[APEX_XDP_BATCH];
 		uint32_t n = 0;
@@ -1146,8 +1166,7 @@ static void test_xdp_no_malloc_no_lock(void **state)
 				rings->tx[rings->consumer[1] & (FAKE_RING - 1)].addr;
 		rings->consumer[2] = rings->producer[2];
 	}
-	sigaction(SIGSEGV, &old_segv, NULL);
-	sigaction(SIGBUS, &old_bus, NULL);
+	disarm_protection(&saved);
 	print_message("xdp: %zu frames served, %zu answers compared, the zones and the "
 		      "program's data read-only\n",
 		      served, answered);
@@ -1218,7 +1237,7 @@ static void test_concurrent_read_only(void **state)
 	enum { THREADS = 2 };
 	worker_t workers[THREADS];
 	pthread_barrier_t start;
-	struct sigaction fault = { 0 }, old_segv, old_bus;
+	protection_t saved;
 
 	uint8_t *ref = malloc(APEX_MAX_MESSAGE);
 	assert_non_null(ref);
@@ -1234,15 +1253,7 @@ static void test_concurrent_read_only(void **state)
 		workers[t].start = &start;
 	}
 	assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
-	data_range_count = 0;
-	dl_iterate_phdr(find_data_segments, NULL);
-	assert_true(data_range_count > 0);
-
-	fault.sa_sigaction = on_fault;
-	fault.sa_flags = SA_SIGINFO;
-	sigemptyset(&fault.sa_mask);
-	assert_int_equal(sigaction(SIGSEGV, &fault, &old_segv), 0);
-	assert_int_equal(sigaction(SIGBUS, &fault, &old_bus), 0);
+	arm_protection(&saved);
 
 	reset_calls();
 	counting = 1;
@@ -1269,8 +1280,7 @@ static void test_concurrent_read_only(void **state)
 
 	int prot_rc = protect_all(PROT_READ | PROT_WRITE);
 	counting = 0;
-	sigaction(SIGSEGV, &old_segv, NULL);
-	sigaction(SIGBUS, &old_bus, NULL);
+	disarm_protection(&saved);
 	pthread_barrier_destroy(&start);
 	assert_int_equal(prot_rc, 0);
 
