@@ -80,7 +80,9 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 		}
 		return big->data;
 	}
-	arena_chunk_t *fresh = arena_chunk_new(arena, ARENA_CHUNK);
+	/* The header inside ARENA_CHUNK: a request of exactly a size class
+	 * leaves no tail the allocator rounds up to and never uses. */
+	arena_chunk_t *fresh = arena_chunk_new(arena, ARENA_CHUNK - sizeof(arena_chunk_t));
 	if (fresh == NULL)
 		return NULL;
 	fresh->next = chunk;
