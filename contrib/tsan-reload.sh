@@ -27,11 +27,14 @@ autoreconf -fi
 ./configure --without-jemalloc \
 	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
 	LDFLAGS="-fsanitize=thread" >/dev/null
-make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap
+make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap \
+	tests/unit/test_zone_load
 
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 export TSAN_OPTIONS
-for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap; do
+# test_zone_load: a zone loaded and built with every step in parts on two
+# threads (test_build_in_parts)
+for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap tests/unit/test_zone_load; do
 	echo "tsan: $t"
 	./$t
 done

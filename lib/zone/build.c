@@ -4,7 +4,7 @@
  *
  * Steps, all O(n log n) at worst:
  *  1. owners sorted by lookup key (canonical order), records sorted by
- *     owner, type and canonical RDATA; duplicates dropped;
+ *     owner, type and canonical RDATA; duplicates dropped (build_sort.h);
  *  2. zone checks (one SOA at the apex, CNAME alone, one DNAME);
  *  3. the name index: owners plus empty non-terminals, NSEC3 owners
  *     kept apart; RRsets whose RDATA is not already in place copied
@@ -16,9 +16,6 @@
  * The precomputed referrals and negative answers are a step of their own
  * after this one, in the query layer (query/precompute.h).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* qsort_r */
-#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +27,14 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/parallel.h"
-#include "util/radix_sort.h"
 #include "zone/build.h"
+#include "zone/build_sort.h"
+#include "zone/load_tuning.h"
 #include "zone/build_steps.h"
 #include "zone/node_table.h"
 #include "zone/nsec3_index.h"
+
+_Atomic size_t apex_build_part_min = 32768;
 
 /* Warnings of one kind logged per zone before they are only counted. */
 #define WARNINGS_SHOWN 10
@@ -71,41 +71,7 @@ static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, .
 	return APEX_ELOAD;
 }
 
-/* ------------------------------------------------------------ sorting */
-
-/* Pairs of (key prefix, owner index) by the owners' whole keys, then
- * by index (qsort_r; arg is the owner array). */
-static int owner_pair_compare(const void *pa, const void *pb, void *arg)
-{
-	const apex_build_owner_t *owners = arg;
-	uint32_t ia = ((const apex_sort_pair_t *)pa)->value;
-	uint32_t ib = ((const apex_sort_pair_t *)pb)->value;
-	const apex_build_owner_t *a = &owners[ia], *b = &owners[ib];
-	int c = apex_key_compare(a->key, a->key_size, b->key, b->key_size);
-	if (c != 0)
-		return c;
-	return (ia > ib) - (ia < ib);
-}
-
-/* RFC 4034 6.3: RDATA compared as left-justified unsigned octet strings. */
-static int rdata_compare(const apex_build_rr_t *a, const apex_build_rr_t *b)
-{
-	return apex_key_compare(a->canonical, a->rdlength, b->canonical, b->rdlength);
-}
-
-static int rr_compare(const void *pa, const void *pb)
-{
-	const apex_build_rr_t *a = pa;
-	const apex_build_rr_t *b = pb;
-	if (a->owner != b->owner)
-		return a->owner < b->owner ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	int c = rdata_compare(a, b);
-	if (c != 0)
-		return c;
-	return (a->seq > b->seq) - (a->seq < b->seq);
-}
+/* ------------------------------------------------------------ records */
 
 static uint16_t rr_covered(const apex_build_rr_t *rr)
 {
@@ -118,149 +84,6 @@ static bool same_set(const apex_build_rr_t *a, const apex_build_rr_t *b)
 	if (a->owner != b->owner || a->type != b->type)
 		return false;
 	return a->type != APEX_TYPE_RRSIG || rr_covered(a) == rr_covered(b);
-}
-
-/*
- * The owners in canonical order: order[i] is the index of the i-th.
- * Every key starts with the origin's key; a radix sort orders them by
- * the 8 bytes after it (zero-padded: that order never contradicts the
- * keys' own), then the runs that share those bytes are sorted by whole
- * key.
- */
-static int owner_order(build_t *bd, uint32_t *order)
-{
-	apex_zone_builder_t *b = bd->b;
-	size_t n = b->owner_count;
-	size_t skip = bd->zone->origin_key_size;
-	for (size_t i = 0; i < n && skip > 0; i++)
-		if (b->owners[i].key_size < skip ||
-		    memcmp(b->owners[i].key, bd->zone->origin_key, skip) != 0)
-			skip = 0; /* cannot happen: the loader checks every owner */
-	apex_sort_pair_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
-	if (pairs == NULL)
-		return APEX_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const apex_build_owner_t *o = &b->owners[i];
-		pairs[i].key = apex_key_prefix(o->key + skip, o->key_size - skip);
-		pairs[i].value = (uint32_t)i;
-	}
-	int rc = apex_radix_sort(pairs, n);
-	if (rc != APEX_OK) {
-		free(pairs);
-		return rc;
-	}
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && pairs[j].key == pairs[i].key; j++)
-			;
-		if (j - i > 1)
-			qsort_r(&pairs[i], j - i, sizeof(*pairs), owner_pair_compare, b->owners);
-	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = pairs[i].value;
-	free(pairs);
-	return APEX_OK;
-}
-
-/* Sort the records of one owner, [first, end), by type, RDATA and file
- * position: few records each, so mostly by insertion. */
-static void sort_owner_records(apex_build_rr_t *rrs, size_t first, size_t end)
-{
-	if (end - first > 16) {
-		qsort(&rrs[first], end - first, sizeof(*rrs), rr_compare);
-		return;
-	}
-	for (size_t i = first + 1; i < end; i++) {
-		apex_build_rr_t rr = rrs[i];
-		size_t j = i;
-		while (j > first && rr_compare(&rrs[j - 1], &rr) > 0) {
-			rrs[j] = rrs[j - 1];
-			j--;
-		}
-		rrs[j] = rr;
-	}
-}
-
-/* Sort owners by key and records by owner rank, type and RDATA; drop
- * duplicate records (same owner, type and canonical RDATA). */
-static int sort_and_dedupe(build_t *bd)
-{
-	apex_zone_builder_t *b = bd->b;
-	size_t n = b->owner_count;
-	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
-	uint32_t *rank = malloc((n ? n : 1) * sizeof(*rank));
-	apex_build_owner_t *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-	int rc = APEX_ENOMEM;
-	if (order != NULL && rank != NULL && sorted != NULL)
-		rc = owner_order(bd, order);
-	if (rc != APEX_OK) {
-		free(order);
-		free(rank);
-		free(sorted);
-		return rc;
-	}
-	/* Owners with the same key (the loader's parser threads each keep
-	 * their own) become one, under the spelling seen first in the file:
-	 * the lowest index, which sorts first among equal keys. */
-	size_t unique = 0;
-	for (size_t i = 0; i < n; i++) {
-		const apex_build_owner_t *o = &b->owners[order[i]];
-		if (unique > 0 &&
-		    apex_key_compare(sorted[unique - 1].key, sorted[unique - 1].key_size, o->key,
-				     o->key_size) == 0) {
-			rank[order[i]] = (uint32_t)(unique - 1);
-			continue;
-		}
-		rank[order[i]] = (uint32_t)unique;
-		sorted[unique++] = *o;
-	}
-	free(order);
-	free(b->owners);
-	b->owners = sorted;
-	b->owner_count = n = unique;
-
-	/* Records by owner rank, in file order within an owner (a counting
-	 * sort), then each owner's few records by type and RDATA. */
-	uint32_t *first = calloc(n + 1, sizeof(*first));
-	if (first == NULL) {
-		free(rank);
-		return APEX_ENOMEM;
-	}
-	for (size_t i = 0; i < b->rr_count; i++) {
-		b->rrs[i].owner = rank[b->rrs[i].owner];
-		first[b->rrs[i].owner + 1]++;
-	}
-	free(rank);
-	apex_build_rr_t *rrs = malloc((b->rr_count ? b->rr_count : 1) * sizeof(*rrs));
-	if (rrs == NULL) {
-		free(first);
-		return APEX_ENOMEM;
-	}
-	for (size_t r = 0; r < n; r++)
-		first[r + 1] += first[r];
-	for (size_t i = 0; i < b->rr_count; i++)
-		rrs[first[b->rrs[i].owner]++] = b->rrs[i];
-	free(b->rrs);
-	b->rrs = rrs;
-	for (size_t r = 0, start = 0; r < n; r++) {
-		sort_owner_records(b->rrs, start, first[r]); /* first[r] is now its end */
-		start = first[r];
-	}
-	free(first);
-
-	size_t kept = 0;
-	for (size_t i = 0; i < b->rr_count; i++) {
-		if (kept > 0) {
-			const apex_build_rr_t *last = &b->rrs[kept - 1];
-			const apex_build_rr_t *rr = &b->rrs[i];
-			/* Sorted by seq last, so the first in the file is kept. */
-			if (last->owner == rr->owner && last->type == rr->type &&
-			    rdata_compare(last, rr) == 0)
-				continue;
-		}
-		b->rrs[kept++] = b->rrs[i];
-	}
-	b->rr_count = kept;
-	return APEX_OK;
 }
 
 /* ------------------------------------------------------------ checks */
@@ -950,7 +773,8 @@ static void set_name_hashes(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_
 			    size_t nsec3_node_count)
 {
 	const apex_zone_t *zone = bd->zone;
-	(void)apex_parallel_for(zone->node_count, bd->b->threads, 65536, hash_part, nodes);
+	(void)apex_parallel_for(zone->node_count, bd->b->threads, atomic_load(&apex_build_part_min),
+				hash_part, nodes);
 	for (size_t i = 0; i < nsec3_node_count; i++) {
 		apex_node_t *node = &nsec3_nodes[i];
 		if (node->labels == zone->apex->labels + 1) {
@@ -1076,7 +900,8 @@ static int set_rdata_nodes(build_t *bd, apex_node_t *nodes)
 	apex_zone_t *zone = bd->zone;
 	rdata_part_t parts[RDATA_PARTS_MAX];
 	size_t n = zone->node_count;
-	size_t count = part_count(bd->b->threads, n, RDATA_PARTS_MAX, 65536);
+	size_t count =
+		part_count(bd->b->threads, n, RDATA_PARTS_MAX, atomic_load(&apex_build_part_min));
 	for (size_t p = 0; p < count; p++)
 		parts[p] = (rdata_part_t){ .zone = zone,
 					   .nodes = nodes,
@@ -1205,7 +1030,6 @@ static int alloc_index(build_t *bd, size_t desc_count, size_t nsec3_node_count, 
  * warnings count and its error message are its own.
  */
 #define FILL_PARTS_MAX 16
-#define FILL_PART_MIN 32768 /* owners: below that, one part */
 
 typedef struct fill_part {
 	build_t bd;            /* a copy, bd.b pointing at b below */
@@ -1242,7 +1066,7 @@ static int fill_plan(build_t *bd, const node_desc_t *descs, fill_plan_t *plan)
 {
 	apex_zone_builder_t *b = bd->b;
 	size_t n = b->owner_count;
-	size_t parts = part_count(b->threads, n, FILL_PARTS_MAX, FILL_PART_MIN);
+	size_t parts = part_count(b->threads, n, FILL_PARTS_MAX, atomic_load(&apex_build_part_min));
 	memset(plan, 0, sizeof(*plan));
 	plan->count = parts;
 	size_t d = 0, nsec3 = 0;
@@ -1482,26 +1306,17 @@ int apex_build_begin(build_t *bd, apex_zone_builder_t *b)
 	bd->b = b;
 	bd->zone = b->zone;
 	apex_name_to_str(b->zone->origin, bd->origin_text, sizeof(bd->origin_text));
-	int rc = sort_and_dedupe(bd);
+	int rc = apex_build_sort(b, &bd->owner_first);
 	if (rc != APEX_OK)
 		return rc;
 	size_t n = b->owner_count;
-	bd->owner_first = malloc((n + 1) * sizeof(*bd->owner_first));
 	bd->owner_is_nsec3 = calloc(n + 1, sizeof(*bd->owner_is_nsec3));
 	bd->owner_node = calloc(n + 1, sizeof(*bd->owner_node));
 	bd->owner_sigs = calloc(n + 1, sizeof(*bd->owner_sigs));
 	bd->owner_sig_count = calloc(n + 1, sizeof(*bd->owner_sig_count));
-	if (bd->owner_first == NULL || bd->owner_is_nsec3 == NULL || bd->owner_node == NULL ||
-	    bd->owner_sigs == NULL || bd->owner_sig_count == NULL)
+	if (bd->owner_is_nsec3 == NULL || bd->owner_node == NULL || bd->owner_sigs == NULL ||
+	    bd->owner_sig_count == NULL)
 		return APEX_ENOMEM;
-	/* Every owner has at least one record, so owner ranks are dense. */
-	size_t i = 0;
-	for (uint32_t r = 0; r < n; r++) {
-		bd->owner_first[r] = (uint32_t)i;
-		while (i < b->rr_count && b->rrs[i].owner == r)
-			i++;
-	}
-	bd->owner_first[n] = (uint32_t)i;
 	return APEX_OK;
 }
 

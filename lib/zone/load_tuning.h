@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Knobs of apex_zone_load() for tests and benchmarks.  The defaults are
+ * Knobs of apex_zone_load() and of the build for tests and benchmarks.  The defaults are
  * what a server wants; tests change them to compare the fast text
  * parser with ldns and to force chunked parsing of small files.  Set
  * them before a load starts, not while one runs.
@@ -21,5 +21,9 @@ extern _Atomic size_t apex_load_chunk_min;
 
 /* Parser threads: 0 (default) for one per CPU the process may run on. */
 extern _Atomic unsigned apex_load_threads;
+
+/* Smallest part of a build step (names or records) run on a thread of
+ * its own; default 32768.  Tests lower it to split small zones. */
+extern _Atomic size_t apex_build_part_min;
 
 #endif

@@ -628,6 +628,121 @@ static void test_owner_in_two_chunks(void **state)
 	free(text);
 }
 
+/* Everything a node holds that the build sets, folded into *h (FNV-1a). */
+static void fold(uint64_t *h, const void *data, size_t size)
+{
+	const uint8_t *p = data;
+	for (size_t i = 0; i < size; i++)
+		*h = (*h ^ p[i]) * 1099511628211u;
+}
+
+static uint64_t zone_digest(const apex_zone_t *zone)
+{
+	uint64_t h = 14695981039346656037u;
+	for (size_t i = 0; i < zone->node_count; i++) {
+		const apex_node_t *node = apex_zone_node_at(zone, i);
+		fold(&h, node->name, node->name_size);
+		fold(&h, &node->flags, sizeof(node->flags));
+		fold(&h, &node->parent, sizeof(node->parent));
+		fold(&h, &node->cut, sizeof(node->cut));
+		fold(&h, &node->hash, sizeof(node->hash));
+		for (uint16_t k = 0; k < node->rrset_count; k++) {
+			const apex_rrset_t *set = &node->rrsets[k];
+			fold(&h, &set->type, sizeof(set->type));
+			fold(&h, &set->count, sizeof(set->count));
+			fold(&h, &set->ttl, sizeof(set->ttl));
+			fold(&h, set->rdata, set->rdata_size);
+			if (set->additional != NULL)
+				fold(&h, &set->additional->count, sizeof(set->additional->count));
+			unsigned names = apex_rdata_compressed_names(set->type) * set->count;
+			if (set->rdata_nodes != NULL)
+				fold(&h, set->rdata_nodes, names * sizeof(*set->rdata_nodes));
+		}
+	}
+	return h;
+}
+
+/* A zone built with every step split into parts on two threads (parts of
+ * 16 names or records, chunks of 1 KiB) is the zone built on one: owners
+ * in scrambled order, spelled differently in different chunks, empty
+ * non-terminals, delegations with glue, and duplicate records in
+ * different chunks and in the same one. */
+static void test_build_in_parts(void **state)
+{
+	char err[512], path[300];
+	size_t size = 1 << 20, len = 0;
+	char *text = malloc(size);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, size - len,
+				"$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
+				"@ NS ns1\nns1 A 192.0.2.53\n");
+	uint32_t x = 12345;
+	for (int i = 0; i < 3000; i++) {
+		x = x * 1103515245u + 12345u;
+		unsigned k = (x >> 8) % 1000;
+		switch (i % 6) {
+		case 0: /* a delegation, its glue below it */
+			len += (size_t)snprintf(
+				text + len, size - len,
+				"d%u NS ns1.d%u\nd%u NS ns2.d%u\nns1.d%u A 10.0.%u.1\n"
+				"ns2.d%u A 10.0.%u.2\n",
+				k, k, k, k, k, k % 250, k, k % 250);
+			break;
+		case 1: /* under empty non-terminals */
+			len += (size_t)snprintf(text + len, size - len,
+						"h%u.e%u.f%u A 192.0.2.%u\n", k, k % 7, k % 3,
+						k % 250);
+			break;
+		case 2: /* the same owner spelled otherwise, a record twice */
+			len += (size_t)snprintf(text + len, size - len,
+						"H%u.E%u.f%u A 192.0.2.%u\nh%u.e%u.F%u TXT \"t\"\n",
+						k, k % 7, k % 3, k % 250, k, k % 7, k % 3);
+			break;
+		case 3:
+			len += (size_t)snprintf(text + len, size - len,
+						"m%u MX 10 h%u.e%u.f%u\nm%u MX 10 H%u.e%u.f%u\n", k,
+						k, k % 7, k % 3, k, k, k % 7, k % 3);
+			break;
+		case 4:
+			len += (size_t)snprintf(text + len, size - len, "*.w%u TXT \"w\"\n",
+						k % 50);
+			break;
+		default:
+			len += (size_t)snprintf(text + len, size - len, "c%u CNAME d%u\n", k, k);
+			break;
+		}
+	}
+	assert_true(len < size - 1);
+
+	uint64_t digests[2];
+	size_t records[2], nodes[2];
+	for (int threads = 1; threads <= 2; threads++) {
+		atomic_store(&apex_load_threads, (unsigned)threads);
+		atomic_store(&apex_load_chunk_min, threads == 1 ? (size_t)8 << 20 : (size_t)1024);
+		atomic_store(&apex_build_part_min, threads == 1 ? (size_t)32768 : (size_t)16);
+		apex_zone_t *zone = NULL;
+		int rc = load_text(text, "example.", &zone, err, sizeof(err), path, sizeof(path));
+		atomic_store(&apex_load_threads, 0u);
+		atomic_store(&apex_load_chunk_min, (size_t)8 << 20);
+		atomic_store(&apex_build_part_min, (size_t)32768);
+		if (rc != APEX_OK)
+			fail_msg("load failed: %s", err);
+		/* canonical order, each name once */
+		for (size_t i = 1; i < zone->node_count; i++)
+			assert_true(apex_name_compare(apex_zone_node_at(zone, i - 1)->name,
+						      apex_zone_node_at(zone, i)->name) < 0);
+		digests[threads - 1] = zone_digest(zone);
+		records[threads - 1] = zone->record_count;
+		nodes[threads - 1] = zone->node_count;
+		apex_zone_unref(zone);
+	}
+	assert_true(nodes[0] > 2000);
+	assert_int_equal(records[1], records[0]);
+	assert_int_equal(nodes[1], nodes[0]);
+	assert_true(digests[1] == digests[0]);
+	free(text);
+}
+
 static void test_real_zones(void **state)
 {
 	/* Counts from zones/ (see the shared SOURCES.md of these dumps). */
@@ -696,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates_and_canonical_order),
 		cmocka_unit_test(test_rrset_rdata_in_place_or_copied),
 		cmocka_unit_test(test_owner_in_two_chunks),
+		cmocka_unit_test(test_build_in_parts),
 		cmocka_unit_test(test_real_zones),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

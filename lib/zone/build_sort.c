@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Step 1 of a build (build_sort.h), in passes over the owners, then over
+ * the records, then over the owners again.  Every pass but the radix
+ * sort and two prefix sums is split over the build's threads with
+ * apex_parallel_for(): a part reads what it likes of the arrays the pass
+ * does not write, and writes only its own items, or slots that only it
+ * claims (a record's place, taken with an atomic addition).  The result
+ * does not depend on the number of parts: owners are ordered by whole key,
+ * then by index; records by a total order (owner, type, RDATA, file
+ * position).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r */
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns/name.h"
+#include "util/error.h"
+#include "util/parallel.h"
+#include "util/radix_sort.h"
+#include "zone/build.h"
+#include "zone/build_sort.h"
+#include "zone/load_tuning.h"
+
+/* A dropped duplicate's owner until the records are compacted. */
+#define OWNER_DROPPED UINT32_MAX
+
+typedef struct sort_job {
+	apex_zone_builder_t *b;
+	size_t skip;             /* bytes of the origin's key that start every key */
+	apex_sort_pair_t *pairs; /* (key prefix, owner index), sorted by prefix */
+	/* Per sorted position: first 1 where a run of equal prefixes starts,
+	 * then 1 where a new key starts, then (prefix sum) its rank + 1. */
+	uint32_t *starts;
+	uint32_t *rank;             /* owner index -> rank */
+	apex_build_owner_t *sorted; /* owners by rank */
+	uint32_t *first;            /* rank -> its first record; count + 1 entries */
+	uint32_t *cursor;           /* rank -> where its next record goes */
+	apex_build_rr_t *out;       /* records by owner */
+	size_t dropped;             /* duplicates (atomic) */
+} sort_job_t;
+
+/* RFC 4034 6.3: RDATA compared as left-justified unsigned octet strings. */
+static int rdata_compare(const apex_build_rr_t *a, const apex_build_rr_t *b)
+{
+	return apex_key_compare(a->canonical, a->rdlength, b->canonical, b->rdlength);
+}
+
+static int rr_compare(const void *pa, const void *pb)
+{
+	const apex_build_rr_t *a = pa;
+	const apex_build_rr_t *b = pb;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	int c = rdata_compare(a, b);
+	if (c != 0)
+		return c;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Pairs of (key prefix, owner index) by the owners' whole keys, then
+ * by index (qsort_r; arg is the owner array). */
+static int owner_pair_compare(const void *pa, const void *pb, void *arg)
+{
+	const apex_build_owner_t *owners = arg;
+	uint32_t ia = ((const apex_sort_pair_t *)pa)->value;
+	uint32_t ib = ((const apex_sort_pair_t *)pb)->value;
+	const apex_build_owner_t *a = &owners[ia], *b = &owners[ib];
+	int c = apex_key_compare(a->key, a->key_size, b->key, b->key_size);
+	if (c != 0)
+		return c;
+	return (ia > ib) - (ia < ib);
+}
+
+/* ------------------------------------------------------------ owners */
+
+/* Every key starts with the origin's key; the radix sort orders them by
+ * the 8 bytes after it (zero-padded: that order never contradicts the
+ * keys' own). */
+static int take_prefixes(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	const apex_build_owner_t *owners = j->b->owners;
+	for (size_t i = begin; i < end; i++) {
+		const apex_build_owner_t *o = &owners[i];
+		j->pairs[i].key = apex_key_prefix(o->key + j->skip, o->key_size - j->skip);
+		j->pairs[i].value = (uint32_t)i;
+	}
+	return APEX_OK;
+}
+
+static int mark_runs(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	for (size_t i = begin; i < end; i++)
+		j->starts[i] = i == 0 || j->pairs[i].key != j->pairs[i - 1].key;
+	return APEX_OK;
+}
+
+/* The runs of equal prefixes that start in [begin, end), each sorted by
+ * whole key; a run may reach past end (the part after skips it). */
+static int sort_runs(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	size_t n = j->b->owner_count;
+	size_t i = begin;
+	while (i < end && !j->starts[i])
+		i++;
+	while (i < end) {
+		size_t k = i + 1;
+		while (k < n && !j->starts[k])
+			k++;
+		if (k - i > 1)
+			qsort_r(&j->pairs[i], k - i, sizeof(*j->pairs), owner_pair_compare,
+				j->b->owners);
+		i = k;
+	}
+	return APEX_OK;
+}
+
+/* Owners with the same key (the loader's parser threads each keep their
+ * own) become one: 1 where a new key starts. */
+static int mark_new_keys(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	const apex_build_owner_t *owners = j->b->owners;
+	for (size_t i = begin; i < end; i++) {
+		const apex_build_owner_t *o = &owners[j->pairs[i].value];
+		const apex_build_owner_t *p = i > 0 ? &owners[j->pairs[i - 1].value] : NULL;
+		j->starts[i] = p == NULL ||
+			       apex_key_compare(p->key, p->key_size, o->key, o->key_size) != 0;
+	}
+	return APEX_OK;
+}
+
+/* Each owner's rank, and the owners by rank under the spelling seen first
+ * in the file: the lowest index, which sorts first among equal keys. */
+static int place_owners(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	const apex_build_owner_t *owners = j->b->owners;
+	for (size_t i = begin; i < end; i++) {
+		uint32_t r = j->starts[i] - 1, index = j->pairs[i].value;
+		j->rank[index] = r;
+		if (i == 0 || j->starts[i] != j->starts[i - 1])
+			j->sorted[r] = owners[index];
+	}
+	return APEX_OK;
+}
+
+/* Sort the owners by key and merge equal keys: b->owners replaced by the
+ * owners by rank, j->rank set.  APEX_OK or APEX_ENOMEM. */
+static int sort_owners(sort_job_t *j)
+{
+	apex_zone_builder_t *b = j->b;
+	size_t n = b->owner_count;
+	unsigned threads = b->threads;
+	size_t min = atomic_load(&apex_build_part_min);
+	const apex_zone_t *zone = b->zone;
+
+	j->skip = zone->origin_key_size;
+	for (size_t i = 0; i < n && j->skip > 0; i++)
+		if (b->owners[i].key_size < j->skip ||
+		    memcmp(b->owners[i].key, zone->origin_key, j->skip) != 0)
+			j->skip = 0; /* cannot happen: the loader checks every owner */
+	j->pairs = malloc((n ? n : 1) * sizeof(*j->pairs));
+	j->starts = malloc((n ? n : 1) * sizeof(*j->starts));
+	j->rank = malloc((n ? n : 1) * sizeof(*j->rank));
+	j->sorted = malloc((n ? n : 1) * sizeof(*j->sorted));
+	if (j->pairs == NULL || j->starts == NULL || j->rank == NULL || j->sorted == NULL)
+		return APEX_ENOMEM;
+	apex_parallel_for(n, threads, min, take_prefixes, j);
+	int rc = apex_radix_sort(j->pairs, n);
+	if (rc != APEX_OK)
+		return rc;
+	apex_parallel_for(n, threads, min, mark_runs, j);
+	apex_parallel_for(n, threads, min, sort_runs, j);
+	apex_parallel_for(n, threads, min, mark_new_keys, j);
+	uint32_t unique = 0;
+	for (size_t i = 0; i < n; i++) {
+		unique += j->starts[i];
+		j->starts[i] = unique;
+	}
+	apex_parallel_for(n, threads, min, place_owners, j);
+	free(b->owners);
+	b->owners = j->sorted;
+	j->sorted = NULL;
+	b->owner_count = unique;
+	return APEX_OK;
+}
+
+/* ------------------------------------------------------------ records */
+
+/* Records renumbered to owner ranks, and counted per rank. */
+static int count_records(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	apex_build_rr_t *rrs = j->b->rrs;
+	for (size_t i = begin; i < end; i++) {
+		uint32_t r = j->rank[rrs[i].owner];
+		rrs[i].owner = r;
+		__atomic_fetch_add(&j->first[r + 1], 1, __ATOMIC_RELAXED);
+	}
+	return APEX_OK;
+}
+
+/* Each record to a place among its owner's (in no particular order:
+ * sort_owner_records() orders them). */
+static int scatter_records(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	const apex_build_rr_t *rrs = j->b->rrs;
+	for (size_t i = begin; i < end; i++) {
+		uint32_t at = __atomic_fetch_add(&j->cursor[rrs[i].owner], 1, __ATOMIC_RELAXED);
+		j->out[at] = rrs[i];
+	}
+	return APEX_OK;
+}
+
+/* Sort the records of one owner, [first, end), by type, RDATA and file
+ * position: few records each, so mostly by insertion. */
+static void sort_owner_records(apex_build_rr_t *rrs, size_t first, size_t end)
+{
+	if (end - first > 16) {
+		qsort(&rrs[first], end - first, sizeof(*rrs), rr_compare);
+		return;
+	}
+	for (size_t i = first + 1; i < end; i++) {
+		apex_build_rr_t rr = rrs[i];
+		size_t j = i;
+		while (j > first && rr_compare(&rrs[j - 1], &rr) > 0) {
+			rrs[j] = rrs[j - 1];
+			j--;
+		}
+		rrs[j] = rr;
+	}
+}
+
+/* The records of owner ranks [begin, end) sorted, and their duplicates
+ * (same type and canonical RDATA) marked dropped: sorted by file position
+ * last, so the first in the file is kept. */
+static int sort_records(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	apex_build_rr_t *rrs = j->out;
+	size_t dropped = 0;
+	for (size_t r = begin; r < end; r++) {
+		size_t first = j->first[r], last = j->first[r + 1];
+		sort_owner_records(rrs, first, last);
+		for (size_t i = first + 1; i < last; i++)
+			if (rrs[i].type == rrs[i - 1].type &&
+			    rdata_compare(&rrs[i], &rrs[i - 1]) == 0) {
+				rrs[i].owner = OWNER_DROPPED;
+				dropped++;
+			}
+	}
+	if (dropped > 0)
+		__atomic_fetch_add(&j->dropped, dropped, __ATOMIC_RELAXED);
+	return APEX_OK;
+}
+
+/* Remove the dropped records and count every owner's again (rare: only
+ * for zones with duplicate records). */
+static void compact_records(sort_job_t *j)
+{
+	apex_zone_builder_t *b = j->b;
+	size_t kept = 0;
+	for (size_t i = 0; i < b->rr_count; i++)
+		if (j->out[i].owner != OWNER_DROPPED)
+			j->out[kept++] = j->out[i];
+	b->rr_count = kept;
+	size_t i = 0;
+	for (uint32_t r = 0; r < b->owner_count; r++) {
+		j->first[r] = (uint32_t)i;
+		while (i < kept && j->out[i].owner == r)
+			i++;
+	}
+	j->first[b->owner_count] = (uint32_t)i;
+}
+
+/* Sort the records by owner rank, type and RDATA and drop duplicates:
+ * b->rrs replaced, j->first set.  APEX_OK or APEX_ENOMEM. */
+static int sort_records_by_owner(sort_job_t *j)
+{
+	apex_zone_builder_t *b = j->b;
+	size_t n = b->owner_count, count = b->rr_count;
+	unsigned threads = b->threads;
+	size_t min = atomic_load(&apex_build_part_min);
+
+	j->first = calloc(n + 1, sizeof(*j->first));
+	if (j->first == NULL)
+		return APEX_ENOMEM;
+	apex_parallel_for(count, threads, min, count_records, j);
+	free(j->rank);
+	j->rank = NULL;
+	for (size_t r = 0; r < n; r++)
+		j->first[r + 1] += j->first[r];
+	j->cursor = malloc((n ? n : 1) * sizeof(*j->cursor));
+	j->out = malloc((count ? count : 1) * sizeof(*j->out));
+	if (j->cursor == NULL || j->out == NULL)
+		return APEX_ENOMEM;
+	memcpy(j->cursor, j->first, n * sizeof(*j->cursor));
+	apex_parallel_for(count, threads, min, scatter_records, j);
+	free(j->cursor);
+	j->cursor = NULL;
+	free(b->rrs);
+	b->rrs = j->out;
+	j->out = b->rrs; /* sort_records() and compact_records() work on it */
+	apex_parallel_for(n, threads, min, sort_records, j);
+	if (j->dropped > 0)
+		compact_records(j);
+	j->out = NULL;
+	return APEX_OK;
+}
+
+int apex_build_sort(apex_zone_builder_t *b, uint32_t **owner_first)
+{
+	sort_job_t j = { .b = b };
+	int rc = sort_owners(&j);
+	free(j.pairs);
+	free(j.starts);
+	free(j.sorted);
+	if (rc == APEX_OK)
+		rc = sort_records_by_owner(&j);
+	free(j.rank);
+	free(j.cursor);
+	free(j.out);
+	if (rc != APEX_OK) {
+		free(j.first);
+		return rc;
+	}
+	*owner_first = j.first;
+	return APEX_OK;
+}
