@@ -215,7 +215,6 @@ static int layout_nodes(build_t *bd, node_desc_t **out, size_t *out_count)
 		if (bd->owner_is_nsec3[r])
 			continue;
 		const apex_build_owner_t *o = &b->owners[r];
-		apex_name_key(o->name, key, label_ends);
 		/* Pop until the top of the stack is an ancestor of o: its key,
 		 * a whole key, is then a proper prefix of o's key. */
 		while (depth > 0) {
@@ -234,6 +233,11 @@ static int layout_nodes(build_t *bd, node_desc_t **out, size_t *out_count)
 		} else {
 			from = descs[stack[depth - 1]].labels + 1;
 		}
+		/* Where each label of the key ends, for the empty non-terminals
+		 * above o (most owners have none: no need to read the name). */
+		if (from < o->labels)
+			apex_name_key(o->name, key, label_ends);
+		label_ends[o->labels] = o->key_size;
 		for (int l = from; l <= o->labels; l++) {
 			if (count + 1 > cap) {
 				cap *= 2;
@@ -1134,7 +1138,8 @@ static int fill_part(fill_part_t *p)
 		} else {
 			uint16_t label_ends[APEX_LABELS_MAX + 1];
 			uint8_t key[APEX_KEY_MAX];
-			apex_name_key(o->name, key, label_ends);
+			if (descs[d].empty) /* the label ends of the names above o */
+				apex_name_key(o->name, key, label_ends);
 			while (descs[d].empty) {
 				apex_node_t *ent = &p->a->nodes[d];
 				ent->labels = descs[d].labels;
