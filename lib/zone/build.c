@@ -52,6 +52,18 @@ typedef struct node_desc {
 
 typedef apex_build_t build_t;
 
+/* How many parts to split n items into: one per thread, at most max,
+ * none smaller than min_part (so a small zone stays one part). */
+static size_t part_count(unsigned threads, size_t n, size_t max, size_t min_part)
+{
+	size_t parts = threads > 1 ? threads : 1;
+	if (parts > max)
+		parts = max;
+	if (parts > n / min_part)
+		parts = n / min_part > 0 ? n / min_part : 1;
+	return parts;
+}
+
 static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -359,17 +371,26 @@ int apex_build_fill_node(build_t *bd, apex_node_t *node, uint32_t r, apex_rrset_
 
 /* ------------------------------------------------------------ structure */
 
-static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc_t *descs)
+/* The structure a node has of its own and its key prefix, for the nodes
+ * [begin, end) of a part: flags but those inherited from its ancestors,
+ * parent. */
+typedef struct structure_job {
+	apex_node_t *nodes;
+	const node_desc_t *descs;
+	uint64_t *prefixes;
+} structure_job_t;
+
+static int own_structure_part(void *ctx, size_t begin, size_t end)
 {
-	for (size_t i = 0; i < zone->node_count; i++) {
-		apex_node_t *node = &nodes[i];
-		apex_node_t *parent =
-			descs[i].parent == UINT32_MAX ? NULL : &nodes[descs[i].parent];
+	structure_job_t *j = ctx;
+	for (size_t i = begin; i < end; i++) {
+		apex_node_t *node = &j->nodes[i];
+		j->prefixes[i] = apex_key_prefix(node->key, node->key_size);
 		uint16_t flags = 0;
-		node->parent = descs[i].parent; /* UINT32_MAX is APEX_NODE_NONE */
+		node->parent = j->descs[i].parent; /* UINT32_MAX is APEX_NODE_NONE */
 		if (i == 0)
 			flags |= APEX_NODE_APEX;
-		if (descs[i].empty)
+		if (j->descs[i].empty)
 			flags |= APEX_NODE_EMPTY;
 		if (apex_name_is_wildcard(node->name))
 			flags |= APEX_NODE_WILDCARD;
@@ -379,6 +400,19 @@ static void set_structure(apex_zone_t *zone, apex_node_t *nodes, const node_desc
 			flags |= APEX_NODE_DNAME;
 		if (i != 0 && apex_node_rrset(node, APEX_TYPE_NS) != NULL)
 			flags |= APEX_NODE_DELEGATION;
+		node->flags = flags;
+	}
+	return APEX_OK;
+}
+
+/* What a node inherits, in canonical order (a parent before its
+ * children): occlusion, its zone cut, and its parent's wildcard child. */
+static void inherit_structure(apex_zone_t *zone, apex_node_t *nodes)
+{
+	for (size_t i = 0; i < zone->node_count; i++) {
+		apex_node_t *node = &nodes[i];
+		apex_node_t *parent = node->parent == APEX_NODE_NONE ? NULL : &nodes[node->parent];
+		uint16_t flags = node->flags;
 		node->cut = APEX_NODE_NONE;
 		if (parent != NULL) {
 			if ((parent->flags &
@@ -495,7 +529,8 @@ static size_t target_offset(uint16_t type)
  * glue, authoritative data) optional.  For apex NS, MX and SRV: only
  * authoritative addresses, optional.
  */
-int apex_build_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *rrset)
+int apex_build_additional(build_t *bd, apex_arena_t *arena, const apex_node_t *node,
+			  apex_rrset_t *rrset)
 {
 	const apex_zone_t *zone = bd->zone;
 	bool referral = (node->flags & APEX_NODE_DELEGATION) != 0 && rrset->type == APEX_TYPE_NS;
@@ -543,7 +578,7 @@ int apex_build_additional(build_t *bd, const apex_node_t *node, apex_rrset_t *rr
 	if (count == 0)
 		return APEX_OK;
 	apex_additional_t *add =
-		apex_arena_alloc(zone->arena, sizeof(*add) + count * sizeof(apex_glue_t));
+		apex_arena_alloc(arena, sizeof(*add) + count * sizeof(apex_glue_t));
 	if (add == NULL)
 		return APEX_ENOMEM;
 	add->count = count;
@@ -563,21 +598,66 @@ bool apex_build_wants_additional(const apex_node_t *node, const apex_rrset_t *rr
 	return false;
 }
 
-static int set_additional(build_t *bd, apex_node_t *nodes)
+/*
+ * The additional data of every node, in parts of nodes on the build's
+ * threads.  The targets are looked up in the finished name index, which
+ * no part writes; each part allocates from an arena of its own (the
+ * zone's is not shared between threads), adopted by the zone's after,
+ * and counts its missing glue in its own copy of the build state.
+ */
+#define ADDITIONAL_PARTS_MAX 16
+
+typedef struct additional_part {
+	build_t bd;
+	apex_arena_t *arena;
+	apex_node_t *nodes;
+	size_t begin, end;
+} additional_part_t;
+
+static int additional_parts(void *ctx, size_t begin, size_t end)
 {
-	const apex_zone_t *zone = bd->zone;
-	for (size_t i = 0; i < zone->node_count; i++) {
-		apex_node_t *node = &nodes[i];
-		for (uint16_t k = 0; k < node->rrset_count; k++) {
-			apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
-			if (!apex_build_wants_additional(node, set))
-				continue;
-			int rc = apex_build_additional(bd, node, set);
-			if (rc != APEX_OK)
-				return rc;
+	additional_part_t *parts = ctx;
+	int rc = APEX_OK;
+	for (size_t p = begin; p < end && rc == APEX_OK; p++) {
+		additional_part_t *part = &parts[p];
+		for (size_t i = part->begin; i < part->end && rc == APEX_OK; i++) {
+			apex_node_t *node = &part->nodes[i];
+			for (uint16_t k = 0; k < node->rrset_count && rc == APEX_OK; k++) {
+				apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
+				if (apex_build_wants_additional(node, set))
+					rc = apex_build_additional(&part->bd, part->arena, node,
+								   set);
+			}
 		}
 	}
-	return APEX_OK;
+	return rc;
+}
+
+static int set_additional(build_t *bd, apex_node_t *nodes)
+{
+	apex_zone_t *zone = bd->zone;
+	additional_part_t parts[ADDITIONAL_PARTS_MAX];
+	size_t n = zone->node_count;
+	size_t count = part_count(bd->b->threads, n, ADDITIONAL_PARTS_MAX,
+				  atomic_load(&apex_build_part_min));
+	int rc = APEX_OK;
+	for (size_t p = 0; p < count; p++) {
+		parts[p] = (additional_part_t){ .bd = *bd,
+						.arena = apex_arena_create(),
+						.nodes = nodes,
+						.begin = n * p / count,
+						.end = n * (p + 1) / count };
+		parts[p].bd.glue_warnings = 0;
+		if (parts[p].arena == NULL)
+			rc = APEX_ENOMEM;
+	}
+	if (rc == APEX_OK)
+		rc = apex_parallel_for(count, (unsigned)count, 1, additional_parts, parts);
+	for (size_t p = 0; p < count; p++) {
+		bd->glue_warnings += parts[p].bd.glue_warnings;
+		apex_arena_adopt(zone->arena, parts[p].arena); /* NULL: nothing */
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------ NSEC, NSEC3 */
@@ -836,18 +916,6 @@ int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset)
 		return APEX_ENOMEM;
 	fill_rdata_nodes(zone, rrset, slots);
 	return APEX_OK;
-}
-
-/* How many parts to split n items into: one per thread, at most max,
- * none smaller than min_part (so a small zone stays one part). */
-static size_t part_count(unsigned threads, size_t n, size_t max, size_t min_part)
-{
-	size_t parts = threads > 1 ? threads : 1;
-	if (parts > max)
-		parts = max;
-	if (parts > n / min_part)
-		parts = n / min_part > 0 ? n / min_part : 1;
-	return parts;
 }
 
 /* The RDATA name slots of the nodes [begin, end), counted, then filled
@@ -1211,14 +1279,15 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 	uint64_t *prefixes = apex_arena_alloc(zone->arena, desc_count * sizeof(*prefixes));
 	if (prefixes == NULL)
 		return APEX_ENOMEM;
-	for (size_t i = 0; i < desc_count; i++)
-		prefixes[i] = apex_key_prefix(nodes[i].key, nodes[i].key_size);
+	structure_job_t job = { .nodes = nodes, .descs = descs, .prefixes = prefixes };
+	(void)apex_parallel_for(desc_count, bd->b->threads, atomic_load(&apex_build_part_min),
+				own_structure_part, &job);
 	zone->key_prefixes = prefixes;
 	zone->order = order;
 	zone->node_count = desc_count;
 	zone->apex = &nodes[0];
 	zone->record_count = bd->b->rr_count;
-	set_structure(zone, nodes, descs);
+	inherit_structure(zone, nodes);
 	int rc = link_all_rrsigs(bd);
 	for (size_t i = 0; i < desc_count; i++)
 		apex_build_warn_stray_ds(bd, &nodes[i]);

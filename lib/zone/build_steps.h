@@ -66,9 +66,11 @@ void apex_build_link_rrsigs(apex_build_t *bd, uint32_t r, apex_stray_rrsig_t *st
 			    size_t *stray_count);
 
 /* Whether rrset at node gets additional data (NS; MX and SRV where
- * authoritative), and that data, found in bd->zone, into its arena. */
+ * authoritative), and that data, found in bd->zone, allocated from arena
+ * (the zone's, or one the zone's adopts). */
 bool apex_build_wants_additional(const apex_node_t *node, const apex_rrset_t *rrset);
-int apex_build_additional(apex_build_t *bd, const apex_node_t *node, apex_rrset_t *rrset);
+int apex_build_additional(apex_build_t *bd, apex_arena_t *arena, const apex_node_t *node,
+			  apex_rrset_t *rrset);
 
 /* rrset->rdata_nodes, found in zone, into its arena (nothing for the
  * types without compressed RDATA names). */

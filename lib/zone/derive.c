@@ -305,7 +305,7 @@ static int link_owners(derive_t *d)
 		for (uint16_t k = 0; k < node->rrset_count; k++) {
 			apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
 			int rc = apex_build_wants_additional(node, set)
-					 ? apex_build_additional(&d->bd, node, set)
+					 ? apex_build_additional(&d->bd, d->zone->arena, node, set)
 					 : APEX_OK;
 			if (rc == APEX_OK)
 				rc = apex_build_rdata_nodes(d->zone, set);
@@ -442,7 +442,7 @@ static int relink_node(derive_t *d, const apex_node_t *node)
 			rc = apex_build_rdata_nodes(d->zone, &sets[k]);
 		if (rc == APEX_OK && apex_build_wants_additional(copy, &sets[k])) {
 			sets[k].additional = NULL;
-			rc = apex_build_additional(&d->bd, copy, &sets[k]);
+			rc = apex_build_additional(&d->bd, d->zone->arena, copy, &sets[k]);
 		}
 	}
 	return rc;
