@@ -29,7 +29,7 @@ typedef struct apex_sink {
 	apex_arena_t *scratch; /* canonical forms that differ, freed after the build */
 	apex_build_owner_t *owners;
 	size_t owner_count, owner_cap;
-	uint32_t *table;     /* owner hash table: index + 1, 0 = empty */
+	uint64_t *table;     /* owner hash table: hash << 32 | index + 1, 0 = empty */
 	size_t table_size;   /* power of two */
 	uint32_t last_owner; /* records usually share owners */
 	bool have_last;
@@ -48,6 +48,10 @@ void apex_sink_free(apex_sink_t *s);
 
 /* Copy of data in arena a, packed; NULL on failure. */
 void *apex_sink_dup(apex_arena_t *a, const void *data, size_t size);
+
+/* Room for `records` records in all without growing the record array
+ * (which copies it): APEX_OK or APEX_ENOMEM. */
+int apex_sink_reserve(apex_sink_t *s, size_t records);
 
 /*
  * Add one record in wire form: its owner (interned), its RDATA (behind
