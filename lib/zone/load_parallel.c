@@ -208,8 +208,14 @@ static apex_load_parallel_t run_chunks(apex_loader_t *ld, chunk_t *chunks,
 		/* Sized for an owner every 256 bytes (about what large
 		 * signed zones have), so that the table rarely grows. */
 		size_t bytes = (size_t)(bounds[i + 1] - bounds[i]);
+		/* Records: room for one every 32 bytes, so that the array
+		 * rarely grows (each growth copies it), chunk 0's for the whole
+		 * file, so that the merge does not copy it either.  Pages
+		 * never written are never resident. */
+		size_t whole = (size_t)(bounds[count] - bounds[0]);
 		if (chunks[i].sink == NULL ||
-		    apex_owner_table_resize(chunks[i].sink, bytes / 256) != APEX_OK)
+		    apex_owner_table_resize(chunks[i].sink, bytes / 256) != APEX_OK ||
+		    apex_sink_reserve(chunks[i].sink, (i == 0 ? whole : bytes) / 32) != APEX_OK)
 			return APEX_LOAD_PARALLEL_NOMEM;
 	}
 	for (unsigned i = 1; i < count; i++)
@@ -245,11 +251,13 @@ static apex_load_parallel_t reserve_merge(chunk_t *chunks, unsigned count)
 	}
 	if (total > UINT32_MAX || total_owners > UINT32_MAX - 1)
 		return APEX_LOAD_PARALLEL_SEQUENTIAL;
-	apex_build_rr_t *rrs = realloc(s0->rrs, (total ? total : 1) * sizeof(*rrs));
-	if (rrs == NULL)
-		return APEX_LOAD_PARALLEL_NOMEM;
-	s0->rrs = rrs;
-	s0->rr_cap = total;
+	if (s0->rr_cap < total) {
+		apex_build_rr_t *rrs = realloc(s0->rrs, total * sizeof(*rrs));
+		if (rrs == NULL)
+			return APEX_LOAD_PARALLEL_NOMEM;
+		s0->rrs = rrs;
+		s0->rr_cap = total;
+	}
 	apex_build_owner_t *owners =
 		realloc(s0->owners, (total_owners ? total_owners : 1) * sizeof(*owners));
 	if (owners == NULL)

@@ -41,6 +41,18 @@ void apex_sink_free(apex_sink_t *s)
 	free(s);
 }
 
+int apex_sink_reserve(apex_sink_t *s, size_t records)
+{
+	if (records <= s->rr_cap)
+		return APEX_OK;
+	apex_build_rr_t *p = realloc(s->rrs, records * sizeof(*p));
+	if (p == NULL)
+		return APEX_ENOMEM;
+	s->rrs = p;
+	s->rr_cap = records;
+	return APEX_OK;
+}
+
 int apex_sink_add_rr(apex_sink_t *s, const uint8_t *owner, uint16_t type, uint32_t ttl,
 		     const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in,
 		     uint16_t file, uint32_t line)
