@@ -23,6 +23,18 @@ static void *part_main(void *arg)
 	return NULL;
 }
 
+size_t apex_parallel_parts(unsigned threads, size_t n, size_t max, size_t min_part)
+{
+	size_t parts = threads > 1 ? threads : 1;
+	if (min_part == 0)
+		min_part = 1;
+	if (parts > max)
+		parts = max;
+	if (parts > n / min_part)
+		parts = n / min_part > 0 ? n / min_part : 1;
+	return parts;
+}
+
 int apex_parallel_for(size_t count, unsigned threads, size_t min_part, apex_parallel_fn fn,
 		      void *ctx)
 {

@@ -24,4 +24,9 @@ typedef int (*apex_parallel_fn)(void *ctx, size_t begin, size_t end);
 int apex_parallel_for(size_t count, unsigned threads, size_t min_part, apex_parallel_fn fn,
 		      void *ctx);
 
+/* How many parts to split n items into: one per thread, at most max,
+ * none smaller than min_part (so that a small range stays one part), and
+ * at least one.  For callers that keep per-part state. */
+size_t apex_parallel_parts(unsigned threads, size_t n, size_t max, size_t min_part);
+
 #endif

@@ -52,18 +52,6 @@ typedef struct node_desc {
 
 typedef apex_build_t build_t;
 
-/* How many parts to split n items into: one per thread, at most max,
- * none smaller than min_part (so a small zone stays one part). */
-static size_t part_count(unsigned threads, size_t n, size_t max, size_t min_part)
-{
-	size_t parts = threads > 1 ? threads : 1;
-	if (parts > max)
-		parts = max;
-	if (parts > n / min_part)
-		parts = n / min_part > 0 ? n / min_part : 1;
-	return parts;
-}
-
 static int build_fail(build_t *bd, const apex_build_rr_t *rr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -638,8 +626,8 @@ static int set_additional(build_t *bd, apex_node_t *nodes)
 	apex_zone_t *zone = bd->zone;
 	additional_part_t parts[ADDITIONAL_PARTS_MAX];
 	size_t n = zone->node_count;
-	size_t count = part_count(bd->b->threads, n, ADDITIONAL_PARTS_MAX,
-				  atomic_load(&apex_build_part_min));
+	size_t count = apex_parallel_parts(bd->b->threads, n, ADDITIONAL_PARTS_MAX,
+					   atomic_load(&apex_build_part_min));
 	int rc = APEX_OK;
 	for (size_t p = 0; p < count; p++) {
 		parts[p] = (additional_part_t){ .bd = *bd,
@@ -972,8 +960,8 @@ static int set_rdata_nodes(build_t *bd, apex_node_t *nodes)
 	apex_zone_t *zone = bd->zone;
 	rdata_part_t parts[RDATA_PARTS_MAX];
 	size_t n = zone->node_count;
-	size_t count =
-		part_count(bd->b->threads, n, RDATA_PARTS_MAX, atomic_load(&apex_build_part_min));
+	size_t count = apex_parallel_parts(bd->b->threads, n, RDATA_PARTS_MAX,
+					   atomic_load(&apex_build_part_min));
 	for (size_t p = 0; p < count; p++)
 		parts[p] = (rdata_part_t){ .zone = zone,
 					   .nodes = nodes,
@@ -1138,7 +1126,8 @@ static int fill_plan(build_t *bd, const node_desc_t *descs, fill_plan_t *plan)
 {
 	apex_zone_builder_t *b = bd->b;
 	size_t n = b->owner_count;
-	size_t parts = part_count(b->threads, n, FILL_PARTS_MAX, atomic_load(&apex_build_part_min));
+	size_t parts = apex_parallel_parts(b->threads, n, FILL_PARTS_MAX,
+					   atomic_load(&apex_build_part_min));
 	memset(plan, 0, sizeof(*plan));
 	plan->count = parts;
 	size_t d = 0, nsec3 = 0;

@@ -31,8 +31,11 @@
  * (once per parser thread); apex_zone_build() keeps the entry with the
  * lowest index, which must be the spelling seen first in the file. */
 typedef struct apex_build_owner {
-	const uint8_t *name; /* wire format, case as first written; in zone->arena */
-	const uint8_t *key;  /* apex_name_key() of name; in zone->arena */
+	/* Wire format, case as first written, and its apex_name_key(): the
+	 * loader's memory, which outlives the build; apex_zone_build() copies
+	 * both into zone->arena, in canonical order. */
+	const uint8_t *name;
+	const uint8_t *key;
 	uint16_t key_size;
 	uint8_t name_size;
 	uint8_t labels; /* apex_name_labels(name) */

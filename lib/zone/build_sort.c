@@ -137,19 +137,68 @@ static int mark_new_keys(void *ctx, size_t begin, size_t end)
 	return APEX_OK;
 }
 
-/* Each owner's rank, and the owners by rank under the spelling seen first
- * in the file: the lowest index, which sorts first among equal keys. */
+/*
+ * Each owner's rank, and the owners by rank under the spelling seen first
+ * in the file (the lowest index, which sorts first among equal keys), in
+ * parts of sorted positions.  Each owner's name and key are copied, in
+ * canonical order, into an arena of the part's that the version's adopts:
+ * the loader wrote them in file order (into the sinks' scratch memory),
+ * and every later step and every lookup reads them in canonical order,
+ * so in a large zone each read would be a cache and TLB miss.
+ */
+#define PLACE_PARTS_MAX 16
+
+typedef struct place_part {
+	sort_job_t *j;
+	size_t begin, end; /* sorted positions */
+	apex_arena_t *arena;
+} place_part_t;
+
 static int place_owners(void *ctx, size_t begin, size_t end)
 {
-	sort_job_t *j = ctx;
-	const apex_build_owner_t *owners = j->b->owners;
-	for (size_t i = begin; i < end; i++) {
-		uint32_t r = j->starts[i] - 1, index = j->pairs[i].value;
-		j->rank[index] = r;
-		if (i == 0 || j->starts[i] != j->starts[i - 1])
-			j->sorted[r] = owners[index];
+	place_part_t *parts = ctx;
+	for (size_t p = begin; p < end; p++) {
+		sort_job_t *j = parts[p].j;
+		const apex_build_owner_t *owners = j->b->owners;
+		for (size_t i = parts[p].begin; i < parts[p].end; i++) {
+			uint32_t r = j->starts[i] - 1, index = j->pairs[i].value;
+			j->rank[index] = r;
+			if (i > 0 && j->starts[i] == j->starts[i - 1])
+				continue;
+			const apex_build_owner_t *o = &owners[index];
+			apex_build_owner_t *to = &j->sorted[r];
+			*to = *o;
+			uint8_t *copy = apex_arena_alloc_packed(parts[p].arena,
+								(size_t)o->name_size + o->key_size);
+			if (copy == NULL)
+				return APEX_ENOMEM;
+			memcpy(copy, o->name, o->name_size);
+			memcpy(copy + o->name_size, o->key, o->key_size);
+			to->name = copy;
+			to->key = copy + o->name_size;
+		}
 	}
 	return APEX_OK;
+}
+
+static int place_all_owners(sort_job_t *j, size_t n, unsigned threads, size_t min)
+{
+	place_part_t parts[PLACE_PARTS_MAX];
+	size_t count = apex_parallel_parts(threads, n, PLACE_PARTS_MAX, min);
+	int rc = APEX_OK;
+	for (size_t p = 0; p < count; p++) {
+		parts[p] = (place_part_t){ .j = j,
+					   .begin = n * p / count,
+					   .end = n * (p + 1) / count,
+					   .arena = apex_arena_create() };
+		if (parts[p].arena == NULL)
+			rc = APEX_ENOMEM;
+	}
+	if (rc == APEX_OK)
+		rc = apex_parallel_for(count, (unsigned)count, 1, place_owners, parts);
+	for (size_t p = 0; p < count; p++)
+		apex_arena_adopt(j->b->zone->arena, parts[p].arena); /* NULL: nothing */
+	return rc;
 }
 
 /* Sort the owners by key and merge equal keys: b->owners replaced by the
@@ -185,7 +234,9 @@ static int sort_owners(sort_job_t *j)
 		unique += j->starts[i];
 		j->starts[i] = unique;
 	}
-	apex_parallel_for(n, threads, min, place_owners, j);
+	rc = place_all_owners(j, n, threads, min);
+	if (rc != APEX_OK)
+		return rc;
 	free(b->owners);
 	b->owners = j->sorted;
 	j->sorted = NULL;

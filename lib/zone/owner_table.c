@@ -100,8 +100,9 @@ int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *
 		return APEX_ENOMEM;
 	apex_build_owner_t *o = &s->owners[s->owner_count];
 	*o = *like;
-	o->name = apex_sink_dup(s->keep, like->name, like->name_size);
-	o->key = apex_sink_dup(s->keep, like->key, like->key_size);
+	/* In scratch memory: the build copies them in canonical order. */
+	o->name = apex_sink_dup(s->scratch, like->name, like->name_size);
+	o->key = apex_sink_dup(s->scratch, like->key, like->key_size);
 	if (o->name == NULL || o->key == NULL)
 		return APEX_ENOMEM;
 	s->table[slot] = slot_of(hash, s->owner_count);

@@ -74,8 +74,7 @@ int apex_sink_add_rr(apex_sink_t *s, const uint8_t *owner, uint16_t type, uint32
 		if (rc != APEX_OK)
 			return rc;
 	}
-	/* After the owner (whose name and key may be new in s->keep), so
-	 * that the records of an RRset written together are back to back. */
+	/* The records of an RRset written together end up back to back. */
 	uint8_t *stored = apex_arena_alloc_packed(s->keep, 2 + rdlength);
 	if (stored == NULL)
 		return APEX_ENOMEM;

@@ -3,10 +3,11 @@
  * A sink: where the records of a zone being loaded go, one per parser
  * thread.  Each record keeps its owner (interned: one entry per distinct
  * name, owner_table.c), its RDATA behind its length and its canonical
- * form; names, keys and RDATA are packed (no alignment, no per-object
- * header: a record's RDATA is often 4 to 20 bytes) into `keep`, whose
- * memory the version adopts before it is built, so the version uses them
- * where the loader wrote them (build.h).
+ * form.  RDATA is packed (no alignment, no per-object header: a
+ * record's RDATA is often 4 to 20 bytes) into `keep`, whose memory the
+ * version adopts before it is built, so the version uses it where the
+ * loader wrote it (build.h).  Owner names and keys go to `scratch`: the
+ * build copies them into the version in canonical order.
  *
  * apex_sink_add_rr() is the entry for a record already in wire form: the
  * text parsers (zone_file_reader.h) end there, and so will records that
@@ -26,7 +27,8 @@
 
 typedef struct apex_sink {
 	apex_arena_t *keep;
-	apex_arena_t *scratch; /* canonical forms that differ, freed after the build */
+	/* owner names and keys, canonical forms that differ: freed after the build */
+	apex_arena_t *scratch;
 	apex_build_owner_t *owners;
 	size_t owner_count, owner_cap;
 	uint64_t *table;     /* owner hash table: hash << 32 | index + 1, 0 = empty */

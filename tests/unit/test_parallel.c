@@ -63,11 +63,25 @@ static void test_error_of_a_part(void **state)
 	check(1000, 4, 1, 0, APEX_EINVAL, 4);   /* the first part fails */
 }
 
+/* One part per thread, capped by max, none below min_part, at least one. */
+static void test_part_count(void **state)
+{
+	(void)state;
+	assert_int_equal(apex_parallel_parts(2, 1000000, 16, 32768), 2);
+	assert_int_equal(apex_parallel_parts(32, 1000000, 16, 32768), 16);
+	assert_int_equal(apex_parallel_parts(4, 100000, 16, 32768), 3);
+	assert_int_equal(apex_parallel_parts(2, 40000, 16, 32768), 1);
+	assert_int_equal(apex_parallel_parts(2, 0, 16, 32768), 1);
+	assert_int_equal(apex_parallel_parts(0, 1000000, 16, 32768), 1);
+	assert_int_equal(apex_parallel_parts(2, 40, 16, 0), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_index_once),
 		cmocka_unit_test(test_error_of_a_part),
+		cmocka_unit_test(test_part_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
