@@ -13,6 +13,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
 #endif
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@
 typedef struct sort_job {
 	apex_zone_builder_t *b;
 	size_t skip;             /* bytes of the origin's key that start every key */
+	bool foreign;            /* a key does not start with them (atomic) */
 	apex_sort_pair_t *pairs; /* (key prefix, owner index), sorted by prefix */
 	/* Per sorted position: first 1 where a run of equal prefixes starts,
 	 * then 1 where a new key starts, then (prefix sum) its rank + 1. */
@@ -80,13 +82,18 @@ static int owner_pair_compare(const void *pa, const void *pb, void *arg)
 
 /* Every key starts with the origin's key; the radix sort orders them by
  * the 8 bytes after it (zero-padded: that order never contradicts the
- * keys' own). */
+ * keys' own).  A key that does not start with it sets j->foreign. */
 static int take_prefixes(void *ctx, size_t begin, size_t end)
 {
 	sort_job_t *j = ctx;
 	const apex_build_owner_t *owners = j->b->owners;
+	const uint8_t *origin = j->b->zone->origin_key;
 	for (size_t i = begin; i < end; i++) {
 		const apex_build_owner_t *o = &owners[i];
+		if (o->key_size < j->skip || memcmp(o->key, origin, j->skip) != 0) {
+			__atomic_store_n(&j->foreign, true, __ATOMIC_RELAXED);
+			continue;
+		}
 		j->pairs[i].key = apex_key_prefix(o->key + j->skip, o->key_size - j->skip);
 		j->pairs[i].value = (uint32_t)i;
 	}
@@ -211,18 +218,18 @@ static int sort_owners(sort_job_t *j)
 	size_t min = atomic_load(&apex_build_part_min);
 	const apex_zone_t *zone = b->zone;
 
-	j->skip = zone->origin_key_size;
-	for (size_t i = 0; i < n && j->skip > 0; i++)
-		if (b->owners[i].key_size < j->skip ||
-		    memcmp(b->owners[i].key, zone->origin_key, j->skip) != 0)
-			j->skip = 0; /* cannot happen: the loader checks every owner */
 	j->pairs = malloc((n ? n : 1) * sizeof(*j->pairs));
 	j->starts = malloc((n ? n : 1) * sizeof(*j->starts));
 	j->rank = malloc((n ? n : 1) * sizeof(*j->rank));
 	j->sorted = malloc((n ? n : 1) * sizeof(*j->sorted));
 	if (j->pairs == NULL || j->starts == NULL || j->rank == NULL || j->sorted == NULL)
 		return APEX_ENOMEM;
+	j->skip = zone->origin_key_size;
 	apex_parallel_for(n, threads, min, take_prefixes, j);
+	if (j->foreign) { /* cannot happen: the loader checks every owner */
+		j->skip = 0;
+		apex_parallel_for(n, threads, min, take_prefixes, j);
+	}
 	int rc = apex_radix_sort(j->pairs, n);
 	if (rc != APEX_OK)
 		return rc;
