@@ -4,7 +4,7 @@
  *
  * Steps, all O(n log n) at worst:
  *  1. owners sorted by lookup key (canonical order), records sorted by
- *     owner, type and canonical RDATA; duplicates dropped (build_sort.h);
+ *     owner, type and canonical RDATA; duplicates dropped (build_sort.c);
  *  2. zone checks (one SOA at the apex, CNAME alone, one DNAME);
  *  3. the name index: owners plus empty non-terminals, NSEC3 owners
  *     kept apart; RRsets whose RDATA is not already in place copied
@@ -28,7 +28,6 @@
 #include "util/log.h"
 #include "util/parallel.h"
 #include "zone/build.h"
-#include "zone/build_sort.h"
 #include "zone/load_tuning.h"
 #include "zone/build_steps.h"
 #include "zone/node_table.h"

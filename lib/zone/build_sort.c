@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Step 1 of a build (build_sort.h), in passes over the owners, then over
+ * Step 1 of a build (apex_build_sort() in build_steps.h), in passes over the owners, then over
  * the records, then over the owners again.  Every pass but the radix
  * sort and two prefix sums is split over the build's threads with
  * apex_parallel_for(): a part reads what it likes of the arrays the pass
@@ -22,7 +22,7 @@
 #include "util/parallel.h"
 #include "util/radix_sort.h"
 #include "zone/build.h"
-#include "zone/build_sort.h"
+#include "zone/build_steps.h"
 #include "zone/load_tuning.h"
 
 /* A dropped duplicate's owner until the records are compacted. */

@@ -34,6 +34,21 @@ typedef struct apex_build {
 } apex_build_t;
 
 /*
+ * Step 1, on the build's threads (build_sort.c): b's owners sorted by
+ * lookup key (canonical order), the entries the loader listed twice for
+ * one key merged into one (the lowest index, the spelling first in the
+ * file) and their names and keys copied into b->zone's arena in that
+ * order; b's records sorted by owner rank, type and canonical RDATA, and
+ * duplicate records dropped (the first in the file kept).  b->owners and
+ * b->rrs are replaced by sorted arrays, owner_count and rr_count updated;
+ * *owner_first (malloc'ed, the caller's to free, owner_count + 1 entries)
+ * gives the records of owner rank r as [owner_first[r], owner_first[r +
+ * 1]).  APEX_OK, or APEX_ENOMEM with the build to be abandoned (b's
+ * arrays are still b's to free).
+ */
+int apex_build_sort(struct apex_zone_builder *b, uint32_t **owner_first);
+
+/*
  * Sort b's owners by key and its records by owner, type and canonical
  * RDATA, drop duplicates, and set up bd's per-owner arrays (owner ranks
  * are then the owners' order).  APEX_OK, APEX_ELOAD (the apex has no
