@@ -271,8 +271,45 @@ static bool rdata_in_place(const apex_build_rr_t *rrs, size_t first, size_t end)
 	return true;
 }
 
+/* The largest RRset rdata_region() puts in order where it lies. */
+#define REGION_RECORDS_MAX 16
+#define REGION_BYTES_MAX 4096
+
+/*
+ * Where the records [first, end) of one RRset lie back to back in an
+ * order other than their canonical one (the loader wrote them together,
+ * in the file's order), or NULL.  fill_rrset() then puts them in order in
+ * that memory instead of copying them: it is the sinks' (build.h), and
+ * nothing but these records refers to it.  Only the records' pointers and
+ * lengths are read, so apex_build_count() and the fill agree whatever the
+ * fill has reordered before.
+ */
+static uint8_t *rdata_region(const apex_build_rr_t *rrs, size_t first, size_t end)
+{
+	const uint8_t *start[REGION_RECORDS_MAX];
+	size_t span[REGION_RECORDS_MAX], k = 0, size = 0;
+	if (end - first > REGION_RECORDS_MAX)
+		return NULL;
+	for (size_t i = first; i < end; i++, k++) { /* by address, by insertion */
+		const uint8_t *at = rrs[i].rdata - 2;
+		size_t j = k;
+		for (; j > 0 && start[j - 1] > at; j--) {
+			start[j] = start[j - 1];
+			span[j] = span[j - 1];
+		}
+		start[j] = at;
+		span[j] = 2u + rrs[i].rdlength;
+		size += span[j];
+	}
+	for (size_t j = 1; j < k; j++)
+		if (start[j] != start[j - 1] + span[j - 1])
+			return NULL;
+	return size <= REGION_BYTES_MAX ? (uint8_t *)start[0] : NULL;
+}
+
 /* Fill rrset from the records [first, end) (one RRset); RDATA not in
- * place is copied into *blob. */
+ * place is put in order where it lies (rdata_region()) or copied into
+ * *blob. */
 static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end, uint8_t **blob)
 {
 	const apex_build_rr_t *rrs = bd->b->rrs;
@@ -292,8 +329,19 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 			lowest = rrs[i].ttl;
 		size += 2u + rrs[i].rdlength;
 	}
+	uint8_t *region = NULL;
 	if (rdata_in_place(rrs, first, end)) {
 		rrset->rdata = rrs[first].rdata - 2;
+	} else if ((region = rdata_region(rrs, first, end)) != NULL) {
+		/* The records' rdata pointers are stale after this: the
+		 * RRset is what the build reads from now on. */
+		uint8_t ordered[REGION_BYTES_MAX], *p = ordered;
+		for (size_t i = first; i < end; i++) {
+			memcpy(p, rrs[i].rdata - 2, 2u + rrs[i].rdlength);
+			p += 2 + rrs[i].rdlength;
+		}
+		memcpy(region, ordered, size);
+		rrset->rdata = region;
 	} else {
 		uint8_t *p = *blob;
 		rrset->rdata = p;
@@ -1029,7 +1077,7 @@ void apex_build_count(const build_t *bd, uint32_t first, uint32_t end, size_t *s
 			(*sigs)++;
 		else
 			(*sets)++;
-		if (!rdata_in_place(rrs, i, next))
+		if (!rdata_in_place(rrs, i, next) && rdata_region(rrs, i, next) == NULL)
 			for (size_t k = i; k < next; k++)
 				*blob += 2u + rrs[k].rdlength;
 	}

@@ -51,7 +51,9 @@ typedef struct apex_build_rr {
 	uint16_t rdlength;
 	uint16_t file; /* index into files */
 	/* Uncompressed wire RDATA, case as written, in zone->arena and
-	 * preceded by rdlength (2 bytes, network order). */
+	 * preceded by rdlength (2 bytes, network order); nothing else may
+	 * refer to that memory: the build may put the records of an RRset in
+	 * order there. */
 	const uint8_t *rdata;
 	/* RDATA in canonical form (RFC 4034 6.2: embedded names of the
 	 * listed types lowercased); == rdata when they are the same.  Only
