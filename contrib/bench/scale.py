@@ -169,8 +169,8 @@ def main():
                          "%.0f" % (r / records)])
     print(B.table(["size", "records", "server", "start-to-answer s", "µs/record", "peak MB",
                    "peak B/record", "steady MB", "steady B/record"], rows))
-    steps = ["sort", "check", "layout", "fill", "index", "hashes", "node-table", "additional",
-             "rdata-nodes", "dnssec", "precompute"]
+    steps = ["sort", "check", "layout", "fill", "index", "hashes", "node-table", "rdata-links",
+             "dnssec", "precompute"]
     prow = []
     for size, records, p in profiles:
         if p is None:

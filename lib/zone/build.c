@@ -633,68 +633,6 @@ bool apex_build_wants_additional(const apex_node_t *node, const apex_rrset_t *rr
 	return false;
 }
 
-/*
- * The additional data of every node, in parts of nodes on the build's
- * threads.  The targets are looked up in the finished name index, which
- * no part writes; each part allocates from an arena of its own (the
- * zone's is not shared between threads), adopted by the zone's after,
- * and counts its missing glue in its own copy of the build state.
- */
-#define ADDITIONAL_PARTS_MAX 16
-
-typedef struct additional_part {
-	build_t bd;
-	apex_arena_t *arena;
-	apex_node_t *nodes;
-	size_t begin, end;
-} additional_part_t;
-
-static int additional_parts(void *ctx, size_t begin, size_t end)
-{
-	additional_part_t *parts = ctx;
-	int rc = APEX_OK;
-	for (size_t p = begin; p < end && rc == APEX_OK; p++) {
-		additional_part_t *part = &parts[p];
-		for (size_t i = part->begin; i < part->end && rc == APEX_OK; i++) {
-			apex_node_t *node = &part->nodes[i];
-			for (uint16_t k = 0; k < node->rrset_count && rc == APEX_OK; k++) {
-				apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
-				if (apex_build_wants_additional(node, set))
-					rc = apex_build_additional(&part->bd, part->arena, node,
-								   set);
-			}
-		}
-	}
-	return rc;
-}
-
-static int set_additional(build_t *bd, apex_node_t *nodes)
-{
-	apex_zone_t *zone = bd->zone;
-	additional_part_t parts[ADDITIONAL_PARTS_MAX];
-	size_t n = zone->node_count;
-	size_t count = apex_parallel_parts(bd->b->threads, n, ADDITIONAL_PARTS_MAX,
-					   atomic_load(&apex_build_part_min));
-	int rc = APEX_OK;
-	for (size_t p = 0; p < count; p++) {
-		parts[p] = (additional_part_t){ .bd = *bd,
-						.arena = apex_arena_create(),
-						.nodes = nodes,
-						.begin = n * p / count,
-						.end = n * (p + 1) / count };
-		parts[p].bd.glue_warnings = 0;
-		if (parts[p].arena == NULL)
-			rc = APEX_ENOMEM;
-	}
-	if (rc == APEX_OK)
-		rc = apex_parallel_for(count, (unsigned)count, 1, additional_parts, parts);
-	for (size_t p = 0; p < count; p++) {
-		bd->glue_warnings += parts[p].bd.glue_warnings;
-		apex_arena_adopt(zone->arena, parts[p].arena); /* NULL: nothing */
-	}
-	return rc;
-}
-
 /* ------------------------------------------------------------ NSEC, NSEC3 */
 
 static void set_nsec_links(apex_zone_t *zone, apex_node_t *nodes)
@@ -953,23 +891,32 @@ int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset)
 	return APEX_OK;
 }
 
-/* The RDATA name slots of the nodes [begin, end), counted, then filled
- * from `at` on: the parts of set_rdata_nodes(). */
-#define RDATA_PARTS_MAX 16
+/*
+ * Additional data and RDATA node links of every node, found in one pass
+ * (both read the same RDATA names, which lie in file order: read once,
+ * they cost one cache miss instead of two), in parts of nodes on the
+ * build's threads.  The names are looked up in the finished name index,
+ * which no part writes.  A part's RDATA node slots follow those of the
+ * parts before it; its additional data comes from an arena of its own
+ * (the zone's is not shared between threads), adopted by the zone's
+ * after; it counts its missing glue in its own copy of the build state.
+ */
+#define LINK_PARTS_MAX 16
 
-typedef struct rdata_part {
-	const apex_zone_t *zone;
+typedef struct link_part {
+	build_t bd;
+	apex_arena_t *arena;
 	apex_node_t *nodes;
 	size_t begin, end;
-	size_t slots;
-	uint32_t *at;
-} rdata_part_t;
+	size_t slots; /* RDATA node slots it needs */
+	uint32_t *at; /* where they go */
+} link_part_t;
 
-static int count_rdata_parts(void *ctx, size_t begin, size_t end)
+static int count_link_parts(void *ctx, size_t begin, size_t end)
 {
-	rdata_part_t *parts = ctx;
+	link_part_t *parts = ctx;
 	for (size_t p = begin; p < end; p++) {
-		rdata_part_t *part = &parts[p];
+		link_part_t *part = &parts[p];
 		part->slots = 0;
 		for (size_t i = part->begin; i < part->end; i++)
 			for (uint16_t k = 0; k < part->nodes[i].rrset_count; k++)
@@ -980,54 +927,66 @@ static int count_rdata_parts(void *ctx, size_t begin, size_t end)
 	return APEX_OK;
 }
 
-static int fill_rdata_parts(void *ctx, size_t begin, size_t end)
+static int link_parts(void *ctx, size_t begin, size_t end)
 {
-	rdata_part_t *parts = ctx;
-	for (size_t p = begin; p < end; p++) {
-		rdata_part_t *part = &parts[p];
+	link_part_t *parts = ctx;
+	int rc = APEX_OK;
+	for (size_t p = begin; p < end && rc == APEX_OK; p++) {
+		link_part_t *part = &parts[p];
 		uint32_t *slots = part->at;
-		for (size_t i = part->begin; i < part->end; i++) {
-			for (uint16_t k = 0; k < part->nodes[i].rrset_count; k++) {
-				apex_rrset_t *set = (apex_rrset_t *)&part->nodes[i].rrsets[k];
+		for (size_t i = part->begin; i < part->end && rc == APEX_OK; i++) {
+			apex_node_t *node = &part->nodes[i];
+			for (uint16_t k = 0; k < node->rrset_count && rc == APEX_OK; k++) {
+				apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
+				if (apex_build_wants_additional(node, set))
+					rc = apex_build_additional(&part->bd, part->arena, node,
+								   set);
 				unsigned per_record = apex_rdata_compressed_names(set->type);
 				if (per_record == 0)
 					continue;
-				fill_rdata_nodes(part->zone, set, slots);
+				fill_rdata_nodes(part->bd.zone, set, slots);
 				slots += (size_t)per_record * set->count;
 			}
 		}
 	}
-	return APEX_OK;
+	return rc;
 }
 
-/* Every RRset's rdata_nodes: counted and filled in parts of nodes on the
- * build's threads, each part's slots after the parts before it. */
-static int set_rdata_nodes(build_t *bd, apex_node_t *nodes)
+static int set_rdata_links(build_t *bd, apex_node_t *nodes)
 {
 	apex_zone_t *zone = bd->zone;
-	rdata_part_t parts[RDATA_PARTS_MAX];
+	link_part_t parts[LINK_PARTS_MAX];
 	size_t n = zone->node_count;
-	size_t count = apex_parallel_parts(bd->b->threads, n, RDATA_PARTS_MAX,
+	size_t count = apex_parallel_parts(bd->b->threads, n, LINK_PARTS_MAX,
 					   atomic_load(&apex_build_part_min));
-	for (size_t p = 0; p < count; p++)
-		parts[p] = (rdata_part_t){ .zone = zone,
-					   .nodes = nodes,
-					   .begin = n * p / count,
-					   .end = n * (p + 1) / count };
-	(void)apex_parallel_for(count, (unsigned)count, 1, count_rdata_parts, parts);
+	for (size_t p = 0; p < count; p++) {
+		parts[p] = (link_part_t){ .bd = *bd,
+					  .nodes = nodes,
+					  .begin = n * p / count,
+					  .end = n * (p + 1) / count };
+		parts[p].bd.glue_warnings = 0;
+	}
+	(void)apex_parallel_for(count, (unsigned)count, 1, count_link_parts, parts);
 	size_t total = 0;
 	for (size_t p = 0; p < count; p++)
 		total += parts[p].slots;
-	if (total == 0)
-		return APEX_OK;
-	uint32_t *slots = apex_arena_alloc(zone->arena, total * sizeof(*slots));
-	if (slots == NULL)
-		return APEX_ENOMEM;
+	uint32_t *slots = apex_arena_alloc(zone->arena, (total ? total : 1) * sizeof(*slots));
+	int rc = slots != NULL ? APEX_OK : APEX_ENOMEM;
 	for (size_t p = 0; p < count; p++) {
 		parts[p].at = slots;
-		slots += parts[p].slots;
+		if (slots != NULL)
+			slots += parts[p].slots;
+		parts[p].arena = apex_arena_create();
+		if (parts[p].arena == NULL)
+			rc = APEX_ENOMEM;
 	}
-	return apex_parallel_for(count, (unsigned)count, 1, fill_rdata_parts, parts);
+	if (rc == APEX_OK)
+		rc = apex_parallel_for(count, (unsigned)count, 1, link_parts, parts);
+	for (size_t p = 0; p < count; p++) {
+		bd->glue_warnings += parts[p].bd.glue_warnings;
+		apex_arena_adopt(zone->arena, parts[p].arena); /* NULL: nothing */
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------ main */
@@ -1346,11 +1305,8 @@ static int set_links(build_t *bd, index_arrays_t *a)
 	if (rc == APEX_OK)
 		rc = apex_build_set_soa(bd);
 	if (rc == APEX_OK)
-		rc = set_additional(bd, a->nodes);
-	apex_build_profile_step(profile, APEX_BUILD_ADDITIONAL);
-	if (rc == APEX_OK)
-		rc = set_rdata_nodes(bd, a->nodes);
-	apex_build_profile_step(profile, APEX_BUILD_RDATA_NODES);
+		rc = set_rdata_links(bd, a->nodes);
+	apex_build_profile_step(profile, APEX_BUILD_RDATA_LINKS);
 	if (rc != APEX_OK)
 		return rc;
 	if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {

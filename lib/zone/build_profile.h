@@ -20,8 +20,7 @@ typedef enum {
 	APEX_BUILD_INDEX,       /* the name index published */
 	APEX_BUILD_HASHES,      /* each node's name hash */
 	APEX_BUILD_NODE_TABLE,  /* the hash table of the nodes */
-	APEX_BUILD_ADDITIONAL,  /* SOA, glue and additional data of each RRset */
-	APEX_BUILD_RDATA_NODES, /* the nodes RDATA names point at */
+	APEX_BUILD_RDATA_LINKS, /* SOA; additional data and the nodes RDATA names point at */
 	APEX_BUILD_DNSSEC,      /* NSEC or NSEC3 links */
 	APEX_BUILD_STEPS
 } apex_build_step_t;
@@ -52,8 +51,8 @@ static inline void apex_build_profile_step(apex_build_profile_t *p, apex_build_s
 static inline void apex_build_profile_text(const apex_build_profile_t *p, char *buf, size_t size)
 {
 	static const char *const names[APEX_BUILD_STEPS] = {
-		"sort",   "check",      "layout",     "fill",        "index",
-		"hashes", "node-table", "additional", "rdata-nodes", "dnssec",
+		"sort",   "check",      "layout",      "fill",   "index",
+		"hashes", "node-table", "rdata-links", "dnssec",
 	};
 	size_t at = 0;
 	buf[0] = '\0';
