@@ -7,8 +7,8 @@
  *     owner, type and canonical RDATA; duplicates dropped (build_sort.c);
  *  2. zone checks (one SOA at the apex, CNAME alone, one DNAME);
  *  3. the name index: owners plus empty non-terminals, NSEC3 owners
- *     kept apart; RRsets whose RDATA is not already in place copied
- *     into the arena;
+ *     kept apart; RRsets whose RDATA is not already in place put in
+ *     order where it lies or copied into the arena;
  *  4. structure: parent, flags, cut, wildcard child, RRSIG links;
  *  5. additional data (glue, MX/SRV/NS target addresses);
  *  6. NSEC and NSEC3 links;

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Step 1 of a build (apex_build_sort() in build_steps.h), in passes over the owners, then over
- * the records, then over the owners again.  Every pass but the radix
- * sort and two prefix sums is split over the build's threads with
- * apex_parallel_for(): a part reads what it likes of the arrays the pass
- * does not write, and writes only its own items, or slots that only it
- * claims (a record's place, taken with an atomic addition).  The result
- * does not depend on the number of parts: owners are ordered by whole key,
- * then by index; records by a total order (owner, type, RDATA, file
- * position).
+ * Step 1 of a build (apex_build_sort() in build_steps.h), in passes over
+ * the owners, then over the records, then over the owners again.  Every
+ * pass but the radix sort and two prefix sums is split over the build's
+ * threads with apex_parallel_for(): a part reads what it likes of the
+ * arrays the pass does not write, and writes only its own items, or slots
+ * that only it claims (a record's place, taken with an atomic addition).
+ * The result does not depend on the number of parts: owners are ordered
+ * by whole key, then by index; records by a total order (owner, type,
+ * RDATA, file position).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
@@ -366,12 +366,11 @@ static int sort_records_by_owner(sort_job_t *j)
 	free(j->cursor);
 	j->cursor = NULL;
 	free(b->rrs);
-	b->rrs = j->out;
-	j->out = b->rrs; /* sort_records() and compact_records() work on it */
+	b->rrs = j->out; /* sort_records() and compact_records() work on it as j->out */
 	apex_parallel_for(n, threads, min, sort_records, j);
 	if (j->dropped > 0)
 		compact_records(j);
-	j->out = NULL;
+	j->out = NULL; /* b's now */
 	return APEX_OK;
 }
 

@@ -49,10 +49,9 @@ typedef struct apex_build {
 int apex_build_sort(struct apex_zone_builder *b, uint32_t **owner_first);
 
 /*
- * Sort b's owners by key and its records by owner, type and canonical
- * RDATA, drop duplicates, and set up bd's per-owner arrays (owner ranks
- * are then the owners' order).  APEX_OK, APEX_ELOAD (the apex has no
- * record, reason in b->err) or APEX_ENOMEM; apex_build_end() either way.
+ * apex_build_sort(), then bd's per-owner arrays (owner ranks are then the
+ * owners' order).  APEX_OK, APEX_ELOAD (the apex has no record, reason in
+ * b->err) or APEX_ENOMEM; apex_build_end() either way.
  */
 int apex_build_begin(apex_build_t *bd, struct apex_zone_builder *b);
 void apex_build_end(apex_build_t *bd);

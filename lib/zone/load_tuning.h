@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Knobs of apex_zone_load() and of the build for tests and benchmarks.  The defaults are
- * what a server wants; tests change them to compare the fast text
- * parser with ldns and to force chunked parsing of small files.  Set
- * them before a load starts, not while one runs.
+ * Knobs of apex_zone_load() and of the build for tests and benchmarks.
+ * The defaults are what a server wants; tests change them to compare the
+ * fast text parser with ldns, to force chunked parsing of small files and
+ * to split the build of small zones into parts.  Set them before a load
+ * starts, not while one runs.
  */
 #ifndef APEX_ZONE_LOAD_TUNING_H
 #define APEX_ZONE_LOAD_TUNING_H
