@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Open-addressing hash slots mapping a 32-bit hash to an array index,
- * for tables that are built once and then only read (a zone's name
- * index, the zone table).  Each slot is a uint64_t: the hash in the
- * high half, the index + 1 in the low half, 0 for a free slot.  The
- * table is a power of two at most half full, probed linearly, so a
- * lookup costs one or two slot reads, usually in one cache line; the
- * caller confirms a matching hash by comparing the keys.
+ * for tables that are built once and then only read (the zone table;
+ * a zone's name index has its own, zone/node_slots.h).  Each slot is a
+ * uint64_t: the hash in the high half, the index + 1 in the low half, 0
+ * for a free slot.  The table is a power of two at most half full,
+ * probed linearly, so a lookup costs one or two slot reads, usually in
+ * one cache line; the caller confirms a matching hash by comparing the
+ * keys.
  */
 #ifndef APEX_UTIL_HASH_SLOTS_H
 #define APEX_UTIL_HASH_SLOTS_H

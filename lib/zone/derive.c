@@ -92,7 +92,8 @@ static int share(derive_t *d)
 	zone->node_count = old->node_count;
 	zone->key_prefixes = old->key_prefixes;
 	zone->node_table = old->node_table;
-	zone->node_table_bits = old->node_table_bits;
+	zone->node_table_size = old->node_table_size;
+	zone->node_table_index_bits = old->node_table_index_bits;
 	zone->dnssec = old->dnssec;
 	zone->nsec3_params = old->nsec3_params;
 	zone->nsec3 = old->nsec3;

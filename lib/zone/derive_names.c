@@ -15,7 +15,6 @@
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
-#include "util/hash_slots.h"
 #include "zone/build.h"
 #include "zone/derive.h"
 #include "zone/derive_state.h"
@@ -381,19 +380,23 @@ static int fresh_nsec3_owner(apex_derive_t *d, uint32_t r)
 	return APEX_OK;
 }
 
-/* Remove the entry of id from a linear-probing table (the entries after
- * it in its run move back so that every lookup still finds them). */
-static void table_delete(uint64_t *slots, unsigned bits, uint32_t hash, uint32_t id)
+/* Remove the entry of id (whose name hash is hash) from a linear-probing
+ * table of old's form (the entries after it in its run move back so that
+ * every lookup still finds them). */
+static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash, uint32_t id)
 {
-	uint32_t mask = (1u << bits) - 1;
-	uint32_t i = apex_hash_slots_first(hash, bits);
+	uint32_t size = old->node_table_size;
+	unsigned index_bits = old->node_table_index_bits;
+	uint32_t i = apex_node_table_first(hash, size);
 
-	while (slots[i] != 0 && apex_hash_slots_index(slots[i]) != id)
-		i = (i + 1) & mask;
+	while (slots[i] != 0 && apex_node_table_id(slots[i], index_bits) != id)
+		i = i + 1 == size ? 0 : i + 1;
 	if (slots[i] == 0)
 		return;
-	for (uint32_t j = (i + 1) & mask; slots[j] != 0; j = (j + 1) & mask) {
-		uint32_t home = apex_hash_slots_first(apex_hash_slots_hash(slots[j]), bits);
+	for (uint32_t j = i + 1 == size ? 0 : i + 1; slots[j] != 0; j = j + 1 == size ? 0 : j + 1) {
+		/* a slot keeps only the high bits of its hash: the node has it */
+		uint32_t id_j = apex_node_table_id(slots[j], index_bits);
+		uint32_t home = apex_node_table_first(apex_zone_node_of(old, id_j)->hash, size);
 		/* the entry at j may move to i unless its home lies in (i, j] */
 		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
 		if (!stays) {
@@ -405,30 +408,33 @@ static void table_delete(uint64_t *slots, unsigned bits, uint32_t hash, uint32_t
 }
 
 /* The hash table: old's copied, the removed names out, the new ones in;
- * built again when it would be more than half full. */
+ * built again when it would be more than half full or an id would not fit
+ * its slots. */
 static int update_table(apex_derive_t *d, apex_arena_t *arena)
 {
 	apex_zone_t *zone = d->zone;
-	unsigned bits = d->old->node_table_bits;
+	const apex_zone_t *old = d->old;
+	uint32_t size = old->node_table_size;
+	unsigned index_bits = old->node_table_index_bits;
 
-	if (2 * zone->node_count > ((size_t)1 << bits))
+	if (2 * zone->node_count > size || zone->id_count >= ((size_t)1 << index_bits))
 		return apex_node_table_build_in(zone, arena);
-	uint64_t *slots =
-		apex_arena_memdup(arena, d->old->node_table, ((size_t)1 << bits) * sizeof(*slots));
+	uint32_t *slots = apex_arena_memdup(arena, old->node_table, size * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < d->removed_count; i++)
-		table_delete(slots, bits, apex_zone_node_of(d->old, d->removed[i])->hash,
+		table_delete(slots, old, apex_zone_node_of(old, d->removed[i])->hash,
 			     d->removed[i]);
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
 		if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
-			apex_hash_slots_insert(slots, bits,
+			apex_node_table_insert(slots, size, index_bits,
 					       apex_zone_node_of(zone, d->ids[r])->hash, d->ids[r]);
 	for (size_t i = 0; i < d->ent_count; i++)
-		apex_hash_slots_insert(slots, bits, apex_zone_node_of(zone, d->ents[i].id)->hash,
-				       d->ents[i].id);
+		apex_node_table_insert(slots, size, index_bits,
+				       apex_zone_node_of(zone, d->ents[i].id)->hash, d->ents[i].id);
 	zone->node_table = slots;
-	zone->node_table_bits = bits;
+	zone->node_table_size = size;
+	zone->node_table_index_bits = index_bits;
 	return APEX_OK;
 }
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "util/arena.h"
 #include "util/error.h"
-#include "util/hash_slots.h"
 #include "zone/node_table.h"
 
 int apex_node_table_build(apex_zone_t *zone)
@@ -11,16 +10,19 @@ int apex_node_table_build(apex_zone_t *zone)
 
 int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena)
 {
-	if (zone->node_count >= UINT32_MAX)
+	unsigned index_bits = apex_node_table_index_bits(zone->id_count);
+	size_t size = apex_node_table_size(zone->node_count);
+
+	if (index_bits == 0 || size > UINT32_MAX)
 		return APEX_ENOMEM;
-	unsigned bits = apex_hash_slots_bits(zone->node_count);
-	uint64_t *slots = apex_arena_calloc(arena, (size_t)1 << bits, sizeof(*slots));
+	uint32_t *slots = apex_arena_calloc(arena, size, sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < zone->node_count; i++)
-		apex_hash_slots_insert(slots, bits, apex_zone_node_at(zone, i)->hash,
-				       zone->order[i]);
+		apex_node_table_insert(slots, (uint32_t)size, index_bits,
+				       apex_zone_node_at(zone, i)->hash, zone->order[i]);
 	zone->node_table = slots;
-	zone->node_table_bits = bits;
+	zone->node_table_size = (uint32_t)size;
+	zone->node_table_index_bits = index_bits;
 	return APEX_OK;
 }

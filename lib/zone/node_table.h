@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Building the exact-match hash table of a zone's name index
- * (zone->node_table): what lets a query find its name, or the closest
- * existing ancestor, without a binary search.
+ * (zone->node_table; its slots: zone/node_slots.h).
  */
 #ifndef APEX_ZONE_NODE_TABLE_H
 #define APEX_ZONE_NODE_TABLE_H
 
+#include "zone/node_slots.h"
 #include "zone/zone.h"
 
 /*
  * Fill zone->node_table from the name index (zone->order), whose nodes'
- * hash fields must be set.
+ * hash fields must be set, for ids below zone->id_count.
  * The table lives in the zone's arena.  Returns 0 or APEX_ENOMEM.
  */
 int apex_node_table_build(apex_zone_t *zone);

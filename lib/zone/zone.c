@@ -8,8 +8,8 @@
 
 #include "dns/rrtype.h"
 #include "util/arena.h"
-#include "util/hash_slots.h"
 #include "zone/lookup_name.h"
+#include "zone/node_slots.h"
 #include "zone/nsec3_bucket.h"
 #include "zone/zone.h"
 
@@ -55,17 +55,20 @@ const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, s
 static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash,
 					  const uint8_t *key, size_t key_size)
 {
-	unsigned bits = zone->node_table_bits;
-	uint32_t mask = (1u << bits) - 1;
-	for (uint32_t i = apex_hash_slots_first(hash, bits);; i = (i + 1) & mask) {
-		uint64_t slot = zone->node_table[i];
+	uint32_t size = zone->node_table_size;
+	unsigned index_bits = zone->node_table_index_bits;
+	for (uint32_t i = apex_node_table_first(hash, size);;) {
+		uint32_t slot = zone->node_table[i];
 		if (slot == 0)
 			return NULL;
-		if (apex_hash_slots_hash(slot) == hash) {
-			const apex_node_t *node = apex_zone_node(zone, apex_hash_slots_index(slot));
+		if (apex_node_table_tag_is(slot, hash, index_bits)) {
+			const apex_node_t *node =
+				apex_zone_node(zone, apex_node_table_id(slot, index_bits));
 			if (node_has_key(node, key, key_size))
 				return node;
 		}
+		if (++i == size)
+			i = 0;
 	}
 }
 

@@ -253,11 +253,13 @@ typedef struct apex_zone {
 	 * big-endian integers (apex_key_prefix()): the binary search
 	 * compares these and reads a key itself only on a tie. */
 	const uint64_t *key_prefixes;
-	/* Exact-match hash table of the name index (util/hash_slots.h):
+	/* Exact-match hash table of the name index (zone/node_slots.h):
 	 * node->hash to the node's id; built by apex_node_table_build()
-	 * once the hashes are set.  1 << node_table_bits slots. */
-	const uint64_t *node_table;
-	unsigned node_table_bits;
+	 * once the hashes are set.  node_table_size slots, each with the id
+	 * in its low node_table_index_bits bits. */
+	const uint32_t *node_table;
+	uint32_t node_table_size;
+	unsigned node_table_index_bits;
 
 	const apex_rrset_t *soa; /* never NULL in a loaded zone */
 	uint32_t serial;

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The slots of a zone's name hash table (zone->node_table, built by
+ * zone/node_table.h): what lets a query find its name, or the closest
+ * existing ancestor, without a binary search.
+ *
+ * zone->node_table_size slots of 32 bits, probed linearly, at most half
+ * full (a quarter in small zones).  A slot holds the node's id + 1 in its low node_table_index_bits
+ * bits (0 is a free slot) and, above them, the same high bits of the
+ * node's name hash (a tag): a probe reads a node only when the tags
+ * agree, which for another node is about once in 2^(32 - index bits)
+ * probes (once in 500 for 4.7 million nodes).  The first slot scales the
+ * mixed hash to the table's size with a multiply and a shift, so the
+ * size need not be a power of two: in a large zone twice the nodes, not
+ * up to four times (a 10M-record TLD: 38 MB, not 134 with 8-byte slots).
+ */
+#ifndef APEX_ZONE_NODE_SLOTS_H
+#define APEX_ZONE_NODE_SLOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Slots for n nodes, in whole cache lines: four times as many while that
+ * is at most 2^18 slots (1 MiB: such a table stays in the caches, and a
+ * sparser one means fewer probes for a name that is not there), then at
+ * least 2^18 and twice as many (a large table's every probe is a cache
+ * miss, in the same line as the next, and its memory counts). */
+static inline size_t apex_node_table_size(size_t n)
+{
+	size_t size = 4 * n < ((size_t)1 << 18) ? 4 * n : (size_t)1 << 18;
+	if (size < 2 * n)
+		size = 2 * n;
+	return (size + 16) & ~(size_t)15;
+}
+
+/* Bits of a slot that hold id + 1 for ids below id_count (at most 31,
+ * so that the tag has a bit; 0 if id_count is too large). */
+static inline unsigned apex_node_table_index_bits(size_t id_count)
+{
+	unsigned bits = 1;
+	while (bits < 32 && ((size_t)1 << bits) <= id_count)
+		bits++;
+	return bits < 32 ? bits : 0;
+}
+
+/* First slot to probe of size.  The multiply spreads the hash's bits
+ * (FNV-1a's low bits depend only on the input's low bits) into the high
+ * bits that the multiply-shift by size takes. */
+static inline uint32_t apex_node_table_first(uint32_t hash, uint32_t size)
+{
+	return (uint32_t)(((uint64_t)(uint32_t)(hash * 0x9E3779B1u) * size) >> 32);
+}
+
+/* The slot of (hash, id). */
+static inline uint32_t apex_node_table_slot(uint32_t hash, uint32_t id, unsigned index_bits)
+{
+	return (hash >> index_bits << index_bits) | (id + 1);
+}
+
+/* Whether a used slot's tag is that of hash. */
+static inline int apex_node_table_tag_is(uint32_t slot, uint32_t hash, unsigned index_bits)
+{
+	return ((slot ^ hash) >> index_bits) == 0;
+}
+
+/* The id a used slot maps to. */
+static inline uint32_t apex_node_table_id(uint32_t slot, unsigned index_bits)
+{
+	return (slot & ((1u << index_bits) - 1)) - 1;
+}
+
+/* Insert (hash, id) into slots (size of them, zeroed at first, fewer
+ * used than size). */
+static inline void apex_node_table_insert(uint32_t *slots, uint32_t size, unsigned index_bits,
+					  uint32_t hash, uint32_t id)
+{
+	uint32_t i = apex_node_table_first(hash, size);
+	while (slots[i] != 0)
+		if (++i == size)
+			i = 0;
+	slots[i] = apex_node_table_slot(hash, id, index_bits);
+}
+
+#endif
