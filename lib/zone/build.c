@@ -16,6 +16,7 @@
  * The precomputed referrals and negative answers are a step of their own
  * after this one, in the query layer (query/precompute.h).
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,7 +421,7 @@ static int own_structure_part(void *ctx, size_t begin, size_t end)
 	structure_job_t *j = ctx;
 	for (size_t i = begin; i < end; i++) {
 		apex_node_t *node = &j->nodes[i];
-		j->prefixes[i] = apex_key_prefix(node->key, node->key_size);
+		j->prefixes[i] = apex_key_prefix(apex_node_key(node), node->key_size);
 		uint16_t flags = 0;
 		node->parent = j->descs[i].parent; /* UINT32_MAX is APEX_NODE_NONE */
 		if (i == 0)
@@ -583,7 +584,7 @@ int apex_build_additional(build_t *bd, apex_arena_t *arena, const apex_node_t *n
 		uint8_t key[APEX_KEY_MAX];
 		size_t key_size = apex_name_key(target, key, NULL);
 		bool in_domain = referral && key_size >= node->key_size &&
-				 memcmp(key, node->key, node->key_size) == 0;
+				 memcmp(key, apex_node_key(node), node->key_size) == 0;
 		if (key_size < zone->origin_key_size ||
 		    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
 			continue; /* not in this zone */
@@ -652,13 +653,14 @@ uint32_t apex_build_wildcard_nsec(const apex_zone_t *zone, const apex_node_t *no
 		return APEX_NODE_NONE;
 	/* The key of "*.<name>": the node's key, then the label "*". */
 	uint8_t key[APEX_KEY_MAX];
-	memcpy(key, node->key, node->key_size);
+	memcpy(key, apex_node_key(node), node->key_size);
 	key[node->key_size] = '*';
 	key[node->key_size + 1] = 0;
 	size_t key_size = (size_t)node->key_size + 2;
 	/* Usually no name sorts between the node and its wildcard: the
 	 * next node, if below this one, comes after "*.<name>". */
-	if (next == NULL || apex_key_compare(next->key, next->key_size, key, key_size) > 0)
+	if (next == NULL ||
+	    apex_key_compare(apex_node_key(next), next->key_size, key, key_size) > 0)
 		return node->nsec;
 	uint8_t wild[APEX_NAME_MAX];
 	wild[0] = 1;
@@ -1208,7 +1210,7 @@ static int fill_part(fill_part_t *p)
 				ent->labels = descs[d].labels;
 				ent->name = name_ancestor(o->name, o->labels, ent->labels);
 				ent->name_size = (uint8_t)apex_name_size(ent->name);
-				ent->key = o->key;
+				assert(ent->name + ent->name_size == o->key);
 				ent->key_size = label_ends[ent->labels];
 				ent->rrsets = rrset_next; /* none */
 				d++;
@@ -1217,8 +1219,8 @@ static int fill_part(fill_part_t *p)
 		}
 		node->name = o->name;
 		node->name_size = o->name_size;
-		node->key = o->key;
 		node->key_size = o->key_size;
+		assert(apex_node_key(node) == o->key);
 		node->labels = o->labels;
 		rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
 	}

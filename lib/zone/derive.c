@@ -39,7 +39,7 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const apex_node_t *n = apex_zone_nsec3_owner_at(zone, mid);
-		int c = apex_key_compare(n->key, n->key_size, key, key_size);
+		int c = apex_key_compare(apex_node_key(n), n->key_size, key, key_size);
 		if (c == 0)
 			return n;
 		if (c < 0)
@@ -150,7 +150,8 @@ static int match_owner(derive_t *d, uint32_t r)
 	    memcmp(node->name, o->name, o->name_size) != 0)
 		return APEX_ENOTSUP;
 	bool is_apex = node->id == d->old->apex->id;
-	bool nsec3_owner = !is_apex && apex_zone_find(d->old, node->key, node->key_size) != node;
+	bool nsec3_owner =
+		!is_apex && apex_zone_find(d->old, apex_node_key(node), node->key_size) != node;
 	if (apex_build_check_owner(&d->bd, r, is_apex) != APEX_OK ||
 	    apex_build_only_nsec3(&d->bd, r) != nsec3_owner)
 		return APEX_ENOTSUP;
@@ -174,7 +175,7 @@ static int find_removed(derive_t *d)
 		d->old_records += node_record_count(d->old, node);
 		if (apex_derive_marked(d->changed, id))
 			continue;
-		if (apex_zone_find(d->old, node->key, node->key_size) == node)
+		if (apex_zone_find(d->old, apex_node_key(node), node->key_size) == node)
 			d->removed[d->removed_count++] = id;
 		else
 			d->removed_nsec3[d->removed_nsec3_count++] = id;

@@ -8,6 +8,7 @@
  * (their ids after the new names'), those a removed one leaves with
  * nothing below are removed.
  */
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,9 @@ void apex_derive_init_fresh(apex_derive_t *d, uint32_t r, apex_node_t *node)
 
 	memset(node, 0, sizeof(*node));
 	node->name = o->name;
-	node->key = o->key;
 	node->key_size = o->key_size;
 	node->name_size = o->name_size;
+	assert(apex_node_key(node) == o->key);
 	node->labels = o->labels;
 	node->id = d->ids[r];
 	node->parent = node->cut = node->wildcard_child = APEX_NODE_NONE;
@@ -150,8 +151,8 @@ static int init_ents(apex_derive_t *d)
 		memset(node, 0, sizeof(*node));
 		node->name = e->name;
 		node->name_size = (uint8_t)apex_name_size(e->name);
-		node->key = e->key;
 		node->key_size = e->key_size;
+		assert(apex_node_key(node) == e->key);
 		node->labels = e->labels;
 		node->id = e->id;
 		node->parent = node->cut = node->wildcard_child = APEX_NODE_NONE;
@@ -163,7 +164,7 @@ static int init_ents(apex_derive_t *d)
 /* a's key starts with key (a is at or below that name). */
 static bool at_or_below(const apex_node_t *a, const uint8_t *key, size_t key_size)
 {
-	return a->key_size >= key_size && memcmp(a->key, key, key_size) == 0;
+	return a->key_size >= key_size && memcmp(apex_node_key(a), key, key_size) == 0;
 }
 
 /* A name of the new version lies below the empty non-terminal ent: a name
@@ -172,10 +173,10 @@ static bool keeps_child(const apex_derive_t *d, const apex_node_t *ent, const ui
 {
 	const apex_zone_t *old = d->old;
 
-	for (size_t i = apex_zone_rank(old, ent->key, ent->key_size) + 1; i < old->node_count;
-	     i++) {
+	for (size_t i = apex_zone_rank(old, apex_node_key(ent), ent->key_size) + 1;
+	     i < old->node_count; i++) {
 		const apex_node_t *n = apex_zone_node_at(old, i);
-		if (!at_or_below(n, ent->key, ent->key_size))
+		if (!at_or_below(n, apex_node_key(ent), ent->key_size))
 			break;
 		if (!apex_derive_marked(gone, n->id))
 			return true;
@@ -183,7 +184,7 @@ static bool keeps_child(const apex_derive_t *d, const apex_node_t *ent, const ui
 	for (size_t r = 0; r < d->bd.b->owner_count; r++) {
 		const apex_build_owner_t *o = &d->bd.b->owners[r];
 		if (d->fresh[r] && o->key_size > ent->key_size &&
-		    memcmp(o->key, ent->key, ent->key_size) == 0)
+		    memcmp(o->key, apex_node_key(ent), ent->key_size) == 0)
 			return true;
 	}
 	return false;
@@ -235,10 +236,10 @@ static int removed_ranks(apex_derive_t *d, const uint8_t *gone, size_t *ranks)
 
 	for (size_t i = 0; i < d->removed_count; i++) {
 		const apex_node_t *node = apex_zone_node_of(old, d->removed[i]);
-		ranks[i] = apex_zone_rank(old, node->key, node->key_size);
+		ranks[i] = apex_zone_rank(old, apex_node_key(node), node->key_size);
 		for (size_t j = ranks[i] + 1; j < old->node_count; j++) {
 			const apex_node_t *below = apex_zone_node_at(old, j);
-			if (!at_or_below(below, node->key, node->key_size))
+			if (!at_or_below(below, apex_node_key(node), node->key_size))
 				break;
 			if (!apex_derive_marked(gone, below->id))
 				return APEX_ENOTSUP; /* a name below a removed one would stay */

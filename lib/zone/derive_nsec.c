@@ -96,7 +96,8 @@ static int relink_ancestors(apex_derive_t *d, const uint8_t *name)
 		size_t rank = apex_zone_rank(zone, key, key_size);
 		const apex_node_t *node =
 			rank < zone->node_count ? apex_zone_node_at(zone, rank) : NULL;
-		if (node != NULL && apex_key_compare(node->key, node->key_size, key, key_size) == 0)
+		if (node != NULL &&
+		    apex_key_compare(apex_node_key(node), node->key_size, key, key_size) == 0)
 			rc = relink_wildcards(d, rank, rank + 1);
 	}
 	return rc;
@@ -112,11 +113,11 @@ static void find_places(const apex_derive_t *d, size_t *ranks, size_t *count)
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
 		if (d->fresh[r] && !d->bd.owner_is_nsec3[r]) {
 			const apex_node_t *n = apex_zone_node_of(zone, d->ids[r]);
-			ranks[(*count)++] = apex_zone_rank(zone, n->key, n->key_size);
+			ranks[(*count)++] = apex_zone_rank(zone, apex_node_key(n), n->key_size);
 		}
 	for (size_t i = 0; i < d->removed_count; i++) {
 		const apex_node_t *n = apex_zone_node_of(d->old, d->removed[i]);
-		ranks[(*count)++] = apex_zone_rank(zone, n->key, n->key_size);
+		ranks[(*count)++] = apex_zone_rank(zone, apex_node_key(n), n->key_size);
 	}
 	for (size_t i = 0; i < d->ent_count; i++)
 		ranks[(*count)++] = apex_zone_rank(zone, d->ents[i].key, d->ents[i].key_size);

@@ -41,8 +41,8 @@ static int merge_owners(apex_derive_t *d, const uint8_t *gone, apex_arena_t *are
 			const apex_build_owner_t *o = &b->owners[r];
 			if (!d->fresh[r] || !d->bd.owner_is_nsec3[r])
 				continue;
-			if (n != NULL &&
-			    apex_key_compare(o->key, o->key_size, n->key, n->key_size) > 0)
+			if (n != NULL && apex_key_compare(o->key, o->key_size, apex_node_key(n),
+							  n->key_size) > 0)
 				break;
 			if (k == count)
 				return APEX_ENOTSUP; /* cannot happen: the counts agree */

@@ -100,11 +100,16 @@ int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *
 		return APEX_ENOMEM;
 	apex_build_owner_t *o = &s->owners[s->owner_count];
 	*o = *like;
-	/* In scratch memory: the build copies them in canonical order. */
-	o->name = apex_sink_dup(s->scratch, like->name, like->name_size);
-	o->key = apex_sink_dup(s->scratch, like->key, like->key_size);
-	if (o->name == NULL || o->key == NULL)
+	/* In scratch memory: the build copies them in canonical order.  The
+	 * key follows the name, as in a node (apex_node_key()). */
+	uint8_t *copy =
+		apex_arena_alloc_packed(s->scratch, (size_t)like->name_size + like->key_size);
+	if (copy == NULL)
 		return APEX_ENOMEM;
+	memcpy(copy, like->name, like->name_size);
+	memcpy(copy + like->name_size, like->key, like->key_size);
+	o->name = copy;
+	o->key = copy + like->name_size;
 	s->table[slot] = slot_of(hash, s->owner_count);
 	*index = s->last_owner = (uint32_t)s->owner_count;
 	s->have_last = true;

@@ -28,7 +28,8 @@ size_t apex_zone_rank(const apex_zone_t *zone, const uint8_t *key, size_t key_si
 			less = prefixes[mid] < prefix;
 		} else {
 			const apex_node_t *node = apex_zone_node_at(zone, mid);
-			less = apex_key_compare(node->key, node->key_size, key, key_size) < 0;
+			less = apex_key_compare(apex_node_key(node), node->key_size, key,
+						key_size) < 0;
 		}
 		if (less)
 			lo = mid + 1;
@@ -40,7 +41,7 @@ size_t apex_zone_rank(const apex_zone_t *zone, const uint8_t *key, size_t key_si
 
 static bool node_has_key(const apex_node_t *node, const uint8_t *key, size_t key_size)
 {
-	return node->key_size == key_size && memcmp(node->key, key, key_size) == 0;
+	return node->key_size == key_size && memcmp(apex_node_key(node), key, key_size) == 0;
 }
 
 const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size)

@@ -112,7 +112,7 @@ typedef struct apex_nsec3 apex_nsec3_t;
 #define APEX_NODE_NONE UINT32_MAX
 
 /* Nodes per page of a version's nodes (zone->node_pages): 512 nodes of
- * 64 bytes, 32 KiB. */
+ * 56 bytes, 28 KiB. */
 #define APEX_NODE_PAGE_BITS 9
 #define APEX_NODE_PAGE (1u << APEX_NODE_PAGE_BITS)
 
@@ -122,8 +122,9 @@ typedef struct apex_nsec3 apex_nsec3_t;
  * encloser of any name is found by exact lookups of its ancestors.
  */
 typedef struct apex_node {
-	const uint8_t *name; /* wire format, case as in the zone file */
-	const uint8_t *key;  /* lookup key (dns/name.h) */
+	/* Wire format, case as in the zone file, followed by the lookup key
+	 * (dns/name.h; apex_node_key()): one pointer for both. */
+	const uint8_t *name;
 	uint16_t key_size;
 	uint8_t name_size;
 	uint8_t labels; /* apex_name_labels(name) */
@@ -165,6 +166,14 @@ typedef struct apex_node {
 		uint32_t wildcard_nsec;
 	};
 } apex_node_t;
+
+/* The node's lookup key, which follows its name in memory (an empty
+ * non-terminal's name is the end of a name below it, whose key follows,
+ * and its key a prefix of that key). */
+static inline const uint8_t *apex_node_key(const apex_node_t *node)
+{
+	return node->name + node->name_size;
+}
 
 /* One NSEC3 record owner (hash.zone), kept apart from the name index. */
 struct apex_nsec3 {

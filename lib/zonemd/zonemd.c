@@ -220,7 +220,8 @@ static int put_zone(digest_ctx_t *c)
 			j < z->nsec3_owner_count ? apex_zone_nsec3_owner_at(z, j) : NULL;
 
 		if (b == NULL ||
-		    (a != NULL && apex_key_compare(a->key, a->key_size, b->key, b->key_size) < 0)) {
+		    (a != NULL && apex_key_compare(apex_node_key(a), a->key_size, apex_node_key(b),
+						   b->key_size) < 0)) {
 			rc = put_node(c, a);
 			i++;
 		} else {

@@ -142,13 +142,13 @@ static void check_zone(const apex_zone_t *zone)
 		if (i > 0) {
 			const apex_node_t *p = apex_zone_node_at(zone, i - 1);
 			size_t common = p->key_size < n->key_size ? p->key_size : n->key_size;
-			int c = memcmp(p->key, n->key, common);
+			int c = memcmp(apex_node_key(p), apex_node_key(n), common);
 			if (c > 0 || (c == 0 && p->key_size >= n->key_size))
 				abort(); /* not in strict canonical order */
 			if (n->parent == APEX_NODE_NONE)
 				abort(); /* only the apex has no parent */
 		}
-		if (apex_zone_find(zone, n->key, n->key_size) != n)
+		if (apex_zone_find(zone, apex_node_key(n), n->key_size) != n)
 			abort();
 		for (uint16_t r = 1; r < n->rrset_count; r++) {
 			if (n->rrsets[r - 1].type >= n->rrsets[r].type)

@@ -973,7 +973,8 @@ static void assert_same_structure(const apex_zone_t *a, const apex_zone_t *b, co
 					{ x->wildcard_nsec3, y->wildcard_nsec3 } };
 
 		apex_name_to_str(x->name, name, sizeof(name));
-		if (x->key_size != y->key_size || memcmp(x->key, y->key, x->key_size) != 0 ||
+		if (x->key_size != y->key_size ||
+		    memcmp(apex_node_key(x), apex_node_key(y), x->key_size) != 0 ||
 		    x->flags != y->flags)
 			fail_msg("%s: name %zu: derived %s flags %#x, scratch flags %#x "
 				 "(APEX_TEST_SEED=%llu)",
