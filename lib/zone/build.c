@@ -1017,7 +1017,6 @@ int apex_build_set_soa(build_t *bd)
 typedef struct index_arrays {
 	apex_node_t *nodes;       /* desc_count */
 	apex_node_t *nsec3_nodes; /* nsec3_node_count */
-	uint32_t *order;          /* desc_count: rank to id */
 	uint32_t *nsec3_owners;   /* nsec3_node_count: their ids */
 	size_t nsec3_node_count;
 	apex_rrset_t *rrsets, *sigs;
@@ -1061,10 +1060,9 @@ static int alloc_index(build_t *bd, size_t desc_count, size_t nsec3_node_count, 
 	a->blob = apex_arena_alloc(arena, blob_size + 1);
 	if (a->nodes == NULL || a->rrsets == NULL || a->sigs == NULL || a->blob == NULL)
 		return APEX_ENOMEM;
-	a->order = apex_arena_alloc(arena, (desc_count + 1) * sizeof(*a->order));
 	a->nsec3_owners =
 		apex_arena_alloc(arena, (a->nsec3_node_count + 1) * sizeof(*a->nsec3_owners));
-	if (a->order == NULL || a->nsec3_owners == NULL)
+	if (a->nsec3_owners == NULL)
 		return APEX_ENOMEM;
 	/* The pages of a whole build lie back to back in the one array. */
 	size_t ids = desc_count + a->nsec3_node_count;
@@ -1078,8 +1076,6 @@ static int alloc_index(build_t *bd, size_t desc_count, size_t nsec3_node_count, 
 	bd->zone->id_count = ids;
 	for (size_t i = 0; i < a->nsec3_node_count; i++)
 		a->nsec3_owners[i] = (uint32_t)(desc_count + i); /* in owner rank order */
-	for (size_t i = 0; i < desc_count; i++)
-		a->order[i] = (uint32_t)i; /* a whole build gives the names ids in order */
 	for (size_t i = 0; i < desc_count + a->nsec3_node_count; i++) {
 		apex_node_t *node = &a->nodes[i];
 		node->id = (uint32_t)i;
@@ -1270,7 +1266,7 @@ static int fill_nodes(build_t *bd, fill_plan_t *plan, const index_arrays_t *a)
 
 /* The name index in the zone: key prefixes, structure, RRSIG links. */
 static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_count,
-			 apex_node_t *nodes, const uint32_t *order)
+			 apex_node_t *nodes)
 {
 	apex_zone_t *zone = bd->zone;
 	uint64_t *prefixes = apex_arena_alloc(zone->arena, desc_count * sizeof(*prefixes));
@@ -1280,7 +1276,7 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 	(void)apex_parallel_for(desc_count, bd->b->threads, atomic_load(&apex_build_part_min),
 				own_structure_part, &job);
 	zone->key_prefixes = prefixes;
-	zone->order = order;
+	zone->order = NULL; /* a whole build gives the names ids in rank order */
 	zone->node_count = desc_count;
 	zone->apex = &nodes[0];
 	zone->record_count = bd->b->rr_count;
@@ -1359,7 +1355,7 @@ static int build_index(build_t *bd)
 		 * (40 bytes a record) goes before the rest is built. */
 		free(b->rrs);
 		b->rrs = NULL;
-		rc = publish_index(bd, descs, desc_count, arrays.nodes, arrays.order);
+		rc = publish_index(bd, descs, desc_count, arrays.nodes);
 	}
 	free(descs);
 	apex_build_profile_step(&b->profile, APEX_BUILD_INDEX);

@@ -284,7 +284,11 @@ static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *aren
 			rc = APEX_ENOTSUP; /* cannot happen: the counts agree */
 			break;
 		}
-		memcpy(order + k, old->order + src, (stop - src) * sizeof(*order));
+		if (old->order != NULL)
+			memcpy(order + k, old->order + src, (stop - src) * sizeof(*order));
+		else
+			for (size_t i = 0; i < stop - src; i++)
+				order[k + i] = (uint32_t)(src + i);
 		memcpy(prefixes + k, old->key_prefixes + src, (stop - src) * sizeof(*prefixes));
 		k += stop - src;
 		src = stop;

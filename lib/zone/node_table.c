@@ -20,7 +20,7 @@ int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < zone->node_count; i++)
 		apex_node_table_insert(slots, (uint32_t)size, index_bits,
-				       apex_zone_node_at(zone, i)->hash, zone->order[i]);
+				       apex_zone_node_at(zone, i)->hash, apex_zone_id_at(zone, i));
 	zone->node_table = slots;
 	zone->node_table_size = (uint32_t)size;
 	zone->node_table_index_bits = index_bits;

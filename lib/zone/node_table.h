@@ -10,7 +10,7 @@
 #include "zone/zone.h"
 
 /*
- * Fill zone->node_table from the name index (zone->order), whose nodes'
+ * Fill zone->node_table from the name index (apex_zone_id_at()), whose nodes'
  * hash fields must be set, for ids below zone->id_count.
  * The table lives in the zone's arena.  Returns 0 or APEX_ENOMEM.
  */

@@ -252,7 +252,8 @@ typedef struct apex_zone {
 	const apex_node_t *const *node_pages;
 	size_t id_count;
 	/* Name index: every node except NSEC3 owners, in canonical order:
-	 * order[rank] is the id of the rank-th (apex_zone_node_at()).  The
+	 * order[rank] is the id of the rank-th (apex_zone_id_at()); NULL
+	 * when that is rank itself, as a whole build numbers the names.  The
 	 * NSEC3 owners are listed in nsec3_owners (all) and nsec3 (the
 	 * chain, by hash). */
 	const uint32_t *order;
@@ -364,9 +365,15 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
 }
 
 /* The node of the name index at rank (< node_count), in canonical order. */
+/* The id of the rank-th node of the name index (rank < node_count). */
+static inline uint32_t apex_zone_id_at(const apex_zone_t *zone, size_t rank)
+{
+	return zone->order != NULL ? zone->order[rank] : (uint32_t)rank;
+}
+
 static inline const apex_node_t *apex_zone_node_at(const apex_zone_t *zone, size_t rank)
 {
-	return apex_zone_node_of(zone, zone->order[rank]);
+	return apex_zone_node_of(zone, apex_zone_id_at(zone, rank));
 }
 
 /* The i-th (< nsec3_owner_count) owner of NSEC3 records only. */

@@ -140,7 +140,7 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 
 	assert_non_null(old_ids);
 	for (size_t r = 0; r < z->node_count; r++)
-		old_ids[r] = z->order[r];
+		old_ids[r] = apex_zone_id_at(z, r);
 	for (size_t i = 0; i < z->nsec3_owner_count; i++)
 		old_ids[z->node_count + i] = z->nsec3_owners[i];
 	for (size_t i = 0; i < total; i++)
@@ -173,7 +173,7 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	for (size_t i = 0; i < total; i++)
 		move_node(s, z, old_ids[i], map);
 	for (size_t r = 0; r < z->node_count; r++)
-		s->order[r] = map[z->order[r]];
+		s->order[r] = map[apex_zone_id_at(z, r)];
 	for (size_t i = 0; i < z->nsec3_owner_count; i++)
 		s->nsec3_owners[i] = map[z->nsec3_owners[i]];
 	for (size_t i = 0; i < z->nsec3_count; i++) {
