@@ -904,6 +904,7 @@ int apex_build_rdata_nodes(apex_zone_t *zone, apex_rrset_t *rrset)
  * after; it counts its missing glue in its own copy of the build state.
  */
 #define LINK_PARTS_MAX 16
+#define LINK_AHEAD 8 /* nodes */
 
 typedef struct link_part {
 	build_t bd;
@@ -938,6 +939,14 @@ static int link_parts(void *ctx, size_t begin, size_t end)
 		uint32_t *slots = part->at;
 		for (size_t i = part->begin; i < part->end && rc == APEX_OK; i++) {
 			apex_node_t *node = &part->nodes[i];
+			/* The RDATA lies in file order, the nodes in canonical
+			 * order: ask for a later node's first RDATA now, so that
+			 * its cache miss overlaps this node's work. */
+			if (i + LINK_AHEAD < part->end) {
+				const apex_node_t *ahead = &part->nodes[i + LINK_AHEAD];
+				if (ahead->rrset_count > 0)
+					__builtin_prefetch(ahead->rrsets[0].rdata);
+			}
 			for (uint16_t k = 0; k < node->rrset_count && rc == APEX_OK; k++) {
 				apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
 				if (apex_build_wants_additional(node, set))
@@ -1177,10 +1186,14 @@ static int fill_plan(build_t *bd, const node_desc_t *descs, fill_plan_t *plan)
 /*
  * Fill the nodes of owners [p->first, p->end): owners in rank order; the
  * node array is in the same order with empty non-terminals before their
- * first descendant.  Names and keys of owners stay where the loader
- * wrote them, in the version's arena (build.h); empty non-terminals
- * share their descendant's.
+ * first descendant.  Names and keys of owners are where the sort copied
+ * them, in canonical order (build_sort.c); empty non-terminals share
+ * their descendant's.  The records' RDATA lies in file order: a later
+ * owner's is asked for ahead (FILL_AHEAD), so that its cache miss
+ * overlaps this owner's work.
  */
+#define FILL_AHEAD 8 /* owners */
+
 static int fill_part(fill_part_t *p)
 {
 	build_t *bd = &p->bd;
@@ -1194,6 +1207,8 @@ static int fill_part(fill_part_t *p)
 	for (uint32_t r = p->first; r < p->end && rc == APEX_OK; r++) {
 		const apex_build_owner_t *o = &owners[r];
 		apex_node_t *node;
+		if (r + FILL_AHEAD < p->end)
+			__builtin_prefetch(bd->b->rrs[bd->owner_first[r + FILL_AHEAD]].rdata - 2);
 		if (bd->owner_is_nsec3[r]) {
 			node = &p->a->nsec3_nodes[nsec3_index++];
 		} else {

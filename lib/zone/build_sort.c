@@ -28,6 +28,13 @@
 /* A dropped duplicate's owner until the records are compacted. */
 #define OWNER_DROPPED UINT32_MAX
 
+/* The passes below read or write, for each record or owner in turn, a
+ * place that follows another order (the owners' canonical one, the
+ * records' file one): each asks for the place of the one SORT_AHEAD on
+ * first, so that the cache misses overlap instead of following each
+ * other. */
+#define SORT_AHEAD 8
+
 typedef struct sort_job {
 	apex_zone_builder_t *b;
 	size_t skip;             /* bytes of the origin's key that start every key */
@@ -259,6 +266,8 @@ static int count_records(void *ctx, size_t begin, size_t end)
 	sort_job_t *j = ctx;
 	apex_build_rr_t *rrs = j->b->rrs;
 	for (size_t i = begin; i < end; i++) {
+		if (i + SORT_AHEAD < end)
+			__builtin_prefetch(&j->first[j->rank[rrs[i + SORT_AHEAD].owner] + 1], 1);
 		uint32_t r = j->rank[rrs[i].owner];
 		rrs[i].owner = r;
 		__atomic_fetch_add(&j->first[r + 1], 1, __ATOMIC_RELAXED);
@@ -273,6 +282,15 @@ static int scatter_records(void *ctx, size_t begin, size_t end)
 	sort_job_t *j = ctx;
 	const apex_build_rr_t *rrs = j->b->rrs;
 	for (size_t i = begin; i < end; i++) {
+		/* the cursor of a record further on, and the place the cursor
+		 * of a nearer one gives (a hint: another thread may move it) */
+		if (i + 2 * SORT_AHEAD < end)
+			__builtin_prefetch(&j->cursor[rrs[i + 2 * SORT_AHEAD].owner], 1);
+		if (i + SORT_AHEAD < end)
+			__builtin_prefetch(
+				&j->out[__atomic_load_n(&j->cursor[rrs[i + SORT_AHEAD].owner],
+							__ATOMIC_RELAXED)],
+				1);
 		uint32_t at = __atomic_fetch_add(&j->cursor[rrs[i].owner], 1, __ATOMIC_RELAXED);
 		j->out[at] = rrs[i];
 	}
@@ -308,6 +326,9 @@ static int sort_records(void *ctx, size_t begin, size_t end)
 	size_t dropped = 0;
 	for (size_t r = begin; r < end; r++) {
 		size_t first = j->first[r], last = j->first[r + 1];
+		if (r + SORT_AHEAD < end &&
+		    j->first[r + SORT_AHEAD] + 1 < j->first[r + SORT_AHEAD + 1])
+			__builtin_prefetch(rrs[j->first[r + SORT_AHEAD]].canonical);
 		sort_owner_records(rrs, first, last);
 		for (size_t i = first + 1; i < last; i++)
 			if (rrs[i].type == rrs[i - 1].type &&
