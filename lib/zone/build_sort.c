@@ -174,7 +174,14 @@ static int place_owners(void *ctx, size_t begin, size_t end)
 	for (size_t p = begin; p < end; p++) {
 		sort_job_t *j = parts[p].j;
 		const apex_build_owner_t *owners = j->b->owners;
-		for (size_t i = parts[p].begin; i < parts[p].end; i++) {
+		size_t end_p = parts[p].end;
+		for (size_t i = parts[p].begin; i < end_p; i++) {
+			/* the owners lie in file order: the owner two steps
+			 * ahead, then the name of the one a step ahead */
+			if (i + 2 * SORT_AHEAD < end_p)
+				__builtin_prefetch(&owners[j->pairs[i + 2 * SORT_AHEAD].value]);
+			if (i + SORT_AHEAD < end_p)
+				__builtin_prefetch(owners[j->pairs[i + SORT_AHEAD].value].name);
 			uint32_t r = j->starts[i] - 1, index = j->pairs[i].value;
 			j->rank[index] = r;
 			if (i > 0 && j->starts[i] == j->starts[i - 1])
