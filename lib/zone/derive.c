@@ -93,7 +93,8 @@ static int share(derive_t *d)
 	zone->key_prefixes = old->key_prefixes;
 	zone->node_table = old->node_table;
 	zone->node_table_size = old->node_table_size;
-	zone->node_table_index_bits = old->node_table_index_bits;
+	zone->node_table_length = old->node_table_length;
+	zone->node_table_mask = old->node_table_mask;
 	zone->dnssec = old->dnssec;
 	zone->nsec3_params = old->nsec3_params;
 	zone->nsec3 = old->nsec3;

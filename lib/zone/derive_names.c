@@ -385,26 +385,24 @@ static int fresh_nsec3_owner(apex_derive_t *d, uint32_t r)
 	return APEX_OK;
 }
 
-/* Remove the entry of id (whose name hash is hash) from a linear-probing
- * table of old's form (the entries after it in its run move back so that
- * every lookup still finds them). */
+/* Remove the entry of id (whose name hash is hash) from a table of old's
+ * form (zone/node_slots.h): the entries after it in its run move back,
+ * each to the first place at or after its home, so that every lookup
+ * still finds them. */
 static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash, uint32_t id)
 {
-	uint32_t size = old->node_table_size;
-	unsigned index_bits = old->node_table_index_bits;
+	uint32_t size = old->node_table_size, mask = old->node_table_mask;
 	uint32_t i = apex_node_table_first(hash, size);
 
-	while (slots[i] != 0 && apex_node_table_id(slots[i], index_bits) != id)
-		i = i + 1 == size ? 0 : i + 1;
+	while (slots[i] != 0 && apex_node_table_id(slots[i], mask) != id)
+		i++;
 	if (slots[i] == 0)
 		return;
-	for (uint32_t j = i + 1 == size ? 0 : i + 1; slots[j] != 0; j = j + 1 == size ? 0 : j + 1) {
+	for (uint32_t j = i + 1; slots[j] != 0; j++) {
 		/* a slot keeps only the high bits of its hash: the node has it */
-		uint32_t id_j = apex_node_table_id(slots[j], index_bits);
-		uint32_t home = apex_node_table_first(apex_zone_node_of(old, id_j)->hash, size);
-		/* the entry at j may move to i unless its home lies in (i, j] */
-		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (!stays) {
+		const apex_node_t *node =
+			apex_zone_node_of(old, apex_node_table_id(slots[j], mask));
+		if (apex_node_table_first(node->hash, size) <= i) {
 			slots[i] = slots[j];
 			i = j;
 		}
@@ -413,33 +411,39 @@ static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash,
 }
 
 /* The hash table: old's copied, the removed names out, the new ones in;
- * built again when it would be more than half full or an id would not fit
- * its slots. */
+ * built again when it would be more than half full, an id would not fit
+ * its slots or a run its tail. */
 static int update_table(apex_derive_t *d, apex_arena_t *arena)
 {
 	apex_zone_t *zone = d->zone;
 	const apex_zone_t *old = d->old;
-	uint32_t size = old->node_table_size;
-	unsigned index_bits = old->node_table_index_bits;
+	uint32_t size = old->node_table_size, length = old->node_table_length;
+	uint32_t mask = old->node_table_mask;
 
-	if (2 * zone->node_count > size || zone->id_count >= ((size_t)1 << index_bits))
+	if (2 * zone->node_count > size || zone->id_count > mask)
 		return apex_node_table_build_in(zone, arena);
-	uint32_t *slots = apex_arena_memdup(arena, old->node_table, size * sizeof(*slots));
+	uint32_t *slots = apex_arena_memdup(arena, old->node_table, length * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < d->removed_count; i++)
 		table_delete(slots, old, apex_zone_node_of(old, d->removed[i])->hash,
 			     d->removed[i]);
-	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
+	int rc = 0;
+	for (uint32_t r = 0; r < d->bd.b->owner_count && rc == 0; r++)
 		if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
-			apex_node_table_insert(slots, size, index_bits,
-					       apex_zone_node_of(zone, d->ids[r])->hash, d->ids[r]);
-	for (size_t i = 0; i < d->ent_count; i++)
-		apex_node_table_insert(slots, size, index_bits,
-				       apex_zone_node_of(zone, d->ents[i].id)->hash, d->ents[i].id);
+			rc = apex_node_table_insert(slots, size, length, mask,
+						    apex_zone_node_of(zone, d->ids[r])->hash,
+						    d->ids[r]);
+	for (size_t i = 0; i < d->ent_count && rc == 0; i++)
+		rc = apex_node_table_insert(slots, size, length, mask,
+					    apex_zone_node_of(zone, d->ents[i].id)->hash,
+					    d->ents[i].id);
+	if (rc != 0) /* a run reached the tail's end: the copy is left unused */
+		return apex_node_table_build_in(zone, arena);
 	zone->node_table = slots;
 	zone->node_table_size = size;
-	zone->node_table_index_bits = index_bits;
+	zone->node_table_length = length;
+	zone->node_table_mask = mask;
 	return APEX_OK;
 }
 

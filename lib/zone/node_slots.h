@@ -4,15 +4,18 @@
  * zone/node_table.h): what lets a query find its name, or the closest
  * existing ancestor, without a binary search.
  *
- * zone->node_table_size slots of 32 bits, probed linearly, at most half
- * full (a quarter in small zones).  A slot holds the node's id + 1 in its low node_table_index_bits
- * bits (0 is a free slot) and, above them, the same high bits of the
- * node's name hash (a tag): a probe reads a node only when the tags
- * agree, which for another node is about once in 2^(32 - index bits)
- * probes (once in 500 for 4.7 million nodes).  The first slot scales the
- * mixed hash to the table's size with a multiply and a shift, so the
- * size need not be a power of two: in a large zone twice the nodes, not
- * up to four times (a 10M-record TLD: 38 MB, not 134 with 8-byte slots).
+ * 32-bit slots, probed linearly, at most half full (a quarter in small
+ * zones).  A slot holds the node's id + 1 in its low bits, those of
+ * zone->node_table_mask (0 is a free slot), and above them the same high
+ * bits of the node's name hash (a tag): a probe reads a node only when
+ * the tags agree, which for another node is about once in
+ * 2^32 / (mask + 1) probes (once in 500 for 4.7 million nodes).  The
+ * first slot scales the mixed hash to zone->node_table_size with a
+ * multiply and a shift, so the size need not be a power of two: in a
+ * large zone twice the nodes, not up to four times (a 10M-record TLD:
+ * 38 MB, not 134 with 8-byte slots).  A run of used slots never wraps
+ * around: it goes on into a tail past the size (node_table_length slots
+ * in all), whose last slot is always free, so a probe only moves forward.
  */
 #ifndef APEX_ZONE_NODE_SLOTS_H
 #define APEX_ZONE_NODE_SLOTS_H
@@ -33,15 +36,19 @@ static inline size_t apex_node_table_size(size_t n)
 	return (size + 16) & ~(size_t)15;
 }
 
-/* Bits of a slot that hold id + 1 for ids below id_count (at most 31,
- * so that the tag has a bit; 0 if id_count is too large). */
-static inline unsigned apex_node_table_index_bits(size_t id_count)
+/* The slots' id mask for ids below id_count: the smallest 2^k - 1 that
+ * holds id_count, k at most 31 so that the tag has a bit; 0 if id_count
+ * is too large. */
+static inline uint32_t apex_node_table_mask(size_t id_count)
 {
-	unsigned bits = 1;
-	while (bits < 32 && ((size_t)1 << bits) <= id_count)
-		bits++;
-	return bits < 32 ? bits : 0;
+	uint32_t mask = 1;
+	while (mask < id_count && mask < 0x7fffffffu)
+		mask = mask << 1 | 1;
+	return mask >= id_count ? mask : 0;
 }
+
+/* A tail that the table's runs of used slots fit in first, in slots. */
+#define APEX_NODE_TABLE_TAIL 64
 
 /* First slot to probe of size.  The multiply spreads the hash's bits
  * (FNV-1a's low bits depend only on the input's low bits) into the high
@@ -52,33 +59,36 @@ static inline uint32_t apex_node_table_first(uint32_t hash, uint32_t size)
 }
 
 /* The slot of (hash, id). */
-static inline uint32_t apex_node_table_slot(uint32_t hash, uint32_t id, unsigned index_bits)
+static inline uint32_t apex_node_table_slot(uint32_t hash, uint32_t id, uint32_t mask)
 {
-	return (hash >> index_bits << index_bits) | (id + 1);
+	return (hash & ~mask) | (id + 1);
 }
 
 /* Whether a used slot's tag is that of hash. */
-static inline int apex_node_table_tag_is(uint32_t slot, uint32_t hash, unsigned index_bits)
+static inline int apex_node_table_tag_is(uint32_t slot, uint32_t hash, uint32_t mask)
 {
-	return ((slot ^ hash) >> index_bits) == 0;
+	return (slot ^ hash) <= mask;
 }
 
 /* The id a used slot maps to. */
-static inline uint32_t apex_node_table_id(uint32_t slot, unsigned index_bits)
+static inline uint32_t apex_node_table_id(uint32_t slot, uint32_t mask)
 {
-	return (slot & ((1u << index_bits) - 1)) - 1;
+	return (slot & mask) - 1;
 }
 
-/* Insert (hash, id) into slots (size of them, zeroed at first, fewer
- * used than size). */
-static inline void apex_node_table_insert(uint32_t *slots, uint32_t size, unsigned index_bits,
-					  uint32_t hash, uint32_t id)
+/* Insert (hash, id) into slots (length of them, the first size the
+ * homes).  Returns 0, or -1 if the run would take the last slot, which
+ * stays free (the table must then be built with a longer tail). */
+static inline int apex_node_table_insert(uint32_t *slots, uint32_t size, uint32_t length,
+					 uint32_t mask, uint32_t hash, uint32_t id)
 {
 	uint32_t i = apex_node_table_first(hash, size);
 	while (slots[i] != 0)
-		if (++i == size)
-			i = 0;
-	slots[i] = apex_node_table_slot(hash, id, index_bits);
+		i++;
+	if (i + 1 >= length)
+		return -1;
+	slots[i] = apex_node_table_slot(hash, id, mask);
+	return 0;
 }
 
 #endif

@@ -10,19 +10,29 @@ int apex_node_table_build(apex_zone_t *zone)
 
 int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena)
 {
-	unsigned index_bits = apex_node_table_index_bits(zone->id_count);
+	uint32_t mask = apex_node_table_mask(zone->id_count);
 	size_t size = apex_node_table_size(zone->node_count);
 
-	if (index_bits == 0 || size > UINT32_MAX)
-		return APEX_ENOMEM;
-	uint32_t *slots = apex_arena_calloc(arena, size, sizeof(*slots));
-	if (slots == NULL)
-		return APEX_ENOMEM;
-	for (size_t i = 0; i < zone->node_count; i++)
-		apex_node_table_insert(slots, (uint32_t)size, index_bits,
-				       apex_zone_node_at(zone, i)->hash, apex_zone_id_at(zone, i));
-	zone->node_table = slots;
-	zone->node_table_size = (uint32_t)size;
-	zone->node_table_index_bits = index_bits;
-	return APEX_OK;
+	/* A run that reaches past the tail is all but impossible at most
+	 * half full; were it to happen, a table with a longer tail. */
+	for (size_t tail = APEX_NODE_TABLE_TAIL;; tail *= 4) {
+		if (mask == 0 || size + tail > UINT32_MAX)
+			return APEX_ENOMEM;
+		uint32_t *slots = apex_arena_calloc(arena, size + tail, sizeof(*slots));
+		if (slots == NULL)
+			return APEX_ENOMEM;
+		size_t i = 0;
+		while (i < zone->node_count &&
+		       apex_node_table_insert(slots, (uint32_t)size, (uint32_t)(size + tail), mask,
+					      apex_zone_node_at(zone, i)->hash,
+					      apex_zone_id_at(zone, i)) == 0)
+			i++;
+		if (i == zone->node_count) {
+			zone->node_table = slots;
+			zone->node_table_size = (uint32_t)size;
+			zone->node_table_length = (uint32_t)(size + tail);
+			zone->node_table_mask = mask;
+			return APEX_OK;
+		}
+	}
 }

@@ -56,20 +56,20 @@ const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, s
 static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash,
 					  const uint8_t *key, size_t key_size)
 {
-	uint32_t size = zone->node_table_size;
-	unsigned index_bits = zone->node_table_index_bits;
-	for (uint32_t i = apex_node_table_first(hash, size);;) {
-		uint32_t slot = zone->node_table[i];
+	uint32_t mask = zone->node_table_mask;
+	/* runs never wrap around, and end with a free slot */
+	for (const uint32_t *s =
+		     &zone->node_table[apex_node_table_first(hash, zone->node_table_size)];
+	     ; s++) {
+		uint32_t slot = *s;
 		if (slot == 0)
 			return NULL;
-		if (apex_node_table_tag_is(slot, hash, index_bits)) {
+		if (apex_node_table_tag_is(slot, hash, mask)) {
 			const apex_node_t *node =
-				apex_zone_node(zone, apex_node_table_id(slot, index_bits));
+				apex_zone_node(zone, apex_node_table_id(slot, mask));
 			if (node_has_key(node, key, key_size))
 				return node;
 		}
-		if (++i == size)
-			i = 0;
 	}
 }
 

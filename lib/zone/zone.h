@@ -265,11 +265,13 @@ typedef struct apex_zone {
 	const uint64_t *key_prefixes;
 	/* Exact-match hash table of the name index (zone/node_slots.h):
 	 * node->hash to the node's id; built by apex_node_table_build()
-	 * once the hashes are set.  node_table_size slots, each with the id
-	 * in its low node_table_index_bits bits. */
+	 * once the hashes are set.  node_table_length slots, the first
+	 * node_table_size of them the ones a hash starts at; each holds an
+	 * id + 1 in its node_table_mask bits. */
 	const uint32_t *node_table;
 	uint32_t node_table_size;
-	unsigned node_table_index_bits;
+	uint32_t node_table_length;
+	uint32_t node_table_mask;
 
 	const apex_rrset_t *soa; /* never NULL in a loaded zone */
 	uint32_t serial;

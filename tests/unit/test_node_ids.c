@@ -310,19 +310,20 @@ static void real_zones(void **state)
 	same_with_shuffled_ids("fj.zone", "fj.");
 }
 
-/* The node table's slots (zone/node_table.h): the id and the tag come
- * back from a slot at every width, and a run of collisions wraps past the
- * table's end and is found again. */
+/* The node table's slots (zone/node_slots.h): the id and the tag come
+ * back from a slot at every width, a run of collisions goes on past the
+ * homes into the tail and is found again, and an insert that would take
+ * the tail's last slot is refused. */
 static void node_table_slots(void **state)
 {
 	(void)state;
-	assert_int_equal(apex_node_table_index_bits(1), 1);
-	assert_int_equal(apex_node_table_index_bits(2), 2);
-	assert_int_equal(apex_node_table_index_bits(255), 8);
-	assert_int_equal(apex_node_table_index_bits(256), 9);
-	assert_int_equal(apex_node_table_index_bits(4700000), 23);
-	assert_int_equal(apex_node_table_index_bits(0x7fffffff), 31);
-	assert_int_equal(apex_node_table_index_bits(0x80000000u), 0);
+	assert_int_equal(apex_node_table_mask(1), 1);
+	assert_int_equal(apex_node_table_mask(2), 3);
+	assert_int_equal(apex_node_table_mask(255), 255);
+	assert_int_equal(apex_node_table_mask(256), 511);
+	assert_int_equal(apex_node_table_mask(4700000), (1u << 23) - 1);
+	assert_int_equal(apex_node_table_mask(0x7fffffff), 0x7fffffff);
+	assert_int_equal(apex_node_table_mask(0x80000000u), 0);
 	assert_int_equal(apex_node_table_size(1), 16);
 	assert_int_equal(apex_node_table_size(8), 48);
 	assert_int_equal(apex_node_table_size(8887), 35552);
@@ -332,34 +333,36 @@ static void node_table_slots(void **state)
 	static const unsigned widths[] = { 1, 12, 23, 31 };
 	uint32_t hash = 0x12345678;
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
-		unsigned bits = widths[w];
-		uint32_t ids[] = { 0, (1u << bits) - 2, ((1u << bits) - 2) / 3 };
+		uint32_t mask = (1u << widths[w]) - 1;
+		uint32_t ids[] = { 0, mask - 1, (mask - 1) / 3 };
 		for (size_t k = 0; k < 3; k++) {
 			hash = hash * 1103515245u + 12345u;
-			uint32_t slot = apex_node_table_slot(hash, ids[k], bits);
+			uint32_t slot = apex_node_table_slot(hash, ids[k], mask);
 			assert_int_not_equal(slot, 0);
-			assert_int_equal(apex_node_table_id(slot, bits), ids[k]);
-			assert_true(apex_node_table_tag_is(slot, hash, bits));
-			assert_false(apex_node_table_tag_is(slot, hash ^ 0x80000000u, bits));
+			assert_int_equal(apex_node_table_id(slot, mask), ids[k]);
+			assert_true(apex_node_table_tag_is(slot, hash, mask));
+			assert_false(apex_node_table_tag_is(slot, hash ^ 0x80000000u, mask));
 		}
 	}
 
-	/* eight hashes whose first slot is the last of 16 */
-	uint32_t slots[16] = { 0 }, hashes[8];
+	/* 16 homes and a tail of 8: nine hashes whose home is the last */
+	uint32_t slots[24] = { 0 }, hashes[9];
 	size_t found = 0;
-	for (uint32_t h = 1; found < 8; h++)
+	for (uint32_t h = 1; found < 9; h++)
 		if (apex_node_table_first(h, 16) == 15)
 			hashes[found++] = h;
 	for (uint32_t id = 0; id < 8; id++)
-		apex_node_table_insert(slots, 16, 4, hashes[id], id);
-	assert_int_not_equal(slots[15], 0);
-	assert_int_not_equal(slots[6], 0);
-	assert_int_equal(slots[7], 0);
+		assert_int_equal(apex_node_table_insert(slots, 16, 24, 15, hashes[id], id), 0);
+	assert_int_not_equal(slots[22], 0);
+	/* the ninth would take slot 23, the last: refused, nothing written */
+	assert_int_equal(apex_node_table_insert(slots, 16, 24, 15, hashes[8], 8), -1);
+	assert_int_equal(slots[23], 0);
 	for (uint32_t id = 0; id < 8; id++) {
 		uint32_t i = apex_node_table_first(hashes[id], 16);
-		while (apex_node_table_id(slots[i], 4) != id)
-			i = (i + 1) % 16;
-		assert_true(apex_node_table_tag_is(slots[i], hashes[id], 4));
+		while (apex_node_table_id(slots[i], 15) != id)
+			i++;
+		assert_true(i >= 15 && i < 23);
+		assert_true(apex_node_table_tag_is(slots[i], hashes[id], 15));
 	}
 }
 
