@@ -27,6 +27,7 @@
 #include "dns/wire.h"
 #include "query/answer.h"
 #include "query/precompute.h"
+#include "util/arena.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "zone/node_table.h"
@@ -366,10 +367,47 @@ static void node_table_slots(void **state)
 	}
 }
 
+/* A run longer than the table's tail: 70 names whose hashes all start at
+ * the last home.  The build takes a longer tail, and every name is found
+ * past the homes, in the order it was inserted. */
+static void node_table_long_run(void **state)
+{
+	(void)state;
+	enum { NAMES = 70 };
+	static apex_node_t nodes[NAMES];
+	const apex_node_t *page[1] = { nodes };
+	apex_zone_t zone;
+	memset(&zone, 0, sizeof(zone));
+	zone.arena = apex_arena_create();
+	assert_non_null(zone.arena);
+	zone.node_pages = page;
+	zone.id_count = zone.node_count = NAMES;
+	zone.order = NULL;
+	uint32_t size = (uint32_t)apex_node_table_size(NAMES), n = 0;
+	for (uint32_t h = 1; n < NAMES; h++)
+		if (apex_node_table_first(h, size) == size - 1) {
+			nodes[n].id = n;
+			nodes[n].hash = h;
+			n++;
+		}
+	assert_int_equal(apex_node_table_build(&zone), APEX_OK);
+	assert_int_equal(zone.node_table_size, size);
+	assert_true(zone.node_table_length > size + APEX_NODE_TABLE_TAIL);
+	for (uint32_t i = 0; i < NAMES; i++) {
+		uint32_t slot = zone.node_table[size - 1 + i];
+		assert_int_equal(apex_node_table_id(slot, zone.node_table_mask), i);
+		assert_true(apex_node_table_tag_is(slot, nodes[i].hash, zone.node_table_mask));
+	}
+	assert_int_equal(zone.node_table[size - 1 + NAMES], 0);
+	assert_int_equal(zone.node_table[zone.node_table_length - 1], 0);
+	apex_arena_destroy(zone.arena);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(node_table_slots),
+		cmocka_unit_test(node_table_long_run),
 		cmocka_unit_test(feature_zones),
 		cmocka_unit_test(real_zones),
 	};
