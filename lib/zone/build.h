@@ -22,8 +22,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/arena.h"
+#include "util/error.h"
 #include "zone/build_profile.h"
 #include "zone/zone.h"
 
@@ -31,15 +33,32 @@
  * (once per parser thread); apex_zone_build() keeps the entry with the
  * lowest index, which must be the spelling seen first in the file. */
 typedef struct apex_build_owner {
-	/* Wire format, case as first written, and its apex_name_key(): the
-	 * loader's memory, which outlives the build; apex_zone_build() copies
-	 * both into zone->arena, in canonical order. */
+	/* Wire format, case as first written, and its apex_name_key() right
+	 * after it (apex_build_owner_copy()): the loader's scratch memory;
+	 * apex_zone_build() copies both into the version, in canonical
+	 * order. */
 	const uint8_t *name;
 	const uint8_t *key;
 	uint16_t key_size;
 	uint8_t name_size;
 	uint8_t labels; /* apex_name_labels(name) */
 } apex_build_owner_t;
+
+/* Point to's name and key at a copy of from's in arena, the key right
+ * after the name, as a node keeps them (apex_node_key()).  to may be
+ * from.  APEX_OK or APEX_ENOMEM. */
+static inline int apex_build_owner_copy(apex_arena_t *arena, apex_build_owner_t *to,
+					const apex_build_owner_t *from)
+{
+	uint8_t *copy = apex_arena_alloc_packed(arena, (size_t)from->name_size + from->key_size);
+	if (copy == NULL)
+		return APEX_ENOMEM;
+	memcpy(copy, from->name, from->name_size);
+	memcpy(copy + from->name_size, from->key, from->key_size);
+	to->name = copy;
+	to->key = copy + from->name_size;
+	return APEX_OK;
+}
 
 /* One record as read from the file. */
 typedef struct apex_build_rr {

@@ -189,14 +189,8 @@ static int place_owners(void *ctx, size_t begin, size_t end)
 			const apex_build_owner_t *o = &owners[index];
 			apex_build_owner_t *to = &j->sorted[r];
 			*to = *o;
-			uint8_t *copy = apex_arena_alloc_packed(parts[p].arena,
-								(size_t)o->name_size + o->key_size);
-			if (copy == NULL)
+			if (apex_build_owner_copy(parts[p].arena, to, o) != APEX_OK)
 				return APEX_ENOMEM;
-			memcpy(copy, o->name, o->name_size);
-			memcpy(copy + o->name_size, o->key, o->key_size);
-			to->name = copy;
-			to->key = copy + o->name_size;
 		}
 	}
 	return APEX_OK;

@@ -100,16 +100,9 @@ int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *
 		return APEX_ENOMEM;
 	apex_build_owner_t *o = &s->owners[s->owner_count];
 	*o = *like;
-	/* In scratch memory: the build copies them in canonical order.  The
-	 * key follows the name, as in a node (apex_node_key()). */
-	uint8_t *copy =
-		apex_arena_alloc_packed(s->scratch, (size_t)like->name_size + like->key_size);
-	if (copy == NULL)
+	/* In scratch memory: the build copies them in canonical order. */
+	if (apex_build_owner_copy(s->scratch, o, like) != APEX_OK)
 		return APEX_ENOMEM;
-	memcpy(copy, like->name, like->name_size);
-	memcpy(copy + like->name_size, like->key, like->key_size);
-	o->name = copy;
-	o->key = copy + like->name_size;
 	s->table[slot] = slot_of(hash, s->owner_count);
 	*index = s->last_owner = (uint32_t)s->owner_count;
 	s->have_last = true;

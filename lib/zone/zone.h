@@ -366,13 +366,13 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
 	return id == APEX_NODE_NONE ? NULL : apex_zone_node_of(zone, id);
 }
 
-/* The node of the name index at rank (< node_count), in canonical order. */
 /* The id of the rank-th node of the name index (rank < node_count). */
 static inline uint32_t apex_zone_id_at(const apex_zone_t *zone, size_t rank)
 {
 	return zone->order != NULL ? zone->order[rank] : (uint32_t)rank;
 }
 
+/* The node of the name index at rank (< node_count), in canonical order. */
 static inline const apex_node_t *apex_zone_node_at(const apex_zone_t *zone, size_t rank)
 {
 	return apex_zone_node_of(zone, apex_zone_id_at(zone, rank));
