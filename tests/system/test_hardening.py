@@ -360,14 +360,20 @@ def test_tcp_exhaustion(tmp):
     per-client limit), plus 50 over the limit from one of them: the
     50 are closed at once, UDP and a fresh TCP query from 127.0.0.2 are
     answered promptly meanwhile; the slow connections are closed by the
-    I/O timeout (2 s) although they keep sending, the idle ones by the
-    idle timeout (4 s); the counters say so."""
+    I/O timeout (2 s) although they keep sending, while the idle ones,
+    opened before them, are all still open; those are closed by the idle
+    timeout (6 s); the counters say so.  Every check of time is measured
+    from when the connections concerned were opened, so a slow machine
+    cannot turn an idle connection's age into a failure."""
+    idle_timeout, io_timeout = 6, 2
     limit = raise_nofile(2400 + 200)
     if limit < 2300:
         pytest.skip("RLIMIT_NOFILE %d too low for 2000 connections" % limit)
     settings = ["tcp-max-connections: 3000", "tcp-max-connections-per-client: 100",
-                "tcp-idle-timeout: 4", "tcp-io-timeout: 2"]
+                "tcp-idle-timeout: %d" % idle_timeout, "tcp-io-timeout: %d" % io_timeout]
     with Instance(tmp, "tcp", settings) as a:
+        # the idle connections' timers start at the earliest when the first is opened
+        t_idle = time.monotonic()
         idle = connect_many(a.port, ["127.0.0.%d" % i for i in range(10, 20)], 100)
         slow = connect_many(a.port, ["127.0.0.%d" % i for i in range(20, 30)], 100)
         extra = connect_many(a.port, ["127.0.0.10"], 50)
@@ -385,25 +391,32 @@ def test_tcp_exhaustion(tmp):
             assert r.rcode() == dns.rcode.NOERROR and t_udp < 0.5, t_udp
             r, t_tcp = timed(lambda: tcp_ask(a.port, soa_query(), source="127.0.0.2"))
             assert r.rcode() == dns.rcode.NOERROR and t_tcp < 0.5, t_tcp
-            # slowloris: keep dribbling; all closed by the I/O timeout
-            sent = 1
-            while time.monotonic() < t_start + 3.5:
+            # slowloris: keep dribbling a byte every 0.5 s until the I/O
+            # timeout has closed them all (it is at t_start + io_timeout)
+            deadline = t_start + io_timeout + 3
+            while time.monotonic() < deadline and not all(closed_by_server(s) for s in slow):
                 time.sleep(0.5)
-                if sent < 200:
-                    for s in slow:
-                        try:
-                            s.send(b"\x00")
-                        except OSError:
-                            pass
-                    sent += 1
+                for s in slow:
+                    try:
+                        s.send(b"\x00")
+                    except OSError:
+                        pass
                 r, t_udp = timed(lambda: udp_ask(a.port, soa_query()))
                 assert t_udp < 0.5, t_udp
+            t_slow_closed = time.monotonic()
             closed_slow = sum(closed_by_server(s) for s in slow)
             open_idle = sum(not closed_by_server(s) for s in idle)
             assert closed_slow == 1000, closed_slow
+            # their first byte went at t_start (0.2 s for the server's coarse clock)
+            assert t_slow_closed >= t_start + io_timeout - 0.2, \
+                "slow connections closed %.1f s after their first byte" % (t_slow_closed - t_start)
+            # the idle ones were opened before the slow ones: all still open
+            # (checked after the slow ones went, still short of their timeout)
+            assert t_slow_closed < t_idle + idle_timeout, \
+                "machine too slow: %.1f s after the idle connections" % (t_slow_closed - t_idle)
             assert open_idle == 1000, "idle connections closed before tcp-idle-timeout"
-            # the idle ones go at 4 s
-            deadline = t_start + 7
+            # the idle ones go at idle_timeout
+            deadline = time.monotonic() + idle_timeout + 3
             while time.monotonic() < deadline and not all(closed_by_server(s) for s in idle):
                 time.sleep(0.2)
             assert all(closed_by_server(s) for s in idle)
