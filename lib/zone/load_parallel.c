@@ -205,8 +205,6 @@ static apex_load_parallel_t run_chunks(apex_loader_t *ld, chunk_t *chunks,
 		chunks[i].start = bounds[i];
 		chunks[i].end = bounds[i + 1];
 		chunks[i].sink = apex_sink_new();
-		/* Sized for an owner every 256 bytes (about what large
-		 * signed zones have), so that the table rarely grows. */
 		size_t bytes = (size_t)(bounds[i + 1] - bounds[i]);
 		/* Records: room for one every 32 bytes, so that the array
 		 * rarely grows (each growth copies it), chunk 0's for the whole
@@ -214,7 +212,6 @@ static apex_load_parallel_t run_chunks(apex_loader_t *ld, chunk_t *chunks,
 		 * never written are never resident. */
 		size_t whole = (size_t)(bounds[count] - bounds[0]);
 		if (chunks[i].sink == NULL ||
-		    apex_owner_table_resize(chunks[i].sink, bytes / 256) != APEX_OK ||
 		    apex_sink_reserve(chunks[i].sink, (i == 0 ? whole : bytes) / 32) != APEX_OK)
 			return APEX_LOAD_PARALLEL_NOMEM;
 	}

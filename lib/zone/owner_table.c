@@ -1,21 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Owner interning: each distinct owner name of a sink once, found by a
- * hash table of its lookup key (open addressing, load factor at most
- * 1/2), with a shortcut for the owner of the previous record (records
- * usually share owners).  The table belongs to the sink (zone_sink.h).
+ * Owner entries: one for each run of records with the same owner, in the
+ * order of the records.  Records usually share their owner with the
+ * record before, which is checked first.
  *
- * A slot holds the key's 32-bit hash beside the owner's index: a probe
- * reads another owner's key only when the hashes agree, and a resize
- * places every owner again without reading any key.  In a large zone
- * the keys are spread over gigabytes, and most owners are new (every
- * probe a miss): each key read avoided is a cache miss avoided.
+ * An owner met again after other owners gets a new entry, but not a new
+ * copy of its name and key when a small cache of the owners seen last
+ * still holds it: zone files list an owner's records together or close
+ * by.  The build merges entries with the same key.  The cache has a
+ * fixed size, so that it stays in the CPU's cache whatever the zone's
+ * size: a table of every owner, probed at random over hundreds of
+ * megabytes in a TLD of millions of names, cost a cache miss for each new
+ * owner, and made the parse's cost per record grow with the zone.
+ *
+ * A slot holds the key's 32-bit hash beside the entry's index, so that a
+ * probe reads another owner's key only when the hashes agree.  A key
+ * probes the OWNER_CACHE_WAYS slots of its home, in one cache line,
+ * newest first: a new owner goes first, and the oldest leaves.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/error.h"
 #include "zone/zone_sink.h"
+
+#define OWNER_CACHE_SLOTS 8192u /* 64 KiB: a power of two */
+#define OWNER_CACHE_WAYS 4u
 
 static uint32_t key_hash(const uint8_t *key, size_t size)
 {
@@ -33,79 +43,75 @@ static uint64_t slot_of(uint32_t hash, size_t index)
 	return (uint64_t)hash << 32 | (uint32_t)(index + 1);
 }
 
-/* Rebuild the owner table with room for `owners` owners at a load
- * factor of at most 1/2 (at least twice its size). */
-int apex_owner_table_resize(apex_sink_t *s, size_t owners)
-{
-	size_t size = s->table_size ? s->table_size * 2 : 4096;
-	while (size / 2 < owners)
-		size *= 2;
-	uint64_t *table = calloc(size, sizeof(*table));
-	if (table == NULL)
-		return APEX_ENOMEM;
-	for (size_t i = 0; i < s->table_size; i++) {
-		uint64_t entry = s->table[i];
-		if (entry == 0)
-			continue;
-		size_t slot = (entry >> 32) & (size - 1);
-		while (table[slot] != 0)
-			slot = (slot + 1) & (size - 1);
-		table[slot] = entry;
-	}
-	free(s->table);
-	s->table = table;
-	s->table_size = size;
-	return APEX_OK;
-}
-
 static bool owner_is(const apex_build_owner_t *o, const uint8_t *key, size_t key_size)
 {
 	return o->key_size == key_size && memcmp(o->key, key, key_size) == 0;
 }
 
-/* Index of the owner with this key in s (added if new, its name and
- * key copied into s's memory) in *index. */
+/* A new entry at the end of s->owners for `like`: its name and key
+ * copied into s's scratch memory, or shared with the entry `same` (an
+ * earlier one with the same key) unless that is -1.  Its index, or -1
+ * (APEX_ENOMEM). */
+static int64_t owner_add(apex_sink_t *s, const apex_build_owner_t *like, int64_t same)
+{
+	if (s->owner_count == s->owner_cap) {
+		size_t cap = s->owner_cap ? s->owner_cap * 2 : 1024;
+		apex_build_owner_t *p = realloc(s->owners, cap * sizeof(*p));
+		if (p == NULL)
+			return -1;
+		s->owners = p;
+		s->owner_cap = cap;
+	}
+	if (s->owner_count >= UINT32_MAX - 1)
+		return -1;
+	apex_build_owner_t *o = &s->owners[s->owner_count];
+	if (same >= 0) {
+		*o = s->owners[same];
+	} else {
+		*o = *like;
+		/* In scratch memory: the build copies them in canonical order. */
+		if (apex_build_owner_copy(s->scratch, o, like) != APEX_OK)
+			return -1;
+	}
+	return (int64_t)s->owner_count++;
+}
+
+/* The entry of the record being added, whose owner is `like`, in *index:
+ * the last record's if it has the same key, else a new one. */
 int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *index)
 {
 	if (s->have_last && owner_is(&s->owners[s->last_owner], like->key, like->key_size)) {
 		*index = s->last_owner;
 		return APEX_OK;
 	}
-	if ((s->owner_count + 1) * 2 > s->table_size &&
-	    apex_owner_table_resize(s, s->owner_count + 1) != APEX_OK)
-		return APEX_ENOMEM;
-	size_t mask = s->table_size - 1;
-	uint32_t hash = key_hash(like->key, like->key_size);
-	size_t slot = hash & mask;
-	while (s->table[slot] != 0) {
-		uint64_t entry = s->table[slot];
-		uint32_t i = (uint32_t)entry - 1;
-		if ((uint32_t)(entry >> 32) == hash &&
-		    owner_is(&s->owners[i], like->key, like->key_size)) {
-			*index = s->last_owner = i;
-			s->have_last = true;
-			return APEX_OK;
-		}
-		slot = (slot + 1) & mask;
-	}
-	if (s->owner_count == s->owner_cap) {
-		size_t cap = s->owner_cap ? s->owner_cap * 2 : 1024;
-		apex_build_owner_t *p = realloc(s->owners, cap * sizeof(*p));
-		if (p == NULL)
+	if (s->table == NULL) {
+		s->table = calloc(OWNER_CACHE_SLOTS, sizeof(*s->table));
+		if (s->table == NULL)
 			return APEX_ENOMEM;
-		s->owners = p;
-		s->owner_cap = cap;
 	}
-	if (s->owner_count >= UINT32_MAX - 1)
+	uint32_t hash = key_hash(like->key, like->key_size);
+	/* the home's slots, in one cache line */
+	uint64_t *ways = &s->table[hash & (OWNER_CACHE_SLOTS - 1) & ~(OWNER_CACHE_WAYS - 1)];
+	int64_t same = -1;
+	size_t w = 0;
+	for (; w < OWNER_CACHE_WAYS && ways[w] != 0; w++) {
+		uint32_t i = (uint32_t)ways[w] - 1;
+		if ((uint32_t)(ways[w] >> 32) == hash &&
+		    owner_is(&s->owners[i], like->key, like->key_size)) {
+			same = i;
+			break;
+		}
+	}
+	int64_t added = owner_add(s, like, same);
+	if (added < 0)
 		return APEX_ENOMEM;
-	apex_build_owner_t *o = &s->owners[s->owner_count];
-	*o = *like;
-	/* In scratch memory: the build copies them in canonical order. */
-	if (apex_build_owner_copy(s->scratch, o, like) != APEX_OK)
-		return APEX_ENOMEM;
-	s->table[slot] = slot_of(hash, s->owner_count);
-	*index = s->last_owner = (uint32_t)s->owner_count;
+	/* the new entry first; the one it replaces (its own older entry,
+	 * or else the oldest) leaves */
+	if (w == OWNER_CACHE_WAYS)
+		w--;
+	memmove(&ways[1], &ways[0], w * sizeof(*ways));
+	ways[0] = slot_of(hash, (size_t)added);
+	*index = s->last_owner = (uint32_t)added;
 	s->have_last = true;
-	s->owner_count++;
 	return APEX_OK;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A sink: where the records of a zone being loaded go, one per parser
- * thread.  Each record keeps its owner (interned: one entry per distinct
- * name, owner_table.c), its RDATA behind its length and its canonical
+ * thread.  Each record keeps its owner (an entry per run of records with
+ * the same owner, owner_table.c), its RDATA behind its length and its canonical
  * form.  RDATA is packed (no alignment, no per-object header: a
  * record's RDATA is often 4 to 20 bytes) into `keep`, whose memory the
  * version adopts before it is built, so the version uses it where the
@@ -31,8 +31,7 @@ typedef struct apex_sink {
 	apex_arena_t *scratch;
 	apex_build_owner_t *owners;
 	size_t owner_count, owner_cap;
-	uint64_t *table;     /* owner hash table: hash << 32 | index + 1, 0 = empty */
-	size_t table_size;   /* power of two */
+	uint64_t *table;     /* cache of owners: hash << 32 | index + 1, 0 = empty */
 	uint32_t last_owner; /* records usually share owners */
 	bool have_last;
 	apex_build_rr_t *rrs;
@@ -69,11 +68,11 @@ int apex_sink_add_rr(apex_sink_t *s, const uint8_t *owner, uint16_t type, uint32
 		     const uint8_t *rdata, size_t rdlength, const uint8_t *canonical_in,
 		     uint16_t file, uint32_t line);
 
-/* owner_table.c: the index in s of the owner `like` (added if new, its
- * name and key copied into s's memory) in *index. */
+/* owner_table.c: the owner entry of the record being added, whose owner
+ * is `like`, in *index: the last record's when the key is the same, else
+ * a new entry (one per run of records, as build.h asks), its name and key
+ * copied into s's memory unless a cache of recent owners has them.
+ * APEX_OK or APEX_ENOMEM. */
 int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *index);
-
-/* Rebuild s's owner table with room for `owners` owners. */
-int apex_owner_table_resize(apex_sink_t *s, size_t owners);
 
 #endif

@@ -628,6 +628,51 @@ static void test_owner_in_two_chunks(void **state)
 	free(text);
 }
 
+/* An owner met again after tens of thousands of others, on one parser
+ * thread: the loader's cache of recent owners has long forgotten it and
+ * lists it twice; the build makes the two one node, spelled as first
+ * written, with the records of both and a record written in both places
+ * once. */
+static void test_owner_met_again_far_apart(void **state)
+{
+	char err[512], path[300];
+	size_t size = 2 * 1024 * 1024, len = 0;
+	char *text = malloc(size);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, size - len,
+				"$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
+				"@ NS ns1\nns1 A 192.0.2.53\nFar A 192.0.2.1\nfar TXT \"first\"\n");
+	for (int i = 0; i < 50000; i++)
+		len += (size_t)snprintf(text + len, size - len, "h%d A 192.0.2.%d\n", i, i % 250);
+	len += (size_t)snprintf(text + len, size - len,
+				"FAR A 192.0.2.2\nfar A 192.0.2.1\nfar AAAA 2001:db8::1\n");
+	assert_true(len < size - 1);
+
+	atomic_store(&apex_load_threads, 1u);
+	apex_zone_t *zone = NULL;
+	int rc = load_text(text, "example.", &zone, err, sizeof(err), path, sizeof(path));
+	atomic_store(&apex_load_threads, 0u);
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+	const apex_node_t *node = find(zone, "far.example.");
+	assert_non_null(node);
+	assert_memory_equal(node->name,
+			    "\x03"
+			    "Far"
+			    "\x07"
+			    "example",
+			    13);
+	assert_int_equal(node->rrset_count, 3);
+	assert_int_equal(rrset(zone, "far.example.", APEX_TYPE_A)->count, 2);
+	assert_int_equal(rrset(zone, "far.example.", APEX_TYPE_TXT)->count, 1);
+	assert_int_equal(rrset(zone, "far.example.", APEX_TYPE_AAAA)->count, 1);
+	assert_int_equal(zone->record_count, 3 + 50000 + 4);
+	/* every name once: the apex, ns1, far and the 50000 */
+	assert_int_equal(zone->node_count, 3 + 50000);
+	apex_zone_unref(zone);
+	free(text);
+}
+
 /* Everything a node holds that the build sets, folded into *h (FNV-1a). */
 static void fold(uint64_t *h, const void *data, size_t size)
 {
@@ -811,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates_and_canonical_order),
 		cmocka_unit_test(test_rrset_rdata_in_place_or_copied),
 		cmocka_unit_test(test_owner_in_two_chunks),
+		cmocka_unit_test(test_owner_met_again_far_apart),
 		cmocka_unit_test(test_build_in_parts),
 		cmocka_unit_test(test_real_zones),
 	};
