@@ -2,7 +2,8 @@
 /*
  * A stable LSD radix sort of (64-bit key, 32-bit value) pairs, for the
  * zone builder's large sorts: linear in the number of pairs, no
- * comparison callback.
+ * comparison callback.  A pair carries a second 32-bit value along
+ * (its struct's padding otherwise).
  */
 #ifndef APEX_UTIL_RADIX_SORT_H
 #define APEX_UTIL_RADIX_SORT_H
@@ -13,6 +14,7 @@
 typedef struct apex_sort_pair {
 	uint64_t key;
 	uint32_t value;
+	uint32_t extra; /* moves with the pair; not sorted on */
 } apex_sort_pair_t;
 
 /*

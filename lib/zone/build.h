@@ -29,9 +29,12 @@
 #include "zone/build_profile.h"
 #include "zone/zone.h"
 
-/* One owner name.  The loader may list a lookup key more than once
- * (once per parser thread); apex_zone_build() keeps the entry with the
- * lowest index, which must be the spelling seen first in the file. */
+/* One owner name, an entry per run of records: the records of entry i
+ * lie together in apex_zone_builder_t.rrs, after those of entry i - 1
+ * (the sort moves each run as a whole).  The loader may list a lookup
+ * key more than once (an owner met again, or by two parser threads);
+ * apex_zone_build() keeps the entry with the lowest index, which must be
+ * the spelling seen first in the file. */
 typedef struct apex_build_owner {
 	/* Wire format, case as first written, and its apex_name_key() right
 	 * after it (apex_build_owner_copy()): the loader's scratch memory;

@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Step 1 of a build (apex_build_sort() in build_steps.h), in passes over
- * the owners, then over the records, then over the owners again.  Every
- * pass but the radix sort and two prefix sums is split over the build's
+ * Step 1 of a build (apex_build_sort() in build_steps.h): the owner
+ * entries sorted by key, then their runs of records moved, run by run,
+ * into the owners' order, then each owner's records sorted.  Every pass
+ * but the radix sort and a prefix sum is split over the build's
  * threads with apex_parallel_for(): a part reads what it likes of the
- * arrays the pass does not write, and writes only its own items, or slots
- * that only it claims (a record's place, taken with an atomic addition).
- * The result does not depend on the number of parts: owners are ordered
- * by whole key, then by index; records by a total order (owner, type,
+ * arrays the pass does not write, and writes only its own items.  The
+ * result does not depend on the number of parts: owners are ordered by
+ * whole key, then by index; records by a total order (owner, type,
  * RDATA, file position).
+ *
+ * The records lie in file order, the owners' keys at random in it (a
+ * TLD's delegations), so the move reads each run at random; but it
+ * writes in order, and reads a run of records (most owners' records lie
+ * together) where a scatter of the records one by one wrote each at
+ * random.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
 #endif
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,16 +44,18 @@
 
 typedef struct sort_job {
 	apex_zone_builder_t *b;
-	size_t skip;             /* bytes of the origin's key that start every key */
-	bool foreign;            /* a key does not start with them (atomic) */
-	apex_sort_pair_t *pairs; /* (key prefix, owner index), sorted by prefix */
+	size_t skip;         /* bytes of the origin's key that start every key */
+	bool foreign;        /* a key does not start with them (atomic) */
+	bool not_runs;       /* the records do not lie as build.h says (atomic) */
+	uint32_t *run_first; /* owner entry -> its first record; count + 1 entries */
+	/* (key prefix, owner entry, its record count), sorted by prefix;
+	 * then the count becomes where the entry's records go */
+	apex_sort_pair_t *pairs;
 	/* Per sorted position: first 1 where a run of equal prefixes starts,
 	 * then 1 where a new key starts, then (prefix sum) its rank + 1. */
 	uint32_t *starts;
-	uint32_t *rank;             /* owner index -> rank */
 	apex_build_owner_t *sorted; /* owners by rank */
 	uint32_t *first;            /* rank -> its first record; count + 1 entries */
-	uint32_t *cursor;           /* rank -> where its next record goes */
 	apex_build_rr_t *out;       /* records by owner */
 	size_t dropped;             /* duplicates (atomic) */
 } sort_job_t;
@@ -87,6 +96,25 @@ static int owner_pair_compare(const void *pa, const void *pb, void *arg)
 
 /* ------------------------------------------------------------ owners */
 
+/* run_first[e] for the owner entries e of records [begin, end): where
+ * the run of e's records starts.  Sets j->not_runs unless the records
+ * are in runs of entries 0, 1, 2, ... in order. */
+static int find_runs(void *ctx, size_t begin, size_t end)
+{
+	sort_job_t *j = ctx;
+	const apex_build_rr_t *rrs = j->b->rrs;
+	for (size_t i = begin; i < end; i++) {
+		uint32_t e = rrs[i].owner, before = i > 0 ? rrs[i - 1].owner : UINT32_MAX;
+		if (e == before)
+			continue;
+		if (e != before + 1) /* 0 after UINT32_MAX: the first record */
+			__atomic_store_n(&j->not_runs, true, __ATOMIC_RELAXED);
+		else
+			j->run_first[e] = (uint32_t)i;
+	}
+	return APEX_OK;
+}
+
 /* Every key starts with the origin's key; the radix sort orders them by
  * the 8 bytes after it (zero-padded: that order never contradicts the
  * keys' own).  A key that does not start with it sets j->foreign. */
@@ -103,6 +131,7 @@ static int take_prefixes(void *ctx, size_t begin, size_t end)
 		}
 		j->pairs[i].key = apex_key_prefix(o->key + j->skip, o->key_size - j->skip);
 		j->pairs[i].value = (uint32_t)i;
+		j->pairs[i].extra = j->run_first[i + 1] - j->run_first[i];
 	}
 	return APEX_OK;
 }
@@ -155,13 +184,15 @@ static int mark_new_keys(void *ctx, size_t begin, size_t end)
 }
 
 /*
- * Each owner's rank, and the owners by rank under the spelling seen first
- * in the file (the lowest index, which sorts first among equal keys), in
- * parts of sorted positions.  Each owner's name and key are copied, in
- * canonical order, into an arena of the part's that the version's adopts:
- * the loader wrote them in file order (into the sinks' scratch memory),
- * and every later step and every lookup reads them in canonical order,
- * so in a large zone each read would be a cache and TLB miss.
+ * The owners by rank under the spelling seen first in the file (the
+ * lowest index, which sorts first among equal keys), and the records by
+ * rank, in parts of sorted positions.  Each owner's name and key are
+ * copied, in canonical order, into an arena of the part's that the
+ * version's adopts: the loader wrote them in file order (into the sinks'
+ * scratch memory), and every later step and every lookup reads them in
+ * canonical order, so in a large zone each read would be a cache and TLB
+ * miss.  Each entry's run of records goes where the prefix sum of the
+ * counts says (pairs[i].extra), its owner now the rank.
  */
 #define PLACE_PARTS_MAX 16
 
@@ -177,19 +208,39 @@ static int place_owners(void *ctx, size_t begin, size_t end)
 	for (size_t p = begin; p < end; p++) {
 		sort_job_t *j = parts[p].j;
 		const apex_build_owner_t *owners = j->b->owners;
-		size_t end_p = parts[p].end;
+		const apex_build_rr_t *rrs = j->b->rrs;
+		const apex_sort_pair_t *pairs = j->pairs;
+		const uint32_t *run_first = j->run_first;
+		size_t n = j->b->owner_count, end_p = parts[p].end;
 		for (size_t i = parts[p].begin; i < end_p; i++) {
-			/* the owners lie in file order: the owner two steps
-			 * ahead, then the name of the one a step ahead */
-			if (i + 2 * SORT_AHEAD < end_p)
-				__builtin_prefetch(&owners[j->pairs[i + 2 * SORT_AHEAD].value]);
-			if (i + SORT_AHEAD < end_p)
-				__builtin_prefetch(owners[j->pairs[i + SORT_AHEAD].value].name);
-			uint32_t r = j->starts[i] - 1, index = j->pairs[i].value;
-			j->rank[index] = r;
+			/* the owners and records lie in file order: the entry
+			 * and where its run starts two steps ahead, then the
+			 * name and the records of the one a step ahead */
+			if (i + 2 * SORT_AHEAD < end_p) {
+				uint32_t e = pairs[i + 2 * SORT_AHEAD].value;
+				__builtin_prefetch(&owners[e]);
+				__builtin_prefetch(&run_first[e]);
+			}
+			if (i + SORT_AHEAD < end_p) {
+				uint32_t e = pairs[i + SORT_AHEAD].value;
+				const apex_build_rr_t *run = &rrs[run_first[e]];
+				__builtin_prefetch(owners[e].name);
+				__builtin_prefetch(run);
+				__builtin_prefetch(
+					(const char *)(run + run_first[e + 1] - run_first[e]) - 1);
+			}
+			uint32_t r = j->starts[i] - 1, e = pairs[i].value;
+			uint32_t at = pairs[i].extra;
+			uint32_t count =
+				(i + 1 < n ? pairs[i + 1].extra : (uint32_t)j->b->rr_count) - at;
+			const apex_build_rr_t *run = &rrs[run_first[e]];
+			for (uint32_t k = 0; k < count; k++) {
+				j->out[at + k] = run[k];
+				j->out[at + k].owner = r;
+			}
 			if (i > 0 && j->starts[i] == j->starts[i - 1])
 				continue;
-			const apex_build_owner_t *o = &owners[index];
+			const apex_build_owner_t *o = &owners[e];
 			apex_build_owner_t *to = &j->sorted[r];
 			*to = *o;
 			if (apex_build_owner_copy(parts[p].arena, to, o) != APEX_OK)
@@ -219,21 +270,49 @@ static int place_all_owners(sort_job_t *j, size_t n, unsigned threads, size_t mi
 	return rc;
 }
 
-/* Sort the owners by key and merge equal keys: b->owners replaced by the
- * owners by rank, j->rank set.  APEX_OK or APEX_ENOMEM. */
+/* Where each owner entry's run of records starts (j->run_first); APEX_OK,
+ * or APEX_EINVAL if the records are not in runs as build.h asks (the
+ * loader's sinks make them so: cannot happen). */
+static int runs_of_records(sort_job_t *j)
+{
+	apex_zone_builder_t *b = j->b;
+	size_t n = b->owner_count, count = b->rr_count;
+	j->run_first = malloc((n + 1) * sizeof(*j->run_first));
+	if (j->run_first == NULL)
+		return APEX_ENOMEM;
+	apex_parallel_for(count, b->threads, atomic_load(&apex_build_part_min), find_runs, j);
+	if (j->not_runs || (count > 0 ? b->rrs[count - 1].owner + (size_t)1 : 0) != n) {
+		if (b->err_size > 0)
+			snprintf(b->err, b->err_size,
+				 "internal error: records not in runs of owners");
+		return APEX_EINVAL;
+	}
+	j->run_first[n] = (uint32_t)count;
+	return APEX_OK;
+}
+
+/* Sort the owners by key and merge equal keys, and move the records to
+ * their owners' order: b->owners and b->rrs replaced by the owners by
+ * rank and their records, j->first set (each owner's records are not
+ * sorted yet).  APEX_OK, APEX_ENOMEM or APEX_EINVAL (runs_of_records()). */
 static int sort_owners(sort_job_t *j)
 {
 	apex_zone_builder_t *b = j->b;
-	size_t n = b->owner_count;
+	size_t n = b->owner_count, count = b->rr_count;
 	unsigned threads = b->threads;
 	size_t min = atomic_load(&apex_build_part_min);
 	const apex_zone_t *zone = b->zone;
 
+	int rc = runs_of_records(j);
+	if (rc != APEX_OK)
+		return rc;
 	j->pairs = malloc((n ? n : 1) * sizeof(*j->pairs));
 	j->starts = malloc((n ? n : 1) * sizeof(*j->starts));
-	j->rank = malloc((n ? n : 1) * sizeof(*j->rank));
 	j->sorted = malloc((n ? n : 1) * sizeof(*j->sorted));
-	if (j->pairs == NULL || j->starts == NULL || j->rank == NULL || j->sorted == NULL)
+	j->first = malloc((n + 1) * sizeof(*j->first));
+	j->out = malloc((count ? count : 1) * sizeof(*j->out));
+	if (j->pairs == NULL || j->starts == NULL || j->sorted == NULL || j->first == NULL ||
+	    j->out == NULL)
 		return APEX_ENOMEM;
 	j->skip = zone->origin_key_size;
 	apex_parallel_for(n, threads, min, take_prefixes, j);
@@ -241,17 +320,25 @@ static int sort_owners(sort_job_t *j)
 		j->skip = 0;
 		apex_parallel_for(n, threads, min, take_prefixes, j);
 	}
-	int rc = apex_radix_sort(j->pairs, n);
+	rc = apex_radix_sort(j->pairs, n);
 	if (rc != APEX_OK)
 		return rc;
 	apex_parallel_for(n, threads, min, mark_runs, j);
 	apex_parallel_for(n, threads, min, sort_runs, j);
 	apex_parallel_for(n, threads, min, mark_new_keys, j);
-	uint32_t unique = 0;
+	/* ranks, and where each entry's records go: owners with the same
+	 * key are next to each other, so each rank's records are together */
+	uint32_t unique = 0, at = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (j->starts[i])
+			j->first[unique] = at;
 		unique += j->starts[i];
 		j->starts[i] = unique;
+		uint32_t records = j->pairs[i].extra;
+		j->pairs[i].extra = at;
+		at += records;
 	}
+	j->first[unique] = at;
 	rc = place_all_owners(j, n, threads, min);
 	if (rc != APEX_OK)
 		return rc;
@@ -259,47 +346,12 @@ static int sort_owners(sort_job_t *j)
 	b->owners = j->sorted;
 	j->sorted = NULL;
 	b->owner_count = unique;
+	free(b->rrs);
+	b->rrs = j->out; /* sort_records() and compact_records() work on it as j->out */
 	return APEX_OK;
 }
 
 /* ------------------------------------------------------------ records */
-
-/* Records renumbered to owner ranks, and counted per rank. */
-static int count_records(void *ctx, size_t begin, size_t end)
-{
-	sort_job_t *j = ctx;
-	apex_build_rr_t *rrs = j->b->rrs;
-	for (size_t i = begin; i < end; i++) {
-		if (i + SORT_AHEAD < end)
-			__builtin_prefetch(&j->first[j->rank[rrs[i + SORT_AHEAD].owner] + 1], 1);
-		uint32_t r = j->rank[rrs[i].owner];
-		rrs[i].owner = r;
-		__atomic_fetch_add(&j->first[r + 1], 1, __ATOMIC_RELAXED);
-	}
-	return APEX_OK;
-}
-
-/* Each record to a place among its owner's (in no particular order:
- * sort_owner_records() orders them). */
-static int scatter_records(void *ctx, size_t begin, size_t end)
-{
-	sort_job_t *j = ctx;
-	const apex_build_rr_t *rrs = j->b->rrs;
-	for (size_t i = begin; i < end; i++) {
-		/* the cursor of a record further on, and the place the cursor
-		 * of a nearer one gives (a hint: another thread may move it) */
-		if (i + 2 * SORT_AHEAD < end)
-			__builtin_prefetch(&j->cursor[rrs[i + 2 * SORT_AHEAD].owner], 1);
-		if (i + SORT_AHEAD < end)
-			__builtin_prefetch(
-				&j->out[__atomic_load_n(&j->cursor[rrs[i + SORT_AHEAD].owner],
-							__ATOMIC_RELAXED)],
-				1);
-		uint32_t at = __atomic_fetch_add(&j->cursor[rrs[i].owner], 1, __ATOMIC_RELAXED);
-		j->out[at] = rrs[i];
-	}
-	return APEX_OK;
-}
 
 /* Sort the records of one owner, [first, end), by type, RDATA and file
  * position: few records each, so mostly by insertion. */
@@ -365,56 +417,31 @@ static void compact_records(sort_job_t *j)
 	j->first[b->owner_count] = (uint32_t)i;
 }
 
-/* Sort the records by owner rank, type and RDATA and drop duplicates:
- * b->rrs replaced, j->first set.  APEX_OK or APEX_ENOMEM. */
-static int sort_records_by_owner(sort_job_t *j)
+/* Sort each owner's records by type and RDATA and drop duplicates:
+ * b->rrs, j->first updated. */
+static void sort_records_by_owner(sort_job_t *j)
 {
 	apex_zone_builder_t *b = j->b;
-	size_t n = b->owner_count, count = b->rr_count;
-	unsigned threads = b->threads;
-	size_t min = atomic_load(&apex_build_part_min);
-
-	j->first = calloc(n + 1, sizeof(*j->first));
-	if (j->first == NULL)
-		return APEX_ENOMEM;
-	apex_parallel_for(count, threads, min, count_records, j);
-	free(j->rank);
-	j->rank = NULL;
-	for (size_t r = 0; r < n; r++)
-		j->first[r + 1] += j->first[r];
-	j->cursor = malloc((n ? n : 1) * sizeof(*j->cursor));
-	j->out = malloc((count ? count : 1) * sizeof(*j->out));
-	if (j->cursor == NULL || j->out == NULL)
-		return APEX_ENOMEM;
-	memcpy(j->cursor, j->first, n * sizeof(*j->cursor));
-	apex_parallel_for(count, threads, min, scatter_records, j);
-	free(j->cursor);
-	j->cursor = NULL;
-	free(b->rrs);
-	b->rrs = j->out; /* sort_records() and compact_records() work on it as j->out */
-	apex_parallel_for(n, threads, min, sort_records, j);
+	apex_parallel_for(b->owner_count, b->threads, atomic_load(&apex_build_part_min),
+			  sort_records, j);
 	if (j->dropped > 0)
 		compact_records(j);
-	j->out = NULL; /* b's now */
-	return APEX_OK;
 }
 
 int apex_build_sort(apex_zone_builder_t *b, uint32_t **owner_first)
 {
 	sort_job_t j = { .b = b };
 	int rc = sort_owners(&j);
+	free(j.run_first);
 	free(j.pairs);
 	free(j.starts);
 	free(j.sorted);
-	if (rc == APEX_OK)
-		rc = sort_records_by_owner(&j);
-	free(j.rank);
-	free(j.cursor);
-	free(j.out);
 	if (rc != APEX_OK) {
+		free(j.out); /* b->rrs is still the loader's */
 		free(j.first);
 		return rc;
 	}
+	sort_records_by_owner(&j);
 	*owner_first = j.first;
 	return APEX_OK;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Owner entries: one for each run of records with the same owner, in the
- * order of the records.  Records usually share their owner with the
- * record before, which is checked first.
+ * order of the records (build.h asks for this: the build then moves each
+ * run of records as a whole, in the owners' canonical order).  Records
+ * usually share their owner with the record before, which is checked
+ * first.
  *
  * An owner met again after other owners gets a new entry, but not a new
  * copy of its name and key when a small cache of the owners seen last

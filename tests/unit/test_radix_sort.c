@@ -38,6 +38,7 @@ static void check(size_t count, uint64_t mask, uint64_t fixed)
 	for (size_t i = 0; i < count; i++) {
 		pairs[i].key = (next_random(&state) & mask) | fixed;
 		pairs[i].value = (uint32_t)i; /* the position: shows stability */
+		pairs[i].extra = (uint32_t)(i * 7 + 3);
 	}
 	for (size_t i = 0; i < count; i++)
 		want[i] = pairs[i];
@@ -46,6 +47,7 @@ static void check(size_t count, uint64_t mask, uint64_t fixed)
 	for (size_t i = 0; i < count; i++) {
 		assert_true(pairs[i].key == want[i].key);
 		assert_int_equal(pairs[i].value, want[i].value);
+		assert_int_equal(pairs[i].extra, want[i].extra);
 	}
 	free(pairs);
 	free(want);
