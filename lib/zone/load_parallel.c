@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "util/error.h"
+#include "util/parallel.h"
 #include "zone/load_parallel.h"
 #include "zone/load_tuning.h"
 
@@ -264,6 +265,28 @@ static apex_load_parallel_t reserve_merge(chunk_t *chunks, unsigned count)
 	return APEX_LOAD_PARALLEL_DONE;
 }
 
+/* One chunk's records appended to chunk 0's, renumbered: in parts on
+ * the loader's threads (a large zone's are gigabytes, written for the
+ * first time here). */
+typedef struct append_job {
+	apex_build_rr_t *to;
+	const apex_build_rr_t *from;
+	uint32_t owner_offset, seq_offset, line_offset;
+} append_job_t;
+
+static int append_records(void *ctx, size_t begin, size_t end)
+{
+	const append_job_t *a = ctx;
+	for (size_t j = begin; j < end; j++) {
+		apex_build_rr_t *out = &a->to[j];
+		*out = a->from[j];
+		out->owner += a->owner_offset;
+		out->seq = a->seq_offset + (uint32_t)j;
+		out->line += a->line_offset;
+	}
+	return APEX_OK;
+}
+
 /* Merge the chunks in file order into chunk 0's sink and hand every
  * sink's memory to the loader. */
 static apex_load_parallel_t merge_chunks(apex_loader_t *ld, chunk_t *chunks, unsigned count)
@@ -278,18 +301,17 @@ static apex_load_parallel_t merge_chunks(apex_loader_t *ld, chunk_t *chunks, uns
 	int line_offset = chunks[0].lines;
 	for (unsigned i = 1; i < count; i++) {
 		apex_sink_t *s = chunks[i].sink;
-		uint32_t owner_offset = (uint32_t)s0->owner_count;
+		append_job_t job = { .to = &s0->rrs[s0->rr_count],
+				     .from = s->rrs,
+				     .owner_offset = (uint32_t)s0->owner_count,
+				     .seq_offset = (uint32_t)s0->rr_count,
+				     .line_offset = (uint32_t)line_offset };
 		memcpy(&s0->owners[s0->owner_count], s->owners,
 		       s->owner_count * sizeof(*s->owners));
 		s0->owner_count += s->owner_count;
-		for (size_t j = 0; j < s->rr_count; j++) {
-			apex_build_rr_t *out = &s0->rrs[s0->rr_count];
-			*out = s->rrs[j];
-			out->owner += owner_offset;
-			out->seq = (uint32_t)s0->rr_count;
-			out->line += (uint32_t)line_offset;
-			s0->rr_count++;
-		}
+		apex_parallel_for(s->rr_count, count, atomic_load(&apex_build_part_min),
+				  append_records, &job);
+		s0->rr_count += s->rr_count;
 		line_offset += chunks[i].lines;
 		/* Its records are copied; its memory (names, RDATA) stays. */
 		free(s->rrs);
