@@ -2,15 +2,32 @@
 /*
  * Arena allocator: memory is taken from the system in chunks and handed
  * out by bumping a pointer.  Large requests get a chunk of their own.
+ *
+ * Chunks are 256 KiB while the arena is small, then 2 MiB aligned to
+ * 2 MiB once it holds 8 MiB.  A large zone's arenas take gigabytes,
+ * written once while it loads: a chunk the size and alignment of a huge
+ * page can be one (apexd asks jemalloc for transparent huge pages,
+ * src/apexd/memory.c), one page fault instead of 512, and on a virtual
+ * machine each fault costs microseconds.  A finished arena's last chunk
+ * gives its unused end back (apex_arena_adopt()).
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* HAVE_JEMALLOC */
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/arena.h"
 
+#ifdef HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
 #define ARENA_CHUNK (256 * 1024)
 #define ARENA_ALIGN 16
+#define ARENA_CHUNK_HUGE (2 * 1024 * 1024)
+#define ARENA_HUGE_AFTER (8 * 1024 * 1024) /* footprint from which chunks are huge */
 
 typedef struct arena_chunk {
 	struct arena_chunk *next;
@@ -44,7 +61,9 @@ void apex_arena_destroy(apex_arena_t *arena)
 
 static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
 {
-	arena_chunk_t *chunk = malloc(sizeof(arena_chunk_t) + size);
+	size_t bytes = sizeof(arena_chunk_t) + size;
+	arena_chunk_t *chunk =
+		bytes == ARENA_CHUNK_HUGE ? aligned_alloc(ARENA_CHUNK_HUGE, bytes) : malloc(bytes);
 	if (chunk == NULL)
 		return NULL;
 	chunk->size = size;
@@ -82,7 +101,8 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 	}
 	/* The header inside ARENA_CHUNK: a request of exactly a size class
 	 * leaves no tail the allocator rounds up to and never uses. */
-	arena_chunk_t *fresh = arena_chunk_new(arena, ARENA_CHUNK - sizeof(arena_chunk_t));
+	size_t chunk_size = arena->footprint >= ARENA_HUGE_AFTER ? ARENA_CHUNK_HUGE : ARENA_CHUNK;
+	arena_chunk_t *fresh = arena_chunk_new(arena, chunk_size - sizeof(arena_chunk_t));
 	if (fresh == NULL)
 		return NULL;
 	fresh->next = chunk;
@@ -104,12 +124,33 @@ void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size)
 	return arena_take(arena, size ? size : 1, 1);
 }
 
+/* The unused end of a huge chunk nothing will be taken from any more,
+ * given back in place where the allocator can (jemalloc shrinks a large
+ * allocation without moving it; the C library's is left whole). */
+static void arena_chunk_trim(apex_arena_t *arena, arena_chunk_t *chunk)
+{
+#ifdef HAVE_JEMALLOC
+	size_t bytes = sizeof(arena_chunk_t) + chunk->size;
+	if (bytes != ARENA_CHUNK_HUGE || chunk->used == chunk->size)
+		return;
+	size_t kept = xallocx(chunk, sizeof(arena_chunk_t) + chunk->used, 0, 0);
+	if (kept < bytes) {
+		chunk->size = kept - sizeof(arena_chunk_t);
+		arena->footprint -= bytes - kept;
+	}
+#else
+	(void)arena;
+	(void)chunk;
+#endif
+}
+
 void apex_arena_adopt(apex_arena_t *arena, apex_arena_t *from)
 {
 	if (from == NULL)
 		return;
 	arena_chunk_t *list = from->current;
 	if (list != NULL) {
+		arena_chunk_trim(from, list);
 		/* Behind the current chunk, which stays the one being filled. */
 		arena_chunk_t *last = list;
 		while (last->next != NULL)

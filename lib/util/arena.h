@@ -35,7 +35,8 @@ void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size);
 
 /* Move all the memory of from into arena, then free from: what was
  * allocated from from is now owned by (and freed with) arena.  Lets
- * a thread fill its own arena and hand the result to another one. */
+ * a thread fill its own arena and hand the result to another one.
+ * from's last chunk gives back the end it did not use. */
 void apex_arena_adopt(apex_arena_t *arena, apex_arena_t *from);
 
 /* Bytes obtained from the system by this arena so far. */

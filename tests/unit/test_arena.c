@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util/arena: allocations aligned to 16 (packed ones not), large blocks,
- * copies, adoption of another arena's memory, and the footprint.
+ * copies, adoption of another arena's memory, the footprint, and the
+ * huge chunks of a large arena.
  */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* HAVE_JEMALLOC */
+#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,6 +122,56 @@ static void footprint_grows_with_use(void **state)
 	apex_arena_destroy(NULL); /* allowed */
 }
 
+#define HUGE_CHUNK (2u << 20)
+
+/* Once an arena holds 8 MiB its chunks are 2 MiB, aligned to 2 MiB (a
+ * huge page each); a finished arena's last chunk gives back its unused
+ * end when adopted (with jemalloc, which shrinks it in place). */
+static void huge_chunks_once_large(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create(), *from = apex_arena_create();
+	assert_non_null(a);
+	assert_non_null(from);
+	int huge_chunks = 0;
+	uint8_t *last_chunk_start = NULL;
+	while (apex_arena_footprint(from) < (12u << 20)) {
+		size_t before = apex_arena_footprint(from);
+		uint8_t *p = apex_arena_alloc(from, 1000);
+		assert_non_null(p);
+		memset(p, 1, 1000);
+		size_t grew = apex_arena_footprint(from) - before;
+		if (grew == 0)
+			continue;
+		/* a new chunk: small below 8 MiB, huge and aligned above */
+		if (before < (8u << 20)) {
+			assert_true(grew < HUGE_CHUNK);
+		} else {
+			assert_int_equal(grew, HUGE_CHUNK);
+			assert_true((uintptr_t)p % HUGE_CHUNK < 64); /* after the header */
+			huge_chunks++;
+			last_chunk_start = p;
+		}
+	}
+	assert_true(huge_chunks >= 2);
+	/* 100 kB of a fresh huge chunk used, then the arena is done (jemalloc
+	 * shrinks in place only to a large size, 16 KiB or more) */
+	while (apex_arena_alloc(from, 1000) < last_chunk_start + 100 * 1000)
+		;
+	uint8_t *tail = apex_arena_alloc(from, 1000);
+	assert_non_null(tail);
+	memset(tail, 9, 1000);
+	size_t fa = apex_arena_footprint(a), ff = apex_arena_footprint(from);
+	apex_arena_adopt(a, from);
+#ifdef HAVE_JEMALLOC
+	assert_true(apex_arena_footprint(a) <= fa + ff - HUGE_CHUNK / 2);
+#else
+	assert_true(apex_arena_footprint(a) <= fa + ff);
+#endif
+	assert_int_equal(tail[999], 9); /* the used part stays where it was */
+	apex_arena_destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +181,7 @@ int main(void)
 		cmocka_unit_test(copies),
 		cmocka_unit_test(adoption),
 		cmocka_unit_test(footprint_grows_with_use),
+		cmocka_unit_test(huge_chunks_once_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
