@@ -4,12 +4,14 @@
  * out by bumping a pointer.  Large requests get a chunk of their own.
  *
  * Chunks are 256 KiB while the arena is small, then 2 MiB aligned to
- * 2 MiB once it holds 8 MiB.  A large zone's arenas take gigabytes,
- * written once while it loads: a chunk the size and alignment of a huge
- * page can be one (apexd asks jemalloc for transparent huge pages,
- * src/apexd/memory.c), one page fault instead of 512, and on a virtual
- * machine each fault costs microseconds.  A finished arena's last chunk
- * gives its unused end back (apex_arena_adopt()).
+ * 2 MiB once it holds 16 MiB (so that the part of its last chunk an
+ * arena never uses, resident as a huge page, is a small share of it).
+ * A large zone's arenas take gigabytes, written once while it loads: a
+ * chunk the size and alignment of a huge page can be one (apexd asks
+ * jemalloc for transparent huge pages, src/apexd/memory.c), one page
+ * fault instead of 512, and on a virtual machine each fault costs
+ * microseconds.  A finished arena's last chunk gives its unused end back
+ * (apex_arena_adopt()).
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* HAVE_JEMALLOC */
@@ -27,7 +29,7 @@
 #define ARENA_CHUNK (256 * 1024)
 #define ARENA_ALIGN 16
 #define ARENA_CHUNK_HUGE (2 * 1024 * 1024)
-#define ARENA_HUGE_AFTER (8 * 1024 * 1024) /* footprint from which chunks are huge */
+#define ARENA_HUGE_AFTER (16 * 1024 * 1024) /* the footprint from which chunks are huge */
 
 typedef struct arena_chunk {
 	struct arena_chunk *next;

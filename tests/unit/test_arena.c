@@ -124,7 +124,7 @@ static void footprint_grows_with_use(void **state)
 
 #define HUGE_CHUNK (2u << 20)
 
-/* Once an arena holds 8 MiB its chunks are 2 MiB, aligned to 2 MiB (a
+/* Once an arena holds 16 MiB its chunks are 2 MiB, aligned to 2 MiB (a
  * huge page each); a finished arena's last chunk gives back its unused
  * end when adopted (with jemalloc, which shrinks it in place). */
 static void huge_chunks_once_large(void **state)
@@ -135,7 +135,7 @@ static void huge_chunks_once_large(void **state)
 	assert_non_null(from);
 	int huge_chunks = 0;
 	uint8_t *last_chunk_start = NULL;
-	while (apex_arena_footprint(from) < (12u << 20)) {
+	while (apex_arena_footprint(from) < (20u << 20)) {
 		size_t before = apex_arena_footprint(from);
 		uint8_t *p = apex_arena_alloc(from, 1000);
 		assert_non_null(p);
@@ -143,8 +143,8 @@ static void huge_chunks_once_large(void **state)
 		size_t grew = apex_arena_footprint(from) - before;
 		if (grew == 0)
 			continue;
-		/* a new chunk: small below 8 MiB, huge and aligned above */
-		if (before < (8u << 20)) {
+		/* a new chunk: small below 16 MiB, huge and aligned above */
+		if (before < (16u << 20)) {
 			assert_true(grew < HUGE_CHUNK);
 		} else {
 			assert_int_equal(grew, HUGE_CHUNK);
