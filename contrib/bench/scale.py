@@ -34,7 +34,8 @@ gigabytes, so which it gets can double its time, and the order of the
 runs would decide it (a small zone loaded just after a large one gets
 warm memory, the large one after it cold).  So before each load:
   warm  (the default) touch and free more memory than the load will
-        take (320 bytes a record, at most half of what is available):
+        write (512 bytes a record and at least 1 GiB, at most half of
+        what is available; apexd writes about 310 bytes a record):
         what a machine without such a host always gives;
   cold  wait --cold-seconds (20) idle: what a server starting on such a
         virtual machine gets;
@@ -125,7 +126,7 @@ def warm_memory(nbytes):
 
 def prepare_memory(mode, records, cold_seconds):
     if mode == "warm":
-        warm_memory(min(320 * records, available_bytes() // 2))
+        warm_memory(min(max(512 * records, 1 << 30), available_bytes() // 2))
     elif mode == "cold":
         time.sleep(cold_seconds)
 
