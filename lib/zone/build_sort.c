@@ -166,9 +166,10 @@ static int sort_runs(void *ctx, size_t begin, size_t end)
 }
 
 /* Owners with the same key (the loader lists one again when it is met
- * again, or by two parser threads) become one: 1 where a new key starts.  Where a run of equal
- * prefixes starts (mark_runs()) the key is new without reading it: only
- * owners inside a run, few in a large zone, cost two cache misses. */
+ * again, or by two parser threads) become one: 1 where a new key
+ * starts.  Where a run of equal prefixes starts (mark_runs()) the key is
+ * new without reading it: only owners inside a run, few in a large zone,
+ * cost two cache misses. */
 static int mark_new_keys(void *ctx, size_t begin, size_t end)
 {
 	sort_job_t *j = ctx;
