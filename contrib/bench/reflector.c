@@ -7,7 +7,7 @@
  *
  * Answers every datagram with its own bytes and the QR bit set.  By
  * default with the same I/O pattern as apexd's UDP workers
- * (src/apexd/udp.c): one non-blocking SO_REUSEPORT socket,
+ * (src/apexd/serve/udp.c): one non-blocking SO_REUSEPORT socket,
  * level-triggered readiness (epoll, which is what libuv's uv_poll
  * uses), up to 8 recvmmsg batches of 64 datagrams per wake-up, one
  * sendmmsg per batch.  Its CPU time per packet is the kernel's share

@@ -12,7 +12,7 @@
  * Policy choices (each one is what a reference server does or what the
  * RFC asks; see doc/architecture.md):
  * - Zone transfers over TCP are answered by the daemon's transfer
- *   threads (src/apexd/xfr_out.c), which take the connection before the
+ *   threads (src/apexd/transfers/xfr_out.c), which take the connection before the
  *   engine sees the request; what reaches the engine is answered as NSD
  *   4.6 does: AXFR over UDP NOTIMP, AXFR or IXFR over TCP REFUSED.  IXFR
  *   over UDP (RFC 1995 section 2): the SOA alone when the client is up to
@@ -796,7 +796,7 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
  * RFC 1995 section 2: an IXFR over UDP is answered with the zone's SOA
  * alone when the client's serial is not older; otherwise with an empty
  * answer with TC set, so that the client asks over TCP (where transfers are
- * checked and served, src/apexd/xfr_out.c).  Only at a zone's apex.
+ * checked and served, src/apexd/transfers/xfr_out.c).  Only at a zone's apex.
  */
 static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q,
 			      const apex_answer_config_t *cfg, uint8_t *out, size_t capacity,

@@ -8,7 +8,7 @@
  * arena never uses, resident as a huge page, is a small share of it).
  * A large zone's arenas take gigabytes, written once while it loads: a
  * chunk the size and alignment of a huge page can be one (apexd asks
- * jemalloc for transparent huge pages, src/apexd/memory.c), one page
+ * jemalloc for transparent huge pages, src/apexd/process/memory.c), one page
  * fault instead of 512, and on a virtual machine each fault costs
  * microseconds.  A finished arena's last chunk gives its unused end back
  * (apex_arena_adopt()).

@@ -21,7 +21,7 @@
 #include "util/log.h"
 #include "zone/check_dnssec.h"
 #include "zone/load.h"
-#include "zonemd_check.h" /* src/apexd: what apexd checks before serving */
+#include "zones/zonemd_check.h" /* src/apexd: what apexd checks before serving */
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

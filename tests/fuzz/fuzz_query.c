@@ -18,7 +18,7 @@
  * fuzz_common.h.
  */
 #include "fuzz_common.h"
-#include "worker.h"
+#include "serve/worker.h"
 
 enum { SET_NSEC, SET_NSEC3, SET_COUNT };
 

@@ -74,10 +74,10 @@ build() {
 }
 
 # What a target compiles in besides lib/: fuzz_query answers through the
-# daemon's worker (src/apexd/worker.c).
+# daemon's worker (src/apexd/serve/worker.c).
 target_sources() {
 	case $1 in
-	fuzz_query) echo "-I$SRCDIR/src/apexd $SRCDIR/src/apexd/worker.c" ;;
+	fuzz_query) echo "-I$SRCDIR/src/apexd $SRCDIR/src/apexd/serve/worker.c" ;;
 	esac
 }
 

@@ -8,7 +8,10 @@
    over each program in src/.
 2. The directories of lib/ depend on each other in one direction only
    (util -> dns -> zone -> query, and the others beside them): the
-   graph of lib/ directories has no cycle either.
+   graph of lib/ directories has no cycle either.  The same holds for
+   the subdirectories of src/apexd/ (config, process, observe, serve,
+   zones, transfers, control; main.c above them all), whose graph is
+   printed.
 3. No function is longer than MAX_FUNCTION_LINES lines (from the line of
    its opening brace to the line of its closing brace), in lib/ and src/.
 4. Every C file of lib/, src/, tests/ and contrib/ is laid out as
@@ -25,6 +28,8 @@ import subprocess
 import sys
 
 MAX_FUNCTION_LINES = 100
+MAX_DAEMON_FILE_LINES = 600
+DAEMON = os.path.join("src", "apexd")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -45,7 +50,10 @@ def module_of(path):
 
 def include_graph(srcdir, tree):
     """{module: set(modules)} for the files under srcdir/tree; headers are
-    looked up beside the includer, then under lib/."""
+    looked up beside the includer, then under the program's own directory
+    (src/apexd/ includes "serve/tcp.h"), then under lib/."""
+    program = tree.split(os.sep)[:2]
+    program = os.path.join(*program) if program[0] == "src" and len(program) == 2 else None
     graph = {}
     for path in files_under(os.path.join(srcdir, tree), (".c", ".h")):
         rel = os.path.relpath(path, srcdir)
@@ -56,8 +64,11 @@ def include_graph(srcdir, tree):
                 m = INCLUDE.match(line)
                 if not m:
                     continue
-                for cand in (os.path.join(os.path.dirname(rel), m.group(1)),
-                             os.path.join("lib", m.group(1))):
+                cands = [os.path.join(os.path.dirname(rel), m.group(1))]
+                if program is not None:
+                    cands.append(os.path.join(program, m.group(1)))
+                cands.append(os.path.join("lib", m.group(1)))
+                for cand in cands:
                     if os.path.exists(os.path.join(srcdir, cand)):
                         target = module_of(os.path.normpath(cand))
                         if target != mod:
@@ -105,6 +116,48 @@ def directory_graph(graph):
             if db != da:
                 dirs[da].add(db)
     return dirs
+
+
+def daemon_layers(graph):
+    """The graph of src/apexd/'s subdirectories ({dir: set(dirs)}), from the
+    include graph of src/apexd; main.c is its own node, "main"."""
+    out = {}
+    for a, targets in graph.items():
+        da = os.path.relpath(os.path.dirname(a), DAEMON)
+        da = "main" if da == "." else da
+        out.setdefault(da, set())
+        for b in targets:
+            if not b.startswith(DAEMON + os.sep):
+                continue
+            db = os.path.relpath(os.path.dirname(b), DAEMON)
+            db = "main" if db == "." else db
+            if db != da:
+                out[da].add(db)
+    return out
+
+
+def print_layers(layers):
+    """Each subdirectory with those it includes, lowest first."""
+    print("src/apexd/ subdirectories and what they include:")
+    done = set()
+    while len(done) < len(layers):
+        ready = sorted(d for d in layers if d not in done and layers[d] <= done)
+        if not ready:  # a cycle, reported elsewhere
+            ready = sorted(d for d in layers if d not in done)
+        for d in ready:
+            print("  %-10s -> %s" % (d, ", ".join(sorted(layers[d])) or "(nothing)"))
+            done.add(d)
+
+
+def long_daemon_files(srcdir):
+    out = []
+    for path in files_under(os.path.join(srcdir, DAEMON), (".c", ".h")):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            n = sum(1 for _ in f)
+        if n > MAX_DAEMON_FILE_LINES:
+            out.append("%s is %d lines long (at most %d in src/apexd/)" % (
+                os.path.relpath(path, srcdir), n, MAX_DAEMON_FILE_LINES))
+    return out
 
 
 def long_functions(path):
@@ -201,6 +254,13 @@ def main():
             cycle = find_cycle(directory_graph(graph))
             if cycle:
                 errors.append("lib/ directories depend on each other: %s" % " -> ".join(cycle))
+        if tree == DAEMON:
+            layers = daemon_layers(graph)
+            print_layers(layers)
+            cycle = find_cycle(layers)
+            if cycle:
+                errors.append("src/apexd/ subdirectories depend on each other: %s" %
+                              " -> ".join(cycle))
     for tree in ("lib", "src"):
         for path in files_under(os.path.join(srcdir, tree), (".c", ".h")):
             for name, line, length in long_functions(path):
@@ -213,8 +273,9 @@ def main():
     if errors:
         print("structure: %d problem(s)" % len(errors))
     else:
-        print("structure: include graphs acyclic, no function over %d lines, layout as "
-              ".clang-format says, SPDX lines everywhere" % MAX_FUNCTION_LINES)
+        print("structure: include graphs acyclic, lib/ and src/apexd/ layered one way, no "
+              "function over %d lines, layout as .clang-format says, SPDX lines everywhere" %
+              MAX_FUNCTION_LINES)
     return 1 if errors else 0
 
 

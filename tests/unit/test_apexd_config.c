@@ -21,7 +21,7 @@
 #include <netinet/in.h>
 #include <cmocka.h>
 
-#include "../../src/apexd/daemon_config.h"
+#include "config/daemon_config.h"
 #include "util/error.h"
 #include "util/log.h"
 

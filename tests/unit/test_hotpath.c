@@ -9,7 +9,7 @@
  *    function.  libapex is a static convenience library, so each of its
  *    references goes through the __wrap_ functions below, which count
  *    calls while `counting` is set.  It is set only around the calls of
- *    apex_worker_answer() (src/apexd/worker.h: the daemon's answer path,
+ *    apex_worker_answer() (src/apexd/serve/worker.h: the daemon's answer path,
  *    with the client's address, server cookies, NSID, response rate
  *    limiting and the worker's statistics, exactly as a worker calls
  *    it); a control proves that a call inside the window is counted.
@@ -29,7 +29,7 @@
  *    threads' answers must equal the single-threaded reference answers
  *    byte for byte.
  *
- * 3. The AF_XDP path.  apex_xdp_worker_serve() (src/apexd/xdp.c), the
+ * 3. The AF_XDP path.  apex_xdp_worker_serve() (src/apexd/serve/xdp.c), the
  *    batch a worker serves from its AF_XDP socket, runs on rings laid
  *    out in memory as the kernel lays them out, with query frames in
  *    the receive ring: no allocator or lock call, no write to the zones
@@ -77,9 +77,9 @@
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
-#include "dnstap.h" /* src/apexd: the worker's dnstap hook */
-#include "worker.h" /* src/apexd: the daemon's answer path */
-#include "xdp.h"    /* src/apexd: the AF_XDP path of a worker */
+#include "observe/dnstap.h" /* src/apexd: the worker's dnstap hook */
+#include "serve/worker.h"   /* src/apexd: the daemon's answer path */
+#include "serve/xdp.h"      /* src/apexd: the AF_XDP path of a worker */
 #include "xdp/frame.h"
 
 /* ------------------------------------------------------------ counters */

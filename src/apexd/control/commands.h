@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control commands (doc/control-protocol.md): status, reload,
+ * zone-status, stats, reconfig and stop, each rendering its reply into
+ * a buffer in the requested format.  Run on the control thread.
+ *
+ * reload and reconfig wait for zone loads on the reload thread: they
+ * return APEX_COMMAND_PENDING with the tickets to wait for, and
+ * apex_command_poll() finishes their reply once every load is done.
+ */
+#ifndef APEXD_COMMANDS_H
+#define APEXD_COMMANDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/daemon_config.h"
+#include "ctl/buf.h"
+#include "ctl/request.h"
+#include "zones/reload.h"
+#include "serve/server.h"
+
+typedef struct apex_command_context {
+	apex_server_t *server;
+	apex_reloader_t *reloader;
+	/* transfers and NOTIFY (NULL when absent) */
+	struct apex_secondary *secondary;
+	struct apex_notifier *notifier;
+	struct apex_xfr_out *xfr_out;
+	struct apex_dnstap *dnstap; /* NULL: dnstap off */
+	/* the keys and transfer lists in force, which reconfig replaces */
+	struct apex_settings_holder *settings;
+	const char *control_path; /* for status */
+	/*
+	 * Read the configuration again (reconfig) into out, which the
+	 * caller frees with apex_config_free(); returns APEX_OK or an error
+	 * with a one-line reason in err.  NULL: reconfig is not possible.
+	 */
+	int (*reread_config)(void *arg, apex_config_t *out, char *err, size_t err_size);
+	void *reread_arg;
+	/* Told of the configuration a reconfig reads, once its zones are
+	 * applied and before its settings are in force (the journals of
+	 * zones given provide-xfr); NULL: nobody. */
+	void (*reconfigured)(void *arg, const apex_config_t *cfg);
+	void *reconfigured_arg;
+} apex_command_context_t;
+
+/* A reload or reconfig waiting for its zone loads. */
+typedef struct apex_command_pending {
+	apex_ctl_command_t command;
+	apex_ctl_format_t format;
+	apex_reload_ticket_t *tickets; /* owned */
+	size_t count;
+	size_t added, removed, changed; /* reconfig */
+} apex_command_pending_t;
+
+enum { APEX_COMMAND_DONE = 0, APEX_COMMAND_PENDING = 1 };
+
+/*
+ * Run req.  The complete reply (status line and body) is appended to
+ * out, and APEX_COMMAND_DONE returned; or APEX_COMMAND_PENDING with
+ * *pending filled (out untouched): call apex_command_poll() after each
+ * finished load.  *stop is set when the command was `stop`.
+ */
+int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
+		     apex_ctl_buf_t *out, apex_command_pending_t *pending, bool *stop);
+
+/*
+ * Whether every load pending waits for has finished; if so its reply is
+ * appended to out and pending's memory released.
+ */
+bool apex_command_poll(const apex_command_context_t *ctx, apex_command_pending_t *pending,
+		       apex_ctl_buf_t *out);
+
+/* The counters of ctx's threads beside the workers: transfers, NOTIFY and
+ * dnstap's writer (zeros for those absent). */
+void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_stats_t *out);
+
+/* Release a pending command that will not be finished (connection gone). */
+void apex_command_pending_free(apex_command_pending_t *pending);
+
+#endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* systemd's service notifications (sd_notify.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include "observe/sd_notify.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+static int notify_fd = -1; /* set before any other thread runs, for the process's life */
+
+void apexd_sd_notify_open(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t size;
+
+	if (path == NULL || path[0] == '\0')
+		return;
+	size = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || size >= sizeof(sun.sun_path)) {
+		apex_warning("NOTIFY_SOCKET %s: not a socket path: no notifications to systemd",
+			     path);
+		unsetenv("NOTIFY_SOCKET");
+		return;
+	}
+	memcpy(sun.sun_path, path, size);
+	if (path[0] == '@')
+		sun.sun_path[0] = '\0'; /* an abstract socket */
+	notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (notify_fd < 0 ||
+	    connect(notify_fd, (const struct sockaddr *)&sun,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + size)) < 0) {
+		apex_warning("NOTIFY_SOCKET %s: %s: no notifications to systemd", path,
+			     strerror(errno));
+		if (notify_fd >= 0)
+			close(notify_fd);
+		notify_fd = -1;
+	}
+	unsetenv("NOTIFY_SOCKET");
+}
+
+void apexd_sd_notify(const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	int n;
+
+	if (notify_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(text))
+		n = (int)sizeof(text) - 1;
+	if (send(notify_fd, text, (size_t)n, MSG_NOSIGNAL) < 0)
+		apex_debug("NOTIFY_SOCKET: %s", strerror(errno));
+}
+
+void apexd_sd_notify_close(void)
+{
+	if (notify_fd >= 0)
+		close(notify_fd);
+	notify_fd = -1;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DNS over TCP (RFC 7766) for one worker, on its libuv loop: one
+ * SO_REUSEPORT listener per listen address, 2-byte length-prefixed
+ * messages, every query of a connection answered in order (pipelining),
+ * an idle timeout and a server-wide maximum of open connections (beyond
+ * it a new connection is closed at once).
+ *
+ * A connection's buffers are allocated when it is accepted and freed
+ * when it closes; nothing is allocated per query.
+ */
+#ifndef APEXD_TCP_H
+#define APEXD_TCP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "serve/conn_list.h"
+#include "config/daemon_config.h"
+#include "util/siphash.h"
+
+struct apex_worker;
+struct apex_tcp_conn;
+struct apex_tcp_worker;
+
+/*
+ * Open TCP connections per client address (tcp-max-connections-per-client):
+ * a fixed table of counters indexed by a keyed hash of the address.  Two
+ * clients whose addresses share a slot share its limit; the key is
+ * random, so nobody can aim at another client's slot.
+ */
+#define APEX_TCP_CLIENT_SLOTS 65536
+
+/* What the TCP services of all workers share: connection counts, changed
+ * per connection, never per query. */
+typedef struct apex_tcp_shared {
+	_Alignas(64) atomic_uint connections; /* open, of all workers */
+	atomic_uint *clients;                 /* APEX_TCP_CLIENT_SLOTS, owned */
+	uint8_t client_key[APEX_SIPHASH_KEY_SIZE];
+	const apex_config_t *config; /* limits and timeouts */
+	/* Where an AXFR or IXFR request goes, with a duplicate of the
+	 * connection's descriptor that becomes the callee's (xfr_out.h);
+	 * false: it could not be taken.  NULL: the engine refuses them.  Set
+	 * before the workers start. */
+	bool (*xfr_take)(void *ctx, int fd, const struct sockaddr_storage *peer, const uint8_t *msg,
+			 size_t size);
+	void *xfr_ctx;
+} apex_tcp_shared_t;
+
+typedef struct apex_tcp_listener {
+	uv_tcp_t handle;
+	int fd;      /* ours until uv_tcp_open() succeeds, then libuv's */
+	bool opened; /* handle initialised and owns fd */
+	struct apex_tcp_worker *owner;
+} apex_tcp_listener_t;
+
+typedef struct apex_tcp_worker {
+	struct apex_worker *worker; /* the answer path (worker.h) */
+	apex_tcp_shared_t *shared;
+	apex_tcp_listener_t *listeners; /* one per listen address */
+	size_t count;
+	apex_conn_list_t conns; /* open connections */
+	bool stopping;
+} apex_tcp_worker_t;
+
+/* The shared counts for cfg (which must outlive them), with a random
+ * key. Returns 0 or an apex code; free with apex_tcp_shared_free(). */
+int apex_tcp_shared_init(apex_tcp_shared_t *shared, const apex_config_t *cfg);
+void apex_tcp_shared_free(apex_tcp_shared_t *shared);
+
+/*
+ * A new non-blocking TCP socket bound to listen with SO_REUSEADDR,
+ * SO_REUSEPORT (and IPV6_V6ONLY for IPv6), already listening.
+ * Returns the fd, or a negative APEX_E* code with the reason in err.
+ */
+int apex_tcp_socket_open(const apex_listen_t *listen, char *err, size_t err_size);
+
+/* Take over count listening fds (closed by apex_tcp_worker_free() even on
+ * failure), answering through worker, counting in shared (both must
+ * outlive it). */
+int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
+			 apex_tcp_shared_t *shared, const int *fds, size_t count);
+
+/* Register the listeners with the worker's loop. */
+int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop);
+
+/* Close the listeners and every connection (on the worker's loop thread). */
+void apex_tcp_worker_stop(apex_tcp_worker_t *tcp);
+
+/* Close fds never handed to libuv and free the rest (after the loop ended). */
+void apex_tcp_worker_free(apex_tcp_worker_t *tcp);
+
+#endif

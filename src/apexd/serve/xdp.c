@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* AF_XDP service of the workers: receive ring -> apex_worker_answer -> transmit ring. */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
+#endif
+#include "serve/xdp.h"
+
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <linux/if_xdp.h>
+
+#include "serve/worker.h"
+#include "xdp/frame.h"
+#include "util/error.h"
+#include "util/log.h"
+
+/* The largest answer to the query frame q: it must fit in a frame, and
+ * on the wire in the interface's MTU (nothing fragments it on the way out). */
+static inline size_t answer_room(const apex_xdp_worker_t *xdp, const apex_xdp_frame_t *q)
+{
+	size_t room = xdp->answer_capacity;
+	size_t in_frame = APEX_XSK_FRAME_SIZE - q->header_size;
+	size_t ip_headers = (size_t)(q->header_size - q->l3_offset);
+
+	if (room > in_frame)
+		room = in_frame;
+	if (xdp->mtu > ip_headers && room > xdp->mtu - ip_headers)
+		room = xdp->mtu - ip_headers;
+	return room;
+}
+
+/* Answer the frame at addr (len bytes) into a free frame, added to the
+ * batch's answers (*answers of them so far) when there is one to send. */
+static inline void answer_frame(apex_xdp_worker_t *xdp, uint64_t addr, uint32_t len,
+				unsigned *answers)
+{
+	apex_worker_t *worker = xdp->worker;
+	const uint8_t *frame = apex_xsk_frame(&xdp->xsk, addr);
+	apex_xdp_frame_t q;
+	uint64_t out_addr;
+
+	if (apex_xdp_frame_parse(frame, len, &q) != APEX_XDP_FRAME_OK) {
+		APEX_STAT_ADD(worker->stats.xdp_invalid, 1);
+		apex_worker_drop(worker); /* counted as a query received and dropped */
+		return;
+	}
+	if (!apex_xsk_take(&xdp->xsk, &out_addr)) {
+		APEX_STAT_ADD(worker->stats.xdp_no_frame, 1);
+		APEX_STAT_ADD(worker->stats.dropped, 1);
+		return;
+	}
+	uint8_t *out = apex_xsk_frame(&xdp->xsk, out_addr);
+	size_t size =
+		apex_worker_answer(worker, APEX_TRANSPORT_UDP, &q.peer, frame + q.header_size,
+				   q.payload_size, out + q.header_size, answer_room(xdp, &q), NULL);
+	if (size == 0) {
+		apex_xsk_give_back(&xdp->xsk, out_addr);
+		return;
+	}
+	xdp->tx_addr[*answers] = out_addr;
+	xdp->tx_len[*answers] = (uint32_t)apex_xdp_frame_reply(frame, &q, out, size);
+	(*answers)++;
+}
+
+unsigned apex_xdp_worker_serve(apex_xdp_worker_t *xdp)
+{
+	apex_worker_t *worker = xdp->worker;
+	apex_xsk_t *xsk = &xdp->xsk;
+	unsigned answers = 0;
+	uint32_t idx;
+	uint32_t n = xsk_ring_cons__peek(&xsk->rx, APEX_XDP_BATCH, &idx);
+
+	if (n == 0)
+		return 0;
+	/* between batches: a newly published zoneset, the clock */
+	apex_worker_batch(worker, n == APEX_XDP_BATCH);
+	apex_xsk_reclaim(xsk);
+	APEX_STAT_ADD(worker->stats.xdp_received, n);
+	APEX_STAT_ADD(worker->stats.udp_queries, n);
+	APEX_STAT_ADD(worker->stats.udp_batches, 1);
+	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index(n)], 1);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
+
+		answer_frame(xdp, desc->addr, desc->len, &answers);
+		xdp->refill[i] = xsk_umem__extract_addr(desc->addr);
+	}
+	xsk_ring_cons__release(&xsk->rx, n);
+	apex_xsk_refill(xsk, xdp->refill, n);
+	if (answers > 0) {
+		uint32_t sent = apex_xsk_send(xsk, xdp->tx_addr, xdp->tx_len, answers);
+
+		APEX_STAT_ADD(worker->stats.xdp_sent, sent);
+		if (sent < answers) {
+			APEX_STAT_ADD(worker->stats.xdp_no_frame, answers - sent);
+			APEX_STAT_ADD(worker->stats.dropped, answers - sent);
+		}
+	}
+	return n;
+}
+
+static void on_readable(uv_poll_t *handle, int status, int events)
+{
+	apex_xdp_worker_t *xdp = handle->data;
+
+	(void)events;
+	if (status < 0) {
+		apex_warning("worker %u: xdp poll error: %s", xdp->worker->index,
+			     apex_strerror(status));
+		return;
+	}
+	for (int round = 0; round < APEX_XDP_BATCHES_PER_WAKEUP; round++)
+		if (apex_xdp_worker_serve(xdp) < APEX_XDP_BATCH)
+			break;
+}
+
+int apex_xdp_worker_start(apex_xdp_worker_t *xdp, uv_loop_t *loop)
+{
+	if (!xdp->open)
+		return APEX_OK;
+	int rc = uv_poll_init(loop, &xdp->poll, xdp->xsk.fd);
+	if (rc < 0) {
+		apex_error("xdp poll: %s", apex_strerror(rc));
+		return rc;
+	}
+	xdp->polling = true;
+	xdp->poll.data = xdp;
+	rc = uv_poll_start(&xdp->poll, UV_READABLE, on_readable);
+	if (rc < 0)
+		apex_error("xdp poll: %s", apex_strerror(rc));
+	return rc;
+}
+
+void apex_xdp_worker_stop(apex_xdp_worker_t *xdp)
+{
+	if (xdp->polling && !uv_is_closing((uv_handle_t *)&xdp->poll))
+		uv_close((uv_handle_t *)&xdp->poll, NULL);
+}
+
+/* The distinct ports of the listen addresses, host order; returns their count. */
+static size_t listen_ports(const apex_config_t *cfg, uint16_t *ports, size_t max)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < cfg->listen_count; i++) {
+		const struct sockaddr_storage *addr = &cfg->listens[i].addr;
+		uint16_t port = ntohs(addr->ss_family == AF_INET6
+					      ? ((const struct sockaddr_in6 *)addr)->sin6_port
+					      : ((const struct sockaddr_in *)addr)->sin_port);
+		size_t j = 0;
+
+		while (j < count && ports[j] != port)
+			j++;
+		if (j == count && count < max)
+			ports[count++] = port;
+	}
+	return count;
+}
+
+bool apex_xdp_service_attach(apex_xdp_service_t *service, const apex_config_t *cfg)
+{
+	char err[256];
+
+	memset(service, 0, sizeof(*service));
+	service->ifname = cfg->xdp_interface;
+	service->queues = apex_xsk_queue_count(service->ifname);
+	service->mtu = apex_xsk_mtu(service->ifname);
+	service->port_count = listen_ports(cfg, service->ports,
+					   sizeof(service->ports) / sizeof(service->ports[0]));
+	if (apex_xdp_program_attach(&service->program, service->ifname, service->ports,
+				    service->port_count, err, sizeof(err)) < 0) {
+		apex_warning("xdp-interface %s: %s: serving on sockets only", service->ifname, err);
+		return false;
+	}
+	service->attached = true;
+	return true;
+}
+
+int apex_xdp_worker_open(apex_xdp_service_t *service, apex_xdp_worker_t *xdp,
+			 struct apex_worker *worker, size_t answer_capacity)
+{
+	unsigned queue = worker->index;
+	char err[256] = "";
+	int rc;
+
+	memset(xdp, 0, sizeof(*xdp));
+	xdp->worker = worker;
+	xdp->xsk.fd = -1;
+	if (queue >= service->queues || queue >= APEX_XDP_QUEUES_MAX)
+		return 1;
+	rc = apex_xsk_open(&xdp->xsk, service->ifname, queue, err, sizeof(err));
+	xdp->open = true; /* closed by apex_xdp_worker_close() even half open */
+	if (rc == APEX_OK &&
+	    (rc = apex_xdp_program_add_socket(&service->program, queue, xdp->xsk.fd)) < 0)
+		snprintf(err, sizeof(err), "queue %u: %s", queue, apex_strerror(rc));
+	if (rc < 0) {
+		apex_warning("xdp-interface %s: worker %u: %s: serving on sockets only",
+			     service->ifname, queue, err);
+		return rc;
+	}
+	xdp->mtu = service->mtu;
+	xdp->answer_capacity = answer_capacity;
+	service->sockets++;
+	return APEX_OK;
+}
+
+void apex_xdp_worker_close(apex_xdp_worker_t *xdp)
+{
+	if (xdp->open)
+		apex_xsk_close(&xdp->xsk);
+	xdp->open = false;
+}
+
+void apex_xdp_service_log(const apex_xdp_service_t *service, unsigned workers)
+{
+	apex_info("xdp-interface %s: XDP program attached (%s mode); %u of %u workers answer "
+		  "UDP port%s %u%s through AF_XDP (the interface has %u receive queues)",
+		  service->ifname, service->program.native ? "native" : "generic", service->sockets,
+		  workers, service->port_count > 1 ? "s" : "",
+		  service->port_count > 0 ? service->ports[0] : 0,
+		  service->port_count > 1 ? " and more" : "", service->queues);
+}
+
+void apex_xdp_service_detach(apex_xdp_service_t *service)
+{
+	if (service->attached)
+		apex_xdp_program_detach(&service->program);
+	service->attached = false;
+	service->sockets = 0;
+}
+
+void apex_xdp_worker_kernel_counts(const apex_xdp_service_t *service, const apex_xdp_worker_t *xdp,
+				   uint64_t *passed, uint64_t *dropped)
+{
+	struct xdp_statistics st;
+	socklen_t len = sizeof(st);
+
+	*passed = *dropped = 0;
+	if (!service->attached)
+		return;
+	*passed = apex_xdp_program_passed(&service->program, xdp->worker->index);
+	if (xdp->open && xdp->xsk.fd >= 0 &&
+	    getsockopt(xdp->xsk.fd, SOL_XDP, XDP_STATISTICS, &st, &len) == 0)
+		*dropped =
+			st.rx_dropped + st.rx_ring_full + st.rx_invalid_descs + st.tx_invalid_descs;
+}

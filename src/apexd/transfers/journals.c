@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The journals of the served zones (journals.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include "transfers/journals.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns/serial.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "xfr/condense.h"
+#include "xfr/diff.h"
+
+/* Under zj's lock (or before anyone else sees zj): zj's journal in path,
+ * opened; a failure is logged and leaves it closed. */
+static void open_journal(apex_zone_journal_t *zj, const char *path, size_t size)
+{
+	char err[512];
+	apex_journal_recovery_t rec;
+
+	if (zj->open)
+		apex_journal_close(&zj->journal);
+	zj->open = false;
+	free(zj->path);
+	zj->path = strdup(path);
+	if (zj->path == NULL || apex_journal_open(&zj->journal, path, zj->origin, size, false, &rec,
+						  err, sizeof(err)) < 0) {
+		apex_warning("zone %s: no journal (IXFR answered with the whole zone): %s",
+			     zj->name, zj->path == NULL ? "out of memory" : err);
+		return;
+	}
+	zj->open = true;
+	if (rec.dropped_bytes > 0)
+		apex_warning("zone %s: journal %s: %llu damaged bytes at its end dropped", zj->name,
+			     path, (unsigned long long)rec.dropped_bytes);
+}
+
+/* Under the table's lock: the entry of origin, or NULL. */
+static apex_zone_journal_t *entry_of(const apex_journals_t *js, const uint8_t *origin)
+{
+	for (size_t i = 0; i < js->count; i++)
+		if (apex_name_equal(js->zones[i]->origin, origin))
+			return js->zones[i];
+	return NULL;
+}
+
+/* Under the table's write lock: a new entry for zc, its journal opened. */
+static int add_entry(apex_journals_t *js, const apex_zone_config_t *zc, const char *path)
+{
+	if (js->count == js->capacity) {
+		size_t capacity = js->capacity ? 2 * js->capacity : 8;
+		apex_zone_journal_t **grown = realloc(js->zones, capacity * sizeof(*grown));
+		if (grown == NULL)
+			return APEX_ENOMEM;
+		js->zones = grown;
+		js->capacity = capacity;
+	}
+	apex_zone_journal_t *zj = calloc(1, sizeof(*zj));
+	if (zj == NULL || (zj->name = strdup(zc->name)) == NULL) {
+		free(zj);
+		return APEX_ENOMEM;
+	}
+	memcpy(zj->origin, zc->origin, apex_name_size(zc->origin));
+	pthread_mutex_init(&zj->lock, NULL);
+	open_journal(zj, path, js->size);
+	js->zones[js->count++] = zj;
+	return APEX_OK;
+}
+
+int apex_journals_update(apex_journals_t *js, const apex_config_t *cfg)
+{
+	char path[4096];
+	int rc = APEX_OK;
+
+	if (js->size == 0)
+		return APEX_OK;
+	pthread_rwlock_wrlock(&js->lock);
+	for (size_t i = 0; i < cfg->zone_count && rc == APEX_OK; i++) {
+		const apex_zone_config_t *zc = &cfg->zones[i];
+
+		/* only a zone that may be transferred out needs its history */
+		if (zc->provide_xfr_count == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s.jnl", zc->file);
+		apex_zone_journal_t *zj = entry_of(js, zc->origin);
+		if (zj == NULL) {
+			rc = add_entry(js, zc, path);
+			continue;
+		}
+		pthread_mutex_lock(&zj->lock);
+		if (zj->path == NULL || strcmp(zj->path, path) != 0)
+			open_journal(zj, path, js->size); /* the zone's file changed */
+		pthread_mutex_unlock(&zj->lock);
+	}
+	pthread_rwlock_unlock(&js->lock);
+	return rc;
+}
+
+int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg)
+{
+	memset(js, 0, sizeof(*js));
+	pthread_rwlock_init(&js->lock, NULL);
+	js->size = cfg->journal_size;
+	return apex_journals_update(js, cfg);
+}
+
+void apex_journals_rebase(apex_journals_t *js,
+			  const char *(*rebase)(const char *base, const char *path),
+			  const char *base)
+{
+	pthread_rwlock_wrlock(&js->lock);
+	for (size_t i = 0; i < js->count; i++) {
+		char *path = js->zones[i]->path;
+		const char *inside = path != NULL ? rebase(base, path) : NULL;
+
+		if (inside != path)
+			memmove(path, inside, strlen(inside) + 1);
+	}
+	pthread_rwlock_unlock(&js->lock);
+}
+
+void apex_journals_free(apex_journals_t *js)
+{
+	for (size_t i = 0; i < js->count; i++) {
+		apex_zone_journal_t *zj = js->zones[i];
+		if (zj->open)
+			apex_journal_close(&zj->journal);
+		pthread_mutex_destroy(&zj->lock);
+		free(zj->name);
+		free(zj->path);
+		free(zj);
+	}
+	free(js->zones);
+	pthread_rwlock_destroy(&js->lock);
+	memset(js, 0, sizeof(*js));
+}
+
+/* The entry of origin, or NULL; it stays valid (the table only grows).
+ * Its journal may be closed: look at zj->open under zj->lock. */
+static apex_zone_journal_t *find(apex_journals_t *js, const uint8_t *origin)
+{
+	pthread_rwlock_rdlock(&js->lock);
+	apex_zone_journal_t *zj = entry_of(js, origin);
+	pthread_rwlock_unlock(&js->lock);
+	return zj;
+}
+
+/* Under zj's lock: append the change set, or clear the history it breaks. */
+static void append(apex_zone_journal_t *zj, const apex_changes_t *set)
+{
+	char err[512];
+	uint32_t last;
+	bool chained = !apex_journal_last_serial(&zj->journal, &last) || last == set->serial_from;
+
+	if (!chained && apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
+		apex_warning("zone %s: journal: %s", zj->name, err);
+	if (apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
+				set->size, err, sizeof(err)) < 0) {
+		apex_warning("zone %s: journal: %s; its history is cleared", zj->name, err);
+		if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
+			apex_warning("zone %s: journal: %s", zj->name, err);
+		return;
+	}
+	apex_info("zone %s: journal: serial %u to %u, %zu removed, %zu added", zj->name,
+		  set->serial_from, set->serial_to, set->removed, set->added);
+}
+
+/* sets[0..count) lead from serial `from` to serial `to`, one after the other. */
+static bool sets_lead(const apex_changes_t *sets, size_t count, uint32_t from, uint32_t to)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (!apex_changes_complete(&sets[i]) || sets[i].serial_from != from)
+			return false;
+		from = sets[i].serial_to;
+	}
+	return count > 0 && from == to;
+}
+
+void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version,
+			  const apex_changes_t *sets, size_t count)
+{
+	apex_zone_journal_t *zj = find(js, version->origin);
+	apex_changes_t set;
+	char err[512];
+
+	if (zj == NULL)
+		return;
+	pthread_mutex_lock(&zj->lock);
+	if (!zj->open) {
+		pthread_mutex_unlock(&zj->lock);
+		return;
+	}
+	if (old == NULL || !apex_serial_newer(version->serial, old->serial)) {
+		/* no history to the new version (a first load, a serial not newer) */
+		if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
+			apex_warning("zone %s: journal: %s", zj->name, err);
+		pthread_mutex_unlock(&zj->lock);
+		return;
+	}
+	if (sets_lead(sets, count, old->serial, version->serial)) {
+		for (size_t i = 0; i < count; i++)
+			append(zj, &sets[i]);
+		pthread_mutex_unlock(&zj->lock);
+		return;
+	}
+	apex_changes_init(&set);
+	if (apex_xfr_diff(old, version, &set) == APEX_OK)
+		append(zj, &set);
+	else
+		apex_warning("zone %s: journal: the difference could not be computed", zj->name);
+	apex_changes_free(&set);
+	pthread_mutex_unlock(&zj->lock);
+}
+
+/* The change sets an IXFR reads, copied out of the journal. */
+typedef struct sets {
+	size_t count;
+	uint8_t **data;
+	size_t *sizes;
+} sets_t;
+
+static void sets_free(sets_t *s)
+{
+	for (size_t i = 0; s != NULL && i < s->count; i++)
+		free(s->data[i]);
+	if (s != NULL) {
+		free(s->data);
+		free(s->sizes);
+		free(s);
+	}
+}
+
+/* Under zj's lock: entries first.. of the journal copied into s. */
+static bool read_sets(apex_zone_journal_t *zj, size_t first, sets_t *s)
+{
+	size_t n = zj->journal.count - first;
+
+	s->data = calloc(n, sizeof(*s->data));
+	s->sizes = calloc(n, sizeof(*s->sizes));
+	if (s->data == NULL || s->sizes == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const apex_journal_entry_t *e = &zj->journal.entries[first + i];
+
+		s->data[i] = malloc(e->size ? e->size : 1);
+		if (s->data[i] == NULL)
+			return false;
+		s->count = i + 1;
+		s->sizes[i] = e->size;
+		if (apex_journal_read(&zj->journal, first + i, s->data[i], e->size) < 0)
+			return false;
+	}
+	return true;
+}
+
+/* More than one set: condensed into one (xfr/condense.h), which is never
+ * longer and spares the secondary the versions in between.  Left as they
+ * are if that fails (the sequence is as good an answer). */
+static void condense_sets(sets_t *s)
+{
+	apex_changes_t *views = calloc(s->count, sizeof(*views)), one;
+
+	if (views == NULL)
+		return;
+	for (size_t i = 0; i < s->count; i++) {
+		views[i].data = s->data[i];
+		views[i].size = s->sizes[i];
+	}
+	if (apex_changes_condense(views, s->count, &one) == APEX_OK) {
+		for (size_t i = 0; i < s->count; i++)
+			free(s->data[i]);
+		s->data[0] = one.data; /* the set's buffer, now ours */
+		s->sizes[0] = one.size;
+		s->count = 1;
+	}
+	free(views);
+}
+
+static void reader_changes(void *ctx, const uint8_t *zone, uint32_t from, uint32_t to,
+			   const uint8_t *const **sets, const size_t **sizes, size_t *count,
+			   void **sets_ctx)
+{
+	apex_zone_journal_t *zj = find(ctx, zone);
+	sets_t *s = calloc(1, sizeof(*s));
+	uint32_t last;
+	size_t first;
+	bool ok = false;
+
+	*count = 0;
+	*sets_ctx = s;
+	if (zj == NULL || s == NULL)
+		return;
+	pthread_mutex_lock(&zj->lock);
+	if (zj->open && apex_journal_last_serial(&zj->journal, &last) && last == to &&
+	    apex_journal_find(&zj->journal, from, &first) == APEX_OK && first < zj->journal.count)
+		ok = read_sets(zj, first, s);
+	pthread_mutex_unlock(&zj->lock);
+	if (!ok)
+		return;
+	if (s->count > 1)
+		condense_sets(s);
+	*sets = (const uint8_t *const *)s->data;
+	*sizes = s->sizes;
+	*count = s->count;
+}
+
+static void reader_release(void *ctx, void *sets_ctx)
+{
+	(void)ctx;
+	sets_free(sets_ctx);
+}
+
+const apex_xfr_serve_journal_t apex_journals_reader_template = {
+	NULL,
+	reader_changes,
+	reader_release,
+};

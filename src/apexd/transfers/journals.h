@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The journals of the served zones (xfr/journal.h), one per zone, in
+ * FILE.jnl beside the zone's file: what changed from each version to the
+ * next, so that an IXFR is answered incrementally, also after a restart.
+ *
+ * The thread that publishes a new version (reload or transfer) records
+ * the difference from the version it replaced (xfr/diff.h); the threads
+ * of outgoing transfers read the change sets an IXFR needs.  Each journal
+ * has its own lock; no worker ever takes it.  A version whose serial is
+ * not newer than the journal's last one, or a failed append, clears the
+ * journal: an IXFR from before it is then answered with the whole zone.
+ */
+#ifndef APEXD_JOURNALS_H
+#define APEXD_JOURNALS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/daemon_config.h"
+#include "xfr/changes.h"
+#include "xfr/journal.h"
+#include "xfr/xfr_serve.h"
+#include "zone/zone.h"
+
+typedef struct apex_zone_journal {
+	uint8_t origin[APEX_NAME_MAX];
+	char *name; /* for logs */
+	char *path; /* FILE.jnl */
+	pthread_mutex_t lock;
+	apex_journal_t journal;
+	bool open;
+} apex_zone_journal_t;
+
+/* The table only grows (a reconfig adds journals), so an entry found
+ * stays valid until apex_journals_free(); its lock guards the table, the
+ * entries' own locks their journals. */
+typedef struct apex_journals {
+	pthread_rwlock_t lock;
+	apex_zone_journal_t **zones;
+	size_t count, capacity;
+	size_t size; /* journal-size at start (0: no journals) */
+} apex_journals_t;
+
+/*
+ * Open the journal of every zone of cfg that has provide-xfr (journal-size;
+ * 0: none).  A journal
+ * that cannot be opened is logged and left out (IXFR is then answered with
+ * the whole zone).  Returns 0 or APEX_ENOMEM.
+ */
+int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg);
+
+/*
+ * After a reconfig: open the journals of cfg's zones with provide-xfr that
+ * have none (a zone added, or given provide-xfr), or whose file changed,
+ * with journal-size as at start.  Called on the control thread while the
+ * zones reconfig added may be loading: a journal opened before a zone's
+ * first version is served is cleared by it, one opened after keeps its
+ * history, as at start-up; either way an IXFR is answered from it only if
+ * it leads to the serial served.  Returns 0 or APEX_ENOMEM.
+ */
+int apex_journals_update(apex_journals_t *js, const apex_config_t *cfg);
+
+/* Replace every journal's path by rebase(base, path) (a suffix of path),
+ * its path inside a chroot (privs.h), which a reconfig's paths are. */
+void apex_journals_rebase(apex_journals_t *js,
+			  const char *(*rebase)(const char *base, const char *path),
+			  const char *base);
+
+void apex_journals_free(apex_journals_t *js);
+
+/* Record the change from old (NULL: none) to version, which replaced it:
+ * sets[0..count) when they lead from old's serial to version's (the
+ * change sets of an IXFR applied to old), else the difference of the two
+ * versions, computed here. */
+void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version,
+			  const apex_changes_t *sets, size_t count);
+
+/* How an outgoing IXFR reads them (xfr_serve.h); ctx is the apex_journals_t. */
+extern const apex_xfr_serve_journal_t apex_journals_reader_template;
+
+#endif

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Secondary zones: the thread that keeps them up to date from their
+ * primaries (request-xfr in apex.conf(5)).
+ *
+ * One thread, never a worker, runs every exchange with a primary.  For
+ * each zone it asks the primary for the SOA serial when the zone's SOA
+ * refresh timer runs out, or at once when a NOTIFY came (RFC 1996), and
+ * transfers the zone when the primary's serial is newer (RFC 1982
+ * arithmetic) or when nothing is served yet.  The records are checked as
+ * they arrive (xfr/xfr_in.h), written to the zone's file beside the old
+ * copy and built into a new version (zone/zone_from_wire.h); only a
+ * transfer that completed and built is published, through the zone table
+ * as a reload is, and its copy renamed over the file.  A failed exchange
+ * tries the next primary, then again after the SOA retry time; after the
+ * SOA expire time without a successful refresh the zone is withdrawn.
+ *
+ * The workers never wait for it: they only see the version it publishes,
+ * and hand it a NOTIFY through apex_secondary_notify(), which never blocks.
+ */
+#ifndef APEXD_SECONDARY_H
+#define APEXD_SECONDARY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "config/daemon_config.h"
+#include "serve/server.h"
+#include "zones/settings.h"
+#include "xfr/changes.h"
+
+/* What the last exchange for a zone did, for logs and apexctl. */
+typedef struct apex_secondary_status {
+	bool expired; /* withdrawn after SOA expire */
+	uint64_t transfers, failures;
+	struct timespec last_check;    /* CLOCK_REALTIME of the last check; 0: none */
+	struct timespec last_transfer; /* CLOCK_REALTIME of the last good transfer; 0: none */
+	char last_result[256];         /* "AXFR serial 5 from 127.0.0.1@53: 12 records, 0.01 s" */
+	/* filled by apex_secondary_report() */
+	uint64_t next_check_ms; /* from now */
+	uint64_t expire_in_ms;  /* from now; 0: no expiry pending */
+	uint64_t notifies_accepted, notifies_refused;
+} apex_secondary_status_t;
+
+typedef struct apex_secondary_zone {
+	char *name;
+	uint8_t origin[APEX_NAME_MAX];
+	char *file;
+	/* the reloader's id of the configured zone this one keeps (reload.h),
+	 * set and read by the transfer thread: a zone removed and added again
+	 * by reconfigs has a new one, and is kept afresh */
+	uint64_t reloader_id;
+	apex_acl_entry_t *primaries; /* owned copies */
+	size_t primary_count;
+	apex_acl_entry_t *allow_notify;
+	size_t allow_notify_count;
+	bool zonemd_verify; /* a transfer's ZONEMD is checked before it is served */
+	/* when to act (CLOCK_MONOTONIC milliseconds) */
+	uint64_t next_check;
+	uint64_t expire_at;   /* 0: no expiry pending */
+	uint64_t retry_ms;    /* the next retry interval when nothing is served */
+	atomic_bool notified; /* a NOTIFY came (or apexctl refresh): check now */
+	atomic_bool force;    /* apexctl retransfer: transfer even if not newer */
+	atomic_ullong notifies_accepted, notifies_refused; /* counted by the workers */
+	apex_secondary_status_t status;                    /* under the lock */
+} apex_secondary_zone_t;
+
+typedef struct apex_secondary {
+	apex_server_t *server;
+	/* The settings in force (a reconfig replaces them), and the snapshot
+	 * the zones were made from: their primaries and allow-notify entries
+	 * point at its keys.  The transfer thread alone applies new settings,
+	 * between two exchanges, swapping zones, count and applied under
+	 * zones_lock; the workers (NOTIFY) and the control thread read them
+	 * under it.  The thread reads them without it: nobody else writes. */
+	apex_settings_holder_t *settings;
+	apex_settings_t *applied;
+	apex_secondary_zone_t *zones;
+	size_t count;
+	pthread_rwlock_t zones_lock;
+	pthread_mutex_t lock; /* the zones' status; never taken by a worker */
+	int notify_fd;        /* eventfd: a NOTIFY came */
+	int stop_fd;          /* eventfd: stop, abandoning an exchange under way */
+	pthread_t thread;
+	bool thread_started;
+	/* The configured zones: a secondary zone a reconfiguration removed is
+	 * no longer kept.  Set before the start (NULL: every zone stays). */
+	struct apex_reloader *reloader;
+	/* Called after a transfer is published, with the change sets when it
+	 * was an IXFR applied to old (else NULL, 0); set before the start. */
+	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version,
+			  const apex_changes_t *sets, size_t count);
+	void *published_arg;
+} apex_secondary_t;
+
+/* Take the secondary zones (those with request-xfr) of the settings in
+ * force; none is an empty set.  settings must outlive it.  Returns 0 or an
+ * apex code. */
+int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
+			apex_settings_holder_t *settings);
+
+/*
+ * The settings were replaced (a reconfig): the transfer thread takes the
+ * new secondary zones between two exchanges.  A zone kept keeps its state
+ * and timers; one whose primaries changed, and a new one, are checked at
+ * once; a zone no longer secondary is left alone.  Never blocks.
+ */
+void apex_secondary_settings_changed(apex_secondary_t *s);
+
+/*
+ * Replace every zone's file path by rebase(base, path) (a suffix of
+ * path), e.g. its path inside a chroot (privs.h).  Before
+ * apex_secondary_start().
+ */
+void apex_secondary_rebase(apex_secondary_t *s,
+			   const char *(*rebase)(const char *base, const char *path),
+			   const char *base);
+
+/* Start the thread (once the workers run); it sleeps while there is no
+ * secondary zone, until a reconfig brings one. */
+int apex_secondary_start(apex_secondary_t *s);
+
+/* Stop the thread: an exchange under way is abandoned. */
+void apex_secondary_stop(apex_secondary_t *s);
+
+void apex_secondary_free(apex_secondary_t *s);
+
+/*
+ * Answer a NOTIFY (a worker's notify hook, worker.h): checked against the
+ * zone's allow-notify list and TSIG; when accepted, the transfer thread is
+ * woken to check the zone at once.  Never waits for a transfer (a read
+ * lock the transfer thread holds only to swap the zones).  With no
+ * secondary zone at all, APEX_WORKER_NOTIFY_PASS: the worker answers it as
+ * any other message (NOTIMP).  ctx: the apex_secondary_t.
+ */
+size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, const uint8_t *msg,
+			     size_t size, uint8_t *out, size_t out_capacity);
+
+/* apexctl refresh (full: retransfer): check origin now (full: and transfer
+ * it whole whatever the serial).  APEX_ENOENT: not a secondary zone. */
+int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full);
+
+/* The state of secondary zone origin, its primaries (texts, "; " between
+ * them) into primaries; false when it is not a secondary zone. */
+bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_secondary_status_t *out,
+			   char *primaries, size_t primaries_size);
+
+/* Totals of every secondary zone: transfers, failures, NOTIFYs. */
+void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *failures,
+			   uint64_t *notifies_accepted, uint64_t *notifies_refused);
+
+/* Whether origin is a secondary zone here. */
+bool apex_secondary_has(apex_secondary_t *s, const uint8_t *origin);
+
+#endif

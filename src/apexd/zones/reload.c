@@ -1,0 +1,602 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Zone loading, reloading and reconfiguration on a thread of its own. */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include "zones/reload.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "process/memory.h"
+#include "process/thread_priority.h"
+#include "zones/zonemd_check.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "zone/load.h"
+
+static void zone_free(apex_managed_zone_t *z)
+{
+	if (z == NULL)
+		return;
+	free(z->name);
+	free(z->file);
+	free(z);
+}
+
+/* A new zone entry for zc with one request pending; caller owns it. */
+static apex_managed_zone_t *zone_new(apex_reloader_t *r, const apex_zone_config_t *zc)
+{
+	apex_managed_zone_t *z = calloc(1, sizeof(*z));
+	char text[APEX_RELOAD_NAME_TEXT];
+
+	if (z == NULL)
+		return NULL;
+	memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
+	apex_name_to_str(z->origin, text, sizeof(text));
+	z->name = strdup(text);
+	z->file = strdup(zc->file);
+	if (z->name == NULL || z->file == NULL) {
+		zone_free(z);
+		return NULL;
+	}
+	z->secondary = zc->request_xfr_count > 0;
+	z->zonemd_verify = zc->zonemd_verify;
+	z->id = ++r->next_id;
+	z->state = APEX_ZONE_LOADING;
+	z->requested = 1;
+	return z;
+}
+
+/* Under the lock: index of the zone with this origin, or -1. */
+static ssize_t find_origin(const apex_reloader_t *r, const uint8_t *origin)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		if (apex_name_equal(r->zones[i]->origin, origin))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* Under the lock: the zone with this id, or NULL. */
+static apex_managed_zone_t *find_id(const apex_reloader_t *r, uint64_t id)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		if (r->zones[i]->id == id)
+			return r->zones[i];
+	}
+	return NULL;
+}
+
+/* Under the lock: append z (taking it over); APEX_ENOMEM leaves z to the caller. */
+static int zones_push(apex_reloader_t *r, apex_managed_zone_t *z)
+{
+	apex_managed_zone_t **grown = realloc(r->zones, (r->count + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	r->zones = grown;
+	r->zones[r->count++] = z;
+	return APEX_OK;
+}
+
+int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_config_t *cfg)
+{
+	memset(r, 0, sizeof(*r));
+	r->server = server;
+	r->idle = cfg->reload_idle;
+	r->nice = (int)cfg->reload_nice;
+	if (pthread_mutex_init(&r->lock, NULL) != 0)
+		return APEX_ENOMEM;
+	if (pthread_cond_init(&r->work, NULL) != 0) {
+		pthread_mutex_destroy(&r->lock);
+		return APEX_ENOMEM;
+	}
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		apex_managed_zone_t *z = zone_new(r, &cfg->zones[i]);
+
+		if (z == NULL || zones_push(r, z) < 0) {
+			zone_free(z);
+			return APEX_ENOMEM; /* apex_reloader_free() releases the rest */
+		}
+		/* SERVFAIL, not REFUSED, until it is loaded */
+		int rc = apex_zonetable_configure(&server->zonetable, z->origin);
+		if (rc < 0)
+			return rc;
+	}
+	return APEX_OK;
+}
+
+void apex_reloader_free(apex_reloader_t *r)
+{
+	if (r->server == NULL)
+		return;
+	apex_reloader_stop(r);
+	for (size_t i = 0; i < r->count; i++)
+		zone_free(r->zones[i]);
+	free(r->zones);
+	pthread_cond_destroy(&r->work);
+	pthread_mutex_destroy(&r->lock);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---------------------------------------------------------------- loading */
+
+/* Under the lock: the next zone with a pending request that no thread loads, or NULL. */
+static apex_managed_zone_t *pick(apex_reloader_t *r)
+{
+	for (size_t n = 0; n < r->count; n++) {
+		size_t i = (r->next_pick + n) % r->count;
+		apex_managed_zone_t *z = r->zones[i];
+
+		if (!z->loading && z->requested > z->done) {
+			r->next_pick = i + 1;
+			return z;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Load a version of the zone `name` from file, precompute its answers and
+ * check its ZONEMD: *zone receives it (the caller's reference), or NULL
+ * with a negative code and the reason in err.  No lock held.
+ */
+static int load_version(const char *file, const uint8_t *origin, const char *name,
+			bool zonemd_verify, apex_zone_t **zone, char *err, size_t err_size)
+{
+	struct timespec t0, t1;
+	int rc = apex_zone_load(file, origin, zone, err, err_size);
+
+	if (rc != APEX_OK)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((rc = apex_precompute(*zone)) != APEX_OK ||
+	    (rc = apexd_zonemd_check(name, *zone, zonemd_verify, err, err_size)) != APEX_OK) {
+		apex_zone_unref(*zone);
+		*zone = NULL;
+		return rc;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	apex_debug("zone %s: answers precomputed and ZONEMD checked in %.3f s", name,
+		   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return APEX_OK;
+}
+
+/*
+ * Called with the lock held and z picked: load z's file with the lock
+ * released, publish the result, and return with the lock held again.
+ */
+static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
+{
+	uint64_t id = z->id, seq = z->requested;
+	char *file = strdup(z->file);
+	uint8_t origin[APEX_NAME_MAX];
+	char name[APEX_RELOAD_NAME_TEXT];
+	char err[APEX_RELOAD_ERROR_MAX];
+	apex_zone_t *zone = NULL, *old = NULL;
+	int rc;
+
+	bool secondary = z->secondary, zonemd_verify = z->zonemd_verify;
+
+	z->loading = true;
+	z->state = APEX_ZONE_LOADING;
+	memcpy(origin, z->origin, apex_name_size(z->origin));
+	snprintf(name, sizeof(name), "%s", z->name);
+	pthread_mutex_unlock(&r->lock);
+
+	err[0] = '\0';
+	rc = file == NULL
+		     ? APEX_ENOMEM
+		     : load_version(file, origin, name, zonemd_verify, &zone, err, sizeof(err));
+	if (rc < 0 && err[0] == '\0')
+		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name,
+			 apex_strerror(rc));
+	if (rc == APEX_OK)
+		old = apex_server_served_version(r->server, origin);
+
+	pthread_mutex_lock(&r->lock);
+	z = find_id(r, id);
+	if (z == NULL) {
+		/* removed by a reconfiguration meanwhile: nothing to publish */
+		if (zone != NULL)
+			apex_zone_unref(zone);
+		apex_zone_unref(old);
+		old = zone = NULL;
+	} else {
+		if (rc == APEX_OK) {
+			apex_zone_ref(zone); /* for the published hook, dropped below */
+			rc = apex_zonetable_publish(&r->server->zonetable, zone);
+			if (rc < 0) {
+				snprintf(err, sizeof(err), "%s: not published: %s", file,
+					 apex_strerror(rc));
+				apex_zone_unref(zone);
+				apex_zone_unref(zone);
+				zone = NULL;
+			}
+		}
+		z->loading = false;
+		z->done = seq;
+		z->loads++;
+		z->awaiting_transfer = false;
+		if (rc == APEX_OK) {
+			z->state = APEX_ZONE_LOADED;
+			z->error[0] = '\0';
+			apex_info(
+				"zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB",
+				name, file, zone->serial, zone->record_count, zone->load_seconds,
+				(double)zone->memory / (1024.0 * 1024.0));
+		} else {
+			z->state = APEX_ZONE_FAILED;
+			z->failures++;
+			snprintf(z->error, sizeof(z->error), "%s", err);
+			clock_gettime(CLOCK_REALTIME, &z->failed_at);
+			z->awaiting_transfer =
+				secondary && z->loads == z->failures && access(file, F_OK) != 0;
+			if (z->awaiting_transfer)
+				apex_info("zone %s: no copy in %s yet: served after the first "
+					  "transfer",
+					  name, file);
+			else
+				apex_error("zone %s: %s (%s)", name, err,
+					   z->loads > z->failures
+						   ? "the previous version is still served"
+						   : "the zone is not served");
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+
+	if (rc == APEX_OK && zone != NULL) {
+		if (r->live && r->published != NULL)
+			r->published(r->published_arg, old, zone);
+		apex_server_retire(r->server, old, r->live);
+		apex_zone_unref(zone);
+	} else {
+		apex_zone_unref(old); /* NULL unless publishing failed */
+	}
+	apex_memory_purge();
+	free(file);
+	if (r->notify != NULL)
+		r->notify(r->notify_arg);
+	pthread_mutex_lock(&r->lock);
+}
+
+/* Load zones while there is work and (for the reload thread) until stopped. */
+static void *loader_main(void *arg)
+{
+	apex_reloader_t *r = arg;
+
+	if (r->live) {
+		pthread_setname_np(pthread_self(), "apexd-reload");
+		apex_thread_lower_priority("reload thread", r->idle, r->nice);
+	}
+	pthread_mutex_lock(&r->lock);
+	while (!r->stopping) {
+		apex_managed_zone_t *z = pick(r);
+
+		if (z == NULL) {
+			if (!r->live)
+				break; /* initial load: done when nothing is left */
+			pthread_cond_wait(&r->work, &r->lock);
+			continue;
+		}
+		load_picked(r, z);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded, size_t *awaiting)
+{
+	size_t threads = apex_config_cpu_count(), started = 0;
+	pthread_t *tids;
+
+	*loaded = *awaiting = 0;
+	if (threads > r->count)
+		threads = r->count;
+	tids = threads > 1 ? calloc(threads, sizeof(*tids)) : NULL;
+	for (size_t t = 0; tids != NULL && t < threads; t++) {
+		if (pthread_create(&tids[t], NULL, loader_main, r) != 0)
+			break;
+		started++;
+	}
+	if (started == 0)
+		loader_main(r); /* one zone, or no thread could start: load here */
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	free(tids);
+
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->count; i++) {
+		*loaded += r->zones[i]->state == APEX_ZONE_LOADED;
+		*awaiting += r->zones[i]->awaiting_transfer;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return APEX_OK;
+}
+
+int apex_reloader_start(apex_reloader_t *r)
+{
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	r->live = true;
+	r->stopping = false;
+	pthread_mutex_unlock(&r->lock);
+	err = pthread_create(&r->thread, NULL, loader_main, r);
+	if (err != 0) {
+		apex_error("reload thread: %s", apex_strerror(-err));
+		return -err;
+	}
+	r->thread_started = true;
+	return APEX_OK;
+}
+
+void apex_reloader_stop(apex_reloader_t *r)
+{
+	if (!r->thread_started)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stopping = true;
+	pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	r->thread_started = false;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+/* Under the lock: ask for one more load of z and note the ticket. */
+static void request_one(apex_managed_zone_t *z, apex_reload_ticket_t *ticket)
+{
+	z->requested++;
+	if (!z->loading)
+		z->state = APEX_ZONE_LOADING;
+	if (ticket != NULL) {
+		ticket->zone_id = z->id;
+		ticket->seq = z->requested;
+	}
+}
+
+int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin, apex_reload_ticket_t **tickets,
+			  size_t *count)
+{
+	apex_reload_ticket_t *list = NULL;
+	size_t n = 0;
+	int rc = APEX_OK;
+
+	pthread_mutex_lock(&r->lock);
+	if (origin != NULL) {
+		ssize_t i = find_origin(r, origin);
+
+		if (i < 0) {
+			rc = APEX_ENOENT;
+			goto out;
+		}
+		if (tickets != NULL && (list = calloc(1, sizeof(*list))) == NULL) {
+			rc = APEX_ENOMEM;
+			goto out;
+		}
+		request_one(r->zones[i], list);
+		n = 1;
+	} else {
+		if (tickets != NULL && r->count > 0 &&
+		    (list = calloc(r->count, sizeof(*list))) == NULL) {
+			rc = APEX_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < r->count; i++)
+			request_one(r->zones[i], list != NULL ? &list[i] : NULL);
+		n = r->count;
+	}
+	pthread_cond_broadcast(&r->work);
+out:
+	pthread_mutex_unlock(&r->lock);
+	if (tickets != NULL) {
+		*tickets = list;
+		*count = rc == APEX_OK ? n : 0;
+	} else {
+		free(list);
+	}
+	return rc;
+}
+
+bool apex_reloader_ticket_done(apex_reloader_t *r, const apex_reload_ticket_t *ticket,
+			       apex_reload_result_t *result)
+{
+	apex_managed_zone_t *z;
+	bool done = true;
+
+	memset(result, 0, sizeof(*result));
+	pthread_mutex_lock(&r->lock);
+	z = find_id(r, ticket->zone_id);
+	if (z == NULL) {
+		result->removed = true;
+		snprintf(result->error, sizeof(result->error), "zone removed by reconfig");
+	} else if (z->done < ticket->seq) {
+		done = false;
+	} else {
+		snprintf(result->name, sizeof(result->name), "%s", z->name);
+		result->awaiting_transfer = z->awaiting_transfer;
+		result->ok = z->state != APEX_ZONE_FAILED || z->awaiting_transfer;
+		if (!result->ok)
+			snprintf(result->error, sizeof(result->error), "%s", z->error);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return done;
+}
+
+int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
+			      apex_reload_ticket_t **tickets, size_t *count, size_t *added,
+			      size_t *removed, size_t *changed)
+{
+	apex_reload_ticket_t *list =
+		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
+	size_t n = 0;
+	int rc = APEX_OK;
+
+	*tickets = NULL;
+	*count = *added = *removed = *changed = 0;
+	if (list == NULL)
+		return APEX_ENOMEM;
+	pthread_mutex_lock(&r->lock);
+	/* zones that are gone: out of the table now (they are not served from here on) */
+	for (size_t i = 0; i < r->count;) {
+		apex_managed_zone_t *z = r->zones[i];
+		bool kept = false;
+
+		for (size_t j = 0; j < cfg->zone_count && !kept; j++)
+			kept = apex_name_equal(cfg->zones[j].origin, z->origin);
+		if (kept) {
+			i++;
+			continue;
+		}
+		rc = apex_zonetable_remove(&r->server->zonetable, z->origin);
+		if (rc < 0 && rc != APEX_ENOENT) {
+			apex_error("zone %s: not removed: %s", z->name, apex_strerror(rc));
+			goto out;
+		}
+		rc = APEX_OK;
+		apex_info("zone %s removed", z->name);
+		zone_free(z);
+		r->zones[i] = r->zones[--r->count];
+		(*removed)++;
+	}
+	/* new zones, and zones whose file changed */
+	for (size_t j = 0; j < cfg->zone_count; j++) {
+		ssize_t i = find_origin(r, cfg->zones[j].origin);
+
+		if (i >= 0) {
+			apex_managed_zone_t *z = r->zones[i];
+			char *file;
+
+			z->secondary = cfg->zones[j].request_xfr_count > 0;
+			z->zonemd_verify = cfg->zones[j].zonemd_verify;
+			if (strcmp(z->file, cfg->zones[j].file) == 0)
+				continue;
+			if ((file = strdup(cfg->zones[j].file)) == NULL) {
+				rc = APEX_ENOMEM;
+				goto out;
+			}
+			free(z->file);
+			z->file = file;
+			request_one(z, &list[n++]);
+			(*changed)++;
+			continue;
+		}
+		apex_managed_zone_t *z = zone_new(r, &cfg->zones[j]);
+
+		if (z == NULL || zones_push(r, z) < 0) {
+			zone_free(z);
+			rc = APEX_ENOMEM;
+			goto out;
+		}
+		/* SERVFAIL, not REFUSED, until it is loaded */
+		if (apex_zonetable_configure(&r->server->zonetable, z->origin) < 0)
+			apex_warning("zone %s: REFUSED until loaded: out of memory", z->name);
+		list[n].zone_id = z->id;
+		list[n++].seq = z->requested;
+		(*added)++;
+		apex_info("zone %s added", z->name);
+	}
+out:
+	/* whatever was changed before a failure is kept, and its loads queued */
+	pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->lock);
+	*tickets = list;
+	*count = n;
+	return rc;
+}
+
+uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
+{
+	pthread_mutex_lock(&r->lock);
+	ssize_t i = find_origin(r, origin);
+	uint64_t id = i >= 0 ? r->zones[i]->id : 0;
+	pthread_mutex_unlock(&r->lock);
+	return id;
+}
+
+int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zone)
+{
+	pthread_mutex_lock(&r->lock);
+	int rc = find_id(r, zone_id) != NULL ? apex_zonetable_publish(&r->server->zonetable, zone)
+					     : APEX_ENOENT;
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- reports */
+
+static int compare_zones(const void *a, const void *b)
+{
+	const apex_managed_zone_t *za = *(const apex_managed_zone_t *const *)a;
+	const apex_managed_zone_t *zb = *(const apex_managed_zone_t *const *)b;
+
+	return apex_name_compare(za->origin, zb->origin);
+}
+
+int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
+			  void (*fn)(const apex_managed_zone_t *zone, void *arg), void *arg)
+{
+	int rc = APEX_OK;
+
+	pthread_mutex_lock(&r->lock);
+	if (origin != NULL) {
+		ssize_t i = find_origin(r, origin);
+
+		if (i < 0)
+			rc = APEX_ENOENT;
+		else
+			fn(r->zones[i], arg);
+	} else {
+		/* the order of the array changes on reconfig: sort a copy */
+		apex_managed_zone_t **sorted =
+			malloc((r->count > 0 ? r->count : 1) * sizeof(*sorted));
+
+		if (sorted == NULL) {
+			rc = APEX_ENOMEM;
+		} else {
+			memcpy(sorted, r->zones, r->count * sizeof(*sorted));
+			qsort(sorted, r->count, sizeof(*sorted), compare_zones);
+			for (size_t i = 0; i < r->count; i++)
+				fn(sorted[i], arg);
+			free(sorted);
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+size_t apex_reloader_count(apex_reloader_t *r)
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->count;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+void apex_reloader_rebase(apex_reloader_t *r,
+			  const char *(*rebase)(const char *base, const char *path),
+			  const char *base)
+{
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->count; i++) {
+		char *file = r->zones[i]->file;
+		const char *inside = rebase(base, file);
+
+		if (inside != file)
+			memmove(file, inside, strlen(inside) + 1);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
