@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A zone: section of the config file (apex.conf(5)): a zone, its file and its access lists. */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
+#endif
+#include "config/reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+
+/* A growing array of access list entries. */
+typedef struct acl_list {
+	apex_acl_entry_t *entries;
+	size_t count;
+} acl_list_t;
+
+/* What a zone: section gathers until its end (p->state). */
+typedef struct zone_state {
+	char *name;
+	char *file;
+	acl_list_t request_xfr, allow_notify, provide_xfr, notify;
+	bool zonemd_off; /* zonemd-verify: no */
+} zone_state_t;
+
+static int key_zone_name(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	(void)key;
+	if (z->name != NULL)
+		return PFAIL(p, "zone: name given twice");
+	return apex_config_replace_string(p, &z->name, value);
+}
+
+static int key_zone_file(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	(void)key;
+	if (z->file != NULL)
+		return PFAIL(p, "zone: file given twice");
+	return apex_config_replace_string(p, &z->file, value);
+}
+
+static int acl_push(parser_t *p, acl_list_t *list, const char *value, bool peer)
+{
+	char reason[300];
+	apex_acl_entry_t *grown = realloc(list->entries, (list->count + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return PFAIL(p, "out of memory");
+	list->entries = grown;
+	if (apex_acl_entry_parse(&grown[list->count], value, peer, reason, sizeof(reason)) < 0)
+		return PFAIL(p, "%s", reason);
+	list->count++;
+	return APEX_OK;
+}
+
+static int key_request_xfr(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	(void)key;
+	return acl_push(p, &z->request_xfr, value, true);
+}
+
+static int key_allow_notify(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	(void)key;
+	return acl_push(p, &z->allow_notify, value, false);
+}
+
+static int key_provide_xfr(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	(void)key;
+	return acl_push(p, &z->provide_xfr, value, false);
+}
+
+static int key_notify(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	(void)key;
+	return acl_push(p, &z->notify, value, true);
+}
+
+/* zonemd-verify: yes (the default) or no. */
+static int key_zonemd_verify(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+	bool on;
+	int rc = apex_config_parse_bool(p, key, value, &on);
+
+	z->zonemd_off = !on;
+	return rc;
+}
+
+/* The end of a zone: section: it needs a name and a file.  The zone takes
+ * the access lists; zone_discard() frees the rest. */
+static int zone_end(parser_t *p)
+{
+	zone_state_t *z = p->state;
+	char reason[300];
+	unsigned line = p->line;
+	int rc = APEX_OK;
+
+	p->line = p->section_line; /* errors point at the "zone:" line */
+	if (z->name == NULL)
+		rc = PFAIL(p, "zone without a name");
+	else if (z->file == NULL)
+		rc = PFAIL(p, "zone %s without a file", z->name);
+	else if (apex_config_add_zone(p->cfg, z->name, z->file,
+				      p->zones_dir != NULL ? p->zones_dir : p->base_dir, reason,
+				      sizeof(reason)) < 0)
+		rc = PFAIL(p, "%s", reason);
+	if (rc == APEX_OK) {
+		apex_zone_config_t *zone = &p->cfg->zones[p->cfg->zone_count - 1];
+
+		zone->request_xfr = z->request_xfr.entries;
+		zone->request_xfr_count = z->request_xfr.count;
+		zone->allow_notify = z->allow_notify.entries;
+		zone->allow_notify_count = z->allow_notify.count;
+		zone->provide_xfr = z->provide_xfr.entries;
+		zone->provide_xfr_count = z->provide_xfr.count;
+		zone->notify = z->notify.entries;
+		zone->notify_count = z->notify.count;
+		zone->zonemd_verify = !z->zonemd_off;
+		memset(&z->notify, 0, sizeof(z->notify));
+		memset(&z->request_xfr, 0, sizeof(z->request_xfr));
+		memset(&z->allow_notify, 0, sizeof(z->allow_notify));
+		memset(&z->provide_xfr, 0, sizeof(z->provide_xfr));
+	}
+	p->line = line;
+	return rc;
+}
+
+static void zone_discard(void *state)
+{
+	zone_state_t *z = state;
+
+	free(z->name);
+	free(z->file);
+	free(z->request_xfr.entries);
+	free(z->allow_notify.entries);
+	free(z->provide_xfr.entries);
+	free(z->notify.entries);
+}
+
+/* A zone: section. */
+static const key_def_t zone_keys[] = {
+	CUSTOM_KEY("name", key_zone_name),
+	CUSTOM_KEY("file", key_zone_file),
+	WORDS_KEY("request-xfr", key_request_xfr),
+	WORDS_KEY("allow-notify", key_allow_notify),
+	WORDS_KEY("provide-xfr", key_provide_xfr),
+	WORDS_KEY("notify", key_notify),
+	CUSTOM_KEY("zonemd-verify", key_zonemd_verify),
+	/* NSD's spellings */
+	CUSTOM_KEY("zonefile", key_zone_file),
+	CUSTOM_KEY("zonemd-check", key_zonemd_verify),
+};
+
+const section_def_t apex_config_zone_section = {
+	.name = "zone",
+	.what = "a zone section",
+	.keys = zone_keys,
+	.key_count = sizeof(zone_keys) / sizeof(zone_keys[0]),
+	.state_size = sizeof(zone_state_t),
+	.end = zone_end,
+	.discard = zone_discard,
+};
