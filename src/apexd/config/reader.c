@@ -10,7 +10,8 @@
  * below; list the file in Makefile.am (apexd and the config unit test).
  * A section that gathers values before it can store them, as zone: and
  * key: do, keeps them in a struct of its own (p->state), stored by its
- * end() and freed by its discard().
+ * end() and freed by its discard().  NSD's spellings of its keys are rows
+ * of nsd_spellings.c.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
@@ -26,6 +27,7 @@
 #include <sys/types.h>
 
 #include "config/daemon_config_internal.h"
+#include "config/nsd_spellings.h"
 #include "util/error.h"
 
 /* The sections a line "NAME:" starts.  Once the file is read, their
@@ -136,14 +138,21 @@ static void store_uint(void *field, size_t size, unsigned long v)
 	}
 }
 
-/* Apply key = value with the definitions of the current section. */
+/*
+ * Apply key = value with the definitions of the current section, or of the
+ * key NSD's spelling stands for (the parsers are given the key as written,
+ * for their messages).
+ */
 static int apply_key(parser_t *p, const char *key, const char *value)
 {
 	const key_def_t *k = find_key(p->section, key);
+	const char *apex_key;
 	void *field;
 	unsigned long v;
 	int rc;
 
+	if (k == NULL && (apex_key = apex_config_nsd_spelling(p->section->name, key)) != NULL)
+		k = find_key(p->section, apex_key);
 	if (k == NULL)
 		return PFAIL(p, "unknown key '%s' in %s", key, p->section->what);
 	field = (char *)p->cfg + k->offset;

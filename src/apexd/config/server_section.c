@@ -337,17 +337,6 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
 	CUSTOM_KEY("journal-size", key_journal_size),
-	/* NSD's spellings of the same settings (apex.conf(5), NSD SPELLINGS) */
-	CUSTOM_KEY("ip-address", key_listen),
-	UINT_KEY("server-count", workers, 1, APEX_CONFIG_WORKERS_MAX),
-	STRING_KEY("username", user),
-	CUSTOM_KEY("pidfile", key_pid_file),
-	CUSTOM_KEY("zonesdir", key_zones_directory),
-	CUSTOM_KEY("logfile", key_log_target),
-	UINT_KEY("tcp-timeout", tcp_idle_timeout, 1, 3600),
-	UINT_KEY("rrl-ratelimit", rrl.rate, 0, 1000000),
-	UINT_KEY("rrl-size", rrl.table_size, 16, 1UL << 24),
-	BOOL_KEY("answer-cookie", cookies),
 };
 
 const section_def_t apex_config_server_section = {

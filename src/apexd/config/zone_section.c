@@ -161,9 +161,6 @@ static const key_def_t zone_keys[] = {
 	WORDS_KEY("provide-xfr", key_provide_xfr),
 	WORDS_KEY("notify", key_notify),
 	CUSTOM_KEY("zonemd-verify", key_zonemd_verify),
-	/* NSD's spellings */
-	CUSTOM_KEY("zonefile", key_zone_file),
-	CUSTOM_KEY("zonemd-check", key_zonemd_verify),
 };
 
 const section_def_t apex_config_zone_section = {
