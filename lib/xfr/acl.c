@@ -88,8 +88,17 @@ int apex_acl_entry_parse(apex_acl_entry_t *e, const char *text, bool peer, char 
 	} else if (strcmp(word, "NOKEY") != 0) {
 		snprintf(e->key_name, sizeof(e->key_name), "%s", word);
 	}
+	if (next_word(&s, word, sizeof(word))) {
+		if (e->blocked)
+			return fail(err, err_size, text, "unexpected text after BLOCKED");
+		if (strlen(word) >= sizeof(e->tls_auth_name))
+			return fail(err, err_size, text, "tls-auth name too long");
+		snprintf(e->tls_auth_name, sizeof(e->tls_auth_name), "%s", word);
+		if (peer && e->port == 0)
+			e->port = APEX_ACL_TLS_PORT;
+	}
 	if (next_word(&s, word, sizeof(word)))
-		return fail(err, err_size, text, "unexpected text after the key");
+		return fail(err, err_size, text, "unexpected text after the tls-auth name");
 	return APEX_OK;
 }
 
@@ -113,6 +122,23 @@ int apex_acl_resolve(apex_acl_entry_t *e, const apex_tsig_keyring_t *ring, char 
 	}
 	snprintf(err, err_size, "'%s': no key named '%s' (define it in a key: section)", e->text,
 		 e->key_name);
+	return APEX_ENOENT;
+}
+
+int apex_acl_resolve_tls(apex_acl_entry_t *e, const apex_tls_auth_t *auths, size_t count, char *err,
+			 size_t err_size)
+{
+	e->tls_auth = NULL;
+	if (e->tls_auth_name[0] == '\0')
+		return APEX_OK;
+	for (size_t i = 0; i < count; i++) {
+		if (strcmp(auths[i].name, e->tls_auth_name) == 0) {
+			e->tls_auth = &auths[i];
+			return APEX_OK;
+		}
+	}
+	snprintf(err, err_size, "'%s': no tls-auth named '%s' (define it in a tls-auth: section)",
+		 e->text, e->tls_auth_name);
 	return APEX_ENOENT;
 }
 
@@ -151,7 +177,8 @@ static bool address_match(const apex_acl_entry_t *e, const struct sockaddr *peer
 }
 
 apex_acl_verdict_t apex_acl_check(const apex_acl_entry_t *list, size_t count,
-				  const struct sockaddr *peer, const apex_tsig_key_t *key)
+				  const struct sockaddr *peer, const apex_tsig_key_t *key,
+				  const apex_acl_tls_peer_t *tls)
 {
 	for (size_t i = 0; i < count; i++) {
 		const apex_acl_entry_t *e = &list[i];
@@ -160,6 +187,12 @@ apex_acl_verdict_t apex_acl_check(const apex_acl_entry_t *list, size_t count,
 			continue;
 		if (e->blocked)
 			return APEX_ACL_BLOCKED;
+		/* an entry that names a tls-auth without its clause resolved
+		 * admits nobody */
+		if (e->tls_auth_name[0] != '\0' &&
+		    (tls == NULL || e->tls_auth == NULL ||
+		     !tls->has_name(tls->ctx, e->tls_auth->auth_domain_name)))
+			return APEX_ACL_NEEDS_TLS;
 		return e->key == key ? APEX_ACL_ALLOW : APEX_ACL_BAD_KEY;
 	}
 	return APEX_ACL_NO_MATCH;

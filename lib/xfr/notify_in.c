@@ -107,7 +107,7 @@ size_t apex_notify_answer(const uint8_t *msg, size_t size, const struct sockaddr
 	if (acl == NULL && ctx_zone == NULL)
 		return refuse_ede(res, "not a secondary zone here", APEX_EDE_NOT_AUTHORITATIVE,
 				  edns, out, out_capacity, name, qtype, qclass);
-	switch (apex_acl_check(acl, acl_count, peer, key)) {
+	switch (apex_acl_check(acl, acl_count, peer, key, NULL)) {
 	case APEX_ACL_ALLOW: break;
 	case APEX_ACL_BAD_KEY:
 		return refuse(res, RCODE_NOTAUTH, "not signed with the key allow-notify names", out,

@@ -217,7 +217,7 @@ static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 		r->ede = APEX_EDE_NOT_AUTHORITATIVE;
 		return RCODE_NOTAUTH;
 	}
-	apex_acl_verdict_t verdict = apex_acl_check(acl, acl_count, peer, t->key);
+	apex_acl_verdict_t verdict = apex_acl_check(acl, acl_count, peer, t->key, NULL);
 
 	if (verdict == APEX_ACL_ALLOW)
 		return 0;
@@ -227,7 +227,9 @@ static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 		res->why = "not signed with the key provide-xfr names";
 		return RCODE_NOTAUTH;
 	}
-	res->why = "an address provide-xfr does not allow";
+	res->why = verdict == APEX_ACL_NEEDS_TLS
+			   ? "not over TLS with the client certificate provide-xfr's tls-auth names"
+			   : "an address provide-xfr does not allow";
 	r->ede = APEX_EDE_PROHIBITED;
 	return RCODE_REFUSED;
 }

@@ -618,6 +618,131 @@ static void test_transfer_keys(void **state)
 	apex_config_free(&cfg);
 }
 
+/* TLS (NSD's keys): the listen addresses' transports from tls-port and
+ * tls-auth-port, the tls-auth: clauses and the entries that name them. */
+static void test_tls_keys(void **state)
+{
+	apex_config_t cfg;
+	char err[512] = "", expect[700];
+	const char *path =
+		write_file("tls.conf", "server:\n"
+				       "    listen: 127.0.0.1@53\n"
+				       "    listen: 127.0.0.1@853\n"
+				       "    listen: ::1@8853\n"
+				       "    tls-service-key: \"tls/server.key\"\n"
+				       "    tls-service-pem: /etc/apex/server.pem\n"
+				       "    tls-port: 853\n"
+				       "    tls-auth-port: 8853\n"
+				       "    tls-auth-xfr-only: yes\n"
+				       "    tls-cert-bundle: /etc/apex/ca.pem\n"
+				       "tls-auth:\n"
+				       "    name: primary\n"
+				       "    auth-domain-name: primary.example.\n"
+				       "    client-cert: tls/client.pem\n"
+				       "    client-key: tls/client.key\n"
+				       "    client-key-pw: \"secret words\"\n"
+				       "tls-auth:\n"
+				       "    name: \"secondaries\"\n"
+				       "    auth-domain-name: secondary.example\n"
+				       "key:\n"
+				       "    name: tsig-key\n"
+				       "    algorithm: hmac-sha256\n"
+				       "    secret: \"AAAA\"\n"
+				       "zone:\n"
+				       "    name: example.\n"
+				       "    file: example.zone\n"
+				       "    request-xfr: 192.0.2.1 tsig-key primary\n"
+				       "    request-xfr: 192.0.2.2@5300 tsig-key\n"
+				       "    allow-notify: 192.0.2.1 tsig-key\n"
+				       "    provide-xfr: 192.0.2.0/24 tsig-key secondaries\n");
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(cfg.tls.port, 853);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.listens[0].transport, APEX_LISTEN_PLAIN);
+	assert_int_equal(cfg.listens[1].transport, APEX_LISTEN_TLS);
+	assert_int_equal(cfg.listens[2].transport, APEX_LISTEN_TLS_AUTH);
+	snprintf(expect, sizeof(expect), "%s/tls/server.key", dir);
+	assert_string_equal(cfg.tls.service_key, expect);
+	assert_string_equal(cfg.tls.service_pem, "/etc/apex/server.pem");
+	assert_string_equal(cfg.tls.cert_bundle, "/etc/apex/ca.pem");
+	assert_int_equal(cfg.tls.auth_port, 8853);
+	assert_true(cfg.tls.auth_xfr_only);
+	assert_int_equal(cfg.tls.auth_count, 2);
+	assert_string_equal(cfg.tls.auths[0].auth_domain_name, "primary.example");
+	snprintf(expect, sizeof(expect), "%s/tls/client.key", dir);
+	assert_string_equal(cfg.tls.auths[0].client_key, expect);
+	assert_string_equal(cfg.tls.auths[0].client_key_pw, "secret words");
+	assert_null(cfg.tls.auths[1].client_cert);
+	assert_ptr_equal(cfg.zones[0].request_xfr[0].tls_auth, &cfg.tls.auths[0]);
+	assert_int_equal(cfg.zones[0].request_xfr[0].port, 853);
+	assert_null(cfg.zones[0].request_xfr[1].tls_auth);
+	assert_ptr_equal(cfg.zones[0].provide_xfr[0].tls_auth, &cfg.tls.auths[1]);
+	apex_config_free(&cfg);
+
+	/* without a key and a certificate the tls-port serves plain DNS, as in NSD */
+	path = write_file("plain.conf", "server:\n    listen: 127.0.0.1@853\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.listens[0].transport, APEX_LISTEN_PLAIN);
+	apex_config_free(&cfg);
+
+	/* the tls-auth-port needs the server's certificate and a CA bundle */
+	path = write_file("auth.conf", "server:\n    listen: 127.0.0.1@8853\n"
+				       "    tls-auth-port: 8853\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_EINVAL);
+	assert_string_equal(err, "listen 127.0.0.1@8853 is the tls-auth-port: it needs "
+				 "tls-service-key, tls-service-pem and tls-cert-bundle");
+	apex_config_free(&cfg);
+	path = write_file("half.conf", "server:\n    tls-service-key: a.key\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_config_finish(&cfg, err, sizeof(err)), APEX_EINVAL);
+	assert_string_equal(err, "tls-service-key and tls-service-pem go together: give both");
+	apex_config_free(&cfg);
+}
+
+static void test_tls_errors(void **state)
+{
+	char expect[900];
+	const char *path;
+	apex_config_t cfg;
+	char err[900] = "";
+
+	(void)state;
+	expect_error("tls-auth:\n    auth-domain-name: a.example\n", 1, "a tls-auth needs a name");
+	expect_error("tls-auth:\n    name: a\n", 1, "a tls-auth needs an auth-domain-name");
+	expect_error("tls-auth:\n    name: a\n    auth-domain-name: a.example\n"
+		     "    client-cert: c.pem\n",
+		     1, "client-cert and client-key go together: give both");
+	expect_error("tls-auth:\n    name: a\n    auth-domain-name: a.example\n"
+		     "tls-auth:\n    name: a\n    auth-domain-name: b.example\n",
+		     4, "tls-auth a given twice");
+	expect_error("tls-auth:\n    name: a\n    name: b\n", 3, "tls-auth: name given twice");
+	expect_error("tls-auth:\n    name: a\n    ca-file: x\n", 3,
+		     "unknown key 'ca-file' in a tls-auth section");
+	expect_error("zone:\n    name: a.\n    file: a.zone\n    notify: ::1 NOKEY t\n", 4,
+		     "'::1 NOKEY t': unexpected text after the key");
+	expect_error("server:\n    tls-port: 0\n", 2,
+		     "tls-port: expected a number from 1 to 65535, not '0'");
+	/* an entry naming a tls-auth no section defines */
+	path = write_file("noauth.conf", "zone:\n    name: a.\n    file: a.zone\n"
+					 "    provide-xfr: ::1 NOKEY nosuch\n");
+	snprintf(expect, sizeof(expect),
+		 "%s: zone a.: provide-xfr '::1 NOKEY nosuch': no tls-auth named 'nosuch' "
+		 "(define it in a tls-auth: section)",
+		 path);
+	apex_config_init(&cfg);
+	assert_true(apex_config_load(&cfg, path, err, sizeof(err)) < 0);
+	assert_string_equal(err, expect);
+	apex_config_free(&cfg);
+}
+
 static void test_command_line(void **state)
 {
 	apex_config_t cfg;
@@ -689,6 +814,8 @@ int main(void)
 		cmocka_unit_test(test_log_keys),
 		cmocka_unit_test(test_nsd_spellings),
 		cmocka_unit_test(test_transfer_keys),
+		cmocka_unit_test(test_tls_keys),
+		cmocka_unit_test(test_tls_errors),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
 	};

@@ -60,7 +60,7 @@ static apex_acl_verdict_t check(const apex_acl_entry_t *list, size_t n, const ch
 {
 	struct sockaddr_storage ss = addr(from, 4321);
 
-	return apex_acl_check(list, n, (const struct sockaddr *)&ss, key);
+	return apex_acl_check(list, n, (const struct sockaddr *)&ss, key, NULL);
 }
 
 /* The first entry whose address matches decides, by prefix, port and key. */
@@ -126,12 +126,71 @@ static void test_peer(void **state)
 	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 53);
 }
 
+/* A certificate that carries one name, for the checks below. */
+static bool cert_has_name(const void *ctx, const char *name)
+{
+	return strcmp(ctx, name) == 0;
+}
+
+/* A tls-auth name: a peer reached on 853 unless given; an access list
+ * entry that admits only a request over TLS whose client certificate
+ * carries the clause's auth-domain-name, and still checks the key. */
+static void test_tls_auth(void **state)
+{
+	apex_tls_auth_t auths[2] = {
+		{ .name = "primary", .auth_domain_name = "primary.example" },
+		{ .name = "secondaries", .auth_domain_name = "secondary.example" },
+	};
+	apex_acl_tls_peer_t right = { cert_has_name, "secondary.example" };
+	apex_acl_tls_peer_t wrong = { cert_has_name, "wrong.example" };
+	struct sockaddr_storage ss = addr("192.0.2.9", 4321), out;
+	apex_acl_entry_t e, list[2];
+	char err[200];
+
+	(void)state;
+	make_keys();
+	entry(&e, "192.0.2.1 a-key primary", true);
+	assert_int_equal(apex_acl_resolve_tls(&e, auths, 2, err, sizeof(err)), APEX_OK);
+	assert_ptr_equal(e.tls_auth, &auths[0]);
+	apex_acl_sockaddr(&e, &out);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&out)->sin_port), 853);
+	entry(&e, "192.0.2.1@8853 a-key primary", true);
+	apex_acl_sockaddr(&e, &out);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&out)->sin_port), 8853);
+
+	entry(&list[0], "192.0.2.0/24 a-key secondaries", false);
+	entry(&list[1], "0.0.0.0/0 NOKEY", false);
+	/* an unresolved clause admits nobody */
+	assert_int_equal(apex_acl_check(list, 2, (const struct sockaddr *)&ss, &keys[0], &right),
+			 APEX_ACL_NEEDS_TLS);
+	assert_int_equal(apex_acl_resolve_tls(&list[0], auths, 2, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_acl_check(list, 2, (const struct sockaddr *)&ss, &keys[0], &right),
+			 APEX_ACL_ALLOW);
+	assert_int_equal(apex_acl_check(list, 2, (const struct sockaddr *)&ss, &keys[1], &right),
+			 APEX_ACL_BAD_KEY);
+	assert_int_equal(apex_acl_check(list, 2, (const struct sockaddr *)&ss, &keys[0], &wrong),
+			 APEX_ACL_NEEDS_TLS);
+	assert_int_equal(apex_acl_check(list, 2, (const struct sockaddr *)&ss, &keys[0], NULL),
+			 APEX_ACL_NEEDS_TLS);
+
+	entry(&e, "192.0.2.1 a-key nosuch", true);
+	assert_int_equal(apex_acl_resolve_tls(&e, auths, 2, err, sizeof(err)), APEX_ENOENT);
+	assert_non_null(strstr(err, "no tls-auth named 'nosuch'"));
+	assert_int_equal(
+		apex_acl_entry_parse(&e, "192.0.2.1 BLOCKED primary", false, err, sizeof(err)),
+		APEX_EINVAL);
+	assert_int_equal(
+		apex_acl_entry_parse(&e, "192.0.2.1 a-key primary more", true, err, sizeof(err)),
+		APEX_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_match_decides),
 		cmocka_unit_test(test_odd_prefixes),
 		cmocka_unit_test(test_peer),
+		cmocka_unit_test(test_tls_auth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,27 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->journal_size = APEX_CONFIG_DEFAULT_JOURNAL_SIZE;
 	cfg->log_facility = LOG_DAEMON;
 	cfg->log_level = APEX_LOG_INFO;
+	cfg->tls.port = APEX_CONFIG_DEFAULT_TLS_PORT;
+}
+
+/* The tls-auth: clauses and the TLS files. */
+static void free_tls(apex_config_t *cfg)
+{
+	for (size_t i = 0; i < cfg->tls.auth_count; i++) {
+		apex_tls_auth_t *a = &cfg->tls.auths[i];
+
+		free(a->name);
+		free(a->auth_domain_name);
+		free(a->client_cert);
+		free(a->client_key);
+		if (a->client_key_pw != NULL)
+			explicit_bzero(a->client_key_pw, strlen(a->client_key_pw));
+		free(a->client_key_pw);
+	}
+	free(cfg->tls.auths);
+	free(cfg->tls.service_key);
+	free(cfg->tls.service_pem);
+	free(cfg->tls.cert_bundle);
 }
 
 void apex_config_free(apex_config_t *cfg)
@@ -74,6 +95,7 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->dnstap.socket_path);
 	free(cfg->dnstap.identity);
 	free(cfg->dnstap.version);
+	free_tls(cfg);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -293,8 +315,52 @@ int apex_config_require_listen(const apex_config_t *cfg, char *err, size_t err_s
 	return APEX_OK;
 }
 
+static uint16_t listen_port(const apex_listen_t *l)
+{
+	if (l->addr.ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)&l->addr)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)&l->addr)->sin_port);
+}
+
+/*
+ * Each listen address's transport from its port, as NSD decides it: the
+ * tls-auth-port's serve TLS with client certificates, the tls-port's DNS
+ * over TLS once the server has a key and a certificate, the others plain
+ * DNS.
+ */
+static int set_transports(apex_config_t *cfg, char *err, size_t err_size)
+{
+	bool has_cert = cfg->tls.service_key != NULL && cfg->tls.service_pem != NULL;
+
+	if ((cfg->tls.service_key != NULL) != (cfg->tls.service_pem != NULL))
+		return apex_fail(err, err_size, APEX_EINVAL,
+				 "tls-service-key and tls-service-pem go together: give both");
+	for (size_t i = 0; i < cfg->listen_count; i++) {
+		apex_listen_t *l = &cfg->listens[i];
+		uint16_t port = listen_port(l);
+
+		l->transport = APEX_LISTEN_PLAIN;
+		if (cfg->tls.auth_port != 0 && port == cfg->tls.auth_port) {
+			if (!has_cert || cfg->tls.cert_bundle == NULL)
+				return apex_fail(err, err_size, APEX_EINVAL,
+						 "listen %s is the tls-auth-port: it needs "
+						 "tls-service-key, tls-service-pem and "
+						 "tls-cert-bundle",
+						 l->text);
+			l->transport = APEX_LISTEN_TLS_AUTH;
+		} else if (has_cert && port == cfg->tls.port) {
+			l->transport = APEX_LISTEN_TLS;
+		}
+	}
+	return APEX_OK;
+}
+
 int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
 {
+	int rc = set_transports(cfg, err, err_size);
+
+	if (rc < 0)
+		return rc;
 	/* Without an explicit nsid:, the identity doubles as the NSID. */
 	if (!cfg->nsid_set && cfg->identity != NULL) {
 		size_t size = strlen(cfg->identity);

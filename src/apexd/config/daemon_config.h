@@ -45,12 +45,21 @@
 #define APEX_CONFIG_DEFAULT_XFR_OUT_MAX 10
 #define APEX_CONFIG_DEFAULT_JOURNAL_SIZE (64u << 20)
 #define APEX_CONFIG_DEFAULT_METRICS_PORT 9100 /* NSD's metrics-port */
+#define APEX_CONFIG_DEFAULT_TLS_PORT 853      /* NSD's tls-port (RFC 7858) */
+
+/* What a listen address serves, from its port (apex_config_finish()). */
+typedef enum apex_listen_transport {
+	APEX_LISTEN_PLAIN,    /* UDP and TCP */
+	APEX_LISTEN_TLS,      /* the tls-port: DNS over TLS, TCP only */
+	APEX_LISTEN_TLS_AUTH, /* the tls-auth-port: TLS with a client certificate, TCP only */
+} apex_listen_transport_t;
 
 /* One address to listen on (UDP and TCP). */
 typedef struct apex_listen {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	char text[64]; /* "ADDR@PORT", for logs */
+	apex_listen_transport_t transport;
 } apex_listen_t;
 
 /* One zone to serve. */
@@ -148,6 +157,21 @@ typedef struct apex_config {
 		bool log_queries, log_responses;
 		char *identity, *version;
 	} dnstap;
+	/* TLS (NSD's keys): the server's key and certificate chain (PEM
+	 * files, absolute paths; both or neither), the port of DNS over TLS
+	 * and the one of transfers over TLS with client certificates (0:
+	 * none), transfers only there (tls-auth-xfr-only), the CA bundle that
+	 * peers' certificates are checked against (NULL: the system's), and
+	 * the tls-auth: clauses the zones' entries name (the entries point
+	 * into auths, which does not move once the file is read). */
+	struct {
+		char *service_key, *service_pem;
+		unsigned port, auth_port;
+		bool auth_xfr_only;
+		char *cert_bundle;
+		apex_tls_auth_t *auths;
+		size_t auth_count;
+	} tls;
 	/* The Prometheus endpoint (metrics: ADDR[@PORT]), if metrics_set. */
 	apex_listen_t metrics;
 	bool metrics_set;

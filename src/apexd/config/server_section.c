@@ -192,6 +192,37 @@ static int key_pid_file(parser_t *p, const char *key, const char *value)
 	return APEX_OK;
 }
 
+/* A TLS file (tls-service-key, tls-service-pem, tls-cert-bundle): a path
+ * from the config file's directory, read before the privilege drop. */
+static int tls_path(parser_t *p, char **slot, const char *value)
+{
+	char *abs = value[0] != '\0' ? apex_config_absolute_path(value, p->base_dir) : NULL;
+
+	if (value[0] != '\0' && abs == NULL)
+		return PFAIL(p, "out of memory");
+	free(*slot);
+	*slot = abs; /* "" turns it off, as in NSD */
+	return APEX_OK;
+}
+
+static int key_tls_service_key(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return tls_path(p, &p->cfg->tls.service_key, value);
+}
+
+static int key_tls_service_pem(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return tls_path(p, &p->cfg->tls.service_pem, value);
+}
+
+static int key_tls_cert_bundle(parser_t *p, const char *key, const char *value)
+{
+	(void)key;
+	return tls_path(p, &p->cfg->tls.cert_bundle, value);
+}
+
 static int key_control_socket(parser_t *p, const char *key, const char *value)
 {
 	char *path = strcmp(value, "none") == 0 ? strdup(value)
@@ -337,6 +368,12 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
 	CUSTOM_KEY("journal-size", key_journal_size),
+	CUSTOM_KEY("tls-service-key", key_tls_service_key),
+	CUSTOM_KEY("tls-service-pem", key_tls_service_pem),
+	UINT_KEY("tls-port", tls.port, 1, 65535),
+	UINT_KEY("tls-auth-port", tls.auth_port, 1, 65535),
+	BOOL_KEY("tls-auth-xfr-only", tls.auth_xfr_only),
+	CUSTOM_KEY("tls-cert-bundle", key_tls_cert_bundle),
 };
 
 const section_def_t apex_config_server_section = {

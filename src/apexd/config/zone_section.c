@@ -44,7 +44,10 @@ static int key_zone_file(parser_t *p, const char *key, const char *value)
 	return apex_config_replace_string(p, &z->file, value);
 }
 
-static int acl_push(parser_t *p, acl_list_t *list, const char *value, bool peer)
+/* One entry appended to list; tls: the list takes a tls-auth name as a
+ * third word (request-xfr and provide-xfr: NOTIFY stays on UDP, RFC 9103
+ * section 7). */
+static int acl_push(parser_t *p, acl_list_t *list, const char *value, bool peer, bool tls)
 {
 	char reason[300];
 	apex_acl_entry_t *grown = realloc(list->entries, (list->count + 1) * sizeof(*grown));
@@ -54,6 +57,8 @@ static int acl_push(parser_t *p, acl_list_t *list, const char *value, bool peer)
 	list->entries = grown;
 	if (apex_acl_entry_parse(&grown[list->count], value, peer, reason, sizeof(reason)) < 0)
 		return PFAIL(p, "%s", reason);
+	if (!tls && grown[list->count].tls_auth_name[0] != '\0')
+		return PFAIL(p, "'%s': unexpected text after the key", value);
 	list->count++;
 	return APEX_OK;
 }
@@ -63,7 +68,7 @@ static int key_request_xfr(parser_t *p, const char *key, const char *value)
 	zone_state_t *z = p->state;
 
 	(void)key;
-	return acl_push(p, &z->request_xfr, value, true);
+	return acl_push(p, &z->request_xfr, value, true, true);
 }
 
 static int key_allow_notify(parser_t *p, const char *key, const char *value)
@@ -71,7 +76,7 @@ static int key_allow_notify(parser_t *p, const char *key, const char *value)
 	zone_state_t *z = p->state;
 
 	(void)key;
-	return acl_push(p, &z->allow_notify, value, false);
+	return acl_push(p, &z->allow_notify, value, false, false);
 }
 
 static int key_provide_xfr(parser_t *p, const char *key, const char *value)
@@ -79,7 +84,7 @@ static int key_provide_xfr(parser_t *p, const char *key, const char *value)
 	zone_state_t *z = p->state;
 
 	(void)key;
-	return acl_push(p, &z->provide_xfr, value, false);
+	return acl_push(p, &z->provide_xfr, value, false, true);
 }
 
 static int key_notify(parser_t *p, const char *key, const char *value)
@@ -87,7 +92,7 @@ static int key_notify(parser_t *p, const char *key, const char *value)
 	zone_state_t *z = p->state;
 
 	(void)key;
-	return acl_push(p, &z->notify, value, true);
+	return acl_push(p, &z->notify, value, true, false);
 }
 
 /* zonemd-verify: yes (the default) or no. */
