@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Zone loading, reloading and reconfiguration on a thread of its own. */
+/*
+ * Zone loading and reloading on a thread of its own (reload.h): the list
+ * of configured zones, their loads, requests and reports.  What a
+ * reconfiguration changes in the list is in reconfigure.c.
+ */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: _GNU_SOURCE */
 #endif
@@ -17,13 +21,14 @@
 
 #include "process/memory.h"
 #include "process/thread_priority.h"
+#include "zones/reload_internal.h"
 #include "zones/zonemd_check.h"
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "zone/load.h"
 
-static void zone_free(apex_managed_zone_t *z)
+void apex_reloader_zone_free(apex_managed_zone_t *z)
 {
 	if (z == NULL)
 		return;
@@ -33,7 +38,7 @@ static void zone_free(apex_managed_zone_t *z)
 }
 
 /* A new zone entry for zc with one request pending; caller owns it. */
-static apex_managed_zone_t *zone_new(apex_reloader_t *r, const apex_zone_config_t *zc)
+apex_managed_zone_t *apex_reloader_zone_new(apex_reloader_t *r, const apex_zone_config_t *zc)
 {
 	apex_managed_zone_t *z = calloc(1, sizeof(*z));
 	char text[APEX_RELOAD_NAME_TEXT];
@@ -45,7 +50,7 @@ static apex_managed_zone_t *zone_new(apex_reloader_t *r, const apex_zone_config_
 	z->name = strdup(text);
 	z->file = strdup(zc->file);
 	if (z->name == NULL || z->file == NULL) {
-		zone_free(z);
+		apex_reloader_zone_free(z);
 		return NULL;
 	}
 	z->secondary = zc->request_xfr_count > 0;
@@ -57,7 +62,7 @@ static apex_managed_zone_t *zone_new(apex_reloader_t *r, const apex_zone_config_
 }
 
 /* Under the lock: index of the zone with this origin, or -1. */
-static ssize_t find_origin(const apex_reloader_t *r, const uint8_t *origin)
+ssize_t apex_reloader_find_origin(const apex_reloader_t *r, const uint8_t *origin)
 {
 	for (size_t i = 0; i < r->count; i++) {
 		if (apex_name_equal(r->zones[i]->origin, origin))
@@ -77,7 +82,7 @@ static apex_managed_zone_t *find_id(const apex_reloader_t *r, uint64_t id)
 }
 
 /* Under the lock: append z (taking it over); APEX_ENOMEM leaves z to the caller. */
-static int zones_push(apex_reloader_t *r, apex_managed_zone_t *z)
+int apex_reloader_zones_push(apex_reloader_t *r, apex_managed_zone_t *z)
 {
 	apex_managed_zone_t **grown = realloc(r->zones, (r->count + 1) * sizeof(*grown));
 
@@ -101,10 +106,10 @@ int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_con
 		return APEX_ENOMEM;
 	}
 	for (size_t i = 0; i < cfg->zone_count; i++) {
-		apex_managed_zone_t *z = zone_new(r, &cfg->zones[i]);
+		apex_managed_zone_t *z = apex_reloader_zone_new(r, &cfg->zones[i]);
 
-		if (z == NULL || zones_push(r, z) < 0) {
-			zone_free(z);
+		if (z == NULL || apex_reloader_zones_push(r, z) < 0) {
+			apex_reloader_zone_free(z);
 			return APEX_ENOMEM; /* apex_reloader_free() releases the rest */
 		}
 		/* SERVFAIL, not REFUSED, until it is loaded */
@@ -121,7 +126,7 @@ void apex_reloader_free(apex_reloader_t *r)
 		return;
 	apex_reloader_stop(r);
 	for (size_t i = 0; i < r->count; i++)
-		zone_free(r->zones[i]);
+		apex_reloader_zone_free(r->zones[i]);
 	free(r->zones);
 	pthread_cond_destroy(&r->work);
 	pthread_mutex_destroy(&r->lock);
@@ -355,7 +360,7 @@ void apex_reloader_stop(apex_reloader_t *r)
 /* ---------------------------------------------------------------- requests */
 
 /* Under the lock: ask for one more load of z and note the ticket. */
-static void request_one(apex_managed_zone_t *z, apex_reload_ticket_t *ticket)
+void apex_reloader_request_one(apex_managed_zone_t *z, apex_reload_ticket_t *ticket)
 {
 	z->requested++;
 	if (!z->loading)
@@ -375,7 +380,7 @@ int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin, apex_reload
 
 	pthread_mutex_lock(&r->lock);
 	if (origin != NULL) {
-		ssize_t i = find_origin(r, origin);
+		ssize_t i = apex_reloader_find_origin(r, origin);
 
 		if (i < 0) {
 			rc = APEX_ENOENT;
@@ -385,7 +390,7 @@ int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin, apex_reload
 			rc = APEX_ENOMEM;
 			goto out;
 		}
-		request_one(r->zones[i], list);
+		apex_reloader_request_one(r->zones[i], list);
 		n = 1;
 	} else {
 		if (tickets != NULL && r->count > 0 &&
@@ -394,7 +399,7 @@ int apex_reloader_request(apex_reloader_t *r, const uint8_t *origin, apex_reload
 			goto out;
 		}
 		for (size_t i = 0; i < r->count; i++)
-			request_one(r->zones[i], list != NULL ? &list[i] : NULL);
+			apex_reloader_request_one(r->zones[i], list != NULL ? &list[i] : NULL);
 		n = r->count;
 	}
 	pthread_cond_broadcast(&r->work);
@@ -434,92 +439,10 @@ bool apex_reloader_ticket_done(apex_reloader_t *r, const apex_reload_ticket_t *t
 	return done;
 }
 
-int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
-			      apex_reload_ticket_t **tickets, size_t *count, size_t *added,
-			      size_t *removed, size_t *changed)
-{
-	apex_reload_ticket_t *list =
-		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
-	size_t n = 0;
-	int rc = APEX_OK;
-
-	*tickets = NULL;
-	*count = *added = *removed = *changed = 0;
-	if (list == NULL)
-		return APEX_ENOMEM;
-	pthread_mutex_lock(&r->lock);
-	/* zones that are gone: out of the table now (they are not served from here on) */
-	for (size_t i = 0; i < r->count;) {
-		apex_managed_zone_t *z = r->zones[i];
-		bool kept = false;
-
-		for (size_t j = 0; j < cfg->zone_count && !kept; j++)
-			kept = apex_name_equal(cfg->zones[j].origin, z->origin);
-		if (kept) {
-			i++;
-			continue;
-		}
-		rc = apex_zonetable_remove(&r->server->zonetable, z->origin);
-		if (rc < 0 && rc != APEX_ENOENT) {
-			apex_error("zone %s: not removed: %s", z->name, apex_strerror(rc));
-			goto out;
-		}
-		rc = APEX_OK;
-		apex_info("zone %s removed", z->name);
-		zone_free(z);
-		r->zones[i] = r->zones[--r->count];
-		(*removed)++;
-	}
-	/* new zones, and zones whose file changed */
-	for (size_t j = 0; j < cfg->zone_count; j++) {
-		ssize_t i = find_origin(r, cfg->zones[j].origin);
-
-		if (i >= 0) {
-			apex_managed_zone_t *z = r->zones[i];
-			char *file;
-
-			z->secondary = cfg->zones[j].request_xfr_count > 0;
-			z->zonemd_verify = cfg->zones[j].zonemd_verify;
-			if (strcmp(z->file, cfg->zones[j].file) == 0)
-				continue;
-			if ((file = strdup(cfg->zones[j].file)) == NULL) {
-				rc = APEX_ENOMEM;
-				goto out;
-			}
-			free(z->file);
-			z->file = file;
-			request_one(z, &list[n++]);
-			(*changed)++;
-			continue;
-		}
-		apex_managed_zone_t *z = zone_new(r, &cfg->zones[j]);
-
-		if (z == NULL || zones_push(r, z) < 0) {
-			zone_free(z);
-			rc = APEX_ENOMEM;
-			goto out;
-		}
-		/* SERVFAIL, not REFUSED, until it is loaded */
-		if (apex_zonetable_configure(&r->server->zonetable, z->origin) < 0)
-			apex_warning("zone %s: REFUSED until loaded: out of memory", z->name);
-		list[n].zone_id = z->id;
-		list[n++].seq = z->requested;
-		(*added)++;
-		apex_info("zone %s added", z->name);
-	}
-out:
-	/* whatever was changed before a failure is kept, and its loads queued */
-	pthread_cond_broadcast(&r->work);
-	pthread_mutex_unlock(&r->lock);
-	*tickets = list;
-	*count = n;
-	return rc;
-}
-
 uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
 {
 	pthread_mutex_lock(&r->lock);
-	ssize_t i = find_origin(r, origin);
+	ssize_t i = apex_reloader_find_origin(r, origin);
 	uint64_t id = i >= 0 ? r->zones[i]->id : 0;
 	pthread_mutex_unlock(&r->lock);
 	return id;
@@ -551,7 +474,7 @@ int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
 
 	pthread_mutex_lock(&r->lock);
 	if (origin != NULL) {
-		ssize_t i = find_origin(r, origin);
+		ssize_t i = apex_reloader_find_origin(r, origin);
 
 		if (i < 0)
 			rc = APEX_ENOENT;

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One transfer of a secondary zone (secondary.h): asked of a primary,
+ * received into a new version and the zone's copy, then published through
+ * the zone table and the copy renamed over the file.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include "transfers/secondary.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dns/rrtype.h"
+#include "process/memory.h"
+#include "transfers/secondary_internal.h"
+#include "zones/reload.h"
+#include "zones/zonemd_check.h"
+#include "query/precompute.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "xfr/ixfr_apply.h"
+#include "xfr/xfr_client.h"
+#include "xfr/zone_copy.h"
+#include "zone/zone_from_wire.h"
+
+#define CONNECT_TIMEOUT_MS 5000
+
+/* Where what a primary sends goes: the records of a whole zone to the new
+ * version and the copy; the change sets of an IXFR, kept until applied. */
+typedef struct receiver {
+	apex_zone_from_wire_t *builder;
+	/* The copy: written as the records arrive for a whole zone; for an
+	 * IXFR, from the version once it is published (derived) so that the
+	 * new serial is served without waiting for the file. */
+	apex_zone_copy_t copy;
+	bool derived;         /* the version comes from the old one and sets (an IXFR) */
+	bool in_place;        /* ... derived in place (zone/derive.h), not built whole */
+	char source[200];     /* the new version's source, for messages */
+	apex_changes_t *sets; /* copies, owned */
+	size_t set_count;
+} receiver_t;
+
+static int receive_record(void *ctx, const apex_rr_t *rr)
+{
+	receiver_t *r = ctx;
+	int rc = apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
+					 rr->rdlength);
+
+	return rc < 0 ? rc : apex_zone_copy_add(&r->copy, rr);
+}
+
+static int receive_changes(void *ctx, const apex_changes_t *set)
+{
+	receiver_t *r = ctx;
+	apex_changes_t *grown = realloc(r->sets, (r->set_count + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	r->sets = grown;
+	grown[r->set_count] = *set;
+	grown[r->set_count].data = malloc(set->size ? set->size : 1);
+	if (grown[r->set_count].data == NULL)
+		return APEX_ENOMEM;
+	memcpy(grown[r->set_count].data, set->data, set->size);
+	grown[r->set_count].capacity = set->size;
+	r->set_count++;
+	return APEX_OK;
+}
+
+/* Give up what r holds (the builder and the copy unless already done). */
+static void receiver_abort(receiver_t *r)
+{
+	if (r->builder != NULL)
+		apex_zone_from_wire_abort(r->builder);
+	if (r->copy.fp != NULL)
+		apex_zone_copy_abort(&r->copy);
+	for (size_t i = 0; i < r->set_count; i++)
+		apex_changes_free(&r->sets[i]);
+	free(r->sets);
+	memset(r, 0, sizeof(*r));
+}
+
+void apex_secondary_primary_of(const apex_acl_entry_t *e, apex_xfr_primary_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->addr_len = apex_acl_sockaddr(e, &p->addr);
+	p->key = e->key;
+	p->text = e->text;
+}
+
+void apex_secondary_timeouts_of(const apex_secondary_t *s, apex_xfr_timeouts_t *t)
+{
+	t->connect_ms = CONNECT_TIMEOUT_MS;
+	t->idle_ms = s->applied->cfg->xfr_idle_timeout * 1000u;
+	t->total_ms = s->applied->cfg->xfr_timeout * 1000u;
+	t->cancel_fd = s->stop_fd;
+}
+
+/*
+ * Ask e for z (IXFR from the serial of current, or AXFR when current is
+ * NULL) and receive the answer into r, begun here; x holds the counts.
+ */
+static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
+		   const apex_zone_t *current, receiver_t *r, apex_xfr_in_t *x, char *err,
+		   size_t err_size)
+{
+	apex_xfr_in_handler_t handler = { r, receive_record, receive_changes };
+	apex_xfr_in_limits_t limits = { s->applied->cfg->xfr_size_limit, 0 };
+	apex_xfr_primary_t primary;
+	apex_xfr_timeouts_t t;
+	char header[300];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	apex_secondary_primary_of(e, &primary);
+	apex_secondary_timeouts_of(s, &t);
+	snprintf(r->source, sizeof(r->source), "transfer of %s from %s", z->name, e->text);
+	snprintf(header, sizeof(header), "zone %s, received from %s", z->name, e->text);
+	if ((rc = apex_zone_from_wire_begin(&r->builder, z->origin, r->source, err, err_size)) <
+		    0 ||
+	    (rc = apex_zone_copy_begin(&r->copy, z->file, header, err, err_size)) < 0) {
+		receiver_abort(r);
+		return rc;
+	}
+	rc = apex_xfr_client_transfer(
+		&primary, z->origin, current != NULL ? APEX_TYPE_IXFR : APEX_TYPE_AXFR,
+		current != NULL ? current->serial : 0, &handler, &limits, &t, x, err, err_size);
+	if (rc == APEX_OK && x->out_of_zone > 0)
+		apex_warning("zone %s: %llu record(s) outside the zone dropped from the transfer "
+			     "from %s",
+			     z->name, (unsigned long long)x->out_of_zone, e->text);
+	return rc;
+}
+
+/* Finish r's copy of z: with the records of version first when given. */
+static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version)
+{
+	char err[512];
+	int rc = version != NULL ? apex_zone_copy_version(&r->copy, version) : APEX_OK;
+
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "writing it: %s", apex_strerror(rc));
+		apex_zone_copy_abort(&r->copy);
+	} else {
+		rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
+	}
+	if (rc < 0)
+		apex_warning("zone %s: the copy is not written (%s); serving the transfer anyway",
+			     z->name, err);
+}
+
+/*
+ * Publish zone (the caller's reference, taken), the version r received,
+ * rename the copy; the status says how it came.  *held: the caller's
+ * reference to the version served when its check began (or NULL), dropped
+ * here once the new version is published, so that the old version is
+ * freed as soon as the workers let go of it (apex_server_retire() waits
+ * for that, at most a few seconds).
+ */
+static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r, apex_zone_t *zone,
+		   const char *how, const char *detail, apex_zone_t **held, char *err,
+		   size_t err_size)
+{
+	apex_zone_t *old;
+	int rc = APEX_OK;
+
+	if ((rc = apex_precompute(zone)) < 0)
+		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
+	if (rc == APEX_OK)
+		rc = apexd_zonemd_check(z->name, zone, z->zonemd_verify, err, err_size);
+	if (rc < 0) {
+		apex_zone_unref(zone);
+		return rc;
+	}
+	if (!r->derived)
+		commit_copy(z, r, NULL);
+	old = apex_server_served_version(s->server, z->origin);
+	uint32_t serial = zone->serial;
+	size_t records = zone->record_count;
+	apex_zone_ref(zone); /* for the published hook, dropped below */
+	rc = s->reloader != NULL ? apex_reloader_publish(s->reloader, z->reloader_id, zone)
+				 : apex_zonetable_publish(&s->server->zonetable, zone);
+	if (rc < 0) {
+		snprintf(err, err_size, "not published: %s",
+			 rc == APEX_ENOENT ? "the zone was removed meanwhile" : apex_strerror(rc));
+		apex_zone_unref(zone);
+		apex_zone_unref(zone);
+		apex_zone_unref(old);
+		return rc;
+	}
+	if (s->published != NULL)
+		s->published(s->published_arg, old, zone, r->derived ? r->sets : NULL,
+			     r->derived ? r->set_count : 0);
+	apex_zone_unref(*held);
+	*held = NULL;
+	apex_server_retire(s->server, old, true);
+	if (r->derived)
+		commit_copy(z, r, zone);
+	apex_zone_unref(zone);
+	apex_memory_purge();
+	pthread_mutex_lock(&s->lock);
+	z->status.transfers++;
+	clock_gettime(CLOCK_REALTIME, &z->status.last_transfer);
+	z->status.expired = false;
+	snprintf(z->status.last_result, sizeof(z->status.last_result),
+		 "%s serial %u %.180s: %zu records", how, serial, detail, records);
+	apex_info("zone %s: %s", z->name, z->status.last_result);
+	pthread_mutex_unlock(&s->lock);
+	return APEX_OK;
+}
+
+/* The version r received: a whole zone built, or the change sets of an
+ * IXFR applied to current (ixfr_apply.h; -ESTALE if they do not apply). */
+static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **out, char *err,
+			    size_t err_size)
+{
+	int rc;
+
+	if (!r->derived) {
+		rc = apex_zone_from_wire_finish(r->builder, out);
+		r->builder = NULL;
+		return rc;
+	}
+	apex_zone_from_wire_abort(r->builder); /* received nothing */
+	r->builder = NULL;
+	rc = apex_ixfr_version(current, r->sets, r->set_count, r->source, out, &r->in_place, err,
+			       err_size);
+	return rc == APEX_EMALFORMED ? -ESTALE : rc;
+}
+
+/*
+ * Transfer z from one primary and publish it: by IXFR from current (the
+ * version served; NULL: AXFR).  Returns APEX_OK (also when up to date), or
+ * an apex code with the reason in err: nothing is published or written
+ * then.  -ESTALE: the change sets do not apply to current (ask by AXFR).
+ */
+static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
+		    apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
+{
+	uint64_t start = apex_monotonic_ms();
+	char detail[300];
+	apex_xfr_in_t x;
+	receiver_t r;
+	apex_zone_t *zone = NULL;
+	int rc = receive(s, z, e, current, &r, &x, err, err_size);
+
+	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_UP_TO_DATE) {
+		receiver_abort(&r);
+		apex_xfr_in_free(&x);
+		return APEX_OK;
+	}
+	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
+	if (rc == APEX_OK)
+		rc = received_version(&r, current, &zone, err, err_size);
+	snprintf(detail, sizeof(detail), "from %s: %llu messages, %llu bytes, %.3f s%s", e->text,
+		 (unsigned long long)x.messages, (unsigned long long)x.bytes,
+		 (double)(apex_monotonic_ms() - start) / 1000.0,
+		 r.in_place ? ", derived in place" : "");
+	if (rc == APEX_OK)
+		rc = publish(s, z, &r, zone,
+			     x.style == APEX_XFR_STYLE_IXFR ? "IXFR"
+			     : current != NULL              ? "IXFR (whole zone)"
+							    : "AXFR",
+			     detail, held, err, err_size);
+	receiver_abort(&r);
+	apex_xfr_in_free(&x);
+	return rc;
+}
+
+/*
+ * Transfer z from e: by IXFR from current when there is one and e allows
+ * it, falling back to AXFR when the primary refuses IXFR or its change
+ * sets do not apply to what is served.  *held as for publish().
+ */
+int apex_secondary_transfer_any(apex_secondary_t *s, apex_secondary_zone_t *z,
+				const apex_acl_entry_t *e, apex_zone_t *current, apex_zone_t **held,
+				char *err, size_t err_size)
+{
+	bool incremental = current != NULL && !e->axfr_only;
+	int rc = transfer(s, z, e, incremental ? current : NULL, held, err, err_size);
+
+	if (incremental && (rc == -ESTALE || rc == APEX_EREFUSED)) {
+		apex_warning("zone %s: IXFR from %s: %s; asking for the whole zone", z->name,
+			     e->text, err);
+		rc = transfer(s, z, e, NULL, held, err, err_size);
+	}
+	return rc;
+}

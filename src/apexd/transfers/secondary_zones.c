@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The set of secondary zones (secondary.h): made from the settings in
+ * force, replaced by the transfer thread when a reconfig brings new ones
+ * (a zone kept keeps its state and timers), found by origin, rebased.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include "transfers/secondary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "transfers/secondary_internal.h"
+#include "zones/reload.h"
+#include "util/error.h"
+#include "util/log.h"
+
+static apex_acl_entry_t *copy_entries(const apex_acl_entry_t *from, size_t count)
+{
+	apex_acl_entry_t *to = count > 0 ? malloc(count * sizeof(*to)) : NULL;
+
+	if (to != NULL)
+		memcpy(to, from, count * sizeof(*to));
+	return to;
+}
+
+void apex_secondary_free_zones(apex_secondary_zone_t *zones, size_t count)
+{
+	for (size_t i = 0; i < count && zones != NULL; i++) {
+		free(zones[i].name);
+		free(zones[i].file);
+		free(zones[i].primaries);
+		free(zones[i].allow_notify);
+	}
+	free(zones);
+}
+
+/* The secondary zones of cfg, fresh (to be checked at once), into *out
+ * (owned; NULL when none).  Returns 0 or APEX_ENOMEM. */
+int apex_secondary_make_zones(const apex_config_t *cfg, apex_secondary_zone_t **out,
+			      size_t *out_count)
+{
+	size_t count = 0, n = 0;
+
+	*out = NULL;
+	*out_count = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		count += cfg->zones[i].request_xfr_count > 0;
+	if (count == 0)
+		return APEX_OK;
+	apex_secondary_zone_t *zones = calloc(count, sizeof(*zones));
+	if (zones == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const apex_zone_config_t *zc = &cfg->zones[i];
+		apex_secondary_zone_t *z;
+
+		if (zc->request_xfr_count == 0)
+			continue;
+		z = &zones[n++];
+		z->name = strdup(zc->name);
+		z->file = strdup(zc->file);
+		memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
+		z->primaries = copy_entries(zc->request_xfr, zc->request_xfr_count);
+		z->primary_count = zc->request_xfr_count;
+		z->allow_notify = copy_entries(zc->allow_notify, zc->allow_notify_count);
+		z->allow_notify_count = zc->allow_notify_count;
+		z->zonemd_verify = zc->zonemd_verify;
+		z->retry_ms = FIRST_RETRY_MS;
+		if (z->name == NULL || z->file == NULL || z->primaries == NULL ||
+		    (zc->allow_notify_count > 0 && z->allow_notify == NULL)) {
+			apex_secondary_free_zones(zones, n);
+			return APEX_ENOMEM;
+		}
+	}
+	*out = zones;
+	*out_count = count;
+	return APEX_OK;
+}
+
+static bool same_key(const apex_tsig_key_t *a, const apex_tsig_key_t *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return a->alg == b->alg && a->secret_size == b->secret_size &&
+	       memcmp(a->secret, b->secret, a->secret_size) == 0;
+}
+
+/* Whether two lists say the same: address, port, key name and AXFR-only
+ * (the texts) and the same secret behind each key. */
+static bool same_entries(const apex_acl_entry_t *a, size_t a_count, const apex_acl_entry_t *b,
+			 size_t b_count)
+{
+	if (a_count != b_count)
+		return false;
+	for (size_t i = 0; i < a_count; i++) {
+		if (strcmp(a[i].text, b[i].text) != 0 || !same_key(a[i].key, b[i].key))
+			return false;
+	}
+	return true;
+}
+
+/* The reloader's ids of zones (0 without a reloader). */
+void apex_secondary_bind_zones(apex_secondary_t *s, apex_secondary_zone_t *zones, size_t count)
+{
+	for (size_t i = 0; i < count && s->reloader != NULL; i++)
+		zones[i].reloader_id = apex_reloader_zone_id(s->reloader, zones[i].origin);
+}
+
+/* On the transfer thread, between two exchanges: take the secondary zones
+ * of the settings in force when they changed (secondary.h).  A zone the
+ * reconfigs removed and added again (a new reloader id) is taken as new,
+ * even when this thread saw neither step alone. */
+void apex_secondary_apply_settings(apex_secondary_t *s)
+{
+	apex_settings_t *next = apex_settings_get(s->settings);
+	apex_secondary_zone_t *zones;
+	size_t count, added = 0, changed = 0;
+
+	if (next == s->applied) {
+		apex_settings_put(next);
+		return;
+	}
+	if (apex_secondary_make_zones(next->cfg, &zones, &count) < 0) {
+		apex_error("secondary zones: the new settings are not applied: out of memory");
+		apex_settings_put(next);
+		return;
+	}
+	apex_secondary_bind_zones(s, zones, count);
+	pthread_rwlock_wrlock(&s->zones_lock);
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < count; i++) {
+		apex_secondary_zone_t *z = &zones[i], *was = NULL;
+
+		for (size_t j = 0; j < s->count && was == NULL; j++) {
+			if (apex_name_equal(s->zones[j].origin, z->origin) &&
+			    s->zones[j].reloader_id == z->reloader_id)
+				was = &s->zones[j];
+		}
+		if (was == NULL) {
+			added++;
+			atomic_store(&z->notified, true);
+			continue;
+		}
+		z->next_check = was->next_check;
+		z->expire_at = was->expire_at;
+		z->retry_ms = was->retry_ms;
+		z->status = was->status;
+		atomic_store(&z->notified, atomic_load(&was->notified));
+		atomic_store(&z->force, atomic_load(&was->force));
+		atomic_store(&z->notifies_accepted, atomic_load(&was->notifies_accepted));
+		atomic_store(&z->notifies_refused, atomic_load(&was->notifies_refused));
+		if (!same_entries(z->primaries, z->primary_count, was->primaries,
+				  was->primary_count)) {
+			atomic_store(&z->notified, true); /* new primaries or keys: ask now */
+			changed++;
+		} else if (!same_entries(z->allow_notify, z->allow_notify_count, was->allow_notify,
+					 was->allow_notify_count)) {
+			changed++;
+		}
+	}
+	size_t removed = s->count + added - count;
+	apex_secondary_zone_t *old_zones = s->zones;
+	size_t old_count = s->count;
+	apex_settings_t *old = s->applied;
+	s->zones = zones;
+	s->count = count;
+	s->applied = next;
+	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->zones_lock);
+	apex_secondary_free_zones(old_zones, old_count);
+	apex_settings_put(old);
+	apex_info("secondary zones: %zu now (%zu added, %zu no longer secondary, %zu with new "
+		  "primaries or allow-notify)",
+		  count, added, removed, changed);
+}
+
+apex_secondary_zone_t *apex_secondary_find_zone(apex_secondary_t *s, const uint8_t *origin)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		if (apex_name_equal(s->zones[i].origin, origin))
+			return &s->zones[i];
+	}
+	return NULL;
+}
+
+void apex_secondary_rebase(apex_secondary_t *s,
+			   const char *(*rebase)(const char *base, const char *path),
+			   const char *base)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		char *file = s->zones[i].file;
+		const char *inside = rebase(base, file);
+
+		if (inside != file)
+			memmove(file, inside, strlen(inside) + 1);
+	}
+}
