@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <net/if.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,7 +21,9 @@
 #include "control/metrics_server.h"
 #include "zone/load.h"
 #include "observe/dnstap.h"
+#include "process/daemonize.h"
 #include "process/options.h"
+#include "process/pid_file.h"
 #include "process/privs.h"
 #include "zones/reload.h"
 #include "process/run_dir.h"
@@ -43,74 +44,6 @@
 #ifndef APEX_CONTROL_SOCKET_DEFAULT
 #define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
 #endif
-
-/* Write the pid file, in a directory made ready for privs' user, and
- * give it to that user, as NSD does. */
-static int write_pid_file(const char *path, const apex_privs_t *privs)
-{
-	char buf[32], err[512];
-	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	int rc = apexd_run_dir_prepare(path, "pid file", privs, err, sizeof(err));
-
-	if (rc < 0) {
-		apex_error("%s", err);
-		return rc;
-	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, buf, (size_t)len) != len ||
-	    (privs->drop && fchown(fd, privs->uid, privs->gid) < 0)) {
-		int failure = apex_errno();
-		apex_error("pid file %s: %s", path, apex_strerror(failure));
-		if (fd >= 0)
-			close(fd);
-		return failure;
-	}
-	if (close(fd) < 0) {
-		int failure = apex_errno();
-		apex_error("pid file %s: %s", path, apex_strerror(failure));
-		return failure;
-	}
-	return APEX_OK;
-}
-
-/*
- * Detach from the terminal: fork (the parent exits 0), new session,
- * working directory "/", stdin and stdout to /dev/null.  stderr is kept:
- * apexd logs there, so point it at a file or a log collector.  Called
- * before any thread exists.  All paths in the config are absolute by now.
- */
-static int daemonize(void)
-{
-	pid_t pid = fork();
-	int fd;
-
-	if (pid < 0) {
-		int failure = apex_errno();
-		apex_error("fork: %s", apex_strerror(failure));
-		return failure;
-	}
-	if (pid > 0)
-		_exit(EXIT_SUCCESS);
-	if (setsid() < 0) {
-		int failure = apex_errno();
-		apex_error("setsid: %s", apex_strerror(failure));
-		return failure;
-	}
-	if (chdir("/") < 0) {
-		int failure = apex_errno();
-		apex_error("chdir /: %s", apex_strerror(failure));
-		return failure;
-	}
-	fd = open("/dev/null", O_RDWR);
-	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-		int failure = apex_errno();
-		apex_error("/dev/null: %s", apex_strerror(failure));
-		return failure;
-	}
-	if (fd > STDERR_FILENO)
-		close(fd);
-	return APEX_OK;
-}
 
 /* The tickets of a SIGHUP reload not finished yet: how many, the rest
  * moved to the front.  The tickets are freed once all are. */
@@ -547,11 +480,11 @@ static step_t open_privileged(apexd_t *d)
 				2UL * d->workers * cfg->listen_count);
 	if (apex_server_open_sockets(&d->server) < 0)
 		return STEP_FAILED;
-	if (!d->opt.foreground && daemonize() < 0)
+	if (!d->opt.foreground && apexd_daemonize() < 0)
 		return STEP_FAILED;
 	apex_server_open_xdp(&d->server);
 	if (cfg->pid_file != NULL) {
-		if (write_pid_file(cfg->pid_file, &d->privs) < 0)
+		if (apexd_pid_file_write(cfg->pid_file, &d->privs) < 0)
 			return STEP_FAILED;
 		d->pid_written = true;
 	}
@@ -698,9 +631,8 @@ static void finish(apexd_t *d, int status)
 	if (d->server_ready)
 		apex_server_destroy(&d->server);
 	/* as seen from inside the chroot, if any */
-	if (d->pid_written &&
-	    unlink(apex_privs_chroot_path(d->cfg.chroot_dir, d->cfg.pid_file)) < 0)
-		apex_warning("pid file %s: %s", d->cfg.pid_file, strerror(errno));
+	if (d->pid_written)
+		apexd_pid_file_remove(d->cfg.pid_file, d->cfg.chroot_dir);
 	if (status == EXIT_SUCCESS && !d->opt.check_only)
 		apex_info("apexd stopped");
 	if (d->config_ready)
