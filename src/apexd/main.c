@@ -25,7 +25,9 @@
 #include "process/options.h"
 #include "process/pid_file.h"
 #include "process/privs.h"
+#include "process/signals.h"
 #include "zones/reload.h"
+#include "zones/sighup.h"
 #include "process/run_dir.h"
 #include "transfers/journals.h"
 #include "transfers/notifier.h"
@@ -44,82 +46,6 @@
 #ifndef APEX_CONTROL_SOCKET_DEFAULT
 #define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
 #endif
-
-/* The tickets of a SIGHUP reload not finished yet: how many, the rest
- * moved to the front.  The tickets are freed once all are. */
-static size_t reload_pending(apex_reloader_t *reloader, apex_reload_ticket_t **tickets,
-			     size_t count)
-{
-	apex_reload_result_t res;
-	size_t left = 0;
-
-	for (size_t i = 0; i < count; i++)
-		if (!apex_reloader_ticket_done(reloader, &(*tickets)[i], &res))
-			(*tickets)[left++] = (*tickets)[i];
-	if (left == 0) {
-		free(*tickets);
-		*tickets = NULL;
-	}
-	return left;
-}
-
-/*
- * Wait for signals on this (main) thread until SIGTERM or SIGINT.  A
- * SIGHUP reload is queued for the reload thread, like `apexctl reload`;
- * systemd hears RELOADING=1 then, and READY=1 once its loads are done
- * (checked every 100 ms meanwhile, signals still taken).
- */
-static void wait_for_signals(apex_reloader_t *reloader, const sigset_t *set)
-{
-	apex_reload_ticket_t *tickets = NULL;
-	size_t pending = 0;
-	const struct timespec tick = { 0, 100 * 1000 * 1000 };
-
-	for (;;) {
-		int sig = pending > 0 ? sigtimedwait(set, NULL, &tick) : sigwaitinfo(set, NULL);
-
-		if (sig < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (pending > 0 &&
-			    (pending = reload_pending(reloader, &tickets, pending)) == 0)
-				apexd_sd_notify("READY=1\nSTATUS=serving %zu zone(s), reloaded",
-						apex_reloader_count(reloader));
-			continue;
-		}
-		if (sig < 0) {
-			apex_error("sigwait: %s", strerror(errno));
-			break;
-		}
-		if (sig == SIGUSR1) {
-			char err[600];
-
-			if (apex_log_reopen(err, sizeof(err)) < 0)
-				apex_error("SIGUSR1: %s; logging on to the file open before", err);
-			else
-				apex_info("SIGUSR1 received: log file opened again");
-			continue;
-		}
-		if (sig == SIGHUP) {
-			struct timespec now;
-
-			apex_info("SIGHUP received: reloading every zone");
-			free(tickets);
-			tickets = NULL;
-			pending = 0;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			apexd_sd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
-					(unsigned long long)now.tv_sec * 1000000ULL +
-						(unsigned long long)now.tv_nsec / 1000ULL);
-			if (apex_reloader_request(reloader, NULL, &tickets, &pending) < 0)
-				apex_error("SIGHUP: reload not queued: out of memory");
-			if (pending == 0)
-				apexd_sd_notify("READY=1");
-			continue;
-		}
-		apex_info("%s received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-		break;
-	}
-	free(tickets);
-}
 
 /*
  * The control socket: the configured path, or the default (where a
@@ -246,16 +172,7 @@ static step_t configure(apexd_t *d)
 {
 	char err[512];
 
-	/* Signals are taken synchronously by the main thread (sigwait); every
-	 * thread created from here on inherits the mask. */
-	sigemptyset(&d->signals);
-	sigaddset(&d->signals, SIGTERM);
-	sigaddset(&d->signals, SIGINT);
-	sigaddset(&d->signals, SIGHUP);
-	sigaddset(&d->signals, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &d->signals, NULL);
-	signal(SIGPIPE, SIG_IGN); /* a peer that closed its TCP end yields EPIPE, not death */
-
+	apexd_signals_block(&d->signals);
 	/* opt.listens and opt.zones stay until exit: reconfig reads -z again */
 	d->config_ready = true;
 	if (apexd_options_build_config(&d->opt, &d->cfg) < 0)
@@ -593,7 +510,15 @@ static step_t start_threads(apexd_t *d)
 /* Serve until SIGTERM or SIGINT, then stop the threads. */
 static void serve(apexd_t *d)
 {
-	wait_for_signals(&d->reloader, &d->signals);
+	apexd_sighup_t sighup = { .reloader = &d->reloader };
+	const apexd_signal_handlers_t on = {
+		.hangup = apexd_sighup_reload,
+		.poll = apexd_sighup_poll,
+		.arg = &sighup,
+	};
+
+	apexd_signals_wait(&d->signals, &on);
+	apexd_sighup_free(&sighup);
 	apexd_sd_notify("STOPPING=1\nSTATUS=stopping");
 	apex_secondary_stop(&d->secondary);
 	apex_xfr_out_stop(&d->xfr_out);
