@@ -21,6 +21,7 @@
 #include "control/metrics_server.h"
 #include "zone/load.h"
 #include "observe/dnstap.h"
+#include "observe/logging.h"
 #include "process/daemonize.h"
 #include "process/options.h"
 #include "process/pid_file.h"
@@ -140,33 +141,6 @@ typedef enum step {
 	STEP_FINISHED, /* stop: the work is done (apexd -t) */
 } step_t;
 
-/*
- * log-target, log-facility and log-level (-v overrides the level).  A log
- * file is opened as apexd starts (as root, say) and given to the user it
- * will run as, so that SIGUSR1 can open it again after logrotate moved it.
- */
-static int start_logging(const apex_config_t *cfg, const apexd_options_t *opt,
-			 const apex_privs_t *privs)
-{
-	char err[600];
-
-	apex_log_set_level(opt->verbose ? APEX_LOG_DEBUG : (apex_log_level_t)cfg->log_level);
-	if (cfg->log_syslog)
-		apex_log_to_syslog(cfg->log_facility);
-	if (cfg->log_file == NULL)
-		return APEX_OK;
-	int rc = apex_log_to_file(cfg->log_file, err, sizeof(err));
-	if (rc < 0) {
-		apex_error("%s", err);
-		return rc;
-	}
-	if (privs->drop && chown(cfg->log_file, privs->uid, privs->gid) < 0)
-		apex_warning("log file %s: cannot give it to user %s: %s (SIGUSR1 may then "
-			     "fail to open it again)",
-			     cfg->log_file, privs->name, strerror(errno));
-	return APEX_OK;
-}
-
 /* Signals, the configuration, the user to run as and the log. */
 static step_t configure(apexd_t *d)
 {
@@ -182,7 +156,7 @@ static step_t configure(apexd_t *d)
 		apex_error("%s", err);
 		return STEP_FAILED;
 	}
-	if (!d->opt.check_only && start_logging(&d->cfg, &d->opt, &d->privs) < 0)
+	if (!d->opt.check_only && apexd_logging_start(&d->cfg, d->opt.verbose, &d->privs) < 0)
 		return STEP_FAILED;
 	apexd_options_locate_config(&d->opt, d->cfg.chroot_dir);
 	return STEP_OK;
@@ -447,12 +421,7 @@ static step_t open_privileged(apexd_t *d)
 		apex_secondary_rebase(&d->secondary, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_journals_rebase(&d->journals, apex_privs_chroot_path, cfg->chroot_dir);
 		apex_info("chroot %s", cfg->chroot_dir);
-		apex_log_rebase(apex_privs_chroot_path, cfg->chroot_dir);
-		if (cfg->log_file != NULL &&
-		    apex_privs_chroot_path(cfg->chroot_dir, cfg->log_file) == cfg->log_file)
-			apex_warning(
-				"log file %s: outside the chroot, SIGUSR1 cannot open it again",
-				cfg->log_file);
+		apexd_logging_rebase(cfg);
 	}
 	if (d->privs.drop)
 		apex_info("running as user %s (uid %lu, gid %lu) without capabilities",
