@@ -19,7 +19,6 @@
 #include "config/daemon_config.h"
 #include "control/control.h"
 #include "control/metrics_server.h"
-#include "zone/load.h"
 #include "observe/dnstap.h"
 #include "observe/logging.h"
 #include "process/daemonize.h"
@@ -27,6 +26,7 @@
 #include "process/pid_file.h"
 #include "process/privs.h"
 #include "process/signals.h"
+#include "zones/load_progress.h"
 #include "zones/reload.h"
 #include "zones/sighup.h"
 #include "process/run_dir.h"
@@ -85,28 +85,6 @@ static int start_control(const apex_config_t *cfg, const apex_command_context_t 
 	}
 	apex_info("control socket %s", path);
 	return APEX_OK;
-}
-
-/* A large zone's load says how far it is, in the log and to systemd
- * (which then waits ten more minutes): a load of millions of records
- * takes minutes, and a silent one looks hung. */
-#define PROGRESS_RECORDS 100000
-
-static void load_progress(const char *file, apex_load_phase_t phase, size_t records, double seconds,
-			  size_t threads)
-{
-	if (records < PROGRESS_RECORDS && seconds < 5.0)
-		return;
-	if (phase == APEX_LOAD_PARSED) {
-		apex_info("%s: %zu records parsed in %.1f s (%zu thread(s)); building", file,
-			  records, seconds, threads);
-		apexd_sd_notify("STATUS=%s: %zu records parsed, building\n"
-				"EXTEND_TIMEOUT_USEC=600000000",
-				file, records);
-	} else {
-		apex_info("%s: built in %.1f s (%zu thread(s))", file, seconds, threads);
-		apexd_sd_notify("STATUS=%s: built\nEXTEND_TIMEOUT_USEC=600000000", file);
-	}
 }
 
 /* What main() sets up, released in reverse order by finish(). */
@@ -221,11 +199,7 @@ static step_t load_zones(apexd_t *d, int *status)
 		return STEP_FAILED;
 	}
 	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg->zone_count);
-	apex_load_set_progress(load_progress);
-	/* systemd waits for READY=1 at most TimeoutStartSec: a large zone's
-	 * load asks for more (once, 10 minutes from now) */
-	apexd_sd_notify("STATUS=loading %zu zone(s)\nEXTEND_TIMEOUT_USEC=600000000",
-			cfg->zone_count);
+	apexd_load_progress_start(cfg->zone_count);
 	if (apex_reloader_load_initial(&d->reloader, &d->loaded, &d->awaiting) < 0) {
 		apex_error("zone loading: out of memory");
 		return STEP_FAILED;
