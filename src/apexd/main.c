@@ -18,6 +18,7 @@
 #include "control/commands.h"
 #include "config/daemon_config.h"
 #include "control/control.h"
+#include "control/endpoints.h"
 #include "control/metrics_server.h"
 #include "observe/dnstap.h"
 #include "observe/logging.h"
@@ -29,7 +30,6 @@
 #include "zones/load_progress.h"
 #include "zones/reload.h"
 #include "zones/sighup.h"
-#include "process/run_dir.h"
 #include "transfers/journals.h"
 #include "transfers/notifier.h"
 #include "observe/sd_notify.h"
@@ -43,49 +43,6 @@
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
-
-#ifndef APEX_CONTROL_SOCKET_DEFAULT
-#define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
-#endif
-
-/*
- * The control socket: the configured path, or the default (where a
- * failure is only a warning: apexd then runs without one), or none.
- * Created (and owned by the user apexd will run as) but not yet served.
- * Returns APEX_OK with *ctl NULL when there is none.
- */
-static int start_control(const apex_config_t *cfg, const apex_command_context_t *threads,
-			 apexd_options_t *opt, const apex_privs_t *privs, apex_control_t **ctl)
-{
-	const char *path =
-		cfg->control_socket != NULL ? cfg->control_socket : APEX_CONTROL_SOCKET_DEFAULT;
-	apex_command_context_t ctx = *threads;
-	ctx.reread_config = opt->config_file != NULL ? apexd_options_reread_config : NULL;
-	ctx.reread_arg = opt;
-	char err[512];
-	int rc;
-
-	*ctl = NULL;
-	if (strcmp(path, "none") == 0)
-		return APEX_OK;
-	/* only created here; its thread starts after the privilege drop (the
-	 * directory's check first: binding in a missing one fails with a
-	 * misleading "permission denied") */
-	rc = apexd_run_dir_prepare(path, "control socket", privs, err, sizeof(err));
-	if (rc == APEX_OK)
-		rc = apex_control_open(ctl, path, &ctx, privs->drop ? privs->uid : (uid_t)-1,
-				       privs->drop ? privs->gid : (gid_t)-1, err, sizeof(err));
-	if (rc < 0) {
-		if (cfg->control_socket != NULL) {
-			apex_error("%s", err);
-			return rc;
-		}
-		apex_warning("%s: running without a control socket (set one with -s)", err);
-		return APEX_OK;
-	}
-	apex_info("control socket %s", path);
-	return APEX_OK;
-}
 
 /* What main() sets up, released in reverse order by finish(). */
 typedef struct apexd {
@@ -366,28 +323,21 @@ static step_t open_privileged(apexd_t *d)
 		.settings = &d->settings,
 		.reconfigured = reconfigured,
 		.reconfigured_arg = d,
+		.reread_config = d->opt.config_file != NULL ? apexd_options_reread_config : NULL,
+		.reread_arg = &d->opt,
 	};
-	if (start_control(cfg, &threads, &d->opt, &d->privs, &d->control) < 0)
+	if (apexd_endpoints_open(cfg, &threads, &d->privs, &d->control, &d->metrics) < 0)
 		return STEP_FAILED;
-	/* the metrics endpoint's port is bound here too, served after the drop */
-	if (cfg->metrics_set &&
-	    apex_metrics_server_open(&d->metrics, &cfg->metrics, &threads, err, sizeof(err)) < 0) {
-		apex_error("%s", err);
-		apex_control_stop(d->control);
-		return STEP_FAILED;
-	}
 	/* the journals are files beside the zones: opened before the chroot */
 	d->journals_ready = true;
 	if (apex_journals_init(&d->journals, cfg) < 0) {
 		apex_error("journals: out of memory");
-		apex_metrics_server_stop(d->metrics);
-		apex_control_stop(d->control);
+		apexd_endpoints_close(d->control, d->metrics);
 		return STEP_FAILED;
 	}
 	if (apex_privs_drop(&d->privs, cfg->chroot_dir, err, sizeof(err)) < 0) {
 		apex_error("dropping privileges: %s", err);
-		apex_metrics_server_stop(d->metrics);
-		apex_control_stop(d->control);
+		apexd_endpoints_close(d->control, d->metrics);
 		return STEP_FAILED;
 	}
 	if (cfg->chroot_dir != NULL) {
@@ -406,38 +356,28 @@ static step_t open_privileged(apexd_t *d)
 /* The worker threads, the control thread and the reload thread. */
 static step_t start_threads(apexd_t *d)
 {
-	char err[256];
-
 	if (run_dnstap(d) < 0 || apex_server_start(&d->server) < 0) {
 		apex_server_stop(&d->server);
-		apex_metrics_server_stop(d->metrics);
-		apex_control_stop(d->control);
+		apexd_endpoints_close(d->control, d->metrics);
 		return STEP_FAILED;
 	}
-	if ((d->control != NULL && apex_control_run(d->control, err, sizeof(err)) < 0) ||
-	    (d->metrics != NULL && apex_metrics_server_run(d->metrics, err, sizeof(err)) < 0)) {
-		apex_error("%s", err);
-		apex_metrics_server_stop(d->metrics);
-		apex_control_stop(d->control);
+	if (apexd_endpoints_run(d->control, d->metrics) < 0) {
+		apexd_endpoints_close(d->control, d->metrics);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
-	if (d->metrics != NULL)
-		apex_info("metrics on %s", apex_metrics_server_url(d->metrics));
 	d->reloader.notify = d->control != NULL ? apex_control_notify : NULL;
 	d->reloader.notify_arg = d->control;
 	if (apex_notifier_start(&d->notifier) < 0 || apex_reloader_start(&d->reloader) < 0) {
 		apex_notifier_stop(&d->notifier);
-		apex_metrics_server_stop(d->metrics);
-		apex_control_stop(d->control);
+		apexd_endpoints_close(d->control, d->metrics);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
 	if (apex_secondary_start(&d->secondary) < 0) {
 		apex_reloader_stop(&d->reloader);
 		apex_notifier_stop(&d->notifier);
-		apex_metrics_server_stop(d->metrics);
-		apex_control_stop(d->control);
+		apexd_endpoints_close(d->control, d->metrics);
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
