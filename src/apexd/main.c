@@ -1,73 +1,49 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* apexd: the apex authoritative DNS server daemon. */
+/*
+ * apexd: the apex authoritative DNS server daemon.  Its life, in order:
+ *
+ * 1. parse the command line (process/options.c);
+ * 2. configure: block the signals (process/signals.c), build the
+ *    configuration from the file and the options, resolve the user to
+ *    run as, start logging (observe/logging.c);
+ * 3. load the zones (zones/), then set up the transfers and the hooks
+ *    between the threads (wiring.c); apexd -t reports and stops here;
+ * 4. open what needs root: the sockets, then detach (process/), XDP, the
+ *    pid file, dnstap's rings, the control socket and the metrics port
+ *    (control/endpoints.c, before the reload thread, which notifies the
+ *    control socket), the journals (before the chroot); then drop the
+ *    privileges, before any thread exists;
+ * 5. start the threads: dnstap's writer, the workers, the control socket
+ *    and the metrics endpoint, notify, the reload thread, the secondary
+ *    zones; tell systemd READY=1;
+ * 6. serve until SIGTERM or SIGINT (SIGHUP reloads the zones,
+ *    zones/sighup.c), then stop the threads in order;
+ * 7. release everything in reverse order (finish()).
+ */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, from the build directory: PACKAGE_VERSION, _GNU_SOURCE */
 #endif
 
-#include <errno.h>
 #include <net/if.h>
-#include <limits.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "control/commands.h"
-#include "config/daemon_config.h"
-#include "control/control.h"
 #include "control/endpoints.h"
-#include "control/metrics_server.h"
-#include "observe/dnstap.h"
+#include "daemon.h"
 #include "observe/logging.h"
-#include "process/daemonize.h"
-#include "process/options.h"
-#include "process/pid_file.h"
-#include "process/privs.h"
-#include "process/signals.h"
-#include "zones/load_progress.h"
-#include "zones/reload.h"
-#include "zones/sighup.h"
-#include "transfers/journals.h"
-#include "transfers/notifier.h"
 #include "observe/sd_notify.h"
-#include "transfers/secondary.h"
-#include "tsig/signed_answer.h"
-#include "transfers/xfr_out.h"
-#include "serve/server.h"
+#include "process/daemonize.h"
+#include "process/pid_file.h"
+#include "process/signals.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "wiring.h"
+#include "zones/load_progress.h"
+#include "zones/sighup.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
-
-/* What main() sets up, released in reverse order by finish(). */
-typedef struct apexd {
-	apexd_options_t opt;
-	apex_config_t cfg;
-	apex_server_t server;
-	apex_reloader_t reloader;
-	apex_secondary_t secondary;
-	apex_xfr_out_t xfr_out;
-	apex_notifier_t notifier;
-	apex_journals_t journals;
-	apex_xfr_serve_journal_t journal_reader; /* of journals, for xfr_out */
-	/* the keys and transfer lists in force: cfg's, then a reconfig's */
-	apex_settings_holder_t settings;
-	apex_settings_cache_t *tsig_caches; /* each worker's, for signed answers */
-	apex_control_t *control;
-	apex_metrics_server_t *metrics; /* NULL without a metrics: key */
-	apex_dnstap_t *dnstap;          /* NULL without dnstap-enable: yes */
-	sigset_t signals;
-	apex_privs_t privs;
-	unsigned workers;
-	size_t loaded, awaiting; /* zones served, secondaries without a copy yet */
-	bool config_ready, server_ready, reloader_ready, settings_ready, secondary_ready,
-		xfr_out_ready, notifier_ready, journals_ready, pid_written;
-} apexd_t;
 
 /* The outcome of a start-up step. */
 typedef enum step {
@@ -97,50 +73,38 @@ static step_t configure(apexd_t *d)
 	return STEP_OK;
 }
 
-/* A new version is served (reload or transfer), on the publishing thread:
- * the change goes to the zone's journal, and its secondaries are told. */
-static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t *version)
+/* Whether what was loaded is enough to start; apexd -t reports here. */
+static step_t check_loaded(apexd_t *d, int *status)
 {
-	apexd_t *d = arg;
+	const apex_config_t *cfg = &d->cfg;
 
-	apex_journals_record(&d->journals, old, version, NULL, 0);
-	apex_notifier_changed(&d->notifier, version->origin);
+	/* a secondary zone without its copy yet is served after its first transfer */
+	if (cfg->zone_count > 0 && d->loaded == 0 && d->secondary.count == 0) {
+		apex_error("no zone could be loaded: not starting");
+		return STEP_FAILED;
+	}
+	if (cfg->zone_count == 0)
+		apex_warning("no zone configured: every query will be REFUSED");
+	if (d->loaded < cfg->zone_count)
+		apex_warning("%zu of %zu zone(s) not served (see above)",
+			     cfg->zone_count - d->loaded, cfg->zone_count);
+	if (!d->opt.check_only)
+		return STEP_OK;
+	/* an interface that comes later (a VLAN, a bond) is not an error:
+	 * apexd would serve on its sockets */
+	if (cfg->xdp_interface != NULL && if_nametoindex(cfg->xdp_interface) == 0)
+		apex_warning("xdp-interface %s: no such interface here: apexd would "
+			     "serve on its sockets alone",
+			     cfg->xdp_interface);
+	/* a secondary zone without its copy yet is not an error */
+	apex_info("configuration OK; %zu of %zu zone(s) loaded, %zu awaiting their first "
+		  "transfer",
+		  d->loaded, cfg->zone_count, d->awaiting);
+	*status = d->loaded + d->awaiting == cfg->zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
+	return STEP_FINISHED;
 }
 
-/* A transfer is served: as zone_published(), the journal taking the change
- * sets of an IXFR as they came instead of comparing the versions. */
-static void transfer_published(void *arg, const apex_zone_t *old, const apex_zone_t *version,
-			       const apex_changes_t *sets, size_t count)
-{
-	apexd_t *d = arg;
-
-	apex_journals_record(&d->journals, old, version, sets, count);
-	apex_notifier_changed(&d->notifier, version->origin);
-}
-
-/* After a reconfig, on the control thread: journals for the zones that
- * got provide-xfr (journals.h). */
-static void reconfigured(void *arg, const apex_config_t *cfg)
-{
-	apexd_t *d = arg;
-
-	if (apex_journals_update(&d->journals, cfg) < 0)
-		apex_error("reconfig: journals: out of memory");
-}
-
-/* A worker's tsig_answer hook (worker.h), with the keys in force: ctx is
- * the worker's own settings cache (no lock unless a reconfig came). */
-static size_t signed_answer(void *ctx, const uint8_t *query, size_t query_size, uint8_t *out,
-			    size_t size, size_t out_capacity)
-{
-	const apex_config_t *cfg = apex_settings_cached(ctx);
-	apex_tsig_keyring_t ring = { cfg->keys, cfg->key_count };
-
-	return apex_tsig_signed_answer(query, query_size, &ring, (uint64_t)time(NULL), out, size,
-				       out_capacity);
-}
-
-/* The server and its zones (apexd -t ends here). */
+/* The server and its zones, the transfers and the hooks (apexd -t ends here). */
 static step_t load_zones(apexd_t *d, int *status)
 {
 	const apex_config_t *cfg = &d->cfg;
@@ -161,133 +125,9 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("zone loading: out of memory");
 		return STEP_FAILED;
 	}
-	d->settings_ready = true;
-	if (apex_settings_holder_init(&d->settings, cfg) < 0) {
-		apex_error("out of memory");
+	if (apexd_wire(d) < 0)
 		return STEP_FAILED;
-	}
-	d->secondary_ready = true;
-	if (apex_secondary_init(&d->secondary, &d->server, &d->settings) < 0) {
-		apex_error("secondary zones: out of memory");
-		return STEP_FAILED;
-	}
-	d->notifier_ready = true;
-	if (apex_notifier_init(&d->notifier, &d->server, &d->settings) < 0) {
-		apex_error("notify: out of memory");
-		return STEP_FAILED;
-	}
-	d->journal_reader = apex_journals_reader_template;
-	d->journal_reader.ctx = &d->journals;
-	d->reloader.published = zone_published;
-	d->reloader.published_arg = d;
-	d->secondary.published = transfer_published;
-	d->secondary.reloader = &d->reloader;
-	d->secondary.published_arg = d;
-	d->xfr_out_ready = true;
-	if (apex_xfr_out_init(&d->xfr_out, &d->server, &d->settings, cfg->xfr_out_max) < 0) {
-		apex_error("outgoing transfers: cannot start");
-		return STEP_FAILED;
-	}
-	/* the hooks are set even without keys or secondary zones: a reconfig
-	 * may bring them */
-	d->tsig_caches = calloc(d->server.worker_count, sizeof(*d->tsig_caches));
-	if (d->tsig_caches == NULL) {
-		apex_error("out of memory");
-		return STEP_FAILED;
-	}
-	for (unsigned w = 0; w < d->server.worker_count; w++) {
-		d->tsig_caches[w].holder = &d->settings;
-		d->server.workers[w].worker.tsig_answer = signed_answer;
-		d->server.workers[w].worker.tsig_ctx = &d->tsig_caches[w];
-	}
-	d->xfr_out.journal = &d->journal_reader;
-	d->server.tcp.xfr_take = apex_xfr_out_take;
-	d->server.tcp.xfr_ctx = &d->xfr_out;
-	for (unsigned w = 0; w < d->server.worker_count; w++) {
-		d->server.workers[w].worker.notify = apex_secondary_notify;
-		d->server.workers[w].worker.notify_ctx = &d->secondary;
-	}
-	/* a secondary zone without its copy yet is served after its first transfer */
-	if (cfg->zone_count > 0 && d->loaded == 0 && d->secondary.count == 0) {
-		apex_error("no zone could be loaded: not starting");
-		return STEP_FAILED;
-	}
-	if (cfg->zone_count == 0)
-		apex_warning("no zone configured: every query will be REFUSED");
-	if (d->loaded < cfg->zone_count)
-		apex_warning("%zu of %zu zone(s) not served (see above)",
-			     cfg->zone_count - d->loaded, cfg->zone_count);
-	if (d->opt.check_only) {
-		/* an interface that comes later (a VLAN, a bond) is not an error:
-		 * apexd would serve on its sockets */
-		if (cfg->xdp_interface != NULL && if_nametoindex(cfg->xdp_interface) == 0)
-			apex_warning("xdp-interface %s: no such interface here: apexd would "
-				     "serve on its sockets alone",
-				     cfg->xdp_interface);
-		/* a secondary zone without its copy yet is not an error */
-		apex_info("configuration OK; %zu of %zu zone(s) loaded, %zu awaiting their first "
-			  "transfer",
-			  d->loaded, cfg->zone_count, d->awaiting);
-		*status = d->loaded + d->awaiting == cfg->zone_count ? EXIT_SUCCESS : EXIT_FAILURE;
-		return STEP_FINISHED;
-	}
-	return STEP_OK;
-}
-
-/* dnstap's rings, each worker's hook into them (dnstap-enable: yes); the
- * writer thread starts with the others. */
-static int open_dnstap(apexd_t *d)
-{
-	unsigned n = d->server.worker_count;
-	apex_worker_stats_t **stats = calloc(n, sizeof(*stats));
-	char err[512];
-	int rc;
-
-	if (!d->cfg.dnstap.enable) {
-		free(stats);
-		return APEX_OK;
-	}
-	if (stats == NULL) {
-		apex_error("dnstap: out of memory");
-		return APEX_ENOMEM;
-	}
-	for (unsigned w = 0; w < n; w++)
-		stats[w] = &d->server.workers[w].worker.stats;
-	rc = apex_dnstap_open(&d->dnstap, &d->cfg, n, stats, err, sizeof(err));
-	free(stats);
-	if (rc < 0) {
-		apex_error("%s", err);
-		return rc;
-	}
-	for (unsigned w = 0; w < n; w++) {
-		d->server.workers[w].worker.tap = apex_dnstap_log;
-		d->server.workers[w].worker.tap_ctx = apex_dnstap_worker(d->dnstap, w);
-	}
-	return APEX_OK;
-}
-
-/* The dnstap writer thread, with the socket's path as seen in the chroot. */
-static int run_dnstap(apexd_t *d)
-{
-	const apex_config_t *cfg = &d->cfg;
-	const char *path = cfg->dnstap.socket_path;
-	char err[512];
-
-	if (d->dnstap == NULL)
-		return APEX_OK;
-	if (cfg->chroot_dir != NULL) {
-		path = apex_privs_chroot_path(cfg->chroot_dir, path);
-		if (path == cfg->dnstap.socket_path)
-			apex_warning("dnstap-socket-path %s: outside the chroot %s", path,
-				     cfg->chroot_dir);
-	}
-	if (apex_dnstap_run(d->dnstap, path, err, sizeof(err)) < 0) {
-		apex_error("%s", err);
-		return APEX_EINVAL;
-	}
-	apex_info("dnstap to %s (queries: %s, responses: %s)", path,
-		  cfg->dnstap.log_queries ? "yes" : "no", cfg->dnstap.log_responses ? "yes" : "no");
-	return APEX_OK;
+	return check_loaded(d, status);
 }
 
 /* Sockets, the daemon's process, the control socket: all that needs
@@ -310,22 +150,10 @@ static step_t open_privileged(apexd_t *d)
 			return STEP_FAILED;
 		d->pid_written = true;
 	}
-	if (open_dnstap(d) < 0)
+	if (apexd_open_dnstap(d) < 0)
 		return STEP_FAILED;
 	/* control before the reload thread: the reloader notifies it */
-	apex_command_context_t threads = {
-		.dnstap = d->dnstap,
-		.server = &d->server,
-		.reloader = &d->reloader,
-		.secondary = &d->secondary,
-		.notifier = &d->notifier,
-		.xfr_out = &d->xfr_out,
-		.settings = &d->settings,
-		.reconfigured = reconfigured,
-		.reconfigured_arg = d,
-		.reread_config = d->opt.config_file != NULL ? apexd_options_reread_config : NULL,
-		.reread_arg = &d->opt,
-	};
+	apex_command_context_t threads = apexd_command_context(d);
 	if (apexd_endpoints_open(cfg, &threads, &d->privs, &d->control, &d->metrics) < 0)
 		return STEP_FAILED;
 	/* the journals are files beside the zones: opened before the chroot */
@@ -340,13 +168,7 @@ static step_t open_privileged(apexd_t *d)
 		apexd_endpoints_close(d->control, d->metrics);
 		return STEP_FAILED;
 	}
-	if (cfg->chroot_dir != NULL) {
-		apex_reloader_rebase(&d->reloader, apex_privs_chroot_path, cfg->chroot_dir);
-		apex_secondary_rebase(&d->secondary, apex_privs_chroot_path, cfg->chroot_dir);
-		apex_journals_rebase(&d->journals, apex_privs_chroot_path, cfg->chroot_dir);
-		apex_info("chroot %s", cfg->chroot_dir);
-		apexd_logging_rebase(cfg);
-	}
+	apexd_rebase(d);
 	if (d->privs.drop)
 		apex_info("running as user %s (uid %lu, gid %lu) without capabilities",
 			  d->privs.name, (unsigned long)d->privs.uid, (unsigned long)d->privs.gid);
@@ -356,7 +178,7 @@ static step_t open_privileged(apexd_t *d)
 /* The worker threads, the control thread and the reload thread. */
 static step_t start_threads(apexd_t *d)
 {
-	if (run_dnstap(d) < 0 || apex_server_start(&d->server) < 0) {
+	if (apexd_run_dnstap(d) < 0 || apex_server_start(&d->server) < 0) {
 		apex_server_stop(&d->server);
 		apexd_endpoints_close(d->control, d->metrics);
 		return STEP_FAILED;
@@ -418,6 +240,7 @@ static void serve(apexd_t *d)
 	apex_server_log_stats(&d->server);
 }
 
+/* Everything released, in reverse order of its setup. */
 static void finish(apexd_t *d, int status)
 {
 	apex_dnstap_stop(d->dnstap); /* not started, or a start that failed */
