@@ -4,7 +4,7 @@
  *
  * The input is a DNS message as it arrives over UDP or TCP (without
  * the TCP length prefix).  It is answered as a worker of apexd answers
- * it, by apex_worker_answer() (src/apexd/worker.h: the engine with the
+ * it, by apex_worker_answer() (src/apexd/serve/worker.h: the engine with the
  * client's address, the worker's statistics and response rate
  * limiting), against two zonesets loaded once at start, over UDP and
  * over TCP:
@@ -39,7 +39,7 @@ static uint8_t *tcp_buf;    /* exactly APEX_MAX_MESSAGE */
 
 static size_t udp_capacity(const apex_answer_config_t *cfg)
 {
-	/* As apexd sizes its UDP answer buffers (src/apexd/server.c). */
+	/* As apexd sizes its UDP answer buffers (src/apexd/serve/server.c). */
 	return cfg->edns_payload > APEX_MIN_UDP_PAYLOAD ? cfg->edns_payload : APEX_MIN_UDP_PAYLOAD;
 }
 

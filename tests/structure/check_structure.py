@@ -17,6 +17,8 @@
 4. Every C file of lib/, src/, tests/ and contrib/ is laid out as
    .clang-format says (clang-format, Debian package clang-format).
 5. Every source file carries an SPDX licence line.
+6. No C file of src/apexd/ is longer than MAX_DAEMON_FILE_LINES lines:
+   a file that grows past it holds more than one concept.
 
 Usage: check_structure.py [SRCDIR]   (prints what is wrong, exits 1)
 """
@@ -261,6 +263,7 @@ def main():
             if cycle:
                 errors.append("src/apexd/ subdirectories depend on each other: %s" %
                               " -> ".join(cycle))
+    errors += long_daemon_files(srcdir)
     for tree in ("lib", "src"):
         for path in files_under(os.path.join(srcdir, tree), (".c", ".h")):
             for name, line, length in long_functions(path):
@@ -274,8 +277,8 @@ def main():
         print("structure: %d problem(s)" % len(errors))
     else:
         print("structure: include graphs acyclic, lib/ and src/apexd/ layered one way, no "
-              "function over %d lines, layout as .clang-format says, SPDX lines everywhere" %
-              MAX_FUNCTION_LINES)
+              "function over %d lines, no src/apexd/ file over %d, layout as .clang-format "
+              "says, SPDX lines everywhere" % (MAX_FUNCTION_LINES, MAX_DAEMON_FILE_LINES))
     return 1 if errors else 0
 
 
