@@ -128,7 +128,7 @@ size_t apex_dnstap_encode(const apex_dnstap_event_t *ev, uint8_t *out, size_t ca
 	p = put_varint(put_key(p, DNSTAP_MESSAGE, LENGTH), inner);
 	p = put_uint(p, MESSAGE_TYPE, ev->response ? AUTH_RESPONSE : AUTH_QUERY);
 	p = put_uint(p, MESSAGE_SOCKET_FAMILY, ev->client_addr_size == 16 ? INET6 : INET);
-	p = put_uint(p, MESSAGE_SOCKET_PROTOCOL, ev->tcp ? TCP : UDP);
+	p = put_uint(p, MESSAGE_SOCKET_PROTOCOL, ev->protocol);
 	p = put_bytes(p, MESSAGE_QUERY_ADDRESS, ev->client_addr, ev->client_addr_size);
 	p = put_uint(p, MESSAGE_QUERY_PORT, ev->client_port);
 	p = put_uint(p, MESSAGE_QUERY_TIME_SEC, ev->query_sec);

@@ -14,9 +14,16 @@
 /* The content type of dnstap frames in a Frame Streams connection. */
 #define APEX_DNSTAP_CONTENT_TYPE "protobuf:dnstap.Dnstap"
 
+/* dnstap's SocketProtocol values. */
+typedef enum apex_dnstap_protocol {
+	APEX_DNSTAP_UDP = 1,
+	APEX_DNSTAP_TCP = 2,
+	APEX_DNSTAP_DOT = 3, /* DNS over TLS */
+} apex_dnstap_protocol_t;
+
 typedef struct apex_dnstap_event {
-	bool response; /* AUTH_RESPONSE (else AUTH_QUERY) */
-	bool tcp;      /* the transport (else UDP) */
+	bool response;                   /* AUTH_RESPONSE (else AUTH_QUERY) */
+	apex_dnstap_protocol_t protocol; /* the transport */
 	/* the client: 4 (IPv4) or 16 (IPv6) address bytes, its port */
 	const uint8_t *client_addr;
 	uint8_t client_addr_size;

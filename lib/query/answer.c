@@ -511,7 +511,7 @@ static size_t response_limit(const apex_query_t *q, const apex_answer_config_t *
 			     apex_transport_t transport, size_t capacity)
 {
 	size_t limit;
-	if (transport == APEX_TRANSPORT_TCP) {
+	if (transport != APEX_TRANSPORT_UDP) {
 		limit = APEX_MAX_MESSAGE;
 	} else if (!q->edns) {
 		limit = APEX_MIN_UDP_PAYLOAD;

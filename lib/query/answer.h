@@ -42,6 +42,7 @@ void apex_answer_config_init(apex_answer_config_t *cfg);
 typedef enum {
 	APEX_TRANSPORT_UDP = 0,
 	APEX_TRANSPORT_TCP = 1,
+	APEX_TRANSPORT_TLS = 2, /* DNS over TLS: a stream, answered as over TCP */
 } apex_transport_t;
 
 /* What happened to one query, for the caller's statistics. */

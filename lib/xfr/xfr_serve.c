@@ -193,7 +193,7 @@ static void choose_source(source_t *src, const request_t *r, const apex_zone_t *
 static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 		     const apex_tsig_keyring_t *ring, apex_xfr_serve_zone_fn zone_of, void *ctx,
 		     request_t *r, apex_tsig_result_t *t, apex_zone_t **version,
-		     apex_xfr_serve_result_t *res)
+		     apex_xfr_serve_result_t *res, const apex_xfr_serve_conn_t *conn)
 {
 	const apex_acl_entry_t *acl = NULL;
 	size_t acl_count = 0;
@@ -217,7 +217,15 @@ static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 		r->ede = APEX_EDE_NOT_AUTHORITATIVE;
 		return RCODE_NOTAUTH;
 	}
-	apex_acl_verdict_t verdict = apex_acl_check(acl, acl_count, peer, t->key, NULL);
+	apex_acl_verdict_t verdict = apex_acl_check(acl, acl_count, peer, t->key, conn->tls_peer);
+
+	if (conn->refuse != NULL && verdict != APEX_ACL_BAD_KEY) {
+		apex_zone_unref(*version);
+		*version = NULL;
+		res->why = conn->refuse;
+		r->ede = APEX_EDE_PROHIBITED;
+		return RCODE_REFUSED;
+	}
 
 	if (verdict == APEX_ACL_ALLOW)
 		return 0;
@@ -234,9 +242,19 @@ static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 	return RCODE_REFUSED;
 }
 
-int apex_xfr_serve(int fd, const struct sockaddr *peer, const char *peer_text, const uint8_t *msg,
-		   size_t size, const apex_tsig_keyring_t *ring, apex_xfr_serve_zone_fn zone_of,
-		   void *ctx, const apex_xfr_serve_journal_t *journal, const apex_xfr_timeouts_t *t,
+/* The stream's TLS ended (close_notify after a transfer that went well);
+ * rc passed on. */
+static int end_stream(apex_tcp_stream_t *io, int rc)
+{
+	int end = apex_tcp_stream_tls_end(io, rc == APEX_OK);
+
+	return rc < 0 ? rc : end;
+}
+
+int apex_xfr_serve(const apex_xfr_serve_conn_t *conn, const struct sockaddr *peer,
+		   const char *peer_text, const uint8_t *msg, size_t size,
+		   const apex_tsig_keyring_t *ring, apex_xfr_serve_zone_fn zone_of, void *ctx,
+		   const apex_xfr_serve_journal_t *journal, const apex_xfr_timeouts_t *t,
 		   apex_xfr_serve_result_t *res, char *err, size_t err_size)
 {
 	apex_tcp_stream_t io;
@@ -253,18 +271,21 @@ int apex_xfr_serve(int fd, const struct sockaddr *peer, const char *peer_text, c
 	memset(&r, 0, sizeof(r));
 	memset(&tsig, 0, sizeof(tsig));
 	if (size < 12 || size > MESSAGE_MAX) {
+		apex_tls_session_free(conn->tls);
 		snprintf(err, err_size, "%s: a request of %zu bytes", peer_text, size);
 		return APEX_EMALFORMED;
 	}
 	buf = malloc(MESSAGE_MAX);
 	if (buf == NULL) {
+		apex_tls_session_free(conn->tls);
 		snprintf(err, err_size, "out of memory");
 		return APEX_ENOMEM;
 	}
-	apex_tcp_stream_init(&io, fd, t, peer_text, err, err_size);
+	apex_tcp_stream_init(&io, conn->fd, t, peer_text, err, err_size);
+	io.tls = conn->tls;
 	memcpy(buf, msg, size);
 	r.id = apex_read_u16(msg);
-	res->rcode = admit(buf, &n, peer, ring, zone_of, ctx, &r, &tsig, &version, res);
+	res->rcode = admit(buf, &n, peer, ring, zone_of, ctx, &r, &tsig, &version, res, conn);
 	res->qtype = r.qtype;
 	if (res->rcode != 0) {
 		n = refusal(buf, &r, msg[2], res->rcode);
@@ -276,7 +297,7 @@ int apex_xfr_serve(int fd, const struct sockaddr *peer, const char *peer_text, c
 			apex_tsig_error_record(buf, &n, MESSAGE_MAX, &tsig, (uint64_t)time(NULL));
 		rc = apex_tcp_stream_send_message(&io, buf, n);
 		free(buf);
-		return rc;
+		return end_stream(&io, rc);
 	}
 	res->serial = version->serial;
 	choose_source(&src, &r, version, journal, &sets_ctx, res);
@@ -285,5 +306,5 @@ int apex_xfr_serve(int fd, const struct sockaddr *peer, const char *peer_text, c
 		journal->release(journal->ctx, sets_ctx);
 	apex_zone_unref(version);
 	free(buf);
-	return rc;
+	return end_stream(&io, rc);
 }

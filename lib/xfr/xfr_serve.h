@@ -43,6 +43,18 @@ typedef struct apex_xfr_serve_journal {
 	void (*release)(void *ctx, void *sets_ctx);
 } apex_xfr_serve_journal_t;
 
+/* The connection a request came on: its descriptor (not owned) and, when
+ * it came over TLS, the session it goes on with (owned: ended, with
+ * close_notify, before apex_xfr_serve() returns), the client certificate
+ * the access list may ask for (a verified one, or NULL), and when every
+ * request on it is to be refused, why (tls-auth-xfr-only). */
+typedef struct apex_xfr_serve_conn {
+	int fd;
+	apex_tls_session_t *tls;
+	const apex_acl_tls_peer_t *tls_peer;
+	const char *refuse;
+} apex_xfr_serve_conn_t;
+
 typedef struct apex_xfr_serve_result {
 	uint8_t rcode;   /* of the answer */
 	uint16_t qtype;  /* asked: AXFR or IXFR (0 when unknown) */
@@ -60,9 +72,10 @@ typedef struct apex_xfr_serve_result {
  * with the reason in err (the peer went away, a time-out, a version that
  * cannot be sent).
  */
-int apex_xfr_serve(int fd, const struct sockaddr *peer, const char *peer_text, const uint8_t *msg,
-		   size_t size, const apex_tsig_keyring_t *ring, apex_xfr_serve_zone_fn zone_of,
-		   void *ctx, const apex_xfr_serve_journal_t *journal, const apex_xfr_timeouts_t *t,
+int apex_xfr_serve(const apex_xfr_serve_conn_t *conn, const struct sockaddr *peer,
+		   const char *peer_text, const uint8_t *msg, size_t size,
+		   const apex_tsig_keyring_t *ring, apex_xfr_serve_zone_fn zone_of, void *ctx,
+		   const apex_xfr_serve_journal_t *journal, const apex_xfr_timeouts_t *t,
 		   apex_xfr_serve_result_t *res, char *err, size_t err_size);
 
 /* The type asked by a query (the first question's), or 0 when msg is not

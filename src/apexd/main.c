@@ -127,6 +127,9 @@ static step_t load_zones(apexd_t *d, int *status)
 	}
 	if (apexd_wire(d) < 0)
 		return STEP_FAILED;
+	/* certificates are read while privileged, and checked by apexd -t */
+	if (apex_server_open_tls(&d->server) < 0)
+		return STEP_FAILED;
 	return check_loaded(d, status);
 }
 
@@ -203,8 +206,15 @@ static step_t start_threads(apexd_t *d)
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
-	for (size_t i = 0; i < d->cfg.listen_count; i++)
-		apex_info("listening on %s (udp, tcp)", d->cfg.listens[i].text);
+	for (size_t i = 0; i < d->cfg.listen_count; i++) {
+		static const char *const how[] = {
+			[APEX_LISTEN_PLAIN] = "udp, tcp",
+			[APEX_LISTEN_TLS] = "tls",
+			[APEX_LISTEN_TLS_AUTH] = "tls with client certificates",
+		};
+		apex_info("listening on %s (%s)", d->cfg.listens[i].text,
+			  how[d->cfg.listens[i].transport]);
+	}
 	apex_info("serving %zu zone(s) with %u worker(s), pid %ld", d->loaded, d->workers,
 		  (long)getpid());
 	apexd_sd_notify("READY=1\nMAINPID=%ld\nSTATUS=serving %zu zone(s) with %u worker(s)",

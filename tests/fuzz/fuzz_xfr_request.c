@@ -81,7 +81,8 @@ static void serve(const uint8_t *msg, size_t size, const uint8_t *data)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) < 0)
 		abort();
-	int rc = apex_xfr_serve(fds[1], (const struct sockaddr *)&peer, "fuzz", msg, size, &ring,
+	apex_xfr_serve_conn_t conn = { .fd = fds[1] };
+	int rc = apex_xfr_serve(&conn, (const struct sockaddr *)&peer, "fuzz", msg, size, &ring,
 				no_zone, NULL, NULL, &t, &res, err, sizeof(err));
 	if (size >= 12 && size <= ANSWER_MAX) {
 		if (rc != APEX_OK || res.rcode == 0 || res.messages != 0)

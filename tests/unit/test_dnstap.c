@@ -128,7 +128,7 @@ static void test_encode(void **state)
 	static const uint8_t msg[] = { 0x12, 0x34, 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0 };
 	apex_dnstap_event_t ev = {
 		.response = true,
-		.tcp = true,
+		.protocol = APEX_DNSTAP_TCP,
 		.client_addr = addr6,
 		.client_addr_size = 16,
 		.client_port = 53000,
@@ -172,7 +172,8 @@ static void test_encode(void **state)
 
 	/* a query over UDP/IPv4, no identity */
 	static const uint8_t addr4[4] = { 192, 0, 2, 7 };
-	ev = (apex_dnstap_event_t){ .client_addr = addr4,
+	ev = (apex_dnstap_event_t){ .protocol = APEX_DNSTAP_UDP,
+				    .client_addr = addr4,
 				    .client_addr_size = 4,
 				    .client_port = 1,
 				    .message = msg,
@@ -213,7 +214,7 @@ static size_t pack_reference(const apex_dnstap_event_t *ev, uint8_t *out)
 	m.has_socket_family = m.has_socket_protocol = m.has_query_address = true;
 	m.socket_family = ev->client_addr_size == 16 ? DNSTAP__SOCKET_FAMILY__INET6
 						     : DNSTAP__SOCKET_FAMILY__INET;
-	m.socket_protocol = ev->tcp ? DNSTAP__SOCKET_PROTOCOL__TCP : DNSTAP__SOCKET_PROTOCOL__UDP;
+	m.socket_protocol = (Dnstap__SocketProtocol)ev->protocol;
 	m.query_address = (ProtobufCBinaryData){ ev->client_addr_size, (uint8_t *)ev->client_addr };
 	m.has_query_port = m.has_query_time_sec = m.has_query_time_nsec = true;
 	m.query_port = ev->client_port;
@@ -249,7 +250,8 @@ static void test_encode_matches_protobuf_c(void **state)
 		for (int variant = 0; variant < 8; variant++) {
 			apex_dnstap_event_t ev = {
 				.response = variant & 1,
-				.tcp = (variant >> 1) & 1,
+				/* DNS over TLS's DOT (3) beside UDP */
+				.protocol = (variant >> 1) & 1 ? APEX_DNSTAP_DOT : APEX_DNSTAP_UDP,
 				.client_addr = (variant & 4) ? addr6 : addr4,
 				.client_addr_size = (variant & 4) ? 16 : 4,
 				.client_port = (uint16_t)(variant * 9000 + 1),

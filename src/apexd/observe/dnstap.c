@@ -112,7 +112,12 @@ void apex_dnstap_log(void *worker_ctx, apex_transport_t transport,
 		     const uint8_t *response, size_t response_size)
 {
 	dnstap_worker_t *dw = worker_ctx;
-	apex_dnstap_event_t ev = { .tcp = transport == APEX_TRANSPORT_TCP };
+	static const apex_dnstap_protocol_t protocols[] = {
+		[APEX_TRANSPORT_UDP] = APEX_DNSTAP_UDP,
+		[APEX_TRANSPORT_TCP] = APEX_DNSTAP_TCP,
+		[APEX_TRANSPORT_TLS] = APEX_DNSTAP_DOT,
+	};
+	apex_dnstap_event_t ev = { .protocol = protocols[transport] };
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now); /* the vDSO: no system call */

@@ -105,6 +105,11 @@ void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
 	GET(xdp_sent);
 	GET(xdp_invalid);
 	GET(xdp_no_frame);
+	GET(tls_queries);
+	GET(tls_handshakes);
+	GET(tls_resumed);
+	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
+		GET(tls_failed[i]);
 	out->xdp_passed = out->xdp_kernel_drops = 0; /* the collector reads them (xdp.h) */
 	for (unsigned i = 0; i < APEX_STATS_ZONES; i++)
 		GET(zone_queries[i]);
@@ -137,6 +142,11 @@ void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
 	t->xdp_no_frame += one->xdp_no_frame;
 	t->xdp_passed += one->xdp_passed;
 	t->xdp_kernel_drops += one->xdp_kernel_drops;
+	t->tls_queries += one->tls_queries;
+	t->tls_handshakes += one->tls_handshakes;
+	t->tls_resumed += one->tls_resumed;
+	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
+		t->tls_failed[i] += one->tls_failed[i];
 	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
 		t->stalls[i] += one->stalls[i];
 	if (one->stall_max_ns > t->stall_max_ns)

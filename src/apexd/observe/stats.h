@@ -41,6 +41,14 @@
 /* By transport (apex_transport_t) and by address family (0 IPv4, 1 IPv6). */
 #define APEX_STATS_TRANSPORTS 2
 #define APEX_STATS_FAMILIES 2
+/* TLS handshakes failed, by reason (apex_stats_tls_failure_t). */
+#define APEX_STATS_TLS_FAILURES 3
+
+typedef enum apex_stats_tls_failure {
+	APEX_STATS_TLS_PROTOCOL = 0,    /* not TLS, an alert, no common version or ALPN */
+	APEX_STATS_TLS_CERTIFICATE = 1, /* the client certificate did not verify */
+	APEX_STATS_TLS_TIMEOUT = 2,     /* not done within tcp-io-timeout */
+} apex_stats_tls_failure_t;
 
 typedef struct apex_worker_stats {
 	atomic_uint_least64_t udp_queries;
@@ -92,6 +100,15 @@ typedef struct apex_worker_stats {
 	atomic_uint_least64_t xdp_sent;
 	atomic_uint_least64_t xdp_invalid;
 	atomic_uint_least64_t xdp_no_frame;
+	/* TLS (the tls-port and the tls-auth-port): queries received over
+	 * TLS (also counted in tcp_queries), handshakes done and of those
+	 * resumed from a ticket, handshakes failed by reason (a protocol
+	 * error, garbage, or an ALPN other than dot; a client certificate
+	 * that does not verify; not finished within tcp-io-timeout) */
+	atomic_uint_least64_t tls_queries;
+	atomic_uint_least64_t tls_handshakes;
+	atomic_uint_least64_t tls_resumed;
+	atomic_uint_least64_t tls_failed[APEX_STATS_TLS_FAILURES];
 } apex_worker_stats_t;
 
 /* Plain values of a snapshot or a sum. */
@@ -123,6 +140,8 @@ typedef struct apex_stats_totals {
 	 * program passed to the kernel on the worker's queue, and frames the
 	 * kernel dropped for its AF_XDP socket (its rings full or empty) */
 	uint64_t xdp_passed, xdp_kernel_drops;
+	uint64_t tls_queries, tls_handshakes, tls_resumed;
+	uint64_t tls_failed[APEX_STATS_TLS_FAILURES];
 } apex_stats_totals_t;
 
 /* Add n to a counter written only by the calling worker. */

@@ -114,6 +114,22 @@ void apex_server_open_xdp(apex_server_t *server)
 	apex_xdp_service_log(&server->xdp, server->worker_count);
 }
 
+int apex_server_open_tls(apex_server_t *server)
+{
+	char err[512];
+
+	if (!apex_tls_service_wanted(server->config))
+		return APEX_OK;
+	server->tls_ready = true;
+	int rc = apex_tls_service_init(&server->tls, server->config, err, sizeof(err));
+	if (rc < 0) {
+		apex_error("tls: %s", err);
+		return rc;
+	}
+	server->tcp.tls = &server->tls;
+	return APEX_OK;
+}
+
 int apex_server_open_sockets(apex_server_t *server)
 {
 	const apex_config_t *cfg = server->config;
@@ -122,30 +138,39 @@ int apex_server_open_sockets(apex_server_t *server)
 		cfg->edns_payload > APEX_MIN_UDP_PAYLOAD ? cfg->edns_payload : APEX_MIN_UDP_PAYLOAD;
 	int *udp_fds = calloc(n, sizeof(int));
 	int *tcp_fds = calloc(n, sizeof(int));
+	apex_listen_transport_t *transports = calloc(n, sizeof(*transports));
 	char err[256];
 	int rc = APEX_OK;
 
-	if (udp_fds == NULL || tcp_fds == NULL) {
+	if (udp_fds == NULL || tcp_fds == NULL || transports == NULL) {
 		free(udp_fds);
 		free(tcp_fds);
+		free(transports);
 		return APEX_ENOMEM;
 	}
+	for (size_t i = 0; i < n; i++)
+		transports[i] = cfg->listens[i].transport;
 	for (unsigned w = 0; w < server->worker_count && rc == APEX_OK; w++) {
 		apex_worker_thread_t *wt = &server->workers[w];
 		size_t udp_open = 0, tcp_open = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			int fd = apex_udp_socket_open(&cfg->listens[i], cfg->receive_buffer_size,
-						      cfg->send_buffer_size, err, sizeof(err));
+			int fd = 0;
 
+			/* TLS listeners are TCP only (RFC 7858) */
+			if (transports[i] == APEX_LISTEN_PLAIN)
+				fd = apex_udp_socket_open(&cfg->listens[i],
+							  cfg->receive_buffer_size,
+							  cfg->send_buffer_size, err, sizeof(err));
 			if (fd < 0) {
 				apex_error("%s", err);
 				rc = fd;
 				break;
 			}
-			if (w == 0 && i == 0)
+			if (w == 0 && udp_open == 0 && transports[i] == APEX_LISTEN_PLAIN)
 				note_buffers(server, fd);
-			udp_fds[udp_open++] = fd;
+			if (transports[i] == APEX_LISTEN_PLAIN)
+				udp_fds[udp_open++] = fd;
 			fd = apex_tcp_socket_open(&cfg->listens[i], err, sizeof(err));
 			if (fd < 0) {
 				apex_error("%s", err);
@@ -162,8 +187,10 @@ int apex_server_open_sockets(apex_server_t *server)
 			break;
 		}
 		/* from here the worker owns the fds, even if init fails */
-		rc = apex_udp_worker_init(&wt->udp, &wt->worker, udp_fds, n, answer_capacity);
-		int rc2 = apex_tcp_worker_init(&wt->tcp, &wt->worker, &server->tcp, tcp_fds, n);
+		rc = apex_udp_worker_init(&wt->udp, &wt->worker, udp_fds, udp_open,
+					  answer_capacity);
+		int rc2 = apex_tcp_worker_init(&wt->tcp, &wt->worker, &server->tcp, tcp_fds,
+					       transports, n);
 		if (rc == APEX_OK)
 			rc = rc2;
 		if (rc < 0)
@@ -171,6 +198,7 @@ int apex_server_open_sockets(apex_server_t *server)
 	}
 	free(udp_fds);
 	free(tcp_fds);
+	free(transports);
 	return rc;
 }
 
@@ -304,6 +332,8 @@ void apex_server_destroy(apex_server_t *server)
 	}
 	free(server->workers);
 	apex_tcp_shared_free(&server->tcp);
+	if (server->tls_ready)
+		apex_tls_service_free(&server->tls);
 	if (server->zonetable_ready)
 		apex_zonetable_destroy(&server->zonetable);
 	memset(server, 0, sizeof(*server));

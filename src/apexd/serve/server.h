@@ -28,6 +28,7 @@
 #include "query/answer.h"
 #include "observe/stats.h"
 #include "serve/tcp.h"
+#include "serve/tls_service.h"
 #include "serve/udp.h"
 #include "serve/worker.h"
 #include "serve/xdp.h"
@@ -70,6 +71,8 @@ typedef struct apex_server {
 
 	apex_tcp_shared_t tcp;  /* what the workers' TCP services share */
 	apex_xdp_service_t xdp; /* the XDP program, with xdp-interface: */
+	apex_tls_service_t tls; /* the TLS listeners' contexts (tcp.tls points here) */
+	bool tls_ready;
 	/* The UDP sockets' buffer sizes, as the kernel reports them (twice
 	 * what it was asked: it counts its bookkeeping). */
 	size_t udp_receive_buffer, udp_send_buffer;
@@ -81,6 +84,11 @@ int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned w
 
 /* Open and bind every worker's UDP and TCP sockets; errors are logged. */
 int apex_server_open_sockets(apex_server_t *server);
+
+/* The TLS listeners' certificates and contexts, read while apexd is still
+ * privileged (the key is often root's alone); nothing without a TLS
+ * listener.  APEX_OK, or an error logged with its reason. */
+int apex_server_open_tls(apex_server_t *server);
 
 /*
  * With xdp-interface: attach the XDP program and open the AF_XDP socket

@@ -4,6 +4,7 @@
 #include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "serve/tcp.h"
+#include "serve/tcp_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +17,13 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "serve/listen_socket.h"
+#include "serve/tcp_tls.h"
+#include "serve/tls_service.h"
 #include "serve/worker.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/xfr_serve.h"
 
-#define TCP_BACKLOG 1024
 /* Input holds at least one whole message: 2-byte length + up to 65535. */
 #define IN_CAPACITY (2 + APEX_MAX_MESSAGE)
 /* Answers of pipelined queries are gathered up to FLUSH_AT bytes and
@@ -51,27 +53,31 @@ typedef struct apex_tcp_conn {
 	bool writing;
 	bool eof;
 	bool closing;
+	bool is_tls;        /* DNS over TLS: every byte goes through tls */
+	apex_tcp_tls_t tls; /* its session and ciphertext buffers */
 } apex_tcp_conn_t;
-
-int apex_tcp_socket_open(const apex_listen_t *listen_addr, char *err, size_t err_size)
-{
-	int fd = apex_listen_socket_open(listen_addr, SOCK_STREAM, err, err_size);
-
-	/* listen now so that a failure shows at start-up; uv_listen() repeats it */
-	if (fd >= 0 && listen(fd, TCP_BACKLOG) < 0) {
-		int failure = apex_errno();
-		snprintf(err, err_size, "tcp %s: listen: %s", listen_addr->text,
-			 apex_strerror(failure));
-		close(fd);
-		return failure;
-	}
-	return fd;
-}
 
 /* ---------------------------------------------------------------- connections */
 
 static void conn_close(apex_tcp_conn_t *conn);
 static void conn_process(apex_tcp_conn_t *conn);
+
+/* TLS: close_notify and whatever output is left, written if the socket
+ * takes it at once (a connection that closes waits for nothing). */
+static void conn_tls_goodbye(apex_tcp_conn_t *conn)
+{
+	size_t n;
+
+	if (conn->tls.session == NULL)
+		return;
+	apex_tcp_tls_close(&conn->tls);
+	while ((n = apex_tcp_tls_output(&conn->tls)) > 0) {
+		uv_buf_t buf = uv_buf_init((char *)conn->tls.out, (unsigned)n);
+
+		if (uv_try_write((uv_stream_t *)&conn->handle, &buf, 1) != (int)n)
+			break;
+	}
+}
 
 static void on_handle_closed(uv_handle_t *handle)
 {
@@ -79,6 +85,8 @@ static void on_handle_closed(uv_handle_t *handle)
 
 	if (--conn->open_handles > 0)
 		return;
+	if (conn->is_tls)
+		apex_tcp_tls_free(&conn->tls);
 	free(conn->in);
 	free(conn->out);
 	free(conn);
@@ -109,6 +117,8 @@ static void conn_close(apex_tcp_conn_t *conn)
 		atomic_fetch_sub_explicit(conn->client_slot, 1, memory_order_relaxed);
 		conn->client_slot = NULL;
 	}
+	if (conn->is_tls && !conn->writing)
+		conn_tls_goodbye(conn);
 	/* A pending write is cancelled (its callback runs first, with UV_ECANCELED). */
 	uv_close((uv_handle_t *)&conn->handle, on_handle_closed);
 	if (conn->open_handles > 1)
@@ -125,6 +135,8 @@ static void on_idle(uv_timer_t *timer)
 {
 	apex_tcp_conn_t *conn = timer->data;
 
+	if (conn->is_tls && conn->tls.session != NULL && apex_tcp_tls_handshaking(&conn->tls))
+		apex_tcp_tls_count_timeout(&conn->tls, &conn->tcp->worker->stats);
 	if (conn_in_io(conn))
 		APEX_STAT_ADD(conn->tcp->worker->stats.tcp_io_timeouts, 1);
 	else
@@ -159,6 +171,10 @@ static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 	apex_tcp_conn_t *conn = handle->data;
 
 	(void)suggested;
+	if (conn->is_tls) {
+		*buf = uv_buf_init((char *)conn->tls.in, APEX_TCP_TLS_IN);
+		return;
+	}
 	/* 0 bytes makes libuv report UV_ENOBUFS; cannot happen, as a full
 	 * input always holds a whole message that is answered first. */
 	*buf = uv_buf_init((char *)conn->in + conn->in_used,
@@ -184,6 +200,8 @@ static void conn_reading(apex_tcp_conn_t *conn, bool on)
 	conn->reading = on;
 }
 
+static void conn_write(apex_tcp_conn_t *conn, uint8_t *data, size_t size);
+
 static void on_written(uv_write_t *req, int status)
 {
 	apex_tcp_conn_t *conn = req->data;
@@ -196,12 +214,41 @@ static void on_written(uv_write_t *req, int status)
 		return;
 	}
 	conn->out_used = 0;
+	/* TLS: the rest of the output before anything else */
+	size_t n = conn->is_tls && conn->tls.session != NULL ? apex_tcp_tls_output(&conn->tls) : 0;
+	if (n > 0) {
+		conn_write(conn, conn->tls.out, n);
+		return;
+	}
+	if (conn->is_tls && apex_tcp_tls_ended(&conn->tls)) {
+		conn_close(conn); /* a failure's alert, or our answer to close_notify, is sent */
+		return;
+	}
 	conn_process(conn);
 }
 
+/* The answers gathered in the output written out: as they are over plain
+ * TCP, through the session over TLS (with the handshake's messages and
+ * alerts it has to send, also when no answer is gathered). */
 static void conn_flush(apex_tcp_conn_t *conn)
 {
-	uv_buf_t buf = uv_buf_init((char *)conn->out, (unsigned)conn->out_used);
+	if (!conn->is_tls) {
+		conn_write(conn, conn->out, conn->out_used);
+		return;
+	}
+	if (conn->out_used > 0 && apex_tcp_tls_encrypt(&conn->tls, conn->out, conn->out_used) < 0) {
+		conn_close(conn);
+		return;
+	}
+	conn->out_used = 0;
+	size_t n = apex_tcp_tls_output(&conn->tls);
+	if (n > 0)
+		conn_write(conn, conn->tls.out, n);
+}
+
+static void conn_write(apex_tcp_conn_t *conn, uint8_t *data, size_t size)
+{
+	uv_buf_t buf = uv_buf_init((char *)data, (unsigned)size);
 	int rc;
 
 	conn->write_req.data = conn;
@@ -227,15 +274,23 @@ static bool conn_hand_off(apex_tcp_conn_t *conn, const uint8_t *msg, size_t size
 	uv_os_fd_t fd;
 	int dup_fd;
 
+	apex_tcp_handoff_t how = { .transport = APEX_LISTEN_PLAIN };
+
 	if (uv_fileno((uv_handle_t *)&conn->handle, &fd) != 0)
 		return false;
 	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dup_fd < 0)
 		return false;
-	if (!shared->xfr_take(shared->xfr_ctx, dup_fd, &conn->peer, msg, size)) {
+	if (conn->is_tls) {
+		how.transport = conn->tls.transport;
+		how.tls = conn->tls.session;
+	}
+	if (!shared->xfr_take(shared->xfr_ctx, dup_fd, &conn->peer, msg, size, &how)) {
 		close(dup_fd);
 		return false;
 	}
+	if (conn->is_tls)
+		apex_tcp_tls_take(&conn->tls); /* the transfer thread's now */
 	conn_close(conn);
 	return true;
 }
@@ -252,6 +307,40 @@ static bool is_transfer(const apex_tcp_conn_t *conn, const uint8_t *msg, size_t 
 }
 
 /*
+ * TLS: the plaintext decrypted so far appended to the input, after the
+ * messages before *pos are moved out of the way (several messages may
+ * come in one record, and one read may hold several records: all of it
+ * is read out, RFC 7766's pipelining over TLS).  A session that failed
+ * sends its alert, then the connection closes.
+ */
+static int conn_tls_fill(apex_tcp_conn_t *conn, size_t *pos)
+{
+	size_t got;
+	int rc;
+
+	if (*pos > 0) {
+		memmove(conn->in, conn->in + *pos, conn->in_used - *pos);
+		conn->in_used -= *pos;
+		*pos = 0;
+		conn->partial_since = 0;
+	}
+	do {
+		rc = apex_tcp_tls_plaintext(&conn->tls, &conn->tcp->worker->stats,
+					    conn->in + conn->in_used, IN_CAPACITY - conn->in_used,
+					    &got);
+		conn->in_used += got;
+	} while (rc == APEX_OK && got > 0 && conn->in_used < IN_CAPACITY);
+	if (rc < 0) {
+		conn->out_used = 0;
+		if (apex_tcp_tls_output_pending(&conn->tls))
+			conn_flush(conn); /* the alert; on_written closes */
+		else
+			conn_close(conn);
+	}
+	return rc;
+}
+
+/*
  * Answer every whole message in the input, in order, gathering the
  * answers in the output; write them out.  While a write is in flight
  * reading stops, so a client that does not read its answers cannot make
@@ -260,6 +349,7 @@ static bool is_transfer(const apex_tcp_conn_t *conn, const uint8_t *msg, size_t 
 static void conn_process(apex_tcp_conn_t *conn)
 {
 	apex_worker_t *worker = conn->tcp->worker;
+	apex_transport_t transport = conn->is_tls ? APEX_TRANSPORT_TLS : APEX_TRANSPORT_TCP;
 	size_t pos = 0;
 
 	/* the messages received together are one batch */
@@ -267,6 +357,9 @@ static void conn_process(apex_tcp_conn_t *conn)
 	while (!conn->writing && !conn->closing) {
 		size_t avail = conn->in_used - pos, len, size;
 
+		if (avail < 2 + APEX_MAX_MESSAGE && conn->is_tls && conn_tls_fill(conn, &pos) < 0)
+			return;
+		avail = conn->in_used - pos;
 		if (avail < 2)
 			break;
 		len = apex_read_u16(conn->in + pos);
@@ -289,11 +382,12 @@ static void conn_process(apex_tcp_conn_t *conn)
 			break;
 		}
 		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
+		if (conn->is_tls)
+			APEX_STAT_ADD(worker->stats.tls_queries, 1);
 		if (transfer && conn_hand_off(conn, conn->in + pos + 2, len))
 			return;
-		size = apex_worker_answer(worker, APEX_TRANSPORT_TCP, &conn->peer,
-					  conn->in + pos + 2, len, conn->out + conn->out_used + 2,
-					  APEX_MAX_MESSAGE, NULL);
+		size = apex_worker_answer(worker, transport, &conn->peer, conn->in + pos + 2, len,
+					  conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, NULL);
 		if (size > 0) {
 			apex_write_u16(conn->out + conn->out_used, (uint16_t)size);
 			conn->out_used += 2 + size;
@@ -309,18 +403,21 @@ static void conn_process(apex_tcp_conn_t *conn)
 		conn->in_used -= pos;
 		conn->partial_since = 0; /* what is left is a new message */
 	}
-	if (conn->in_used == 0)
+	/* a TLS handshake under way is a message half received */
+	bool handshaking = conn->is_tls && apex_tcp_tls_handshaking(&conn->tls);
+	if (conn->in_used == 0 && !handshaking)
 		conn->partial_since = 0;
 	else if (conn->partial_since == 0)
 		conn->partial_since = uv_now(conn->handle.loop) | 1; /* never 0 */
-	if (!conn->writing && conn->out_used > 0)
+	if (!conn->writing &&
+	    (conn->out_used > 0 || (conn->is_tls && apex_tcp_tls_output_pending(&conn->tls))))
 		conn_flush(conn);
 	if (conn->closing)
 		return;
 	conn_touch(conn);
 	if (conn->writing) {
 		conn_reading(conn, false);
-	} else if (conn->eof) {
+	} else if (conn->eof || (conn->is_tls && apex_tcp_tls_ended(&conn->tls))) {
 		/* the client has sent all it will and everything is answered */
 		conn_close(conn);
 	} else {
@@ -335,7 +432,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	(void)buf;
 	if (conn->closing)
 		return;
-	if (nread > 0) {
+	if (nread > 0 && conn->is_tls) {
+		if (apex_tcp_tls_received(&conn->tls, (size_t)nread) < 0) {
+			conn_close(conn); /* more than a session takes unread: not a DNS client */
+			return;
+		}
+		conn_process(conn);
+	} else if (nread > 0) {
 		conn->in_used += (size_t)nread;
 		conn_process(conn);
 	} else if (nread == UV_EOF) {
@@ -362,9 +465,27 @@ static atomic_uint *client_slot(apex_tcp_shared_t *shared, const struct sockaddr
 	return &shared->clients[h % APEX_TCP_CLIENT_SLOTS];
 }
 
-static void on_connection(uv_stream_t *listener, int status)
+/* A connection to a TLS listener: its session, from the context in force
+ * now; the handshake is bounded by tcp-io-timeout (conn_touch()). */
+static int conn_tls_start(apex_tcp_conn_t *conn, apex_listen_transport_t transport)
 {
-	apex_tcp_listener_t *l = listener->data;
+	apex_tls_service_t *svc = conn->tcp->shared->tls;
+	SSL_CTX *ctx = svc != NULL ? apex_tls_service_context(svc, transport) : NULL;
+	int rc;
+
+	if (ctx == NULL)
+		return APEX_EINVAL;
+	apex_tls_service_tick(svc, uv_now(conn->handle.loop));
+	conn->is_tls = true;
+	rc = apex_tcp_tls_start(&conn->tls, ctx, transport);
+	SSL_CTX_free(ctx); /* the session holds its own reference */
+	conn->partial_since = uv_now(conn->handle.loop) | 1;
+	return rc;
+}
+
+void apex_tcp_accept(apex_tcp_listener_t *l)
+{
+	uv_stream_t *listener = (uv_stream_t *)&l->handle;
 	apex_tcp_worker_t *tcp = l->owner;
 	apex_worker_t *worker = tcp->worker;
 	apex_tcp_shared_t *shared = tcp->shared;
@@ -372,10 +493,6 @@ static void on_connection(uv_stream_t *listener, int status)
 	unsigned open;
 	int rc;
 
-	if (status < 0) {
-		apex_warning("worker %u: tcp accept: %s", worker->index, apex_strerror(status));
-		return;
-	}
 	conn = calloc(1, sizeof(*conn));
 	if (conn == NULL) {
 		apex_error("worker %u: tcp accept: out of memory", worker->index);
@@ -437,6 +554,10 @@ static void on_connection(uv_stream_t *listener, int status)
 		conn_close(conn);
 		return;
 	}
+	if (l->transport != APEX_LISTEN_PLAIN && conn_tls_start(conn, l->transport) < 0) {
+		conn_close(conn);
+		return;
+	}
 	APEX_STAT_ADD(worker->stats.tcp_connections, 1);
 	uv_tcp_nodelay(&conn->handle, 1); /* pipelined answers must not wait for ACKs */
 
@@ -447,93 +568,8 @@ static void on_connection(uv_stream_t *listener, int status)
 	conn_reading(conn, true);
 }
 
-/* ---------------------------------------------------------------- worker */
-
-int apex_tcp_shared_init(apex_tcp_shared_t *shared, const apex_config_t *cfg)
+void apex_tcp_close_all(apex_tcp_worker_t *tcp)
 {
-	memset(shared, 0, sizeof(*shared));
-	atomic_init(&shared->connections, 0);
-	shared->config = cfg;
-	int rc = apex_random_bytes(shared->client_key, sizeof(shared->client_key));
-	if (rc < 0)
-		return rc;
-	shared->clients = calloc(APEX_TCP_CLIENT_SLOTS, sizeof(*shared->clients));
-	return shared->clients != NULL ? APEX_OK : APEX_ENOMEM;
-}
-
-void apex_tcp_shared_free(apex_tcp_shared_t *shared)
-{
-	free(shared->clients);
-	shared->clients = NULL;
-}
-
-int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
-			 apex_tcp_shared_t *shared, const int *fds, size_t count)
-{
-	memset(tcp, 0, sizeof(*tcp));
-	tcp->worker = worker;
-	tcp->shared = shared;
-	tcp->listeners = calloc(count, sizeof(*tcp->listeners));
-	if (tcp->listeners == NULL) {
-		for (size_t i = 0; i < count; i++)
-			close(fds[i]);
-		return APEX_ENOMEM;
-	}
-	tcp->count = count;
-	for (size_t i = 0; i < count; i++) {
-		tcp->listeners[i].fd = fds[i];
-		tcp->listeners[i].owner = tcp;
-	}
-	return APEX_OK;
-}
-
-int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop)
-{
-	for (size_t i = 0; i < tcp->count; i++) {
-		apex_tcp_listener_t *l = &tcp->listeners[i];
-		int rc = uv_tcp_init(loop, &l->handle);
-
-		if (rc < 0) {
-			apex_error("tcp listener: %s", apex_strerror(rc));
-			return rc;
-		}
-		l->handle.data = l;
-		rc = uv_tcp_open(&l->handle, l->fd);
-		if (rc < 0) {
-			/* the handle exists but does not own the fd */
-			uv_close((uv_handle_t *)&l->handle, NULL);
-			apex_error("tcp listener: %s", apex_strerror(rc));
-			return rc;
-		}
-		l->opened = true;
-		rc = uv_listen((uv_stream_t *)&l->handle, TCP_BACKLOG, on_connection);
-		if (rc < 0) {
-			apex_error("tcp listen: %s", apex_strerror(rc));
-			return rc;
-		}
-	}
-	return APEX_OK;
-}
-
-void apex_tcp_worker_stop(apex_tcp_worker_t *tcp)
-{
-	tcp->stopping = true;
-	for (size_t i = 0; i < tcp->count; i++) {
-		apex_tcp_listener_t *l = &tcp->listeners[i];
-
-		if (l->opened && !uv_is_closing((uv_handle_t *)&l->handle))
-			uv_close((uv_handle_t *)&l->handle, NULL);
-	}
 	while (tcp->conns.first != NULL)
 		conn_close((apex_tcp_conn_t *)tcp->conns.first); /* unlinks it */
-}
-
-void apex_tcp_worker_free(apex_tcp_worker_t *tcp)
-{
-	for (size_t i = 0; i < tcp->count; i++) {
-		if (!tcp->listeners[i].opened && tcp->listeners[i].fd >= 0)
-			close(tcp->listeners[i].fd);
-	}
-	free(tcp->listeners);
-	memset(tcp, 0, sizeof(*tcp));
 }

@@ -8,6 +8,10 @@
  *
  * A connection's buffers are allocated when it is accepted and freed
  * when it closes; nothing is allocated per query.
+ *
+ * A listener of the tls-port or the tls-auth-port (config/daemon_config.h)
+ * serves the same messages through TLS (tcp_tls.h), with the same limits
+ * and timeouts; its handshake must be done within tcp-io-timeout.
  */
 #ifndef APEXD_TCP_H
 #define APEXD_TCP_H
@@ -25,6 +29,17 @@
 struct apex_worker;
 struct apex_tcp_conn;
 struct apex_tcp_worker;
+struct apex_tls_service;
+struct apex_tls_session;
+
+/* How a transfer request came (xfr_take): the listener's transport and,
+ * over TLS, the connection's session, which becomes the callee's when it
+ * takes the request (it has the handshake done, and any output not sent
+ * yet goes first). */
+typedef struct apex_tcp_handoff {
+	apex_listen_transport_t transport;
+	struct apex_tls_session *tls; /* NULL: plain TCP */
+} apex_tcp_handoff_t;
 
 /*
  * Open TCP connections per client address (tcp-max-connections-per-client):
@@ -46,14 +61,18 @@ typedef struct apex_tcp_shared {
 	 * false: it could not be taken.  NULL: the engine refuses them.  Set
 	 * before the workers start. */
 	bool (*xfr_take)(void *ctx, int fd, const struct sockaddr_storage *peer, const uint8_t *msg,
-			 size_t size);
+			 size_t size, const apex_tcp_handoff_t *how);
 	void *xfr_ctx;
+	/* The TLS listeners' contexts (tls_service.h); NULL: none.  Set before
+	 * the workers start. */
+	struct apex_tls_service *tls;
 } apex_tcp_shared_t;
 
 typedef struct apex_tcp_listener {
 	uv_tcp_t handle;
-	int fd;      /* ours until uv_tcp_open() succeeds, then libuv's */
-	bool opened; /* handle initialised and owns fd */
+	int fd;                            /* ours until uv_tcp_open() succeeds, then libuv's */
+	bool opened;                       /* handle initialised and owns fd */
+	apex_listen_transport_t transport; /* plain TCP, or TLS of either kind */
 	struct apex_tcp_worker *owner;
 } apex_tcp_listener_t;
 
@@ -79,10 +98,11 @@ void apex_tcp_shared_free(apex_tcp_shared_t *shared);
 int apex_tcp_socket_open(const apex_listen_t *listen, char *err, size_t err_size);
 
 /* Take over count listening fds (closed by apex_tcp_worker_free() even on
- * failure), answering through worker, counting in shared (both must
- * outlive it). */
+ * failure), each serving transports[i], answering through worker,
+ * counting in shared (both must outlive it). */
 int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
-			 apex_tcp_shared_t *shared, const int *fds, size_t count);
+			 apex_tcp_shared_t *shared, const int *fds,
+			 const apex_listen_transport_t *transports, size_t count);
 
 /* Register the listeners with the worker's loop. */
 int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop);

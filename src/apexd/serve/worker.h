@@ -208,16 +208,17 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 {
 	apex_worker_stats_t *s = &worker->stats;
 	unsigned family = peer->ss_family == AF_INET6;
+	unsigned x = transport != APEX_TRANSPORT_UDP; /* RSSAC002 counts DNS over TLS as TCP */
 
-	APEX_STAT_ADD(s->received[transport][family], 1);
-	APEX_STAT_ADD(s->request_size[transport][apex_stats_request_size_index(query_size)], 1);
-	APEX_STAT_ADD(s->request_bytes[transport], query_size);
+	APEX_STAT_ADD(s->received[x][family], 1);
+	APEX_STAT_ADD(s->request_size[x][apex_stats_request_size_index(query_size)], 1);
+	APEX_STAT_ADD(s->request_bytes[x], query_size);
 	size_t size = apex_worker_answer_message(worker, transport, peer, query, query_size, out,
 						 out_capacity, info);
 	if (size > 0) {
-		APEX_STAT_ADD(s->sent[transport][family], 1);
-		APEX_STAT_ADD(s->response_size[transport][apex_stats_response_size_index(size)], 1);
-		APEX_STAT_ADD(s->response_bytes[transport], size);
+		APEX_STAT_ADD(s->sent[x][family], 1);
+		APEX_STAT_ADD(s->response_size[x][apex_stats_response_size_index(size)], 1);
+		APEX_STAT_ADD(s->response_bytes[x], size);
 	}
 	if (__builtin_expect(worker->tap != NULL, 0))
 		worker->tap(worker->tap_ctx, transport, peer, query, query_size, out, size);

@@ -16,6 +16,7 @@
 
 #include "dns/rrtype.h"
 #include "process/thread_priority.h"
+#include "tls/peer.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -30,6 +31,8 @@ typedef struct job {
 	apex_xfr_out_t *x;
 	int fd;
 	struct sockaddr_storage peer;
+	apex_listen_transport_t transport; /* the listener's */
+	apex_tls_session_t *tls;           /* over TLS, the session (owned); NULL: plain TCP */
 	size_t size;
 	uint8_t msg[]; /* the request */
 } job_t;
@@ -173,6 +176,29 @@ static void log_result(apex_xfr_out_t *x, const job_t *job, const char *peer, in
 	}
 }
 
+/* The client certificate of a tls-auth-port connection carries name (it
+ * was verified against tls-cert-bundle in the handshake). */
+static bool cert_has_name(const void *ctx, const char *name)
+{
+	return apex_tls_peer_name_matches(ctx, name);
+}
+
+/* How the request came, as the access lists and tls-auth-xfr-only see it. */
+static void conn_of(const job_t *job, const apex_config_t *cfg, apex_acl_tls_peer_t *tls_peer,
+		    apex_xfr_serve_conn_t *conn)
+{
+	memset(conn, 0, sizeof(*conn));
+	conn->fd = job->fd;
+	conn->tls = job->tls;
+	if (job->transport == APEX_LISTEN_TLS_AUTH && job->tls != NULL) {
+		tls_peer->has_name = cert_has_name;
+		tls_peer->ctx = apex_tls_session_ssl(job->tls);
+		conn->tls_peer = tls_peer;
+	}
+	if (cfg->tls.auth_xfr_only && job->transport != APEX_LISTEN_TLS_AUTH)
+		conn->refuse = "not over the tls-auth-port (tls-auth-xfr-only)";
+}
+
 static void *transfer_main(void *arg)
 {
 	job_t *job = arg;
@@ -184,6 +210,8 @@ static void *transfer_main(void *arg)
 	apex_xfr_timeouts_t t = { 0, cfg->xfr_idle_timeout * 1000u, cfg->xfr_timeout * 1000u,
 				  x->stop_fd };
 	apex_xfr_serve_result_t res;
+	apex_xfr_serve_conn_t conn;
+	apex_acl_tls_peer_t tls_peer;
 	char peer[80], err[300] = "";
 	uint64_t start = apex_monotonic_ms();
 
@@ -191,7 +219,14 @@ static void *transfer_main(void *arg)
 	/* below the workers, as reload-priority says: it was created by one */
 	apex_thread_lower_priority(NULL, cfg->reload_idle, (int)cfg->reload_nice);
 	peer_text(&job->peer, peer, sizeof(peer));
-	int rc = apex_xfr_serve(job->fd, (const struct sockaddr *)&job->peer, peer, job->msg,
+	if (job->tls != NULL)
+		strncat(peer,
+			job->transport == APEX_LISTEN_TLS_AUTH ? " (TLS, client certificate)"
+							       : " (TLS)",
+			sizeof(peer) - strlen(peer) - 1);
+	conn_of(job, cfg, &tls_peer, &conn);
+	/* the session is apex_xfr_serve()'s from here */
+	int rc = apex_xfr_serve(&conn, (const struct sockaddr *)&job->peer, peer, job->msg,
 				job->size, &ring, zone_of, &tc, x->journal, &t, &res, err,
 				sizeof(err));
 	log_result(x, job, peer, rc, &res, err, (double)(apex_monotonic_ms() - start) / 1000.0);
@@ -203,7 +238,7 @@ static void *transfer_main(void *arg)
 }
 
 bool apex_xfr_out_take(void *ctx, int fd, const struct sockaddr_storage *peer, const uint8_t *msg,
-		       size_t size)
+		       size_t size, const apex_tcp_handoff_t *how)
 {
 	apex_xfr_out_t *x = ctx;
 	pthread_attr_t attr;
@@ -222,6 +257,8 @@ bool apex_xfr_out_take(void *ctx, int fd, const struct sockaddr_storage *peer, c
 	job->x = x;
 	job->fd = fd;
 	job->peer = *peer;
+	job->transport = how->transport;
+	job->tls = how->tls;
 	job->size = size;
 	memcpy(job->msg, msg, size);
 	pthread_attr_init(&attr);

@@ -62,10 +62,12 @@ void apex_xfr_out_free(apex_xfr_out_t *x);
 
 /*
  * A worker's hand-off (tcp.h): fd (a duplicate, now the callee's) carries
- * the request msg[0..size) from peer.  False when no transfer can start
- * now (the caller keeps the connection and closes fd).  Never blocks.
+ * the request msg[0..size) from peer, over how->transport (over TLS with
+ * how->tls, which becomes the callee's too).  False when no transfer can
+ * start now (the caller keeps the connection and its session, and closes
+ * fd).  Never blocks.
  */
 bool apex_xfr_out_take(void *ctx, int fd, const struct sockaddr_storage *peer, const uint8_t *msg,
-		       size_t size);
+		       size_t size, const apex_tcp_handoff_t *how);
 
 #endif
