@@ -127,6 +127,11 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 		apex_error("reconfig: %s", err);
 		return apex_command_reply_error(out, "%s", err);
 	}
+	/* certificates renewed on disk: new connections get them, open ones
+	 * keep theirs; a file that cannot be read keeps the one in use */
+	if (ctx->server->tls_ready &&
+	    apex_tls_service_reload(&ctx->server->tls, &cfg, err, sizeof(err)) < 0)
+		apex_error("reconfig: tls: %s: the certificate in use stays", err);
 	rc = apex_reloader_reconfigure(ctx->reloader, &cfg, &pending->tickets, &pending->count,
 				       &pending->added, &pending->removed, &pending->changed);
 	/* the journals of zones given provide-xfr, before it is in force */
