@@ -35,6 +35,14 @@ typedef struct conn {
 	size_t err_size;
 } conn_t;
 
+/* The exchange ended: close_notify over TLS when it went well, then the
+ * connection closed. */
+static void conn_close(conn_t *c, int rc)
+{
+	apex_tcp_stream_tls_end(&c->io, rc == APEX_OK);
+	close(c->io.fd);
+}
+
 static int conn_open(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_timeouts_t *t,
 		     char *err, size_t err_size)
 {
@@ -65,6 +73,14 @@ static int conn_open(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_time
 		goto failed;
 	}
 	c->io.idle_ms = t->idle_ms;
+	if (p->tls_name != NULL && p->tls == NULL) {
+		rc = apex_fail(err, err_size, APEX_EINVAL, "%s: TLS: %s", p->text, p->tls_error);
+		goto failed;
+	}
+	/* the handshake within the exchange's time-outs; the certificate is
+	 * checked against tls_name in it */
+	if (p->tls != NULL && (rc = apex_tcp_stream_tls_connect(&c->io, p->tls, p->tls_name)) < 0)
+		goto failed;
 	return APEX_OK;
 failed:
 	close(fd);
@@ -225,7 +241,7 @@ int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin
 		if (rc == APEX_OK)
 			rc = soa_serial(&c, msg, size, id, origin, serial);
 		apex_tsig_stream_clear(&stream);
-		close(c.io.fd);
+		conn_close(&c, rc);
 	}
 	free(msg);
 	return rc;
@@ -274,7 +290,7 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 			       "%s: the last message of the answer is not signed with TSIG",
 			       primary->text);
 	apex_tsig_stream_clear(&stream);
-	close(c.io.fd);
+	conn_close(&c, rc);
 	free(msg);
 	return rc;
 }

@@ -26,6 +26,14 @@ typedef struct apex_xfr_primary {
 	socklen_t addr_len;
 	const apex_tsig_key_t *key; /* NULL: unsigned */
 	const char *text;           /* for messages: "192.0.2.1@53" */
+	/* Over TLS (RFC 9103): the client context, and the name the primary's
+	 * certificate must carry (its auth-domain-name, RFC 9103 section
+	 * 9.3.2: a certificate that does not verify or does not name it means
+	 * no exchange).  tls_name without tls: TLS is wanted but no context
+	 * could be made, tls_error says why.  NULL: plain TCP. */
+	SSL_CTX *tls;
+	const char *tls_name;
+	const char *tls_error;
 } apex_xfr_primary_t;
 
 /*

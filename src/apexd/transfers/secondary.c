@@ -44,6 +44,9 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 	int rc = apex_secondary_make_zones(s->applied->cfg, &s->zones, &s->count);
 	if (rc < 0)
 		return rc;
+	/* client certificates read while privileged */
+	if ((rc = apex_tls_clients_build(&s->tls_clients, s->applied->cfg)) < 0)
+		return rc;
 	s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->notify_fd < 0 || s->stop_fd < 0)
@@ -54,6 +57,7 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 void apex_secondary_free(apex_secondary_t *s)
 {
 	apex_secondary_free_zones(s->zones, s->count);
+	apex_tls_clients_free(&s->tls_clients);
 	apex_settings_put(s->applied);
 	if (s->notify_fd >= 0)
 		close(s->notify_fd);
@@ -230,7 +234,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 		uint32_t theirs;
 
 		if (have_version) {
-			apex_secondary_primary_of(e, &primary);
+			apex_secondary_primary_of(s, e, &primary);
 			apex_secondary_timeouts_of(s, &t);
 			if (apex_xfr_client_soa(&primary, z->origin, &t, &theirs, err,
 						sizeof(err)) < 0) {

@@ -30,6 +30,7 @@
 
 #include "config/daemon_config.h"
 #include "serve/server.h"
+#include "transfers/tls_clients.h"
 #include "zones/settings.h"
 #include "xfr/changes.h"
 
@@ -79,6 +80,8 @@ typedef struct apex_secondary {
 	 * under it.  The thread reads them without it: nobody else writes. */
 	apex_settings_holder_t *settings;
 	apex_settings_t *applied;
+	/* the TLS client contexts of applied's tls-auth: clauses */
+	apex_tls_clients_t tls_clients;
 	apex_secondary_zone_t *zones;
 	size_t count;
 	pthread_rwlock_t zones_lock;

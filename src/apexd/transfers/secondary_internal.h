@@ -48,7 +48,8 @@ struct apex_secondary_zone *apex_secondary_find_zone(struct apex_secondary *s,
 /* ---------------------------------------------------------------- secondary_transfer.c */
 
 /* The primary e as the transfer client takes it. */
-void apex_secondary_primary_of(const apex_acl_entry_t *e, apex_xfr_primary_t *p);
+void apex_secondary_primary_of(const struct apex_secondary *s, const apex_acl_entry_t *e,
+			       apex_xfr_primary_t *p);
 
 /* The time limits of an exchange with a primary, cancelled by a stop. */
 void apex_secondary_timeouts_of(const struct apex_secondary *s, apex_xfr_timeouts_t *t);

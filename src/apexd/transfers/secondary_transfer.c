@@ -86,12 +86,17 @@ static void receiver_abort(receiver_t *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void apex_secondary_primary_of(const apex_acl_entry_t *e, apex_xfr_primary_t *p)
+void apex_secondary_primary_of(const apex_secondary_t *s, const apex_acl_entry_t *e,
+			       apex_xfr_primary_t *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->addr_len = apex_acl_sockaddr(e, &p->addr);
 	p->key = e->key;
 	p->text = e->text;
+	if (e->tls_auth != NULL) {
+		p->tls_name = e->tls_auth->auth_domain_name;
+		p->tls = apex_tls_clients_get(&s->tls_clients, e->tls_auth, &p->tls_error);
+	}
 }
 
 void apex_secondary_timeouts_of(const apex_secondary_t *s, apex_xfr_timeouts_t *t)
@@ -118,7 +123,7 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	apex_secondary_primary_of(e, &primary);
+	apex_secondary_primary_of(s, e, &primary);
 	apex_secondary_timeouts_of(s, &t);
 	snprintf(r->source, sizeof(r->source), "transfer of %s from %s", z->name, e->text);
 	snprintf(header, sizeof(header), "zone %s, received from %s", z->name, e->text);
@@ -258,9 +263,9 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
 	if (rc == APEX_OK)
 		rc = received_version(&r, current, &zone, err, err_size);
-	snprintf(detail, sizeof(detail), "from %s: %llu messages, %llu bytes, %.3f s%s", e->text,
-		 (unsigned long long)x.messages, (unsigned long long)x.bytes,
-		 (double)(apex_monotonic_ms() - start) / 1000.0,
+	snprintf(detail, sizeof(detail), "from %s%s: %llu messages, %llu bytes, %.3f s%s", e->text,
+		 e->tls_auth != NULL ? " over TLS" : "", (unsigned long long)x.messages,
+		 (unsigned long long)x.bytes, (double)(apex_monotonic_ms() - start) / 1000.0,
 		 r.in_place ? ", derived in place" : "");
 	if (rc == APEX_OK)
 		rc = publish(s, z, &r, zone,

@@ -90,13 +90,29 @@ static bool same_key(const apex_tsig_key_t *a, const apex_tsig_key_t *b)
 
 /* Whether two lists say the same: address, port, key name and AXFR-only
  * (the texts) and the same secret behind each key. */
+static bool same_string(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The same tls-auth clause, as far as a primary is asked with it. */
+static bool same_tls(const apex_tls_auth_t *a, const apex_tls_auth_t *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return same_string(a->auth_domain_name, b->auth_domain_name) &&
+	       same_string(a->client_cert, b->client_cert) &&
+	       same_string(a->client_key, b->client_key);
+}
+
 static bool same_entries(const apex_acl_entry_t *a, size_t a_count, const apex_acl_entry_t *b,
 			 size_t b_count)
 {
 	if (a_count != b_count)
 		return false;
 	for (size_t i = 0; i < a_count; i++) {
-		if (strcmp(a[i].text, b[i].text) != 0 || !same_key(a[i].key, b[i].key))
+		if (strcmp(a[i].text, b[i].text) != 0 || !same_key(a[i].key, b[i].key) ||
+		    !same_tls(a[i].tls_auth, b[i].tls_auth))
 			return false;
 	}
 	return true;
@@ -123,7 +139,10 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 		apex_settings_put(next);
 		return;
 	}
-	if (apex_secondary_make_zones(next->cfg, &zones, &count) < 0) {
+	apex_tls_clients_t clients;
+
+	if (apex_secondary_make_zones(next->cfg, &zones, &count) < 0 ||
+	    apex_tls_clients_build(&clients, next->cfg) < 0) {
 		apex_error("secondary zones: the new settings are not applied: out of memory");
 		apex_settings_put(next);
 		return;
@@ -168,9 +187,12 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	s->zones = zones;
 	s->count = count;
 	s->applied = next;
+	apex_tls_clients_t old_clients = s->tls_clients;
+	s->tls_clients = clients;
 	pthread_mutex_unlock(&s->lock);
 	pthread_rwlock_unlock(&s->zones_lock);
 	apex_secondary_free_zones(old_zones, old_count);
+	apex_tls_clients_free(&old_clients);
 	apex_settings_put(old);
 	apex_info("secondary zones: %zu now (%zu added, %zu no longer secondary, %zu with new "
 		  "primaries or allow-notify)",
