@@ -136,6 +136,15 @@ static const char *tsig_error_text(int error)
 	}
 }
 
+static const char *rcode_name(unsigned rcode)
+{
+	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+					     "NOTIMP",  "REFUSED", "YXDOMAIN", "YXRRSET",
+					     "NXRRSET", "NOTAUTH", "NOTZONE" };
+
+	return rcode < sizeof(names) / sizeof(names[0]) ? names[rcode] : "an error";
+}
+
 /* Check the signature of one answer message (and take the TSIG record off). */
 static int check_signature(conn_t *c, apex_tsig_stream_t *stream, uint8_t *msg, size_t *size)
 {
@@ -145,6 +154,12 @@ static int check_signature(conn_t *c, apex_tsig_stream_t *stream, uint8_t *msg, 
 	if (c->primary->key == NULL)
 		return APEX_OK;
 	rc = apex_tsig_stream_verify(stream, msg, size, (uint64_t)time(NULL), &res);
+	/* a refusal is not signed (the primary did not take the request):
+	 * its RCODE says more than the missing signature */
+	if (rc == APEX_ENOENT && stream->messages == 0 && *size >= 4 && (msg[3] & 0x0f) != 0)
+		return apex_fail(c->err, c->err_size, APEX_EREFUSED,
+				 "%s: the primary answered %s (RCODE %u), unsigned",
+				 c->primary->text, rcode_name(msg[3] & 0x0f), msg[3] & 0x0fu);
 	if (rc == APEX_ENOENT && stream->messages == 0)
 		return apex_fail(c->err, c->err_size, APEX_EMALFORMED,
 				 "%s: the first message of the answer is not signed with TSIG",
