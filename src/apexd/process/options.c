@@ -187,6 +187,18 @@ int apexd_options_build_config(const apexd_options_t *opt, apex_config_t *cfg)
 	return APEX_OK;
 }
 
+/* path, in place, as seen inside the chroot (if any; NULL ignored). */
+static void rebase(const char *chroot_dir, char *path)
+{
+	const char *inside;
+
+	if (chroot_dir == NULL || path == NULL)
+		return;
+	inside = apex_privs_chroot_path(chroot_dir, path);
+	if (inside != path)
+		memmove(path, inside, strlen(inside) + 1);
+}
+
 /*
  * reconfig: the config file read again and the command line's -z zones
  * added, as at start-up.  The zones are applied (the reloader compares
@@ -211,13 +223,16 @@ int apexd_options_reread_config(void *arg, apex_config_t *cfg, char *err, size_t
 		if ((rc = apex_config_add_zone_arg(cfg, opt->zones[i], err, err_size)) < 0)
 			return rc;
 	}
-	/* in a chroot, paths written as seen from outside it */
-	for (size_t i = 0; cfg->chroot_dir != NULL && i < cfg->zone_count; i++) {
-		char *file = cfg->zones[i].file;
-		const char *inside = apex_privs_chroot_path(cfg->chroot_dir, file);
-
-		if (inside != file)
-			memmove(file, inside, strlen(inside) + 1);
+	/* in a chroot, paths written as seen from outside it: the zones' and
+	 * the TLS files read again (renewed certificates) */
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		rebase(cfg->chroot_dir, cfg->zones[i].file);
+	rebase(cfg->chroot_dir, cfg->tls.service_key);
+	rebase(cfg->chroot_dir, cfg->tls.service_pem);
+	rebase(cfg->chroot_dir, cfg->tls.cert_bundle);
+	for (size_t i = 0; i < cfg->tls.auth_count; i++) {
+		rebase(cfg->chroot_dir, cfg->tls.auths[i].client_cert);
+		rebase(cfg->chroot_dir, cfg->tls.auths[i].client_key);
 	}
 	return APEX_OK;
 }
