@@ -219,6 +219,13 @@ def test_prometheus_counts_what_was_sent(apex):
         assert abs(value(after, "apex_zone_loaded_timestamp_seconds", zone=zone)
                    - time.time()) < 600
     assert value(after, "apex_zones_served") == 2
+    # no TLS listener: the TLS counters are there, at 0
+    for name, labels in (("apex_tls_queries_total", {}), ("apex_tls_handshakes_total", {}),
+                         ("apex_tls_resumed_handshakes_total", {}),
+                         ("apex_tls_handshake_failures_total", {"reason": "protocol"}),
+                         ("apex_tls_handshake_failures_total", {"reason": "certificate"}),
+                         ("apex_tls_handshake_failures_total", {"reason": "timeout"})):
+        assert after.get((name, frozenset(labels.items()))) == 0, (name, labels)
     assert value(after, "apex_workers") == 2
     total = sum(sent[k] for k in ("udp4", "tcp4", "udp6", "tcp6"))
     assert sum(value(after, "apex_worker_queries_total", worker=str(w)) -
