@@ -187,6 +187,16 @@ int apexd_options_build_config(const apexd_options_t *opt, apex_config_t *cfg)
 	return APEX_OK;
 }
 
+/* path (NULL: none), written as seen from outside chroot_dir (NULL: no
+ * chroot), as seen from inside it. */
+static void inside_chroot(const char *chroot_dir, char *path)
+{
+	const char *inside = path != NULL ? apex_privs_chroot_path(chroot_dir, path) : NULL;
+
+	if (inside != path)
+		memmove(path, inside, strlen(inside) + 1);
+}
+
 /*
  * reconfig: the config file read again and the command line's -z zones
  * added, as at start-up.  The zones are applied (the reloader compares
@@ -211,14 +221,13 @@ int apexd_options_reread_config(void *arg, apex_config_t *cfg, char *err, size_t
 		if ((rc = apex_config_add_zone_arg(cfg, opt->zones[i], err, err_size)) < 0)
 			return rc;
 	}
-	/* in a chroot, paths written as seen from outside it */
-	for (size_t i = 0; cfg->chroot_dir != NULL && i < cfg->zone_count; i++) {
-		char *file = cfg->zones[i].file;
-		const char *inside = apex_privs_chroot_path(cfg->chroot_dir, file);
-
-		if (inside != file)
-			memmove(file, inside, strlen(inside) + 1);
-	}
+	/* in a chroot, paths written as seen from outside it: the zone files
+	 * and the TLS files read again (tls_service.h) */
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		inside_chroot(cfg->chroot_dir, cfg->zones[i].file);
+	inside_chroot(cfg->chroot_dir, cfg->tls.service_key);
+	inside_chroot(cfg->chroot_dir, cfg->tls.service_pem);
+	inside_chroot(cfg->chroot_dir, cfg->tls.cert_bundle);
 	return APEX_OK;
 }
 
