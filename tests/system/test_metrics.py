@@ -93,6 +93,11 @@ def apex(tmp_path_factory):
     server = MetricsApexd(os.path.join(tmp, "apexd"), zones).start()
     yield server
     assert server.stop() == 0, server.log_tail()
+    # the counters' line at shutdown, the TLS ones at its end (no TLS listener)
+    with open(server.logpath) as f:
+        log = f.read()
+    assert ("; tls queries=0 handshakes=0 resumed=0 failed-protocol=0 failed-certificate=0 "
+            "failed-timeout=0\n") in log, server.log_tail()
 
 
 def scrape(apex):
@@ -214,6 +219,13 @@ def test_prometheus_counts_what_was_sent(apex):
         assert abs(value(after, "apex_zone_loaded_timestamp_seconds", zone=zone)
                    - time.time()) < 600
     assert value(after, "apex_zones_served") == 2
+    # no TLS listener: the TLS counters are there, at 0
+    for name, labels in (("apex_tls_queries_total", {}), ("apex_tls_handshakes_total", {}),
+                         ("apex_tls_resumed_handshakes_total", {}),
+                         ("apex_tls_handshake_failures_total", {"reason": "protocol"}),
+                         ("apex_tls_handshake_failures_total", {"reason": "certificate"}),
+                         ("apex_tls_handshake_failures_total", {"reason": "timeout"})):
+        assert after.get((name, frozenset(labels.items()))) == 0, (name, labels)
     assert value(after, "apex_workers") == 2
     total = sum(sent[k] for k in ("udp4", "tcp4", "udp6", "tcp6"))
     assert sum(value(after, "apex_worker_queries_total", worker=str(w)) -
@@ -266,7 +278,15 @@ def test_apexctl_stats_rssac002(apex):
     for zone in ZONES:
         assert st["zones"][zone] == value(prom, "apex_zone_queries_total", zone=zone)
     assert st["total"]["edns"] == value(prom, "apex_edns_queries_total")
+    # no TLS listener: zeros, in the total and each worker, and in text
+    no_tls = {"queries": 0, "handshakes": 0, "resumed": 0,
+              "failed": {"protocol": 0, "certificate": 0, "timeout": 0}}
+    assert st["total"]["tls"] == no_tls
+    assert [w["tls"] for w in st["workers"]] == [no_tls] * len(st["workers"])
+    assert list(st["total"])[-1] == "tls"  # appended: the members before it unchanged
     text = apexctl(apex, "stats")
+    assert text.count("\n  tls: queries 0, handshakes 0 (resumed 0), failed protocol=0 "
+                      "certificate=0 timeout=0\n") == 1 + len(st["workers"])
     assert "dns-udp-queries-received-ipv4: %d" % vol["dns-udp-queries-received-ipv4"] in text
     assert "udp-request-sizes:" in text and "queries by zone: " in text
 

@@ -509,6 +509,9 @@ def test_stats(reload_server):
     for key in ("queries", "udp", "tcp", "truncated", "dropped", "udp_batches", "lock_wait_ns",
                 "zone_pickups"):
         assert total[key] == sum(w[key] for w in st["workers"]), key
+    for key in ("queries", "handshakes", "resumed"):
+        assert total["tls"][key] == sum(w["tls"][key] for w in st["workers"]), key
+    assert total["tls"]["failed"] == {"protocol": 0, "certificate": 0, "timeout": 0}
     assert total["udp_batches"] == sum(total["batch_fill"].values())
     assert total["queries"] == total["udp"] + total["tcp"]
     text = s.ctl_ok("stats")

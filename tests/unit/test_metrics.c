@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Unit tests of lib/metrics: the HTTP request head parser and the Prometheus text format. */
+/* Unit tests of lib/metrics: the HTTP request head parser and the Prometheus text format;
+ * and apexd's statistics as `apexctl stats` and the log at shutdown show them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "metrics/exposition.h"
 #include "metrics/http_request.h"
+#include "observe/stats.h"
 
 static apex_http_request_t req;
 
@@ -116,12 +118,90 @@ static void test_exposition(void **state)
 	apex_ctl_buf_free(&out);
 }
 
+/* The counters of one worker, as a snapshot and a total of it. */
+static apex_worker_stats_t worker;
+
+static void render(apex_ctl_buf_t *out, apex_ctl_format_t format)
+{
+	apex_stats_totals_t one, total;
+
+	memset(&total, 0, sizeof(total));
+	apex_stats_snapshot(&worker, &one);
+	apex_stats_add(&total, &one);
+	apex_ctl_buf_init(out, 1 << 20);
+	apex_stats_render(out, format, NULL, NULL, &one, 1, &total);
+	assert_false(out->failed);
+}
+
+/* How often needle occurs in haystack. */
+static unsigned occurrences(const char *haystack, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_stats_tls(void **state)
+{
+	(void)state;
+	apex_ctl_buf_t out;
+
+	assert_string_equal(apex_stats_tls_failure_name(APEX_STATS_TLS_PROTOCOL), "protocol");
+	assert_string_equal(apex_stats_tls_failure_name(APEX_STATS_TLS_CERTIFICATE), "certificate");
+	assert_string_equal(apex_stats_tls_failure_name(APEX_STATS_TLS_TIMEOUT), "timeout");
+
+	/* without TLS: zeros, the last member of the total and of each worker */
+	memset(&worker, 0, sizeof(worker));
+	render(&out, APEX_CTL_FORMAT_JSON);
+	assert_int_equal(occurrences(out.data, "\"kernel_drops\":0},\"tls\":{\"queries\":0,"
+					       "\"handshakes\":0,\"resumed\":0,\"failed\":{"
+					       "\"protocol\":0,\"certificate\":0,\"timeout\":0}}}"),
+			 2);
+	apex_ctl_buf_free(&out);
+
+	APEX_STAT_ADD(worker.tcp_queries, 9);
+	APEX_STAT_ADD(worker.tls_queries, 7);
+	APEX_STAT_ADD(worker.tls_handshakes, 4);
+	APEX_STAT_ADD(worker.tls_resumed, 1);
+	APEX_STAT_ADD(worker.tls_failed[APEX_STATS_TLS_PROTOCOL], 2);
+	APEX_STAT_ADD(worker.tls_failed[APEX_STATS_TLS_CERTIFICATE], 5);
+	APEX_STAT_ADD(worker.tls_failed[APEX_STATS_TLS_TIMEOUT], 3);
+	render(&out, APEX_CTL_FORMAT_JSON);
+	const char *json = "\"tls\":{\"queries\":7,\"handshakes\":4,\"resumed\":1,"
+			   "\"failed\":{\"protocol\":2,\"certificate\":5,\"timeout\":3}}}";
+	assert_int_equal(occurrences(out.data, json), 2);
+	assert_non_null(strstr(out.data, "{\"total\":{\"queries\":9,\"udp\":0,\"tcp\":9,"));
+	assert_int_equal(occurrences(out.data, "}}},\"rssac002\":{"), 1); /* the total's end */
+	assert_int_equal(occurrences(out.data, "}}}]}\n"), 1);            /* the worker's */
+	apex_ctl_buf_free(&out);
+
+	render(&out, APEX_CTL_FORMAT_TEXT);
+	assert_int_equal(occurrences(out.data, "\n  tls: queries 7, handshakes 4 (resumed 1), "
+					       "failed protocol=2 certificate=5 timeout=3\n"),
+			 2);
+	apex_ctl_buf_free(&out);
+
+	apex_stats_totals_t total;
+	apex_stats_snapshot(&worker, &total);
+	apex_ctl_buf_init(&out, 4096);
+	apex_stats_summary(&out, &total);
+	assert_false(out.failed);
+	const char *tail = "; tls queries=7 handshakes=4 resumed=1 failed-protocol=2 "
+			   "failed-certificate=5 failed-timeout=3";
+	assert_true(out.size > strlen(tail));
+	assert_string_equal(out.data + out.size - strlen(tail), tail);
+	apex_ctl_buf_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_complete),
 		cmocka_unit_test(test_request_incomplete_and_bad),
 		cmocka_unit_test(test_exposition),
+		cmocka_unit_test(test_stats_tls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,6 +185,34 @@ static void render_limits(apex_ctl_buf_t *out, const apex_stats_totals_t *t)
 	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/* DNS over TLS and transfers over TLS (the tls-port and the
+ * tls-auth-port): queries, handshakes, and handshakes failed by reason. */
+static void render_tls(apex_ctl_buf_t *out, const apex_stats_totals_t *t)
+{
+	const char *failures = "apex_tls_handshake_failures_total";
+	const counter_row_t rows[] = {
+		{ "apex_tls_queries_total",
+		  "DNS messages received over TLS (counted with transport tcp too).", NULL, NULL,
+		  NULL, NULL, t->tls_queries },
+		{ "apex_tls_handshakes_total", "TLS handshakes completed, resumed ones included.",
+		  NULL, NULL, NULL, NULL, t->tls_handshakes },
+		{ "apex_tls_resumed_handshakes_total",
+		  "TLS handshakes completed that resumed a session from a ticket.", NULL, NULL,
+		  NULL, NULL, t->tls_resumed },
+		{ failures,
+		  "TLS handshakes failed: not TLS, an alert or no common version or ALPN "
+		  "(protocol), a client certificate that did not verify (certificate), not done "
+		  "within tcp-io-timeout (timeout).",
+		  "reason", apex_stats_tls_failure_name(APEX_STATS_TLS_PROTOCOL), NULL, NULL,
+		  t->tls_failed[APEX_STATS_TLS_PROTOCOL] },
+		{ failures, NULL, "reason", apex_stats_tls_failure_name(APEX_STATS_TLS_CERTIFICATE),
+		  NULL, NULL, t->tls_failed[APEX_STATS_TLS_CERTIFICATE] },
+		{ failures, NULL, "reason", apex_stats_tls_failure_name(APEX_STATS_TLS_TIMEOUT),
+		  NULL, NULL, t->tls_failed[APEX_STATS_TLS_TIMEOUT] },
+	};
+	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 /* dnstap's frames: handed to the writer or dropped by the workers,
  * written or lost by the writer. */
 static void render_dnstap(apex_ctl_buf_t *out, const apex_stats_totals_t *t,
@@ -334,6 +362,7 @@ int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 	apex_metrics_sample(out, "apex_workers", NULL, NULL, n);
 	render_traffic(out, &per[n]);
 	render_limits(out, &per[n]);
+	render_tls(out, &per[n]);
 	render_workers(out, per, n);
 	int rc = render_zones(out, ctx, &per[n]);
 	render_transfers(out, &xfr);

@@ -35,6 +35,12 @@ static const char *const stall_names[APEX_STATS_STALL_BUCKETS] = {
 	"under_1ms", "1ms_10ms", "10ms_100ms", "100ms_1s", "1s_or_more",
 };
 
+static const char *const tls_failure_names[APEX_STATS_TLS_FAILURES] = {
+	[APEX_STATS_TLS_PROTOCOL] = "protocol",
+	[APEX_STATS_TLS_CERTIFICATE] = "certificate",
+	[APEX_STATS_TLS_TIMEOUT] = "timeout",
+};
+
 const char *apex_stats_qtype_name(unsigned index)
 {
 	return index < APEX_STATS_QTYPES ? qtype_names[index] : "other";
@@ -53,6 +59,11 @@ const char *apex_stats_rcode_name(unsigned rcode, char *buf, size_t buf_size)
 const char *apex_stats_fill_name(unsigned index)
 {
 	return index < APEX_STATS_FILL_BUCKETS ? fill_names[index] : "?";
+}
+
+const char *apex_stats_tls_failure_name(unsigned index)
+{
+	return index < APEX_STATS_TLS_FAILURES ? tls_failure_names[index] : "?";
 }
 
 void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
@@ -286,9 +297,17 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 	apex_ctl_buf_printf(b,
 			    ",\"xdp\":{\"received\":%" PRIu64 ",\"sent\":%" PRIu64
 			    ",\"invalid\":%" PRIu64 ",\"no_frame\":%" PRIu64 ",\"passed\":%" PRIu64
-			    ",\"kernel_drops\":%" PRIu64 "}}",
+			    ",\"kernel_drops\":%" PRIu64 "}",
 			    t->xdp_received, t->xdp_sent, t->xdp_invalid, t->xdp_no_frame,
 			    t->xdp_passed, t->xdp_kernel_drops);
+	apex_ctl_buf_printf(b,
+			    ",\"tls\":{\"queries\":%" PRIu64 ",\"handshakes\":%" PRIu64
+			    ",\"resumed\":%" PRIu64 ",\"failed\":{",
+			    t->tls_queries, t->tls_handshakes, t->tls_resumed);
+	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
+		apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, i == 0 ? "" : ",", tls_failure_names[i],
+				    t->tls_failed[i]);
+	apex_ctl_buf_puts(b, "}}}");
 }
 
 static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_stats_totals_t *t)
@@ -348,6 +367,12 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 			    (double)t->stall_max_ns / 1e6);
 	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
 		apex_ctl_buf_printf(b, " %s=%" PRIu64, stall_names[i], t->stalls[i]);
+	apex_ctl_buf_printf(b,
+			    "\n  tls: queries %" PRIu64 ", handshakes %" PRIu64 " (resumed %" PRIu64
+			    "), failed",
+			    t->tls_queries, t->tls_handshakes, t->tls_resumed);
+	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
+		apex_ctl_buf_printf(b, " %s=%" PRIu64, tls_failure_names[i], t->tls_failed[i]);
 	apex_ctl_buf_puts(b, "\n");
 }
 
@@ -543,4 +568,9 @@ void apex_stats_summary(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 			    "; rrl dropped=%" PRIu64 " slipped=%" PRIu64,
 			    t->tcp_rejected_per_client, t->tcp_io_timeouts, t->rrl_dropped,
 			    t->rrl_slipped);
+	apex_ctl_buf_printf(b, "; tls queries=%" PRIu64 " handshakes=%" PRIu64 " resumed=%" PRIu64,
+			    t->tls_queries, t->tls_handshakes, t->tls_resumed);
+	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
+		apex_ctl_buf_printf(b, " failed-%s=%" PRIu64, tls_failure_names[i],
+				    t->tls_failed[i]);
 }

@@ -215,6 +215,10 @@ const char *apex_stats_rcode_name(unsigned rcode, char *buf, size_t buf_size);
 /* Name of a batch fill bucket ("1", "2-7", ...). */
 const char *apex_stats_fill_name(unsigned index);
 
+/* Name of a TLS failure reason (apex_stats_tls_failure_t): "protocol",
+ * "certificate", "timeout". */
+const char *apex_stats_tls_failure_name(unsigned index);
+
 /* Name of RSSAC002 size bucket index of count ("0-15", ..., "288-"), in buf. */
 const char *apex_stats_size_name(unsigned index, unsigned count, char *buf, size_t buf_size);
 
