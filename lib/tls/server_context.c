@@ -30,8 +30,29 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
 	return SSL_TLSEXT_ERR_OK;
 }
 
+/* Where client certificates are required, a session resumes only if it
+ * has one, verified: the contexts that ask for none (the tls-port's) share
+ * the ticket keys, and OpenSSL would resume their sessions here too (a
+ * TLS 1.3 ticket of another session id context included).  A ticket
+ * ignored means a full handshake, which asks for the certificate. */
+static SSL_TICKET_RETURN ticket_with_cert(SSL *ssl, SSL_SESSION *session,
+					  const unsigned char *key_name, size_t key_name_size,
+					  SSL_TICKET_STATUS status, void *arg)
+{
+	(void)ssl;
+	(void)key_name;
+	(void)key_name_size;
+	(void)arg;
+	if (status != SSL_TICKET_SUCCESS && status != SSL_TICKET_SUCCESS_RENEW)
+		return SSL_TICKET_RETURN_IGNORE_RENEW; /* none, or not ours: OpenSSL's default */
+	if (SSL_SESSION_get0_peer(session) == NULL)
+		return SSL_TICKET_RETURN_IGNORE_RENEW;
+	return status == SSL_TICKET_SUCCESS ? SSL_TICKET_RETURN_USE : SSL_TICKET_RETURN_USE_RENEW;
+}
+
 /* Client certificates required, verified against the CAs of ca_file, whose
- * names are sent to the client to choose its certificate by. */
+ * names are sent to the client to choose its certificate by; sessions
+ * resumed only with one (ticket_with_cert()). */
 static int require_client_cert(SSL_CTX *ctx, const char *ca_file, char *err, size_t err_size)
 {
 	STACK_OF(X509_NAME) * names;
@@ -46,6 +67,8 @@ static int require_client_cert(SSL_CTX *ctx, const char *ca_file, char *err, siz
 		return apex_tls_fail(err, err_size, APEX_EINVAL, what);
 	SSL_CTX_set_client_CA_list(ctx, names);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+	if (SSL_CTX_set_session_ticket_cb(ctx, NULL, ticket_with_cert, NULL) != 1)
+		return apex_tls_fail(err, err_size, APEX_EINVAL, "session ticket callback");
 	return APEX_OK;
 }
 

@@ -8,7 +8,8 @@
  * none accepted (DoT clients need not send ALPN); no renegotiation, no
  * compression, no 0-RTT data.  Sessions resume through stateless tickets
  * only (no session cache on the server), encrypted with a rotating key
- * ring (ticket_keys.h).
+ * ring (ticket_keys.h); where client certificates are required, only a
+ * session that has one resumes.
  *
  * An SSL_CTX is reference counted (SSL_CTX_up_ref(), SSL_CTX_free()):
  * each session made from it holds a reference.  Certificate files renewed

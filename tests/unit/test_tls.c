@@ -807,6 +807,48 @@ static void test_resumption(void **state)
 	SSL_CTX_free(server);
 }
 
+/* The tls-port's and the tls-auth-port's contexts share the ticket keys:
+ * a session begun on the first, without a client certificate, does not
+ * resume on the second (a full handshake, which fails without one); a
+ * session with a verified certificate resumes there. */
+static void test_resumption_client_certs(void **state)
+{
+	apex_tls_ticket_keys_t *keys;
+	SSL_CTX *dot, *auth, *cctx = raw_client_ctx(ALPN_DOT, 4, 0, 0);
+	SSL_CTX *good = raw_client_ctx(ALPN_DOT, 4, 0, 0);
+	SSL_SESSION *session;
+	char err[256];
+	pair_t *p;
+
+	(void)state;
+	assert_int_equal(SSL_CTX_use_certificate_chain_file(good, file("client.pem")), 1);
+	assert_int_equal(SSL_CTX_use_PrivateKey_file(good, file("client.key"), SSL_FILETYPE_PEM),
+			 1);
+	assert_int_equal(apex_tls_ticket_keys_new(&keys, err, sizeof err), APEX_OK);
+	dot = server_ctx("server.pem", NULL, keys);
+	auth = server_ctx("server.pem", "ca.pem", keys);
+	apex_tls_ticket_keys_unref(keys); /* the contexts hold it */
+
+	assert_false(connect_resume(dot, cctx, NULL, &session));
+	assert_true(connect_resume(dot, cctx, session, NULL));
+	p = pair_new(auth, cctx);
+	assert_int_equal(SSL_set_session(p->raw, session), 1);
+	pump(p);
+	assert_false(apex_tls_session_resumed(p->server));
+	assert_int_equal(apex_tls_session_state(p->server), APEX_TLS_FAILED);
+	pair_free(p);
+	SSL_SESSION_free(session);
+
+	assert_false(connect_resume(auth, good, NULL, &session));
+	assert_true(connect_resume(auth, good, session, NULL));
+	SSL_SESSION_free(session);
+
+	SSL_CTX_free(good);
+	SSL_CTX_free(cctx);
+	SSL_CTX_free(auth);
+	SSL_CTX_free(dot);
+}
+
 /* Handshakes with tickets while another thread rotates the keys as fast
  * as it can: each completes, resumed or not (the cmocka checks stay on
  * this thread). */
@@ -1269,6 +1311,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_idle_memory),
 		cmocka_unit_test(test_resumption),
+		cmocka_unit_test(test_resumption_client_certs),
 		cmocka_unit_test(test_rotation_threads),
 		cmocka_unit_test(test_client_verify),
 		cmocka_unit_test(test_context_errors),
