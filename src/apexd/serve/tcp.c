@@ -470,15 +470,15 @@ static atomic_uint *client_slot(apex_tcp_shared_t *shared, const struct sockaddr
 static int conn_tls_start(apex_tcp_conn_t *conn, apex_listen_transport_t transport)
 {
 	apex_tls_service_t *svc = conn->tcp->shared->tls;
-	SSL_CTX *ctx = svc != NULL ? apex_tls_service_context(svc, transport) : NULL;
+	SSL_CTX *ctx =
+		svc != NULL ? apex_tls_worker_context(svc, &conn->tcp->tls, transport) : NULL;
 	int rc;
 
 	if (ctx == NULL)
 		return APEX_EINVAL;
 	apex_tls_service_tick(svc, uv_now(conn->handle.loop));
 	conn->is_tls = true;
-	rc = apex_tcp_tls_start(&conn->tls, ctx, transport);
-	SSL_CTX_free(ctx); /* the session holds its own reference */
+	rc = apex_tcp_tls_start(&conn->tls, ctx, transport); /* the session takes a reference */
 	conn->partial_since = uv_now(conn->handle.loop) | 1;
 	return rc;
 }

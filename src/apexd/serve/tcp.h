@@ -23,6 +23,7 @@
 #include <uv.h>
 
 #include "serve/conn_list.h"
+#include "serve/tls_service.h"
 #include "config/daemon_config.h"
 #include "util/siphash.h"
 
@@ -83,6 +84,7 @@ typedef struct apex_tcp_worker {
 	size_t count;
 	apex_conn_list_t conns; /* open connections */
 	bool stopping;
+	apex_tls_worker_contexts_t tls; /* the worker's references to the TLS contexts */
 } apex_tcp_worker_t;
 
 /* The shared counts for cfg (which must outlive them), with a random

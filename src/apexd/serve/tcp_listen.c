@@ -134,5 +134,6 @@ void apex_tcp_worker_free(apex_tcp_worker_t *tcp)
 			close(tcp->listeners[i].fd);
 	}
 	free(tcp->listeners);
+	apex_tls_worker_contexts_free(&tcp->tls);
 	memset(tcp, 0, sizeof(*tcp));
 }

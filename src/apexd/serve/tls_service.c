@@ -55,6 +55,8 @@ static int make_contexts(apex_tls_service_t *svc, const apex_config_t *cfg, char
 		apex_tls_context_slot_set(&svc->dot, dot);
 	if (svc->has_auth)
 		apex_tls_context_slot_set(&svc->auth, auth);
+	/* after the slots: a worker that sees the new generation finds them */
+	atomic_fetch_add_explicit(&svc->generation, 1, memory_order_release);
 	return APEX_OK;
 }
 
@@ -87,6 +89,30 @@ SSL_CTX *apex_tls_service_context(apex_tls_service_t *svc, apex_listen_transport
 	if (transport == APEX_LISTEN_TLS)
 		return apex_tls_context_slot_get(&svc->dot);
 	return NULL;
+}
+
+SSL_CTX *apex_tls_worker_context(apex_tls_service_t *svc, apex_tls_worker_contexts_t *mine,
+				 apex_listen_transport_t transport)
+{
+	unsigned generation = atomic_load_explicit(&svc->generation, memory_order_acquire);
+
+	if (!mine->taken || mine->generation != generation) {
+		apex_tls_worker_contexts_free(mine);
+		mine->dot = apex_tls_service_context(svc, APEX_LISTEN_TLS);
+		mine->auth = apex_tls_service_context(svc, APEX_LISTEN_TLS_AUTH);
+		mine->generation = generation;
+		mine->taken = true;
+	}
+	return transport == APEX_LISTEN_TLS_AUTH ? mine->auth
+	       : transport == APEX_LISTEN_TLS    ? mine->dot
+						 : NULL;
+}
+
+void apex_tls_worker_contexts_free(apex_tls_worker_contexts_t *mine)
+{
+	SSL_CTX_free(mine->dot);
+	SSL_CTX_free(mine->auth);
+	memset(mine, 0, sizeof(*mine));
 }
 
 void apex_tls_service_tick(apex_tls_service_t *svc, uint64_t now_ms)

@@ -8,7 +8,10 @@
  * The certificate files are read by apex_tls_service_init(), while apexd
  * still runs as root and before any chroot; apex_tls_service_reload()
  * (apexctl reconfig) reads them again for the connections accepted from
- * then on, the open ones keeping their context.  Session tickets' keys
+ * then on, the open ones keeping their context.  Each worker keeps its own
+ * reference to the contexts in force (apex_tls_worker_contexts_t) and
+ * takes the slots' lock only when a reload made new ones, so an accepted
+ * connection costs no lock.  Session tickets' keys
  * rotate once an hour (apex_tls_service_tick(), from the accepting
  * workers: a rotation is a few random bytes under a mutex no handshake
  * takes), so a ticket resumes for one to two hours.
@@ -34,7 +37,8 @@ typedef struct apex_tls_service {
 	apex_tls_context_slot_t auth; /* the tls-auth-port's: a client certificate required */
 	apex_tls_ticket_keys_t *tickets;
 	_Alignas(64) atomic_uint_least64_t rotated_ms; /* CLOCK_MONOTONIC ms of the last rotation */
-	bool has_dot, has_auth;                        /* which listeners there are */
+	atomic_uint generation; /* of the contexts in the slots: one more per reload */
+	bool has_dot, has_auth; /* which listeners there are */
 } apex_tls_service_t;
 
 /* Whether cfg has a listener that serves TLS (the service is needed). */
@@ -55,6 +59,21 @@ int apex_tls_service_reload(apex_tls_service_t *svc, const apex_config_t *cfg, c
  * reference for the caller (SSL_CTX_free() once the session is made), or
  * NULL. */
 SSL_CTX *apex_tls_service_context(apex_tls_service_t *svc, apex_listen_transport_t transport);
+
+/* A worker's references to the contexts in force. */
+typedef struct apex_tls_worker_contexts {
+	SSL_CTX *dot, *auth; /* owned references; NULL: none yet */
+	unsigned generation;
+	bool taken;
+} apex_tls_worker_contexts_t;
+
+/* The context for a listener of transport, borrowed from the worker's own
+ * references (valid until the next call or apex_tls_worker_contexts_free()),
+ * or NULL.  The slots are read only when a reload made new contexts. */
+SSL_CTX *apex_tls_worker_context(apex_tls_service_t *svc, apex_tls_worker_contexts_t *mine,
+				 apex_listen_transport_t transport);
+
+void apex_tls_worker_contexts_free(apex_tls_worker_contexts_t *mine);
 
 /* Rotate the tickets' keys if the last rotation is an hour old (now_ms:
  * CLOCK_MONOTONIC ms).  Any thread. */
