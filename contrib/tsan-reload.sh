@@ -4,8 +4,8 @@
 # concurrent unit tests (zone table pick-up while publishing, the rwlock,
 # dnstap's ring) with -fsanitize=thread in a copy of the tree (build-tsan/),
 # run those unit tests, then tests/system/test_reload.py against apexd with 4
-# workers, and the metrics endpoint's and dnstap's system tests (a report
-# aborts apexd: halt_on_error), and fail on any ThreadSanitizer report.
+# workers, and the metrics endpoint's, dnstap's and TLS's system tests (a
+# report aborts apexd: halt_on_error), and fail on any ThreadSanitizer report.
 #   sh contrib/tsan-reload.sh [extra pytest arguments]
 # Environment: APEX_RELOAD_WORKERS (default 4), APEX_RELOAD_QPS (default 1500:
 # a TSan build is several times slower), JOBS (default: the CPU count).
@@ -28,13 +28,15 @@ autoreconf -fi
 	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
 	LDFLAGS="-fsanitize=thread" >/dev/null
 make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap \
-	tests/unit/test_zone_load
+	tests/unit/test_zone_load tests/unit/test_tls
 
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 export TSAN_OPTIONS
 # test_zone_load: a zone loaded and built with every step in parts on two
-# threads (test_build_in_parts)
-for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap tests/unit/test_zone_load; do
+# threads (test_build_in_parts); test_tls: handshakes on several threads
+# while another rotates the session tickets' keys
+for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap tests/unit/test_zone_load \
+	tests/unit/test_tls; do
 	echo "tsan: $t"
 	./$t
 done
@@ -58,6 +60,11 @@ status=0
 # the metrics thread reading the workers' counters, dnstap's rings and writer
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_metrics.py \
 	tests/system/test_dnstap.py || status=1
+# TLS: the workers' sessions, a transfer handed to its thread with its
+# session, the certificates read again by reconfig on the control thread
+# (the timing tests of stalled handshakes stay in the other builds)
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_tls.py \
+	-k "dot or xot or refusals or resumption or renewal" || status=1
 if ! ls "$LOGS"/*.log >/dev/null 2>&1; then
 	echo "tsan-reload: no apexd log was collected" >&2
 	status=1
