@@ -12,7 +12,8 @@
  *    pid file, dnstap's rings, the control socket and the metrics port
  *    (control/endpoints.c, before the reload thread, which notifies the
  *    control socket), the journals (before the chroot); then drop the
- *    privileges, before any thread exists;
+ *    privileges, before any thread exists, and replay each journal that
+ *    is ahead of its zone's loaded version (transfers/journal_replay.c);
  * 5. start the threads: dnstap's writer, the workers, the control socket
  *    and the metrics endpoint, notify, the reload thread, the secondary
  *    zones; tell systemd READY=1;
@@ -175,6 +176,9 @@ static step_t open_privileged(apexd_t *d)
 	if (d->privs.drop)
 		apex_info("running as user %s (uid %lu, gid %lu) without capabilities",
 			  d->privs.name, (unsigned long)d->privs.uid, (unsigned long)d->privs.gid);
+	/* as the run user, with the paths inside the chroot: a copy written
+	 * again belongs to whoever writes the next one */
+	apexd_replay_journals(d);
 	return STEP_OK;
 }
 
