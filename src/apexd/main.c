@@ -33,6 +33,7 @@
 #include "daemon.h"
 #include "observe/logging.h"
 #include "observe/sd_notify.h"
+#include "process/crash_point.h"
 #include "process/daemonize.h"
 #include "process/pid_file.h"
 #include "process/signals.h"
@@ -70,6 +71,7 @@ static step_t configure(apexd_t *d)
 	}
 	if (!d->opt.check_only && apexd_logging_start(&d->cfg, d->opt.verbose, &d->privs) < 0)
 		return STEP_FAILED;
+	apexd_crash_point_init();
 	apexd_options_locate_config(&d->opt, d->cfg.chroot_dir);
 	return STEP_OK;
 }
