@@ -248,6 +248,17 @@ static int recover_file(apex_journal_t *j, uint64_t size, apex_journal_recovery_
 	return APEX_OK;
 }
 
+/* Whether a file of size bytes is this journal's header cut short: a
+ * crash while the journal was created (the header is written at once). */
+static bool header_torn(const apex_journal_t *j, uint64_t size)
+{
+	uint8_t want[16 + APEX_NAME_MAX + CHECKSUM_SIZE], got[sizeof(want)];
+	size_t whole = header_bytes(j, want);
+
+	return size < whole && read_all(j->fd, got, (size_t)size, 0) == APEX_OK &&
+	       memcmp(got, want, (size_t)size) == 0;
+}
+
 /* The directory of path, open (or -1 with errno), and path's last
  * component in *base. */
 static int open_directory(const char *path, const char **base)
@@ -297,8 +308,9 @@ int apex_journal_open(apex_journal_t *j, const char *path, const uint8_t *zone, 
 		apex_journal_close(j);
 		return rc;
 	}
-	/* Shorter than the magic: a file created and then cut by a crash. */
-	if (st.st_size < 8)
+	/* Shorter than the magic, or than the header it begins: a file
+	 * created and then cut by a crash. */
+	if (st.st_size < 8 || header_torn(j, (uint64_t)st.st_size))
 		rc = create_file(j, err, err_size);
 	else
 		rc = recover_file(j, (uint64_t)st.st_size, recovery, err, err_size);

@@ -12,7 +12,8 @@
  *    pid file, dnstap's rings, the control socket and the metrics port
  *    (control/endpoints.c, before the reload thread, which notifies the
  *    control socket), the journals (before the chroot); then drop the
- *    privileges, before any thread exists;
+ *    privileges, before any thread exists, and replay each journal that
+ *    is ahead of its zone's loaded version (transfers/journal_replay.c);
  * 5. start the threads: dnstap's writer, the workers, the control socket
  *    and the metrics endpoint, notify, the reload thread, the secondary
  *    zones; tell systemd READY=1;
@@ -32,6 +33,7 @@
 #include "daemon.h"
 #include "observe/logging.h"
 #include "observe/sd_notify.h"
+#include "process/crash_point.h"
 #include "process/daemonize.h"
 #include "process/pid_file.h"
 #include "process/signals.h"
@@ -69,6 +71,7 @@ static step_t configure(apexd_t *d)
 	}
 	if (!d->opt.check_only && apexd_logging_start(&d->cfg, d->opt.verbose, &d->privs) < 0)
 		return STEP_FAILED;
+	apexd_crash_point_init();
 	apexd_options_locate_config(&d->opt, d->cfg.chroot_dir);
 	return STEP_OK;
 }
@@ -175,6 +178,9 @@ static step_t open_privileged(apexd_t *d)
 	if (d->privs.drop)
 		apex_info("running as user %s (uid %lu, gid %lu) without capabilities",
 			  d->privs.name, (unsigned long)d->privs.uid, (unsigned long)d->privs.gid);
+	/* as the run user, with the paths inside the chroot: a copy written
+	 * again belongs to whoever writes the next one */
+	apexd_replay_journals(d);
 	return STEP_OK;
 }
 

@@ -9,17 +9,22 @@
 #include <time.h>
 
 #include "observe/logging.h"
+#include "transfers/journal_replay.h"
 #include "tsig/signed_answer.h"
 #include "util/error.h"
 #include "util/log.h"
 
 /* A new version is served (reload or transfer), on the publishing thread:
- * the change goes to the zone's journal, and its secondaries are told. */
+ * the change goes to the zone's journal, and its secondaries are told.  A
+ * zone's first version (one a reconfig added) has its journal replayed
+ * over it instead when the journal is ahead of it. */
 static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t *version)
 {
 	apexd_t *d = arg;
 
-	apex_journals_record(&d->journals, old, version, NULL, 0);
+	if (old != NULL || !apex_journal_replay_zone(&d->journals, &d->server, &d->reloader,
+						     version->origin, false))
+		apex_journals_record(&d->journals, old, version, NULL, 0);
 	apex_notifier_changed(&d->notifier, version->origin);
 }
 
@@ -183,6 +188,13 @@ int apexd_run_dnstap(apexd_t *d)
 	apex_info("dnstap to %s (queries: %s, responses: %s)", path,
 		  cfg->dnstap.log_queries ? "yes" : "no", cfg->dnstap.log_responses ? "yes" : "no");
 	return APEX_OK;
+}
+
+void apexd_replay_journals(apexd_t *d)
+{
+	for (size_t i = 0; i < d->cfg.zone_count; i++)
+		apex_journal_replay_zone(&d->journals, &d->server, &d->reloader,
+					 d->cfg.zones[i].origin, true);
 }
 
 void apexd_rebase(apexd_t *d)

@@ -37,4 +37,9 @@ int apexd_run_dnstap(apexd_t *d);
  * seen inside it. */
 void apexd_rebase(apexd_t *d);
 
+/* Before the threads start, the journals open and the privileges dropped:
+ * each zone's journal ahead of the version loaded from its file replayed
+ * over it, a secondary's copy written again (transfers/journal_replay.h). */
+void apexd_replay_journals(apexd_t *d);
+
 #endif

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xfr/journal: entries survive a reopen, a torn or damaged tail is cut off
- * without losing what precedes it, the chain of serials holds, the file
- * stays within its bound, and a journal is only ever read as its own
- * zone's.
+ * without losing what precedes it (torn at any byte of the last entry), a
+ * header cut short while the journal was created is written again, the
+ * chain of serials holds, the file stays within its bound, and a journal
+ * is only ever read as its own zone's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -167,6 +168,62 @@ static void torn_tail_is_cut(void **state)
 	assert_int_equal(rec.dropped_bytes, 0);
 	check_entry(&j, 1, 11, 12, 200);
 	apex_journal_close(&j);
+}
+
+/* A crash at any byte of the last append (its header, payload or
+ * checksum): the entries before it stay, the chain goes on from them. */
+static void torn_at_any_byte(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	apex_journal_recovery_t rec;
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 10, 11, 100);
+	append_ok(f, &j, 11, 12, 40);
+	uint64_t whole = j.file_size, second = j.entries[1].offset;
+	apex_journal_close(&j);
+	for (uint64_t cut = second + 1; cut < whole; cut++) {
+		assert_int_equal(truncate(f->path, (off_t)cut), 0);
+		open_ok(f, &j, 1 << 20, &rec);
+		assert_int_equal(rec.entries, 1);
+		assert_int_equal(rec.dropped_bytes, cut - second);
+		check_entry(&j, 0, 10, 11, 100);
+		append_ok(f, &j, 11, 12, 40);
+		assert_int_equal(j.file_size, whole);
+		apex_journal_close(&j);
+	}
+}
+
+/* A crash while the journal was created leaves part of its header: the
+ * journal is made again, empty; part of another zone's header is not
+ * ours and is left alone. */
+static void torn_header_is_written_again(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	uint8_t other[APEX_NAME_MAX];
+
+	open_ok(f, &j, 1 << 20, NULL);
+	uint64_t header = j.header_size;
+	apex_journal_close(&j);
+	for (uint64_t cut = 1; cut < header; cut++) {
+		assert_int_equal(truncate(f->path, (off_t)cut), 0);
+		open_ok(f, &j, 1 << 20, NULL);
+		assert_int_equal(j.count, 0);
+		assert_int_equal(file_size(f->path), header);
+		append_ok(f, &j, 1, 2, 10);
+		apex_journal_close(&j);
+		open_ok(f, &j, 1 << 20, NULL);
+		check_entry(&j, 0, 1, 2, 10);
+		apex_journal_close(&j);
+	}
+	assert_true(apex_name_from_str("example.net.", other) > 0);
+	assert_int_equal(truncate(f->path, (off_t)header - 3), 0);
+	assert_int_equal(
+		apex_journal_open(&j, f->path, other, 1 << 20, false, NULL, f->err, sizeof(f->err)),
+		APEX_EMALFORMED);
+	assert_int_equal(file_size(f->path), header - 3);
 }
 
 static void flip_byte(const char *path, uint64_t offset)
@@ -338,6 +395,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(entries_survive_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(torn_tail_is_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(torn_at_any_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(torn_header_is_written_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(damaged_entry_ends_the_chain, setup, teardown),
 		cmocka_unit_test_setup_teardown(change_on_disk_is_seen_by_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(chain_is_enforced, setup, teardown),

@@ -132,11 +132,13 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 	if (ctx->server->tls_ready &&
 	    apex_tls_service_reload(&ctx->server->tls, &cfg, err, sizeof(err)) < 0)
 		apex_error("reconfig: tls: %s: the certificate in use stays", err);
+	/* the journals of zones given provide-xfr, before it is in force and
+	 * before the zones added are loaded: a journal ahead of a zone's file
+	 * is replayed over its first version (transfers/journal_replay.h) */
+	if (ctx->reconfigured != NULL)
+		ctx->reconfigured(ctx->reconfigured_arg, &cfg);
 	rc = apex_reloader_reconfigure(ctx->reloader, &cfg, &pending->tickets, &pending->count,
 				       &pending->added, &pending->removed, &pending->changed);
-	/* the journals of zones given provide-xfr, before it is in force */
-	if (rc == APEX_OK && ctx->reconfigured != NULL)
-		ctx->reconfigured(ctx->reconfigured_arg, &cfg);
 	/* the keys and the zones' transfer lists: in force from here on for
 	 * what begins (an exchange under way ends with the old ones); cfg is
 	 * moved into the new settings */

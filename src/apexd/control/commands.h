@@ -38,8 +38,8 @@ typedef struct apex_command_context {
 	 */
 	int (*reread_config)(void *arg, apex_config_t *out, char *err, size_t err_size);
 	void *reread_arg;
-	/* Told of the configuration a reconfig reads, once its zones are
-	 * applied and before its settings are in force (the journals of
+	/* Told of the configuration a reconfig reads, before its zones are
+	 * applied (loaded) and its settings are in force (the journals of
 	 * zones given provide-xfr); NULL: nobody. */
 	void (*reconfigured)(void *arg, const apex_config_t *cfg);
 	void *reconfigured_arg;

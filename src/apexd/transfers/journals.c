@@ -37,6 +37,12 @@ static void open_journal(apex_zone_journal_t *zj, const char *path, size_t size)
 	if (rec.dropped_bytes > 0)
 		apex_warning("zone %s: journal %s: %llu damaged bytes at its end dropped", zj->name,
 			     path, (unsigned long long)rec.dropped_bytes);
+	if (zj->journal.count > 0)
+		apex_info("zone %s: journal %s opened: %zu change set(s), serial %u to %u",
+			  zj->name, path, zj->journal.count, zj->journal.entries[0].serial_from,
+			  zj->journal.entries[zj->journal.count - 1].serial_to);
+	else
+		apex_info("zone %s: journal %s opened: empty", zj->name, path);
 }
 
 /* Under the table's lock: the entry of origin, or NULL. */
@@ -186,11 +192,19 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 	apex_zone_journal_t *zj = find(js, version->origin);
 	apex_changes_t set;
 	char err[512];
+	uint32_t last;
 
 	if (zj == NULL)
 		return;
 	pthread_mutex_lock(&zj->lock);
 	if (!zj->open) {
+		pthread_mutex_unlock(&zj->lock);
+		return;
+	}
+	if (old == NULL && apex_journal_last_serial(&zj->journal, &last) &&
+	    last == version->serial) {
+		/* a first load at the serial the journal ends at: its history
+		 * stays, as at start-up */
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
@@ -214,6 +228,25 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 		apex_warning("zone %s: journal: the difference could not be computed", zj->name);
 	apex_changes_free(&set);
 	pthread_mutex_unlock(&zj->lock);
+}
+
+int apex_journals_replay_sets(apex_journals_t *js, const uint8_t *origin, uint32_t serial,
+			      apex_replay_rule_t rule, apex_changes_t **sets, size_t *count,
+			      char *err, size_t err_size)
+{
+	apex_zone_journal_t *zj = find(js, origin);
+	int rc = APEX_OK;
+
+	*sets = NULL;
+	*count = 0;
+	if (zj == NULL)
+		return APEX_OK;
+	pthread_mutex_lock(&zj->lock);
+	if (zj->open)
+		rc = apex_journal_replay_sets(&zj->journal, serial, rule, sets, count, err,
+					      err_size);
+	pthread_mutex_unlock(&zj->lock);
+	return rc;
 }
 
 /* The change sets an IXFR reads, copied out of the journal. */

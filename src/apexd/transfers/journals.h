@@ -10,6 +10,8 @@
  * has its own lock; no worker ever takes it.  A version whose serial is
  * not newer than the journal's last one, or a failed append, clears the
  * journal: an IXFR from before it is then answered with the whole zone.
+ * A journal ahead of the version loaded from the zone's file is replayed
+ * over it (transfers/journal_replay.h), reading its sets here.
  */
 #ifndef APEXD_JOURNALS_H
 #define APEXD_JOURNALS_H
@@ -22,6 +24,7 @@
 #include "config/daemon_config.h"
 #include "xfr/changes.h"
 #include "xfr/journal.h"
+#include "xfr/journal_replay.h"
 #include "xfr/xfr_serve.h"
 #include "zone/zone.h"
 
@@ -57,9 +60,11 @@ int apex_journals_init(apex_journals_t *js, const apex_config_t *cfg);
  * have none (a zone added, or given provide-xfr), or whose file changed,
  * with journal-size as at start.  Called on the control thread while the
  * zones reconfig added may be loading: a journal opened before a zone's
- * first version is served is cleared by it, one opened after keeps its
- * history, as at start-up; either way an IXFR is answered from it only if
- * it leads to the serial served.  Returns 0 or APEX_ENOMEM.
+ * first version is served is replayed over it when ahead of it, kept when
+ * it ends at its serial and cleared otherwise (apex_journals_record());
+ * one opened after keeps its history as it is; either way an IXFR is
+ * answered from it only if it leads to the serial served.  Returns 0 or
+ * APEX_ENOMEM.
  */
 int apex_journals_update(apex_journals_t *js, const apex_config_t *cfg);
 
@@ -74,9 +79,21 @@ void apex_journals_free(apex_journals_t *js);
 /* Record the change from old (NULL: none) to version, which replaced it:
  * sets[0..count) when they lead from old's serial to version's (the
  * change sets of an IXFR applied to old), else the difference of the two
- * versions, computed here. */
+ * versions, computed here.  A first version (old NULL) keeps a journal
+ * that ends at its serial and clears any other. */
 void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version,
 			  const apex_changes_t *sets, size_t count);
+
+/*
+ * Copies of the change sets the journal of origin holds ahead of a version
+ * of serial loaded from the zone's file, under rule
+ * (xfr/journal_replay.h), into *sets and *count (released with
+ * apex_journal_sets_free()); none without a journal.  Returns APEX_OK, or
+ * an apex code with the reason in err (a set that does not read back).
+ */
+int apex_journals_replay_sets(apex_journals_t *js, const uint8_t *origin, uint32_t serial,
+			      apex_replay_rule_t rule, apex_changes_t **sets, size_t *count,
+			      char *err, size_t err_size);
 
 /* How an outgoing IXFR reads them (xfr_serve.h); ctx is the apex_journals_t. */
 extern const apex_xfr_serve_journal_t apex_journals_reader_template;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "dns/rrtype.h"
+#include "process/crash_point.h"
 #include "process/memory.h"
 #include "transfers/secondary_internal.h"
 #include "zones/reload.h"
@@ -205,8 +206,12 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	apex_zone_unref(*held);
 	*held = NULL;
 	apex_server_retire(s->server, old, true);
-	if (r->derived)
+	if (r->derived) {
+		/* a crash from here to the copy's rename leaves the journal
+		 * ahead of the copy: the next start replays it */
+		apexd_crash_point("journal-appended");
 		commit_copy(z, r, zone);
+	}
 	apex_zone_unref(zone);
 	apex_memory_purge();
 	pthread_mutex_lock(&s->lock);

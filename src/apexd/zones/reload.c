@@ -457,6 +457,19 @@ int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zon
 	return rc;
 }
 
+int apex_reloader_publish_over(apex_reloader_t *r, uint64_t zone_id, const apex_zone_t *expected,
+			       apex_zone_t *zone)
+{
+	pthread_mutex_lock(&r->lock);
+	apex_zone_t *served = apex_server_served_version(r->server, zone->origin);
+	int rc = find_id(r, zone_id) == NULL ? APEX_ENOENT
+		 : served != expected        ? -ESTALE
+					     : apex_zonetable_publish(&r->server->zonetable, zone);
+	pthread_mutex_unlock(&r->lock);
+	apex_zone_unref(served);
+	return rc;
+}
+
 /* ---------------------------------------------------------------- reports */
 
 static int compare_zones(const void *a, const void *b)

@@ -169,6 +169,14 @@ uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin);
  */
 int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zone);
 
+/*
+ * As apex_reloader_publish(), and only if the version of zone's origin
+ * served now is expected (which the caller holds): -ESTALE, the reference
+ * staying the caller's, when another version replaced it meanwhile.
+ */
+int apex_reloader_publish_over(apex_reloader_t *r, uint64_t zone_id, const apex_zone_t *expected,
+			       apex_zone_t *zone);
+
 /* Number of configured zones. */
 size_t apex_reloader_count(apex_reloader_t *r);
 
