@@ -39,7 +39,7 @@ FUZZ_DIR=$SRCDIR/tests/fuzz
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer $SAN -I$SRCDIR/lib $(pkg-config --cflags ldns)"
-LIBS="$(pkg-config --libs ldns libcrypto) -lpthread -lm"
+LIBS="$(pkg-config --libs ldns libssl libcrypto) -lpthread -lm"
 
 build() {
 	command -v "$CC" >/dev/null 2>&1 || {
