@@ -33,7 +33,7 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request fuzz_ixfr_version fuzz_http fuzz_xdp_frame"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request fuzz_ixfr_version fuzz_http fuzz_xdp_frame fuzz_tls_stream"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
@@ -74,10 +74,14 @@ build() {
 }
 
 # What a target compiles in besides lib/: fuzz_query answers through the
-# daemon's worker (src/apexd/serve/worker.c).
+# daemon's worker (src/apexd/serve/worker.c); fuzz_tls_stream too, with a
+# worker's TLS connection glue (src/apexd/serve/tcp_tls.c).
 target_sources() {
 	case $1 in
 	fuzz_query) echo "-I$SRCDIR/src/apexd $SRCDIR/src/apexd/serve/worker.c" ;;
+	fuzz_tls_stream)
+		echo "-I$SRCDIR/src/apexd $SRCDIR/src/apexd/serve/worker.c $SRCDIR/src/apexd/serve/tcp_tls.c"
+		;;
 	esac
 }
 
@@ -94,6 +98,7 @@ target_flags() {
 	fuzz_ixfr_version) echo "-max_len=2048" ;;
 	fuzz_http) echo "-max_len=9000" ;;
 	fuzz_xdp_frame) echo "-max_len=2048" ;;
+	fuzz_tls_stream) echo "-max_len=70000 -dict=$FUZZ_DIR/query.dict" ;;
 	esac
 }
 
@@ -110,6 +115,7 @@ corpus_of() {
 	fuzz_ixfr_version) echo ixfr_version ;;
 	fuzz_http) echo http ;;
 	fuzz_xdp_frame) echo xdp_frame ;;
+	fuzz_tls_stream) echo tls_stream ;;
 	esac
 }
 
