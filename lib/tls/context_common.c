@@ -76,3 +76,15 @@ int apex_tls_context_load_pair(SSL_CTX *ctx, const char *cert_file, const char *
 	}
 	return APEX_OK;
 }
+
+int apex_tls_context_use_pair(SSL_CTX *ctx, X509 *cert, EVP_PKEY *key, char *err, size_t err_size)
+{
+	ERR_clear_error();
+	if (SSL_CTX_use_certificate(ctx, cert) != 1)
+		return apex_tls_fail(err, err_size, APEX_EINVAL, "certificate");
+	if (SSL_CTX_use_PrivateKey(ctx, key) != 1)
+		return apex_tls_fail(err, err_size, APEX_EINVAL, "private key");
+	if (SSL_CTX_check_private_key(ctx) != 1)
+		return apex_tls_fail(err, err_size, APEX_EINVAL, "private key and certificate");
+	return APEX_OK;
+}

@@ -2,7 +2,7 @@
 /*
  * What the server and client contexts share: the protocol floor and
  * options, and a certificate chain with its private key loaded from PEM
- * files.
+ * files (or given in memory).
  */
 #ifndef APEX_TLS_CONTEXT_COMMON_H
 #define APEX_TLS_CONTEXT_COMMON_H
@@ -28,5 +28,9 @@ SSL_CTX *apex_tls_context_base(const SSL_METHOD *method, char *err, size_t err_s
  * key is read.  The reason of a failure, in err, names the file. */
 int apex_tls_context_load_pair(SSL_CTX *ctx, const char *cert_file, const char *key_file,
 			       const char *password, char *err, size_t err_size);
+
+/* The same with a certificate and key in memory (a reference to each
+ * taken by ctx), checked to belong together. */
+int apex_tls_context_use_pair(SSL_CTX *ctx, X509 *cert, EVP_PKEY *key, char *err, size_t err_size);
 
 #endif

@@ -97,7 +97,9 @@ int apex_tls_server_context_new(const apex_tls_server_options_t *o, SSL_CTX **ou
 	*out = NULL;
 	if (ctx == NULL)
 		return APEX_ENOMEM;
-	if (o->cert_file == NULL || o->key_file == NULL)
+	if (o->cert != NULL && o->key != NULL)
+		rc = apex_tls_context_use_pair(ctx, o->cert, o->key, err, err_size);
+	else if (o->cert_file == NULL || o->key_file == NULL)
 		rc = apex_fail(err, err_size, APEX_EINVAL, "TLS: a certificate and key are needed");
 	else
 		rc = apex_tls_context_load_pair(ctx, o->cert_file, o->key_file, o->key_password,

@@ -38,6 +38,11 @@ typedef struct apex_tls_server_options {
 	/* NULL: no session resumption; else the ticket keys (a reference is
 	 * taken for the context). */
 	apex_tls_ticket_keys_t *tickets;
+	/* Or, both set, instead of the files (then not read): a certificate
+	 * and its private key in memory, e.g. made by a test or a fuzz target;
+	 * the context takes a reference to each. */
+	X509 *cert;
+	EVP_PKEY *key;
 } apex_tls_server_options_t;
 
 /* A new server context from o into *out (one reference, the caller's:

@@ -8,7 +8,7 @@
  * message), carry the query's ID, QR=1 and opcode, agree with the
  * apex_answer_info_t it reports, and never exceed the size limit
  * (512 bytes over UDP without EDNS, the smaller of the two payload
- * sizes with EDNS, 65535 over TCP, and never the buffer).  A violation
+ * sizes with EDNS, 65535 over TCP or TLS, and never the buffer).  A violation
  * aborts, which libFuzzer reports as a crash with the input saved.
  */
 #ifndef APEX_TESTS_FUZZ_COMMON_H
@@ -153,8 +153,8 @@ static bool fuzz_check_response(const uint8_t *query, size_t query_size,
 		fuzz_fail(resp, resp_size, "QR not set");
 	if (APEX_OPCODE(rflags) != APEX_OPCODE(qflags))
 		fuzz_fail(resp, resp_size, "opcode not copied");
-	if (transport == APEX_TRANSPORT_TCP && (rflags & APEX_FLAG_TC))
-		fuzz_fail(resp, resp_size, "TC set over TCP");
+	if (transport != APEX_TRANSPORT_UDP && (rflags & APEX_FLAG_TC))
+		fuzz_fail(resp, resp_size, "TC set over TCP or TLS");
 	if (((rflags & APEX_FLAG_TC) != 0) != info->truncated)
 		fuzz_fail(resp, resp_size, "TC bit and info->truncated disagree");
 

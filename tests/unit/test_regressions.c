@@ -10,7 +10,8 @@
  * invariants of fuzz_zone_load.c).  A failed check aborts.
  *
  *   - every committed seed of tests/fuzz/corpus/query, corpus/zone,
- *     corpus/xfr_in, corpus/tsig and corpus/ixfr_version;
+ *     corpus/xfr_in, corpus/tsig, corpus/ixfr_version and
+ *     corpus/tls_stream;
  *   - each input that once made a target fail, as its own test.
  */
 #include <dirent.h>
@@ -44,6 +45,12 @@
 #include "../fuzz/fuzz_tsig.c"
 #undef LLVMFuzzerTestOneInput
 
+#define LLVMFuzzerInitialize fuzz_tls_stream_init
+#define LLVMFuzzerTestOneInput fuzz_tls_stream_one
+#include "../fuzz/fuzz_tls_stream.c"
+#undef LLVMFuzzerInitialize
+#undef LLVMFuzzerTestOneInput
+
 #define LLVMFuzzerInitialize fuzz_ixfr_init
 #define LLVMFuzzerTestOneInput fuzz_ixfr_one
 #include "../fuzz/fuzz_ixfr_version.c"
@@ -68,7 +75,7 @@ static size_t replay_corpus(const char *sub, one_input_fn fn)
 		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
 		FILE *fp = fopen(file, "rb");
 		assert_non_null(fp);
-		static uint8_t data[1 << 16];
+		static uint8_t data[1 << 17]; /* the largest seed is a little over 64 KiB */
 		size_t size = fread(data, 1, sizeof(data), fp);
 		assert_int_equal(ferror(fp), 0);
 		fclose(fp);
@@ -110,6 +117,14 @@ static void test_ixfr_version_corpus(void **state)
 	(void)state;
 	fuzz_ixfr_init(NULL, NULL);
 	assert_true(replay_corpus("ixfr_version", fuzz_ixfr_one) >= 30);
+}
+
+/* DNS over TLS: streams framed and answered after a handshake, and
+ * garbage instead of TLS (fuzz_tls_stream.c). */
+static void test_tls_stream_corpus(void **state)
+{
+	(void)state;
+	assert_true(replay_corpus("tls_stream", fuzz_tls_stream_one) >= 20);
 }
 
 static void test_tsig_corpus(void **state)
@@ -155,6 +170,8 @@ static int setup(void **state)
 	(void)state;
 	/* fuzz_common.h finds the zones through $APEX_SRCDIR. */
 	setenv("APEX_SRCDIR", APEX_SRCDIR, 0);
+	/* first: it counts OpenSSL's memory if nothing has used OpenSSL yet */
+	fuzz_tls_stream_init(NULL, NULL);
 	fuzz_query_init(NULL, NULL);
 	fuzz_zone_init(NULL, NULL);
 	return 0;
@@ -167,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_zone_corpus),
 		cmocka_unit_test(test_xfr_in_corpus),
 		cmocka_unit_test(test_tsig_corpus),
+		cmocka_unit_test(test_tls_stream_corpus),
 		cmocka_unit_test(test_ixfr_version_corpus),
 		cmocka_unit_test(test_nsec3_next_owner_not_base32),
 	};

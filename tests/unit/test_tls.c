@@ -26,6 +26,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 
 #include "tls/client_context.h"
@@ -1007,6 +1008,48 @@ static void test_context_errors(void **state)
 	assert_int_equal(ERR_peek_error(), 0);
 }
 
+/* A server context from a certificate and key in memory: the same
+ * handshake as from the files; a key not the certificate's refused. */
+static void test_context_in_memory(void **state)
+{
+	apex_tls_server_options_t so = { 0 };
+	SSL_CTX *server, *client = client_ctx("ca.pem", NULL);
+	FILE *f;
+	X509 *cert;
+	EVP_PKEY *key, *other;
+	char err[512];
+
+	assert_non_null(f = fopen(file("server.pem"), "r"));
+	assert_non_null(cert = PEM_read_X509(f, NULL, NULL, NULL));
+	fclose(f);
+	assert_non_null(f = fopen(file("server.key"), "r"));
+	assert_non_null(key = PEM_read_PrivateKey(f, NULL, NULL, NULL));
+	fclose(f);
+	assert_non_null(f = fopen(file("client.key"), "r"));
+	assert_non_null(other = PEM_read_PrivateKey(f, NULL, NULL, NULL));
+	fclose(f);
+
+	so.cert = cert;
+	so.key = other;
+	assert_int_equal(apex_tls_server_context_new(&so, &server, err, sizeof err), APEX_EINVAL);
+	assert_null(server);
+	print_message("in memory, mismatch: %s\n", err);
+	so.key = key;
+	assert_int_equal(apex_tls_server_context_new(&so, &server, err, sizeof err), APEX_OK);
+	/* the context holds its own references */
+	X509_free(cert);
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(other);
+
+	pair_t *p = pair_apex(server, client, "primary.example");
+	pump(p);
+	assert_true(both_open(p));
+	pair_free(p);
+	SSL_CTX_free(server);
+	SSL_CTX_free(client);
+	assert_int_equal(ERR_peek_error(), 0);
+}
+
 /* ---------------------------------------------------------------- mutual TLS */
 
 /* A client of cctx (or a plain client without a certificate) against the
@@ -1315,6 +1358,7 @@ int main(void)
 		cmocka_unit_test(test_rotation_threads),
 		cmocka_unit_test(test_client_verify),
 		cmocka_unit_test(test_context_errors),
+		cmocka_unit_test(test_context_in_memory),
 		cmocka_unit_test(test_mutual_tls),
 		cmocka_unit_test(test_context_slot),
 		cmocka_unit_test(test_stream),

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dns/rrtype.h"
+#include "dns/stream.h"
 #include "dns/wire.h"
 #include "serve/listen_socket.h"
 #include "serve/tcp_tls.h"
@@ -355,26 +356,26 @@ static void conn_process(apex_tcp_conn_t *conn)
 	/* the messages received together are one batch */
 	apex_worker_batch(worker, false);
 	while (!conn->writing && !conn->closing) {
-		size_t avail = conn->in_used - pos, len, size;
+		apex_stream_msg_t msg;
+		apex_stream_status_t framed;
+		size_t size;
 
-		if (avail < 2 + APEX_MAX_MESSAGE && conn->is_tls && conn_tls_fill(conn, &pos) < 0)
+		if (conn->in_used - pos < 2 + APEX_MAX_MESSAGE && conn->is_tls &&
+		    conn_tls_fill(conn, &pos) < 0)
 			return;
-		avail = conn->in_used - pos;
-		if (avail < 2)
-			break;
-		len = apex_read_u16(conn->in + pos);
-		if (len == 0) {
+		framed = apex_stream_next(conn->in, conn->in_used, pos, &msg);
+		if (framed == APEX_STREAM_MALFORMED) {
 			/* no DNS message is empty: the stream is out of step */
 			conn_close(conn);
 			return;
 		}
-		if (avail < 2 + len)
+		if (framed == APEX_STREAM_MORE)
 			break;
 		if (OUT_CAPACITY - conn->out_used < 2 + APEX_MAX_MESSAGE) {
 			conn_flush(conn);
 			break;
 		}
-		bool transfer = is_transfer(conn, conn->in + pos + 2, len);
+		bool transfer = is_transfer(conn, msg.data, msg.size);
 
 		/* the answers to the queries before a transfer go out first */
 		if (transfer && conn->out_used > 0) {
@@ -384,15 +385,15 @@ static void conn_process(apex_tcp_conn_t *conn)
 		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
 		if (conn->is_tls)
 			APEX_STAT_ADD(worker->stats.tls_queries, 1);
-		if (transfer && conn_hand_off(conn, conn->in + pos + 2, len))
+		if (transfer && conn_hand_off(conn, msg.data, msg.size))
 			return;
-		size = apex_worker_answer(worker, transport, &conn->peer, conn->in + pos + 2, len,
+		size = apex_worker_answer(worker, transport, &conn->peer, msg.data, msg.size,
 					  conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, NULL);
 		if (size > 0) {
 			apex_write_u16(conn->out + conn->out_used, (uint16_t)size);
 			conn->out_used += 2 + size;
 		}
-		pos += 2 + len;
+		pos = msg.next;
 		if (conn->out_used >= FLUSH_AT)
 			conn_flush(conn);
 	}
