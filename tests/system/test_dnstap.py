@@ -5,8 +5,8 @@ to a Frame Streams file, BIND's dnstap-read (package bind9-dnsutils)
 decodes it.
 
 Every query sent is there as AUTH_QUERY and its response as
-AUTH_RESPONSE, with the client's address and port, the transport, the
-message bytes, apexd's identity and version; only what the configuration
+AUTH_RESPONSE, with the client's address and port, the transport (DOT
+for DNS over TLS), the message bytes, apexd's identity and version; only what the configuration
 asks is logged.  Without a collector apexd answers as before, counts the
 frames lost and connects once one appears.  A collector that stops
 reading makes the workers drop frames (counted), never wait: every query
@@ -30,6 +30,7 @@ import dns.rdatatype
 import pytest
 
 import servers
+import tls_util
 
 T = dns.rdatatype
 ORIGIN = "tap.test."
@@ -232,6 +233,129 @@ def test_collector_absent_then_present_then_killed(tmp_path):
         assert apex.stop() == 0, apex.log_tail()
         if capture is not None:
             capture.stop()
+
+
+def varint(b, i):
+    """A protobuf varint at b[i:]: (its value, the index after it)."""
+    value = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        value |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return value, i
+
+
+def protobuf_fields(b):
+    """The fields of a protobuf message: [(number, int or bytes)]."""
+    out, i = [], 0
+    while i < len(b):
+        key, i = varint(b, i)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            value, i = varint(b, i)
+        elif wire_type == 2:
+            size, i = varint(b, i)
+            value, i = b[i:i + size], i + size
+        else:
+            assert wire_type in (1, 5), wire_type
+            size = 8 if wire_type == 1 else 4
+            value, i = b[i:i + size], i + size
+        out.append((number, value))
+    return out
+
+
+def raw_messages(path):
+    """The Message of every data frame of a Frame Streams file, as
+    {field number: value} (dnstap.proto: 1 type, 3 socket_protocol, 6
+    query_port, ...): BIND 9.18's dnstap-read shows a socket protocol that
+    is not TCP as UDP, so DOT (3) is read here from the bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out, i = [], 0
+    while i < len(data):
+        (size,) = struct.unpack(">I", data[i:i + 4])
+        i += 4
+        if size == 0:  # a control frame: its length, then it
+            (size,) = struct.unpack(">I", data[i:i + 4])
+            i += 4 + size
+            continue
+        frame, i = data[i:i + size], i + size
+        out += [dict(protobuf_fields(v)) for n, v in protobuf_fields(frame) if n == 14]
+    return out
+
+
+class TapTlsApexd(TapApexd):
+    """TapApexd with DNS over TLS on dot_port too (the certificate
+    primary.example of tls_util.Certs)."""
+
+    kind = "apexd-dnstap-tls"
+
+    def __init__(self, workdir, zone, socket_path, certs):
+        super().__init__(workdir, zone, socket_path)
+        self.certs = certs
+        self.dot_port = servers.free_port()
+
+    def command(self):
+        cmd = super().command()
+        conf = cmd[-1]
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text.replace("server:\n", "server:\n    listen: 127.0.0.1@%d\n"
+                                 "    tls-port: %d\n    tls-service-key: \"%s\"\n"
+                                 "    tls-service-pem: \"%s\"\n" % (
+                                     self.dot_port, self.dot_port, self.certs.server_key,
+                                     self.certs.server), 1))
+        return cmd
+
+
+def test_dot_query(tmp_path):
+    """A query over DNS over TLS and its response are logged with the
+    socket protocol DOT (3), the client's port, the message sizes; one over
+    plain TCP beside it is still TCP (2)."""
+    tmp = str(tmp_path)
+    certs = tls_util.Certs(os.path.join(tmp, "certs"))
+    sock = os.path.join(tmp, "dnstap.sock")
+    capture = Capture(tmp, sock)
+    apex = TapTlsApexd(os.path.join(tmp, "apexd"), zone_file(tmp), sock, certs).start()
+    try:
+        q = dns.message.make_query("www.tap.test.", T.A, use_edns=0)
+        with tls_util.Dot(apex.dot_port, certs.context()) as conn:
+            client_port = conn.sock.getsockname()[1]
+            r = dns.message.from_wire(conn.exchange(q.to_wire()))
+        assert r.answer
+        tcp = ask(apex.port, "tap.test.", T.SOA, tcp=True)
+
+        def all_written():
+            # a worker queues the frames of a query before it answers
+            st = apex.stats()
+            return st["dnstap"]["written"] == st["total"]["dnstap_frames"] >= 6
+
+        wait_for(all_written, "frames written")
+        st = apex.stats()
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        capture.stop()
+    recs = capture.records()
+    assert len(recs) == st["dnstap"]["written"], (recs, st)
+    mine = [rec for rec in recs if rec.get("query_port") == str(client_port)]
+    assert sorted(rec["type"] for rec in mine) == ["AUTH_QUERY", "AUTH_RESPONSE"], mine
+    for rec in mine:
+        assert rec["question"].startswith("www.tap.test. IN A"), rec
+        size = len(q.to_wire()) if rec["type"] == "AUTH_QUERY" else len(r.to_wire())
+        assert rec["message_size"] == "%db" % size, (rec, size)
+    plain = [rec for rec in recs if rec.get("query_port") == str(tcp[2])]
+    assert len(plain) == 2 and {rec["socket_protocol"] for rec in plain} == {"TCP"}, plain
+    # the socket protocol, from the frames' bytes: DOT is 3 (TCP 2, UDP 1)
+    raw = raw_messages(capture.output)
+    assert len(raw) == len(recs)
+    by_port = {}
+    for m in raw:
+        by_port.setdefault(m.get(6), []).append((m[1], m.get(3)))
+    assert sorted(by_port[client_port]) == [(1, 3), (2, 3)], by_port  # AUTH_QUERY, _RESPONSE
+    assert sorted(by_port[tcp[2]]) == [(1, 2), (2, 2)], by_port
 
 
 def stalled_collector(path, ready):

@@ -23,9 +23,15 @@ secondary.example (a tls-auth clause) and with the TSIG key.
   connections; open ones keep theirs and go on.
 * Garbage, stalled and abandoned handshakes are closed, the stalled ones by
   tcp-io-timeout, and do not keep UDP from being answered.
+* The TLS counters of `apexctl stats` and of the metrics count exactly
+  the queries, handshakes (resumed ones) and failed handshakes (by
+  reason) of a fresh apexd.
+
+apexd as the secondary of a primary over TLS is tested in test_xot_in.py.
 """
 
 import concurrent.futures
+import json
 import os
 import re
 import shutil
@@ -36,6 +42,7 @@ import struct
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 import dns.message
 import dns.query
@@ -51,6 +58,7 @@ import servers
 import tls_util
 from conftest import SANITIZER_RE, ZONE_SETS, zone
 from test_hardening import apexctl, raise_nofile, soa_query, udp_ask
+from test_metrics import samples, value
 from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, WRONG_SECRET, have, serial_of,
                             wait_serial, zone_text)
 
@@ -733,3 +741,96 @@ def test_close_without_close_notify(strict, certs):
     soa_over_dot(strict, certs)
     udp_ask(strict.port, soa_query())
     assert strict.alive()
+
+
+# ---------------------------------------------------------------- counters
+
+def tls_stats(apex):
+    """The TLS counters of `apexctl --json stats`: the total's, checked to
+    be the sum of the workers'."""
+    r = apexctl(apex.socket, "--json", "stats")
+    assert r.returncode == 0, r.stdout + r.stderr
+    st = json.loads(r.stdout)
+    total = st["total"]["tls"]
+    workers = [w["tls"] for w in st["workers"]]
+    assert len(workers) == 2
+    for key in ("queries", "handshakes", "resumed"):
+        assert total[key] == sum(w[key] for w in workers), (key, st)
+    for key in total["failed"]:
+        assert total["failed"][key] == sum(w["failed"][key] for w in workers), (key, st)
+    return total
+
+
+def test_tls_counters(certs, tmp_path):
+    """On an apexd of its own (tcp-io-timeout 2 s, a metrics endpoint), the
+    TLS counters of `apexctl stats` (the total, the sum of the workers')
+    and of the metrics count exactly what was sent: DoT queries one at a
+    time and pipelined, on the tls-port and the tls-auth-port (an AXFR
+    too); full handshakes and one resumed; bytes that are not TLS
+    (protocol); half a ClientHello left to time out (timeout); a client
+    certificate of another CA on the tls-auth-port (certificate).  Queries
+    over UDP and plain TCP count in none of them."""
+    metrics_port = servers.free_port()
+    apex = small_apex(tmp_path, certs, extra_server=[
+        "tcp-io-timeout: %d" % IO_TIMEOUT, "metrics: 127.0.0.1@%d" % metrics_port]).start()
+    try:
+        assert tls_stats(apex) == {"queries": 0, "handshakes": 0, "resumed": 0,
+                                   "failed": {"protocol": 0, "certificate": 0, "timeout": 0}}
+        ctx = certs.context()
+        q = soa_query().to_wire()
+        with tls_util.Dot(apex.dot_port, ctx) as c:
+            for _ in range(5):
+                assert c.exchange(q)
+            session = c.tls.session
+        with tls_util.Dot(apex.dot_port, ctx, session=session) as c:
+            assert c.tls.session_reused
+            assert c.exchange(q)
+        wires = [client.make_wire(querygen.Query("example.", 1, "tcp", None, False, False,
+                                                 False), i) for i in range(30)]
+        with tls_util.Dot(apex.dot_port, ctx) as c:
+            assert len(c.pipeline(wires, per_record=7)) == 30
+        with tls_util.Dot(apex.auth_port, secondary_context(certs)) as c:
+            assert c.exchange(q)
+            assert c.xfr(xfr_query(), ORIGIN)[0] == dns.rcode.NOERROR
+        sent = {"queries": 5 + 1 + 30 + 2, "handshakes": 4, "resumed": 1}
+        # neither UDP nor plain TCP counts
+        udp_ask(apex.port, soa_query())
+        dns.query.tcp(soa_query(), "127.0.0.1", port=apex.port, timeout=10)
+
+        s = connect(apex.dot_port)
+        try:
+            s.send(b"GET / HTTP/1.1\r\nHost: primary.example\r\n\r\n")
+            assert wait_closed([s], IO_TIMEOUT + 5)[0] is not None
+        finally:
+            s.close()
+        s = connect(apex.dot_port)
+        try:
+            s.send(tls_util.half_client_hello(ctx))
+            assert wait_closed([s], IO_TIMEOUT + 5)[0] is not None
+        finally:
+            s.close()
+        other = certs.context(certs.other_client, certs.other_client_key)
+        with tls_util.Dot(apex.auth_port, other) as c:
+            alert = c.alert_and_close(10)
+        assert isinstance(alert, ssl.SSLError) and alert.reason == "TLSV1_ALERT_UNKNOWN_CA", alert
+        want = dict(sent, failed={"protocol": 1, "certificate": 1, "timeout": 1})
+        # a failure is counted as the server ends the connection: at once
+        deadline = time.monotonic() + 10
+        while tls_stats(apex) != want and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tls_stats(apex) == want
+
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port,
+                                    timeout=10) as r:
+            m = samples(r.read().decode())
+        assert value(m, "apex_tls_queries_total") == want["queries"]
+        assert value(m, "apex_tls_handshakes_total") == want["handshakes"]
+        assert value(m, "apex_tls_resumed_handshakes_total") == want["resumed"]
+        for reason, n in want["failed"].items():
+            assert value(m, "apex_tls_handshake_failures_total", reason=reason) == n, reason
+    finally:
+        apex.stop_checked()
+    # and in the counters' line at shutdown
+    with open(apex.logpath) as f:
+        assert ("; tls queries=38 handshakes=4 resumed=1 failed-protocol=1 failed-certificate=1 "
+                "failed-timeout=1\n") in f.read(), apex.log_tail()

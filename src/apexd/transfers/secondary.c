@@ -239,6 +239,12 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 			if (apex_xfr_client_soa(&primary, z->origin, &t, &theirs, err,
 						sizeof(err)) < 0) {
 				apex_warning("zone %s: SOA query: %s", z->name, err);
+				/* zone-status shows why no transfer came (as for a
+				 * transfer that failed; not counted as one) */
+				pthread_mutex_lock(&s->lock);
+				snprintf(z->status.last_result, sizeof(z->status.last_result),
+					 "failed: SOA query: %.218s", err);
+				pthread_mutex_unlock(&s->lock);
 				continue;
 			}
 			if (!force && !apex_serial_newer(theirs, serial)) {

@@ -451,8 +451,16 @@ uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
 int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zone)
 {
 	pthread_mutex_lock(&r->lock);
-	int rc = find_id(r, zone_id) != NULL ? apex_zonetable_publish(&r->server->zonetable, zone)
-					     : APEX_ENOENT;
+	apex_managed_zone_t *z = find_id(r, zone_id);
+	int rc = z != NULL ? apex_zonetable_publish(&r->server->zonetable, zone) : APEX_ENOENT;
+
+	/* the first version of a zone that had no copy: it is served now, and
+	 * its missing copy no longer shown as the failure of its last load */
+	if (rc == APEX_OK && z->awaiting_transfer) {
+		z->awaiting_transfer = false;
+		z->state = APEX_ZONE_LOADED;
+		z->error[0] = '\0';
+	}
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }

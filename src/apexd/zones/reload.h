@@ -166,6 +166,7 @@ uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin);
  * zone was removed meanwhile: APEX_ENOENT, and the reference stays the
  * caller's.  Under the reloader's lock, so that a reconfig removing the
  * zone either comes first (nothing is published) or removes this version.
+ * A zone awaiting its first transfer (no copy yet) is then loaded.
  */
 int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zone);
 
