@@ -813,7 +813,12 @@ def test_tls_counters(certs, tmp_path):
         with tls_util.Dot(apex.auth_port, other) as c:
             alert = c.alert_and_close(10)
         assert isinstance(alert, ssl.SSLError) and alert.reason == "TLSV1_ALERT_UNKNOWN_CA", alert
-        want = dict(sent, failed={"protocol": 1, "certificate": 1, "timeout": 1})
+        # no client certificate at all where one is required: a certificate failure too
+        with tls_util.Dot(apex.auth_port, certs.context()) as c:
+            alert = c.alert_and_close(10)
+        assert (isinstance(alert, ssl.SSLError) and
+                alert.reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED"), alert
+        want = dict(sent, failed={"protocol": 1, "certificate": 2, "timeout": 1})
         # a failure is counted as the server ends the connection: at once
         deadline = time.monotonic() + 10
         while tls_stats(apex) != want and time.monotonic() < deadline:
@@ -832,5 +837,5 @@ def test_tls_counters(certs, tmp_path):
         apex.stop_checked()
     # and in the counters' line at shutdown
     with open(apex.logpath) as f:
-        assert ("; tls queries=38 handshakes=4 resumed=1 failed-protocol=1 failed-certificate=1 "
+        assert ("; tls queries=38 handshakes=4 resumed=1 failed-protocol=1 failed-certificate=2 "
                 "failed-timeout=1\n") in f.read(), apex.log_tail()

@@ -44,13 +44,17 @@ int apex_tcp_tls_received(apex_tcp_tls_t *t, size_t n)
 	return apex_tls_session_feed(t->session, t->in, n, err, sizeof(err));
 }
 
-/* Why a handshake failed, for the statistics: the verification of a
- * client certificate, or the rest. */
-static apex_stats_tls_failure_t failure_of(const apex_tcp_tls_t *t)
+/* Why a handshake failed (reason: its text), for the statistics: on the
+ * tls-auth-port a client certificate that did not verify, or none sent
+ * when asked for; else the rest. */
+static apex_stats_tls_failure_t failure_of(const apex_tcp_tls_t *t, const char *reason)
 {
 	SSL *ssl = apex_tls_session_ssl(t->session);
 
-	if (t->transport == APEX_LISTEN_TLS_AUTH && SSL_get_verify_result(ssl) != X509_V_OK)
+	if (t->transport != APEX_LISTEN_TLS_AUTH)
+		return APEX_STATS_TLS_PROTOCOL;
+	if (SSL_get_verify_result(ssl) != X509_V_OK ||
+	    strstr(reason, "did not return a certificate") != NULL)
 		return APEX_STATS_TLS_CERTIFICATE;
 	return APEX_STATS_TLS_PROTOCOL;
 }
@@ -65,7 +69,7 @@ int apex_tcp_tls_plaintext(apex_tcp_tls_t *t, apex_worker_stats_t *stats, uint8_
 		return rc;
 	if (rc < 0) {
 		t->counted = true;
-		APEX_STAT_ADD(stats->tls_failed[failure_of(t)], 1);
+		APEX_STAT_ADD(stats->tls_failed[failure_of(t, err)], 1);
 		apex_debug("tls: %s", err);
 	} else if (apex_tls_session_state(t->session) != APEX_TLS_HANDSHAKE) {
 		t->counted = true;
