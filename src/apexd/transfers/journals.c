@@ -194,7 +194,9 @@ static bool append(apex_zone_journal_t *zj, const apex_changes_t *set)
 	if (apexd_write_worked(zj->path))
 		apex_info("zone %s: writing the journal %s works again: its history starts again "
 			  "at serial %u",
-			  zj->name, zj->path, zj->journal.entries[0].serial_from);
+			  zj->name, zj->path,
+			  zj->journal.count > 0 ? zj->journal.entries[0].serial_from
+						: set->serial_to); /* a set past the bound */
 	apex_info("zone %s: journal: serial %u to %u, %zu removed, %zu added", zj->name,
 		  set->serial_from, set->serial_to, set->removed, set->added);
 	return true;
