@@ -404,14 +404,25 @@ static int make_room(apex_journal_t *j, uint64_t total, char *err, size_t err_si
 		size -= ENTRY_HEADER + j->entries[keep].size + CHECKSUM_SIZE;
 		keep++;
 	}
-	return rewrite_from(j, keep, err, err_size);
+	return keep == j->count ? apex_journal_clear(j, err, err_size)
+				: rewrite_from(j, keep, err, err_size);
 }
 
 /* ------------------------------------------------------------ append */
 
 int apex_journal_clear(apex_journal_t *j, char *err, size_t err_size)
 {
-	return rewrite_from(j, j->count, err, err_size);
+	/* In place: the file cut back to its header needs no space (a full
+	 * disk) and is a whole journal at every moment, an empty one or a
+	 * shorter chain of the same entries. */
+	if (ftruncate(j->fd, (off_t)j->header_size) < 0 || (j->sync && fdatasync(j->fd) < 0)) {
+		int rc = apex_errno();
+		return apex_fail(err, err_size, rc, "%s: cannot clear: %s", j->path,
+				 apex_strerror(rc));
+	}
+	j->count = 0;
+	j->file_size = j->header_size;
+	return APEX_OK;
 }
 
 int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial_to,

@@ -96,7 +96,8 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
 			const void *payload, size_t size, char *err, size_t err_size);
 
 /* Forget every entry (a zone whose history is broken: a new AXFR, a serial
- * that went backwards). */
+ * that went backwards).  The file is cut back to its header in place,
+ * which needs no space on the disk. */
 int apex_journal_clear(apex_journal_t *j, char *err, size_t err_size);
 
 /*

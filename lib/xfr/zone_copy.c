@@ -28,6 +28,27 @@ static void release(apex_zone_copy_t *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* The copy failed with rc (the first failure is kept): given up, its
+ * partial file removed at once.  Returns the copy's failure. */
+static int give_up(apex_zone_copy_t *c, int rc)
+{
+	if (c->error == APEX_OK)
+		c->error = rc;
+	if (c->fp != NULL) {
+		fclose(c->fp); /* its own error is the one kept, or follows from it */
+		c->fp = NULL;
+		unlink(c->tmp_path);
+	}
+	return c->error;
+}
+
+/* The copy's failure and its file into err; returns it. */
+static int describe(const apex_zone_copy_t *c, char *err, size_t err_size)
+{
+	return apex_fail(err, err_size, c->error, "%s: %s",
+			 c->tmp_path != NULL ? c->tmp_path : "the copy", apex_strerror(c->error));
+}
+
 int apex_zone_copy_begin(apex_zone_copy_t *c, const char *path, const char *header, char *err,
 			 size_t err_size)
 {
@@ -36,34 +57,36 @@ int apex_zone_copy_begin(apex_zone_copy_t *c, const char *path, const char *head
 	c->tmp_path = malloc(strlen(path) + 5);
 	c->text = malloc(APEX_RECORD_TEXT_MAX);
 	if (c->path == NULL || c->tmp_path == NULL || c->text == NULL) {
-		release(c);
-		snprintf(err, err_size, "out of memory");
-		return APEX_ENOMEM;
+		c->error = APEX_ENOMEM;
+		return apex_fail(err, err_size, APEX_ENOMEM, "%s: out of memory", path);
 	}
 	sprintf(c->tmp_path, "%s.xfr", path);
 	c->fp = fopen(c->tmp_path, "w");
-	if (c->fp == NULL) {
-		int rc = apex_errno();
-
-		snprintf(err, err_size, "%s: %s", c->tmp_path, strerror(errno));
-		release(c);
-		return rc;
-	}
-	fprintf(c->fp, "; %s\n", header);
-	return APEX_OK;
+	if (c->fp == NULL)
+		give_up(c, apex_errno());
+	else if (fprintf(c->fp, "; %s\n", header) < 0)
+		give_up(c, apex_errno());
+	return c->error < 0 ? describe(c, err, err_size) : APEX_OK;
 }
 
-int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
+/* Write n bytes of text: APEX_OK, or the copy given up with the errno of
+ * the write that failed (stdio sets it; a later call could change it). */
+static int write_text(apex_zone_copy_t *c, const char *text, size_t n)
+{
+	if (fwrite(text, 1, n, c->fp) == n)
+		return APEX_OK;
+	return give_up(c, apex_errno());
+}
+
+/* rr as text by ldns (the types record_text.h leaves out). */
+static int write_by_ldns(apex_zone_copy_t *c, const apex_rr_t *rr)
 {
 	uint8_t wire[APEX_NAME_MAX + 10 + 65535];
 	size_t owner_size = apex_name_size(rr->owner), pos = 0;
-	size_t n = apex_record_text(rr, c->text);
 	ldns_rr *lrr = NULL;
+	char *text;
+	int rc;
 
-	if (n > 0) {
-		c->records++;
-		return fwrite(c->text, 1, n, c->fp) == n ? APEX_OK : APEX_EIO;
-	}
 	memcpy(wire, rr->owner, owner_size);
 	apex_write_u16(wire + owner_size, rr->type);
 	apex_write_u16(wire + owner_size + 2, rr->rclass);
@@ -72,11 +95,28 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
 	memcpy(wire + owner_size + 10, rr->rdata, rr->rdlength);
 	if (ldns_wire2rr(&lrr, wire, owner_size + 10 + rr->rdlength, &pos, LDNS_SECTION_ANSWER) !=
 	    LDNS_STATUS_OK)
-		return APEX_EMALFORMED;
-	ldns_rr_print(c->fp, lrr);
+		return give_up(c, APEX_EMALFORMED);
+	text = ldns_rr2str(lrr); /* what ldns_rr_print() writes */
 	ldns_rr_free(lrr);
-	c->records++;
-	return ferror(c->fp) ? APEX_EIO : APEX_OK;
+	if (text == NULL)
+		return give_up(c, APEX_EMALFORMED); /* it does not convert */
+	rc = write_text(c, text, strlen(text));
+	free(text);
+	return rc;
+}
+
+int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
+{
+	size_t n;
+	int rc;
+
+	if (c->error < 0)
+		return c->error;
+	n = apex_record_text(rr, c->text);
+	rc = n > 0 ? write_text(c, c->text, n) : write_by_ldns(c, rr);
+	if (rc == APEX_OK)
+		c->records++;
+	return rc;
 }
 
 /* apex_zone_copy_add() as an apex_rr_fn (version_records.h). */
@@ -97,27 +137,43 @@ int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
 	return rc == APEX_OK ? apex_version_records(zone, add_record, c) : rc;
 }
 
+/* Flush, sync and close the file, each checked: only a file whose every
+ * byte reached the disk is renamed over FILE.  The copy is given up, its
+ * file removed, on the first failure. */
+static int finish_file(apex_zone_copy_t *c)
+{
+	FILE *fp = c->fp;
+
+	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
+		return give_up(c, apex_errno());
+	c->fp = NULL;
+	if (fclose(fp) != 0) {
+		c->error = apex_errno();
+		unlink(c->tmp_path);
+	}
+	return c->error;
+}
+
 int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size)
 {
-	int rc = APEX_OK;
+	int rc = c->error;
 
-	if (fflush(c->fp) != 0 || ferror(c->fp) || fsync(fileno(c->fp)) != 0) {
-		rc = errno != 0 ? apex_errno() : APEX_EIO;
-		snprintf(err, err_size, "%s: %s", c->tmp_path, strerror(-rc));
-	} else if (rename(c->tmp_path, c->path) != 0) {
+	if (rc == APEX_OK && (rc = finish_file(c)) == APEX_OK &&
+	    rename(c->tmp_path, c->path) != 0) {
 		rc = apex_errno();
-		snprintf(err, err_size, "rename %s to %s: %s", c->tmp_path, c->path,
-			 strerror(errno));
-	}
-	if (rc < 0)
+		apex_fail(err, err_size, rc, "cannot rename %s to %s: %s", c->tmp_path, c->path,
+			  apex_strerror(rc));
 		unlink(c->tmp_path);
+	} else if (rc < 0) {
+		describe(c, err, err_size);
+	}
 	release(c);
 	return rc;
 }
 
 void apex_zone_copy_abort(apex_zone_copy_t *c)
 {
-	if (c->tmp_path != NULL)
+	if (c->fp != NULL)
 		unlink(c->tmp_path);
 	release(c);
 }

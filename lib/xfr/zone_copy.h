@@ -5,11 +5,21 @@
  * every primary down.
  *
  * The records go to "FILE.xfr" as they arrive; apex_zone_copy_commit()
- * syncs it and renames it over FILE, so FILE is always either the old
- * copy or the new one, whole.  apex_zone_copy_abort() removes the
- * partial file.  Records are written as text, one per line, with
- * absolute owner names: the common types by xfr/record_text.h, the rest
- * by ldns.
+ * flushes, syncs and closes it and only then renames it over FILE, so
+ * FILE is always either the old copy or the new one, whole: never a copy
+ * cut short by a full disk.  apex_zone_copy_abort() removes the partial
+ * file.  Records are written as text, one per line, with absolute owner
+ * names: the common types by xfr/record_text.h, the rest by ldns.
+ *
+ * The first failure (a file that cannot be created, a write, a sync or a
+ * close that fails: a full disk, a directory the server may not write)
+ * gives the copy up at once: FILE.xfr is removed, so that a partial copy
+ * does not hold the space, the later records are not written, and
+ * apex_zone_copy_commit() returns that failure, the errno the system
+ * gave (-ENOSPC, -EACCES, ...), with the file in its message.  A caller
+ * whose version does not depend on the copy (a transfer goes on being
+ * served from memory) may thus go on adding records and look at the
+ * outcome once, at the commit.
  */
 #ifndef APEX_XFR_ZONE_COPY_H
 #define APEX_XFR_ZONE_COPY_H
@@ -21,29 +31,35 @@
 #include "zone/zone.h"
 
 typedef struct apex_zone_copy {
-	FILE *fp;
+	FILE *fp;       /* NULL once given up or finished */
 	char *path;     /* FILE; owned */
 	char *tmp_path; /* FILE.xfr; owned */
 	char *text;     /* one record's line (APEX_RECORD_TEXT_MAX); owned */
 	uint64_t records;
+	int error; /* the first failure (an apex code); the copy is given up */
 } apex_zone_copy_t;
 
 /* Start a copy to path; header is written first as a comment line.
- * APEX_OK, or an apex code with the reason in err. */
+ * APEX_OK, or the failure with the reason in err; either way c is to be
+ * released by apex_zone_copy_commit() or apex_zone_copy_abort() (on a
+ * failure, adding to it does nothing and the commit returns the failure). */
 int apex_zone_copy_begin(apex_zone_copy_t *c, const char *path, const char *header, char *err,
 			 size_t err_size);
 
-/* Write one record (class IN). */
+/* Write one record (class IN).  APEX_OK, or the copy's failure (it is
+ * given up: see above). */
 int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr);
 
 /* Write every record of zone (its SOA first), as the copy of a version
  * derived rather than received whole (an IXFR applied). */
 int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone);
 
-/* Sync and rename over the file; c is released either way. */
+/* Flush, sync, close and rename over the file; c is released either way.
+ * APEX_OK, or the copy's failure with the file and the cause in err: FILE
+ * is then left as it was and FILE.xfr removed. */
 int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size);
 
-/* Remove the partial file; c is released. */
+/* Remove the partial file; c is released (also one released already). */
 void apex_zone_copy_abort(apex_zone_copy_t *c);
 
 #endif

@@ -3,8 +3,9 @@
  * xfr/journal: entries survive a reopen, a torn or damaged tail is cut off
  * without losing what precedes it (torn at any byte of the last entry), a
  * header cut short while the journal was created is written again, the
- * chain of serials holds, the file stays within its bound, and a journal
- * is only ever read as its own zone's.
+ * chain of serials holds, the file stays within its bound, a write that
+ * fails (a full disk) leaves the journal as it was and a clear needs no
+ * space, and a journal is only ever read as its own zone's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,10 +13,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +46,18 @@ static int setup(void **state)
 	return 0;
 }
 
+/* The file may not grow past limit bytes (RLIMIT_FSIZE: a write past it
+ * fails with EFBIG, as one on a full disk fails with ENOSPC); 0: no limit. */
+static void limit_file_size(rlim_t limit)
+{
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &rl), 0);
+	rl.rlim_cur = limit > 0 ? limit : rl.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
 static int teardown(void **state)
 {
 	fixture_t *f = *state;
@@ -52,6 +68,7 @@ static int teardown(void **state)
 	unlink(tmp);
 	rmdir(f->dir);
 	free(f);
+	limit_file_size(0); /* also after a test that failed under a limit */
 	return 0;
 }
 
@@ -351,6 +368,49 @@ static void oversized_entry_empties_the_journal(void **state)
 	apex_journal_close(&j);
 }
 
+static void failed_append_leaves_the_journal(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	apex_journal_recovery_t rec;
+	uint8_t buf[3000];
+	uint32_t last;
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 1, 2, 100);
+	append_ok(f, &j, 2, 3, 200);
+	off_t size = file_size(f->path);
+
+	/* room for part of the entry only: its head is written, then no more */
+	limit_file_size((rlim_t)size + 100);
+	payload(4, sizeof(buf), buf);
+	assert_int_equal(apex_journal_append(&j, 3, 4, buf, sizeof(buf), f->err, sizeof(f->err)),
+			 -EFBIG);
+	assert_non_null(strstr(f->err, f->path));
+	assert_non_null(strstr(f->err, apex_strerror(-EFBIG)));
+	assert_int_equal(j.count, 2);
+	assert_true(apex_journal_last_serial(&j, &last));
+	assert_int_equal(last, 3);
+	assert_int_equal(file_size(f->path), size); /* the partial entry cut off */
+	check_entry(&j, 1, 2, 3, 200);
+
+	/* a clear needs no room: the file is cut back in place */
+	limit_file_size(8);
+	assert_int_equal(apex_journal_clear(&j, f->err, sizeof(f->err)), APEX_OK);
+	assert_int_equal(j.count, 0);
+	assert_true(file_size(f->path) < size);
+
+	/* room again: the history starts at the next change */
+	limit_file_size(0);
+	append_ok(f, &j, 4, 5, 300);
+	apex_journal_close(&j);
+	open_ok(f, &j, 1 << 20, &rec);
+	assert_int_equal(rec.dropped_bytes, 0);
+	assert_int_equal(j.count, 1);
+	check_entry(&j, 0, 4, 5, 300);
+	apex_journal_close(&j);
+}
+
 static void foreign_files_are_refused(void **state)
 {
 	fixture_t *f = *state;
@@ -403,6 +463,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(file_stays_within_its_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(oversized_entry_empties_the_journal, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(failed_append_leaves_the_journal, setup, teardown),
 		cmocka_unit_test_setup_teardown(foreign_files_are_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

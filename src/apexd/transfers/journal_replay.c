@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "query/precompute.h"
+#include "transfers/copies.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/ixfr_apply.h"
-#include "xfr/zone_copy.h"
 #include "zones/zonemd_check.h"
 
 /* What the reloader knows of the zone. */
@@ -57,25 +57,14 @@ static int replayed_version(const zone_info_t *info, apex_zone_t *old, const ape
 	return rc;
 }
 
-/* The copy of a secondary zone written again from version. */
-static void rewrite_copy(const zone_info_t *info, const apex_zone_t *version)
+/* The copy of a secondary zone written again from version; a failure is
+ * logged (copies.h).  Whether it is written. */
+static bool rewrite_copy(const zone_info_t *info, const apex_zone_t *version)
 {
-	char header[APEX_RELOAD_NAME_TEXT + 64], err[512];
-	apex_zone_copy_t copy;
-	int rc;
+	char header[APEX_RELOAD_NAME_TEXT + 64];
 
 	snprintf(header, sizeof(header), "zone %s, replayed from its journal", info->name);
-	rc = apex_zone_copy_begin(&copy, info->file, header, err, sizeof(err));
-	if (rc == APEX_OK && (rc = apex_zone_copy_version(&copy, version)) < 0) {
-		snprintf(err, sizeof(err), "writing it: %s", apex_strerror(rc));
-		apex_zone_copy_abort(&copy);
-	} else if (rc == APEX_OK) {
-		rc = apex_zone_copy_commit(&copy, err, sizeof(err));
-	}
-	if (rc < 0)
-		apex_warning("zone %s: the copy is not written again (%s): the next start "
-			     "replays the journal again",
-			     info->name, err);
+	return apexd_copy_write(info->name, info->file, version, header) == APEX_OK;
 }
 
 /* Say what was done, and what it leaves behind on disk. */
@@ -118,9 +107,8 @@ static bool replay(apex_reloader_t *r, const zone_info_t *info, apex_zone_t *old
 		apex_zone_unref(version);
 		return false;
 	}
-	if (at_start && info->secondary)
-		rewrite_copy(info, version);
-	report(info, old->serial, version, count, at_start);
+	bool copy_written = at_start && info->secondary && rewrite_copy(info, version);
+	report(info, old->serial, version, count, copy_written);
 	apex_zone_unref(version);
 	return true;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dns/serial.h"
+#include "observe/write_failures.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/condense.h"
@@ -155,24 +156,50 @@ static apex_zone_journal_t *find(apex_journals_t *js, const uint8_t *origin)
 	return zj;
 }
 
-/* Under zj's lock: append the change set, or clear the history it breaks. */
-static void append(apex_zone_journal_t *zj, const apex_changes_t *set)
+/* Under zj's lock: an append of set failed with rc (err: the file and
+ * why), logged once until the journal is written again. */
+static void append_failed(apex_zone_journal_t *zj, const apex_changes_t *set, int rc,
+			  const char *err)
+{
+	if (!apexd_write_failed(zj->path, rc)) {
+		apex_debug("zone %s: journal: %s (serial %u to %u)", zj->name, err,
+			   set->serial_from, set->serial_to);
+		return;
+	}
+	apex_warning("zone %s: journal: %s; the change from serial %u to %u is not recorded: "
+		     "an IXFR from an older serial gets the whole zone, and the journal starts "
+		     "again with the next change it can record (not logged again until then)",
+		     zj->name, err, set->serial_from, set->serial_to);
+}
+
+/*
+ * Under zj's lock: append the change set, clearing first a history it
+ * does not chain on.  A failed append (a full disk) leaves the journal as
+ * it was, its file cut back to its last whole entry: false.
+ */
+static bool append(apex_zone_journal_t *zj, const apex_changes_t *set)
 {
 	char err[512];
 	uint32_t last;
 	bool chained = !apex_journal_last_serial(&zj->journal, &last) || last == set->serial_from;
+	int rc = chained ? APEX_OK : apex_journal_clear(&zj->journal, err, sizeof(err));
 
-	if (!chained && apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
-		apex_warning("zone %s: journal: %s", zj->name, err);
-	if (apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
-				set->size, err, sizeof(err)) < 0) {
-		apex_warning("zone %s: journal: %s; its history is cleared", zj->name, err);
-		if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
-			apex_warning("zone %s: journal: %s", zj->name, err);
-		return;
+	if (rc == APEX_OK)
+		rc = apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
+					 set->size, err, sizeof(err));
+	if (rc < 0) {
+		append_failed(zj, set, rc, err);
+		return false;
 	}
+	if (apexd_write_worked(zj->path))
+		apex_info("zone %s: writing the journal %s works again: its history starts again "
+			  "at serial %u",
+			  zj->name, zj->path,
+			  zj->journal.count > 0 ? zj->journal.entries[0].serial_from
+						: set->serial_to); /* a set past the bound */
 	apex_info("zone %s: journal: serial %u to %u, %zu removed, %zu added", zj->name,
 		  set->serial_from, set->serial_to, set->removed, set->added);
+	return true;
 }
 
 /* sets[0..count) lead from serial `from` to serial `to`, one after the other. */
@@ -217,7 +244,8 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 	}
 	if (sets_lead(sets, count, old->serial, version->serial)) {
 		for (size_t i = 0; i < count; i++)
-			append(zj, &sets[i]);
+			if (!append(zj, &sets[i]))
+				break; /* the next sets would not chain on the journal */
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}

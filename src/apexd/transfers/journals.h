@@ -8,8 +8,17 @@
  * the difference from the version it replaced (xfr/diff.h); the threads
  * of outgoing transfers read the change sets an IXFR needs.  Each journal
  * has its own lock; no worker ever takes it.  A version whose serial is
- * not newer than the journal's last one, or a failed append, clears the
- * journal: an IXFR from before it is then answered with the whole zone.
+ * not newer than the journal's last one clears the journal: an IXFR from
+ * before it is then answered with the whole zone.
+ *
+ * A failed append (a full disk) leaves the journal as it was, its file
+ * cut back to its last whole entry, and is logged once until an append
+ * works again (observe/write_failures.h).  The journal then ends before
+ * the version served: an IXFR from one of its serials is answered with
+ * the whole zone (it does not lead to the serial served), and the next
+ * change, which does not chain on it, clears it (in place, which needs
+ * no space) and starts the history again, when the disk takes it.  Until
+ * then a restart may still replay it over an older copy.
  * A journal ahead of the version loaded from the zone's file is replayed
  * over it (transfers/journal_replay.h), reading its sets here.
  */

@@ -218,7 +218,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	apex_zone_t *current = apex_server_served_version(s->server, z->origin);
 	uint32_t refresh_s = 0, retry_s = 0, expire_s = 0, serial = 0;
 	char err[512] = "no primary answered";
-	bool ok = false, have_version = current != NULL;
+	bool ok = false, up_to_date = false, have_version = current != NULL;
 	bool force = atomic_exchange(&z->force, false);
 
 	if (have_version && atomic_load(&current->expired))
@@ -250,7 +250,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 			if (!force && !apex_serial_newer(theirs, serial)) {
 				apex_debug("zone %s: serial %u is current (%s has %u)", z->name,
 					   serial, e->text, theirs);
-				ok = true;
+				ok = up_to_date = true;
 				break;
 			}
 		}
@@ -275,6 +275,8 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	}
 
 	apex_zone_unref(current);
+	if (up_to_date)
+		apex_secondary_copy_again(s, z);
 	pthread_mutex_lock(&s->lock);
 	clock_gettime(CLOCK_REALTIME, &z->status.last_check);
 	if (ok && !z->status.expired && have_version && z->status.last_result[0] == '\0')

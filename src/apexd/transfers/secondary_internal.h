@@ -66,4 +66,9 @@ int apex_secondary_transfer_any(struct apex_secondary *s, struct apex_secondary_
 				const apex_acl_entry_t *e, apex_zone_t *current, apex_zone_t **held,
 				char *err, size_t err_size);
 
+/* After a check that found z current: when the last write of z's copy
+ * failed (a full disk), write the copy whole again from the version
+ * served, so that it does not wait for the next change (copies.h). */
+void apex_secondary_copy_again(struct apex_secondary *s, struct apex_secondary_zone *z);
+
 #endif

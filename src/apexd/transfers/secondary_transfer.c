@@ -16,8 +16,10 @@
 #include <time.h>
 
 #include "dns/rrtype.h"
+#include "observe/write_failures.h"
 #include "process/crash_point.h"
 #include "process/memory.h"
+#include "transfers/copies.h"
 #include "transfers/secondary_internal.h"
 #include "zones/reload.h"
 #include "zones/zonemd_check.h"
@@ -38,7 +40,9 @@ typedef struct receiver {
 	apex_zone_from_wire_t *builder;
 	/* The copy: written as the records arrive for a whole zone; for an
 	 * IXFR, from the version once it is published (derived) so that the
-	 * new serial is served without waiting for the file. */
+	 * new serial is served without waiting for the file.  A copy that
+	 * fails (a full disk) is given up and its failure kept for the
+	 * commit: the transfer goes on into the version all the same. */
 	apex_zone_copy_t copy;
 	bool derived;         /* the version comes from the old one and sets (an IXFR) */
 	bool in_place;        /* ... derived in place (zone/derive.h), not built whole */
@@ -53,7 +57,9 @@ static int receive_record(void *ctx, const apex_rr_t *rr)
 	int rc = apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
 					 rr->rdlength);
 
-	return rc < 0 ? rc : apex_zone_copy_add(&r->copy, rr);
+	if (rc == APEX_OK)
+		(void)apex_zone_copy_add(&r->copy, rr); /* a failure is the commit's */
+	return rc;
 }
 
 static int receive_changes(void *ctx, const apex_changes_t *set)
@@ -79,8 +85,7 @@ static void receiver_abort(receiver_t *r)
 {
 	if (r->builder != NULL)
 		apex_zone_from_wire_abort(r->builder);
-	if (r->copy.fp != NULL)
-		apex_zone_copy_abort(&r->copy);
+	apex_zone_copy_abort(&r->copy); /* nothing once committed */
 	for (size_t i = 0; i < r->set_count; i++)
 		apex_changes_free(&r->sets[i]);
 	free(r->sets);
@@ -129,11 +134,13 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	snprintf(r->source, sizeof(r->source), "transfer of %s from %s", z->name, e->text);
 	snprintf(header, sizeof(header), "zone %s, received from %s", z->name, e->text);
 	if ((rc = apex_zone_from_wire_begin(&r->builder, z->origin, r->source, err, err_size)) <
-		    0 ||
-	    (rc = apex_zone_copy_begin(&r->copy, z->file, header, err, err_size)) < 0) {
+	    0) {
 		receiver_abort(r);
 		return rc;
 	}
+	/* a copy that cannot be made is told at its commit: the transfer is
+	 * served from memory all the same */
+	(void)apex_zone_copy_begin(&r->copy, z->file, header, NULL, 0);
 	rc = apex_xfr_client_transfer(
 		&primary, z->origin, current != NULL ? APEX_TYPE_IXFR : APEX_TYPE_AXFR,
 		current != NULL ? current->serial : 0, &handler, &limits, &t, x, err, err_size);
@@ -144,21 +151,34 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	return rc;
 }
 
-/* Finish r's copy of z: with the records of version first when given. */
-static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version)
+/* Finish r's copy of z at serial: with the records of version first
+ * when given (an IXFR's); a failure is logged once (copies.h). */
+static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version,
+			uint32_t serial)
 {
 	char err[512];
-	int rc = version != NULL ? apex_zone_copy_version(&r->copy, version) : APEX_OK;
+	int rc;
 
-	if (rc < 0) {
-		snprintf(err, sizeof(err), "writing it: %s", apex_strerror(rc));
-		apex_zone_copy_abort(&r->copy);
-	} else {
-		rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
-	}
-	if (rc < 0)
-		apex_warning("zone %s: the copy is not written (%s); serving the transfer anyway",
-			     z->name, err);
+	if (version != NULL)
+		(void)apex_zone_copy_version(&r->copy, version); /* a failure is the commit's */
+	rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
+	apexd_copy_written(z->name, z->file, serial, rc, err);
+}
+
+void apex_secondary_copy_again(apex_secondary_t *s, apex_secondary_zone_t *z)
+{
+	char header[300];
+	apex_zone_t *zone;
+
+	if (!apexd_write_behind(z->file))
+		return;
+	zone = apex_server_served_version(s->server, z->origin);
+	if (zone == NULL)
+		return;
+	snprintf(header, sizeof(header), "zone %s, serial %u, written again after a failed write",
+		 z->name, zone->serial);
+	(void)apexd_copy_write(z->name, z->file, zone, header);
+	apex_zone_unref(zone);
 }
 
 /*
@@ -185,7 +205,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		return rc;
 	}
 	if (!r->derived)
-		commit_copy(z, r, NULL);
+		commit_copy(z, r, NULL, zone->serial);
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
@@ -210,7 +230,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		/* a crash from here to the copy's rename leaves the journal
 		 * ahead of the copy: the next start replays it */
 		apexd_crash_point("journal-appended");
-		commit_copy(z, r, zone);
+		commit_copy(z, r, zone, serial);
 	}
 	apex_zone_unref(zone);
 	apex_memory_purge();
