@@ -87,6 +87,7 @@ int apexd_wire(apexd_t *d)
 	d->reloader.published_arg = d;
 	d->secondary.published = transfer_published;
 	d->secondary.reloader = &d->reloader;
+	d->secondary.memory_limit = &d->memory_limit;
 	d->secondary.published_arg = d;
 	d->xfr_out_ready = true;
 	if ((rc = apex_xfr_out_init(&d->xfr_out, &d->server, &d->settings, cfg->xfr_out_max)) < 0) {
