@@ -126,6 +126,7 @@ apex_command_context_t apexd_command_context(apexd_t *d)
 		.notifier = &d->notifier,
 		.xfr_out = &d->xfr_out,
 		.settings = &d->settings,
+		.memory_limit = &d->memory_limit,
 		.reconfigured = reconfigured,
 		.reconfigured_arg = d,
 		.reread_config = d->opt.config_file != NULL ? apexd_options_reread_config : NULL,
