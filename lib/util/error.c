@@ -24,6 +24,7 @@ const char *apex_strerror(int err)
 	case APEX_OK: return "success";
 	case APEX_ELOAD: return "zone load failed";
 	case APEX_EREFUSED: return "refused by the peer";
+	case APEX_EMEMLIMIT: return "over the memory limit";
 	/* apex's own wording for the codes it uses most */
 	case APEX_ENOMEM: return "out of memory";
 	case APEX_EMALFORMED: return "malformed data";

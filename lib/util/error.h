@@ -26,8 +26,9 @@ enum {
 	APEX_ENOTSUP = -ENOTSUP,    /* not done this way: the caller takes the general way */
 
 	/* apex-specific codes, below every errno value */
-	APEX_ELOAD = -20001,    /* zone could not be loaded (details in the error text) */
-	APEX_EREFUSED = -20002, /* a peer answered with an error RCODE */
+	APEX_ELOAD = -20001,     /* zone could not be loaded (details in the error text) */
+	APEX_EREFUSED = -20002,  /* a peer answered with an error RCODE */
+	APEX_EMEMLIMIT = -20003, /* refused: it would cross memory-limit (details in the text) */
 };
 
 /* The failure of the system call that just returned, as an apex code:

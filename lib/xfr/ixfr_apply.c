@@ -413,9 +413,9 @@ static int whole(const apex_zone_t *old, net_t *net, const char *source, apex_zo
 	return apex_zone_from_wire_finish(w, out);
 }
 
-int apex_ixfr_version(apex_zone_t *old, const apex_changes_t *sets, size_t count,
-		      const char *source, apex_zone_t **out, bool *in_place, char *err,
-		      size_t err_size)
+int apex_ixfr_version_guarded(apex_zone_t *old, const apex_changes_t *sets, size_t count,
+			      const char *source, const apex_ixfr_guard_t *guard, apex_zone_t **out,
+			      bool *in_place, char *err, size_t err_size)
 {
 	net_t net;
 	int rc = net_begin(sets, count, &net, err, err_size);
@@ -428,9 +428,19 @@ int apex_ixfr_version(apex_zone_t *old, const apex_changes_t *sets, size_t count
 		if (rc == APEX_ENOTSUP) {
 			if (err_size > 0)
 				err[0] = '\0';
-			rc = whole(old, &net, source, out, err, err_size);
+			rc = guard != NULL ? guard->whole(guard->ctx, err, err_size) : APEX_OK;
+			if (rc == APEX_OK)
+				rc = whole(old, &net, source, out, err, err_size);
 		}
 	}
 	net_free(&net);
 	return rc;
+}
+
+int apex_ixfr_version(apex_zone_t *old, const apex_changes_t *sets, size_t count,
+		      const char *source, apex_zone_t **out, bool *in_place, char *err,
+		      size_t err_size)
+{
+	return apex_ixfr_version_guarded(old, sets, count, source, NULL, out, in_place, err,
+					 err_size);
 }

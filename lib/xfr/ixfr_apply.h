@@ -54,4 +54,17 @@ int apex_ixfr_version(apex_zone_t *old, const apex_changes_t *sets, size_t count
 		      const char *source, apex_zone_t **out, bool *in_place, char *err,
 		      size_t err_size);
 
+/* Asked before a version is built whole (the change is not derived in
+ * place): a negative code, with the reason in err, ends the application
+ * with that code instead (apexd's memory-limit). */
+typedef struct apex_ixfr_guard {
+	int (*whole)(void *ctx, char *err, size_t err_size);
+	void *ctx;
+} apex_ixfr_guard_t;
+
+/* apex_ixfr_version(), with guard (NULL: none) asked before a whole build. */
+int apex_ixfr_version_guarded(apex_zone_t *old, const apex_changes_t *sets, size_t count,
+			      const char *source, const apex_ixfr_guard_t *guard, apex_zone_t **out,
+			      bool *in_place, char *err, size_t err_size);
+
 #endif

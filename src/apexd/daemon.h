@@ -14,6 +14,7 @@
 #include "control/control.h"
 #include "control/metrics_server.h"
 #include "observe/dnstap.h"
+#include "process/memory_limit.h"
 #include "process/options.h"
 #include "process/privs.h"
 #include "serve/server.h"
@@ -28,6 +29,7 @@
 typedef struct apexd {
 	apexd_options_t opt;
 	apex_config_t cfg;
+	apexd_memory_limit_t memory_limit; /* memory-limit: the reloads' and transfers' */
 	apex_server_t server;
 	apex_reloader_t reloader;
 	apex_secondary_t secondary;
@@ -45,8 +47,8 @@ typedef struct apexd {
 	apex_privs_t privs;
 	unsigned workers;
 	size_t loaded, awaiting; /* zones served, secondaries without a copy yet */
-	bool config_ready, server_ready, reloader_ready, settings_ready, secondary_ready,
-		xfr_out_ready, notifier_ready, journals_ready, pid_written;
+	bool config_ready, memory_limit_ready, server_ready, reloader_ready, settings_ready,
+		secondary_ready, xfr_out_ready, notifier_ready, journals_ready, pid_written;
 } apexd_t;
 
 #endif

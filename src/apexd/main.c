@@ -35,6 +35,7 @@
 #include "observe/sd_notify.h"
 #include "process/crash_point.h"
 #include "process/daemonize.h"
+#include "process/memory.h"
 #include "process/pid_file.h"
 #include "process/signals.h"
 #include "util/error.h"
@@ -71,6 +72,15 @@ static step_t configure(apexd_t *d)
 	}
 	if (!d->opt.check_only && apexd_logging_start(&d->cfg, d->opt.verbose, &d->privs) < 0)
 		return STEP_FAILED;
+	d->memory_limit_ready = true;
+	if (apexd_memory_limit_init(&d->memory_limit, &d->cfg, "", err, sizeof(err)) < 0) {
+		apex_error("%s", err);
+		return STEP_FAILED;
+	}
+	if (apexd_memory_limit_on(&d->memory_limit)) {
+		apexd_memory_limit_describe(&d->memory_limit, err, sizeof(err));
+		apex_info("memory-limit: %s", err);
+	}
 	apexd_crash_point_init();
 	apexd_options_locate_config(&d->opt, d->cfg.chroot_dir);
 	return STEP_OK;
@@ -122,6 +132,7 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("out of memory");
 		return STEP_FAILED;
 	}
+	d->reloader.memory_limit = &d->memory_limit;
 	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg->zone_count);
 	apexd_load_progress_start(cfg->zone_count);
 	if (apex_reloader_load_initial(&d->reloader, &d->loaded, &d->awaiting) < 0) {
@@ -150,6 +161,7 @@ static step_t open_privileged(apexd_t *d)
 		return STEP_FAILED;
 	if (!d->opt.foreground && apexd_daemonize() < 0)
 		return STEP_FAILED;
+	apex_memory_keep_statm(); /* the process that serves, before any chroot */
 	apex_server_open_xdp(&d->server);
 	if (cfg->pid_file != NULL) {
 		if (apexd_pid_file_write(cfg->pid_file, &d->privs) < 0)
@@ -282,6 +294,8 @@ static void finish(apexd_t *d, int status)
 		apexd_pid_file_remove(d->cfg.pid_file, d->cfg.chroot_dir);
 	if (status == EXIT_SUCCESS && !d->opt.check_only)
 		apex_info("apexd stopped");
+	if (d->memory_limit_ready)
+		apexd_memory_limit_free(&d->memory_limit);
 	if (d->config_ready)
 		apex_config_free(&d->cfg);
 	apexd_sd_notify_close();

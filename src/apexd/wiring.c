@@ -87,6 +87,7 @@ int apexd_wire(apexd_t *d)
 	d->reloader.published_arg = d;
 	d->secondary.published = transfer_published;
 	d->secondary.reloader = &d->reloader;
+	d->secondary.memory_limit = &d->memory_limit;
 	d->secondary.published_arg = d;
 	d->xfr_out_ready = true;
 	if ((rc = apex_xfr_out_init(&d->xfr_out, &d->server, &d->settings, cfg->xfr_out_max)) < 0) {
@@ -125,6 +126,7 @@ apex_command_context_t apexd_command_context(apexd_t *d)
 		.notifier = &d->notifier,
 		.xfr_out = &d->xfr_out,
 		.settings = &d->settings,
+		.memory_limit = &d->memory_limit,
 		.reconfigured = reconfigured,
 		.reconfigured_arg = d,
 		.reread_config = d->opt.config_file != NULL ? apexd_options_reread_config : NULL,

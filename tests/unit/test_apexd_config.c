@@ -213,6 +213,92 @@ static void test_reload_priority(void **state)
 	assert_int_equal(nice, 12);
 }
 
+static void expect_error(const char *text, int line, const char *reason);
+
+/* memory-limit: TEXT into *bytes and *percent (the file loads). */
+static void load_memory_limit(const char *value, uint64_t *bytes, unsigned *percent)
+{
+	apex_config_t cfg;
+	char err[512], conf[256];
+	const char *path;
+
+	snprintf(conf, sizeof(conf), "server:\n listen: 127.0.0.1\n memory-limit: %s\n", value);
+	path = write_file("mem.conf", conf);
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	*bytes = cfg.memory_limit;
+	*percent = cfg.memory_limit_percent;
+	apex_config_free(&cfg);
+}
+
+static void test_memory_limit(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t bytes;
+		unsigned percent;
+	} good[] = {
+		{ "1048576", 1ULL << 20, 0 },
+		{ "1M", 1ULL << 20, 0 },
+		{ "1536K", 1536ULL << 10, 0 },
+		{ "2G", 2ULL << 30, 0 },
+		{ "3g", 3ULL << 30, 0 },
+		{ "512m", 512ULL << 20, 0 },
+		{ "80%", 0, 80 },
+		{ "1%", 0, 1 },
+		{ "100%", 0, 100 },
+		{ "none", 0, 0 },
+		{ "1048576G", 1ULL << 50, 0 },
+	};
+	apex_config_t cfg;
+	uint64_t bytes;
+	unsigned percent;
+
+	(void)state;
+	apex_config_init(&cfg); /* the default: no limit */
+	assert_int_equal(cfg.memory_limit, 0);
+	assert_int_equal(cfg.memory_limit_percent, 0);
+	apex_config_free(&cfg);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		load_memory_limit(good[i].text, &bytes, &percent);
+		assert_true(bytes == good[i].bytes);
+		assert_int_equal(percent, good[i].percent);
+	}
+	/* the last one counts, whichever kind */
+	load_memory_limit("2G\n memory-limit: 95%", &bytes, &percent);
+	assert_true(bytes == 0 && percent == 95);
+	load_memory_limit("95%\n memory-limit: 2G", &bytes, &percent);
+	assert_true(bytes == 2ULL << 30 && percent == 0);
+}
+
+static void test_memory_limit_errors(void **state)
+{
+	static const char *const bad[] = { "",     "-1M",      "1.5G",
+					   "80 %", "2T",       "1MB",
+					   "M",    "0x100000", "99999999999999999999999" };
+	char text[128], reason[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "server:\n  memory-limit: \"%s\"\n", bad[i]);
+		snprintf(reason, sizeof(reason),
+			 "memory-limit: expected bytes (with K, M or G), a percentage (80%%) or "
+			 "none, not '%s'",
+			 bad[i]);
+		expect_error(text, 2, reason);
+	}
+	expect_error("server:\n  memory-limit: 0%\n", 2,
+		     "memory-limit: a percentage from 1% to 100%, not '0%'");
+	expect_error("server:\n  memory-limit: 101%\n", 2,
+		     "memory-limit: a percentage from 1% to 100%, not '101%'");
+	expect_error("server:\n  memory-limit: 1023K\n", 2,
+		     "memory-limit: from 1M to 1048576G, not '1023K'");
+	expect_error("server:\n  memory-limit: 0\n", 2,
+		     "memory-limit: from 1M to 1048576G, not '0'");
+	expect_error("server:\n  memory-limit: 1048577G\n", 2,
+		     "memory-limit: from 1M to 1048576G, not '1048577G'");
+}
+
 /* The hardening keys: TCP limits, RRL, cookies, privileges. */
 static void test_hardening_keys(void **state)
 {
@@ -807,6 +893,8 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_nsid_from_identity),
 		cmocka_unit_test(test_reload_priority),
+		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_memory_limit_errors),
 		cmocka_unit_test(test_hardening_keys),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_number_keys_at_their_bounds),

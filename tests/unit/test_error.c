@@ -42,8 +42,10 @@ static void apex_codes_are_outside_errno(void **state)
 	(void)state;
 	assert_true(APEX_ELOAD < -4095); /* the kernel's errno range is 1..4095 */
 	assert_true(APEX_EREFUSED < -4095);
+	assert_true(APEX_EMEMLIMIT < -4095);
 	assert_string_equal(apex_strerror(APEX_ELOAD), "zone load failed");
 	assert_string_equal(apex_strerror(APEX_EREFUSED), "refused by the peer");
+	assert_string_equal(apex_strerror(APEX_EMEMLIMIT), "over the memory limit");
 }
 
 static void strerror_describes_every_kind(void **state)

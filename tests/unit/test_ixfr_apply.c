@@ -135,12 +135,80 @@ static void set_for_another_version(void **state)
 	apex_zone_unref(nsec3);
 }
 
+/* The guard of apex_ixfr_version_guarded(): its refusal, or its count. */
+static int guard_calls;
+
+static int refuse_whole(void *ctx, char *err, size_t err_size)
+{
+	guard_calls++;
+	snprintf(err, err_size, "%s", (const char *)ctx);
+	return APEX_EMEMLIMIT;
+}
+
+static int allow_whole(void *ctx, char *err, size_t err_size)
+{
+	(void)ctx;
+	(void)err;
+	(void)err_size;
+	guard_calls++;
+	return APEX_OK;
+}
+
+/* The guard is asked before a whole build, and only then: a refusal ends
+ * the application with its code and reason. */
+static void guarded_whole_build(void **state)
+{
+	apex_zone_t *plain = load_file("example.zone", "example."),
+		    *nsec = load_file("example.nsec.zone", "example."),
+		    *again = load_file("example.zone", "example.");
+	apex_ixfr_guard_t refuse = { refuse_whole, "no room" }, allow = { allow_whole, NULL };
+	apex_changes_t set, none;
+	apex_zone_t *out = NULL;
+	bool in_place = true;
+	char err[256] = "";
+
+	(void)state;
+	apex_changes_init(&set);
+	apex_changes_init(&none);
+	/* NSEC records appearing at existing names: built whole */
+	assert_int_equal(apex_xfr_diff(plain, nsec, &set), APEX_OK);
+	guard_calls = 0;
+	assert_int_equal(apex_ixfr_version_guarded(plain, &set, 1, "test", &refuse, &out, &in_place,
+						   err, sizeof(err)),
+			 APEX_EMEMLIMIT);
+	assert_null(out);
+	assert_false(in_place);
+	assert_string_equal(err, "no room");
+	assert_int_equal(guard_calls, 1);
+	assert_int_equal(apex_ixfr_version_guarded(plain, &set, 1, "test", &allow, &out, &in_place,
+						   err, sizeof(err)),
+			 APEX_OK);
+	assert_false(in_place);
+	assert_int_equal(guard_calls, 2);
+	assert_same_records(out, nsec);
+	apex_zone_unref(out);
+	/* nothing but the SOA changes: derived in place, the guard not asked */
+	assert_int_equal(apex_xfr_diff(plain, again, &none), APEX_OK);
+	assert_int_equal(apex_ixfr_version_guarded(plain, &none, 1, "test", &refuse, &out,
+						   &in_place, err, sizeof(err)),
+			 APEX_OK);
+	assert_true(in_place);
+	assert_int_equal(guard_calls, 2);
+	apex_zone_unref(out);
+	apex_changes_free(&set);
+	apex_changes_free(&none);
+	apex_zone_unref(plain);
+	apex_zone_unref(nsec);
+	apex_zone_unref(again);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_set),
 		cmocka_unit_test(chained_sets),
 		cmocka_unit_test(set_for_another_version),
+		cmocka_unit_test(guarded_whole_build),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,6 +118,12 @@ typedef struct apex_config {
 	/* xdp-interface: UDP to the listen ports on this interface through
 	 * AF_XDP (xdp.h); NULL: sockets only */
 	char *xdp_interface;
+	/* memory-limit: a reload, transfer or added zone whose estimated
+	 * peak would cross it is refused (process/memory_limit.h): a number
+	 * of bytes, or a percentage of the limit of apexd's cgroup; neither
+	 * (both 0, the default): no limit. */
+	uint64_t memory_limit;         /* bytes */
+	unsigned memory_limit_percent; /* 1 to 100 */
 	/* reload-priority: idle (SCHED_IDLE, the default) or a nice value */
 	bool reload_idle;     /* the reload thread runs under SCHED_IDLE */
 	unsigned reload_nice; /* its nice value (0-19) when !reload_idle */

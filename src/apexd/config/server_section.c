@@ -5,6 +5,8 @@
 #endif
 #include "config/reader.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -317,6 +319,50 @@ static int key_journal_size(parser_t *p, const char *key, const char *value)
 	return APEX_OK;
 }
 
+/*
+ * memory-limit: BYTES[K|M|G] (binary multiples, at least 1M), P% (1 to
+ * 100) of the limit of apexd's cgroup, or none.  Read at start only.
+ */
+static int key_memory_limit(parser_t *p, const char *key, const char *value)
+{
+	static const char units[] = "KMG";
+	apex_config_t *cfg = p->cfg;
+	char *end;
+	unsigned long long v;
+	const char *unit;
+	unsigned shift = 0;
+
+	cfg->memory_limit = 0;
+	cfg->memory_limit_percent = 0;
+	if (strcmp(value, "none") == 0)
+		return APEX_OK;
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || errno != 0)
+		goto bad;
+	if (strcmp(end, "%") == 0) {
+		if (v < 1 || v > 100)
+			return PFAIL(p, "%s: a percentage from 1%% to 100%%, not '%s'", key, value);
+		cfg->memory_limit_percent = (unsigned)v;
+		return APEX_OK;
+	}
+	if (end[0] != '\0') {
+		if (end[1] != '\0' ||
+		    (unit = strchr(units, toupper((unsigned char)end[0]))) == NULL)
+			goto bad;
+		shift = 10 * (unsigned)(unit - units + 1);
+	}
+	if (v > (1ULL << 50) >> shift || v << shift < (1ULL << 20))
+		return PFAIL(p, "%s: from 1M to 1048576G, not '%s'", key, value);
+	v <<= shift;
+	cfg->memory_limit = v;
+	return APEX_OK;
+bad:
+	return PFAIL(p,
+		     "%s: expected bytes (with K, M or G), a percentage (80%%) or none, not '%s'",
+		     key, value);
+}
+
 /* require-server-cookie needs cookies. */
 static int server_finish(parser_t *p)
 {
@@ -342,6 +388,7 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("receive-buffer-size", receive_buffer_size, 0, 1UL << 30),
 	UINT_KEY("send-buffer-size", send_buffer_size, 0, 1UL << 30),
 	CUSTOM_KEY("xdp-interface", key_xdp_interface),
+	CUSTOM_KEY("memory-limit", key_memory_limit),
 	CUSTOM_KEY("reload-priority", key_reload_priority),
 	CUSTOM_KEY("reload-nice", key_reload_priority),
 	UINT_KEY("rrl-responses-per-second", rrl.rate, 0, 1000000),

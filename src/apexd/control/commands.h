@@ -20,6 +20,8 @@
 #include "zones/reload.h"
 #include "serve/server.h"
 
+struct apexd_memory_limit; /* process/memory_limit.h */
+
 typedef struct apex_command_context {
 	apex_server_t *server;
 	apex_reloader_t *reloader;
@@ -30,7 +32,8 @@ typedef struct apex_command_context {
 	struct apex_dnstap *dnstap; /* NULL: dnstap off */
 	/* the keys and transfer lists in force, which reconfig replaces */
 	struct apex_settings_holder *settings;
-	const char *control_path; /* for status */
+	const char *control_path;                /* for status */
+	struct apexd_memory_limit *memory_limit; /* memory-limit, for status and stats */
 	/*
 	 * Read the configuration again (reconfig) into out, which the
 	 * caller frees with apex_config_free(); returns APEX_OK or an error

@@ -341,6 +341,26 @@ static void render_transfers(apex_ctl_buf_t *out, const apex_thread_stats_t *x)
 	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/* memory-limit: the limit, and the builds it refused. */
+static void render_memory_limit(apex_ctl_buf_t *out, const apex_thread_stats_t *x)
+{
+	const char *refused = "apex_memory_limit_refusals_total";
+	const counter_row_t rows[] = {
+		{ refused,
+		  "Reloads (and zones added) and transfers refused by memory-limit: their "
+		  "estimated peak would have crossed it.",
+		  "kind", "reload", NULL, NULL, x->memory_refused_reloads },
+		{ refused, NULL, "kind", "transfer", NULL, NULL, x->memory_refused_transfers },
+	};
+
+	if (!x->memory_limit)
+		return;
+	apex_metrics_family(out, "apex_memory_limit_bytes", "gauge",
+			    "memory-limit now, in bytes (a percentage taken of the cgroup's).");
+	apex_metrics_sample(out, "apex_memory_limit_bytes", NULL, NULL, x->memory_limit_bytes);
+	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 {
 	unsigned n = ctx->server->worker_count;
@@ -367,6 +387,7 @@ int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 	int rc = render_zones(out, ctx, &per[n]);
 	render_transfers(out, &xfr);
 	render_dnstap(out, &per[n], &xfr);
+	render_memory_limit(out, &xfr);
 	free(per);
 	return rc == APEX_OK && !out->failed ? APEX_OK : APEX_ENOMEM;
 }

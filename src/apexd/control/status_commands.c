@@ -20,6 +20,7 @@
 #include "ctl/reply.h"
 #include "observe/dnstap.h"
 #include "process/memory.h"
+#include "process/memory_limit.h"
 #include "transfers/notifier.h"
 #include "transfers/secondary.h"
 #include "transfers/xfr_out.h"
@@ -69,24 +70,28 @@ int apex_command_status(const apex_command_context_t *ctx, const apex_ctl_reques
 	char started[64];
 	double uptime = apex_server_uptime(ctx->server);
 	size_t rss = apex_memory_rss();
+	char limit[APEXD_CGROUP_PATH_MAX];
 	int rc = apex_reloader_foreach(ctx->reloader, NULL, count_zone, &c);
 
 	apex_zoneset_release(set);
 	if (rc < 0)
 		return apex_command_reply_error(out, "status: %s", apex_strerror(rc));
 	format_time(&ctx->server->started_wall, started, sizeof(started));
+	apexd_memory_limit_describe(ctx->memory_limit, limit, sizeof(limit));
 	apex_ctl_reply_status(out, true, NULL);
 	if (req->format == APEX_CTL_FORMAT_JSON) {
 		apex_ctl_buf_printf(out,
 				    "{\"version\":\"%s\",\"pid\":%ld,\"started\":\"%s\","
 				    "\"uptime\":%.3f,\"workers\":%u,\"zones\":{\"configured\":%zu,"
 				    "\"served\":%zu,\"loaded\":%zu,\"failed\":%zu,\"loading\":%zu},"
-				    "\"rss_bytes\":%zu,\"udp_receive_buffer\":%zu,"
+				    "\"rss_bytes\":%zu,\"memory_limit_bytes\":%" PRIu64 ","
+				    "\"udp_receive_buffer\":%zu,"
 				    "\"udp_send_buffer\":%zu,\"control_socket\":",
 				    PACKAGE_VERSION, (long)getpid(), started, uptime,
 				    ctx->server->worker_count, c.configured, c.served, c.loaded,
-				    c.failed, c.loading, rss, ctx->server->udp_receive_buffer,
-				    ctx->server->udp_send_buffer);
+				    c.failed, c.loading, rss,
+				    apexd_memory_limit_bytes(ctx->memory_limit, NULL),
+				    ctx->server->udp_receive_buffer, ctx->server->udp_send_buffer);
 		apex_ctl_json_string(out, ctx->control_path);
 		apex_ctl_buf_puts(out, "}\n");
 	} else {
@@ -94,12 +99,12 @@ int apex_command_status(const apex_command_context_t *ctx, const apex_ctl_reques
 			out,
 			"version: apexd %s\npid: %ld\nstarted: %s\nuptime: %.0f s\n"
 			"workers: %u\nzones: %zu configured, %zu served, %zu failed, "
-			"%zu loading\nrss: %.1f MiB\n"
+			"%zu loading\nrss: %.1f MiB\nmemory limit: %s\n"
 			"udp buffers: receive %zu, send %zu bytes (as the kernel counts them)\n"
 			"control socket: %s\n",
 			PACKAGE_VERSION, (long)getpid(), started, uptime, ctx->server->worker_count,
 			c.configured, c.served, c.failed, c.loading,
-			(double)rss / (1024.0 * 1024.0), ctx->server->udp_receive_buffer,
+			(double)rss / (1024.0 * 1024.0), limit, ctx->server->udp_receive_buffer,
 			ctx->server->udp_send_buffer, ctx->control_path);
 	}
 	return APEX_COMMAND_DONE;
@@ -281,6 +286,14 @@ void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_st
 	if (ctx->dnstap != NULL) {
 		xfr.dnstap = true;
 		apex_dnstap_totals(ctx->dnstap, &xfr.dnstap_written, &xfr.dnstap_lost);
+	}
+	if (apexd_memory_limit_on(ctx->memory_limit)) {
+		xfr.memory_limit = true;
+		xfr.memory_limit_bytes = apexd_memory_limit_bytes(ctx->memory_limit, NULL);
+		xfr.memory_refused_reloads =
+			apexd_memory_limit_refused(ctx->memory_limit, APEXD_MEMORY_RELOAD);
+		xfr.memory_refused_transfers =
+			apexd_memory_limit_refused(ctx->memory_limit, APEXD_MEMORY_TRANSFER);
 	}
 	*out = xfr;
 }

@@ -481,6 +481,22 @@ static void render_dnstap(apex_ctl_buf_t *buf, apex_ctl_format_t format,
 			    x->dnstap_written, x->dnstap_lost);
 }
 
+/* memory-limit: a "memory_limit" member in JSON, one line in text. */
+static void render_memory(apex_ctl_buf_t *buf, apex_ctl_format_t format,
+			  const apex_thread_stats_t *x)
+{
+	if (!x->memory_limit)
+		return;
+	apex_ctl_buf_printf(
+		buf,
+		format == APEX_CTL_FORMAT_JSON
+			? ",\"memory_limit\":{\"bytes\":%" PRIu64 ",\"refused_reloads\":%" PRIu64
+			  ",\"refused_transfers\":%" PRIu64 "}"
+			: "memory limit: %" PRIu64 " bytes; refused: reloads=%" PRIu64
+			  " transfers=%" PRIu64 "\n",
+		x->memory_limit_bytes, x->memory_refused_reloads, x->memory_refused_transfers);
+}
+
 /* The transfer counters: a "transfers" member in JSON, one line in text. */
 static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex_thread_stats_t *x)
 {
@@ -513,10 +529,11 @@ void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
 	if (format == APEX_CTL_FORMAT_JSON) {
 		apex_ctl_buf_puts(buf, "{\"total\":");
 		render_json_one(buf, total);
-		if (xfr != NULL)
+		if (xfr != NULL) {
 			render_xfr(buf, format, xfr);
-		if (xfr != NULL)
 			render_dnstap(buf, format, xfr);
+			render_memory(buf, format, xfr);
+		}
 		render_rssac002(buf, format, total, zones);
 		apex_ctl_buf_puts(buf, ",\"workers\":[");
 		for (unsigned w = 0; w < count; w++) {
@@ -528,10 +545,11 @@ void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
 		return;
 	}
 	render_text_one(buf, "total", total);
-	if (xfr != NULL)
+	if (xfr != NULL) {
 		render_xfr(buf, format, xfr);
-	if (xfr != NULL)
 		render_dnstap(buf, format, xfr);
+		render_memory(buf, format, xfr);
+	}
 	render_rssac002(buf, format, total, zones);
 	for (unsigned w = 0; w < count; w++) {
 		char label[32];

@@ -241,7 +241,8 @@ void apex_stats_add(apex_stats_totals_t *total, const apex_stats_totals_t *one);
 
 /* The counters of the threads beside the workers: zone transfers and
  * NOTIFY, in and out, by result (the transfer, notify and
- * outgoing-transfer threads), and dnstap's writer. */
+ * outgoing-transfer threads), dnstap's writer, and the reloads and
+ * transfers memory-limit refused. */
 typedef struct apex_thread_stats {
 	uint64_t in_ok, in_failed;                /* transfers received */
 	uint64_t out_ok, out_refused, out_failed; /* transfers sent */
@@ -249,6 +250,9 @@ typedef struct apex_thread_stats {
 	uint64_t notify_out_ok, notify_out_failed;
 	bool dnstap;                          /* dnstap is on: */
 	uint64_t dnstap_written, dnstap_lost; /* frames written, and lost (no collector) */
+	bool memory_limit;                    /* memory-limit is on: */
+	uint64_t memory_limit_bytes;          /* the limit now */
+	uint64_t memory_refused_reloads, memory_refused_transfers; /* builds it refused */
 } apex_thread_stats_t;
 
 /*

@@ -5,6 +5,7 @@
 #endif
 #include "process/memory.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -51,16 +52,39 @@ void apex_memory_purge(void)
 #endif
 }
 
+/* /proc/self/statm kept open (apex_memory_keep_statm()), or -1. */
+static int statm_fd = -1;
+
+void apex_memory_keep_statm(void)
+{
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (statm_fd >= 0)
+		close(statm_fd);
+	statm_fd = fd;
+}
+
 size_t apex_memory_rss(void)
 {
 	unsigned long size = 0, resident = 0;
 	long page = sysconf(_SC_PAGESIZE);
-	FILE *f = fopen("/proc/self/statm", "r");
+	char buf[128];
+	ssize_t n;
 
-	if (f == NULL)
+	if (statm_fd >= 0) {
+		n = pread(statm_fd, buf, sizeof(buf) - 1, 0);
+	} else {
+		int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return 0;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
 		return 0;
-	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+	buf[n] = '\0';
+	if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
 		resident = 0;
-	fclose(f);
 	return page > 0 ? (size_t)resident * (size_t)page : 0;
 }

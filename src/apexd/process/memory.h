@@ -19,4 +19,12 @@ void apex_memory_purge(void);
 /* Resident set size of this process in bytes (0 if unknown). */
 size_t apex_memory_rss(void);
 
+/*
+ * Keep /proc/self/statm open for apex_memory_rss(), so that the resident
+ * size is still known inside a chroot.  Call it once the process is the
+ * one that serves (after daemonize: a fork's child would read its
+ * parent's) and before the chroot, before any thread starts.
+ */
+void apex_memory_keep_statm(void);
+
 #endif

@@ -255,8 +255,10 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 			}
 		}
 		/* current is dropped once a new version is published */
-		if (apex_secondary_transfer_any(s, z, e, have_version && !force ? current : NULL,
-						&current, err, sizeof(err)) == APEX_OK) {
+		int rc = apex_secondary_transfer_any(s, z, e,
+						     have_version && !force ? current : NULL,
+						     &current, err, sizeof(err));
+		if (rc == APEX_OK) {
 			apex_zone_t *now_served = apex_server_served_version(s->server, z->origin);
 
 			ok = true;
@@ -271,6 +273,12 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 			snprintf(z->status.last_result, sizeof(z->status.last_result),
 				 "failed: %.230s", err);
 			pthread_mutex_unlock(&s->lock);
+			if (rc == APEX_EMEMLIMIT) {
+				/* the zone's error too; another primary would be refused alike */
+				if (s->reloader != NULL)
+					apex_reloader_refused(s->reloader, z->reloader_id, err);
+				break;
+			}
 		}
 	}
 

@@ -98,6 +98,9 @@ typedef struct apex_secondary {
 	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version,
 			  const apex_changes_t *sets, size_t count);
 	void *published_arg;
+	/* memory-limit (process/memory_limit.h), checked before and during
+	 * each transfer; NULL: none.  Set before the start. */
+	struct apexd_memory_limit *memory_limit;
 } apex_secondary_t;
 
 /* Take the secondary zones (those with request-xfr) of the settings in

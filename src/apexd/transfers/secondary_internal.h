@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "config/daemon_config.h"
+#include "process/memory_limit.h"
 #include "xfr/acl.h"
 #include "xfr/xfr_client.h"
 #include "zone/zone.h"
@@ -70,5 +71,46 @@ int apex_secondary_transfer_any(struct apex_secondary *s, struct apex_secondary_
  * failed (a full disk), write the copy whole again from the version
  * served, so that it does not wait for the next change (copies.h). */
 void apex_secondary_copy_again(struct apex_secondary *s, struct apex_secondary_zone *z);
+
+/* ---------------------------------------------------------------- transfer_memory.c */
+
+/*
+ * memory-limit for one transfer: its claim, raised as the records
+ * arrive.  An AXFR is claimed at its start as large as the version
+ * served (if any), then checked again every few thousand records; the
+ * change sets of an IXFR, once received, as what a derivation in place
+ * takes, and as a whole build before one (the guard of
+ * apex_ixfr_version_guarded()).
+ */
+typedef struct apex_transfer_memory {
+	struct apexd_memory_limit *limit; /* NULL: none */
+	apexd_memory_claim_t claim;
+	const apex_zone_t *served; /* the version served when the check began, or NULL */
+	const char *zone;          /* its name, for messages */
+	uint64_t next_check;       /* records received at which to check again */
+	uint64_t added, removed;   /* records of the change sets of an IXFR */
+	bool refused;
+	char err[512]; /* why memory-limit refused it */
+} apex_transfer_memory_t;
+
+/* Begin t for a transfer of zone (name) while served is served (NULL: none). */
+void apex_transfer_memory_begin(apex_transfer_memory_t *t, struct apexd_memory_limit *limit,
+				const char *zone, const apex_zone_t *served);
+
+/* Before an AXFR is asked for: as large as the version served. */
+int apex_transfer_memory_axfr(apex_transfer_memory_t *t);
+
+/* As a whole zone arrives: records and bytes received so far. */
+int apex_transfer_memory_progress(apex_transfer_memory_t *t, uint64_t records, uint64_t bytes);
+
+/* Change sets received, before they are applied to t->served. */
+int apex_transfer_memory_ixfr(apex_transfer_memory_t *t, const apex_changes_t *sets, size_t count);
+
+/* The guard of apex_ixfr_version_guarded(): a whole build of the sets of
+ * the last apex_transfer_memory_ixfr() (ctx: t). */
+int apex_transfer_memory_whole(void *ctx, char *err, size_t err_size);
+
+/* The transfer is over: its claim given back. */
+void apex_transfer_memory_end(apex_transfer_memory_t *t);
 
 #endif

@@ -49,6 +49,10 @@ typedef struct receiver {
 	char source[200];     /* the new version's source, for messages */
 	apex_changes_t *sets; /* copies, owned */
 	size_t set_count;
+	/* memory-limit: the transfer's claim, raised from the counts of x as
+	 * the records of a whole zone arrive */
+	apex_transfer_memory_t *memory;
+	const apex_xfr_in_t *x;
 } receiver_t;
 
 static int receive_record(void *ctx, const apex_rr_t *rr)
@@ -57,6 +61,8 @@ static int receive_record(void *ctx, const apex_rr_t *rr)
 	int rc = apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
 					 rr->rdlength);
 
+	if (rc == APEX_OK)
+		rc = apex_transfer_memory_progress(r->memory, r->x->records, r->x->bytes);
 	if (rc == APEX_OK)
 		(void)apex_zone_copy_add(&r->copy, rr); /* a failure is the commit's */
 	return rc;
@@ -118,8 +124,8 @@ void apex_secondary_timeouts_of(const apex_secondary_t *s, apex_xfr_timeouts_t *
  * NULL) and receive the answer into r, begun here; x holds the counts.
  */
 static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
-		   const apex_zone_t *current, receiver_t *r, apex_xfr_in_t *x, char *err,
-		   size_t err_size)
+		   const apex_zone_t *current, receiver_t *r, apex_xfr_in_t *x,
+		   apex_transfer_memory_t *memory, char *err, size_t err_size)
 {
 	apex_xfr_in_handler_t handler = { r, receive_record, receive_changes };
 	apex_xfr_in_limits_t limits = { s->applied->cfg->xfr_size_limit, 0 };
@@ -129,6 +135,11 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	r->memory = memory;
+	r->x = x;
+	/* an AXFR: claimed at once as large as the version served */
+	if (current == NULL && (rc = apex_transfer_memory_axfr(memory)) < 0)
+		return apex_fail(err, err_size, rc, "%s", memory->err);
 	apex_secondary_primary_of(s, e, &primary);
 	apex_secondary_timeouts_of(s, &t);
 	snprintf(r->source, sizeof(r->source), "transfer of %s from %s", z->name, e->text);
@@ -144,6 +155,8 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	rc = apex_xfr_client_transfer(
 		&primary, z->origin, current != NULL ? APEX_TYPE_IXFR : APEX_TYPE_AXFR,
 		current != NULL ? current->serial : 0, &handler, &limits, &t, x, err, err_size);
+	if (memory->refused) /* the records were refused as they came */
+		rc = apex_fail(err, err_size, APEX_EMEMLIMIT, "%s", memory->err);
 	if (rc == APEX_OK && x->out_of_zone > 0)
 		apex_warning("zone %s: %llu record(s) outside the zone dropped from the transfer "
 			     "from %s",
@@ -250,6 +263,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **out, char *err,
 			    size_t err_size)
 {
+	apex_ixfr_guard_t guard = { apex_transfer_memory_whole, r->memory };
 	int rc;
 
 	if (!r->derived) {
@@ -259,8 +273,10 @@ static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **o
 	}
 	apex_zone_from_wire_abort(r->builder); /* received nothing */
 	r->builder = NULL;
-	rc = apex_ixfr_version(current, r->sets, r->set_count, r->source, out, &r->in_place, err,
-			       err_size);
+	if ((rc = apex_transfer_memory_ixfr(r->memory, r->sets, r->set_count)) < 0)
+		return apex_fail(err, err_size, rc, "%s", r->memory->err);
+	rc = apex_ixfr_version_guarded(current, r->sets, r->set_count, r->source, &guard, out,
+				       &r->in_place, err, err_size);
 	return rc == APEX_EMALFORMED ? -ESTALE : rc;
 }
 
@@ -277,12 +293,18 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 	char detail[300];
 	apex_xfr_in_t x;
 	receiver_t r;
+	apex_transfer_memory_t memory;
 	apex_zone_t *zone = NULL;
-	int rc = receive(s, z, e, current, &r, &x, err, err_size);
+
+	memset(&x, 0, sizeof(x));
+	apex_transfer_memory_begin(&memory, s->memory_limit, z->name,
+				   current != NULL ? current : *held);
+	int rc = receive(s, z, e, current, &r, &x, &memory, err, err_size);
 
 	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_UP_TO_DATE) {
 		receiver_abort(&r);
 		apex_xfr_in_free(&x);
+		apex_transfer_memory_end(&memory);
 		return APEX_OK;
 	}
 	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
@@ -300,6 +322,7 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 			     detail, held, err, err_size);
 	receiver_abort(&r);
 	apex_xfr_in_free(&x);
+	apex_transfer_memory_end(&memory);
 	return rc;
 }
 

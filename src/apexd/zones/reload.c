@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "process/memory.h"
+#include "process/memory_limit.h"
 #include "process/thread_priority.h"
 #include "zones/reload_internal.h"
 #include "zones/zonemd_check.h"
@@ -72,7 +73,7 @@ ssize_t apex_reloader_find_origin(const apex_reloader_t *r, const uint8_t *origi
 }
 
 /* Under the lock: the zone with this id, or NULL. */
-static apex_managed_zone_t *find_id(const apex_reloader_t *r, uint64_t id)
+apex_managed_zone_t *apex_reloader_find_id(const apex_reloader_t *r, uint64_t id)
 {
 	for (size_t i = 0; i < r->count; i++) {
 		if (r->zones[i]->id == id)
@@ -176,87 +177,130 @@ static int load_version(const char *file, const uint8_t *origin, const char *nam
 	return APEX_OK;
 }
 
+/* A load picked: what it needs once the lock is released. */
+typedef struct load_job {
+	uint64_t id, seq;
+	char *file; /* a copy (NULL: out of memory) */
+	uint8_t origin[APEX_NAME_MAX];
+	char name[APEX_RELOAD_NAME_TEXT];
+	bool secondary, zonemd_verify;
+	uint64_t loaded_size; /* of the file the last successful load read */
+	uint64_t file_size;   /* of the file now */
+	apexd_memory_claim_t claim;
+	char err[APEX_RELOAD_ERROR_MAX];
+} load_job_t;
+
+/* Under the lock: z picked, its load begun. */
+static void job_take(load_job_t *job, apex_managed_zone_t *z)
+{
+	memset(job, 0, sizeof(*job));
+	job->id = z->id;
+	job->seq = z->requested;
+	job->file = strdup(z->file);
+	memcpy(job->origin, z->origin, apex_name_size(z->origin));
+	snprintf(job->name, sizeof(job->name), "%s", z->name);
+	job->secondary = z->secondary;
+	job->zonemd_verify = z->zonemd_verify;
+	job->loaded_size = z->file_size;
+	z->loading = true;
+	z->state = APEX_ZONE_LOADING;
+}
+
+/* Under the lock: z's state after its load failed with job->err. */
+static void note_failure(apex_managed_zone_t *z, const load_job_t *job)
+{
+	const char *file = job->file != NULL ? job->file : job->name;
+
+	z->state = APEX_ZONE_FAILED;
+	z->failures++;
+	snprintf(z->error, sizeof(z->error), "%s", job->err);
+	clock_gettime(CLOCK_REALTIME, &z->failed_at);
+	z->awaiting_transfer = job->secondary && z->loads == z->failures && access(file, F_OK) != 0;
+	if (z->awaiting_transfer)
+		apex_info("zone %s: no copy in %s yet: served after the first transfer", job->name,
+			  file);
+	else
+		apex_error("zone %s: %s (%s)", job->name, job->err,
+			   z->loads > z->failures ? "the previous version is still served"
+						  : "the zone is not served");
+}
+
+/*
+ * Under the lock: publish *zone, the result of the load (rc), and note
+ * the outcome in the zone's entry.  Returns rc, or the failure to
+ * publish; *zone and *old are NULL when nothing was published.
+ */
+static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t **zone,
+		       apex_zone_t **old)
+{
+	apex_managed_zone_t *z = apex_reloader_find_id(r, job->id);
+
+	if (z == NULL) {
+		/* removed by a reconfiguration meanwhile: nothing to publish */
+		apex_zone_unref(*zone);
+		apex_zone_unref(*old);
+		*old = *zone = NULL;
+		return rc;
+	}
+	if (rc == APEX_OK) {
+		apex_zone_ref(*zone); /* for the published hook, dropped by the caller */
+		rc = apex_zonetable_publish(&r->server->zonetable, *zone);
+		if (rc < 0) {
+			snprintf(job->err, sizeof(job->err), "%s: not published: %s", job->file,
+				 apex_strerror(rc));
+			apex_zone_unref(*zone);
+			apex_zone_unref(*zone);
+			*zone = NULL;
+		}
+	}
+	z->loading = false;
+	z->done = job->seq;
+	z->loads++;
+	z->awaiting_transfer = false;
+	if (rc != APEX_OK) {
+		note_failure(z, job);
+		return rc;
+	}
+	z->state = APEX_ZONE_LOADED;
+	z->error[0] = '\0';
+	z->refused = false;
+	z->file_size = job->file_size;
+	apex_info("zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB", job->name,
+		  job->file, (*zone)->serial, (*zone)->record_count, (*zone)->load_seconds,
+		  (double)(*zone)->memory / (1024.0 * 1024.0));
+	return rc;
+}
+
 /*
  * Called with the lock held and z picked: load z's file with the lock
- * released, publish the result, and return with the lock held again.
+ * released (once memory-limit allows it, on the reload thread), publish
+ * the result, and return with the lock held again.
  */
 static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 {
-	uint64_t id = z->id, seq = z->requested;
-	char *file = strdup(z->file);
-	uint8_t origin[APEX_NAME_MAX];
-	char name[APEX_RELOAD_NAME_TEXT];
-	char err[APEX_RELOAD_ERROR_MAX];
+	load_job_t job;
 	apex_zone_t *zone = NULL, *old = NULL;
 	int rc;
 
-	bool secondary = z->secondary, zonemd_verify = z->zonemd_verify;
-
-	z->loading = true;
-	z->state = APEX_ZONE_LOADING;
-	memcpy(origin, z->origin, apex_name_size(z->origin));
-	snprintf(name, sizeof(name), "%s", z->name);
+	job_take(&job, z);
 	pthread_mutex_unlock(&r->lock);
 
-	err[0] = '\0';
-	rc = file == NULL
-		     ? APEX_ENOMEM
-		     : load_version(file, origin, name, zonemd_verify, &zone, err, sizeof(err));
-	if (rc < 0 && err[0] == '\0')
-		snprintf(err, sizeof(err), "%.400s: %s", file != NULL ? file : name,
-			 apex_strerror(rc));
+	rc = job.file == NULL ? APEX_ENOMEM : APEX_OK;
 	if (rc == APEX_OK)
-		old = apex_server_served_version(r->server, origin);
+		rc = apex_reloader_memory_claim(r, job.file, job.origin, job.loaded_size,
+						&job.file_size, &job.claim, job.err,
+						sizeof(job.err));
+	if (rc == APEX_OK)
+		rc = load_version(job.file, job.origin, job.name, job.zonemd_verify, &zone, job.err,
+				  sizeof(job.err));
+	if (rc < 0 && job.err[0] == '\0')
+		snprintf(job.err, sizeof(job.err), "%.400s: %s",
+			 job.file != NULL ? job.file : job.name, apex_strerror(rc));
+	if (rc == APEX_OK)
+		old = apex_server_served_version(r->server, job.origin);
 
 	pthread_mutex_lock(&r->lock);
-	z = find_id(r, id);
-	if (z == NULL) {
-		/* removed by a reconfiguration meanwhile: nothing to publish */
-		if (zone != NULL)
-			apex_zone_unref(zone);
-		apex_zone_unref(old);
-		old = zone = NULL;
-	} else {
-		if (rc == APEX_OK) {
-			apex_zone_ref(zone); /* for the published hook, dropped below */
-			rc = apex_zonetable_publish(&r->server->zonetable, zone);
-			if (rc < 0) {
-				snprintf(err, sizeof(err), "%s: not published: %s", file,
-					 apex_strerror(rc));
-				apex_zone_unref(zone);
-				apex_zone_unref(zone);
-				zone = NULL;
-			}
-		}
-		z->loading = false;
-		z->done = seq;
-		z->loads++;
-		z->awaiting_transfer = false;
-		if (rc == APEX_OK) {
-			z->state = APEX_ZONE_LOADED;
-			z->error[0] = '\0';
-			apex_info(
-				"zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB",
-				name, file, zone->serial, zone->record_count, zone->load_seconds,
-				(double)zone->memory / (1024.0 * 1024.0));
-		} else {
-			z->state = APEX_ZONE_FAILED;
-			z->failures++;
-			snprintf(z->error, sizeof(z->error), "%s", err);
-			clock_gettime(CLOCK_REALTIME, &z->failed_at);
-			z->awaiting_transfer =
-				secondary && z->loads == z->failures && access(file, F_OK) != 0;
-			if (z->awaiting_transfer)
-				apex_info("zone %s: no copy in %s yet: served after the first "
-					  "transfer",
-					  name, file);
-			else
-				apex_error("zone %s: %s (%s)", name, err,
-					   z->loads > z->failures
-						   ? "the previous version is still served"
-						   : "the zone is not served");
-		}
-	}
+	rc = finish_load(r, &job, rc, &zone, &old);
 	pthread_mutex_unlock(&r->lock);
 
 	if (rc == APEX_OK && zone != NULL) {
@@ -268,7 +312,8 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		apex_zone_unref(old); /* NULL unless publishing failed */
 	}
 	apex_memory_purge();
-	free(file);
+	apexd_memory_limit_release(r->memory_limit, &job.claim);
+	free(job.file);
 	if (r->notify != NULL)
 		r->notify(r->notify_arg);
 	pthread_mutex_lock(&r->lock);
@@ -422,7 +467,7 @@ bool apex_reloader_ticket_done(apex_reloader_t *r, const apex_reload_ticket_t *t
 
 	memset(result, 0, sizeof(*result));
 	pthread_mutex_lock(&r->lock);
-	z = find_id(r, ticket->zone_id);
+	z = apex_reloader_find_id(r, ticket->zone_id);
 	if (z == NULL) {
 		result->removed = true;
 		snprintf(result->error, sizeof(result->error), "zone removed by reconfig");
@@ -437,45 +482,6 @@ bool apex_reloader_ticket_done(apex_reloader_t *r, const apex_reload_ticket_t *t
 	}
 	pthread_mutex_unlock(&r->lock);
 	return done;
-}
-
-uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
-{
-	pthread_mutex_lock(&r->lock);
-	ssize_t i = apex_reloader_find_origin(r, origin);
-	uint64_t id = i >= 0 ? r->zones[i]->id : 0;
-	pthread_mutex_unlock(&r->lock);
-	return id;
-}
-
-int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zone)
-{
-	pthread_mutex_lock(&r->lock);
-	apex_managed_zone_t *z = find_id(r, zone_id);
-	int rc = z != NULL ? apex_zonetable_publish(&r->server->zonetable, zone) : APEX_ENOENT;
-
-	/* the first version of a zone that had no copy: it is served now, and
-	 * its missing copy no longer shown as the failure of its last load */
-	if (rc == APEX_OK && z->awaiting_transfer) {
-		z->awaiting_transfer = false;
-		z->state = APEX_ZONE_LOADED;
-		z->error[0] = '\0';
-	}
-	pthread_mutex_unlock(&r->lock);
-	return rc;
-}
-
-int apex_reloader_publish_over(apex_reloader_t *r, uint64_t zone_id, const apex_zone_t *expected,
-			       apex_zone_t *zone)
-{
-	pthread_mutex_lock(&r->lock);
-	apex_zone_t *served = apex_server_served_version(r->server, zone->origin);
-	int rc = find_id(r, zone_id) == NULL ? APEX_ENOENT
-		 : served != expected        ? -ESTALE
-					     : apex_zonetable_publish(&r->server->zonetable, zone);
-	pthread_mutex_unlock(&r->lock);
-	apex_zone_unref(served);
-	return rc;
 }
 
 /* ---------------------------------------------------------------- reports */

@@ -60,6 +60,12 @@ typedef struct apex_managed_zone {
 	struct timespec failed_at;         /* CLOCK_REALTIME of that failure */
 	uint64_t requested, done;          /* request sequence numbers */
 	uint64_t loads, failures;          /* counts of finished loads */
+	/* the size of the file its last successful load read (0: none yet),
+	 * which memory-limit's estimate of the next load scales from */
+	uint64_t file_size;
+	/* failed because memory-limit refused a transfer: the next version
+	 * published (a transfer, a load) clears the error */
+	bool refused;
 } apex_managed_zone_t;
 
 /* A request's claim on one zone's future load (apex_reloader_ticket_done()). */
@@ -102,6 +108,10 @@ typedef struct apex_reloader {
 	 * referenced during the call.  Set before apex_reloader_start(). */
 	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version);
 	void *published_arg;
+	/* memory-limit (process/memory_limit.h), checked before each load of
+	 * the reload thread (not the loads at start); NULL: none.  Set before
+	 * apex_reloader_start(). */
+	struct apexd_memory_limit *memory_limit;
 } apex_reloader_t;
 
 /* Take the zones of cfg (copied); nothing is loaded yet. */
@@ -177,6 +187,13 @@ int apex_reloader_publish(apex_reloader_t *r, uint64_t zone_id, apex_zone_t *zon
  */
 int apex_reloader_publish_over(apex_reloader_t *r, uint64_t zone_id, const apex_zone_t *expected,
 			       apex_zone_t *zone);
+
+/*
+ * A transfer of the configured zone zone_id was refused by memory-limit
+ * (err says why): the zone's state is failed with err, as for a load
+ * that failed, until the next version of it is published.
+ */
+void apex_reloader_refused(apex_reloader_t *r, uint64_t zone_id, const char *err);
 
 /* Number of configured zones. */
 size_t apex_reloader_count(apex_reloader_t *r);
