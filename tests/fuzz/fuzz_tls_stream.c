@@ -162,8 +162,9 @@ static apex_zonetable_t ts_table;
 static apex_answer_config_t ts_config;
 static apex_worker_t *ts_worker;
 static SSL_CTX *ts_server_ctx, *ts_client_ctx;
-static uint8_t *ts_in, *ts_out, *ts_answer; /* the connection's buffers, exact sizes */
-static uint8_t *ts_plain;                   /* what the client reads, APEX_MAX_MESSAGE */
+static uint8_t *ts_in, *ts_out, *ts_answer;   /* the connection's buffers, exact sizes */
+static uint8_t *ts_cipher_in, *ts_cipher_out; /* a read's and a write's ciphertext, the same */
+static uint8_t *ts_plain;                     /* what the client reads, APEX_MAX_MESSAGE */
 static const apex_rrl_config_t ts_rrl = {
 	.rate = 1000000000, /* on, at a rate no input reaches */
 	.slip = 2,
@@ -305,8 +306,8 @@ static void ts_client_read(ts_conn_t *c)
 	ts_owner = TS_OWNER_NONE;
 }
 
-/* The server's output sent, as tcp.c writes it: t->out at a time, read by
- * the client at once (or dropped when nobody reads it). */
+/* The server's output sent, as tcp.c writes it: APEX_TCP_TLS_OUT at a
+ * time, read by the client at once (or dropped when nobody reads it). */
 static void ts_to_client(ts_conn_t *c)
 {
 	char err[256];
@@ -314,11 +315,11 @@ static void ts_to_client(ts_conn_t *c)
 
 	for (;;) {
 		ts_owner = TS_OWNER_SERVER;
-		n = apex_tcp_tls_output(&c->tls);
+		n = apex_tcp_tls_output(&c->tls, ts_cipher_out, APEX_TCP_TLS_OUT);
 		ts_owner = TS_OWNER_CLIENT;
 		if (n == 0 || !c->client_reads)
 			break;
-		if (apex_tls_session_feed(c->client, c->tls.out, n, err, sizeof(err)) != APEX_OK)
+		if (apex_tls_session_feed(c->client, ts_cipher_out, n, err, sizeof(err)) != APEX_OK)
 			ts_fail("the client cannot take the server's output: %s", err);
 		ts_client_read(c);
 	}
@@ -462,11 +463,11 @@ static void ts_deliver(ts_conn_t *c, size_t piece)
 		if (c->closed)
 			return;
 		ts_owner = TS_OWNER_CLIENT;
-		n = apex_tls_session_take_output(c->client, c->tls.in, piece);
+		n = apex_tls_session_take_output(c->client, ts_cipher_in, piece);
 		ts_owner = TS_OWNER_SERVER;
 		if (n == 0)
 			break;
-		if (apex_tcp_tls_received(&c->tls, n) != APEX_OK)
+		if (apex_tcp_tls_received(&c->tls, ts_cipher_in, n) != APEX_OK)
 			ts_fail("the server refused %zu bytes of a client's stream", n);
 		ts_owner = TS_OWNER_NONE;
 		ts_process(c);
@@ -604,10 +605,10 @@ static void ts_raw(const uint8_t *data, size_t size)
 	for (size_t off = 2; off < size;) {
 		size_t n = size - off < piece ? size - off : piece;
 
-		memcpy(c.tls.in, data + off, n);
+		memcpy(ts_cipher_in, data + off, n);
 		off += n;
 		ts_owner = TS_OWNER_SERVER;
-		if (apex_tcp_tls_received(&c.tls, n) != APEX_OK)
+		if (apex_tcp_tls_received(&c.tls, ts_cipher_in, n) != APEX_OK)
 			break; /* tcp.c closes */
 		do {
 			rc = apex_tcp_tls_plaintext(&c.tls, &ts_worker->stats, ts_in,
@@ -620,7 +621,7 @@ static void ts_raw(const uint8_t *data, size_t size)
 		if (rc != APEX_OK) {
 			ts_owner = TS_OWNER_SERVER;
 			if (!apex_tcp_tls_ended(&c.tls) ||
-			    apex_tcp_tls_received(&c.tls, 1) == APEX_OK)
+			    apex_tcp_tls_received(&c.tls, ts_cipher_in, 1) == APEX_OK)
 				ts_fail("a session that failed is not failed for good");
 			ts_owner = TS_OWNER_NONE;
 			break;
@@ -664,6 +665,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	ts_out = fuzz_buffer(TS_OUT_CAPACITY);
 	ts_answer = fuzz_buffer(APEX_MAX_MESSAGE);
 	ts_plain = fuzz_buffer(APEX_MAX_MESSAGE);
+	ts_cipher_in = fuzz_buffer(APEX_TCP_TLS_IN);
+	ts_cipher_out = fuzz_buffer(APEX_TCP_TLS_OUT);
 	ts_make_worker();
 	ts_make_contexts();
 	ts_one(warm_stream, sizeof(warm_stream));

@@ -435,6 +435,123 @@ def test_tcp_exhaustion(tmp):
                 s.close()
 
 
+def vm_rss(pid):
+    """The resident size of process pid in bytes (VmRSS)."""
+    return int(proc_status(pid)["VmRSS"][0]) * 1024
+
+
+def wait_accepted(sock, count, timeout=30):
+    """Wait until apexd has accepted count TCP connections in all (its
+    tcp_connections counter): a client's connect() returns before that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = stats(sock)
+        if s["tcp_connections"] >= count or time.monotonic() > deadline:
+            return s["tcp_connections"]
+        time.sleep(0.2)
+
+
+IDLE_CONNECTIONS = 2000
+IDLE_TCP_BYTES = 4096  # resident bytes apexd may spend on an idle TCP connection
+BIG = "big.test."
+
+
+def big_zone(d):
+    """A zone whose txt.big.test. TXT answer is about 4 KiB (16 records of
+    240 bytes): answers that fill a few pages of a connection's buffers."""
+    path = os.path.join(d, "big.test.zone")
+    with open(path, "w") as f:
+        f.write("$ORIGIN %s\n$TTL 300\n@ SOA ns hostmaster 1 3600 600 86400 300\n"
+                "@ NS ns\nns A 192.0.2.1\n" % BIG)
+        for i in range(16):
+            f.write('txt TXT "%02d%s"\n' % (i, "x" * 238))
+    return path
+
+
+def big_queries(first_id, count):
+    """count queries for txt.big.test. TXT in wire form, IDs from first_id."""
+    wires = []
+    for k in range(count):
+        m = dns.message.make_query("txt." + BIG, "TXT")
+        m.id = (first_id + k) & 0xFFFF
+        wires.append(m.to_wire())
+    return wires
+
+
+def check_big_answer(wire, query):
+    r = dns.message.from_wire(wire)
+    assert wire[:2] == query[:2] and r.rcode() == dns.rcode.NOERROR, r
+    assert len(r.answer) == 1 and len(r.answer[0]) == 16, r
+
+
+def test_idle_tcp_connections_memory(tmp):
+    """2000 idle TCP connections cost apexd less than 4 KiB of resident
+    memory each (the connection's libuv handles and its state: its input
+    and output buffers come from the worker's pool only while a message is
+    under way).  Then two pipelined queries on every one of them, with
+    answers of 4 KiB, are all answered, a UDP query in the middle is
+    answered, and with every query answered the connections, still open,
+    still cost less than the bound: the buffers went back to the pool."""
+    n = IDLE_CONNECTIONS
+    limit = raise_nofile(n + 200)
+    if limit < n + 100:
+        pytest.skip("RLIMIT_NOFILE %d too low for %d connections" % (limit, n))
+    settings = ["tcp-max-connections: %d" % (n + 100), "tcp-max-connections-per-client: 0",
+                "tcp-idle-timeout: 120"]
+    d = os.path.join(tmp, "idle-memory")
+    os.makedirs(d)
+    zones = EXAMPLE + [(BIG, big_zone(d))]
+    with Instance(tmp, "idle-memory", settings, zones=zones) as a:
+        pid = a.server.proc.pid
+        # the workers' first connections and answers (loops, pools, allocator) set up
+        for i in range(20):
+            r = tcp_ask(a.port, soa_query(), source="127.0.0.%d" % (10 + i % 4))
+            assert r.rcode() == dns.rcode.NOERROR
+        warm = wait_accepted(a.socket, 20)
+        before = vm_rss(pid)
+        conns = connect_many(a.port, ["127.0.0.%d" % i for i in range(10, 14)], n // 4)
+        try:
+            assert wait_accepted(a.socket, warm + n) >= warm + n, "not all accepted"
+            time.sleep(0.5)
+            idle = vm_rss(pid)
+            per_conn = (idle - before) / n
+            print("idle tcp: %d connections, %.0f bytes each (VmRSS %d -> %d)"
+                  % (n, per_conn, before, idle))
+            assert per_conn < IDLE_TCP_BYTES, \
+                "%.0f bytes of VmRSS per idle TCP connection (at most %d)" % (
+                    per_conn, IDLE_TCP_BYTES)
+
+            queries = []
+            for i, s in enumerate(conns):
+                wires = big_queries(2 * i, 2)
+                queries.append(wires)
+                s.setblocking(True)
+                s.settimeout(10)
+                s.sendall(b"".join(struct.pack("!H", len(w)) + w for w in wires))
+                if i == n // 2:
+                    r, t_udp = timed(lambda: udp_ask(a.port, soa_query()))
+                    assert r.rcode() == dns.rcode.NOERROR and r.answer, r
+            for s, wires in zip(conns, queries):
+                for w in wires:
+                    (size,) = struct.unpack("!H", client.recv_exact(s, 2))
+                    check_big_answer(client.recv_exact(s, size), w)
+            time.sleep(0.5)
+            answered = vm_rss(pid)
+            per_conn = (answered - before) / n
+            print("after %d queries: %.0f bytes each (VmRSS %d); udp %.3f s"
+                  % (2 * n, per_conn, answered, t_udp))
+            assert per_conn < IDLE_TCP_BYTES, \
+                "%.0f bytes of VmRSS per TCP connection once answered" % per_conn
+            for s in conns:
+                s.setblocking(False)
+            assert not any(closed_by_server(s) for s in conns), "connections closed"
+            s = stats(a.socket)
+            assert s["tcp_rejected"] == 0 and s["tcp_timeouts"] == 0, s
+        finally:
+            for s in conns:
+                s.close()
+
+
 # ---------------------------------------------------------------- privileges
 
 def proc_status(pid):

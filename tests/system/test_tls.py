@@ -57,7 +57,8 @@ import querygen
 import servers
 import tls_util
 from conftest import SANITIZER_RE, ZONE_SETS, zone
-from test_hardening import apexctl, raise_nofile, soa_query, udp_ask
+from test_hardening import (BIG, apexctl, big_queries, big_zone, check_big_answer, raise_nofile,
+                            soa_query, udp_ask, vm_rss)
 from test_metrics import samples, value
 from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, WRONG_SECRET, have, serial_of,
                             wait_serial, zone_text)
@@ -564,6 +565,70 @@ def test_certificate_renewal(certs, tmp_path):
             r = dns.message.from_wire(before.exchange(soa_query().to_wire()))
             assert r.rcode() == dns.rcode.NOERROR and r.answer
     finally:
+        apex.stop_checked()
+
+
+IDLE_DOT_CONNECTIONS = 400
+IDLE_DOT_BYTES = 32 * 1024  # resident bytes apexd may spend on an idle DoT connection
+
+
+def test_idle_dot_connections_memory(certs, tmp_path):
+    """400 idle DoT connections, each with its handshake done, cost apexd
+    less than 32 KiB of resident memory each: the TLS session (about 15
+    KiB idle) and the connection; the ciphertext and plaintext buffers come
+    from the worker's pools only while a message is under way.  Then two
+    pipelined queries on every connection, with answers of 4 KiB, are all
+    answered, a UDP query in the middle is answered, and with every query
+    answered the memory per connection is still under the bound: the
+    buffers went back to the pools."""
+    n = IDLE_DOT_CONNECTIONS
+    limit = raise_nofile(n + 200)
+    if limit < n + 100:
+        pytest.skip("RLIMIT_NOFILE %d too low for %d connections" % (limit, n))
+    d = str(tmp_path)
+    apex = TlsApexd(os.path.join(d, "apexd"), [("example.", zone("example.zone")),
+                                                (BIG, big_zone(d))], certs, xfr=(),
+                    extra_server=["tcp-max-connections: %d" % (n + 100),
+                                  "tcp-max-connections-per-client: 0",
+                                  "tcp-idle-timeout: 120"]).start()
+    ctx = certs.context()
+    conns = []
+    try:
+        # the workers' first sessions and answers (loops, pools, OpenSSL's caches) set up
+        for _ in range(20):
+            soa_over_dot(apex, certs)
+        time.sleep(0.5)
+        before = vm_rss(apex.proc.pid)
+        for _ in range(n):
+            conns.append(tls_util.Dot(apex.dot_port, ctx))
+        time.sleep(1)  # the last clients' Finished read by the server
+        idle = vm_rss(apex.proc.pid)
+        per_conn = (idle - before) / n
+        print("idle dot: %d connections, %.0f bytes each (VmRSS %d -> %d)"
+              % (n, per_conn, before, idle))
+        assert per_conn < IDLE_DOT_BYTES, \
+            "%.0f bytes of VmRSS per idle DoT connection (at most %d)" % (
+                per_conn, IDLE_DOT_BYTES)
+        sent = []
+        for i, c in enumerate(conns):
+            wires = big_queries(2 * i, 2)
+            c.write(b"".join(tls_util.frame(w) for w in wires))
+            sent.append(wires)
+            if i == n // 2:
+                r = udp_ask(apex.port, soa_query())
+                assert r.rcode() == dns.rcode.NOERROR and r.answer
+        for c, wires in zip(conns, sent):
+            for w in wires:
+                check_big_answer(c.read_message(), w)
+        time.sleep(0.5)
+        answered = vm_rss(apex.proc.pid)
+        per_conn = (answered - before) / n
+        print("after %d queries: %.0f bytes each (VmRSS %d)" % (2 * n, per_conn, answered))
+        assert per_conn < IDLE_DOT_BYTES, \
+            "%.0f bytes of VmRSS per DoT connection once answered" % per_conn
+    finally:
+        for c in conns:
+            c.close()
         apex.stop_checked()
 
 

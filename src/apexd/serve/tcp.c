@@ -1,130 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* DNS over TCP (RFC 7766) for one worker, on its libuv loop. */
+/* DNS over TCP (RFC 7766) for one worker, on its libuv loop: a
+ * connection's reads, answers and writes (its life is tcp_conn.c's). */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
 #include "serve/tcp.h"
 #include "serve/tcp_internal.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dns/rrtype.h"
 #include "dns/stream.h"
 #include "dns/wire.h"
-#include "serve/listen_socket.h"
 #include "serve/tcp_tls.h"
-#include "serve/tls_service.h"
 #include "serve/worker.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/xfr_serve.h"
 
-/* Input holds at least one whole message: 2-byte length + up to 65535. */
-#define IN_CAPACITY (2 + APEX_MAX_MESSAGE)
-/* Answers of pipelined queries are gathered up to FLUSH_AT bytes and
- * written together; the output always has room for one more answer of
- * the largest size before that. */
-#define FLUSH_AT 16384
-#define OUT_CAPACITY (FLUSH_AT + 2 + APEX_MAX_MESSAGE)
-
-typedef struct apex_tcp_conn {
-	apex_conn_link_t link; /* first: in tcp->conns, the link is the connection */
-	uv_tcp_t handle;
-	uv_timer_t timer;
-	uv_write_t write_req;
-	apex_tcp_worker_t *tcp;
-	uint8_t *in; /* IN_CAPACITY bytes, owned by the connection */
-	size_t in_used;
-	uint8_t *out; /* OUT_CAPACITY bytes, owned by the connection */
-	size_t out_used;
-	int open_handles;             /* libuv handles still to be closed before free */
-	bool counted;                 /* holds one of tcp->shared->connections */
-	atomic_uint *client_slot;     /* holds one count of it (per-client limit), or NULL */
-	struct sockaddr_storage peer; /* the client, for server cookies */
-	uint64_t partial_since; /* uv_now() when the unfinished input message began; 0: none */
-	uint64_t write_since;   /* uv_now() when the write in flight began */
-	bool linked;
-	bool reading;
-	bool writing;
-	bool eof;
-	bool closing;
-	bool is_tls;        /* DNS over TLS: every byte goes through tls */
-	apex_tcp_tls_t tls; /* its session and ciphertext buffers */
-} apex_tcp_conn_t;
-
 /* ---------------------------------------------------------------- connections */
 
-static void conn_close(apex_tcp_conn_t *conn);
 static void conn_process(apex_tcp_conn_t *conn);
-
-/* TLS: close_notify and whatever output is left, written if the socket
- * takes it at once (a connection that closes waits for nothing). */
-static void conn_tls_goodbye(apex_tcp_conn_t *conn)
-{
-	size_t n;
-
-	if (conn->tls.session == NULL)
-		return;
-	apex_tcp_tls_close(&conn->tls);
-	while ((n = apex_tcp_tls_output(&conn->tls)) > 0) {
-		uv_buf_t buf = uv_buf_init((char *)conn->tls.out, (unsigned)n);
-
-		if (uv_try_write((uv_stream_t *)&conn->handle, &buf, 1) != (int)n)
-			break;
-	}
-}
-
-static void on_handle_closed(uv_handle_t *handle)
-{
-	apex_tcp_conn_t *conn = handle->data;
-
-	if (--conn->open_handles > 0)
-		return;
-	if (conn->is_tls)
-		apex_tcp_tls_free(&conn->tls);
-	free(conn->in);
-	free(conn->out);
-	free(conn);
-}
-
-static void conn_unlink(apex_tcp_conn_t *conn)
-{
-	apex_tcp_worker_t *tcp = conn->tcp;
-
-	if (!conn->linked)
-		return;
-	apex_conn_list_remove(&tcp->conns, &conn->link);
-	conn->linked = false;
-}
-
-/* Close the connection; its memory is freed once libuv has closed its handles. */
-static void conn_close(apex_tcp_conn_t *conn)
-{
-	if (conn->closing)
-		return;
-	conn->closing = true;
-	conn_unlink(conn);
-	if (conn->counted) {
-		atomic_fetch_sub_explicit(&conn->tcp->shared->connections, 1, memory_order_relaxed);
-		conn->counted = false;
-	}
-	if (conn->client_slot != NULL) {
-		atomic_fetch_sub_explicit(conn->client_slot, 1, memory_order_relaxed);
-		conn->client_slot = NULL;
-	}
-	if (conn->is_tls && !conn->writing)
-		conn_tls_goodbye(conn);
-	/* A pending write is cancelled (its callback runs first, with UV_ECANCELED). */
-	uv_close((uv_handle_t *)&conn->handle, on_handle_closed);
-	if (conn->open_handles > 1)
-		uv_close((uv_handle_t *)&conn->timer, on_handle_closed);
-}
 
 /* Whether a message is half received or half sent (tcp-io-timeout applies). */
 static bool conn_in_io(const apex_tcp_conn_t *conn)
@@ -142,7 +40,7 @@ static void on_idle(uv_timer_t *timer)
 		APEX_STAT_ADD(conn->tcp->worker->stats.tcp_io_timeouts, 1);
 	else
 		APEX_STAT_ADD(conn->tcp->worker->stats.tcp_timeouts, 1);
-	conn_close(conn);
+	apex_tcp_conn_close(conn);
 }
 
 /*
@@ -167,19 +65,30 @@ static void conn_touch(apex_tcp_conn_t *conn)
 	uv_timer_start(&conn->timer, on_idle, deadline > now ? deadline - now : 0, 0);
 }
 
+/*
+ * A read is about to happen: a buffer for it from the worker's pools.
+ * Plain TCP reads into the input, after what it holds; TLS reads
+ * ciphertext into a buffer of its own, which on_read() gives back at
+ * once (the session keeps a copy).  0 bytes makes libuv report
+ * UV_ENOBUFS (on_read() closes): out of memory, as a full input always
+ * holds a whole message that is answered first.
+ */
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
 {
 	apex_tcp_conn_t *conn = handle->data;
+	apex_tcp_buffers_t *b = &conn->tcp->buffers;
+	uint8_t *tls_in = NULL;
 
 	(void)suggested;
 	if (conn->is_tls) {
-		*buf = uv_buf_init((char *)conn->tls.in, APEX_TCP_TLS_IN);
-		return;
+		apex_tcp_conn_take(conn, &b->tls_in, &tls_in);
+		*buf = uv_buf_init((char *)tls_in, tls_in != NULL ? APEX_TCP_TLS_IN : 0);
+	} else if (apex_tcp_conn_take(conn, &b->in, &conn->in) != NULL) {
+		*buf = uv_buf_init((char *)conn->in + conn->in_used,
+				   (unsigned)(APEX_TCP_IN_CAPACITY - conn->in_used));
+	} else {
+		*buf = uv_buf_init(NULL, 0);
 	}
-	/* 0 bytes makes libuv report UV_ENOBUFS; cannot happen, as a full
-	 * input always holds a whole message that is answered first. */
-	*buf = uv_buf_init((char *)conn->in + conn->in_used,
-			   (unsigned)(IN_CAPACITY - conn->in_used));
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
@@ -192,7 +101,7 @@ static void conn_reading(apex_tcp_conn_t *conn, bool on)
 		int rc = uv_read_start((uv_stream_t *)&conn->handle, on_alloc, on_read);
 
 		if (rc < 0) {
-			conn_close(conn);
+			apex_tcp_conn_close(conn);
 			return;
 		}
 	} else {
@@ -203,26 +112,43 @@ static void conn_reading(apex_tcp_conn_t *conn, bool on)
 
 static void conn_write(apex_tcp_conn_t *conn, uint8_t *data, size_t size);
 
+/* TLS: the next part of the session's output written, from a buffer of
+ * the pool.  False when no output waits. */
+static bool conn_tls_send(apex_tcp_conn_t *conn)
+{
+	size_t n;
+
+	if (!apex_tcp_tls_output_pending(&conn->tls))
+		return false;
+	if (apex_tcp_conn_take(conn, &conn->tcp->buffers.tls_out, &conn->tls_out) == NULL) {
+		apex_tcp_conn_close(conn);
+		return true;
+	}
+	n = apex_tcp_tls_output(&conn->tls, conn->tls_out, APEX_TCP_TLS_OUT);
+	if (n == 0)
+		return false;
+	conn_write(conn, conn->tls_out, n);
+	return true;
+}
+
 static void on_written(uv_write_t *req, int status)
 {
 	apex_tcp_conn_t *conn = req->data;
 
 	conn->writing = false;
+	conn->sending = NULL; /* its buffer goes back with the next release, or the close */
 	if (conn->closing)
 		return;
 	if (status < 0) {
-		conn_close(conn);
+		apex_tcp_conn_close(conn);
 		return;
 	}
-	conn->out_used = 0;
 	/* TLS: the rest of the output before anything else */
-	size_t n = conn->is_tls && conn->tls.session != NULL ? apex_tcp_tls_output(&conn->tls) : 0;
-	if (n > 0) {
-		conn_write(conn, conn->tls.out, n);
+	if (conn->is_tls && conn_tls_send(conn))
 		return;
-	}
 	if (conn->is_tls && apex_tcp_tls_ended(&conn->tls)) {
-		conn_close(conn); /* a failure's alert, or our answer to close_notify, is sent */
+		/* a failure's alert, or our answer to close_notify, is sent */
+		apex_tcp_conn_close(conn);
 		return;
 	}
 	conn_process(conn);
@@ -233,35 +159,42 @@ static void on_written(uv_write_t *req, int status)
  * alerts it has to send, also when no answer is gathered). */
 static void conn_flush(apex_tcp_conn_t *conn)
 {
+	size_t n = conn->out_used;
+
+	conn->out_used = 0; /* the write's, or the session's, now */
 	if (!conn->is_tls) {
-		conn_write(conn, conn->out, conn->out_used);
+		conn_write(conn, conn->out, n);
 		return;
 	}
-	if (conn->out_used > 0 && apex_tcp_tls_encrypt(&conn->tls, conn->out, conn->out_used) < 0) {
-		conn_close(conn);
+	if (n > 0 && apex_tcp_tls_encrypt(&conn->tls, conn->out, n) < 0) {
+		apex_tcp_conn_close(conn);
 		return;
 	}
-	conn->out_used = 0;
-	size_t n = apex_tcp_tls_output(&conn->tls);
-	if (n > 0)
-		conn_write(conn, conn->tls.out, n);
+	conn_tls_send(conn);
 }
 
+/* data[0..size) written; on_written() follows in a later turn of the
+ * loop.  The buffer is given back at once if the socket took it all. */
 static void conn_write(apex_tcp_conn_t *conn, uint8_t *data, size_t size)
 {
+	uv_stream_t *stream = (uv_stream_t *)&conn->handle;
 	uv_buf_t buf = uv_buf_init((char *)data, (unsigned)size);
 	int rc;
 
 	conn->write_req.data = conn;
-	rc = uv_write(&conn->write_req, (uv_stream_t *)&conn->handle, &buf, 1, on_written);
+	rc = uv_write(&conn->write_req, stream, &buf, 1, on_written);
 	if (rc < 0) {
-		conn_close(conn);
+		apex_tcp_conn_close(conn);
 		return;
 	}
 	conn->writing = true;
 	conn->write_since = uv_now(conn->handle.loop);
 	if (conn->write_since == 0)
 		conn->write_since = 1;
+	/* libuv writes at once what the socket takes; the bytes it queued
+	 * for later are read from data until on_written() */
+	conn->sending = uv_stream_get_write_queue_size(stream) > 0 ? data : NULL;
+	apex_tcp_conn_release(conn);
 }
 
 /*
@@ -292,7 +225,7 @@ static bool conn_hand_off(apex_tcp_conn_t *conn, const uint8_t *msg, size_t size
 	}
 	if (conn->is_tls)
 		apex_tcp_tls_take(&conn->tls); /* the transfer thread's now */
-	conn_close(conn);
+	apex_tcp_conn_close(conn);
 	return true;
 }
 
@@ -319,6 +252,10 @@ static int conn_tls_fill(apex_tcp_conn_t *conn, size_t *pos)
 	size_t got;
 	int rc;
 
+	if (apex_tcp_conn_take(conn, &conn->tcp->buffers.in, &conn->in) == NULL) {
+		apex_tcp_conn_close(conn);
+		return APEX_ENOMEM;
+	}
 	if (*pos > 0) {
 		memmove(conn->in, conn->in + *pos, conn->in_used - *pos);
 		conn->in_used -= *pos;
@@ -327,78 +264,55 @@ static int conn_tls_fill(apex_tcp_conn_t *conn, size_t *pos)
 	}
 	do {
 		rc = apex_tcp_tls_plaintext(&conn->tls, &conn->tcp->worker->stats,
-					    conn->in + conn->in_used, IN_CAPACITY - conn->in_used,
-					    &got);
+					    conn->in + conn->in_used,
+					    APEX_TCP_IN_CAPACITY - conn->in_used, &got);
 		conn->in_used += got;
-	} while (rc == APEX_OK && got > 0 && conn->in_used < IN_CAPACITY);
+	} while (rc == APEX_OK && got > 0 && conn->in_used < APEX_TCP_IN_CAPACITY);
 	if (rc < 0) {
 		conn->out_used = 0;
 		if (apex_tcp_tls_output_pending(&conn->tls))
 			conn_flush(conn); /* the alert; on_written closes */
 		else
-			conn_close(conn);
+			apex_tcp_conn_close(conn);
 	}
 	return rc;
 }
 
-/*
- * Answer every whole message in the input, in order, gathering the
- * answers in the output; write them out.  While a write is in flight
- * reading stops, so a client that does not read its answers cannot make
- * the server buffer more than one output's worth.
- */
-static void conn_process(apex_tcp_conn_t *conn)
+/* The message msg (a transfer request if transfer) handed to a transfer
+ * thread, or answered into the output.  False when the connection went
+ * with the request or closed. */
+static bool conn_answer(apex_tcp_conn_t *conn, const apex_stream_msg_t *msg, bool transfer)
 {
 	apex_worker_t *worker = conn->tcp->worker;
 	apex_transport_t transport = conn->is_tls ? APEX_TRANSPORT_TLS : APEX_TRANSPORT_TCP;
-	size_t pos = 0;
+	size_t size;
 
-	/* the messages received together are one batch */
-	apex_worker_batch(worker, false);
-	while (!conn->writing && !conn->closing) {
-		apex_stream_msg_t msg;
-		apex_stream_status_t framed;
-		size_t size;
-
-		if (conn->in_used - pos < 2 + APEX_MAX_MESSAGE && conn->is_tls &&
-		    conn_tls_fill(conn, &pos) < 0)
-			return;
-		framed = apex_stream_next(conn->in, conn->in_used, pos, &msg);
-		if (framed == APEX_STREAM_MALFORMED) {
-			/* no DNS message is empty: the stream is out of step */
-			conn_close(conn);
-			return;
-		}
-		if (framed == APEX_STREAM_MORE)
-			break;
-		if (OUT_CAPACITY - conn->out_used < 2 + APEX_MAX_MESSAGE) {
-			conn_flush(conn);
-			break;
-		}
-		bool transfer = is_transfer(conn, msg.data, msg.size);
-
-		/* the answers to the queries before a transfer go out first */
-		if (transfer && conn->out_used > 0) {
-			conn_flush(conn);
-			break;
-		}
-		APEX_STAT_ADD(worker->stats.tcp_queries, 1);
-		if (conn->is_tls)
-			APEX_STAT_ADD(worker->stats.tls_queries, 1);
-		if (transfer && conn_hand_off(conn, msg.data, msg.size))
-			return;
-		size = apex_worker_answer(worker, transport, &conn->peer, msg.data, msg.size,
-					  conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, NULL);
-		if (size > 0) {
-			apex_write_u16(conn->out + conn->out_used, (uint16_t)size);
-			conn->out_used += 2 + size;
-		}
-		pos = msg.next;
-		if (conn->out_used >= FLUSH_AT)
-			conn_flush(conn);
+	APEX_STAT_ADD(worker->stats.tcp_queries, 1);
+	if (conn->is_tls)
+		APEX_STAT_ADD(worker->stats.tls_queries, 1);
+	if (transfer && conn_hand_off(conn, msg->data, msg->size))
+		return false;
+	if (apex_tcp_conn_take(conn, &conn->tcp->buffers.out, &conn->out) == NULL) {
+		apex_tcp_conn_close(conn);
+		return false;
 	}
-	if (conn->closing)
-		return;
+	size = apex_worker_answer(worker, transport, &conn->peer, msg->data, msg->size,
+				  conn->out + conn->out_used + 2, APEX_MAX_MESSAGE, NULL);
+	if (size > 0) {
+		apex_write_u16(conn->out + conn->out_used, (uint16_t)size);
+		conn->out_used += 2 + size;
+	}
+	return true;
+}
+
+/*
+ * After the messages before pos are answered: the rest moved to the
+ * front of the input, the answers written, the buffers not needed given
+ * back, the timer set again; reading goes on unless a write is under way,
+ * or the connection closes when the client is done.
+ */
+static void conn_settle(apex_tcp_conn_t *conn, size_t pos)
+{
 	if (pos > 0) {
 		memmove(conn->in, conn->in + pos, conn->in_used - pos);
 		conn->in_used -= pos;
@@ -415,32 +329,85 @@ static void conn_process(apex_tcp_conn_t *conn)
 		conn_flush(conn);
 	if (conn->closing)
 		return;
+	apex_tcp_conn_release(conn);
 	conn_touch(conn);
 	if (conn->writing) {
 		conn_reading(conn, false);
 	} else if (conn->eof || (conn->is_tls && apex_tcp_tls_ended(&conn->tls))) {
 		/* the client has sent all it will and everything is answered */
-		conn_close(conn);
+		apex_tcp_conn_close(conn);
 	} else {
 		conn_reading(conn, true);
 	}
 }
 
+/*
+ * Answer every whole message in the input, in order, gathering the
+ * answers in the output; write them out.  While a write is in flight
+ * reading stops, so a client that does not read its answers cannot make
+ * the server buffer more than one output's worth.
+ */
+static void conn_process(apex_tcp_conn_t *conn)
+{
+	size_t pos = 0;
+
+	/* the messages received together are one batch */
+	apex_worker_batch(conn->tcp->worker, false);
+	while (!conn->writing && !conn->closing) {
+		apex_stream_msg_t msg;
+		apex_stream_status_t framed;
+
+		if (conn->in_used - pos < 2 + APEX_MAX_MESSAGE && conn->is_tls &&
+		    conn_tls_fill(conn, &pos) < 0)
+			return;
+		framed = apex_stream_next(conn->in, conn->in_used, pos, &msg);
+		if (framed == APEX_STREAM_MALFORMED) {
+			/* no DNS message is empty: the stream is out of step */
+			apex_tcp_conn_close(conn);
+			return;
+		}
+		if (framed == APEX_STREAM_MORE)
+			break;
+		if (APEX_TCP_OUT_CAPACITY - conn->out_used < 2 + APEX_MAX_MESSAGE) {
+			conn_flush(conn);
+			break;
+		}
+		bool transfer = is_transfer(conn, msg.data, msg.size);
+
+		/* the answers to the queries before a transfer go out first */
+		if (transfer && conn->out_used > 0) {
+			conn_flush(conn);
+			break;
+		}
+		if (!conn_answer(conn, &msg, transfer))
+			return;
+		pos = msg.next;
+		if (conn->out_used >= APEX_TCP_FLUSH_AT)
+			conn_flush(conn);
+	}
+	if (!conn->closing)
+		conn_settle(conn, pos);
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
 	apex_tcp_conn_t *conn = stream->data;
+	int rc = APEX_OK;
 
-	(void)buf;
+	if (conn->is_tls) {
+		/* the session keeps a copy: the ciphertext's buffer goes back at once */
+		if (nread > 0 && !conn->closing)
+			rc = apex_tcp_tls_received(&conn->tls, (const uint8_t *)buf->base,
+						   (size_t)nread);
+		apex_buffer_pool_give(&conn->tcp->buffers.tls_in, (uint8_t *)buf->base);
+	} else if (nread > 0) {
+		conn->in_used += (size_t)nread; /* read into the input (on_alloc()) */
+	}
 	if (conn->closing)
 		return;
-	if (nread > 0 && conn->is_tls) {
-		if (apex_tcp_tls_received(&conn->tls, (size_t)nread) < 0) {
-			conn_close(conn); /* more than a session takes unread: not a DNS client */
-			return;
-		}
-		conn_process(conn);
+	if (rc < 0) {
+		apex_tcp_conn_close(conn); /* more than a session takes unread: not a DNS client */
 	} else if (nread > 0) {
-		conn->in_used += (size_t)nread;
 		conn_process(conn);
 	} else if (nread == UV_EOF) {
 		/* answer what was received, then close (conn_process does) */
@@ -448,129 +415,14 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		conn_reading(conn, false);
 		conn_process(conn);
 	} else if (nread < 0) {
-		conn_close(conn);
+		apex_tcp_conn_close(conn);
+	} else {
+		apex_tcp_conn_release(conn); /* nothing to read after all */
 	}
 }
 
-/* The per-client counter of a client address. */
-static atomic_uint *client_slot(apex_tcp_shared_t *shared, const struct sockaddr_storage *peer)
+void apex_tcp_conn_start(apex_tcp_conn_t *conn)
 {
-	uint64_t h;
-
-	if (peer->ss_family == AF_INET6)
-		h = apex_siphash24(shared->client_key,
-				   ((const struct sockaddr_in6 *)peer)->sin6_addr.s6_addr, 16);
-	else
-		h = apex_siphash24(shared->client_key,
-				   &((const struct sockaddr_in *)peer)->sin_addr, 4);
-	return &shared->clients[h % APEX_TCP_CLIENT_SLOTS];
-}
-
-/* A connection to a TLS listener: its session, from the context in force
- * now; the handshake is bounded by tcp-io-timeout (conn_touch()). */
-static int conn_tls_start(apex_tcp_conn_t *conn, apex_listen_transport_t transport)
-{
-	apex_tls_service_t *svc = conn->tcp->shared->tls;
-	SSL_CTX *ctx =
-		svc != NULL ? apex_tls_worker_context(svc, &conn->tcp->tls, transport) : NULL;
-	int rc;
-
-	if (ctx == NULL)
-		return APEX_EINVAL;
-	apex_tls_service_tick(svc, uv_now(conn->handle.loop));
-	conn->is_tls = true;
-	rc = apex_tcp_tls_start(&conn->tls, ctx, transport); /* the session takes a reference */
-	conn->partial_since = uv_now(conn->handle.loop) | 1;
-	return rc;
-}
-
-void apex_tcp_accept(apex_tcp_listener_t *l)
-{
-	uv_stream_t *listener = (uv_stream_t *)&l->handle;
-	apex_tcp_worker_t *tcp = l->owner;
-	apex_worker_t *worker = tcp->worker;
-	apex_tcp_shared_t *shared = tcp->shared;
-	apex_tcp_conn_t *conn;
-	unsigned open;
-	int rc;
-
-	conn = calloc(1, sizeof(*conn));
-	if (conn == NULL) {
-		apex_error("worker %u: tcp accept: out of memory", worker->index);
-		return;
-	}
-	conn->tcp = tcp;
-	conn->handle.data = conn;
-	conn->timer.data = conn;
-	rc = uv_tcp_init(listener->loop, &conn->handle);
-	if (rc < 0) {
-		apex_error("worker %u: tcp accept: %s", worker->index, apex_strerror(rc));
-		free(conn);
-		return;
-	}
-	conn->open_handles = 1;
-	rc = uv_accept(listener, (uv_stream_t *)&conn->handle);
-	if (rc < 0) {
-		apex_warning("worker %u: tcp accept: %s", worker->index, apex_strerror(rc));
-		conn_close(conn);
-		return;
-	}
-
-	/* tcp-max-connections: one shared counter, touched per connection only */
-	open = atomic_fetch_add_explicit(&shared->connections, 1, memory_order_relaxed);
-	conn->counted = true;
-	if (open >= shared->config->tcp_max_connections || tcp->stopping) {
-		APEX_STAT_ADD(worker->stats.tcp_rejected, 1);
-		conn_close(conn);
-		return;
-	}
-	/* tcp-max-connections-per-client */
-	{
-		int len = sizeof(conn->peer);
-
-		if (uv_tcp_getpeername(&conn->handle, (struct sockaddr *)&conn->peer, &len) < 0) {
-			conn_close(conn);
-			return;
-		}
-	}
-	if (shared->config->tcp_max_per_client > 0) {
-		atomic_uint *slot = client_slot(shared, &conn->peer);
-
-		open = atomic_fetch_add_explicit(slot, 1, memory_order_relaxed);
-		conn->client_slot = slot;
-		if (open >= shared->config->tcp_max_per_client) {
-			APEX_STAT_ADD(worker->stats.tcp_rejected_per_client, 1);
-			conn_close(conn);
-			return;
-		}
-	}
-
-	conn->in = malloc(IN_CAPACITY);
-	conn->out = malloc(OUT_CAPACITY);
-	rc = uv_timer_init(listener->loop, &conn->timer);
-	if (rc == 0)
-		conn->open_handles = 2;
-	if (conn->in == NULL || conn->out == NULL || rc < 0) {
-		apex_error("worker %u: tcp connection: out of memory", worker->index);
-		conn_close(conn);
-		return;
-	}
-	if (l->transport != APEX_LISTEN_PLAIN && conn_tls_start(conn, l->transport) < 0) {
-		conn_close(conn);
-		return;
-	}
-	APEX_STAT_ADD(worker->stats.tcp_connections, 1);
-	uv_tcp_nodelay(&conn->handle, 1); /* pipelined answers must not wait for ACKs */
-
-	apex_conn_list_add(&tcp->conns, &conn->link);
-	conn->linked = true;
-
 	conn_touch(conn);
 	conn_reading(conn, true);
-}
-
-void apex_tcp_close_all(apex_tcp_worker_t *tcp)
-{
-	while (tcp->conns.first != NULL)
-		conn_close((apex_tcp_conn_t *)tcp->conns.first); /* unlinks it */
 }

@@ -6,8 +6,15 @@
  * an idle timeout and a server-wide maximum of open connections (beyond
  * it a new connection is closed at once).
  *
- * A connection's buffers are allocated when it is accepted and freed
- * when it closes; nothing is allocated per query.
+ * Memory: an open connection holds its libuv handles (the socket, its
+ * timer, a write request) and its own state, under 1 KiB, and over TLS
+ * its session.  Its buffers come from the worker's pools (buffer_pool.h)
+ * while they are used: the input when a read is about to happen, kept
+ * while a message is half received or waits to be answered (a write is
+ * under way); the output when answers are gathered, kept until the
+ * socket has taken them all.  So an idle connection holds no buffer, and
+ * nothing is allocated per query once the pools hold what the load
+ * needs at once.
  *
  * A listener of the tls-port or the tls-auth-port (config/daemon_config.h)
  * serves the same messages through TLS (tcp_tls.h), with the same limits
@@ -22,9 +29,11 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "serve/buffer_pool.h"
 #include "serve/conn_list.h"
 #include "serve/tls_service.h"
 #include "config/daemon_config.h"
+#include "dns/wire.h"
 #include "util/siphash.h"
 
 struct apex_worker;
@@ -77,6 +86,29 @@ typedef struct apex_tcp_listener {
 	struct apex_tcp_worker *owner;
 } apex_tcp_listener_t;
 
+/* A connection's input holds at least one whole message: its 2-byte
+ * length and up to 65535 bytes. */
+#define APEX_TCP_IN_CAPACITY (2 + APEX_MAX_MESSAGE)
+/* Answers of pipelined queries are gathered up to APEX_TCP_FLUSH_AT bytes
+ * and written together; the output always has room for one more answer
+ * of the largest size before that. */
+#define APEX_TCP_FLUSH_AT 16384
+#define APEX_TCP_OUT_CAPACITY (APEX_TCP_FLUSH_AT + 2 + APEX_MAX_MESSAGE)
+/* Free buffers each pool keeps whatever the load, and how often the
+ * others, unused since the time before, are freed. */
+#define APEX_TCP_POOL_KEEP 4
+#define APEX_TCP_POOL_TRIM_MS 2000
+
+/* The buffers a worker's connections take while they use them. */
+typedef struct apex_tcp_buffers {
+	apex_buffer_pool_t in;      /* plaintext input, APEX_TCP_IN_CAPACITY */
+	apex_buffer_pool_t out;     /* answers gathered, APEX_TCP_OUT_CAPACITY */
+	apex_buffer_pool_t tls_in;  /* ciphertext of one read, APEX_TCP_TLS_IN */
+	apex_buffer_pool_t tls_out; /* ciphertext of one write, APEX_TCP_TLS_OUT */
+	uv_timer_t trim;            /* apex_buffer_pool_trim() every APEX_TCP_POOL_TRIM_MS */
+	bool trim_ready;            /* the timer is initialised (close it) */
+} apex_tcp_buffers_t;
+
 typedef struct apex_tcp_worker {
 	struct apex_worker *worker; /* the answer path (worker.h) */
 	apex_tcp_shared_t *shared;
@@ -85,6 +117,7 @@ typedef struct apex_tcp_worker {
 	apex_conn_list_t conns; /* open connections */
 	bool stopping;
 	apex_tls_worker_contexts_t tls; /* the worker's references to the TLS contexts */
+	apex_tcp_buffers_t buffers;     /* taken and given back on this loop only */
 } apex_tcp_worker_t;
 
 /* The shared counts for cfg (which must outlive them), with a random

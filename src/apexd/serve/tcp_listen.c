@@ -12,6 +12,7 @@
 
 #include "serve/listen_socket.h"
 #include "serve/tcp_internal.h"
+#include "serve/tcp_tls.h"
 #include "serve/worker.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -45,6 +46,47 @@ static void on_connection(uv_stream_t *listener, int status)
 	apex_tcp_accept(l);
 }
 
+/* ---------------------------------------------------------------- buffers */
+
+static void buffers_init(apex_tcp_buffers_t *b)
+{
+	apex_buffer_pool_init(&b->in, APEX_TCP_IN_CAPACITY, APEX_TCP_POOL_KEEP);
+	apex_buffer_pool_init(&b->out, APEX_TCP_OUT_CAPACITY, APEX_TCP_POOL_KEEP);
+	apex_buffer_pool_init(&b->tls_in, APEX_TCP_TLS_IN, APEX_TCP_POOL_KEEP);
+	apex_buffer_pool_init(&b->tls_out, APEX_TCP_TLS_OUT, APEX_TCP_POOL_KEEP);
+}
+
+/* The buffers a burst left in the pools, unused since the last time, freed. */
+static void on_trim(uv_timer_t *timer)
+{
+	apex_tcp_buffers_t *b = timer->data;
+
+	apex_buffer_pool_trim(&b->in);
+	apex_buffer_pool_trim(&b->out);
+	apex_buffer_pool_trim(&b->tls_in);
+	apex_buffer_pool_trim(&b->tls_out);
+}
+
+static int buffers_start(apex_tcp_buffers_t *b, uv_loop_t *loop)
+{
+	int rc = uv_timer_init(loop, &b->trim);
+
+	if (rc < 0)
+		return rc;
+	b->trim_ready = true;
+	b->trim.data = b;
+	return uv_timer_start(&b->trim, on_trim, APEX_TCP_POOL_TRIM_MS, APEX_TCP_POOL_TRIM_MS);
+}
+
+/* After the loop ended: every connection gave its buffers back. */
+static void buffers_free(apex_tcp_buffers_t *b)
+{
+	apex_buffer_pool_free(&b->in);
+	apex_buffer_pool_free(&b->out);
+	apex_buffer_pool_free(&b->tls_in);
+	apex_buffer_pool_free(&b->tls_out);
+}
+
 /* ---------------------------------------------------------------- worker */
 
 int apex_tcp_shared_init(apex_tcp_shared_t *shared, const apex_config_t *cfg)
@@ -72,6 +114,7 @@ int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
 	memset(tcp, 0, sizeof(*tcp));
 	tcp->worker = worker;
 	tcp->shared = shared;
+	buffers_init(&tcp->buffers);
 	tcp->listeners = calloc(count, sizeof(*tcp->listeners));
 	if (tcp->listeners == NULL) {
 		for (size_t i = 0; i < count; i++)
@@ -89,10 +132,16 @@ int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
 
 int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop)
 {
+	int rc = buffers_start(&tcp->buffers, loop);
+
+	if (rc < 0) {
+		apex_error("tcp buffers: %s", apex_strerror(rc));
+		return rc;
+	}
 	for (size_t i = 0; i < tcp->count; i++) {
 		apex_tcp_listener_t *l = &tcp->listeners[i];
-		int rc = uv_tcp_init(loop, &l->handle);
 
+		rc = uv_tcp_init(loop, &l->handle);
 		if (rc < 0) {
 			apex_error("tcp listener: %s", apex_strerror(rc));
 			return rc;
@@ -124,6 +173,8 @@ void apex_tcp_worker_stop(apex_tcp_worker_t *tcp)
 		if (l->opened && !uv_is_closing((uv_handle_t *)&l->handle))
 			uv_close((uv_handle_t *)&l->handle, NULL);
 	}
+	if (tcp->buffers.trim_ready && !uv_is_closing((uv_handle_t *)&tcp->buffers.trim))
+		uv_close((uv_handle_t *)&tcp->buffers.trim, NULL);
 	apex_tcp_close_all(tcp);
 }
 
@@ -134,6 +185,7 @@ void apex_tcp_worker_free(apex_tcp_worker_t *tcp)
 			close(tcp->listeners[i].fd);
 	}
 	free(tcp->listeners);
+	buffers_free(&tcp->buffers);
 	apex_tls_worker_contexts_free(&tcp->tls);
 	memset(tcp, 0, sizeof(*tcp));
 }

@@ -5,7 +5,6 @@
 #endif
 #include "serve/tcp_tls.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/x509.h>
@@ -19,10 +18,6 @@ int apex_tcp_tls_start(apex_tcp_tls_t *t, SSL_CTX *ctx, apex_listen_transport_t 
 
 	memset(t, 0, sizeof(*t));
 	t->transport = transport;
-	t->in = malloc(APEX_TCP_TLS_IN);
-	t->out = malloc(APEX_TCP_TLS_OUT);
-	if (t->in == NULL || t->out == NULL)
-		return APEX_ENOMEM;
 	int rc = apex_tls_session_new_server(ctx, &t->session, err, sizeof(err));
 	if (rc < 0)
 		apex_warning("tls: %s", err);
@@ -32,16 +27,14 @@ int apex_tcp_tls_start(apex_tcp_tls_t *t, SSL_CTX *ctx, apex_listen_transport_t 
 void apex_tcp_tls_free(apex_tcp_tls_t *t)
 {
 	apex_tls_session_free(t->session);
-	free(t->in);
-	free(t->out);
 	memset(t, 0, sizeof(*t));
 }
 
-int apex_tcp_tls_received(apex_tcp_tls_t *t, size_t n)
+int apex_tcp_tls_received(apex_tcp_tls_t *t, const uint8_t *data, size_t n)
 {
 	char err[256];
 
-	return apex_tls_session_feed(t->session, t->in, n, err, sizeof(err));
+	return apex_tls_session_feed(t->session, data, n, err, sizeof(err));
 }
 
 /* Why a handshake failed (reason: its text), for the statistics: on the
@@ -99,9 +92,9 @@ int apex_tcp_tls_encrypt(apex_tcp_tls_t *t, const uint8_t *data, size_t size)
 	return apex_tls_session_write(t->session, data, size, err, sizeof(err));
 }
 
-size_t apex_tcp_tls_output(apex_tcp_tls_t *t)
+size_t apex_tcp_tls_output(apex_tcp_tls_t *t, uint8_t *buf, size_t capacity)
 {
-	return apex_tls_session_take_output(t->session, t->out, APEX_TCP_TLS_OUT);
+	return apex_tls_session_take_output(t->session, buf, capacity);
 }
 
 bool apex_tcp_tls_output_pending(const apex_tcp_tls_t *t)

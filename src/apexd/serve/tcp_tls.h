@@ -8,10 +8,12 @@
  * the answers through apex_tcp_tls_encrypt() and apex_tcp_tls_output() on
  * their way out.  Nothing here blocks or takes a lock.
  *
- * Memory: the two ciphertext buffers (APEX_TCP_TLS_IN + APEX_TCP_TLS_OUT)
- * and the session's (about 15 KiB open and idle, more while a record is
- * read or written), allocated when the connection is accepted, freed when
- * it closes or is handed to a transfer thread.
+ * Memory: the session's, about 15 KiB open and idle (more while a record
+ * is read or written), from when the connection is accepted until it
+ * closes or is handed to a transfer thread.  The ciphertext buffers are
+ * the caller's: tcp.c takes them from its worker's pools for a read
+ * (APEX_TCP_TLS_IN) and for a write (APEX_TCP_TLS_OUT) only, so an idle
+ * connection holds none.
  */
 #ifndef APEXD_SERVE_TCP_TLS_H
 #define APEXD_SERVE_TCP_TLS_H
@@ -31,23 +33,22 @@
 
 typedef struct apex_tcp_tls {
 	apex_tls_session_t *session;       /* owned; NULL once handed over */
-	uint8_t *in;                       /* APEX_TCP_TLS_IN bytes, owned */
-	uint8_t *out;                      /* APEX_TCP_TLS_OUT bytes, owned */
 	apex_listen_transport_t transport; /* the listener's: TLS or TLS_AUTH */
 	bool counted;                      /* its handshake is in the statistics */
 } apex_tcp_tls_t;
 
-/* A server session from ctx (the caller keeps its reference) and the
- * buffers.  Returns APEX_OK or APEX_ENOMEM (and the like); free with
- * apex_tcp_tls_free() either way. */
+/* A server session from ctx (the caller keeps its reference).  Returns
+ * APEX_OK or APEX_ENOMEM (and the like); free with apex_tcp_tls_free()
+ * either way. */
 int apex_tcp_tls_start(apex_tcp_tls_t *t, SSL_CTX *ctx, apex_listen_transport_t transport);
 
-/* The session and the buffers freed (no close_notify: apex_tcp_tls_close()). */
+/* The session freed (no close_notify: apex_tcp_tls_close()). */
 void apex_tcp_tls_free(apex_tcp_tls_t *t);
 
-/* n bytes the socket read into t->in, fed to the session.  APEX_OK, or a
- * failure (the connection is to be closed once its output is sent). */
-int apex_tcp_tls_received(apex_tcp_tls_t *t, size_t n);
+/* data[0..n), read from the socket, fed to the session (which copies it:
+ * the buffer is free again on return).  APEX_OK, or a failure (the
+ * connection is to be closed once its output is sent). */
+int apex_tcp_tls_received(apex_tcp_tls_t *t, const uint8_t *data, size_t n);
 
 /* The plaintext decrypted so far into buf[0..capacity): *got bytes (0:
  * none yet, or the peer closed).  Counts the handshake in stats once it is
@@ -64,8 +65,9 @@ bool apex_tcp_tls_ended(const apex_tcp_tls_t *t);
 /* The answers data[0..size) encrypted into the session's output. */
 int apex_tcp_tls_encrypt(apex_tcp_tls_t *t, const uint8_t *data, size_t size);
 
-/* The next part of the output moved into t->out: its size (0: none). */
-size_t apex_tcp_tls_output(apex_tcp_tls_t *t);
+/* The next part of the output, up to capacity bytes, moved into buf: its
+ * size (0: none). */
+size_t apex_tcp_tls_output(apex_tcp_tls_t *t, uint8_t *buf, size_t capacity);
 
 /* Whether output waits to be sent. */
 bool apex_tcp_tls_output_pending(const apex_tcp_tls_t *t);
