@@ -12,7 +12,7 @@ SUDO=
 $SUDO apt-get update
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
-	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev knot-dnsutils \
+	libuv1-dev libldns-dev libjemalloc-dev libcap-dev libcmocka-dev libssl-dev knot-dnsutils \
 	libfstrm-dev libprotobuf-c-dev protobuf-c-compiler libxdp-dev libbpf-dev clang
 
 autoreconf -fi
