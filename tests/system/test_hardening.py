@@ -435,6 +435,13 @@ def test_tcp_exhaustion(tmp):
                 s.close()
 
 
+# A sanitizer build's allocator keeps freed memory (ASan's quarantine) and
+# pads every block, so resident size says nothing there: contrib/test-all.sh
+# sets APEX_RELOAD_SKIP_RSS for it, and the memory bounds are not checked
+# (the rest of each test is).
+RSS_MEANINGFUL = not os.environ.get("APEX_RELOAD_SKIP_RSS")
+
+
 def vm_rss(pid):
     """The resident size of process pid in bytes (VmRSS)."""
     return int(proc_status(pid)["VmRSS"][0]) * 1024
@@ -517,7 +524,7 @@ def test_idle_tcp_connections_memory(tmp):
             per_conn = (idle - before) / n
             print("idle tcp: %d connections, %.0f bytes each (VmRSS %d -> %d)"
                   % (n, per_conn, before, idle))
-            assert per_conn < IDLE_TCP_BYTES, \
+            assert per_conn < IDLE_TCP_BYTES or not RSS_MEANINGFUL, \
                 "%.0f bytes of VmRSS per idle TCP connection (at most %d)" % (
                     per_conn, IDLE_TCP_BYTES)
 
@@ -540,7 +547,7 @@ def test_idle_tcp_connections_memory(tmp):
             per_conn = (answered - before) / n
             print("after %d queries: %.0f bytes each (VmRSS %d); udp %.3f s"
                   % (2 * n, per_conn, answered, t_udp))
-            assert per_conn < IDLE_TCP_BYTES, \
+            assert per_conn < IDLE_TCP_BYTES or not RSS_MEANINGFUL, \
                 "%.0f bytes of VmRSS per TCP connection once answered" % per_conn
             for s in conns:
                 s.setblocking(False)

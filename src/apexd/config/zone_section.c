@@ -99,10 +99,11 @@ static int key_notify(parser_t *p, const char *key, const char *value)
 static int key_zonemd_verify(parser_t *p, const char *key, const char *value)
 {
 	zone_state_t *z = p->state;
-	bool on;
+	bool on = true;
 	int rc = apex_config_parse_bool(p, key, value, &on);
 
-	z->zonemd_off = !on;
+	if (rc == APEX_OK)
+		z->zonemd_off = !on;
 	return rc;
 }
 
