@@ -15,6 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The control socket apexd creates and apexctl talks to unless told
+ * otherwise: the build sets it from configure's runstatedir; this is the
+ * fallback of a build that does not. */
+#ifndef APEX_CONTROL_SOCKET_DEFAULT
+#define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
+#endif
+
 #define APEX_CTL_REQUEST_MAX 4096 /* bytes, with the final newline */
 #define APEX_CTL_ARGS_MAX 256     /* arguments after the command */
 

@@ -24,9 +24,6 @@
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
-#ifndef APEX_CONTROL_SOCKET_DEFAULT
-#define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
-#endif
 
 #define EXIT_USAGE 2
 #define DEFAULT_TIMEOUT 600 /* seconds: a reload of a large zone takes a while */

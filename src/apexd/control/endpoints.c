@@ -7,13 +7,10 @@
 
 #include <string.h>
 
+#include "ctl/request.h"
 #include "process/run_dir.h"
 #include "util/error.h"
 #include "util/log.h"
-
-#ifndef APEX_CONTROL_SOCKET_DEFAULT
-#define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
-#endif
 
 /* The control socket, created (and owned by the user apexd will run as)
  * but not yet served.  Returns APEX_OK with *ctl NULL when there is none. */

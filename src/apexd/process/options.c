@@ -11,16 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl/request.h"
 #include "process/privs.h"
 #include "util/error.h"
 #include "util/log.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
-#endif
-
-#ifndef APEX_CONTROL_SOCKET_DEFAULT
-#define APEX_CONTROL_SOCKET_DEFAULT "/run/apexd.sock"
 #endif
 
 #define EXIT_USAGE 2
