@@ -55,6 +55,7 @@ import argparse
 import contextlib
 import os
 import shutil
+import signal
 import statistics
 import sys
 import time
@@ -74,7 +75,9 @@ def records(path):
     origin, ttl, last = None, 3600, None
     with open(path) as f:
         for line in f:
-            s = line.split(";", 1)[0].strip() if ";" in line else line.strip()
+            s = line.strip()
+            if ";" in s and '"' not in s:  # (a comment; none in quoted text here)
+                s = s.split(";", 1)[0].strip()
             if not s:
                 continue
             tok = s.split()
@@ -320,6 +323,8 @@ def main():
     ap.add_argument("--round-timeout", type=float, default=300.0)
     ap.add_argument("--start-timeout", type=float, default=1200.0)
     args = ap.parse_args()
+    # stopped (timeout, kill): the servers' finally clauses still stop them
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.changes = [int(c) for c in args.changes.split(",")]
     if not 1 <= args.rounds <= 1000:
         ap.error("--rounds in 1..1000")
