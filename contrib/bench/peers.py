@@ -112,6 +112,14 @@ def send_notify(port, origin, serial=None):
         s.sendto(q.to_wire(), (B.LOOPBACK, port))
 
 
+def status(pid, key):
+    """proc_status, 0 for a process that just ended (NSD's old server)."""
+    try:
+        return B.proc_status(pid, key)
+    except OSError:
+        return 0
+
+
 def pids_with_argument(arg):
     """Processes whose command line holds arg (a path of this run's own
     directory): NSD's server processes, forked again at each reload."""
@@ -171,7 +179,7 @@ class Peer(B.Server):
 
     def rss(self):
         """Largest VmRSS among the server's processes, in bytes."""
-        return max([B.proc_status(p, "VmRSS") for p in self.pids()] or [0])
+        return max([status(p, "VmRSS") for p in self.pids()] or [0])
 
     def reset_peak(self):
         for p in self.pids():
@@ -182,7 +190,7 @@ class Peer(B.Server):
                 pass
 
     def peak(self):
-        return max([B.proc_status(p, "VmHWM") for p in self.pids()] or [0])
+        return max([status(p, "VmHWM") for p in self.pids()] or [0])
 
     def write_conf(self, filename, lines):
         self.conf = os.path.join(self.workdir, filename)
@@ -224,6 +232,18 @@ class ApexSecondary(Peer):
             "    allow-notify: 127.0.0.1 NOKEY",
             "    provide-xfr: 127.0.0.1 NOKEY"])
         return [os.path.join(B.BUILDDIR, "apexd"), "-f", "-c", conf]
+
+
+class ApexNice0Secondary(ApexSecondary):
+    """apexd with reload-priority: 0: its transfer thread at the workers'
+    priority instead of SCHED_IDLE, which on a machine shared with other
+    work waits for every other runnable thread of its CPU."""
+
+    name = "apex-nice0"
+
+    def __init__(self, workdir, origin, cpus, primary_port):
+        super().__init__(workdir, origin, cpus, primary_port)
+        self.extra_server = ["    reload-priority: 0"]
 
 
 class KnotSecondary(Peer):
@@ -313,7 +333,7 @@ class BindSecondary(Peer):
                 self.write_conf("named.conf", lines)]
 
 
-SECONDARIES = {"apex": ApexSecondary, "bind": BindSecondary, "knot": KnotSecondary,
+SECONDARIES = {"apex": ApexSecondary, "apex-nice0": ApexNice0Secondary, "bind": BindSecondary, "knot": KnotSecondary,
                "nsd": NsdSecondary}
 
 

@@ -5,6 +5,7 @@ time, as the secondary of one primary (Knot DNS, or apexd).
 
   contrib/bench/secondaries.py [--zones nu.nsec3,nu.nsec,scale10m]
                                [--secondaries apex,bind,knot,nsd]
+                               (apex-nice0: apexd with reload-priority: 0)
                                [--changes 10,100,10000] [--rounds 10]
                                [--primary knot|apex]
                                [--primary-cpus 0] [--secondary-cpus 1]
@@ -251,7 +252,7 @@ def run_secondary(args, name, primary, zone, tmp):
     cls = P.SECONDARIES[name]
     sec = cls(os.path.join(tmp, "sec-%s-%s" % (zone.label, name)), zone.origin,
               args.secondary_cpus, primary.port)
-    if name == "apex" and args.apex_reload_priority:
+    if name.startswith("apex") and args.apex_reload_priority:
         sec.extra_server = ["    reload-priority: %s" % args.apex_reload_priority]
     rows = []
     try:
