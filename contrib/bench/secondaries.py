@@ -31,7 +31,9 @@ there: never two secondaries at once), with no copy of the zone:
               Reported: median and max of the rounds, the peak RSS over the
               rounds (VmHWM, reset through /proc/PID/clear_refs before
               them), and the RSS after them (--settle seconds after the
-              last).  Rounds are --pause seconds apart.
+              last).  Rounds are --pause seconds apart.  Before the next
+              secondary, the primary's zone is brought back to the original
+              (with a new serial): each secondary transfers the same zone.
 
 How the primary is changed: with Knot DNS, a knotc transaction (zone-begin,
 zone-set/zone-unset, zone-commit; Knot increments the serial) up to
@@ -145,6 +147,7 @@ class Zone:
                 out.write(line)
             out.write("$INCLUDE %s\n" % self.changes_inc)
         os.rename(self.main + ".tmp", self.main)
+        self.original_ns = {k: list(v) for k, v in self.ns.items()}
         self.serial = int(self.soa[1][2])
         self.added = []  # [(owner, target)]
         self.round = 0
@@ -168,6 +171,13 @@ class Zone:
         os.rename(self.soa_inc + ".tmp", self.soa_inc)
         now = time.time()
         os.utime(self.main, (now, now))
+
+    def revert(self):
+        """The zone as it was, with the next serial (written to the file)."""
+        self.ns = {k: list(v) for k, v in self.original_ns.items()}
+        self.added = []
+        self.serial += 1
+        self.write()
 
     def change(self, count):
         """The next change of count records' worth (half re-pointed, half
@@ -345,7 +355,15 @@ def main():
                 t = primary.start_until(zone.serial, timeout=args.start_timeout)
                 B.log("%s: %s primary serves serial %d after %.1f s" % (
                     label, args.primary, zone.serial, t))
-                for name in args.secondaries.split(","):
+                for i, name in enumerate(args.secondaries.split(",")):
+                    if i:  # every secondary gets the zone of the same size
+                        zone.revert()
+                        primary.reload()
+                        probe = P.SerialProbe(primary.port, origin, 0.5)
+                        served = probe.wait(zone.serial, args.round_timeout, 0.01)
+                        probe.close()
+                        if served is None:
+                            raise RuntimeError("the primary did not serve serial %d" % zone.serial)
                     rows += run_secondary(args, name, primary, zone, tmp)
             finally:
                 primary.stop()
