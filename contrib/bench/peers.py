@@ -88,11 +88,13 @@ class SerialProbe:
     def serial(self):
         return soa_serial(self.sock, self.wire)
 
-    def wait(self, serial, bound, interval=0.001):
+    def wait(self, serial, bound, interval=0.001, notify=None):
         """Seconds until serial is answered (polling every interval), or
-        None after bound seconds."""
+        None after bound seconds; notify (a Notify) is polled alongside."""
         t0 = time.monotonic()
         while True:
+            if notify is not None:
+                notify.poll()
             if self.serial() == serial:
                 return time.monotonic() - t0
             if time.monotonic() - t0 > bound:
@@ -103,13 +105,46 @@ class SerialProbe:
         self.sock.close()
 
 
-def send_notify(port, origin, serial=None):
-    """A NOTIFY for origin to 127.0.0.1:port (not waiting for the answer)."""
-    q = dns.message.make_query(origin, dns.rdatatype.SOA)
-    q.flags = dns.flags.AA  # (this resets the opcode too)
-    q.set_opcode(dns.opcode.NOTIFY)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.sendto(q.to_wire(), (B.LOOPBACK, port))
+class Notify:
+    """A NOTIFY for origin to 127.0.0.1:port, sent again as a primary
+    would (RFC 1996 4.7) while it is not answered: every `every` seconds,
+    at most `tries` times in all."""
+
+    def __init__(self, port, origin, every=1.0, tries=5):
+        q = dns.message.make_query(origin, dns.rdatatype.SOA)
+        q.flags = dns.flags.AA  # (this resets the opcode too)
+        q.set_opcode(dns.opcode.NOTIFY)
+        self.wire, self.qid = q.to_wire(), q.id
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.connect((B.LOOPBACK, port))
+        self.sock.setblocking(False)
+        self.every, self.left = every, tries
+        self.answered = False
+        self.sent = 0
+        self.send()
+
+    def send(self):
+        self.sock.send(self.wire)
+        self.sent += 1
+        self.left -= 1
+        self.last = time.monotonic()
+
+    def poll(self):
+        """Reads the answer if it came; sends again if it is due."""
+        if self.answered:
+            return
+        try:
+            r = self.sock.recv(512)
+            if len(r) >= 2 and struct.unpack("!H", r[:2])[0] == self.qid:
+                self.answered = True
+                return
+        except OSError:
+            pass
+        if self.left > 0 and time.monotonic() - self.last >= self.every:
+            self.send()
+
+    def close(self):
+        self.sock.close()
 
 
 def status(pid, key):
