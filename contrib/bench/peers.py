@@ -394,7 +394,10 @@ class KnotPrimary(Peer):
         lines = ["server:", '    rundir: "%s"' % d, "    listen: %s@%d" % (B.LOOPBACK, self.port)]
         if os.geteuid() == 0:
             lines.append("    user: root:root")
-        lines += ["database:", '    storage: "%s/db"' % d,
+        # 5 s per message of an outgoing transfer, not 0.5: a secondary
+        # that reads late on a machine busy with other work is not cut off
+        lines += ["    tcp-io-timeout: 5000",
+                  "database:", '    storage: "%s/db"' % d,
                   "control:", '    listen: "%s"' % self.sock, "    timeout: 600",
                   "log:", "  - target: stderr", "    any: notice",
                   "acl:", "  - id: xfr", "    address: 127.0.0.0/8", "    action: transfer",
