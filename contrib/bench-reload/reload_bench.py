@@ -448,13 +448,26 @@ def edits_zone(workdir, size):
     raise SystemExit("--sizes: 1M or 10M, not %s" % size)
 
 
-def nsd_reads(server):
-    """How many times NSD's log says it read the zone."""
-    try:
-        with open(os.path.join(server.dir, "server.log"), errors="replace") as f:
-            return f.read().count("read with success")
-    except OSError:
-        return 0
+def descendants(pid):
+    """PIDs of the processes below pid (NSD's main and server processes)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            kids = []
+        out += kids
+        todo += kids
+    return out
+
+
+def nsd_servers(server):
+    """NSD's server processes: the children of its main process (the
+    first child of the process started), which a reload replaces."""
+    first = descendants(server.proc.pid)[:1]
+    return set(descendants(first[0])) if first else set()
 
 
 def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged):
@@ -469,7 +482,7 @@ def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged)
     try:
         time.sleep(3)
         steady = tree_pss(s.proc.pid)
-        reads = nsd_reads(s)
+        servers = nsd_servers(s) if s.name == "nsd" else set()
         shutil.copyfile(edited, live + ".tmp")
         os.rename(live + ".tmp", live)
         peak = [steady]
@@ -490,8 +503,9 @@ def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged)
             while soa_serial(s.port, timeout=1.0, origin=origin) != serial_b and \
                     time.monotonic() < deadline:
                 time.sleep(0.02)
-        elif s.name == "nsd":  # nsd-control returns before NSD has read the file
-            while nsd_reads(s) <= reads and time.monotonic() < deadline:
+        elif s.name == "nsd":  # nsd-control returns before NSD has read the file:
+            # the reload is over when new server processes replace the old
+            while servers & nsd_servers(s) and time.monotonic() < deadline:
                 time.sleep(0.02)
         seconds = time.monotonic() - t0
         time.sleep(1.0)  # the old version released
