@@ -178,6 +178,9 @@ class Server:
         raise RuntimeError("%s did not start within %d s" % (self.name, START_TIMEOUT))
 
     def stop(self):
+        # NSD's main process, in the middle of a reload, can outlive the one
+        # started: every process below it is stopped too, by its PID
+        below = descendants(self.proc.pid) if self.proc is not None else []
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -187,6 +190,13 @@ class Server:
                 self.proc.wait(10)
         if self.proc is not None:
             self.log.close()
+        for pid in below:
+            try:  # still one of this server's (its directory in the command)
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    if self.dir.encode() in f.read():
+                        os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
 
 
 class Apexd(Server):
