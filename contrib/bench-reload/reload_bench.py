@@ -175,6 +175,7 @@ class Server:
             if soa_serial(self.port, origin=self.origin) is not None:
                 return
             time.sleep(0.2)
+        self.stop()
         raise RuntimeError("%s did not start within %d s" % (self.name, START_TIMEOUT))
 
     def stop(self):
