@@ -67,7 +67,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
-import peers as P  # noqa: E402
+import secondary_peers as P  # noqa: E402
 import scale  # noqa: E402
 
 TYPES = {"SOA", "NS", "A", "AAAA", "DS", "NSEC", "NSEC3", "NSEC3PARAM", "RRSIG", "DNSKEY",
