@@ -57,6 +57,13 @@ make -j"$JOBS"
 APEX_PERF_REQUIRE=1 make -j"$JOBS" check || failed "build"
 tail -n 3 tests/system/run.sh.log
 
+# Everything at once for five minutes: apexd as a secondary of Knot DNS for
+# the 1M-record nu. zone (APEX_ZONEDIR or APEX_NU_ZONE, as for the
+# benchmarks) and the root zone, under load, IXFRs, reloads, reconfigs,
+# scrapes, dnstap and vanishing TCP clients (doc/reliability.md).
+echo "=== soak: 5 minutes"
+contrib/bench/soak 300 || { echo "=== soak: failed" >&2; exit 1; }
+
 # make install and the Debian package, installed as an operator would
 # (needs root: the package is tried in a debootstrap chroot).
 echo "=== make install and the Debian package"

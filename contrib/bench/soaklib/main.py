@@ -29,8 +29,9 @@ import threading
 import time
 
 from . import checks, churn, content, dnsutil, load, primary, procs
-from .dnstap_collector import Collector
+from .dnstap_collector import read_counts
 from .periodic import Periodic
+from .report import report
 from .secondary import SecondaryApexd
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,10 +58,12 @@ def arguments(argv):
     ap.add_argument("--ixfr-interval", type=float, default=4.0)
     ap.add_argument("--reload-interval", type=float, default=30.0)
     ap.add_argument("--reconfig-interval", type=float, default=60.0)
-    ap.add_argument("--rss-bound", type=float, default=64.0,
-                    help="largest RSS slope after warm-up, MiB per hour (default 64)")
-    ap.add_argument("--fd-bound", type=float, default=30.0,
-                    help="largest descriptor slope after warm-up, per hour (default 30)")
+    ap.add_argument("--rss-bound", type=float, default=32.0,
+                    help="how far apexd's RSS may rise after warm-up, in MiB: the rise of "
+                         "its least-squares line over the seconds fitted (default 32)")
+    ap.add_argument("--fd-bound", type=float, default=8.0,
+                    help="how far its open descriptors may rise after warm-up, the same "
+                         "way (default 8)")
     ap.add_argument("--loss-bound", type=float, default=1.0,
                     help="answers lost under churn at most this many percentage points "
                          "above the baseline's (default 1)")
@@ -124,7 +127,14 @@ class Soak:
                                     knot_port)
         self.apexd.secondaries = [("nu.", nu_copy, True), (".", root_copy, False)]
         self.apexd.primaries = [(OWN_ZONE, own_path)]
-        self.collector = Collector(self.apexd.dnstap_sock).start()
+        self.collector_counts = os.path.join(self.tmp, "dnstap.counts")
+        self.collector = self.procs.start(
+            [sys.executable, "-B", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                          "dnstap_collector.py"),
+             self.apexd.dnstap_sock, self.collector_counts],
+            log_path=os.path.join(self.tmp, "dnstap.log"))
+        if not procs.wait_until(lambda: os.path.exists(self.apexd.dnstap_sock), 30):
+            raise RuntimeError("the dnstap collector did not listen")
         B.log("soak: Knot DNS, the primary")
         self.knot = primary.KnotPrimary(self.procs, self.tmp,
                                         [("nu.", nu_source), (".", root_source)],
@@ -212,7 +222,8 @@ class Soak:
         self.final_metrics = self.churn.metrics
         rc = procs.Processes.stop(self.apexd.proc)
         self.apexd_exit = rc
-        self.collector.stop()
+        procs.Processes.stop(self.collector)
+        self.dnstap = read_counts(self.collector_counts)
         self.explained, self.unexplained = checks.log_lines(self.apexd.log)
 
     def wait_caught_up(self, bound=120):
@@ -245,13 +256,10 @@ def main(argv):
         procs.ignore_signals()  # a second Ctrl-C must not cut the clean-up short
         soak.stop.set()
         processes.stop_all()
-        if getattr(soak, "collector", None) is not None:
-            soak.collector.stop()
         if args.keep:
             B.log("soak: kept %s" % tmp)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
-    from .report import report
     if args.samples and getattr(soak, "resources", None) is not None:
         with open(args.samples, "w") as f:
             f.write("seconds,phase,rss_bytes,fds\n")
