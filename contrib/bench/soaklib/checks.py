@@ -154,10 +154,12 @@ def slope(points):
 
 LOG_LINE = re.compile(r"^\S+ apexd (error|warning): (.*)$")
 
-# Warnings the soak causes on purpose, each with its cause.  Anything else
-# at warning or error level fails the run.
-EXPECTED = [
-]
+# Warnings and errors the soak causes on purpose: (pattern, cause).  None
+# today: apexd closes the vanishing TCP clients (no answer read, half a
+# message, a reset) without a warning, and every transfer, reload and
+# reconfig the soak asks for is meant to succeed.  Anything at warning or
+# error level that no pattern here explains fails the run.
+EXPECTED = []
 
 
 def log_lines(path):

@@ -7,7 +7,8 @@
               `apexctl reload` of that zone (every 30 s)
   reconfig    a zone added to the configuration file, `apexctl reconfig`,
               checked served; a minute later removed, checked gone
-  metrics     the metrics endpoint scraped (every 5 s)
+  metrics     the metrics endpoint scraped (every 5 s): each line a sample,
+              each zone's serial one the soak made
   vanishing   TCP clients that connect, pipeline queries and go away
               without reading the answers, after half a message, or with
               a reset (every second)
@@ -113,6 +114,11 @@ class Churn:
                     raise RuntimeError("metrics: unreadable line %r" % line)
         if not values:
             raise RuntimeError("metrics: no values")
+        for origin, h in self.histories.items():
+            serial = values.get('apex_zone_serial{zone="%s"}' % origin)
+            if serial is None or not h.known(int(serial)):
+                raise RuntimeError("metrics: %s at serial %s, which was never made" % (
+                    origin, serial))
         self.metrics = values
         self.scrapes += 1
 

@@ -79,11 +79,15 @@ class Collector:
                 conn.close()
 
     def serve(self, conn):
+        """Until the end of the stream; once stopping, until it stays quiet
+        for 0.2 s (what apexd wrote before it stopped is still read)."""
         buf = bytearray()
-        while not self.stopping.is_set():
+        while True:
             try:
                 data = conn.recv(1 << 20)
             except socket.timeout:
+                if self.stopping.is_set():
+                    return
                 continue
             if not data:
                 return
