@@ -2,7 +2,9 @@
 """The soak's run, in order:
 
  1. a private temporary directory: the 1M-record nu. zone decompressed
-    there, the root zone and apexd's own zone (soak.example.) beside it;
+    there, or generated and signed there when it is absent
+    (signed_zone.py), the root zone and apexd's own zone (soak.example.)
+    beside it;
  2. a dnstap collector (dnstap_collector.py), Knot DNS as the primary of
     nu. and the root zone (primary.py), apexd -n 2 as their secondary and
     the primary of soak.example. (secondary.py);
@@ -28,7 +30,7 @@ import tempfile
 import threading
 import time
 
-from . import checks, churn, content, dnsutil, load, primary, procs
+from . import checks, churn, content, dnsutil, load, primary, procs, signed_zone
 from .dnstap_collector import read_counts
 from .periodic import Periodic
 from .report import report
@@ -69,11 +71,17 @@ def arguments(argv):
                          "above the baseline's (default 1)")
     ap.add_argument("--samples", help="write apexd's RSS and descriptors, one line a "
                     "second, to this CSV file")
+    ap.add_argument("--generate", action="store_true", help="generate and sign the nu. "
+                    "zone even when the synthetic one is there")
+    ap.add_argument("--generate-records", type=int, default=1000000, metavar="N",
+                    help="records of the nu. zone generated (default 1000000)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args(argv)
     args.duration = args.duration or args.duration_pos or 300.0
     if args.duration < 60:
         ap.error("the soak needs at least 60 s")
+    if args.generate_records < 1000:
+        ap.error("--generate-records: at least 1000")
     return args
 
 
@@ -99,10 +107,8 @@ class Soak:
         self.threads = []
 
     def setup(self):
-        nu_source = B.synthetic_zone(self.tmp, "nu.nsec3")
-        if nu_source is None:
-            raise RuntimeError("the nu.nsec3 synthetic zone is needed: set APEX_ZONEDIR "
-                               "(or APEX_NU_ZONE)")
+        nu_source, self.nu_zone = signed_zone.nu_zone(self.tmp, self.args.generate,
+                                                      self.args.generate_records)
         root_source = os.path.join(B.SRCDIR, "zones", "root.zone")
         secondary_dir = os.path.join(self.tmp, "copies")
         os.makedirs(secondary_dir)

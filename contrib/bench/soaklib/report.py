@@ -40,6 +40,7 @@ def report(soak):
             failures.append(why or "%s: %s" % (check, value))
 
     res = soak.results
+    rows.append(["zone nu.", soak.nu_zone, "", ""])
     rows.append(["duration", "%.0f s baseline + %.0f s churn (apexd served every zone %.1f s "
                  "after start)" % (soak.baseline_s, soak.churn_s, soak.load_seconds), "", ""])
     rows.append(["load", "%.0f q/s UDP + %.0f q/s TCP (capacity %s)" % (
