@@ -36,6 +36,8 @@ typedef struct apex_loader {
 	size_t file_cap;
 	apex_sink_t **sinks; /* all sinks whose memory the builder uses */
 	size_t sink_count;
+	/* asked before each record is stored (zone/load.h); NULL: none */
+	const struct apex_load_filter *filter;
 } apex_loader_t;
 
 /* One range of a mapped file being read. */
