@@ -28,7 +28,7 @@
 #define INCLUDE_DEPTH_MAX 16
 #define LDNS_DEFAULT_TTL_VALUE 3600
 /* Parsed parts of the mapped file are dropped from memory every so often. */
-#define DROP_BEHIND (8u << 20)
+#define DROP_BEHIND (256u << 10)
 
 /* Everything shared by the files of one load. */
 typedef struct apex_loader {
