@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "dns/name.h"
 #include "dns/rrtype.h"
@@ -45,10 +46,37 @@ typedef struct file_diff {
 	uint8_t soa_rdata[SOA_RDATA_MAX];
 	atomic_bool whole;                      /* a SOA the comparison cannot take */
 	atomic_size_t additions, additions_max; /* records kept so far, and the bound */
-	apex_changes_t *adds;                   /* the additions, once the file is parsed */
+	atomic_size_t added_bytes;              /* their size in the set */
+	apex_changes_t *out;                    /* the set, written once the file is parsed */
 } file_diff_t;
 
 /* ------------------------------------------------------------ indexing */
+
+/* The two arrays of the comparison are mapped apart from the allocator's
+ * memory: the system's small pages, never a huge page made resident by
+ * a byte written to it, and all of it given back when they are unmapped. */
+static void *map_zeroed(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap(void *p, size_t size)
+{
+	if (p != NULL)
+		munmap(p, size);
+}
+
+static size_t first_size(const file_diff_t *d)
+{
+	return (d->id_limit ? d->id_limit : 1) * sizeof(*d->first);
+}
+
+static size_t seen_size(const file_diff_t *d)
+{
+	return (d->records / 64 + 1) * sizeof(*d->seen);
+}
 
 static int count_record(void *ctx, const apex_rr_t *rr)
 {
@@ -77,7 +105,7 @@ static int index_records(file_diff_t *d)
 		if ((size_t)id + 1 > d->id_limit)
 			d->id_limit = (size_t)id + 1;
 	}
-	d->first = malloc((d->id_limit ? d->id_limit : 1) * sizeof(*d->first));
+	d->first = map_zeroed(first_size(d));
 	if (d->first == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < nodes; i++) {
@@ -89,7 +117,7 @@ static int index_records(file_diff_t *d)
 		apex_node_records(old, n, count_record, &total);
 	}
 	d->records = total;
-	d->seen = calloc(total / 64 + 1, sizeof(*d->seen));
+	d->seen = map_zeroed(seen_size(d));
 	return d->seen != NULL ? APEX_OK : APEX_ENOMEM;
 }
 
@@ -147,8 +175,10 @@ static int drop_held(void *ctx, const uint8_t *owner, uint16_t type, uint32_t tt
 	/* another spelling of the owner: served as the file spells it */
 	probe_t p = { type, ttl, rdata, rdlength, 0 };
 	if (n == NULL || n->name_size != size || memcmp(n->name, owner, size) != 0 ||
-	    apex_node_records(d->old, n, match_record, &p) != PROBE_FOUND)
+	    apex_node_records(d->old, n, match_record, &p) != PROBE_FOUND) {
+		atomic_fetch_add(&d->added_bytes, size + 10 + rdlength);
 		return atomic_fetch_add(&d->additions, 1) < d->additions_max ? 0 : APEX_ENOTSUP;
+	}
 	size_t bit = (size_t)d->first[apex_node_id(n)] + p.index;
 	atomic_fetch_or_explicit(&d->seen[bit / 64], (uint64_t)1 << (bit % 64),
 				 memory_order_relaxed);
@@ -160,9 +190,10 @@ static void restart(void *ctx)
 {
 	file_diff_t *d = ctx;
 
-	memset((void *)d->seen, 0, (d->records / 64 + 1) * sizeof(*d->seen));
+	memset((void *)d->seen, 0, seen_size(d));
 	atomic_store(&d->soa_count, 0);
 	atomic_store(&d->additions, 0);
+	atomic_store(&d->added_bytes, 0);
 	atomic_store(&d->whole, false);
 }
 
@@ -186,34 +217,11 @@ static int append_file_soa(apex_changes_t *c, const file_diff_t *d)
 	return apex_changes_append(c, APEX_CHANGE_NEW_SOA, &rr);
 }
 
-/* The loader's kept: an addition (the SOAs open the set, which the
- * removals then join in apex_file_diff()). */
-static int keep_added(void *ctx, const uint8_t *owner, uint16_t type, uint32_t ttl,
-		      const uint8_t *rdata, size_t rdlength)
-{
-	file_diff_t *d = ctx;
-	apex_rr_t rr = { owner, type, APEX_CLASS_IN, ttl, (uint16_t)rdlength, rdata };
-
-	if (atomic_load(&d->soa_count) != 1 || atomic_load(&d->whole))
-		return APEX_OK; /* a whole load instead */
-	if (d->adds->next == APEX_CHANGE_OLD_SOA) {
-		int rc = append_soa(d->adds, APEX_CHANGE_OLD_SOA, d->old);
-
-		if (rc == APEX_OK)
-			rc = append_file_soa(d->adds, d);
-		if (rc != APEX_OK)
-			return rc;
-	}
-	return apex_changes_append(d->adds, APEX_CHANGE_ADD, &rr);
-}
-
-/* ------------------------------------------------------------ the set */
-
 /* A walk of old's records, the unmarked ones appended as removals. */
 typedef struct removals {
 	const file_diff_t *d;
-	apex_changes_t *out;
-	size_t bit;
+	apex_changes_t *out; /* NULL: the size of the removals is counted */
+	size_t bit, bytes;
 } removals_t;
 
 static int remove_unseen(void *ctx, const apex_rr_t *rr)
@@ -224,35 +232,70 @@ static int remove_unseen(void *ctx, const apex_rr_t *rr)
 	if (atomic_load_explicit(&w->d->seen[bit / 64], memory_order_relaxed) &
 	    ((uint64_t)1 << (bit % 64)))
 		return APEX_OK;
+	if (w->out == NULL) { /* sizing the set */
+		w->bytes += apex_changes_rr_size(rr);
+		return APEX_OK;
+	}
 	return apex_changes_append(w->out, APEX_CHANGE_REMOVE, rr);
 }
 
-/* out: old's SOA, the removals, the file's SOA, the additions. */
-static int make_set(const file_diff_t *d, apex_changes_t *out)
+/* The removals (w->out NULL: their size, in w->bytes). */
+static int walk_removals(const file_diff_t *d, removals_t *w)
 {
 	const apex_zone_t *old = d->old;
-	removals_t w = { d, out, 0 };
 	size_t nodes = old->node_count + old->nsec3_owner_count;
-	int rc = append_soa(out, APEX_CHANGE_OLD_SOA, old);
+	int rc = APEX_OK;
 
 	for (size_t i = 0; i < nodes && rc == APEX_OK; i++) {
 		const apex_node_t *n = node_at(old, i);
 
-		w.bit = d->first[apex_node_id(n)];
-		rc = apex_node_records(old, n, remove_unseen, &w);
+		w->bit = d->first[apex_node_id(n)];
+		rc = apex_node_records(old, n, remove_unseen, w);
 	}
+	return rc;
+}
+
+/* Once the file is parsed: old's SOA, the removals and the file's SOA
+ * open the set; the additions follow.  The set is given its size first:
+ * grown by doubling, a large one would take twice its size. */
+static int open_set(file_diff_t *d)
+{
+	removals_t size = { d, NULL, 0, 2 * (d->old->apex->name_size + 10 + SOA_RDATA_MAX) };
+	removals_t w = { d, d->out, 0, 0 };
+	int rc = walk_removals(d, &size);
+
 	if (rc == APEX_OK)
-		rc = append_file_soa(out, d);
-	if (rc != APEX_OK || d->adds->next == APEX_CHANGE_OLD_SOA)
-		return rc; /* no additions */
-	apex_changes_reader_t r;
-	apex_change_kind_t kind;
-	apex_rr_t rr;
-	apex_changes_reader_init(&r, d->adds->data, d->adds->size);
-	while (rc == APEX_OK && (rc = apex_changes_next(&r, &rr, &kind)) == APEX_OK)
-		if (kind == APEX_CHANGE_ADD)
-			rc = apex_changes_append(out, APEX_CHANGE_ADD, &rr);
-	return rc == APEX_ENOENT ? APEX_OK : rc;
+		rc = apex_changes_reserve(d->out, size.bytes + atomic_load(&d->added_bytes));
+	if (rc == APEX_OK)
+		rc = append_soa(d->out, APEX_CHANGE_OLD_SOA, d->old);
+	if (rc == APEX_OK)
+		rc = walk_removals(d, &w);
+	return rc == APEX_OK ? append_file_soa(d->out, d) : rc;
+}
+
+/* Whether the comparison holds: one SOA, at the apex. */
+static bool comparable(const file_diff_t *d)
+{
+	return atomic_load(&d->soa_count) == 1 && !atomic_load(&d->whole);
+}
+
+/* The loader's kept (called once the whole file is parsed): an addition,
+ * after the removals (open_set()). */
+static int keep_added(void *ctx, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		      const uint8_t *rdata, size_t rdlength)
+{
+	file_diff_t *d = ctx;
+	apex_rr_t rr = { owner, type, APEX_CLASS_IN, ttl, (uint16_t)rdlength, rdata };
+
+	if (!comparable(d))
+		return APEX_OK; /* a whole load instead */
+	if (d->out->next == APEX_CHANGE_OLD_SOA) {
+		int rc = open_set(d);
+
+		if (rc != APEX_OK)
+			return rc;
+	}
+	return apex_changes_append(d->out, APEX_CHANGE_ADD, &rr);
 }
 
 /* The file's SOA is old's, byte for byte, TTL and the apex's spelling included. */
@@ -270,7 +313,6 @@ int apex_file_diff(const apex_zone_t *old, const char *file, apex_changes_t *out
 		   apex_file_diff_result_t *result, char *err, size_t err_size)
 {
 	file_diff_t *d = calloc(1, sizeof(*d));
-	apex_changes_t adds;
 	int rc;
 
 	*result = APEX_FILE_DIFF_WHOLE;
@@ -278,9 +320,8 @@ int apex_file_diff(const apex_zone_t *old, const char *file, apex_changes_t *out
 		err[0] = '\0';
 	if (d == NULL)
 		return APEX_ENOMEM;
-	apex_changes_init(&adds);
 	d->old = old;
-	d->adds = &adds;
+	d->out = out;
 	d->additions_max = old->record_count / ADDITIONS_SHARE + ADDITIONS_FLOOR;
 	rc = index_records(d);
 	if (rc == APEX_OK) {
@@ -294,16 +335,16 @@ int apex_file_diff(const apex_zone_t *old, const char *file, apex_changes_t *out
 		if (err_size > 0)
 			err[0] = '\0';
 	}
-	if (rc == APEX_OK && atomic_load(&d->soa_count) == 1 && !atomic_load(&d->whole)) {
-		rc = make_set(d, out);
+	if (rc == APEX_OK && comparable(d)) {
+		if (out->next == APEX_CHANGE_OLD_SOA) /* no addition */
+			rc = open_set(d);
 		if (rc == APEX_OK)
 			*result = out->removed == 0 && out->added == 0 && same_soa(d)
 					  ? APEX_FILE_DIFF_SAME
 					  : APEX_FILE_DIFF_CHANGED;
 	}
-	apex_changes_free(&adds);
-	free(d->first);
-	free((void *)d->seen);
+	unmap(d->first, first_size(d));
+	unmap((void *)d->seen, seen_size(d));
 	free(d);
 	return rc;
 }
