@@ -267,6 +267,16 @@ def wait_log(server, text):
         time.sleep(0.1)
 
 
+def wait_copy(server):
+    """Wait for the server's copy of the zone: written from the version just
+    after it is published (doc/transfers.md)."""
+    deadline = time.monotonic() + WAIT
+    while not os.path.exists(server.copy):
+        assert time.monotonic() < deadline, "no copy of the zone was written:\n%s" % (
+            server.log_tail(40))
+        time.sleep(0.05)
+
+
 def wait_serial(port, serial, server):
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
@@ -341,7 +351,7 @@ def test_secondary_of(kind, tmp):
                               port=apex_port).start()
         assert serial_of(apex.port) == 1
         assert_same_records(primary_records(primary.port), apex.port)
-        assert os.path.exists(apex.copy), "no copy of the zone was written"
+        wait_copy(apex)
 
         # A change on the primary reaches apexd by NOTIFY.
         time.sleep(1.1)  # a new mtime for the primaries that look at it
@@ -1064,7 +1074,7 @@ def test_reconfig_applies_transfer_settings(tmp):
         apex.copy = os.path.join(apex.workdir, "again.zone")
         reconfig()
         wait_serial(apex.port, 2, apex)
-        assert os.path.exists(apex.copy)
+        wait_copy(apex)
         assert query(apex.port, "host1." + ORIGIN, dns.rdatatype.A).answer
         time.sleep(1)
         assert len(catcher.seen) == notified  # no notify target any more

@@ -35,14 +35,14 @@
 #define CONNECT_TIMEOUT_MS 5000
 
 /* Where what a primary sends goes: the records of a whole zone to the new
- * version and the copy; the change sets of an IXFR, kept until applied. */
+ * version; the change sets of an IXFR, kept until applied. */
 typedef struct receiver {
 	apex_zone_from_wire_t *builder;
-	/* The copy: written as the records arrive for a whole zone; for an
-	 * IXFR, from the version once it is published (derived) so that the
-	 * new serial is served without waiting for the file.  A copy that
-	 * fails (a full disk) is given up and its failure kept for the
-	 * commit: the transfer goes on into the version all the same. */
+	/* The copy: written from the version once it is published, for a
+	 * whole zone as for an IXFR, so that the new serial is served
+	 * without waiting for the file (a million records written as text
+	 * cost about as much as receiving them).  A copy that fails (a full
+	 * disk) is given up and its failure kept for the commit. */
 	apex_zone_copy_t copy;
 	bool derived;         /* the version comes from the old one and sets (an IXFR) */
 	bool in_place;        /* ... derived in place (zone/derive.h), not built whole */
@@ -63,8 +63,6 @@ static int receive_record(void *ctx, const apex_rr_t *rr)
 
 	if (rc == APEX_OK)
 		rc = apex_transfer_memory_progress(r->memory, r->x->records, r->x->bytes);
-	if (rc == APEX_OK)
-		(void)apex_zone_copy_add(&r->copy, rr); /* a failure is the commit's */
 	return rc;
 }
 
@@ -164,16 +162,15 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	return rc;
 }
 
-/* Finish r's copy of z at serial: with the records of version first
- * when given (an IXFR's); a failure is logged once (copies.h). */
+/* Finish r's copy of z at serial with the records of version; a
+ * failure is logged once (copies.h). */
 static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version,
 			uint32_t serial)
 {
 	char err[512];
 	int rc;
 
-	if (version != NULL)
-		(void)apex_zone_copy_version(&r->copy, version); /* a failure is the commit's */
+	(void)apex_zone_copy_version(&r->copy, version); /* a failure is the commit's */
 	rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
 	apexd_copy_written(z->name, z->file, serial, rc, err);
 }
@@ -217,8 +214,6 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apex_zone_unref(zone);
 		return rc;
 	}
-	if (!r->derived)
-		commit_copy(z, r, NULL, zone->serial);
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
@@ -239,12 +234,12 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	apex_zone_unref(*held);
 	*held = NULL;
 	apex_server_retire(s->server, old, true);
-	if (r->derived) {
-		/* a crash from here to the copy's rename leaves the journal
-		 * ahead of the copy: the next start replays it */
+	/* a crash from here to the copy's rename leaves the journal ahead
+	 * of the copy (an IXFR: the next start replays it), or the copy
+	 * behind the primary (an AXFR: the next start transfers again) */
+	if (r->derived)
 		apexd_crash_point("journal-appended");
-		commit_copy(z, r, zone, serial);
-	}
+	commit_copy(z, r, zone, serial);
 	apex_zone_unref(zone);
 	apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
