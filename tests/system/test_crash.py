@@ -403,3 +403,131 @@ def test_primary_file_behind_journal(tmp):
     finally:
         if apex.proc is not None and apex.proc.poll() is None:
             assert apex.stop() == 0, apex.log_tail()
+
+
+# ------------------------------------------------------------ named points
+#
+# Each crash point of src/apexd/process/crash_point.h reached by a
+# secondary's transfer: apexd is brought to serial BASE cleanly (its
+# journal bounded to 4096 bytes, so that a few more transfers make it drop
+# its oldest entries), started again with the point, and driven by IXFRs
+# until it ends there.  The restart must serve the serial before the crash
+# or the one it was applying, each sampled name as that version has it;
+# open its journal (a torn entry cut, the entries before it kept); answer
+# IXFR from an older serial from the journal; and catch up with the
+# primary.
+
+BASE = 4
+TRANSFER_POINTS = ["journal-appended", "journal-append-writing", "journal-compact-writing",
+                   "journal-compact-renaming", "journal-compacted", "copy-half-written",
+                   "copy-renaming"]
+
+
+def drive_until_crash(primary, path, apex, serial, point, most=30):
+    """Serials serial+1... from the primary, each NOTIFYed and waited
+    for, until apexd ends at point: returns the serial it was applying."""
+    for _ in range(most):
+        serial += 1
+        change_primary(primary, path, serial)
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        deadline = time.monotonic() + 30
+        while apex.proc.poll() is None and "IXFR serial %d" % serial not in apex.log_tail(200):
+            assert time.monotonic() < deadline, apex.log_tail(40)
+            time.sleep(0.01)
+        if apex.proc.poll() is not None:
+            break
+    else:
+        raise AssertionError("apexd never reached %s:\n%s" % (point, apex.log_tail(40)))
+    return serial
+
+
+def ended_at(apex, point):
+    assert apex.proc.wait(30) == CRASH_STATUS, apex.log_tail()
+    apex.log.close()
+    assert "APEX_TEST_CRASH_AT=%s: ending here" % point in apex.log_tail(), apex.log_tail()
+
+
+def oldest_incremental(port, served, lowest=1):
+    """The oldest serial an IXFR is answered from with change sets."""
+    for serial in range(lowest, served):
+        soas = ixfr_soas(port, serial)
+        if len(soas) >= 4:
+            return serial
+    return None
+
+
+@pytest.mark.parametrize("point", TRANSFER_POINTS)
+def test_crash_point_transfer(tmp, monkeypatch, point):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp)
+    apex.extra_server = ["    journal-size: 4096"]
+    journal = apex.copy + ".jnl"
+    try:
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        for serial in range(2, BASE + 1):
+            change_primary(primary, path, serial)
+            notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+            wait_serial(apex.port, serial, apex)
+            wait_line(apex, "IXFR serial %d" % serial)
+        assert apex.stop() == 0, apex.log_tail()
+
+        monkeypatch.setenv("APEX_TEST_CRASH_AT", point)
+        apex.start()
+        wait_serial(apex.port, BASE, apex)
+        crashed = drive_until_crash(primary, path, apex, BASE, point)
+        ended_at(apex, point)
+        monkeypatch.delenv("APEX_TEST_CRASH_AT")
+        # what the point says is on disk
+        if point == "copy-half-written":
+            with open(apex.copy + ".xfr") as f:
+                half = f.read()
+            assert half.startswith("; ") and 0 < half.count("\n") < open(apex.copy).read(
+            ).count("\n"), half
+        if point == "copy-renaming":
+            assert os.path.exists(apex.copy + ".xfr")
+        if point == "journal-compact-writing":
+            assert 0 < os.path.getsize(journal + ".new") < os.path.getsize(journal)
+        if point.startswith("copy") or point == "journal-appended":
+            assert copy_serial(apex) == crashed - 1
+
+        # the restart with the primary gone: what the disk alone gives
+        primary.fixed_port = primary.port
+        primary.stop()
+        apex.start()
+        served = assert_serves_exactly(apex.port, [crashed - 1, crashed])
+        assert_journal_opened(apex)
+        log = apex.log_tail(400)
+        if point == "journal-append-writing":
+            assert "damaged bytes at its end dropped" in log, log
+        if point in ("journal-appended", "copy-half-written", "copy-renaming"):
+            # the journal ahead of the copy: its newest version at once
+            assert served == crashed, log
+            assert "journal replayed" in log, log
+        else:  # the change set never whole in the journal
+            assert served == crashed - 1, log
+        assert_incremental(apex.port, served - 2, served)
+        # the primary back: apexd catches up (a NOTIFY spares the retry)
+        primary.start()
+        if served < crashed:
+            notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+            wait_line(apex, "IXFR serial %d" % crashed)
+        assert_serves_exactly(apex.port, [crashed])
+        # the history kept: an IXFR two serials back answered from the journal
+        assert_incremental(apex.port, crashed - 2, crashed)
+        oldest = oldest_incremental(apex.port, crashed)
+        assert oldest is not None and oldest <= crashed - 2, (oldest, crashed)
+        assert not os.path.exists(apex.copy + ".xfr")
+        # and it goes on: the next change too
+        change_primary(primary, path, crashed + 1)
+        notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+        wait_serial(apex.port, crashed + 1, apex)
+        assert_serves_exactly(apex.port, [crashed + 1])
+        assert_incremental(apex.port, oldest, crashed + 1)
+        print("%s: crashed applying %d, restart served %d, IXFR from %d incremental"
+              % (point, crashed, served, oldest))
+    finally:
+        if apex.proc is not None and apex.proc.poll() is None:
+            assert apex.stop() == 0, apex.log_tail()
+        primary.stop()

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "process/crash_point.h"
 #include "process/memory.h"
 #include "process/memory_limit.h"
 #include "process/thread_priority.h"
@@ -244,6 +245,7 @@ static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t 
 	}
 	if (rc == APEX_OK) {
 		apex_zone_ref(*zone); /* for the published hook, dropped by the caller */
+		apexd_crash_point("reload-publishing");
 		rc = apex_zonetable_publish(&r->server->zonetable, *zone);
 		if (rc < 0) {
 			snprintf(job->err, sizeof(job->err), "%s: not published: %s", job->file,
@@ -296,14 +298,17 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	if (rc < 0 && job.err[0] == '\0')
 		snprintf(job.err, sizeof(job.err), "%.400s: %s",
 			 job.file != NULL ? job.file : job.name, apex_strerror(rc));
-	if (rc == APEX_OK)
+	if (rc == APEX_OK) {
+		apexd_crash_point("reload-built");
 		old = apex_server_served_version(r->server, job.origin);
+	}
 
 	pthread_mutex_lock(&r->lock);
 	rc = finish_load(r, &job, rc, &zone, &old);
 	pthread_mutex_unlock(&r->lock);
 
 	if (rc == APEX_OK && zone != NULL) {
+		apexd_crash_point("reload-published");
 		if (r->live && r->published != NULL)
 			r->published(r->published_arg, old, zone);
 		apex_server_retire(r->server, old, r->live);
