@@ -531,3 +531,62 @@ def test_crash_point_transfer(tmp, monkeypatch, point):
         if apex.proc is not None and apex.proc.poll() is None:
             assert apex.stop() == 0, apex.log_tail()
         primary.stop()
+
+
+# A reload of a primary's file: apexd at serial BASE, its file changed to
+# BASE + 1 and SIGHUP, ended at each point of the reload (the last: in the
+# middle of writing the reload's diff to the journal).  The restart loads
+# the file and must serve BASE + 1 whole and open its journal, a torn
+# entry cut and the history before it kept.  The diff from BASE to BASE + 1
+# is not in it and cannot be made (version BASE is gone with the process),
+# as after any restart over a file edited meanwhile: an IXFR from before
+# is answered with the whole zone, and the next reload starts the journal
+# again, answered from it.
+RELOAD_POINTS = ["reload-built", "reload-publishing", "reload-published",
+                 "journal-append-writing"]
+
+
+@pytest.mark.parametrize("point", RELOAD_POINTS)
+def test_crash_point_reload(tmp, monkeypatch, point):
+    path = os.path.join(tmp, "secret.test.zone")
+
+    def write(serial):
+        with open(path, "w") as f:
+            f.write(text_of(serial))
+
+    write(1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path)
+    apex.start()
+    try:
+        for serial in range(2, BASE + 1):
+            write(serial)
+            apex.proc.send_signal(signal.SIGHUP)
+            wait_serial(apex.port, serial, apex)
+        assert apex.stop() == 0, apex.log_tail()
+
+        monkeypatch.setenv("APEX_TEST_CRASH_AT", point)
+        apex.start()
+        assert_serves_exactly(apex.port, [BASE])
+        write(BASE + 1)
+        apex.proc.send_signal(signal.SIGHUP)
+        ended_at(apex, point)
+        monkeypatch.delenv("APEX_TEST_CRASH_AT")
+
+        apex.start()
+        log = apex.log_tail(400)
+        assert "journal %s.jnl opened: %d change set(s), serial 1 to %d" % (
+            path, BASE - 1, BASE) in log, log
+        if point == "journal-append-writing":
+            assert "damaged bytes at its end dropped" in log, log
+        assert_serves_exactly(apex.port, [BASE + 1])
+        assert ixfr_soas(apex.port, 1) == [BASE + 1, BASE + 1]  # the whole zone
+        # the next reload is recorded and answered from the journal
+        write(BASE + 2)
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, BASE + 2, apex)
+        assert_serves_exactly(apex.port, [BASE + 2])
+        assert_incremental(apex.port, BASE + 1, BASE + 2)
+        print("%s: IXFR from %d: %s" % (point, 1, ixfr_soas(apex.port, 1)))
+    finally:
+        if apex.proc is not None and apex.proc.poll() is None:
+            assert apex.stop() == 0, apex.log_tail()

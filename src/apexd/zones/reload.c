@@ -245,7 +245,8 @@ static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t 
 	}
 	if (rc == APEX_OK) {
 		apex_zone_ref(*zone); /* for the published hook, dropped by the caller */
-		apexd_crash_point("reload-publishing");
+		if (r->live) /* a reload, not the first load */
+			apexd_crash_point("reload-publishing");
 		rc = apex_zonetable_publish(&r->server->zonetable, *zone);
 		if (rc < 0) {
 			snprintf(job->err, sizeof(job->err), "%s: not published: %s", job->file,
@@ -299,7 +300,8 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		snprintf(job.err, sizeof(job.err), "%.400s: %s",
 			 job.file != NULL ? job.file : job.name, apex_strerror(rc));
 	if (rc == APEX_OK) {
-		apexd_crash_point("reload-built");
+		if (r->live) /* a reload, not the first load */
+			apexd_crash_point("reload-built");
 		old = apex_server_served_version(r->server, job.origin);
 	}
 
@@ -308,7 +310,8 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	pthread_mutex_unlock(&r->lock);
 
 	if (rc == APEX_OK && zone != NULL) {
-		apexd_crash_point("reload-published");
+		if (r->live) /* a reload, not the first load */
+			apexd_crash_point("reload-published");
 		if (r->live && r->published != NULL)
 			r->published(r->published_arg, old, zone);
 		apex_server_retire(r->server, old, r->live);
