@@ -590,3 +590,21 @@ def test_crash_point_reload(tmp, monkeypatch, point):
     finally:
         if apex.proc is not None and apex.proc.poll() is None:
             assert apex.stop() == 0, apex.log_tail()
+
+
+def test_crash_runs(tmp):
+    """contrib/bench/crash_runs.py, reduced: SIGKILL at random moments of
+    an IXFR and a reload at once, APEX_CRASH_RUNS runs (24 by default;
+    doc/reliability.md has the figures of a long run)."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    import sys
+    sys.path.insert(0, os.path.join(os.environ.get("APEX_SRCDIR", os.getcwd()),
+                                    "contrib", "bench"))
+    import crash_runs
+    runs = int(os.environ.get("APEX_CRASH_RUNS", "24"))
+    outcomes, failures, done = crash_runs.run(runs, os.environ.get("APEX_TEST_SEED"),
+                                              workdir=tmp, budget=BUDGET)
+    assert not failures, failures[:3]
+    assert done >= min(runs, 10), "fewer than ten runs within %.0f s" % BUDGET
+    assert outcomes["run passed"] == done
