@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -252,7 +253,11 @@ def run(runs, seed=None, workdir=None, budget=None, out=sys.stdout):
         for i in range(runs):
             if budget is not None and time.monotonic() - started > budget:
                 break
-            r.one(i)
+            try:
+                r.one(i)
+            except Exception as e:  # a query timed out, a file missing: a failure too
+                r.fail(i, "no answer or an error (%s)" % type(e).__name__,
+                       traceback.format_exc())
             done += 1
             if r.apex.proc is None or r.apex.proc.poll() is not None:
                 r.apex.start()  # a failed check left it down

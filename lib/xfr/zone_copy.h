@@ -37,7 +37,7 @@ typedef struct apex_zone_copy {
 	char *text;     /* one record's line (APEX_RECORD_TEXT_MAX); owned */
 	uint64_t records;
 	uint64_t half; /* records of a version at half way (a crash point), or 0 */
-	int error; /* the first failure (an apex code); the copy is given up */
+	int error;     /* the first failure (an apex code); the copy is given up */
 } apex_zone_copy_t;
 
 /* Start a copy to path; header is written first as a comment line.

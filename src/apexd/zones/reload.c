@@ -245,7 +245,7 @@ static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t 
 	}
 	if (rc == APEX_OK) {
 		apex_zone_ref(*zone); /* for the published hook, dropped by the caller */
-		if (r->live) /* a reload, not the first load */
+		if (r->live)          /* a reload, not the first load */
 			apexd_crash_point("reload-publishing");
 		rc = apex_zonetable_publish(&r->server->zonetable, *zone);
 		if (rc < 0) {
