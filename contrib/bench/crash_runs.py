@@ -10,7 +10,7 @@ oldest entries are dropped every few transfers) and reload.test. from a
 file of its own (reloaded by `apexctl reload`, its diffs journaled).
 Each run changes both at once, NOTIFYs apexd and asks for the reload,
 waits a random time within 2.5 times what the two take together
-(the median of five unkilled changes), kills
+(the median of five unkilled changes; --window-ms sets it), kills
 apexd with SIGKILL, starts it again and checks:
 
   * each zone is served at a serial that existed, every sampled name as
@@ -128,7 +128,7 @@ def wait_until(what, timeout=30.0):
 
 
 class Runs:
-    def __init__(self, workdir, seed=None):
+    def __init__(self, workdir, seed=None, window=None):
         self.rng = random.Random(seed)
         self.outcomes = collections.Counter()
         self.failures = []  # (run, kind, detail)
@@ -144,6 +144,7 @@ class Runs:
         write_reload(self.apex, 1)
         self.apex.start()
         self.window = 0.0
+        self.fixed_window = window  # seconds, or None: measured
 
     def prepare(self):
         """Both zones one serial on, apexd not yet told."""
@@ -169,7 +170,7 @@ class Runs:
             C.wait_line(self.apex, "IXFR serial %d" % self.serial)
             reload.wait(30)
             took.append(time.monotonic() - start)
-        self.window = statistics.median(took) * 2.5
+        self.window = self.fixed_window or statistics.median(took) * 2.5
 
     def fail(self, run, kind, detail):
         self.outcomes["FAILED: " + kind] += 1
@@ -241,11 +242,12 @@ def table(outcomes, runs, seconds):
     return "\n".join(lines)
 
 
-def run(runs, seed=None, workdir=None, budget=None, out=sys.stdout):
-    """runs runs (fewer if budget seconds pass); returns (outcomes, failures, done)."""
+def run(runs, seed=None, workdir=None, budget=None, out=sys.stdout, window=None):
+    """runs runs (fewer if budget seconds pass), killed within window
+    seconds (None: measured); returns (outcomes, failures, done)."""
     own = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix="apex-crash-runs-")
-    r = Runs(workdir, seed)
+    r = Runs(workdir, seed, window)
     started, done = time.monotonic(), 0
     try:
         r.warm_up()
@@ -277,10 +279,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--seed", default=None)
+    ap.add_argument("--window-ms", type=float, default=None,
+                    help="kill within this many ms of the NOTIFY (default: measured)")
     args = ap.parse_args()
     if shutil.which("knotd") is None and not os.path.exists("/usr/sbin/knotd"):
         sys.exit("crash_runs.py: knotd is not installed")
-    _, failures, _ = run(args.runs, args.seed)
+    window = args.window_ms / 1000 if args.window_ms else None
+    _, failures, _ = run(args.runs, args.seed, window=window)
     sys.exit(1 if failures else 0)
 
 
