@@ -22,6 +22,13 @@ the next start replays (doc/transfers.md, "A journal ahead of the zone").
 * test_primary_file_behind_journal: a primary's file put back to the
   serial its journal starts at is replayed; a file at a later serial of
   the journal, or with a serial of its own, is the operator's and wins.
+* test_crash_point_transfer stops a secondary at each crash point of a
+  transfer (the journal's append, its compaction, the copy's flush) and
+  test_crash_point_reload a primary at each point of a reload
+  (src/apexd/process/crash_point.h lists them).
+* test_crash_runs: contrib/bench/crash_runs.py's SIGKILL at random
+  moments of an IXFR and a reload at once, a few dozen runs.
+doc/reliability.md has what these promise and the figures.
 """
 
 import os
