@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "process/crash_point.h"
 #include "process/memory.h"
 #include "process/memory_limit.h"
 #include "process/thread_priority.h"
@@ -238,6 +239,8 @@ static int finish_load(apex_reloader_t *r, apex_load_job_t *job, int rc, apex_zo
 	}
 	if (rc == APEX_OK && *zone != NULL) {
 		apex_zone_ref(*zone); /* for the published hook, dropped by the caller */
+		if (r->live)          /* a reload, not the first load */
+			apexd_crash_point("reload-publishing");
 		rc = apex_zonetable_publish(&r->server->zonetable, *zone);
 		if (rc < 0) {
 			snprintf(job->err, sizeof(job->err), "%s: not published: %s", job->file,
@@ -292,14 +295,19 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	if (rc < 0 && job.err[0] == '\0')
 		snprintf(job.err, sizeof(job.err), "%.400s: %s",
 			 job.file != NULL ? job.file : job.name, apex_strerror(rc));
-	if (rc == APEX_OK && zone != NULL)
+	if (rc == APEX_OK && zone != NULL) {
+		if (r->live) /* a reload, not the first load */
+			apexd_crash_point("reload-built");
 		old = apex_server_served_version(r->server, job.origin);
+	}
 
 	pthread_mutex_lock(&r->lock);
 	rc = finish_load(r, &job, rc, &zone, &old);
 	pthread_mutex_unlock(&r->lock);
 
 	if (rc == APEX_OK && zone != NULL) {
+		if (r->live) /* a reload, not the first load */
+			apexd_crash_point("reload-published");
 		if (r->live && r->published != NULL)
 			r->published(r->published_arg, old, zone, job.have_set ? &job.set : NULL,
 				     job.have_set ? 1 : 0);
