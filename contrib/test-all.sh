@@ -31,7 +31,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends 
 	libfstrm-dev libprotobuf-c-dev protobuf-c-compiler libxdp-dev libbpf-dev iproute2 \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
 	nsd knot bind9 bind9-utils clang libclang-rt-14-dev clang-format prometheus \
-	fstrm-bin bind9-dnsutils debhelper dpkg-dev lintian debootstrap git openssl valgrind
+	fstrm-bin bind9-dnsutils xz-utils debhelper dpkg-dev lintian debootstrap git openssl valgrind
 [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 
 # Show the logs of the tests that failed, then fail.
@@ -56,6 +56,14 @@ make -j"$JOBS"
 # sanitizer build below skips it (its counts mean nothing).
 APEX_PERF_REQUIRE=1 make -j"$JOBS" check || failed "build"
 tail -n 3 tests/system/run.sh.log
+
+# Everything at once for five minutes: apexd as a secondary of Knot DNS for
+# the 1M-record nu. zone (APEX_ZONEDIR or APEX_NU_ZONE, as for the
+# benchmarks; without it the soak generates and signs one, about a
+# minute more) and the root zone, under load, IXFRs, reloads, reconfigs,
+# scrapes, dnstap and vanishing TCP clients (doc/reliability.md).
+echo "=== soak: 5 minutes"
+contrib/bench/soak 300 || { echo "=== soak: failed" >&2; exit 1; }
 
 # make install and the Debian package, installed as an operator would
 # (needs root: the package is tried in a debootstrap chroot).

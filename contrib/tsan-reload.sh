@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The concurrency tests under ThreadSanitizer: build apexd, apexctl and the
 # concurrent unit tests (zone table pick-up while publishing, the rwlock,
-# dnstap's ring) with -fsanitize=thread in a copy of the tree (build-tsan/),
+# dnstap's ring, a transfer's feed of records) with -fsanitize=thread in a copy of the tree (build-tsan/),
 # run those unit tests, then tests/system/test_reload.py against apexd with 4
 # workers, and the metrics endpoint's, dnstap's and TLS's system tests (a
 # report aborts apexd: halt_on_error), and fail on any ThreadSanitizer report.
@@ -28,16 +28,17 @@ autoreconf -fi
 	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
 	LDFLAGS="-fsanitize=thread" >/dev/null
 make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap \
-	tests/unit/test_zone_load tests/unit/test_tls
+	tests/unit/test_zone_load tests/unit/test_tls tests/unit/test_wire_feed
 
 # contrib/tsan.supp: what libuv's raw close() hides from TSan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$SRCDIR/contrib/tsan.supp"
 export TSAN_OPTIONS
 # test_zone_load: a zone loaded and built with every step in parts on two
 # threads (test_build_in_parts); test_tls: handshakes on several threads
-# while another rotates the session tickets' keys
+# while another rotates the session tickets' keys; test_wire_feed: a
+# transfer's records handed to the builder's thread in batches
 for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap tests/unit/test_zone_load \
-	tests/unit/test_tls; do
+	tests/unit/test_tls tests/unit/test_wire_feed; do
 	echo "tsan: $t"
 	./$t
 done

@@ -58,9 +58,9 @@ ORIGIN = "scale-tld."
 RECORDS_PER_DELEGATION = 2 + 0.2 + 2.0 / 33
 
 
-def generate(path, records, seed):
-    """Write the synthetic TLD of about `records` records to path; returns
-    the exact count."""
+def generate(path, records, seed, origin=ORIGIN):
+    """Write the synthetic TLD of about `records` records to path, under
+    origin; returns the exact count."""
     rnd = random.Random(seed)
     delegations = int(records / RECORDS_PER_DELEGATION)
     hosts = ["dns%d.%s.example." % (i, "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz")
@@ -68,7 +68,7 @@ def generate(path, records, seed):
     letters = "abcdefghijklmnopqrstuvwxyz0123456789"
     count = 0
     with open(path + ".tmp", "w") as f:
-        f.write("$ORIGIN %s\n$TTL 86400\n" % ORIGIN)
+        f.write("$ORIGIN %s\n$TTL 86400\n" % origin)
         f.write("@ SOA a.nic hostmaster 1 1800 900 604800 86400\n@ NS a.nic\n@ NS b.nic\n"
                 "a.nic A 192.0.2.1\nb.nic A 192.0.2.2\n")
         count += 5

@@ -67,6 +67,18 @@ static int reserve(apex_changes_t *c, size_t more)
 	return APEX_OK;
 }
 
+int apex_changes_reserve(apex_changes_t *c, size_t bytes)
+{
+	if (c->capacity - c->size >= bytes)
+		return APEX_OK;
+	uint8_t *grown = realloc(c->data, c->size + bytes);
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	c->data = grown;
+	c->capacity = c->size + bytes;
+	return APEX_OK;
+}
+
 int apex_changes_append(apex_changes_t *c, apex_change_kind_t kind, const apex_rr_t *rr)
 {
 	size_t owner = apex_name_checked_size(rr->owner, rr->owner + APEX_NAME_MAX);

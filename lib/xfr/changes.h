@@ -56,6 +56,21 @@ void apex_changes_free(apex_changes_t *c);
  */
 int apex_changes_append(apex_changes_t *c, apex_change_kind_t kind, const apex_rr_t *rr);
 
+/* Room for `bytes` more of records (each its owner's size, 10 and its
+ * RDATA) without growing, which doubles: for a writer that knows the
+ * size of the set, and whose set is large.  APEX_OK or APEX_ENOMEM. */
+int apex_changes_reserve(apex_changes_t *c, size_t bytes);
+
+/* The size of rr in a set. */
+static inline size_t apex_changes_rr_size(const apex_rr_t *rr)
+{
+	size_t owner = 0;
+
+	while (rr->owner[owner] != 0)
+		owner += 1 + rr->owner[owner];
+	return owner + 1 + 10 + rr->rdlength;
+}
+
 /* True once both SOAs are in: the set is complete (it may have no
  * removals or additions). */
 bool apex_changes_complete(const apex_changes_t *c);

@@ -27,6 +27,7 @@
 
 #include "dns/serial.h"
 #include "dns/wire.h"
+#include "util/crash_hook.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/siphash.h"
@@ -354,21 +355,29 @@ static int rewrite_from(apex_journal_t *j, size_t keep, char *err, size_t err_si
 	}
 	size_t hsize = header_bytes(j, header);
 	rc = write_all(fd, header, hsize, 0);
-	for (uint64_t done = 0; rc == APEX_OK && done < moved;) {
+	/* in chunks that end half way too, for the crash point there */
+	for (uint64_t done = 0, half = moved / 2; rc == APEX_OK && done < moved;) {
 		uint8_t buf[65536];
-		size_t n = moved - done < sizeof(buf) ? (size_t)(moved - done) : sizeof(buf);
+		uint64_t end = done < half ? half : moved;
+		size_t n = end - done < sizeof(buf) ? (size_t)(end - done) : sizeof(buf);
 		rc = read_all(j->fd, buf, n, from + done);
 		if (rc == APEX_OK)
 			rc = write_all(fd, buf, n, hsize + done);
 		done += n;
+		if (done == half)
+			apex_crash_at("journal-compact-writing");
 	}
-	if (rc == APEX_OK &&
-	    (fdatasync(fd) < 0 || renameat(j->dir_fd, tmp, j->dir_fd, j->base) < 0))
+	if (rc == APEX_OK && fdatasync(fd) < 0)
+		rc = apex_errno();
+	if (rc == APEX_OK)
+		apex_crash_at("journal-compact-renaming");
+	if (rc == APEX_OK && renameat(j->dir_fd, tmp, j->dir_fd, j->base) < 0)
 		rc = apex_errno();
 	if (rc < 0)
 		goto out;
 	if (j->sync)
 		(void)fsync(j->dir_fd); /* the rename made durable; best effort */
+	apex_crash_at("journal-compacted");
 	close(j->fd);
 	j->fd = fd;
 	fd = -1;
@@ -453,6 +462,8 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
 	rc = write_all(j->fd, head, sizeof(head), j->file_size);
 	if (rc == APEX_OK)
 		rc = write_all(j->fd, payload, size, j->file_size + sizeof(head));
+	if (rc == APEX_OK)
+		apex_crash_at("journal-append-writing");
 	if (rc == APEX_OK)
 		rc = write_all(j->fd, tail, sizeof(tail), j->file_size + sizeof(head) + size);
 	if (rc == APEX_OK && j->sync && fdatasync(j->fd) < 0)

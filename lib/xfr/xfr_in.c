@@ -29,6 +29,7 @@
 #include "dns/serial.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "xfr/xfr_message.h"
 
 enum phase {
 	FIRST,
@@ -68,8 +69,8 @@ int apex_xfr_in_init(apex_xfr_in_t *x, const uint8_t *zone, uint16_t id, uint16_
 		x->limits = *limits;
 	x->phase = FIRST;
 	apex_changes_init(&x->set);
-	x->rdata_buf = ldns_buffer_new(1024);
-	return x->rdata_buf != NULL ? APEX_OK : APEX_ENOMEM;
+	x->rbuf = calloc(1, sizeof(*x->rbuf));
+	return x->rbuf != NULL ? APEX_OK : APEX_ENOMEM;
 }
 
 void apex_xfr_in_free(apex_xfr_in_t *x)
@@ -77,9 +78,10 @@ void apex_xfr_in_free(apex_xfr_in_t *x)
 	apex_changes_free(&x->set);
 	free(x->first_soa);
 	x->first_soa = NULL;
-	if (x->rdata_buf != NULL)
-		ldns_buffer_free(x->rdata_buf);
-	x->rdata_buf = NULL;
+	if (x->rbuf != NULL)
+		apex_xfr_record_buf_free(x->rbuf);
+	free(x->rbuf);
+	x->rbuf = NULL;
 }
 
 bool apex_xfr_in_done(const apex_xfr_in_t *x)
@@ -238,78 +240,43 @@ static int take_record(apex_xfr_in_t *x, const apex_rr_t *rr)
 
 /* ------------------------------------------------------------ messages */
 
-/* The parts of an ldns record as an apex_rr_t; the RDATA goes to the
- * reader's buffer. */
-static int rr_from_ldns(apex_xfr_in_t *x, const ldns_rr *lrr, apex_rr_t *rr)
-{
-	const ldns_rdf *owner = ldns_rr_owner(lrr);
-	ldns_buffer *buf = x->rdata_buf;
-
-	if (owner == NULL || ldns_rdf_size(owner) == 0 || ldns_rdf_size(owner) > APEX_NAME_MAX)
-		return fail(x, APEX_EMALFORMED, "record with a bad owner name");
-	ldns_buffer_clear(buf);
-	if (ldns_rr_rdata2buffer_wire(buf, lrr) != LDNS_STATUS_OK ||
-	    ldns_buffer_position(buf) > 65535)
-		return fail(x, APEX_EMALFORMED, "record of type %u with bad RDATA",
-			    (unsigned)ldns_rr_get_type(lrr));
-	rr->owner = ldns_rdf_data(owner);
-	rr->type = (uint16_t)ldns_rr_get_type(lrr);
-	rr->rclass = (uint16_t)ldns_rr_get_class(lrr);
-	/* RFC 2181 section 8: a TTL with the top bit set is taken as 0. */
-	rr->ttl = ldns_rr_ttl(lrr) > INT32_MAX ? 0 : ldns_rr_ttl(lrr);
-	rr->rdlength = (uint16_t)ldns_buffer_position(buf);
-	rr->rdata = ldns_buffer_begin(buf);
-	return APEX_OK;
-}
-
 /* Is this message a response to our request? */
-static int check_header(apex_xfr_in_t *x, const ldns_pkt *pkt)
+static int check_header(apex_xfr_in_t *x, const apex_xfr_message_t *m)
 {
-	if (!ldns_pkt_qr(pkt) || ldns_pkt_get_opcode(pkt) != LDNS_PACKET_QUERY ||
-	    ldns_pkt_id(pkt) != x->id)
+	if (!m->qr || m->opcode != LDNS_PACKET_QUERY || m->id != x->id)
 		return fail(x, APEX_EMALFORMED, "not a response to the transfer request");
-	x->rcode = (uint8_t)ldns_pkt_get_rcode(pkt);
+	x->rcode = m->rcode;
 	if (x->rcode != LDNS_RCODE_NOERROR) {
 		ldns_lookup_table *name = ldns_lookup_by_id(ldns_rcodes, x->rcode);
-		int rc = fail(x, APEX_EREFUSED, "the primary answered %s",
-			      name != NULL ? name->name : "an error");
-		return rc;
+		return fail(x, APEX_EREFUSED, "the primary answered %s",
+			    name != NULL ? name->name : "an error");
 	}
-	if (ldns_pkt_tc(pkt))
+	if (m->tc)
 		return fail(x, APEX_EMALFORMED, "truncated response");
 	/* RFC 5936 section 2.2.1: the first message repeats the question;
 	 * later ones may. */
-	ldns_rr_list *question = ldns_pkt_question(pkt);
-	size_t qdcount = question != NULL ? ldns_rr_list_rr_count(question) : 0;
-	if (qdcount == 0 && x->messages == 0)
+	if (m->qdcount == 0 && x->messages == 0)
 		return fail(x, APEX_EMALFORMED, "the first message has no question");
-	if (qdcount > 1)
-		return fail(x, APEX_EMALFORMED, "%zu questions", qdcount);
-	if (qdcount == 1) {
-		const ldns_rr *q = ldns_rr_list_rr(question, 0);
-		const ldns_rdf *qname = ldns_rr_owner(q);
-		if (qname == NULL || ldns_rdf_size(qname) > APEX_NAME_MAX ||
-		    !apex_name_equal(ldns_rdf_data(qname), x->zone) ||
-		    (uint16_t)ldns_rr_get_type(q) != x->qtype ||
-		    ldns_rr_get_class(q) != LDNS_RR_CLASS_IN)
-			return fail(x, APEX_EMALFORMED, "the question is not the one asked");
-	}
+	if (m->qdcount > 1)
+		return fail(x, APEX_EMALFORMED, "%u questions", (unsigned)m->qdcount);
+	if (m->qdcount == 1 && (!apex_name_equal(m->qname, x->zone) || m->qtype != x->qtype ||
+				m->qclass != LDNS_RR_CLASS_IN))
+		return fail(x, APEX_EMALFORMED, "the question is not the one asked");
 	return APEX_OK;
 }
 
-static int take_answers(apex_xfr_in_t *x, const ldns_pkt *pkt)
+static int take_answers(apex_xfr_in_t *x, apex_xfr_message_t *m)
 {
-	ldns_rr_list *answer = ldns_pkt_answer(pkt);
-	size_t count = answer != NULL ? ldns_rr_list_rr_count(answer) : 0;
+	apex_rr_t rr;
+	int rc;
 
-	for (size_t i = 0; i < count; i++) {
-		apex_rr_t rr;
-		int rc = rr_from_ldns(x, ldns_rr_list_rr(answer, i), &rr);
-		if (rc == APEX_OK)
-			rc = take_record(x, &rr);
-		if (rc < 0)
+	while ((rc = apex_xfr_message_next(m, x->rbuf, &rr)) == 1)
+		if ((rc = take_record(x, &rr)) < 0)
 			return rc;
-	}
+	if (rc == APEX_ENOMEM)
+		return fail(x, rc, "out of memory");
+	if (rc < 0)
+		return fail(x, rc, "undecodable message: %s", m->why);
 	/* An IXFR answered by the SOA alone: nothing newer to send. */
 	if (x->phase == SECOND && x->qtype == APEX_TYPE_IXFR &&
 	    !apex_serial_newer(x->serial, x->known_serial)) {
@@ -321,7 +288,7 @@ static int take_answers(apex_xfr_in_t *x, const ldns_pkt *pkt)
 
 int apex_xfr_in_message(apex_xfr_in_t *x, const uint8_t *msg, size_t size)
 {
-	ldns_pkt *pkt = NULL;
+	apex_xfr_message_t m;
 
 	if (x->phase == DONE)
 		return fail(x, APEX_EMALFORMED, "a message after the end of the transfer");
@@ -329,14 +296,11 @@ int apex_xfr_in_message(apex_xfr_in_t *x, const uint8_t *msg, size_t size)
 	if (x->limits.max_bytes != 0 && x->bytes > x->limits.max_bytes)
 		return fail(x, APEX_ESPACE, "more than %llu bytes",
 			    (unsigned long long)x->limits.max_bytes);
-	ldns_status status = ldns_wire2pkt(&pkt, msg, size);
-	if (status != LDNS_STATUS_OK)
-		return fail(x, APEX_EMALFORMED, "undecodable message: %s",
-			    ldns_get_errorstr_by_id(status));
-	int rc = check_header(x, pkt);
+	if (apex_xfr_message_open(&m, msg, size) < 0)
+		return fail(x, APEX_EMALFORMED, "undecodable message: %s", m.why);
+	int rc = check_header(x, &m);
 	if (rc == APEX_OK)
-		rc = take_answers(x, pkt);
-	ldns_pkt_free(pkt);
+		rc = take_answers(x, &m);
 	x->messages++;
 	return rc;
 }

@@ -19,8 +19,8 @@
  * received aside until apex_xfr_in_done() and throws it away on error.
  *
  * TSIG is verified before a message is given here (lib/tsig), with the
- * TSIG record removed. Messages are decoded with ldns, which undoes name
- * compression inside RDATA for every type that allows it.
+ * TSIG record removed. Messages are decoded by xfr_message.h, which
+ * undoes name compression inside RDATA for every type that allows it.
  */
 #ifndef APEX_XFR_XFR_IN_H
 #define APEX_XFR_XFR_IN_H
@@ -76,7 +76,7 @@ typedef struct apex_xfr_in {
 	uint8_t *first_soa; /* RDATA of the first SOA, until the style is known; owned */
 	uint16_t first_soa_rdlength;
 	uint32_t first_soa_ttl;
-	void *rdata_buf; /* ldns_buffer for RDATA in wire form; owned */
+	struct apex_xfr_record_buf *rbuf; /* the record being read (xfr_message.h); owned */
 } apex_xfr_in_t;
 
 /*

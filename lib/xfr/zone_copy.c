@@ -14,6 +14,7 @@
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
+#include "util/crash_hook.h"
 #include "util/error.h"
 #include "xfr/record_text.h"
 #include "xfr/version_records.h"
@@ -116,6 +117,10 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
 	rc = n > 0 ? write_text(c, c->text, n) : write_by_ldns(c, rr);
 	if (rc == APEX_OK)
 		c->records++;
+	if (rc == APEX_OK && c->records == c->half && apex_crash_points_armed()) {
+		fflush(c->fp); /* the half written on disk, as a crash finds it */
+		apex_crash_at("copy-half-written");
+	}
 	return rc;
 }
 
@@ -134,6 +139,7 @@ int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
 	};
 	int rc = apex_zone_copy_add(c, &rr);
 
+	c->half = zone->record_count / 2;
 	return rc == APEX_OK ? apex_version_records(zone, add_record, c) : rc;
 }
 
@@ -158,8 +164,9 @@ int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size)
 {
 	int rc = c->error;
 
-	if (rc == APEX_OK && (rc = finish_file(c)) == APEX_OK &&
-	    rename(c->tmp_path, c->path) != 0) {
+	if (rc == APEX_OK && (rc = finish_file(c)) == APEX_OK)
+		apex_crash_at("copy-renaming");
+	if (rc == APEX_OK && rename(c->tmp_path, c->path) != 0) {
 		rc = apex_errno();
 		apex_fail(err, err_size, rc, "cannot rename %s to %s: %s", c->tmp_path, c->path,
 			  apex_strerror(rc));

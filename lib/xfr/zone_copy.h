@@ -36,7 +36,8 @@ typedef struct apex_zone_copy {
 	char *tmp_path; /* FILE.xfr; owned */
 	char *text;     /* one record's line (APEX_RECORD_TEXT_MAX); owned */
 	uint64_t records;
-	int error; /* the first failure (an apex code); the copy is given up */
+	uint64_t half; /* records of a version at half way (a crash point), or 0 */
+	int error;     /* the first failure (an apex code); the copy is given up */
 } apex_zone_copy_t;
 
 /* Start a copy to path; header is written first as a comment line.

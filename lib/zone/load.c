@@ -104,6 +104,8 @@ static int load_zone_file(apex_loader_t *ld, const char *path, const uint8_t *or
 	apex_load_parallel_t parallel = apex_load_parallel(ld, &m, origin);
 	rc = parallel == APEX_LOAD_PARALLEL_NOMEM ? APEX_ENOMEM : APEX_OK;
 	if (parallel == APEX_LOAD_PARALLEL_SEQUENTIAL) {
+		if (ld->filter != NULL)
+			ld->filter->restart(ld->filter->ctx); /* the chunks' view is void */
 		apex_sink_t *s = apex_sink_new();
 		if (s == NULL) {
 			apex_unmap_file(&m);
@@ -281,6 +283,45 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 			snprintf(err, err_size, "%s: out of memory", file);
 		apex_version_abort(&v);
 	}
+	for (size_t i = 0; i < ld.sink_count; i++)
+		apex_sink_free(sinks[i]);
+	return rc;
+}
+
+/* The records kept by a filtered parse (in sinks[0], in file order) to
+ * filter->kept. */
+static int give_kept(const apex_load_filter_t *filter, const apex_sink_t *s)
+{
+	int rc = APEX_OK;
+
+	for (size_t i = 0; i < s->rr_count && rc == APEX_OK; i++) {
+		const apex_build_rr_t *rr = &s->rrs[i];
+
+		rc = filter->kept(filter->ctx, s->owners[rr->owner].name, rr->type, rr->ttl,
+				  rr->rdata, rr->rdlength);
+	}
+	return rc;
+}
+
+int apex_zone_load_filtered(const char *file, const uint8_t *origin,
+			    const apex_load_filter_t *filter, char *err, size_t err_size)
+{
+	apex_version_build_t v;
+	apex_sink_t *sinks[THREADS_MAX + 1];
+
+	int rc = apex_version_begin(&v, origin, file, err, err_size);
+	if (rc != APEX_OK) {
+		if (err_size > 0)
+			snprintf(err, err_size, "%s: out of memory", file);
+		return rc;
+	}
+	apex_loader_t ld = { .b = &v.b, .sinks = sinks, .filter = filter };
+	rc = load_zone_file(&ld, file, origin);
+	if (rc == APEX_OK && ld.sink_count > 0)
+		rc = give_kept(filter, sinks[0]);
+	if (rc == APEX_ENOMEM && err_size > 0 && err[0] == '\0')
+		snprintf(err, err_size, "%s: out of memory", file);
+	apex_version_abort(&v);
 	for (size_t i = 0; i < ld.sink_count; i++)
 		apex_sink_free(sinks[i]);
 	return rc;

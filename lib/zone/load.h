@@ -22,6 +22,35 @@
 int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, char *err,
 		   size_t err_size);
 
+/*
+ * What a filtered parse (apex_zone_load_filtered()) does with the records
+ * of a file.  drop is asked for each record, checked as a load checks it,
+ * from several parser threads at once: 1 drops it, 0 keeps it, a
+ * negative code ends the parse.  restart: the file is parsed again from
+ * its start on one thread (a parallel parse found an error, or could not
+ * be trusted): forget what drop saw.  kept is given every record kept,
+ * in file order, once the whole file is parsed; its error ends the
+ * parse.  Owner names and RDATA are borrowed for the call.
+ */
+typedef struct apex_load_filter {
+	int (*drop)(void *ctx, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		    const uint8_t *rdata, size_t rdlength);
+	void (*restart)(void *ctx);
+	int (*kept)(void *ctx, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		    const uint8_t *rdata, size_t rdlength);
+	void *ctx;
+} apex_load_filter_t;
+
+/*
+ * Parse the master file `file` for the zone origin as apex_zone_load()
+ * does (the same threads, checks and "FILE:LINE: reason" errors), but
+ * build no version: each record goes to filter (above).  The memory it
+ * takes is that of the records kept.  Returns APEX_OK, APEX_ELOAD with
+ * err, APEX_ENOMEM or the filter's error.
+ */
+int apex_zone_load_filtered(const char *file, const uint8_t *origin,
+			    const apex_load_filter_t *filter, char *err, size_t err_size);
+
 /* The phases of a load, for its progress: the file read and its records
  * parsed; the version built. */
 typedef enum {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/error.h"
 #include "util/parallel.h"
@@ -89,13 +91,25 @@ static const char *record_start_after(const char *pos, const char *end)
 }
 
 /* The first "\n$" in [p, end), or NULL.  '$' is rare in zone files, so
- * looking for it with memchr is much faster than for the pair. */
+ * looking for it with memchr is much faster than for the pair.  The file
+ * is read through once here, before the chunks are: the pages read are
+ * released as it goes (DROP_BEHIND at a time), or the whole file would be
+ * resident at once (a tenth of a GiB for a million records). */
 static const char *line_with_dollar(const char *p, const char *end)
 {
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
 	for (const char *from = p + 1; from < end;) {
-		const char *d = memchr(from, '$', (size_t)(end - from));
-		if (d == NULL)
-			return NULL;
+		const char *stop = (size_t)(end - from) > DROP_BEHIND ? from + DROP_BEHIND : end;
+		const char *d = memchr(from, '$', (size_t)(stop - from));
+		if (d == NULL) {
+			uintptr_t a = ((uintptr_t)from + page - 1) & ~(page - 1);
+			uintptr_t b = (uintptr_t)stop & ~(page - 1);
+			if (b > a)
+				madvise((void *)a, b - a, MADV_DONTNEED);
+			from = stop;
+			continue;
+		}
 		if (d[-1] == '\n')
 			return d - 1;
 		from = d + 1;
@@ -210,10 +224,12 @@ static apex_load_parallel_t run_chunks(apex_loader_t *ld, chunk_t *chunks,
 		/* Records: room for one every 32 bytes, so that the array
 		 * rarely grows (each growth copies it), chunk 0's for the whole
 		 * file, so that the merge does not copy it either.  Pages
-		 * never written are never resident. */
+		 * never written are never resident (but a huge page is, once
+		 * one byte of it is written: a filtered parse, which keeps few
+		 * records, reserves nothing).  */
 		size_t whole = (size_t)(bounds[count] - bounds[0]);
-		if (chunks[i].sink == NULL ||
-		    apex_sink_reserve(chunks[i].sink, (i == 0 ? whole : bytes) / 32) != APEX_OK)
+		size_t reserve = ld->filter != NULL ? 0 : (i == 0 ? whole : bytes) / 32;
+		if (chunks[i].sink == NULL || apex_sink_reserve(chunks[i].sink, reserve) != APEX_OK)
 			return APEX_LOAD_PARALLEL_NOMEM;
 	}
 	for (unsigned i = 1; i < count; i++)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "zone/load.h"
 #include "zone/zone.h"
 #include "zone/zone_file_reader.h"
 
@@ -22,8 +23,14 @@ int apex_record_store(apex_reader_t *r, int line, const uint8_t *owner, uint16_t
 	if (rdlength > 65535)
 		return apex_reader_fail(r, line, "rdata longer than 65535 bytes");
 
-	int rc = apex_sink_add_rr(r->sink, owner, type, ttl, rdata, rdlength, canonical_in,
-				  r->file_index, (uint32_t)line);
+	const apex_load_filter_t *f = r->ld->filter;
+	int rc = f != NULL ? f->drop(f->ctx, owner, type, ttl, rdata, rdlength) : 0;
+
+	if (rc < 0)
+		return rc;
+	rc = rc == 1 ? APEX_OK /* dropped */
+		     : apex_sink_add_rr(r->sink, owner, type, ttl, rdata, rdlength, canonical_in,
+					r->file_index, (uint32_t)line);
 	if (rc == APEX_ESPACE)
 		return apex_reader_fail(r, line, "too many records");
 	if (rc != APEX_OK)

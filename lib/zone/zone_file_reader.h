@@ -28,7 +28,7 @@
 #define INCLUDE_DEPTH_MAX 16
 #define LDNS_DEFAULT_TTL_VALUE 3600
 /* Parsed parts of the mapped file are dropped from memory every so often. */
-#define DROP_BEHIND (8u << 20)
+#define DROP_BEHIND (256u << 10)
 
 /* Everything shared by the files of one load. */
 typedef struct apex_loader {
@@ -36,6 +36,8 @@ typedef struct apex_loader {
 	size_t file_cap;
 	apex_sink_t **sinks; /* all sinks whose memory the builder uses */
 	size_t sink_count;
+	/* asked before each record is stored (zone/load.h); NULL: none */
+	const struct apex_load_filter *filter;
 } apex_loader_t;
 
 /* One range of a mapped file being read. */

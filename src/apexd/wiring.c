@@ -15,16 +15,18 @@
 #include "util/log.h"
 
 /* A new version is served (reload or transfer), on the publishing thread:
- * the change goes to the zone's journal, and its secondaries are told.  A
+ * the change goes to the zone's journal (the change set a reload derived
+ * the version from, or the difference of the two versions), and its secondaries are told.  A
  * zone's first version (one a reconfig added) has its journal replayed
  * over it instead when the journal is ahead of it. */
-static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t *version)
+static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t *version,
+			   const apex_changes_t *sets, size_t count)
 {
 	apexd_t *d = arg;
 
 	if (old != NULL || !apex_journal_replay_zone(&d->journals, &d->server, &d->reloader,
 						     version->origin, false))
-		apex_journals_record(&d->journals, old, version, NULL, 0);
+		apex_journals_record(&d->journals, old, version, sets, count);
 	apex_notifier_changed(&d->notifier, version->origin);
 }
 

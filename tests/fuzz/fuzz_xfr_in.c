@@ -22,6 +22,9 @@
  * - the change sets of a complete IXFR condense (xfr/condense.h) into one
  *   from serial 3 to the transfer's serial, with no more removals and
  *   additions than the sets had;
+ * - each message's answer records, as xfr/xfr_message.h decodes them in
+ *   place, are ldns's for the same message (owner, type, class, TTL and
+ *   RDATA with its names uncompressed) whenever both take the message;
  * - the records of a whole zone go into a version builder as the
  *   secondary's do (zone/zone_from_wire.h: the RDATA shape checks of
  *   zone/record_wire.c, else ldns), which takes each or refuses it with
@@ -29,6 +32,7 @@
  *   into a version with no more records than were sent, or is refused
  *   with a reason.
  */
+#include <ldns/ldns.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +47,7 @@
 #include "xfr/condense.h"
 #include "xfr/record_text.h"
 #include "xfr/xfr_in.h"
+#include "xfr/xfr_message.h"
 #include "zone/zone_from_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -167,6 +172,50 @@ static void condense_kept(seen_t *s, uint32_t serial)
 	apex_changes_free(&one);
 }
 
+/* The answer records of msg as xfr_message.c reads them and as ldns
+ * reads them: the same, when both take the message. */
+static void same_as_ldns(const uint8_t *msg, size_t size)
+{
+	static apex_xfr_record_buf_t buf;
+	apex_xfr_message_t m;
+	ldns_pkt *pkt = NULL;
+	apex_rr_t rr;
+	size_t i = 0;
+	int rc;
+
+	if (apex_xfr_message_open(&m, msg, size) != APEX_OK ||
+	    ldns_wire2pkt(&pkt, msg, size) != LDNS_STATUS_OK) {
+		ldns_pkt_free(pkt);
+		return;
+	}
+	ldns_rr_list *answer = ldns_pkt_answer(pkt);
+	ldns_buffer *lb = ldns_buffer_new(1024);
+	if (lb == NULL)
+		abort();
+	while ((rc = apex_xfr_message_next(&m, &buf, &rr)) == 1) {
+		if (i >= ldns_rr_list_rr_count(answer))
+			oracle("more answer records than ldns reads");
+		const ldns_rr *l = ldns_rr_list_rr(answer, i++);
+		const ldns_rdf *owner = ldns_rr_owner(l);
+		ldns_buffer_clear(lb);
+		if (ldns_rr_rdata2buffer_wire(lb, l) != LDNS_STATUS_OK)
+			continue; /* ldns cannot write it: apex has read it by ldns */
+		if (apex_name_size(rr.owner) != ldns_rdf_size(owner) ||
+		    memcmp(rr.owner, ldns_rdf_data(owner), ldns_rdf_size(owner)) != 0 ||
+		    rr.type != ldns_rr_get_type(l) || rr.rclass != ldns_rr_get_class(l) ||
+		    rr.ttl != (ldns_rr_ttl(l) > INT32_MAX ? 0 : ldns_rr_ttl(l)) ||
+		    rr.rdlength != ldns_buffer_position(lb) ||
+		    memcmp(rr.rdata, ldns_buffer_begin(lb), rr.rdlength) != 0)
+			oracle("a record decoded otherwise than by ldns");
+	}
+	/* refused: a pointer forward, which ldns follows */
+	if (rc == 0 && i != ldns_rr_list_rr_count(answer))
+		oracle("fewer answer records than ldns reads");
+	ldns_buffer_free(lb);
+	ldns_pkt_free(pkt);
+	apex_xfr_record_buf_free(&buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	apex_xfr_in_t x;
@@ -197,6 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (msg == NULL)
 			abort();
 		memcpy(msg, data + pos, len);
+		same_as_ldns(msg, len);
 		rc = apex_xfr_in_message(&x, msg, len);
 		free(msg);
 		pos += len;

@@ -22,6 +22,13 @@ the next start replays (doc/transfers.md, "A journal ahead of the zone").
 * test_primary_file_behind_journal: a primary's file put back to the
   serial its journal starts at is replayed; a file at a later serial of
   the journal, or with a serial of its own, is the operator's and wins.
+* test_crash_point_transfer stops a secondary at each crash point of a
+  transfer (the journal's append, its compaction, the copy's flush) and
+  test_crash_point_reload a primary at each point of a reload
+  (src/apexd/process/crash_point.h lists them).
+* test_crash_runs: contrib/bench/crash_runs.py's SIGKILL at random
+  moments of an IXFR and a reload at once, a few dozen runs.
+doc/reliability.md has what these promise and the figures.
 """
 
 import os
@@ -403,3 +410,208 @@ def test_primary_file_behind_journal(tmp):
     finally:
         if apex.proc is not None and apex.proc.poll() is None:
             assert apex.stop() == 0, apex.log_tail()
+
+
+# ------------------------------------------------------------ named points
+#
+# Each crash point of src/apexd/process/crash_point.h reached by a
+# secondary's transfer: apexd is brought to serial BASE cleanly (its
+# journal bounded to 4096 bytes, so that a few more transfers make it drop
+# its oldest entries), started again with the point, and driven by IXFRs
+# until it ends there.  The restart must serve the serial before the crash
+# or the one it was applying, each sampled name as that version has it;
+# open its journal (a torn entry cut, the entries before it kept); answer
+# IXFR from an older serial from the journal; and catch up with the
+# primary.
+
+BASE = 4
+TRANSFER_POINTS = ["journal-appended", "journal-append-writing", "journal-compact-writing",
+                   "journal-compact-renaming", "journal-compacted", "copy-half-written",
+                   "copy-renaming"]
+
+
+def drive_until_crash(primary, path, apex, serial, point, most=30):
+    """Serials serial+1... from the primary, each NOTIFYed and waited
+    for, until apexd ends at point: returns the serial it was applying."""
+    for _ in range(most):
+        serial += 1
+        change_primary(primary, path, serial)
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        deadline = time.monotonic() + 30
+        while apex.proc.poll() is None and "IXFR serial %d" % serial not in apex.log_tail(200):
+            assert time.monotonic() < deadline, apex.log_tail(40)
+            time.sleep(0.01)
+        if apex.proc.poll() is not None:
+            break
+    else:
+        raise AssertionError("apexd never reached %s:\n%s" % (point, apex.log_tail(40)))
+    return serial
+
+
+def ended_at(apex, point):
+    assert apex.proc.wait(30) == CRASH_STATUS, apex.log_tail()
+    apex.log.close()
+    assert "APEX_TEST_CRASH_AT=%s: ending here" % point in apex.log_tail(), apex.log_tail()
+
+
+def oldest_incremental(port, served, lowest=1):
+    """The oldest serial an IXFR is answered from with change sets."""
+    for serial in range(lowest, served):
+        soas = ixfr_soas(port, serial)
+        if len(soas) >= 4:
+            return serial
+    return None
+
+
+@pytest.mark.parametrize("point", TRANSFER_POINTS)
+def test_crash_point_transfer(tmp, monkeypatch, point):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp)
+    apex.extra_server = ["    journal-size: 4096"]
+    journal = apex.copy + ".jnl"
+    try:
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        for serial in range(2, BASE + 1):
+            change_primary(primary, path, serial)
+            notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+            wait_serial(apex.port, serial, apex)
+            wait_line(apex, "IXFR serial %d" % serial)
+        assert apex.stop() == 0, apex.log_tail()
+
+        monkeypatch.setenv("APEX_TEST_CRASH_AT", point)
+        apex.start()
+        wait_serial(apex.port, BASE, apex)
+        crashed = drive_until_crash(primary, path, apex, BASE, point)
+        ended_at(apex, point)
+        monkeypatch.delenv("APEX_TEST_CRASH_AT")
+        # what the point says is on disk
+        if point == "copy-half-written":
+            with open(apex.copy + ".xfr") as f:
+                half = f.read()
+            assert half.startswith("; ") and 0 < half.count("\n") < open(apex.copy).read(
+            ).count("\n"), half
+        if point == "copy-renaming":
+            assert os.path.exists(apex.copy + ".xfr")
+        if point == "journal-compact-writing":
+            assert 0 < os.path.getsize(journal + ".new") < os.path.getsize(journal)
+        if point.startswith("copy") or point == "journal-appended":
+            assert copy_serial(apex) == crashed - 1
+
+        # the restart with the primary gone: what the disk alone gives
+        primary.fixed_port = primary.port
+        primary.stop()
+        apex.start()
+        served = assert_serves_exactly(apex.port, [crashed - 1, crashed])
+        assert_journal_opened(apex)
+        log = apex.log_tail(400)
+        if point == "journal-append-writing":
+            assert "damaged bytes at its end dropped" in log, log
+        if point in ("journal-appended", "copy-half-written", "copy-renaming"):
+            # the journal ahead of the copy: its newest version at once
+            assert served == crashed, log
+            assert "journal replayed" in log, log
+        else:  # the change set never whole in the journal
+            assert served == crashed - 1, log
+        assert_incremental(apex.port, served - 2, served)
+        # the primary back: apexd catches up (a NOTIFY spares the retry)
+        primary.start()
+        if served < crashed:
+            notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+            wait_line(apex, "IXFR serial %d" % crashed)
+        assert_serves_exactly(apex.port, [crashed])
+        # the history kept: an IXFR two serials back answered from the journal
+        assert_incremental(apex.port, crashed - 2, crashed)
+        oldest = oldest_incremental(apex.port, crashed)
+        assert oldest is not None and oldest <= crashed - 2, (oldest, crashed)
+        assert not os.path.exists(apex.copy + ".xfr")
+        # and it goes on: the next change too
+        change_primary(primary, path, crashed + 1)
+        notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+        wait_serial(apex.port, crashed + 1, apex)
+        assert_serves_exactly(apex.port, [crashed + 1])
+        assert_incremental(apex.port, oldest, crashed + 1)
+        print("%s: crashed applying %d, restart served %d, IXFR from %d incremental"
+              % (point, crashed, served, oldest))
+    finally:
+        if apex.proc is not None and apex.proc.poll() is None:
+            assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
+
+
+# A reload of a primary's file: apexd at serial BASE, its file changed to
+# BASE + 1 and SIGHUP, ended at each point of the reload (the last: in the
+# middle of writing the reload's diff to the journal).  The restart loads
+# the file and must serve BASE + 1 whole and open its journal, a torn
+# entry cut and the history before it kept.  The diff from BASE to BASE + 1
+# is not in it and cannot be made (version BASE is gone with the process),
+# as after any restart over a file edited meanwhile: an IXFR from before
+# is answered with the whole zone, and the next reload starts the journal
+# again, answered from it.
+RELOAD_POINTS = ["reload-built", "reload-publishing", "reload-published",
+                 "journal-append-writing"]
+
+
+@pytest.mark.parametrize("point", RELOAD_POINTS)
+def test_crash_point_reload(tmp, monkeypatch, point):
+    path = os.path.join(tmp, "secret.test.zone")
+
+    def write(serial):
+        with open(path, "w") as f:
+            f.write(text_of(serial))
+
+    write(1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path)
+    apex.start()
+    try:
+        for serial in range(2, BASE + 1):
+            write(serial)
+            apex.proc.send_signal(signal.SIGHUP)
+            wait_serial(apex.port, serial, apex)
+        assert apex.stop() == 0, apex.log_tail()
+
+        monkeypatch.setenv("APEX_TEST_CRASH_AT", point)
+        apex.start()
+        assert_serves_exactly(apex.port, [BASE])
+        write(BASE + 1)
+        apex.proc.send_signal(signal.SIGHUP)
+        ended_at(apex, point)
+        monkeypatch.delenv("APEX_TEST_CRASH_AT")
+
+        apex.start()
+        log = apex.log_tail(400)
+        assert "journal %s.jnl opened: %d change set(s), serial 1 to %d" % (
+            path, BASE - 1, BASE) in log, log
+        if point == "journal-append-writing":
+            assert "damaged bytes at its end dropped" in log, log
+        assert_serves_exactly(apex.port, [BASE + 1])
+        assert ixfr_soas(apex.port, 1) == [BASE + 1, BASE + 1]  # the whole zone
+        # the next reload is recorded and answered from the journal
+        write(BASE + 2)
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, BASE + 2, apex)
+        assert_serves_exactly(apex.port, [BASE + 2])
+        assert_incremental(apex.port, BASE + 1, BASE + 2)
+        print("%s: IXFR from %d: %s" % (point, 1, ixfr_soas(apex.port, 1)))
+    finally:
+        if apex.proc is not None and apex.proc.poll() is None:
+            assert apex.stop() == 0, apex.log_tail()
+
+
+def test_crash_runs(tmp):
+    """contrib/bench/crash_runs.py, reduced: SIGKILL at random moments of
+    an IXFR and a reload at once, APEX_CRASH_RUNS runs (24 by default;
+    doc/reliability.md has the figures of a long run)."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    import sys
+    sys.path.insert(0, os.path.join(os.environ.get("APEX_SRCDIR", os.getcwd()),
+                                    "contrib", "bench"))
+    import crash_runs
+    runs = int(os.environ.get("APEX_CRASH_RUNS", "24"))
+    outcomes, failures, done = crash_runs.run(runs, os.environ.get("APEX_TEST_SEED"),
+                                              workdir=tmp, budget=BUDGET)
+    assert not failures, failures[:3]
+    assert done >= min(runs, 10), "fewer than ten runs within %.0f s" % BUDGET
+    assert outcomes["run passed"] == done

@@ -37,13 +37,18 @@ APEXCTL_TIMEOUT = 120
 CGROUP_V1 = "/sys/fs/cgroup/memory"
 
 
-def zone_text(serial, delegations):
+def zone_text(serial, delegations, outside="ns.example.net.", edited=()):
+    """The zone: each delegation with an in-zone name server and its glue,
+    and one outside the zone (outside), or "ns.edited." for those in edited.
+    A new outside name changes a third of the records: too much for a
+    reload to derive from the version served, it is built whole."""
     lines = ["$ORIGIN %s" % ORIGIN, "$TTL 3600",
              "@ SOA ns1 hostmaster %d 3600 600 86400 300" % serial,
              "@ NS ns1", "ns1 A 192.0.2.1"]
     for i in range(delegations):
-        lines.append("d%d NS ns1.d%d\nd%d NS ns.example.net.\nns1.d%d A 10.%d.%d.%d"
-                     % (i, i, i, i, i >> 16, (i >> 8) & 255, i & 255))
+        lines.append("d%d NS ns1.d%d\nd%d NS %s\nns1.d%d A 10.%d.%d.%d"
+                     % (i, i, i, "ns.edited." if i in edited else outside, i,
+                        i >> 16, (i >> 8) & 255, i & 255))
     return "\n".join(lines) + "\n"
 
 
@@ -185,8 +190,9 @@ def test_reload_refused_under_cgroup_limit(workdir):
         limit = steady * 3 // 2 // 4096 * 4096
         cg.write("memory.limit_in_bytes", limit)
 
-        # a new version needs about twice the steady memory at its peak
-        write_atomically(zonefile, zone_text(2, DELEGATIONS))
+        # a new version built whole needs about twice the steady memory at
+        # its peak
+        write_atomically(zonefile, zone_text(2, DELEGATIONS, outside="ns.example.org."))
         r = apexctl(sock, "reload", ORIGIN)
         assert apexd.alive(), "apexd died (OOM kills in its cgroup: %d):\n%s" % (
             cg.oom_kills(), apexd.log_tail())
@@ -212,6 +218,19 @@ def test_reload_refused_under_cgroup_limit(workdir):
         z = ctl_json(sock, "zone-status", ORIGIN)["zones"][0]
         assert z["state"] == "loaded" and "error" not in z, z
         assert apexd.alive() and cg.oom_kills() == 0
+
+        # a small edit under the low limit again: derived from the version
+        # served, it needs no whole build and is not refused
+        time.sleep(1.0)
+        cg.write("memory.limit_in_bytes", limit)
+        write_atomically(zonefile, zone_text(3, DELEGATIONS, outside="ns.example.org.",
+                                             edited=range(0, DELEGATIONS, 3000)))
+        r = apexctl(sock, "reload", ORIGIN)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert serial(apexd.port) == 3
+        assert "derived in place" in log_of(apexd), log_of(apexd)[-3000:]
+        assert apexd.alive() and cg.oom_kills() == 0
+        assert ctl_json(sock, "stats")["memory_limit"]["refused_reloads"] == 1
     finally:
         status = apexd.stop() if apexd is not None else 0
         cg.remove()

@@ -437,6 +437,7 @@ def test_certificate_of_another_name(certs, keys, tmp_path):
         assert serial_of(apex.port) == 1
         old = apex_records(apex)
         assert old == bind_records(bind, certs.context())
+        wait_log(apex, "AXFR serial 1")  # logged once the copy is written
         old_copy = open(copy).read()
 
         apex.tls_auths["primary"] = ("other.example", None, None)

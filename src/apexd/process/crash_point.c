@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/crash_hook.h"
 #include "util/log.h"
 
 /* Set before the threads start, then read only; NULL: no crash point. */
@@ -22,6 +23,7 @@ void apexd_crash_point_init(void)
 		return;
 	snprintf(crash_at_text, sizeof(crash_at_text), "%s", value);
 	crash_at = crash_at_text;
+	apex_crash_hook = apexd_crash_point; /* the library's points too */
 	apex_warning("APEX_TEST_CRASH_AT=%s: a test hook; apexd ends abruptly at that "
 		     "point",
 		     crash_at);

@@ -10,6 +10,27 @@
  *                     published and its change sets in the zone's
  *                     journal, the new copy of the zone not yet written
  *                     (transfers/secondary_transfer.c)
+ *   journal-append-writing  an entry of a journal half written: its
+ *                     header and change sets, not its checksum (any
+ *                     append: an IXFR's, a reload's diff)
+ *   journal-compact-writing  the oldest entries of a journal being
+ *                     dropped: the new file beside it (FILE.jnl.new)
+ *                     holds half of the entries kept
+ *   journal-compact-renaming  the new file whole and synced, not yet
+ *                     renamed over the journal
+ *   journal-compacted  renamed over it, the entry that made room for
+ *                     not yet appended
+ *   copy-half-written  a zone's copy being written: half of its records
+ *                     in FILE.xfr (flushed to it), the rest not
+ *   copy-renaming     FILE.xfr whole and synced, not yet renamed over FILE
+ *   reload-built      a reload's new version built, not yet published
+ *   reload-publishing the same, the reloader's lock taken to publish it
+ *   reload-published  published and served, its diff not yet in the
+ *                     zone's journal (zones/reload.c)
+ *
+ * The journal-* and copy-* points are in the library (lib/xfr/journal.c,
+ * lib/xfr/zone_copy.c), which reaches this hook through
+ * util/crash_hook.h.
  *
  * The variable is read once at start; apexd warns that it is set.
  * Without it, a crash point costs one comparison with NULL.

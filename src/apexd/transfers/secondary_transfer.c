@@ -30,19 +30,25 @@
 #include "xfr/ixfr_apply.h"
 #include "xfr/xfr_client.h"
 #include "xfr/zone_copy.h"
+#include "zone/wire_feed.h"
 #include "zone/zone_from_wire.h"
 
 #define CONNECT_TIMEOUT_MS 5000
 
 /* Where what a primary sends goes: the records of a whole zone to the new
- * version and the copy; the change sets of an IXFR, kept until applied. */
+ * version; the change sets of an IXFR, kept until applied. */
 typedef struct receiver {
-	apex_zone_from_wire_t *builder;
-	/* The copy: written as the records arrive for a whole zone; for an
-	 * IXFR, from the version once it is published (derived) so that the
-	 * new serial is served without waiting for the file.  A copy that
-	 * fails (a full disk) is given up and its failure kept for the
-	 * commit: the transfer goes on into the version all the same. */
+	/* the records of a whole zone, handed to the version's builder on a
+	 * thread of its own as they arrive (zone/wire_feed.h), its messages
+	 * in build_err, read once the feed has ended */
+	apex_wire_feed_t *feed;
+	bool feed_failed; /* it refused a record: build_err says why */
+	char build_err[512];
+	/* The copy: written from the version once it is published, for a
+	 * whole zone as for an IXFR, so that the new serial is served
+	 * without waiting for the file (a million records written as text
+	 * cost about as much as receiving them).  A copy that fails (a full
+	 * disk) is given up and its failure kept for the commit. */
 	apex_zone_copy_t copy;
 	bool derived;         /* the version comes from the old one and sets (an IXFR) */
 	bool in_place;        /* ... derived in place (zone/derive.h), not built whole */
@@ -58,13 +64,11 @@ typedef struct receiver {
 static int receive_record(void *ctx, const apex_rr_t *rr)
 {
 	receiver_t *r = ctx;
-	int rc = apex_zone_from_wire_add(r->builder, rr->owner, rr->type, rr->ttl, rr->rdata,
-					 rr->rdlength);
+	int rc = apex_wire_feed_add(r->feed, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
 
+	r->feed_failed = rc < 0;
 	if (rc == APEX_OK)
 		rc = apex_transfer_memory_progress(r->memory, r->x->records, r->x->bytes);
-	if (rc == APEX_OK)
-		(void)apex_zone_copy_add(&r->copy, rr); /* a failure is the commit's */
 	return rc;
 }
 
@@ -89,8 +93,8 @@ static int receive_changes(void *ctx, const apex_changes_t *set)
 /* Give up what r holds (the builder and the copy unless already done). */
 static void receiver_abort(receiver_t *r)
 {
-	if (r->builder != NULL)
-		apex_zone_from_wire_abort(r->builder);
+	if (r->feed != NULL)
+		apex_wire_feed_abort(r->feed);
 	apex_zone_copy_abort(&r->copy); /* nothing once committed */
 	for (size_t i = 0; i < r->set_count; i++)
 		apex_changes_free(&r->sets[i]);
@@ -119,6 +123,38 @@ void apex_secondary_timeouts_of(const apex_secondary_t *s, apex_xfr_timeouts_t *
 	t->cancel_fd = s->stop_fd;
 }
 
+/* The feed of r refused a record, and the transfer ended: the error,
+ * with the builder's reason in err. */
+static int feed_refused(receiver_t *r, const apex_acl_entry_t *e, char *err, size_t err_size)
+{
+	apex_zone_from_wire_t *builder;
+	int rc = apex_wire_feed_end(r->feed, &builder);
+
+	r->feed = NULL;
+	if (rc == APEX_OK) { /* cannot happen: the feed said it failed */
+		apex_zone_from_wire_abort(builder);
+		rc = APEX_ELOAD;
+	}
+	return apex_fail(err, err_size, rc, "%s: %s", e->text,
+			 r->build_err[0] != '\0' ? r->build_err : apex_strerror(rc));
+}
+
+/* The whole zone r received, built: APEX_OK with *out, or an apex code
+ * with the reason (the builder's) in err. */
+static int build_whole(receiver_t *r, apex_zone_t **out, char *err, size_t err_size)
+{
+	apex_zone_from_wire_t *builder;
+	int rc = apex_wire_feed_end(r->feed, &builder);
+
+	r->feed = NULL;
+	if (rc == APEX_OK)
+		rc = apex_zone_from_wire_finish(builder, out);
+	if (rc < 0)
+		apex_fail(err, err_size, rc, "%s",
+			  r->build_err[0] != '\0' ? r->build_err : apex_strerror(rc));
+	return rc;
+}
+
 /*
  * Ask e for z (IXFR from the serial of current, or AXFR when current is
  * NULL) and receive the answer into r, begun here; x holds the counts.
@@ -144,10 +180,10 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	apex_secondary_timeouts_of(s, &t);
 	snprintf(r->source, sizeof(r->source), "transfer of %s from %s", z->name, e->text);
 	snprintf(header, sizeof(header), "zone %s, received from %s", z->name, e->text);
-	if ((rc = apex_zone_from_wire_begin(&r->builder, z->origin, r->source, err, err_size)) <
-	    0) {
+	if ((rc = apex_wire_feed_begin(&r->feed, z->origin, r->source, r->build_err,
+				       sizeof(r->build_err))) < 0) {
 		receiver_abort(r);
-		return rc;
+		return apex_fail(err, err_size, rc, "out of memory");
 	}
 	/* a copy that cannot be made is told at its commit: the transfer is
 	 * served from memory all the same */
@@ -157,6 +193,8 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 		current != NULL ? current->serial : 0, &handler, &limits, &t, x, err, err_size);
 	if (memory->refused) /* the records were refused as they came */
 		rc = apex_fail(err, err_size, APEX_EMEMLIMIT, "%s", memory->err);
+	else if (r->feed_failed) /* a record the builder refused: its reason */
+		rc = feed_refused(r, e, err, err_size);
 	if (rc == APEX_OK && x->out_of_zone > 0)
 		apex_warning("zone %s: %llu record(s) outside the zone dropped from the transfer "
 			     "from %s",
@@ -164,16 +202,15 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	return rc;
 }
 
-/* Finish r's copy of z at serial: with the records of version first
- * when given (an IXFR's); a failure is logged once (copies.h). */
+/* Finish r's copy of z at serial with the records of version; a
+ * failure is logged once (copies.h). */
 static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version,
 			uint32_t serial)
 {
 	char err[512];
 	int rc;
 
-	if (version != NULL)
-		(void)apex_zone_copy_version(&r->copy, version); /* a failure is the commit's */
+	(void)apex_zone_copy_version(&r->copy, version); /* a failure is the commit's */
 	rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
 	apexd_copy_written(z->name, z->file, serial, rc, err);
 }
@@ -217,8 +254,6 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apex_zone_unref(zone);
 		return rc;
 	}
-	if (!r->derived)
-		commit_copy(z, r, NULL, zone->serial);
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
@@ -239,12 +274,12 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	apex_zone_unref(*held);
 	*held = NULL;
 	apex_server_retire(s->server, old, true);
-	if (r->derived) {
-		/* a crash from here to the copy's rename leaves the journal
-		 * ahead of the copy: the next start replays it */
+	/* a crash from here to the copy's rename leaves the journal ahead
+	 * of the copy (an IXFR: the next start replays it), or the copy
+	 * behind the primary (an AXFR: the next start transfers again) */
+	if (r->derived)
 		apexd_crash_point("journal-appended");
-		commit_copy(z, r, zone, serial);
-	}
+	commit_copy(z, r, zone, serial);
 	apex_zone_unref(zone);
 	apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
@@ -266,13 +301,10 @@ static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **o
 	apex_ixfr_guard_t guard = { apex_transfer_memory_whole, r->memory };
 	int rc;
 
-	if (!r->derived) {
-		rc = apex_zone_from_wire_finish(r->builder, out);
-		r->builder = NULL;
-		return rc;
-	}
-	apex_zone_from_wire_abort(r->builder); /* received nothing */
-	r->builder = NULL;
+	if (!r->derived)
+		return build_whole(r, out, err, err_size);
+	apex_wire_feed_abort(r->feed); /* received nothing */
+	r->feed = NULL;
 	if ((rc = apex_transfer_memory_ixfr(r->memory, r->sets, r->set_count)) < 0)
 		return apex_fail(err, err_size, rc, "%s", r->memory->err);
 	rc = apex_ixfr_version_guarded(current, r->sets, r->set_count, r->source, &guard, out,

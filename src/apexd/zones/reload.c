@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "process/crash_point.h"
 #include "process/memory.h"
 #include "process/memory_limit.h"
 #include "process/thread_priority.h"
@@ -151,47 +152,40 @@ static apex_managed_zone_t *pick(apex_reloader_t *r)
 	return NULL;
 }
 
-/*
- * Load a version of the zone `name` from file, precompute its answers and
- * check its ZONEMD: *zone receives it (the caller's reference), or NULL
- * with a negative code and the reason in err.  No lock held.
- */
-static int load_version(const char *file, const uint8_t *origin, const char *name,
-			bool zonemd_verify, apex_zone_t **zone, char *err, size_t err_size)
+int apex_reloader_ready(apex_load_job_t *job, apex_zone_t **zone)
 {
 	struct timespec t0, t1;
-	int rc = apex_zone_load(file, origin, zone, err, err_size);
+	int rc;
 
-	if (rc != APEX_OK)
-		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((rc = apex_precompute(*zone)) != APEX_OK ||
-	    (rc = apexd_zonemd_check(name, *zone, zonemd_verify, err, err_size)) != APEX_OK) {
+	    (rc = apexd_zonemd_check(job->name, *zone, job->zonemd_verify, job->err,
+				     sizeof(job->err))) != APEX_OK) {
 		apex_zone_unref(*zone);
 		*zone = NULL;
 		return rc;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	apex_debug("zone %s: answers precomputed and ZONEMD checked in %.3f s", name,
+	apex_debug("zone %s: answers precomputed and ZONEMD checked in %.3f s", job->name,
 		   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return APEX_OK;
 }
 
-/* A load picked: what it needs once the lock is released. */
-typedef struct load_job {
-	uint64_t id, seq;
-	char *file; /* a copy (NULL: out of memory) */
-	uint8_t origin[APEX_NAME_MAX];
-	char name[APEX_RELOAD_NAME_TEXT];
-	bool secondary, zonemd_verify;
-	uint64_t loaded_size; /* of the file the last successful load read */
-	uint64_t file_size;   /* of the file now */
-	apexd_memory_claim_t claim;
-	char err[APEX_RELOAD_ERROR_MAX];
-} load_job_t;
+int apex_reloader_load_whole(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t **zone)
+{
+	int rc = apex_reloader_memory_claim(r, job->file, job->origin, job->loaded_size,
+					    &job->file_size, &job->claim, job->err,
+					    sizeof(job->err));
+
+	if (rc == APEX_OK)
+		rc = apex_zone_load(job->file, job->origin, zone, job->err, sizeof(job->err));
+	if (rc == APEX_OK)
+		rc = apex_reloader_ready(job, zone);
+	return rc;
+}
 
 /* Under the lock: z picked, its load begun. */
-static void job_take(load_job_t *job, apex_managed_zone_t *z)
+static void job_take(apex_load_job_t *job, apex_managed_zone_t *z)
 {
 	memset(job, 0, sizeof(*job));
 	job->id = z->id;
@@ -202,12 +196,13 @@ static void job_take(load_job_t *job, apex_managed_zone_t *z)
 	job->secondary = z->secondary;
 	job->zonemd_verify = z->zonemd_verify;
 	job->loaded_size = z->file_size;
+	apex_changes_init(&job->set);
 	z->loading = true;
 	z->state = APEX_ZONE_LOADING;
 }
 
 /* Under the lock: z's state after its load failed with job->err. */
-static void note_failure(apex_managed_zone_t *z, const load_job_t *job)
+static void note_failure(apex_managed_zone_t *z, const apex_load_job_t *job)
 {
 	const char *file = job->file != NULL ? job->file : job->name;
 
@@ -230,7 +225,7 @@ static void note_failure(apex_managed_zone_t *z, const load_job_t *job)
  * the outcome in the zone's entry.  Returns rc, or the failure to
  * publish; *zone and *old are NULL when nothing was published.
  */
-static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t **zone,
+static int finish_load(apex_reloader_t *r, apex_load_job_t *job, int rc, apex_zone_t **zone,
 		       apex_zone_t **old)
 {
 	apex_managed_zone_t *z = apex_reloader_find_id(r, job->id);
@@ -242,8 +237,10 @@ static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t 
 		*old = *zone = NULL;
 		return rc;
 	}
-	if (rc == APEX_OK) {
+	if (rc == APEX_OK && *zone != NULL) {
 		apex_zone_ref(*zone); /* for the published hook, dropped by the caller */
+		if (r->live)          /* a reload, not the first load */
+			apexd_crash_point("reload-publishing");
 		rc = apex_zonetable_publish(&r->server->zonetable, *zone);
 		if (rc < 0) {
 			snprintf(job->err, sizeof(job->err), "%s: not published: %s", job->file,
@@ -265,6 +262,11 @@ static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t 
 	z->error[0] = '\0';
 	z->refused = false;
 	z->file_size = job->file_size;
+	if (*zone == NULL) {
+		apex_info("zone %s: %s unchanged (serial %u): the version served is kept",
+			  job->name, job->file, job->unchanged_serial);
+		return rc;
+	}
 	apex_info("zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB", job->name,
 		  job->file, (*zone)->serial, (*zone)->record_count, (*zone)->load_seconds,
 		  (double)(*zone)->memory / (1024.0 * 1024.0));
@@ -278,39 +280,43 @@ static int finish_load(apex_reloader_t *r, load_job_t *job, int rc, apex_zone_t 
  */
 static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 {
-	load_job_t job;
+	apex_load_job_t job;
 	apex_zone_t *zone = NULL, *old = NULL;
 	int rc;
 
 	job_take(&job, z);
 	pthread_mutex_unlock(&r->lock);
 
-	rc = job.file == NULL ? APEX_ENOMEM : APEX_OK;
-	if (rc == APEX_OK)
-		rc = apex_reloader_memory_claim(r, job.file, job.origin, job.loaded_size,
-						&job.file_size, &job.claim, job.err,
-						sizeof(job.err));
-	if (rc == APEX_OK)
-		rc = load_version(job.file, job.origin, job.name, job.zonemd_verify, &zone, job.err,
-				  sizeof(job.err));
+	rc = job.file == NULL ? APEX_ENOMEM : APEX_ENOTSUP;
+	if (rc == APEX_ENOTSUP && r->live)
+		rc = apex_reloader_derive(r, &job, &zone);
+	if (rc == APEX_ENOTSUP)
+		rc = apex_reloader_load_whole(r, &job, &zone);
 	if (rc < 0 && job.err[0] == '\0')
 		snprintf(job.err, sizeof(job.err), "%.400s: %s",
 			 job.file != NULL ? job.file : job.name, apex_strerror(rc));
-	if (rc == APEX_OK)
+	if (rc == APEX_OK && zone != NULL) {
+		if (r->live) /* a reload, not the first load */
+			apexd_crash_point("reload-built");
 		old = apex_server_served_version(r->server, job.origin);
+	}
 
 	pthread_mutex_lock(&r->lock);
 	rc = finish_load(r, &job, rc, &zone, &old);
 	pthread_mutex_unlock(&r->lock);
 
 	if (rc == APEX_OK && zone != NULL) {
+		if (r->live) /* a reload, not the first load */
+			apexd_crash_point("reload-published");
 		if (r->live && r->published != NULL)
-			r->published(r->published_arg, old, zone);
+			r->published(r->published_arg, old, zone, job.have_set ? &job.set : NULL,
+				     job.have_set ? 1 : 0);
 		apex_server_retire(r->server, old, r->live);
 		apex_zone_unref(zone);
 	} else {
 		apex_zone_unref(old); /* NULL unless publishing failed */
 	}
+	apex_changes_free(&job.set);
 	apex_memory_purge();
 	apexd_memory_limit_release(r->memory_limit, &job.claim);
 	free(job.file);

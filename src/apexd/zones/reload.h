@@ -4,9 +4,12 @@
  *
  * The reloader keeps the list of configured zones with their state
  * (loading, loaded, failed and why) and one reload thread.  A reload
- * parses and builds the whole new version on that thread, beside the
- * version being served, then publishes it in one step; the workers pick
- * it up between batches.  The reload thread then waits (bounded) until
+ * of a zone served compares its file with the version served and derives
+ * the new version from the change, as an IXFR is applied, on that thread
+ * (reload_diff.c): a file unchanged costs no version at all.  Otherwise
+ * (the first load, a change a derivation does not do) it parses and
+ * builds the whole new version beside the one served.  Either is
+ * published in one step; the workers pick it up between batches.  The reload thread then waits (bounded) until
  * the workers have let go of the old version, drops the last reference
  * itself, so the old version is freed there and not on a worker, and
  * returns the freed memory to the system.  One zone is loaded at a time,
@@ -33,9 +36,8 @@
 #include "config/daemon_config.h"
 #include "dns/name.h"
 #include "serve/server.h"
-
-#define APEX_RELOAD_ERROR_MAX 512
-#define APEX_RELOAD_NAME_TEXT 1024 /* a name in presentation format, escapes included */
+#include "xfr/changes.h"
+#include "zones/reload_text.h"
 
 typedef enum {
 	APEX_ZONE_LOADING = 0, /* a load is queued or running */
@@ -105,8 +107,11 @@ typedef struct apex_reloader {
 	void *notify_arg;
 	/* Called (without the lock) after a new version is published once the
 	 * workers run, with the version it replaced (NULL: none); both stay
-	 * referenced during the call.  Set before apex_reloader_start(). */
-	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version);
+	 * referenced during the call, and the change sets that lead from old
+	 * to version (count 0: the version was loaded whole).  Set before
+	 * apex_reloader_start(). */
+	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version,
+			  const apex_changes_t *sets, size_t count);
 	void *published_arg;
 	/* memory-limit (process/memory_limit.h), checked before each load of
 	 * the reload thread (not the loads at start); NULL: none.  Set before

@@ -1,21 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The parts of the reloader (reload.h) shared by reload.c (the list of
- * zones, their loads and requests) and reconfigure.c (a new
- * configuration's zones applied).  Internal to these files.
+ * zones, their loads and requests), reload_diff.c (a reload derived
+ * from the version served) and reconfigure.c (a new configuration's
+ * zones applied).  Internal to these files.
  */
 #ifndef APEXD_RELOAD_INTERNAL_H
 #define APEXD_RELOAD_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "config/daemon_config.h"
+#include "process/memory_limit.h"
+#include "xfr/changes.h"
+#include "zone/zone.h"
+#include "zones/reload_text.h"
 
 struct apex_reloader;      /* zones/reload.h */
 struct apex_managed_zone;  /* zones/reload.h */
 struct apex_reload_ticket; /* zones/reload.h */
-struct apexd_memory_claim; /* process/memory_limit.h */
 
 /* A new zone entry for zc with one request pending; caller owns it. */
 struct apex_managed_zone *apex_reloader_zone_new(struct apex_reloader *r,
@@ -45,6 +50,44 @@ void apex_reloader_request_one(struct apex_managed_zone *z, struct apex_reload_t
  */
 int apex_reloader_memory_claim(struct apex_reloader *r, const char *file, const uint8_t *origin,
 			       uint64_t loaded_size, uint64_t *file_size,
-			       struct apexd_memory_claim *claim, char *err, size_t err_size);
+			       apexd_memory_claim_t *claim, char *err, size_t err_size);
+
+/* A load picked: what it needs once the reloader's lock is released. */
+typedef struct apex_load_job {
+	uint64_t id, seq;
+	char *file; /* a copy (NULL: out of memory) */
+	uint8_t origin[APEX_NAME_MAX];
+	char name[APEX_RELOAD_NAME_TEXT];
+	bool secondary, zonemd_verify;
+	uint64_t loaded_size; /* of the file the last successful load read */
+	uint64_t file_size;   /* of the file now */
+	apexd_memory_claim_t claim;
+	/* a version derived from the one served: the change set from it
+	 * (have_set), for the journal; owned (initialised by the pick) */
+	apex_changes_t set;
+	bool have_set;
+	uint32_t unchanged_serial; /* the file holds what is served: its serial */
+	char err[APEX_RELOAD_ERROR_MAX];
+} apex_load_job_t;
+
+/* reload.c: the answers of *zone precomputed and its ZONEMD checked; on
+ * failure (the reason in job->err) *zone is released and NULL. */
+int apex_reloader_ready(apex_load_job_t *job, apex_zone_t **zone);
+
+/* reload.c: job's file loaded whole into *zone (ready), once memory-limit
+ * allows it; a negative code with the reason in job->err. */
+int apex_reloader_load_whole(struct apex_reloader *r, apex_load_job_t *job, apex_zone_t **zone);
+
+/*
+ * reload_diff.c: a reload of a zone served, on the reload thread: its
+ * file compared with the version served and the new version derived
+ * from the change (xfr/file_diff.h, xfr/ixfr_apply.h).  APEX_OK with
+ * *zone the new version, ready, and job->set its change set; or *zone
+ * NULL when the file holds what is served (job->unchanged_serial).
+ * APEX_ENOTSUP: nothing is served, or only a whole load says what is
+ * wrong with the file: the caller loads it whole.  Else a negative code,
+ * the reason in job->err.
+ */
+int apex_reloader_derive(struct apex_reloader *r, apex_load_job_t *job, apex_zone_t **zone);
 
 #endif

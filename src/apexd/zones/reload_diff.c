@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A reload of a zone served, derived from the version served
+ * (reload_internal.h): the file is compared with that version record by
+ * record as it is parsed (xfr/file_diff.h), which keeps no second copy of
+ * the zone, and the change found is applied as an IXFR's is
+ * (xfr/ixfr_apply.h): in place when a derivation does it, unchanged
+ * names shared; else built whole from the version and the change, once
+ * memory-limit allows it.  A change that does not make a zone is left to
+ * a whole load of the file, which refuses it with the words and the
+ * FILE:LINE it always gave.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include "zones/reload.h"
+
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "process/memory_limit.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "xfr/file_diff.h"
+#include "xfr/ixfr_apply.h"
+#include "zones/reload_internal.h"
+
+/* What the guard of a whole build asks memory-limit with. */
+typedef struct whole_guard {
+	apex_reloader_t *r;
+	apex_load_job_t *job;
+} whole_guard_t;
+
+/* apex_ixfr_guard_t's whole: the claim a whole load of the file makes. */
+static int claim_whole(void *ctx, char *err, size_t err_size)
+{
+	whole_guard_t *g = ctx;
+	apex_load_job_t *job = g->job;
+
+	return apex_reloader_memory_claim(g->r, job->file, job->origin, job->loaded_size,
+					  &job->file_size, &job->claim, err, err_size);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The version old becomes by job->set, ready: APEX_ENOTSUP when the
+ * change does not make a zone (a whole load says why). */
+static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
+		  const struct timespec *t0, apex_zone_t **zone)
+{
+	whole_guard_t g = { r, job };
+	apex_ixfr_guard_t guard = { claim_whole, &g };
+	bool in_place;
+	int rc = apex_ixfr_version_guarded(old, &job->set, 1, job->file, &guard, zone, &in_place,
+					   job->err, sizeof(job->err));
+
+	if (rc == APEX_ELOAD || rc == APEX_EMALFORMED) {
+		apex_debug("zone %s: %s: %s; loaded whole", job->name, job->file, job->err);
+		job->err[0] = '\0';
+		apexd_memory_limit_release(r->memory_limit, &job->claim);
+		return APEX_ENOTSUP;
+	}
+	if (rc != APEX_OK)
+		return rc;
+	apex_info("zone %s: %s against serial %u: %zu removed, %zu added, serial %u %s in %.3f s",
+		  job->name, job->file, old->serial, job->set.removed, job->set.added,
+		  (*zone)->serial, in_place ? "derived in place" : "built whole",
+		  seconds_since(t0));
+	job->have_set = true;
+	return apex_reloader_ready(job, zone);
+}
+
+int apex_reloader_derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t **zone)
+{
+	apex_zone_t *old = apex_server_served_version(r->server, job->origin);
+	apex_file_diff_result_t result;
+	struct timespec t0;
+	struct stat st;
+	int rc;
+
+	*zone = NULL;
+	if (old == NULL)
+		return APEX_ENOTSUP;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (stat(job->file, &st) == 0)
+		job->file_size = (uint64_t)st.st_size;
+	rc = apex_file_diff(old, job->file, &job->set, &result, job->err, sizeof(job->err));
+	if (rc == APEX_OK && result == APEX_FILE_DIFF_WHOLE)
+		rc = APEX_ENOTSUP;
+	else if (rc == APEX_OK && result == APEX_FILE_DIFF_SAME)
+		job->unchanged_serial = old->serial;
+	else if (rc == APEX_OK)
+		rc = derive(r, job, old, &t0, zone);
+	apex_zone_unref(old);
+	if (!job->have_set) {
+		apex_changes_free(&job->set);
+		apex_changes_init(&job->set);
+	}
+	return rc;
+}

@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A reload of a zone served, derived from the version served.
+
+apexd serves reload.test. (test_reload.py's zone); its file is edited
+and reloaded with `apexctl reload`.  An edit is compared with the version
+served and the new version derived from the change: the new content is
+served and the log says it was derived in place.  A file reloaded
+unchanged costs no new version: the version served stays (same load
+time in zone-status) and the log says so.  An edit that breaks the zone
+(a CNAME beside other data) keeps the version served and names the file
+and the line, as a whole load does.
+"""
+
+import re
+
+import pytest
+
+from test_reload import (ORIGIN, T, VERSIONS, ReloadServer, check_clean_exit, write_atomically,
+                         zone_text)
+
+
+@pytest.fixture(scope="module")
+def server(workdir):
+    s = ReloadServer(workdir, "reload-diff")
+    yield s
+    check_clean_exit(s, s.stop())
+
+
+def edited(serial, changes=()):
+    """Version A of the zone with another serial, lines replaced
+    (prefix -> new line, None removes it) and appended."""
+    lines = zone_text("A").splitlines()
+    lines[2] = "@ SOA ns1 hostmaster %d 3600 600 86400 300" % serial
+    out = []
+    for line in lines:
+        for prefix, new in changes:
+            if prefix is not None and line.startswith(prefix):
+                line = new
+                break
+        if line is not None:
+            out.append(line)
+    out += [new for prefix, new in changes if prefix is None]
+    return "\n".join(out) + "\n"
+
+
+def addresses(s, name):
+    r = s.query(name + "." + ORIGIN, T.A)
+    return sorted(rr.address for rrset in r.answer for rr in rrset)
+
+
+def zone_status(s):
+    return s.ctl_json("zone-status", ORIGIN)["zones"][0]
+
+
+def test_edit_is_derived_in_place(server):
+    s = server
+    write_atomically(s.zonefile, zone_text("A"))
+    s.ctl_ok("reload", ORIGIN)
+    assert s.serial() == VERSIONS["A"]
+    serial = VERSIONS["A"] + 1
+    write_atomically(s.zonefile, edited(serial, [
+        ("host5 ", "host5 A 10.9.9.9"),  # RDATA changed
+        ("host7 ", None),                # a name removed
+        (None, "added A 192.0.2.77"),    # a name added
+        (None, "host9 A 10.8.8.8"),      # a record added to an RRset
+    ]))
+    out = s.ctl_ok("reload", ORIGIN)
+    assert "serial %d" % serial in out, out
+    assert s.serial() == serial
+    assert addresses(s, "host5") == ["10.9.9.9"]
+    assert s.query("host7." + ORIGIN, T.A).rcode() == 3  # NXDOMAIN
+    assert addresses(s, "added") == ["192.0.2.77"]
+    assert addresses(s, "host9") == ["10.1.0.9", "10.8.8.8"]
+    assert addresses(s, "host10") == ["10.1.0.10"]
+    log = s.log()
+    assert re.search(r"reload\.test\.: \S+ against serial %d: 2 removed, 3 added, serial %d "
+                     r"derived in place" % (VERSIONS["A"], serial), log), log[-3000:]
+
+
+def test_unchanged_file_keeps_the_version(server):
+    s = server
+    serial = VERSIONS["A"] + 2
+    write_atomically(s.zonefile, edited(serial, [(None, "same A 192.0.2.8")]))
+    s.ctl_ok("reload", ORIGIN)
+    before = zone_status(s)
+    assert before["serial"] == serial and before["state"] == "loaded"
+    out = s.ctl_ok("reload", ORIGIN)
+    assert "serial %d" % serial in out, out
+    after = zone_status(s)
+    assert after["state"] == "loaded" and after["serial"] == serial
+    assert after["loads"] == before["loads"] + 1
+    # the same version: loaded at the same time, no new one published
+    assert after["loaded_at"] == before["loaded_at"], (before, after)
+    assert "%s unchanged (serial %d): the version served is kept" % (s.zonefile, serial) \
+        in s.log()
+    assert addresses(s, "same") == ["192.0.2.8"]
+
+
+def test_cname_beside_data_keeps_the_version(server):
+    s = server
+    serial = VERSIONS["A"] + 3
+    write_atomically(s.zonefile, edited(serial - 1, [(None, "kept A 192.0.2.9")]))
+    s.ctl_ok("reload", ORIGIN)
+    good = s.serial()
+    text = edited(serial, [(None, "kept A 192.0.2.9")])
+    lines = text.splitlines()
+    lines.insert(5, "ns1 CNAME elsewhere.example.")  # line 6: beside ns1's A
+    write_atomically(s.zonefile, "\n".join(lines) + "\n")
+    r = s.ctl("reload", ORIGIN)
+    assert r.returncode != 0
+    err = r.stderr.strip()
+    assert "%s:" % s.zonefile in err and "CNAME" in err, err
+    assert re.search(re.escape(s.zonefile) + r":\d+:", err), err
+    assert s.serial() == good
+    zs = zone_status(s)
+    assert zs["state"] == "failed" and zs["served"] and zs["serial"] == good
+    # the same file loaded whole says the same
+    assert zs["error"] in err
+    # fixed: reloaded
+    write_atomically(s.zonefile, text)
+    s.ctl_ok("reload", ORIGIN)
+    assert s.serial() == serial
