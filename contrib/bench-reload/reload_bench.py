@@ -18,6 +18,25 @@ decompressed into a temporary directory):
 
     /usr/bin/python3 contrib/bench-reload/reload_bench.py [--servers apexd,nsd,knot]
 
+With --mode edits, instead: the memory of a reload without query load,
+for each --sizes zone (1M: nu.nsec3; 10M: the synthetic unsigned TLD of
+contrib/bench/scale.py, generated into BENCH_TMPDIR if set, else the
+scratch directory) and each
+--edits kind, each server started afresh for each:
+
+  unchanged  the same file written again (same serial, same content);
+  N          N changes (half the delegations' name servers replaced, half
+             new delegations) and the next serial;
+  P%         as many changes as P% of the zone's records.
+
+Reported: the steady PSS before the reload, the peak sampled every 20 ms
+from the request until the reload is over (the new serial answered; for
+an unchanged file, the control command returned, and for NSD its log
+saying the zone was read), peak / steady, and the PSS after.
+
+    /usr/bin/python3 contrib/bench-reload/reload_bench.py --mode edits \
+        [--sizes 1M,10M] [--edits unchanged,100,10%] [--servers apexd,knot,nsd]
+
 APEX_BUILDDIR (default: the source tree) names where apexd and apexctl are;
 APEX_ZONES (default: ../shared/zones next to the source tree) where the .xz is.
 Every process started is stopped by its PID.  The figures go to stdout,
@@ -38,6 +57,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(SRCDIR, "contrib", "bench"))
+import secondaries  # noqa: E402  (the zone file reader)
+import scale  # noqa: E402  (the 10M-record TLD)
 BUILDDIR = os.environ.get("APEX_BUILDDIR", SRCDIR)
 ZONES = os.environ.get("APEX_ZONES", os.path.join(SRCDIR, "..", "shared", "zones"))
 ORIGIN = "nu."
@@ -153,9 +175,13 @@ class Server:
             if soa_serial(self.port, origin=self.origin) is not None:
                 return
             time.sleep(0.2)
+        self.stop()
         raise RuntimeError("%s did not start within %d s" % (self.name, START_TIMEOUT))
 
     def stop(self):
+        # NSD's main process, in the middle of a reload, can outlive the one
+        # started: every process below it is stopped too, by its PID
+        below = descendants(self.proc.pid) if self.proc is not None else []
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -165,6 +191,13 @@ class Server:
                 self.proc.wait(10)
         if self.proc is not None:
             self.log.close()
+        for pid in below:
+            try:  # still one of this server's (its directory in the command)
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    if self.dir.encode() in f.read():
+                        os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
 
 
 class Apexd(Server):
@@ -363,13 +396,185 @@ def prepare(workdir):
     return zone_a, zone_b, serial_b, datafile
 
 
+def absolute_line(owner, ttl, rtype, rdata, origin):
+    if rtype in ("NS", "CNAME", "SOA"):
+        n = 2 if rtype == "SOA" else 1
+        rdata = [secondaries.absolute(x, origin) for x in rdata[:n]] + list(rdata[n:])
+    return "%s %d IN %s %s\n" % (owner, ttl, rtype, " ".join(rdata))
+
+
+def write_edited(src, dst, origin, changes):
+    """dst: src with changes changes (half the delegations, spread over the
+    zone, given one new name server in place of theirs; half new
+    delegations, each with an NSEC in an NSEC zone) and the next serial;
+    with changes None, src as it is (same serial).  Returns the serial."""
+    delegations, nsec = [], False
+    for owner, _, rtype, _, _ in secondaries.records(src):
+        if rtype == "NS" and owner != origin and (not delegations or delegations[-1] != owner):
+            delegations.append(owner)
+        nsec = nsec or rtype == "NSEC"
+    repoint = (changes or 0) // 2
+    chosen = set(delegations[::max(1, len(delegations) // repoint)][:repoint]) if repoint else set()
+    serial, done = None, set()
+    with open(dst + ".tmp", "w") as out:
+        for owner, ttl, rtype, rdata, line in secondaries.records(src):
+            if rtype == "SOA" and serial is None:
+                serial = int(rdata[2]) + (1 if changes is not None else 0)
+                rdata = rdata[:2] + [str(serial)] + rdata[3:]
+            elif rtype == "NS" and owner in chosen:
+                if owner in done:
+                    continue
+                done.add(owner)
+                rdata = ["ns.edited.example."]
+            elif line.split()[0].endswith("."):  # as it was (quoted text kept whole)
+                out.write(line)
+                continue
+            out.write(absolute_line(owner, ttl, rtype, rdata, origin))
+        for i in range((changes or 0) - repoint):
+            out.write("edit-%d.%s 86400 IN NS ns%d.edit-new.example.\n" % (i, origin, i % 4))
+            if nsec:
+                out.write("edit-%d.%s 3600 IN NSEC %s NS RRSIG NSEC\n" % (i, origin, origin))
+    os.rename(dst + ".tmp", dst)
+    return serial
+
+
+def count_records(path):
+    return sum(1 for _ in secondaries.records(path))
+
+
+def edits_zone(workdir, size):
+    """(file, origin) of the --sizes zone."""
+    if size == "1M":
+        path = os.path.join(workdir, "nu.a.zone")
+        if not os.path.exists(path):
+            with open(path, "wb") as out:
+                subprocess.run(["xz", "-dc", os.path.join(ZONES, "nu.nsec3.synthetic.zone.xz")],
+                               stdout=out, check=True)
+        return path, ORIGIN
+    if size == "10M":  # the one of contrib/bench/scale.py, kept in BENCH_TMPDIR if set
+        path = os.path.join(os.environ.get("BENCH_TMPDIR", workdir), "scale-10M-seed1.zone")
+        if not os.path.exists(path):
+            scale.generate(path, 10000000, 1)
+        return path, scale.ORIGIN
+    raise SystemExit("--sizes: 1M or 10M, not %s" % size)
+
+
+def descendants(pid):
+    """PIDs of the processes below pid (NSD's main and server processes)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            kids = []
+        out += kids
+        todo += kids
+    return out
+
+
+def nsd_servers(server):
+    """NSD's server processes: the children of its main process (the
+    first child of the process started), which a reload replaces."""
+    first = descendants(server.proc.pid)[:1]
+    return set(descendants(first[0])) if first else set()
+
+
+def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged):
+    """One server started on base, then asked to reload edited in its place."""
+    live = os.path.join(workdir, "live.zone")
+    shutil.copyfile(base, live + ".tmp")
+    os.rename(live + ".tmp", live)
+    s = server_cls(workdir, live, origin)
+    t0 = time.monotonic()
+    s.start()
+    startup = time.monotonic() - t0
+    try:
+        time.sleep(3)
+        steady = tree_pss(s.proc.pid)
+        servers = nsd_servers(s) if s.name == "nsd" else set()
+        shutil.copyfile(edited, live + ".tmp")
+        os.rename(live + ".tmp", live)
+        peak = [steady]
+        stop = threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                peak[0] = max(peak[0], tree_pss(s.proc.pid))
+                time.sleep(0.02)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        t0 = time.monotonic()
+        ctl = s.reload()
+        ctl_out = ctl.communicate(timeout=RELOAD_TIMEOUT)[0].decode(errors="replace").strip()
+        deadline = t0 + RELOAD_TIMEOUT
+        if not unchanged:
+            while soa_serial(s.port, timeout=1.0, origin=origin) != serial_b and \
+                    time.monotonic() < deadline:
+                time.sleep(0.02)
+        elif s.name == "nsd":  # nsd-control returns before NSD has read the file:
+            # the reload is over when new server processes replace the old
+            while servers & nsd_servers(s) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        seconds = time.monotonic() - t0
+        time.sleep(1.0)  # the old version released
+        stop.set()
+        sampler.join(5)
+        after = tree_pss(s.proc.pid)
+        return {"server": s.name, "startup_s": startup, "reload_s": seconds, "steady": steady,
+                "peak": peak[0], "after": after, "ctl": ctl_out, "ctl_rc": ctl.returncode}
+    finally:
+        s.stop()
+
+
+def run_edits(args, workdir):
+    rows = []
+    for size in args.sizes.split(","):
+        base, origin = edits_zone(workdir, size)
+        total = count_records(base)
+        for kind in args.edits.split(","):
+            if kind == "unchanged":
+                changes = None
+            elif kind.endswith("%"):
+                changes = int(total * float(kind[:-1]) / 100)
+            else:
+                changes = int(kind)
+            edited = os.path.join(workdir, "edited.zone")
+            serial_b = write_edited(base, edited, origin, changes)
+            for name in args.servers.split(","):
+                r = measure_edit(SERVERS[name], workdir, base, edited, origin, serial_b,
+                                 changes is None)
+                print("%s %s %s: %r" % (size, kind, name, r), file=sys.stderr, flush=True)
+                rows.append((size, total, kind if changes is None else "%s (%d)" % (kind, changes),
+                             r))
+            os.unlink(edited)
+    print("| zone | records | reload of | server | reload (s) | steady (MiB) | peak (MiB) "
+          "| peak / steady | after (MiB) |")
+    print("|---|---:|---|---|---:|---:|---:|---:|---:|")
+    for size, total, kind, r in rows:
+        print("| %s | %d | %s | %s | %.1f | %.0f | %.0f | %.2f | %.0f |" % (
+            size, total, kind, r["server"], r["reload_s"], r["steady"] / 2**20,
+            r["peak"] / 2**20, r["peak"] / max(1, r["steady"]), r["after"] / 2**20))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--servers", default="apexd,nsd,knot")
     ap.add_argument("--steady", type=int, default=8, help="seconds of steady-state load")
+    ap.add_argument("--mode", choices=["load", "edits"], default="load")
+    ap.add_argument("--sizes", default="1M,10M", help="--mode edits: 1M, 10M")
+    ap.add_argument("--edits", default="unchanged,100,10%",
+                    help="--mode edits: unchanged, a number of changes, or P%% of the records")
     args = ap.parse_args()
+    # stopped (timeout, kill): the servers' finally clauses still stop them
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     workdir = tempfile.mkdtemp(prefix="apex-reload-bench-")
     try:
+        if args.mode == "edits":
+            run_edits(args, workdir)
+            return
         zone_a, zone_b, serial_b, datafile = prepare(workdir)
         results = []
         for name in args.servers.split(","):
