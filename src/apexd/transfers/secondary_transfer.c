@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One transfer of a secondary zone (secondary.h): asked of a primary,
- * received into a new version and the zone's copy, then published through
- * the zone table and the copy renamed over the file.
+ * received into a new version (and, for a whole zone, the zone's copy),
+ * then published through the zone table; an IXFR's copy is left to
+ * secondary_copy.c.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: _GNU_SOURCE */
@@ -16,6 +17,7 @@
 #include <time.h>
 
 #include "dns/rrtype.h"
+#include "dns/serial.h"
 #include "observe/write_failures.h"
 #include "process/crash_point.h"
 #include "process/memory.h"
@@ -39,10 +41,11 @@
 typedef struct receiver {
 	apex_zone_from_wire_t *builder;
 	/* The copy: written as the records arrive for a whole zone; for an
-	 * IXFR, from the version once it is published (derived) so that the
-	 * new serial is served without waiting for the file.  A copy that
-	 * fails (a full disk) is given up and its failure kept for the
-	 * commit: the transfer goes on into the version all the same. */
+	 * IXFR, given up here and written later from the version served
+	 * (secondary_copy.c) so that the new serial is served without
+	 * waiting for the file.  A copy that fails (a full disk) is given up
+	 * and its failure kept for the commit: the transfer goes on into the
+	 * version all the same. */
 	apex_zone_copy_t copy;
 	bool derived;         /* the version comes from the old one and sets (an IXFR) */
 	bool in_place;        /* ... derived in place (zone/derive.h), not built whole */
@@ -164,23 +167,28 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	return rc;
 }
 
-/* Finish r's copy of z at serial: with the records of version first
- * when given (an IXFR's); a failure is logged once (copies.h). */
-static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version,
-			uint32_t serial)
+/* Finish r's copy of z (an AXFR's, written as the records came) at
+ * serial; a failure is logged once (copies.h). */
+static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, uint32_t serial)
 {
 	char err[512];
-	int rc;
+	int rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
 
-	if (version != NULL)
-		(void)apex_zone_copy_version(&r->copy, version); /* a failure is the commit's */
-	rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
 	apexd_copy_written(z->name, z->file, serial, rc, err);
+}
+
+/* The bytes of the change sets r received (an IXFR's). */
+static uint64_t sets_bytes(const receiver_t *r)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < r->set_count; i++)
+		bytes += r->sets[i].size;
+	return bytes;
 }
 
 void apex_secondary_copy_again(apex_secondary_t *s, apex_secondary_zone_t *z)
 {
-	char header[300];
 	apex_zone_t *zone;
 
 	if (!apexd_write_behind(z->file))
@@ -188,9 +196,7 @@ void apex_secondary_copy_again(apex_secondary_t *s, apex_secondary_zone_t *z)
 	zone = apex_server_served_version(s->server, z->origin);
 	if (zone == NULL)
 		return;
-	snprintf(header, sizeof(header), "zone %s, serial %u, written again after a failed write",
-		 z->name, zone->serial);
-	(void)apexd_copy_write(z->name, z->file, zone, header);
+	apex_secondary_flush_copy(s, z, zone, "again after a failed write");
 	apex_zone_unref(zone);
 }
 
@@ -217,8 +223,10 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apex_zone_unref(zone);
 		return rc;
 	}
-	if (!r->derived)
-		commit_copy(z, r, NULL, zone->serial);
+	if (!r->derived) {
+		commit_copy(z, r, zone->serial);
+		z->copy_due = 0; /* the copy holds what is published */
+	}
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
@@ -233,9 +241,12 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apex_zone_unref(old);
 		return rc;
 	}
+	if (r->derived && old != NULL)
+		apex_secondary_copy_before_journal(s, z, old, sets_bytes(r));
 	if (s->published != NULL)
 		s->published(s->published_arg, old, zone, r->derived ? r->sets : NULL,
 			     r->derived ? r->set_count : 0);
+	uint32_t old_serial = old != NULL ? old->serial : 0;
 	apex_zone_unref(*held);
 	*held = NULL;
 	apex_server_retire(s->server, old, true);
@@ -243,7 +254,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		/* a crash from here to the copy's rename leaves the journal
 		 * ahead of the copy: the next start replays it */
 		apexd_crash_point("journal-appended");
-		commit_copy(z, r, zone, serial);
+		apex_secondary_copy_after_ixfr(s, z, zone, old_serial);
 	}
 	apex_zone_unref(zone);
 	apex_memory_purge();
@@ -301,6 +312,15 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 				   current != NULL ? current : *held);
 	int rc = receive(s, z, e, current, &r, &x, &memory, err, err_size);
 
+	/* an IXFR asked without a SOA query first (a NOTIFY's serial) may
+	 * find the primary no newer: a whole zone at a serial not newer than
+	 * the one served is not taken either */
+	if (rc == APEX_OK && current != NULL && x.style == APEX_XFR_STYLE_AXFR &&
+	    !apex_serial_newer(x.serial, current->serial)) {
+		apex_info("zone %s: %s sent serial %u, not newer than %u: kept", z->name, e->text,
+			  x.serial, current->serial);
+		x.style = APEX_XFR_STYLE_UP_TO_DATE;
+	}
 	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_UP_TO_DATE) {
 		receiver_abort(&r);
 		apex_xfr_in_free(&x);
@@ -308,6 +328,8 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 		return APEX_OK;
 	}
 	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
+	if (r.derived) /* an IXFR's copy is written from the version, later */
+		apex_zone_copy_abort(&r.copy);
 	if (rc == APEX_OK)
 		rc = received_version(&r, current, &zone, err, err_size);
 	snprintf(detail, sizeof(detail), "from %s%s: %llu messages, %llu bytes, %.3f s%s", e->text,
