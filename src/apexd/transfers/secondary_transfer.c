@@ -52,6 +52,9 @@ typedef struct receiver {
 	char source[200];     /* the new version's source, for messages */
 	apex_changes_t *sets; /* copies, owned */
 	size_t set_count;
+	/* CLOCK_MONOTONIC ms: the request sent, the answer received, the
+	 * version made (for the debug log of the path to serving) */
+	uint64_t start, received, made;
 	/* memory-limit: the transfer's claim, raised from the counts of x as
 	 * the records of a whole zone arrive */
 	apex_transfer_memory_t *memory;
@@ -243,6 +246,12 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	}
 	if (r->derived && old != NULL)
 		apex_secondary_copy_before_journal(s, z, old, sets_bytes(r));
+	apex_debug("zone %s: serial %u served %llu ms after its request: transfer %llu ms, "
+		   "version %llu ms, answers precomputed and published %llu ms",
+		   z->name, serial, (unsigned long long)(apex_monotonic_ms() - r->start),
+		   (unsigned long long)(r->received - r->start),
+		   (unsigned long long)(r->made - r->received),
+		   (unsigned long long)(apex_monotonic_ms() - r->made));
 	if (s->published != NULL)
 		s->published(s->published_arg, old, zone, r->derived ? r->sets : NULL,
 			     r->derived ? r->set_count : 0);
@@ -266,6 +275,8 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		 "%s serial %u %.180s: %zu records", how, serial, detail, records);
 	apex_info("zone %s: %s", z->name, z->status.last_result);
 	pthread_mutex_unlock(&s->lock);
+	if (r->derived) /* its chain let go of when it holds too much */
+		apex_secondary_compact(s, z);
 	return APEX_OK;
 }
 
@@ -327,11 +338,14 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 		apex_transfer_memory_end(&memory);
 		return APEX_OK;
 	}
+	r.start = start;
+	r.received = apex_monotonic_ms();
 	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
 	if (r.derived) /* an IXFR's copy is written from the version, later */
 		apex_zone_copy_abort(&r.copy);
 	if (rc == APEX_OK)
 		rc = received_version(&r, current, &zone, err, err_size);
+	r.made = apex_monotonic_ms();
 	snprintf(detail, sizeof(detail), "from %s%s: %llu messages, %llu bytes, %.3f s%s", e->text,
 		 e->tls_auth != NULL ? " over TLS" : "", (unsigned long long)x.messages,
 		 (unsigned long long)x.bytes, (double)(apex_monotonic_ms() - start) / 1000.0,
