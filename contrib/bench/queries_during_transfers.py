@@ -193,6 +193,8 @@ class Primary:
         q = dns.message.make_query(ORIGIN, dns.rdatatype.SOA)
         q.flags = dns.flags.AA  # (this resets the opcode too)
         q.set_opcode(dns.opcode.NOTIFY)
+        with self.lock:  # the new SOA in the answer section, as Knot DNS and BIND send it
+            q.answer.append(self.soa(self.serial))
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.settimeout(2)
             s.sendto(q.to_wire(), (B.LOOPBACK, port))
@@ -205,16 +207,17 @@ class Primary:
 class SecondaryApexd(B.Server):
     name = "apexd"
 
-    def __init__(self, workdir, zones, primary_port, priority):
+    def __init__(self, workdir, zones, primary_port, priority, extra=()):
         super().__init__(workdir, zones)
         self.primary_port = primary_port
         self.priority = priority
+        self.extra = list(extra)  # more server: lines
 
     def command(self):
         origin, path = self.zones[0]
         lines = ["server:", "    listen: %s@%d" % (B.LOOPBACK, self.port), "    workers: 1",
-                 "    control-socket: none", "    reload-priority: %s" % self.priority,
-                 "zone:", '    name: "%s"' % origin, '    file: "%s"' % os.path.abspath(path),
+                 "    control-socket: none", "    reload-priority: %s" % self.priority
+                 ] + self.extra + ["zone:", '    name: "%s"' % origin, '    file: "%s"' % os.path.abspath(path),
                  "    request-xfr: %s@%d NOKEY" % (B.LOOPBACK, self.primary_port),
                  "    allow-notify: 127.0.0.1 NOKEY",
                  "    provide-xfr: 127.0.0.1 NOKEY"]

@@ -27,6 +27,7 @@
 #endif
 
 #define ARENA_CHUNK (256 * 1024)
+#define ARENA_CHUNK_FIRST (16 * 1024) /* the first chunk; doubling up to ARENA_CHUNK */
 #define ARENA_ALIGN 16
 #define ARENA_CHUNK_HUGE (2 * 1024 * 1024)
 #define ARENA_HUGE_AFTER (16 * 1024 * 1024) /* the footprint from which chunks are huge */
@@ -101,9 +102,18 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 		}
 		return big->data;
 	}
-	/* The header inside ARENA_CHUNK: a request of exactly a size class
-	 * leaves no tail the allocator rounds up to and never uses. */
+	/* The header inside the chunk: a request of exactly a size class
+	 * leaves no tail the allocator rounds up to and never uses.  A small
+	 * arena (a version derived from an IXFR of a few names) stays small:
+	 * its chunks double from ARENA_CHUNK_FIRST as it grows. */
 	size_t chunk_size = arena->footprint >= ARENA_HUGE_AFTER ? ARENA_CHUNK_HUGE : ARENA_CHUNK;
+	if (arena->footprint < ARENA_CHUNK) {
+		size_t small = ARENA_CHUNK_FIRST;
+		while (small < arena->footprint || small < size + sizeof(arena_chunk_t))
+			small *= 2;
+		if (small < chunk_size)
+			chunk_size = small;
+	}
 	arena_chunk_t *fresh = arena_chunk_new(arena, chunk_size - sizeof(arena_chunk_t));
 	if (fresh == NULL)
 		return NULL;

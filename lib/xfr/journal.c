@@ -399,22 +399,38 @@ out:
 	return rc;
 }
 
-/* Make room for an entry of total bytes within the bound: drop the oldest
- * entries until the file would be at most three quarters of the bound (so
- * that the rewrite is not repeated at every append), or none is left. */
-static int make_room(apex_journal_t *j, uint64_t total, char *err, size_t err_size)
+/* The oldest entries an entry of total bytes drops to stay within the
+ * bound: none while it fits, else as many as bring the file to at most
+ * three quarters of the bound (so that the rewrite is not repeated at
+ * every append), or all of them. */
+static size_t dropped_for(const apex_journal_t *j, uint64_t total)
 {
 	if (j->file_size + total <= j->max_size)
-		return APEX_OK;
+		return 0;
 	uint64_t target = j->max_size / 4 * 3;
-	size_t keep = 0;
+	size_t drop = 0;
 	uint64_t size = j->file_size;
-	while (keep < j->count && size + total > target) {
-		size -= ENTRY_HEADER + j->entries[keep].size + CHECKSUM_SIZE;
-		keep++;
+	while (drop < j->count && size + total > target) {
+		size -= ENTRY_HEADER + j->entries[drop].size + CHECKSUM_SIZE;
+		drop++;
 	}
-	return keep == j->count ? apex_journal_clear(j, err, err_size)
-				: rewrite_from(j, keep, err, err_size);
+	return drop;
+}
+
+size_t apex_journal_dropped_by(const apex_journal_t *j, uint64_t payload)
+{
+	return dropped_for(j, ENTRY_HEADER + payload + CHECKSUM_SIZE);
+}
+
+/* Make room for an entry of total bytes within the bound (dropped_for()). */
+static int make_room(apex_journal_t *j, uint64_t total, char *err, size_t err_size)
+{
+	size_t drop = dropped_for(j, total);
+
+	if (drop == 0)
+		return APEX_OK;
+	return drop == j->count ? apex_journal_clear(j, err, err_size)
+				: rewrite_from(j, drop, err, err_size);
 }
 
 /* ------------------------------------------------------------ append */

@@ -109,6 +109,10 @@ int apex_journal_clear(apex_journal_t *j, char *err, size_t err_size);
  */
 int apex_journal_find(const apex_journal_t *j, uint32_t serial, size_t *first);
 
+/* How many of the oldest entries an append of payload bytes would drop
+ * to keep the journal within its bound (0 while it fits). */
+size_t apex_journal_dropped_by(const apex_journal_t *j, uint64_t payload);
+
 /* The serial the chain ends at; false when the journal is empty. */
 bool apex_journal_last_serial(const apex_journal_t *j, uint32_t *serial);
 

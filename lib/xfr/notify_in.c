@@ -57,6 +57,33 @@ static size_t refuse_ede(apex_notify_result_t *res, const char *why, uint16_t ed
 	return edns ? apex_message_add_ede(out, n, out_capacity, ede) : n;
 }
 
+/* The serial of the SOA record the NOTIFY msg[0..size) carries as the
+ * first record of its answer section, owned by the question's name
+ * (RFC 1996 3.7: an unsecured hint of the primary's new SOA); pos: just
+ * past the question.  False when there is none or it does not parse. */
+static bool soa_hint(const uint8_t *msg, size_t size, size_t pos, const uint8_t *qname,
+		     uint32_t *serial)
+{
+	uint8_t owner[APEX_NAME_MAX], skip[APEX_NAME_MAX];
+	size_t rdata;
+
+	if (apex_read_u16(msg + 6) == 0 || apex_name_unpack(msg, size, &pos, owner) < 0 ||
+	    pos + 10 > size || !apex_name_equal(owner, qname) ||
+	    apex_read_u16(msg + pos) != APEX_TYPE_SOA ||
+	    apex_read_u16(msg + pos + 2) != APEX_CLASS_IN)
+		return false;
+	rdata = pos + 10;
+	if (rdata + apex_read_u16(msg + pos + 8) > size)
+		return false;
+	size = rdata + apex_read_u16(msg + pos + 8); /* the names stay within the RDATA */
+	pos = rdata;
+	if (apex_name_unpack(msg, size, &pos, skip) < 0 ||
+	    apex_name_unpack(msg, size, &pos, skip) < 0 || pos + 20 != size)
+		return false;
+	*serial = apex_read_u32(msg + pos);
+	return true;
+}
+
 size_t apex_notify_answer(const uint8_t *msg, size_t size, const struct sockaddr *peer,
 			  const apex_tsig_keyring_t *ring, apex_notify_zone_acl_fn zone_acl,
 			  void *ctx, uint64_t now, uint8_t *out, size_t out_capacity,
@@ -125,5 +152,7 @@ size_t apex_notify_answer(const uint8_t *msg, size_t size, const struct sockaddr
 			      qclass);
 	res->accepted = true;
 	res->ctx_zone = ctx_zone;
+	res->has_serial =
+		qtype == APEX_TYPE_SOA && soa_hint(msg, size, pos + 4, name, &res->serial);
 	return n;
 }

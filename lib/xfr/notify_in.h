@@ -37,6 +37,10 @@ typedef struct apex_notify_result {
 	uint8_t zone[APEX_NAME_MAX]; /* the question's name, when it parsed */
 	void *ctx_zone;              /* from zone_acl(), when accepted */
 	const char *why;             /* when refused: a reason for logs */
+	/* when accepted: the serial of the SOA its answer section carries (an
+	 * unsecured hint, RFC 1996 3.7), if it carries one */
+	bool has_serial;
+	uint32_t serial;
 } apex_notify_result_t;
 
 /*

@@ -41,6 +41,16 @@ static void transfer_published(void *arg, const apex_zone_t *old, const apex_zon
 	apex_notifier_changed(&d->notifier, version->origin);
 }
 
+/* The transfer thread's question (secondary.h): does the zone's journal
+ * hold the sets from serial on, with bytes more appended? */
+static bool transfer_journal_chains(void *arg, const uint8_t *origin, uint32_t serial,
+				    uint64_t bytes)
+{
+	apexd_t *d = arg;
+
+	return apex_journals_chains(&d->journals, origin, serial, bytes);
+}
+
 /* After a reconfig, on the control thread: journals for the zones that
  * got provide-xfr (journals.h). */
 static void reconfigured(void *arg, const apex_config_t *cfg)
@@ -88,6 +98,7 @@ int apexd_wire(apexd_t *d)
 	d->reloader.published = zone_published;
 	d->reloader.published_arg = d;
 	d->secondary.published = transfer_published;
+	d->secondary.journal_chains = transfer_journal_chains;
 	d->secondary.reloader = &d->reloader;
 	d->secondary.memory_limit = &d->memory_limit;
 	d->secondary.published_arg = d;

@@ -154,6 +154,10 @@ def test_full_disk(tmp_path):
                                   port=servers.free_port(),
                                   provide="127.0.0.0/8 %s" % KEY_NAME)
             apex.copy = os.path.join(disk, "secret.test.zone")
+            # the copy written after each transfer, whose failures this
+            # test follows (with a journal it otherwise lags for
+            # copy-flush-interval: test_ixfr_path.py)
+            apex.extra_server = ["    copy-flush-interval: 0"]
             apex.start()
             wait_serial(apex.port, 1, apex)
             change_primary(primary, path, 2)

@@ -647,12 +647,15 @@ static void test_transfer_keys(void **state)
 				       "server:\n"
 				       "  xfr-timeout: 600\n"
 				       "  xfr-idle-timeout: 5\n"
+				       "  copy-flush-interval: 0\n"
 				       "  xfr-size-limit: 1000000\n");
 
 	(void)state;
 	apex_config_init(&cfg);
 	assert_int_equal(cfg.xfr_timeout, APEX_CONFIG_DEFAULT_XFR_TIMEOUT);
+	assert_int_equal(cfg.copy_flush_interval, APEX_CONFIG_DEFAULT_COPY_FLUSH_INTERVAL);
 	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.copy_flush_interval, 0);
 	assert_int_equal(cfg.key_count, 1);
 	assert_int_equal(cfg.keys[0].alg, APEX_TSIG_HMAC_SHA256);
 	assert_int_equal(cfg.keys[0].secret_size, 16);

@@ -344,6 +344,32 @@ static void file_stays_within_its_bound(void **state)
 	apex_journal_close(&j);
 }
 
+/* apex_journal_dropped_by() tells beforehand what each append drops (a
+ * secondary writes its lagging copy before the sets it needs go). */
+static void drops_are_told_beforehand(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	const uint64_t bound = 4096;
+	bool dropped_some = false;
+
+	open_ok(f, &j, bound, NULL);
+	for (uint32_t s = 100; s < 140; s++) {
+		size_t before = j.count, drop = apex_journal_dropped_by(&j, 500);
+		uint32_t oldest = before > 0 ? j.entries[0].serial_from : s;
+
+		append_ok(f, &j, s, s + 1, 500);
+		assert_int_equal(j.count, before - drop + 1);
+		if (before > 0)
+			assert_int_equal(j.entries[0].serial_from,
+					 drop < before ? oldest + drop : s);
+		dropped_some |= drop > 0;
+	}
+	assert_true(dropped_some);
+	assert_int_equal(apex_journal_dropped_by(&j, 10), 0); /* room left after a drop */
+	apex_journal_close(&j);
+}
+
 static void oversized_entry_empties_the_journal(void **state)
 {
 	fixture_t *f = *state;
@@ -461,6 +487,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(change_on_disk_is_seen_by_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(chain_is_enforced, setup, teardown),
 		cmocka_unit_test_setup_teardown(file_stays_within_its_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(drops_are_told_beforehand, setup, teardown),
 		cmocka_unit_test_setup_teardown(oversized_entry_empties_the_journal, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(failed_append_leaves_the_journal, setup, teardown),

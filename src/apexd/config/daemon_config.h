@@ -42,6 +42,7 @@
 #define APEX_CONFIG_DEFAULT_RRL_TABLE_SIZE 65536
 #define APEX_CONFIG_DEFAULT_XFR_TIMEOUT 3600
 #define APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT 30
+#define APEX_CONFIG_DEFAULT_COPY_FLUSH_INTERVAL 60
 #define APEX_CONFIG_DEFAULT_XFR_OUT_MAX 10
 #define APEX_CONFIG_DEFAULT_JOURNAL_SIZE (64u << 20)
 #define APEX_CONFIG_DEFAULT_METRICS_PORT 9100 /* NSD's metrics-port */
@@ -101,6 +102,9 @@ typedef struct apex_config {
 	uint64_t xfr_size_limit;   /* bytes of one transfer; 0: no limit */
 	unsigned xfr_out_max;      /* outgoing transfers at once */
 	uint64_t journal_size;     /* bound of each zone's journal, bytes; 0: none */
+	/* seconds a secondary's copy may lag an IXFR its journal holds; 0: written
+	 * after each transfer */
+	unsigned copy_flush_interval;
 
 	unsigned workers; /* 0: one per CPU */
 	char *identity;   /* CHAOS id.server/hostname.bind; NULL = off */

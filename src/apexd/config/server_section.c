@@ -415,6 +415,7 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
 	CUSTOM_KEY("journal-size", key_journal_size),
+	UINT_KEY("copy-flush-interval", copy_flush_interval, 0, 86400),
 	CUSTOM_KEY("tls-service-key", key_tls_service_key),
 	CUSTOM_KEY("tls-service-pem", key_tls_service_pem),
 	UINT_KEY("tls-port", tls.port, 1, 65535),

@@ -258,6 +258,25 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 	pthread_mutex_unlock(&zj->lock);
 }
 
+bool apex_journals_chains(apex_journals_t *js, const uint8_t *origin, uint32_t serial,
+			  uint64_t bytes)
+{
+	apex_zone_journal_t *zj = find(js, origin);
+	size_t first;
+	bool chains = false;
+
+	if (zj == NULL)
+		return false;
+	pthread_mutex_lock(&zj->lock);
+	/* an entry starts at serial, or the journal ends there (the next
+	 * append starts there), and the appends keep that entry */
+	if (zj->open && apex_journal_find(&zj->journal, serial, &first) == APEX_OK)
+		chains = (bytes == 0 && first < zj->journal.count) ||
+			 (bytes > 0 && apex_journal_dropped_by(&zj->journal, bytes) <= first);
+	pthread_mutex_unlock(&zj->lock);
+	return chains;
+}
+
 int apex_journals_replay_sets(apex_journals_t *js, const uint8_t *origin, uint32_t serial,
 			      apex_replay_rule_t rule, apex_changes_t **sets, size_t *count,
 			      char *err, size_t err_size)

@@ -85,6 +85,16 @@ void apex_journals_rebase(apex_journals_t *js,
 
 void apex_journals_free(apex_journals_t *js);
 
+/*
+ * Whether the journal of origin holds the change sets from serial to its
+ * newest version, and still will once bytes more of change sets are
+ * appended (0: as it is now; with bytes, serial may also be the serial it
+ * ends at).  A secondary's copy at serial may lag the version served only
+ * while this holds: a restart replays those sets over it.
+ */
+bool apex_journals_chains(apex_journals_t *js, const uint8_t *origin, uint32_t serial,
+			  uint64_t bytes);
+
 /* Record the change from old (NULL: none) to version, which replaced it:
  * sets[0..count) when they lead from old's serial to version's (the
  * change sets of an IXFR applied to old), else the difference of the two

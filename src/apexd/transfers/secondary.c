@@ -181,6 +181,7 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 
 	if (res.accepted) {
 		atomic_fetch_add_explicit(&z->notifies_accepted, 1, memory_order_relaxed);
+		atomic_store(&z->notified_serial, res.has_serial ? (1ULL << 32) | res.serial : 0);
 		atomic_store(&z->notified, true);
 		if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
@@ -210,6 +211,45 @@ static void soa_timers(const apex_zone_t *zone, uint32_t *refresh, uint32_t *ret
 }
 
 /*
+ * Whether z should be transferred from e (force: whatever its serial):
+ * whether its serial is newer than serial, asking it (SOA query) unless a
+ * NOTIFY just said so (*hint: its serial with bit 32 set, taken
+ * for the first primary only).  Then the IXFR asked goes out at once, and
+ * its answer's own SOA decides: an IXFR answered by the SOA alone, or by a
+ * serial not newer, changes nothing (secondary_transfer.c).  *failed: the
+ * SOA query failed (err says why), false returned.
+ */
+static bool primary_newer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
+			  uint32_t serial, bool force, uint64_t *hint, bool *failed, char *err,
+			  size_t err_size)
+{
+	apex_xfr_primary_t primary;
+	apex_xfr_timeouts_t t;
+	uint32_t theirs;
+
+	*failed = false;
+	if (!force && (*hint >> 32) != 0 && apex_serial_newer((uint32_t)*hint, serial)) {
+		apex_debug("zone %s: NOTIFY said serial %u: asking %s for it at once", z->name,
+			   (uint32_t)*hint, e->text);
+		*hint = 0;
+		return true;
+	}
+	*hint = 0;
+	apex_secondary_primary_of(s, e, &primary);
+	apex_secondary_timeouts_of(s, &t);
+	if (apex_xfr_client_soa(&primary, z->origin, &t, &theirs, err, err_size) < 0) {
+		*failed = true;
+		return false;
+	}
+	if (!force && !apex_serial_newer(theirs, serial)) {
+		apex_debug("zone %s: serial %u is current (%s has %u)", z->name, serial, e->text,
+			   theirs);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Check z with its primaries in order, transferring it when a primary has
  * a newer serial or nothing is served, and schedule the next check.
  */
@@ -220,6 +260,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	char err[512] = "no primary answered";
 	bool ok = false, up_to_date = false, have_version = current != NULL;
 	bool force = atomic_exchange(&z->force, false);
+	uint64_t hint = atomic_exchange(&z->notified_serial, 0);
 
 	if (have_version && atomic_load(&current->expired))
 		force = true; /* an expired zone is transferred whole, whatever the serial */
@@ -229,15 +270,11 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	}
 	for (size_t i = 0; i < z->primary_count && !ok; i++) {
 		const apex_acl_entry_t *e = &z->primaries[i];
-		apex_xfr_primary_t primary;
-		apex_xfr_timeouts_t t;
-		uint32_t theirs;
+		bool failed;
 
-		if (have_version) {
-			apex_secondary_primary_of(s, e, &primary);
-			apex_secondary_timeouts_of(s, &t);
-			if (apex_xfr_client_soa(&primary, z->origin, &t, &theirs, err,
-						sizeof(err)) < 0) {
+		if (have_version &&
+		    !primary_newer(s, z, e, serial, force, &hint, &failed, err, sizeof(err))) {
+			if (failed) {
 				apex_warning("zone %s: SOA query: %s", z->name, err);
 				/* zone-status shows why no transfer came (as for a
 				 * transfer that failed; not counted as one) */
@@ -247,12 +284,8 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 				pthread_mutex_unlock(&s->lock);
 				continue;
 			}
-			if (!force && !apex_serial_newer(theirs, serial)) {
-				apex_debug("zone %s: serial %u is current (%s has %u)", z->name,
-					   serial, e->text, theirs);
-				ok = up_to_date = true;
-				break;
-			}
+			ok = up_to_date = true;
+			break;
 		}
 		/* current is dropped once a new version is published */
 		int rc = apex_secondary_transfer_any(s, z, e,
@@ -374,9 +407,15 @@ static void *secondary_main(void *arg)
 				next = z->expire_at;
 		}
 		now = apex_monotonic_ms();
+		next = apex_secondary_flush_due(s, now, next);
+		now = apex_monotonic_ms();
 		int n = poll(pfd, 2, next > now ? (int)(next - now) : 0);
-		if (n > 0 && (pfd[0].revents & POLLIN))
+		if (n > 0 && (pfd[0].revents & POLLIN)) {
+			/* a copy lagging the version served is written before
+			 * the process goes */
+			apex_secondary_flush_all(s, s->zones, s->count, "at stop");
 			break;
+		}
 		if (n > 0 && (pfd[1].revents & POLLIN) &&
 		    read(s->notify_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));

@@ -62,10 +62,18 @@ typedef struct apex_secondary_zone {
 	bool zonemd_verify; /* a transfer's ZONEMD is checked before it is served */
 	/* when to act (CLOCK_MONOTONIC milliseconds) */
 	uint64_t next_check;
-	uint64_t expire_at;   /* 0: no expiry pending */
-	uint64_t retry_ms;    /* the next retry interval when nothing is served */
+	uint64_t expire_at; /* 0: no expiry pending */
+	uint64_t retry_ms;  /* the next retry interval when nothing is served */
+	/* The copy on disk (FILE) when it lags the version served: an IXFR's
+	 * copy waits for copy-flush-interval while the journal holds the sets
+	 * from copy_serial on (secondary_copy.c).  copy_due: when to write it
+	 * (CLOCK_MONOTONIC milliseconds), 0 when it does not lag. */
+	uint64_t copy_due;
+	uint32_t copy_serial;
 	atomic_bool notified; /* a NOTIFY came (or apexctl refresh): check now */
-	atomic_bool force;    /* apexctl retransfer: transfer even if not newer */
+	/* the serial a NOTIFY's SOA said, with bit 32 set; 0: none (said) */
+	atomic_ullong notified_serial;
+	atomic_bool force; /* apexctl retransfer: transfer even if not newer */
 	atomic_ullong notifies_accepted, notifies_refused; /* counted by the workers */
 	apex_secondary_status_t status;                    /* under the lock */
 } apex_secondary_zone_t;
@@ -98,6 +106,11 @@ typedef struct apex_secondary {
 	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version,
 			  const apex_changes_t *sets, size_t count);
 	void *published_arg;
+	/* Whether the zone's journal holds the change sets from serial on,
+	 * and still will once bytes more are appended (journals.h's
+	 * apex_journals_chains()); arg: published_arg.  NULL: no journal, the
+	 * copy is written after each transfer.  Set before the start. */
+	bool (*journal_chains)(void *arg, const uint8_t *origin, uint32_t serial, uint64_t bytes);
 	/* memory-limit (process/memory_limit.h), checked before and during
 	 * each transfer; NULL: none.  Set before the start. */
 	struct apexd_memory_limit *memory_limit;

@@ -72,6 +72,42 @@ int apex_secondary_transfer_any(struct apex_secondary *s, struct apex_secondary_
  * served, so that it does not wait for the next change (copies.h). */
 void apex_secondary_copy_again(struct apex_secondary *s, struct apex_secondary_zone *z);
 
+/* ---------------------------------------------------------------- secondary_copy.c */
+
+/* Write z's copy now, whole, from version (served, or the one an IXFR is
+ * replacing); why is said in its header and the debug log.  The one
+ * place a secondary's lagging copy is flushed. */
+void apex_secondary_flush_copy(struct apex_secondary *s, struct apex_secondary_zone *z,
+			       const apex_zone_t *version, const char *why);
+
+/* Before an IXFR's change sets (bytes of them) go to the journal, old
+ * still served: z's lagging copy written from old when the appends would
+ * drop the sets that lead from the copy's serial. */
+void apex_secondary_copy_before_journal(struct apex_secondary *s, struct apex_secondary_zone *z,
+					const apex_zone_t *old, uint64_t bytes);
+
+/* An IXFR from old_serial to version is published and journaled: z's
+ * copy left to lag until copy-flush-interval when the journal holds the
+ * sets from the copy's serial on, else written from version now. */
+void apex_secondary_copy_after_ixfr(struct apex_secondary *s, struct apex_secondary_zone *z,
+				    const apex_zone_t *version, uint32_t old_serial);
+
+/* On the transfer thread: flush the copies whose time has come; returns
+ * the earlier of next and the next copy's time. */
+uint64_t apex_secondary_flush_due(struct apex_secondary *s, uint64_t now, uint64_t next);
+
+/* Flush every lagging copy of zones[0..count) from the version served
+ * (at stop). */
+void apex_secondary_flush_all(struct apex_secondary *s, struct apex_secondary_zone *zones,
+			      size_t count, const char *why);
+
+/* ---------------------------------------------------------------- secondary_compact.c */
+
+/* After an IXFR is published: when the version served holds more of its
+ * chain of derived versions than xfr/version_compact.h allows, build it
+ * compact and serve that in its place (logged either way). */
+void apex_secondary_compact(struct apex_secondary *s, struct apex_secondary_zone *z);
+
 /* ---------------------------------------------------------------- transfer_memory.c */
 
 /*

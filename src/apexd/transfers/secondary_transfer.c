@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One transfer of a secondary zone (secondary.h): asked of a primary,
- * received into a new version and the zone's copy, then published through
- * the zone table and the copy renamed over the file.
+ * received into a new version (and, for a whole zone, the zone's copy),
+ * then published through the zone table; an IXFR's copy is left to
+ * secondary_copy.c.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: _GNU_SOURCE */
@@ -16,6 +17,7 @@
 #include <time.h>
 
 #include "dns/rrtype.h"
+#include "dns/serial.h"
 #include "observe/write_failures.h"
 #include "process/crash_point.h"
 #include "process/memory.h"
@@ -44,10 +46,11 @@ typedef struct receiver {
 	apex_wire_feed_t *feed;
 	bool feed_failed; /* it refused a record: build_err says why */
 	char build_err[512];
-	/* The copy: written from the version once it is published, for a
-	 * whole zone as for an IXFR, so that the new serial is served
-	 * without waiting for the file (a million records written as text
-	 * cost about as much as receiving them).  A copy that fails (a full
+	/* The copy: for a whole zone, written from the version once it is
+	 * published, so that the new serial is served without waiting for
+	 * the file (a million records written as text cost about as much as
+	 * receiving them); for an IXFR, given up here and written later from
+	 * the version served (secondary_copy.c).  A copy that fails (a full
 	 * disk) is given up and its failure kept for the commit. */
 	apex_zone_copy_t copy;
 	bool derived;         /* the version comes from the old one and sets (an IXFR) */
@@ -55,6 +58,9 @@ typedef struct receiver {
 	char source[200];     /* the new version's source, for messages */
 	apex_changes_t *sets; /* copies, owned */
 	size_t set_count;
+	/* CLOCK_MONOTONIC ms: the request sent, the answer received, the
+	 * version made (for the debug log of the path to serving) */
+	uint64_t start, received, made;
 	/* memory-limit: the transfer's claim, raised from the counts of x as
 	 * the records of a whole zone arrive */
 	apex_transfer_memory_t *memory;
@@ -202,8 +208,8 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	return rc;
 }
 
-/* Finish r's copy of z at serial with the records of version; a
- * failure is logged once (copies.h). */
+/* Finish r's copy of z (a whole zone's) at serial with the records of
+ * version; a failure is logged once (copies.h). */
 static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version,
 			uint32_t serial)
 {
@@ -215,9 +221,18 @@ static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone
 	apexd_copy_written(z->name, z->file, serial, rc, err);
 }
 
+/* The bytes of the change sets r received (an IXFR's). */
+static uint64_t sets_bytes(const receiver_t *r)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < r->set_count; i++)
+		bytes += r->sets[i].size;
+	return bytes;
+}
+
 void apex_secondary_copy_again(apex_secondary_t *s, apex_secondary_zone_t *z)
 {
-	char header[300];
 	apex_zone_t *zone;
 
 	if (!apexd_write_behind(z->file))
@@ -225,9 +240,7 @@ void apex_secondary_copy_again(apex_secondary_t *s, apex_secondary_zone_t *z)
 	zone = apex_server_served_version(s->server, z->origin);
 	if (zone == NULL)
 		return;
-	snprintf(header, sizeof(header), "zone %s, serial %u, written again after a failed write",
-		 z->name, zone->serial);
-	(void)apexd_copy_write(z->name, z->file, zone, header);
+	apex_secondary_flush_copy(s, z, zone, "again after a failed write");
 	apex_zone_unref(zone);
 }
 
@@ -268,18 +281,32 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apex_zone_unref(old);
 		return rc;
 	}
+	if (r->derived && old != NULL)
+		apex_secondary_copy_before_journal(s, z, old, sets_bytes(r));
+	apex_debug("zone %s: serial %u served %llu ms after its request: transfer %llu ms, "
+		   "version %llu ms, answers precomputed and published %llu ms",
+		   z->name, serial, (unsigned long long)(apex_monotonic_ms() - r->start),
+		   (unsigned long long)(r->received - r->start),
+		   (unsigned long long)(r->made - r->received),
+		   (unsigned long long)(apex_monotonic_ms() - r->made));
 	if (s->published != NULL)
 		s->published(s->published_arg, old, zone, r->derived ? r->sets : NULL,
 			     r->derived ? r->set_count : 0);
+	uint32_t old_serial = old != NULL ? old->serial : 0;
 	apex_zone_unref(*held);
 	*held = NULL;
 	apex_server_retire(s->server, old, true);
-	/* a crash from here to the copy's rename leaves the journal ahead
-	 * of the copy (an IXFR: the next start replays it), or the copy
-	 * behind the primary (an AXFR: the next start transfers again) */
-	if (r->derived)
+	/* a crash from here on leaves the journal ahead of the copy (an
+	 * IXFR, whose copy lags until it is flushed: the next start replays
+	 * the journal), or the copy behind the primary (an AXFR: the next
+	 * start transfers again) */
+	if (r->derived) {
 		apexd_crash_point("journal-appended");
-	commit_copy(z, r, zone, serial);
+		apex_secondary_copy_after_ixfr(s, z, zone, old_serial);
+	} else {
+		commit_copy(z, r, zone, serial);
+		z->copy_due = 0; /* the copy holds what is published */
+	}
 	apex_zone_unref(zone);
 	apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
@@ -290,6 +317,8 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		 "%s serial %u %.180s: %zu records", how, serial, detail, records);
 	apex_info("zone %s: %s", z->name, z->status.last_result);
 	pthread_mutex_unlock(&s->lock);
+	if (r->derived) /* its chain let go of when it holds too much */
+		apex_secondary_compact(s, z);
 	return APEX_OK;
 }
 
@@ -333,15 +362,29 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 				   current != NULL ? current : *held);
 	int rc = receive(s, z, e, current, &r, &x, &memory, err, err_size);
 
+	/* an IXFR asked without a SOA query first (a NOTIFY's serial) may
+	 * find the primary no newer: a whole zone at a serial not newer than
+	 * the one served is not taken either */
+	if (rc == APEX_OK && current != NULL && x.style == APEX_XFR_STYLE_AXFR &&
+	    !apex_serial_newer(x.serial, current->serial)) {
+		apex_info("zone %s: %s sent serial %u, not newer than %u: kept", z->name, e->text,
+			  x.serial, current->serial);
+		x.style = APEX_XFR_STYLE_UP_TO_DATE;
+	}
 	if (rc == APEX_OK && x.style == APEX_XFR_STYLE_UP_TO_DATE) {
 		receiver_abort(&r);
 		apex_xfr_in_free(&x);
 		apex_transfer_memory_end(&memory);
 		return APEX_OK;
 	}
+	r.start = start;
+	r.received = apex_monotonic_ms();
 	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
+	if (r.derived) /* an IXFR's copy is written from the version, later */
+		apex_zone_copy_abort(&r.copy);
 	if (rc == APEX_OK)
 		rc = received_version(&r, current, &zone, err, err_size);
+	r.made = apex_monotonic_ms();
 	snprintf(detail, sizeof(detail), "from %s%s: %llu messages, %llu bytes, %.3f s%s", e->text,
 		 e->tls_auth != NULL ? " over TLS" : "", (unsigned long long)x.messages,
 		 (unsigned long long)x.bytes, (double)(apex_monotonic_ms() - start) / 1000.0,

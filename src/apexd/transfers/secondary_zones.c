@@ -166,6 +166,8 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 		z->next_check = was->next_check;
 		z->expire_at = was->expire_at;
 		z->retry_ms = was->retry_ms;
+		z->copy_due = was->copy_due;
+		z->copy_serial = was->copy_serial;
 		z->status = was->status;
 		atomic_store(&z->notified, atomic_load(&was->notified));
 		atomic_store(&z->force, atomic_load(&was->force));

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A secondary zone's copy on disk after an IXFR (secondary_internal.h):
+ * left to lag the version served while the zone's journal holds the sets
+ * from the copy's serial on, and written whole from the version served
+ * when copy-flush-interval has passed, at stop, before the journal would
+ * drop the sets the copy needs, and at once when no journal holds them.
+ * A crash while the copy lags loses nothing: at start the journal is
+ * replayed over the copy (journal_replay.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's: _GNU_SOURCE */
+#endif
+#include <stdio.h>
+
+#include "transfers/copies.h"
+#include "transfers/secondary.h"
+#include "transfers/secondary_internal.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+void apex_secondary_flush_copy(apex_secondary_t *s, apex_secondary_zone_t *z,
+			       const apex_zone_t *version, const char *why)
+{
+	char header[300];
+
+	(void)s;
+	z->copy_due = 0;
+	snprintf(header, sizeof(header), "zone %s, serial %u, written %s", z->name, version->serial,
+		 why);
+	apex_debug("zone %s: writing the copy %s at serial %u (%s)", z->name, z->file,
+		   version->serial, why);
+	(void)apexd_copy_write(z->name, z->file, version, header); /* logged there */
+}
+
+/* Flush z's copy from the version served now, if it lags. */
+static void flush_served(apex_secondary_t *s, apex_secondary_zone_t *z, const char *why)
+{
+	apex_zone_t *zone;
+
+	if (z->copy_due == 0)
+		return;
+	zone = apex_server_served_version(s->server, z->origin);
+	if (zone == NULL) {
+		z->copy_due = 0; /* nothing served any more: nothing to write */
+		return;
+	}
+	apex_secondary_flush_copy(s, z, zone, why);
+	apex_zone_unref(zone);
+}
+
+/* Whether the journal holds z's sets from serial on, with bytes more. */
+static bool journal_chains(apex_secondary_t *s, const apex_secondary_zone_t *z, uint32_t serial,
+			   uint64_t bytes)
+{
+	return s->journal_chains != NULL &&
+	       s->journal_chains(s->published_arg, z->origin, serial, bytes);
+}
+
+void apex_secondary_copy_before_journal(apex_secondary_t *s, apex_secondary_zone_t *z,
+					const apex_zone_t *old, uint64_t bytes)
+{
+	if (z->copy_due != 0 && !journal_chains(s, z, z->copy_serial, bytes))
+		apex_secondary_flush_copy(s, z, old,
+					  "before the journal drops the changes it lacks");
+}
+
+void apex_secondary_copy_after_ixfr(apex_secondary_t *s, apex_secondary_zone_t *z,
+				    const apex_zone_t *version, uint32_t old_serial)
+{
+	unsigned interval = s->applied->cfg->copy_flush_interval;
+
+	if (z->copy_due == 0)
+		z->copy_serial = old_serial; /* the copy was up to date until now */
+	if (interval == 0 || !journal_chains(s, z, z->copy_serial, 0)) {
+		apex_secondary_flush_copy(s, z, version, "after the transfer");
+		return;
+	}
+	if (z->copy_due == 0)
+		z->copy_due = apex_monotonic_ms() + (uint64_t)interval * 1000;
+}
+
+uint64_t apex_secondary_flush_due(apex_secondary_t *s, uint64_t now, uint64_t next)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		apex_secondary_zone_t *z = &s->zones[i];
+
+		if (z->copy_due != 0 && z->copy_due <= now) {
+			flush_served(s, z, "after copy-flush-interval");
+			now = apex_monotonic_ms();
+		}
+		if (z->copy_due != 0 && z->copy_due < next)
+			next = z->copy_due;
+	}
+	return next;
+}
+
+void apex_secondary_flush_all(apex_secondary_t *s, apex_secondary_zone_t *zones, size_t count,
+			      const char *why)
+{
+	for (size_t i = 0; i < count; i++)
+		flush_served(s, &zones[i], why);
+}

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The path of an IXFR from the NOTIFY to the new version served
+(doc/transfers.md, "The copy after an IXFR"): the copy of the zone written
+later, not on the way to serving (copy-flush-interval), and the SOA query
+skipped when the NOTIFY says a newer serial.
+
+apexd is the secondary of Knot DNS for secret.test. with provide-xfr, so
+that it keeps a journal, which holds the change sets the copy lags behind.
+
+* test_copy_lags_until_flushed: with copy-flush-interval an hour, an IXFR
+  is served while the copy still holds the serial before, a second IXFR
+  leaves it there too (not written after each IXFR); a stop writes it
+  with the serial served; with copy-flush-interval 1 s the timer writes it.
+* test_kill_while_copy_lags: apexd killed (SIGKILL) while its copy lags
+  two IXFRs behind: the restart, the primary gone, replays the journal
+  over the copy and serves the newest serial, its copy written again.
+* test_copy_flushed_before_journal_drops: with a journal of 4 KB that
+  drops its oldest change sets as IXFRs come, the copy is written before
+  the sets that lead from its serial are dropped (the debug log says
+  why it was written), so that the copy and the journal are chained at
+  every moment, and a kill after many IXFRs restarts at the newest
+  serial.
+* test_notify_serial_skips_soa_query: a NOTIFY carrying the primary's
+  new SOA is followed by the IXFR at once (the debug log says so); one
+  whose serial the primary does not have (a hint that lies) gets the
+  IXFR answered by the SOA alone, and nothing changes.
+"""
+
+import os
+import time
+
+import dns.message
+import dns.opcode
+import dns.flags
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.rrset
+import pytest
+
+from test_crash import (assert_journal_opened, assert_serves_exactly, change_primary,
+                        copy_serial, kill, start_pair)
+from test_secondary import KEY_NAME, KEYRING, ORIGIN, have, notify, wait_log, wait_serial
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    return str(tmp_path)
+
+
+def ixfr_to(apex, primary, path, serial):
+    """Change the primary to serial, NOTIFY apexd, wait until served."""
+    change_primary(primary, path, serial)
+    assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+    wait_serial(apex.port, serial, apex)
+    wait_log(apex, "IXFR serial %d" % serial)  # published, journaled
+
+
+def assert_no_partial(apex):
+    assert not os.path.exists(apex.copy + ".xfr"), "a partial copy was left"
+
+
+def test_copy_lags_until_flushed(tmp):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp)
+    try:
+        apex.extra_server = ["    copy-flush-interval: 3600"]
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        assert copy_serial(apex) == 1  # an AXFR's copy is written as it comes
+        ixfr_to(apex, primary, path, 2)
+        assert copy_serial(apex) == 1, "the copy was written after the IXFR"
+        ixfr_to(apex, primary, path, 3)
+        assert copy_serial(apex) == 1, "the copy was written after the second IXFR"
+        assert_serves_exactly(apex.port, [3])
+        assert apex.stop() == 0, apex.log_tail()
+        assert copy_serial(apex) == 3, "the copy was not written at stop"
+        assert_no_partial(apex)
+
+        apex.extra_server = ["    copy-flush-interval: 1"]
+        apex.start()
+        wait_serial(apex.port, 3, apex)
+        ixfr_to(apex, primary, path, 4)
+        wait_copy(apex, 4)
+        assert_no_partial(apex)
+        assert apex.stop() == 0, apex.log_tail()
+    finally:
+        apex.stop()
+        primary.stop()
+
+
+def wait_copy(apex, serial, bound=60.0):
+    """Wait (bounded) until the copy holds serial."""
+    deadline = time.monotonic() + bound
+    while copy_serial(apex) != serial:
+        assert time.monotonic() < deadline, "copy at %d, not %d:\n%s" % (
+            copy_serial(apex), serial, apex.log_tail())
+        time.sleep(0.1)
+
+
+def test_kill_while_copy_lags(tmp):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp)
+    try:
+        apex.extra_server = ["    copy-flush-interval: 3600"]
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        ixfr_to(apex, primary, path, 2)
+        ixfr_to(apex, primary, path, 3)
+        assert copy_serial(apex) == 1
+        kill(apex)
+        primary.stop()
+        apex.start()
+        wait_serial(apex.port, 3, apex)
+        assert_serves_exactly(apex.port, [3])
+        assert_journal_opened(apex)
+        assert "journal replayed" in apex.log_tail(400), apex.log_tail(400)
+        assert copy_serial(apex) == 3  # written again at start from what is served
+    finally:
+        apex.stop()
+        primary.stop()
+
+
+def test_copy_flushed_before_journal_drops(tmp):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp)
+    last = 16
+    try:
+        apex.extra_server = ["    copy-flush-interval: 3600", "    journal-size: 4096",
+                             "    log-level: debug"]
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        for serial in range(2, last + 1):
+            ixfr_to(apex, primary, path, serial)
+        # the journal has dropped its first sets: the copy moved on, written
+        # before they went (a crash in between finds the copy and the
+        # journal chained), never after
+        assert copy_serial(apex) > 1, "the copy was left behind the journal"
+        log = apex.log_tail(2000)
+        assert "(before the journal drops the changes it lacks)" in log, log
+        assert "(after the transfer)" not in log, log
+        kill(apex)
+        primary.stop()
+        apex.start()
+        wait_serial(apex.port, last, apex)
+        assert_serves_exactly(apex.port, [last])
+    finally:
+        apex.stop()
+        primary.stop()
+
+
+def notify_with_soa(port, serial):
+    """A NOTIFY signed with the key, its answer section the SOA at serial."""
+    q = dns.message.make_query(ORIGIN, dns.rdatatype.SOA, use_edns=-1)
+    q.flags = dns.flags.AA
+    q.set_opcode(dns.opcode.NOTIFY)
+    q.answer.append(dns.rrset.from_text(
+        ORIGIN, 3600, "IN", "SOA",
+        "ns1.%s hostmaster.%s %d 3600 1 3600 60" % (ORIGIN, ORIGIN, serial)))
+    q.use_tsig(KEYRING, KEY_NAME, algorithm="hmac-sha256")
+    r = dns.query.udp(q, "127.0.0.1", port=port, timeout=5)
+    assert r.opcode() == dns.opcode.NOTIFY, r
+    return r
+
+
+def test_notify_serial_skips_soa_query(tmp):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp)
+    try:
+        apex.extra_server = ["    log-level: debug"]
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        change_primary(primary, path, 2)
+        assert notify_with_soa(apex.port, 2).rcode() == dns.rcode.NOERROR
+        wait_serial(apex.port, 2, apex)
+        wait_log(apex, "IXFR serial 2")
+        log = apex.log_tail(400)
+        assert "NOTIFY said serial 2: asking" in log, log
+        assert "serial 1 is current" not in log, log
+        # a serial the primary does not have: its IXFR answer (the SOA
+        # alone) decides, and serial 2 stays
+        assert notify_with_soa(apex.port, 9).rcode() == dns.rcode.NOERROR
+        wait_log(apex, "NOTIFY said serial 9: asking")
+        ixfr_to(apex, primary, path, 3)  # the thread went on: the next change comes
+        assert_serves_exactly(apex.port, [3])
+        assert "still served" not in apex.log_tail(400), apex.log_tail(400)
+    finally:
+        apex.stop()
+        primary.stop()

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The rule that bounds a chain of derived versions (xfr/version_compact.h):
+ * a chain of IXFRs of one new name each, derived in place, is not asked
+ * to be compacted while its chain holds less than APEX_COMPACT_FLOOR, is
+ * asked at the latest after APEX_COMPACT_DEPTH versions in a row, and the
+ * compact version has exactly the derived one's records and serial, holds
+ * no chain, and is derived from again.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "xfr/ixfr_apply.h"
+#include "xfr/version_compact.h"
+#include "zone_records.h"
+
+static void assert_same_records(const apex_zone_t *a, const apex_zone_t *b)
+{
+	text_set_t x = { 0 }, y = { 0 };
+
+	zone_records(a, &x);
+	zone_records(b, &y);
+	assert_int_equal(x.count, y.count);
+	for (size_t i = 0; i < x.count; i++)
+		assert_string_equal(x.items[i], y.items[i]);
+	assert_int_equal(a->serial, b->serial);
+	set_free(&x);
+	set_free(&y);
+}
+
+/* zone's SOA RDATA with serial in rdata (room for it). */
+static uint16_t soa_at(const apex_zone_t *zone, uint32_t serial, uint8_t *rdata)
+{
+	uint16_t size = apex_read_u16(zone->soa->rdata);
+
+	memcpy(rdata, zone->soa->rdata + 2, size);
+	apex_write_u32(rdata + size - 20, serial);
+	return size;
+}
+
+/* The version after old with one name more, n<k>.example. A 192.0.2.k. */
+static apex_zone_t *one_name_more(apex_zone_t *old, unsigned k, bool *in_place)
+{
+	uint8_t old_soa[512], new_soa[512], owner[APEX_NAME_MAX], a[4] = { 192, 0, 2, 0 };
+	char text[64], err[256];
+	apex_changes_t set;
+	apex_zone_t *zone = NULL;
+
+	a[3] = (uint8_t)k;
+	snprintf(text, sizeof(text), "n%u.example.", k);
+	assert_true(apex_name_from_str(text, owner) > 0);
+	apex_changes_init(&set);
+	apex_rr_t rr = { old->origin,
+			 APEX_TYPE_SOA,
+			 APEX_CLASS_IN,
+			 old->soa->ttl,
+			 soa_at(old, old->serial, old_soa),
+			 old_soa };
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_OLD_SOA, &rr), APEX_OK);
+	rr.rdlength = soa_at(old, old->serial + 1, new_soa);
+	rr.rdata = new_soa;
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_NEW_SOA, &rr), APEX_OK);
+	rr = (apex_rr_t){ owner, APEX_TYPE_A, APEX_CLASS_IN, 3600, 4, a };
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_ADD, &rr), APEX_OK);
+	if (apex_ixfr_version(old, &set, 1, "test", &zone, in_place, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	assert_int_equal(apex_precompute(zone), APEX_OK);
+	apex_changes_free(&set);
+	return zone;
+}
+
+static void compact_after_depth(void **state)
+{
+	apex_zone_t *zone = load_file("example.zone", "example."), *compact = NULL;
+	char err[256];
+	bool in_place;
+
+	(void)state;
+	assert_int_equal(apex_precompute(zone), APEX_OK);
+	assert_false(apex_version_wants_compact(zone)); /* built whole */
+	/* derived until the rule asks for the compact form: at the latest
+	 * after APEX_COMPACT_DEPTH versions; in this small zone once the chain
+	 * passes APEX_COMPACT_FLOOR (each derived version's arena holds whole
+	 * chunks), never before */
+	unsigned k = 0;
+	do {
+		apex_zone_t *next = one_name_more(zone, ++k, &in_place);
+
+		assert_true(in_place);
+		apex_zone_unref(zone); /* the chain holds it */
+		zone = next;
+		assert_int_equal(zone->derived_depth, k);
+		assert_true(zone->chain_memory > 0);
+		if (zone->chain_memory <= APEX_COMPACT_FLOOR && k < APEX_COMPACT_DEPTH)
+			assert_false(apex_version_wants_compact(zone));
+	} while (!apex_version_wants_compact(zone));
+	assert_true(k <= APEX_COMPACT_DEPTH);
+	assert_true(k >= 2); /* one version's chain is under the floor */
+	assert_int_equal(apex_version_compact(zone, "test", &compact, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_precompute(compact), APEX_OK);
+	assert_same_records(compact, zone);
+	assert_null(compact->base);
+	assert_int_equal(compact->derived_depth, 0);
+	assert_int_equal(compact->chain_memory, 0);
+	assert_false(apex_version_wants_compact(compact));
+	apex_zone_unref(zone);
+	/* and the next IXFR derives from it in place again */
+	zone = one_name_more(compact, k + 1, &in_place);
+	assert_true(in_place);
+	assert_int_equal(zone->derived_depth, 1);
+	apex_zone_unref(compact);
+	apex_zone_unref(zone);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(compact_after_depth),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
