@@ -468,7 +468,9 @@ def test_crash_point_transfer(tmp, monkeypatch, point):
     if not have("knot"):
         pytest.skip("knot is not installed")
     primary, path, apex = start_pair(tmp)
-    apex.extra_server = ["    journal-size: 4096"]
+    # the copy written after each transfer (copy-flush-interval: 0), so
+    # that its flush follows each IXFR as the copy's points need
+    apex.extra_server = ["    journal-size: 4096", "    copy-flush-interval: 0"]
     journal = apex.copy + ".jnl"
     try:
         apex.start()
