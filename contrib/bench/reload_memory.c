@@ -21,6 +21,7 @@
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,15 +47,22 @@ const char *malloc_conf = "thp:always,retain:false"; /* apexd's (process/memory.
 static atomic_size_t peak;   /* resident bytes, the highest since the last step */
 static atomic_bool sampling; /* the sampler runs while set */
 
+/* Read without the allocator: the sampler thread would else take an
+ * allocator arena of its own, whose first huge page the figures would
+ * count. */
 static size_t resident(void)
 {
-	FILE *f = fopen("/proc/self/statm", "r");
+	char text[128];
+	int fd = open("/proc/self/statm", O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
 	unsigned long size = 0, pages = 0;
 
-	if (f != NULL) {
-		if (fscanf(f, "%lu %lu", &size, &pages) != 2)
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		text[n] = '\0';
+		if (sscanf(text, "%lu %lu", &size, &pages) != 2)
 			pages = 0;
-		fclose(f);
 	}
 	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
 }
