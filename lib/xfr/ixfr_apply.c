@@ -121,6 +121,8 @@ static int fold(const apex_changes_t *sets, size_t count, net_t *net)
 	const apex_changes_t *set = &sets[0];
 	int rc = APEX_OK;
 
+	if (count == 0)
+		return APEX_EMALFORMED; /* as condensing no set */
 	if (count > 1) {
 		rc = apex_changes_condense(sets, count, &net->condensed);
 		if (rc < 0)
