@@ -4,8 +4,10 @@
  * a served version and the change sets a primary sent (RFC 1995), in
  * order, for a builder to make the new version from.
  *
- * The change sets are condensed first (xfr/condense.h), then the old
- * version's records are
+ * Several change sets are condensed first (xfr/condense.h); one is read
+ * in place, its records not copied, with what condensing it would change
+ * (a record removed twice, or added twice) done as condensing does it.
+ * Then the old version's records are
  * given without the removed ones, then the additions; the new SOA comes
  * first.  Records are matched as IXFR matches them: owner without regard
  * to case, type, class and RDATA byte for byte.  A removal of a record the

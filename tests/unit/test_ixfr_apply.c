@@ -4,7 +4,9 @@
  * versions of the feature zone (unsigned, NSEC, NSEC3: nearly every record
  * changes between them), applied to the old version and built, give a
  * version with exactly the new one's records; chained sets are folded; a
- * set that removes a record the old version lacks is refused.
+ * single set, read in place, gives what its condensed form gives when it
+ * names a record twice; a set that removes a record the old version lacks
+ * is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "util/error.h"
+#include "xfr/condense.h"
 #include "xfr/diff.h"
 #include "xfr/ixfr_apply.h"
 #include "zone/load.h"
@@ -115,6 +118,67 @@ static void chained_sets(void **state)
 	}
 }
 
+/* set with every removal twice and every addition twice, the second
+ * with another TTL, into out. */
+static void doubled(const apex_changes_t *set, apex_changes_t *out)
+{
+	apex_changes_reader_t r;
+	apex_change_kind_t kind;
+	apex_rr_t rr;
+	int rc;
+
+	apex_changes_init(out);
+	apex_changes_reader_init(&r, set->data, set->size);
+	while ((rc = apex_changes_next(&r, &rr, &kind)) == APEX_OK) {
+		assert_int_equal(apex_changes_append(out, kind, &rr), APEX_OK);
+		if (kind == APEX_CHANGE_ADD)
+			rr.ttl += 7;
+		if (kind == APEX_CHANGE_REMOVE || kind == APEX_CHANGE_ADD)
+			assert_int_equal(apex_changes_append(out, kind, &rr), APEX_OK);
+	}
+	assert_int_equal(rc, APEX_ENOENT);
+}
+
+/* One set naming records twice, read in place, gives the records its
+ * condensed form gives (the last addition of a record counts), applied
+ * or derived. */
+static void one_set_twice(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t j = 0; j < 3; j++) {
+			apex_zone_t *from = load_file(files[i], "example."),
+				    *to = load_file(files[j], "example.");
+			apex_changes_t set, twice, condensed;
+			apex_zone_t *derived = NULL;
+			bool in_place;
+			char err[256];
+
+			apex_changes_init(&set);
+			assert_int_equal(apex_xfr_diff(from, to, &set), APEX_OK);
+			doubled(&set, &twice);
+			assert_int_equal(apex_changes_condense(&twice, 1, &condensed), APEX_OK);
+			apex_zone_t *got = apply(from, &twice, 1, err, sizeof(err));
+			apex_zone_t *want = apply(from, &condensed, 1, err, sizeof(err));
+			if (got == NULL || want == NULL)
+				fail_msg("%s -> %s: %s", files[i], files[j], err);
+			assert_same_records(got, want);
+			assert_int_equal(apex_ixfr_version(from, &twice, 1, "test", &derived,
+							   &in_place, err, sizeof(err)),
+					 APEX_OK);
+			assert_same_records(derived, want);
+			apex_zone_unref(derived);
+			apex_zone_unref(got);
+			apex_zone_unref(want);
+			apex_changes_free(&set);
+			apex_changes_free(&twice);
+			apex_changes_free(&condensed);
+			apex_zone_unref(from);
+			apex_zone_unref(to);
+		}
+	}
+}
+
 /* A set made for another version does not apply: a removal misses. */
 static void set_for_another_version(void **state)
 {
@@ -207,6 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_set),
 		cmocka_unit_test(chained_sets),
+		cmocka_unit_test(one_set_twice),
 		cmocka_unit_test(set_for_another_version),
 		cmocka_unit_test(guarded_whole_build),
 	};

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The memory of a reload derived from the version served, step by step,
+ * in one process: no server, no workers (doc/reload.md, "How the
+ * reload's memory is bounded").
+ *
+ *   contrib/bench/reload_memory ZONEFILE ORIGIN EDITED_FILE
+ *
+ * Loads ZONEFILE and precomputes its answers as apexd serves it, then
+ * does what apexd's reload thread does with EDITED_FILE: the comparison
+ * (apex_file_diff()), the version derived from the change
+ * (apex_ixfr_version()) after the allocator is purged, its precomputed
+ * answers, the change set freed (apexd keeps it for the journal until
+ * the version is published), the old version let go and the allocator
+ * purged.  A thread samples the resident size every
+ * millisecond; printed for each step: its peak and its end, in MiB above
+ * the steady state (the version loaded, purged), and jemalloc's
+ * allocated bytes at its end.  Run with apexd's allocator options (they
+ * are set below as apexd sets them).
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+const char *malloc_conf = "thp:always,retain:false"; /* apexd's (process/memory.c) */
+#endif
+
+#include "dns/name.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "xfr/changes.h"
+#include "xfr/file_diff.h"
+#include "xfr/ixfr_apply.h"
+#include "zone/load.h"
+#include "zone/zone.h"
+
+static atomic_size_t peak;   /* resident bytes, the highest since the last step */
+static atomic_bool sampling; /* the sampler runs while set */
+
+/* Read without the allocator: the sampler thread would else take an
+ * allocator arena of its own, whose first huge page the figures would
+ * count. */
+static size_t resident(void)
+{
+	char text[128];
+	int fd = open("/proc/self/statm", O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	unsigned long size = 0, pages = 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		text[n] = '\0';
+		if (sscanf(text, "%lu %lu", &size, &pages) != 2)
+			pages = 0;
+	}
+	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void *sampler(void *arg)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	(void)arg;
+	while (atomic_load(&sampling)) {
+		size_t r = resident(), p = atomic_load(&peak);
+
+		while (r > p && !atomic_compare_exchange_weak(&peak, &p, r))
+			;
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+static size_t allocated(void)
+{
+#ifdef HAVE_JEMALLOC
+	uint64_t epoch = 1;
+	size_t value = 0, size = sizeof(value);
+
+	mallctl("epoch", &epoch, &size, &epoch, sizeof(epoch));
+	size = sizeof(value);
+	if (mallctl("stats.allocated", &value, &size, NULL, 0) != 0)
+		value = 0;
+	return value;
+#else
+	return 0;
+#endif
+}
+
+static void purge(void)
+{
+#ifdef HAVE_JEMALLOC
+	mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+	mallctl("arena.4096.purge", NULL, NULL, NULL, 0); /* MALLCTL_ARENAS_ALL */
+#endif
+}
+
+static double mib(size_t bytes, size_t base)
+{
+	return ((double)bytes - (double)base) / (1024.0 * 1024.0);
+}
+
+/* One step's line: its peak and end above base, the allocator's bytes. */
+static void step(const char *what, size_t base)
+{
+	size_t now = resident(), p = atomic_exchange(&peak, now);
+
+	printf("%-34s peak %+8.1f  end %+8.1f MiB  allocated %8.1f MiB\n", what,
+	       mib(p > now ? p : now, base), mib(now, base), (double)allocated() / 1048576.0);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t origin[APEX_NAME_MAX];
+	char err[512] = "";
+	apex_zone_t *old = NULL, *zone = NULL;
+	apex_changes_t set;
+	apex_file_diff_result_t result;
+	pthread_t thread;
+	bool in_place = false;
+
+	if (argc != 4 || apex_name_from_str(argv[2], origin) < 0) {
+		fprintf(stderr, "usage: %s ZONEFILE ORIGIN EDITED_FILE\n", argv[0]);
+		return 2;
+	}
+	if (apex_zone_load(argv[1], origin, &old, err, sizeof(err)) != APEX_OK ||
+	    apex_precompute(old) != APEX_OK) {
+		fprintf(stderr, "%s: %s\n", argv[1], err);
+		return 1;
+	}
+	purge();
+	size_t steady = resident();
+	printf("steady: %.1f MiB resident, %zu records, %zu ids, %zu names\n", mib(steady, 0),
+	       old->record_count, old->id_count, old->node_count);
+	atomic_store(&peak, steady);
+	atomic_store(&sampling, true);
+	if (pthread_create(&thread, NULL, sampler, NULL) != 0)
+		return 1;
+
+	apex_changes_init(&set);
+	int rc = apex_file_diff(old, argv[3], &set, &result, err, sizeof(err));
+	printf("change set: %zu removed, %zu added, %.1f MiB\n", set.removed, set.added,
+	       (double)set.size / 1048576.0);
+	step("comparison (apex_file_diff)", steady);
+	purge(); /* as apexd does before a derivation (zones/reload_diff.c) */
+	step("allocator purged", steady);
+	if (rc == APEX_OK && result == APEX_FILE_DIFF_CHANGED) {
+		rc = apex_ixfr_version(old, &set, 1, argv[3], &zone, &in_place, err, sizeof(err));
+		step(in_place ? "derivation (in place)" : "derivation (built whole)", steady);
+		if (rc == APEX_OK) {
+			apex_index_mem_t *im = atomic_load(&zone->index_mem);
+			printf("new version: arena %.1f MiB, name index %.1f MiB, %zu ids\n",
+			       (double)apex_arena_footprint(zone->arena) / 1048576.0,
+			       im != NULL ? (double)apex_arena_footprint(im->arena) / 1048576.0
+					  : 0.0,
+			       zone->id_count);
+		}
+		if (rc == APEX_OK)
+			rc = apex_precompute(zone);
+		step("precomputed answers", steady);
+	}
+	apex_changes_free(&set);
+	step("change set freed", steady);
+	apex_zone_unref(old);
+	purge();
+	step("old version let go, purged", steady);
+	atomic_store(&sampling, false);
+	pthread_join(thread, NULL);
+	if (zone != NULL)
+		apex_zone_unref(zone);
+	if (rc != APEX_OK) {
+		fprintf(stderr, "%s: %s (%d)\n", argv[3], err, rc);
+		return 1;
+	}
+	printf("result: %s\n", result == APEX_FILE_DIFF_SAME ? "unchanged" : "changed");
+	return 0;
+}
