@@ -169,10 +169,13 @@ def test_chain_of_derived_reloads_is_built_compact(server, workdir):
         log = s.log()[start:]
         assert re.search(r"against serial \d+: \d+ removed, \d+ added, serial %d derived in place"
                          % (base + i), log), log[-3000:]
+        loaded_at = zone_status(s)["loaded_at"]
         # the file reloaded unchanged: its reply comes once the reload
         # thread is past any compaction the reload above began
         out = s.ctl_ok("reload", ORIGIN)
         assert "serial %d" % (base + i) in out, out
+        # a compact version is the same version to zone-status
+        assert zone_status(s)["loaded_at"] == loaded_at
         compacted = re.search(r"zone reload\.test\.: serial (\d+) built compact in [\d.]+ s, "
                               r"[\d.]+ MiB of derived versions let go \(a chain of (\d+)\)",
                               s.log()[start:])

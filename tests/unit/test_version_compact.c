@@ -95,6 +95,8 @@ static void compact_after_depth(void **state)
 	assert_int_equal(apex_version_compact(zone, "test", &compact, err, sizeof(err)), APEX_OK);
 	assert_int_equal(apex_precompute(compact), APEX_OK);
 	assert_same_version(compact, zone);
+	assert_int_equal(compact->loaded_at.tv_sec, zone->loaded_at.tv_sec);
+	assert_int_equal(compact->loaded_at.tv_nsec, zone->loaded_at.tv_nsec);
 	assert_null(compact->base);
 	assert_int_equal(compact->derived_depth, 0);
 	assert_int_equal(compact->chain_memory, 0);
