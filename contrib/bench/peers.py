@@ -18,63 +18,28 @@ files in its own directory under workdir, and is stopped by PID.
 
 import os
 import shutil
-import socket
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+import secondary_peers as S  # noqa: E402  (its SOA probe and Knot DNS settings)
+from secondary_peers import knot_server_lines  # noqa: E402
 
 ALL_CPUS = os.environ.get("BENCH_CPUS",
                           ",".join(str(c) for c in sorted(os.sched_getaffinity(0))))
 
 
-def name_wire(origin):
-    wire = b""
-    for label in [l for l in origin.rstrip(".").split(".") if l]:
-        wire += bytes([len(label)]) + label.encode()
-    return wire + b"\0"
-
-
-def skip_name(msg, pos):
-    """The offset after the (possibly compressed) name at pos."""
-    while pos < len(msg):
-        n = msg[pos]
-        if n == 0:
-            return pos + 1
-        if n & 0xC0 == 0xC0:
-            return pos + 2
-        pos += 1 + n
-    raise ValueError("name runs past the message")
-
-
 def soa_serial(port, origin, timeout=0.05):
     """The serial 127.0.0.1:port answers for origin's SOA, or None
     (no answer, an error RCODE, no SOA in the answer)."""
-    query = struct.pack("!HHHHHH", 0x5151, 0, 1, 0, 0, 0) + name_wire(origin) + \
-        struct.pack("!HH", 6, 1)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.settimeout(timeout)
-        try:
-            s.sendto(query, (B.LOOPBACK, port))
-            msg, _ = s.recvfrom(65535)
-        except OSError:
-            return None
+    probe = S.SerialProbe(port, origin, timeout=timeout)
     try:
-        ident, flags, qd, an = struct.unpack("!HHHH", msg[:8])
-        if ident != 0x5151 or flags & 0xF != 0 or an == 0:
-            return None
-        pos = 12
-        for _ in range(qd):
-            pos = skip_name(msg, pos) + 4
-        pos = skip_name(msg, pos)
-        rtype, _, _, rdlength = struct.unpack("!HHIH", msg[pos:pos + 10])
-        if rtype != 6:
-            return None
-        rdata = msg[pos + 10:pos + 10 + rdlength]
-        return struct.unpack("!I", rdata[-20:-16])[0]
-    except (struct.error, ValueError, IndexError):
+        return probe.serial()
+    except (IndexError, struct.error):  # an answer cut short
         return None
+    finally:
+        probe.close()
 
 
 class Peer(B.Server):
@@ -92,9 +57,7 @@ class KnotPrimary(Peer):
     def command(self):
         d = self.workdir
         os.makedirs(os.path.join(d, "db"), exist_ok=True)
-        lines = ["server:", '    rundir: "%s"' % d, "    listen: %s@%d" % (B.LOOPBACK, self.port)]
-        if os.geteuid() == 0:
-            lines.append("    user: root:root")
+        lines = knot_server_lines(d, self.port)
         # tcp-io-timeout: a secondary slow to read (a busy machine) must
         # not have its AXFR cut off after the default 0.5 s wait
         lines += ["    background-workers: 1", "    tcp-io-timeout: 60000",
@@ -175,9 +138,7 @@ class KnotSecondary(Secondary):
     def command(self):
         d = self.workdir
         os.makedirs(os.path.join(d, "db"), exist_ok=True)
-        lines = ["server:", '    rundir: "%s"' % d, "    listen: %s@%d" % (B.LOOPBACK, self.port)]
-        if os.geteuid() == 0:
-            lines.append("    user: root:root")
+        lines = knot_server_lines(d, self.port)
         lines += ["    udp-workers: 1", "    tcp-workers: 1",
                   "database:", '    storage: "%s/db"' % d,
                   "control:", '    listen: "%s/knot.sock"' % d,

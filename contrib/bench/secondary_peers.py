@@ -147,6 +147,15 @@ class Notify:
         self.sock.close()
 
 
+def knot_server_lines(workdir, port):
+    """The start of a knot.conf: its server: section with the run
+    directory and the loopback listen address (as root, run as root)."""
+    lines = ["server:", '    rundir: "%s"' % workdir, "    listen: %s@%d" % (B.LOOPBACK, port)]
+    if os.geteuid() == 0:
+        lines.append("    user: root:root")
+    return lines
+
+
 def status(pid, key):
     """proc_status, 0 for a process that just ended (NSD's old server)."""
     try:
@@ -297,9 +306,7 @@ class KnotSecondary(Peer):
     def command(self):
         d = self.workdir
         os.makedirs(os.path.join(d, "db"), exist_ok=True)
-        lines = ["server:", '    rundir: "%s"' % d, "    listen: %s@%d" % (B.LOOPBACK, self.port)]
-        if os.geteuid() == 0:
-            lines.append("    user: root:root")
+        lines = knot_server_lines(d, self.port)
         lines += ["    udp-workers: 1", "    tcp-workers: 1",
                   "database:", '    storage: "%s/db"' % d,
                   "log:", "  - target: stderr", "    any: info",
@@ -391,9 +398,7 @@ class KnotPrimary(Peer):
         d = self.workdir
         os.makedirs(os.path.join(d, "db"), exist_ok=True)
         self.sock = os.path.join(d, "knot.sock")
-        lines = ["server:", '    rundir: "%s"' % d, "    listen: %s@%d" % (B.LOOPBACK, self.port)]
-        if os.geteuid() == 0:
-            lines.append("    user: root:root")
+        lines = knot_server_lines(d, self.port)
         # 5 s per message of an outgoing transfer, not 0.5: a secondary
         # that reads late on a machine busy with other work is not cut off
         lines += ["    tcp-io-timeout: 5000",

@@ -42,5 +42,12 @@ int apex_version_compact(const apex_zone_t *zone, const char *source, apex_zone_
 		apex_zone_from_wire_abort(w);
 		return rc;
 	}
-	return apex_zone_from_wire_finish(w, out);
+	rc = apex_zone_from_wire_finish(w, out);
+	if (rc == APEX_OK) {
+		/* the same version to its readers: when it was loaded or
+		 * transferred (zone-status, RSSAC002's load-time), not rebuilt */
+		(*out)->loaded_at = zone->loaded_at;
+		(*out)->load_seconds = zone->load_seconds;
+	}
+	return rc;
 }

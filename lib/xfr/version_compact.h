@@ -30,7 +30,7 @@ bool apex_version_wants_compact(const apex_zone_t *zone);
 
 /*
  * The version built whole from zone's records: *out (one reference, the
- * caller's) with the same serial and records, not yet precomputed
+ * caller's) with the same serial, records and load time, not yet precomputed
  * (query/precompute.h).  source names it in messages.  APEX_ENOMEM, or
  * the build's error with the reason in err.
  */

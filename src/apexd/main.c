@@ -34,6 +34,7 @@
 #include "observe/logging.h"
 #include "observe/sd_notify.h"
 #include "process/crash_point.h"
+#include "process/hold_point.h"
 #include "process/daemonize.h"
 #include "process/memory.h"
 #include "process/pid_file.h"
@@ -82,6 +83,7 @@ static step_t configure(apexd_t *d)
 		apex_info("memory-limit: %s", err);
 	}
 	apexd_crash_point_init();
+	apexd_hold_point_init();
 	apexd_options_locate_config(&d->opt, d->cfg.chroot_dir);
 	return STEP_OK;
 }

@@ -110,12 +110,12 @@ def versions_in(response):
 class ReloadServer:
     """apexd serving reload.test. from a file the tests rewrite."""
 
-    def __init__(self, workdir, name, workers=WORKERS, extra=()):
+    def __init__(self, workdir, name, workers=WORKERS, extra=(), text=None):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.zonefile = os.path.join(self.dir, "reload.test.zone")
         self.socket = os.path.join(self.dir, "ctl.sock")
-        write_atomically(self.zonefile, zone_text("A"))
+        write_atomically(self.zonefile, zone_text("A") if text is None else text)
         self.apexd = servers.Apexd(self.dir, [(ORIGIN, self.zonefile)], label="apexd-" + name,
                                    extra_args=["-n", str(workers), "-s", self.socket] + list(extra))
         self.apexd.start()

@@ -8,15 +8,24 @@ served and the log says it was derived in place.  A file reloaded
 unchanged costs no new version: the version served stays (same load
 time in zone-status) and the log says so.  An edit that breaks the zone
 (a CNAME beside other data) keeps the version served and names the file
-and the line, as a whole load does.
+and the line, as a whole load does.  A chain of derived reloads is built
+compact once it crosses the rule of a secondary's IXFRs (32 versions
+here), and the compact version answers byte for byte as a whole load of
+the same file.
 """
 
 import re
+import socket
 
+import dns.message
 import pytest
 
 from test_reload import (ORIGIN, T, VERSIONS, ReloadServer, check_clean_exit, write_atomically,
                          zone_text)
+
+# xfr/version_compact.h: APEX_COMPACT_DEPTH, the versions derived in a row
+# after which the version served is built compact
+COMPACT_DEPTH = 32
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +129,71 @@ def test_cname_beside_data_keeps_the_version(server):
     write_atomically(s.zonefile, text)
     s.ctl_ok("reload", ORIGIN)
     assert s.serial() == serial
+
+
+def raw_answer(port, query):
+    """The bytes of the UDP answer to query (bytes) from 127.0.0.1:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(5.0)
+        sock.sendto(query, ("127.0.0.1", port))
+        return sock.recv(65535)
+
+
+def answer_set(port, chain):
+    """The answers of port to queries over every kind of name of the zone
+    and the names the chain added: positive, CNAME, additional data,
+    NODATA and NXDOMAIN."""
+    names = [(ORIGIN, T.SOA), (ORIGIN, T.NS), ("marker." + ORIGIN, T.TXT),
+             ("alias." + ORIGIN, T.TXT), ("mx." + ORIGIN, T.MX), ("mail." + ORIGIN, T.AAAA),
+             ("host1." + ORIGIN, T.AAAA), ("nothere." + ORIGIN, T.A),
+             ("below.host3." + ORIGIN, T.A)]
+    names += [("host%d.%s" % (i, ORIGIN), T.A) for i in range(0, 2000, 97)]
+    names += [("chain%d.%s" % (i, ORIGIN), T.A) for i in range(1, chain + 2)]
+    out = []
+    for qid, (name, rdtype) in enumerate(names):
+        q = dns.message.make_query(name, rdtype)
+        q.id = qid
+        out.append((name, rdtype, raw_answer(port, q.to_wire())))
+    return out
+
+
+def test_chain_of_derived_reloads_is_built_compact(server, workdir):
+    s = server
+    base = VERSIONS["A"] + 100
+    start = len(s.log())
+    compacted = None
+    for i in range(1, COMPACT_DEPTH + 1):
+        text = edited(base + i, [(None, "chain%d A 198.18.0.%d" % (j, j)) for j in range(1, i + 1)])
+        write_atomically(s.zonefile, text)
+        s.ctl_ok("reload", ORIGIN)
+        log = s.log()[start:]
+        assert re.search(r"against serial \d+: \d+ removed, \d+ added, serial %d derived in place"
+                         % (base + i), log), log[-3000:]
+        loaded_at = zone_status(s)["loaded_at"]
+        # the file reloaded unchanged: its reply comes once the reload
+        # thread is past any compaction the reload above began
+        out = s.ctl_ok("reload", ORIGIN)
+        assert "serial %d" % (base + i) in out, out
+        # a compact version is the same version to zone-status
+        assert zone_status(s)["loaded_at"] == loaded_at
+        compacted = re.search(r"zone reload\.test\.: serial (\d+) built compact in [\d.]+ s, "
+                              r"[\d.]+ MiB of derived versions let go \(a chain of (\d+)\)",
+                              s.log()[start:])
+        if compacted is not None:
+            break
+    assert compacted is not None, \
+        "no compaction after %d derived reloads:\n%s" % (COMPACT_DEPTH, s.log()[start:][-3000:])
+    assert int(compacted.group(1)) == base + i and int(compacted.group(2)) <= COMPACT_DEPTH
+    assert "kept as derived" not in s.log()[start:]
+    assert s.serial() == base + i
+    # the compact version answers as a whole load of the same file
+    whole = ReloadServer(workdir, "reload-diff-whole", workers=1, text=text)
+    try:
+        expected = answer_set(whole.port, i)
+        assert "derived" not in whole.log()
+    finally:
+        check_clean_exit(whole, whole.stop())
+    got = answer_set(s.port, i)
+    for (name, rdtype, want), (_, _, have) in zip(expected, got):
+        assert have == want, "%s/%s: %r != %r" % (name, rdtype, have, want)
+    assert len(got) == len(expected) > 30

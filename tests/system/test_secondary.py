@@ -954,6 +954,74 @@ def test_apexctl_secondary(tmp):
         primary.stop()
 
 
+def wait_path(path, exists, apex):
+    """Wait (bounded) until path exists, or no longer does."""
+    deadline = time.monotonic() + WAIT
+    while os.path.exists(path) != exists:
+        assert time.monotonic() < deadline, apex.log_tail()
+        time.sleep(0.05)
+
+
+def test_notify_while_zones_are_swapped(tmp, monkeypatch):
+    """A worker never waits for the transfer thread: a NOTIFY that arrives
+    while that thread holds the write side of its zones' lock (swapping a
+    reconfig's secondary zones, held there by the test's hold point) is
+    dropped unanswered and counted, the primary being the one to send it
+    again, and the worker answers the query that follows it from the same
+    socket (so on the same worker) meanwhile.  Once the swap is over, a
+    NOTIFY is answered again.  A worker that waited for the lock would
+    answer neither while the hold lasts."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, _ = start_primary("knot", tmp)
+    hold = os.path.join(tmp, "hold")
+    monkeypatch.setenv("APEX_TEST_HOLD_AT", "secondary-zones-swapping:" + hold)
+    apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                          ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        apex.start()
+        with open(hold, "w"):
+            pass
+        assert apexctl(apex, "reconfig").returncode == 0
+        wait_path(hold + ".held", True, apex)  # the transfer thread holds the lock
+
+        n = dns.message.make_query(ORIGIN, dns.rdatatype.SOA)
+        n.flags = dns.flags.AA
+        n.set_opcode(dns.opcode.NOTIFY)
+        n.use_tsig(KEYRING, KEY_NAME, algorithm="hmac-sha256")
+        n.id = 1
+        q = dns.message.make_query(ORIGIN, dns.rdatatype.SOA)
+        q.id = 2
+        sock.settimeout(WAIT)
+        sock.bind(("127.0.0.1", 0))
+        sock.sendto(n.to_wire(), ("127.0.0.1", apex.port))
+        sock.sendto(q.to_wire(), ("127.0.0.1", apex.port))
+        # the worker reads them in order: the first answer is the query's
+        wire = sock.recv(65535)
+        first = dns.message.from_wire(wire, keyring=KEYRING, request_mac=n.mac) \
+            if struct.unpack("!H", wire[:2])[0] == 1 else dns.message.from_wire(wire)
+        assert first.id == 2 and first.opcode() == dns.opcode.QUERY, first
+        assert first.rcode() == dns.rcode.NOERROR and first.answer[0][0].serial == 1
+        assert os.path.exists(hold + ".held")  # still held meanwhile
+
+        os.unlink(hold)
+        wait_path(hold + ".held", False, apex)
+        stats = json.loads(apexctl(apex, "--json", "stats").stdout)["transfers"]
+        assert stats["notify_in_dropped"] == 1 and stats["notify_in_accepted"] == 0, stats
+        r = notify(apex.port, ORIGIN, KEYRING, KEY_NAME)
+        assert r.rcode() == dns.rcode.NOERROR and r.opcode() == dns.opcode.NOTIFY
+        stats = json.loads(apexctl(apex, "--json", "stats").stdout)["transfers"]
+        assert stats["notify_in_dropped"] == 1 and stats["notify_in_accepted"] == 1, stats
+        assert "notify in accepted=1 refused=0 dropped=1" in apexctl(apex, "stats").stdout
+    finally:
+        sock.close()
+        if os.path.exists(hold):
+            os.unlink(hold)
+        assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
+
+
 def test_expire(tmp):
     """With every primary gone past the SOA expire time (3 s here), the zone
     is answered SERVFAIL and not transferred on; once a primary answers

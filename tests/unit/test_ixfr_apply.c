@@ -47,20 +47,6 @@ static apex_zone_t *apply(const apex_zone_t *old, const apex_changes_t *sets, si
 	return zone;
 }
 
-static void assert_same_records(const apex_zone_t *a, const apex_zone_t *b)
-{
-	text_set_t x = { 0 }, y = { 0 };
-
-	zone_records(a, &x);
-	zone_records(b, &y);
-	assert_int_equal(x.count, y.count);
-	for (size_t i = 0; i < x.count; i++)
-		assert_string_equal(x.items[i], y.items[i]);
-	assert_int_equal(a->serial, b->serial);
-	set_free(&x);
-	set_free(&y);
-}
-
 static const char *const files[] = { "example.zone", "example.nsec.zone", "example.nsec3.zone" };
 
 /* Every pair of versions, one set each way. */
@@ -79,7 +65,7 @@ static void one_set(void **state)
 			apex_zone_t *got = apply(from, &set, 1, err, sizeof(err));
 			if (got == NULL)
 				fail_msg("%s -> %s: %s", files[i], files[j], err);
-			assert_same_records(got, to);
+			assert_same_version(got, to);
 			apex_zone_unref(got);
 			apex_changes_free(&set);
 			apex_zone_unref(from);
@@ -109,7 +95,7 @@ static void chained_sets(void **state)
 		apex_zone_t *got = apply(v[0], sets, 2, err, sizeof(err));
 		if (got == NULL)
 			fail_msg("order %zu: %s", o, err);
-		assert_same_records(got, v[2]);
+		assert_same_version(got, v[2]);
 		apex_zone_unref(got);
 		for (int k = 0; k < 2; k++)
 			apex_changes_free(&sets[k]);
@@ -249,7 +235,7 @@ static void guarded_whole_build(void **state)
 			 APEX_OK);
 	assert_false(in_place);
 	assert_int_equal(guard_calls, 2);
-	assert_same_records(out, nsec);
+	assert_same_version(out, nsec);
 	apex_zone_unref(out);
 	/* nothing but the SOA changes: derived in place, the guard not asked */
 	assert_int_equal(apex_xfr_diff(plain, again, &none), APEX_OK);

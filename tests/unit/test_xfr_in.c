@@ -20,70 +20,36 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "xfr/xfr_in.h"
+#include "wire_msg.h"
 
 #define ID 0x4242
 
 /* ------------------------------------------------------------ messages */
 
-typedef struct msg {
-	uint8_t data[4096];
-	size_t size;
-	uint16_t ancount;
-} msg_t;
-
-static void put(msg_t *m, const void *data, size_t size)
-{
-	assert_true(m->size + size <= sizeof(m->data));
-	memcpy(m->data + m->size, data, size);
-	m->size += size;
-}
-
-static void put_u16(msg_t *m, uint16_t v)
-{
-	uint8_t b[2];
-	apex_write_u16(b, v);
-	put(m, b, 2);
-}
-
-static void put_u32(msg_t *m, uint32_t v)
-{
-	uint8_t b[4];
-	apex_write_u32(b, v);
-	put(m, b, 4);
-}
-
-static void put_name(msg_t *m, const char *text)
-{
-	uint8_t name[APEX_NAME_MAX];
-	int size = apex_name_from_str(text, name);
-	assert_true(size > 0);
-	put(m, name, (size_t)size);
-}
-
 /* A response header and, if qtype is not 0, the question. */
 static void begin(msg_t *m, uint16_t id, uint8_t rcode, uint16_t qtype, const char *qname)
 {
 	memset(m, 0, sizeof(*m));
-	put_u16(m, id);
-	put_u16(m, (uint16_t)(APEX_FLAG_QR | APEX_FLAG_AA | rcode));
-	put_u16(m, qtype != 0 ? 1 : 0);
-	put_u16(m, 0);
-	put_u16(m, 0);
-	put_u16(m, 0);
+	msg_put_u16(m, id);
+	msg_put_u16(m, (uint16_t)(APEX_FLAG_QR | APEX_FLAG_AA | rcode));
+	msg_put_u16(m, qtype != 0 ? 1 : 0);
+	msg_put_u16(m, 0);
+	msg_put_u16(m, 0);
+	msg_put_u16(m, 0);
 	if (qtype != 0) {
-		put_name(m, qname);
-		put_u16(m, qtype);
-		put_u16(m, APEX_CLASS_IN);
+		msg_put_name(m, qname);
+		msg_put_u16(m, qtype);
+		msg_put_u16(m, APEX_CLASS_IN);
 	}
 }
 
 static void rr_head(msg_t *m, const char *owner, uint16_t type, uint16_t rclass, uint16_t rdlength)
 {
-	put_name(m, owner);
-	put_u16(m, type);
-	put_u16(m, rclass);
-	put_u32(m, 3600);
-	put_u16(m, rdlength);
+	msg_put_name(m, owner);
+	msg_put_u16(m, type);
+	msg_put_u16(m, rclass);
+	msg_put_u32(m, 3600);
+	msg_put_u16(m, rdlength);
 	m->ancount++;
 	apex_write_u16(m->data + APEX_HDR_ANCOUNT, m->ancount);
 }
@@ -92,20 +58,20 @@ static void soa(msg_t *m, uint32_t serial)
 {
 	/* ns. host. SERIAL 7200 3600 1209600 300 */
 	rr_head(m, "example.", APEX_TYPE_SOA, APEX_CLASS_IN, 4 + 6 + 20);
-	put_name(m, "ns.");
-	put_name(m, "host.");
-	put_u32(m, serial);
-	put_u32(m, 7200);
-	put_u32(m, 3600);
-	put_u32(m, 1209600);
-	put_u32(m, 300);
+	msg_put_name(m, "ns.");
+	msg_put_name(m, "host.");
+	msg_put_u32(m, serial);
+	msg_put_u32(m, 7200);
+	msg_put_u32(m, 3600);
+	msg_put_u32(m, 1209600);
+	msg_put_u32(m, 300);
 }
 
 static void a(msg_t *m, const char *owner, uint8_t last)
 {
 	uint8_t addr[4] = { 192, 0, 2, last };
 	rr_head(m, owner, APEX_TYPE_A, APEX_CLASS_IN, 4);
-	put(m, addr, 4);
+	msg_put(m, addr, 4);
 }
 
 /* An MX whose exchange is a compression pointer to the question name
@@ -113,8 +79,8 @@ static void a(msg_t *m, const char *owner, uint8_t last)
 static void mx_compressed(msg_t *m, const char *owner)
 {
 	rr_head(m, owner, APEX_TYPE_MX, APEX_CLASS_IN, 4);
-	put_u16(m, 10);
-	put_u16(m, 0xc000 | 12);
+	msg_put_u16(m, 10);
+	msg_put_u16(m, 0xc000 | 12);
 }
 
 /* ------------------------------------------------------------ receiver */
@@ -353,13 +319,13 @@ static void bad_streams_are_refused(void **state)
 	begin(&m, ID, 0, APEX_TYPE_AXFR, "example.");
 	soa(&m, 5);
 	rr_head(&m, "www.example.", APEX_TYPE_A, APEX_CLASS_CH, 4);
-	put_u32(&m, 0);
+	msg_put_u32(&m, 0);
 	refused(APEX_TYPE_AXFR, 0, &m, NULL, APEX_EMALFORMED, "class 3");
 
 	begin(&m, ID, 0, APEX_TYPE_AXFR, "example.");
 	soa(&m, 5);
 	rr_head(&m, "example.", APEX_TYPE_SOA, APEX_CLASS_IN, 2);
-	put_u16(&m, 0);
+	msg_put_u16(&m, 0);
 	refused(APEX_TYPE_AXFR, 0, &m, NULL, APEX_EMALFORMED, "SOA");
 
 	/* IXFR: the chain of serials must hold. */

@@ -23,47 +23,21 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "xfr/xfr_message.h"
+#include "wire_msg.h"
 
 #define MUTATIONS 20000
-
-typedef struct msg {
-	uint8_t data[2048];
-	size_t size;
-	uint16_t ancount;
-} msg_t;
-
-static void put(msg_t *m, const void *data, size_t size)
-{
-	assert_true(m->size + size <= sizeof(m->data));
-	memcpy(m->data + m->size, data, size);
-	m->size += size;
-}
-
-static void put_u16(msg_t *m, uint16_t v)
-{
-	uint8_t b[2];
-	apex_write_u16(b, v);
-	put(m, b, 2);
-}
-
-static void put_u32(msg_t *m, uint32_t v)
-{
-	uint8_t b[4];
-	apex_write_u32(b, v);
-	put(m, b, 4);
-}
 
 /* A label sequence then a pointer to offset to (0: the root label). */
 static void put_labels(msg_t *m, const char *label, uint16_t to)
 {
 	if (label != NULL) {
-		put(m, (uint8_t[]){ (uint8_t)strlen(label) }, 1);
-		put(m, label, strlen(label));
+		msg_put(m, (uint8_t[]){ (uint8_t)strlen(label) }, 1);
+		msg_put(m, label, strlen(label));
 	}
 	if (to != 0)
-		put_u16(m, (uint16_t)(0xC000 | to));
+		msg_put_u16(m, (uint16_t)(0xC000 | to));
 	else
-		put(m, (uint8_t[]){ 0 }, 1);
+		msg_put(m, (uint8_t[]){ 0 }, 1);
 }
 
 /* A record's owner, type, class, TTL; the RDATA length is set by
@@ -72,11 +46,11 @@ static size_t rr_begin(msg_t *m, const char *label, uint16_t to, uint16_t type, 
 {
 	size_t at = m->size;
 	put_labels(m, label, to);
-	put_u16(m, type);
-	put_u16(m, APEX_CLASS_IN);
-	put_u32(m, 3600);
+	msg_put_u16(m, type);
+	msg_put_u16(m, APEX_CLASS_IN);
+	msg_put_u32(m, 3600);
 	*len_at = m->size;
-	put_u16(m, 0);
+	msg_put_u16(m, 0);
 	return at;
 }
 
@@ -97,25 +71,25 @@ static void build(msg_t *m)
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		bytes[i] = (uint8_t)(i * 7 + 1);
 	memset(m, 0, sizeof(*m));
-	put_u16(m, 0x4242);
-	put_u16(m, APEX_FLAG_QR | APEX_FLAG_AA);
-	put_u16(m, 1);
-	put_u16(m, 0);
-	put_u16(m, 0);
-	put_u16(m, 0);
+	msg_put_u16(m, 0x4242);
+	msg_put_u16(m, APEX_FLAG_QR | APEX_FLAG_AA);
+	msg_put_u16(m, 1);
+	msg_put_u16(m, 0);
+	msg_put_u16(m, 0);
+	msg_put_u16(m, 0);
 	put_labels(m, "Example", 0); /* the question name, at 12 */
-	put_u16(m, APEX_TYPE_AXFR);
-	put_u16(m, APEX_CLASS_IN);
+	msg_put_u16(m, APEX_TYPE_AXFR);
+	msg_put_u16(m, APEX_CLASS_IN);
 	rr_begin(m, NULL, 12, APEX_TYPE_SOA, &len);
 	put_labels(m, "NS", 12);
 	put_labels(m, "Host", 12);
-	put(m, bytes, 20);
+	msg_put(m, bytes, 20);
 	rr_end(m, len);
 	www = rr_begin(m, "WWW", 12, APEX_TYPE_A, &len);
-	put(m, bytes, 4);
+	msg_put(m, bytes, 4);
 	rr_end(m, len);
 	rr_begin(m, NULL, (uint16_t)www, APEX_TYPE_AAAA, &len);
-	put(m, bytes, 16);
+	msg_put(m, bytes, 16);
 	rr_end(m, len);
 	sub = rr_begin(m, "Sub", 12, APEX_TYPE_NS, &len);
 	put_labels(m, "ns1", (uint16_t)sub);
@@ -127,48 +101,48 @@ static void build(msg_t *m)
 		rr_end(m, len);
 	}
 	rr_begin(m, NULL, 12, APEX_TYPE_MX, &len);
-	put_u16(m, 10);
+	msg_put_u16(m, 10);
 	put_labels(m, "Mail", 12);
 	rr_end(m, len);
 	rr_begin(m, "_sip", 12, APEX_TYPE_SRV, &len);
-	put(m, bytes, 6);
+	msg_put(m, bytes, 6);
 	put_labels(m, NULL, (uint16_t)www);
 	rr_end(m, len);
 	rr_begin(m, NULL, (uint16_t)www, APEX_TYPE_RRSIG, &len);
-	put_u16(m, APEX_TYPE_A);
-	put(m, bytes, 16);
+	msg_put_u16(m, APEX_TYPE_A);
+	msg_put(m, bytes, 16);
 	put_labels(m, NULL, 12);
-	put(m, bytes, 40);
+	msg_put(m, bytes, 40);
 	rr_end(m, len);
 	rr_begin(m, NULL, (uint16_t)www, APEX_TYPE_NSEC, &len);
 	put_labels(m, "Zz", 12);
-	put(m, (uint8_t[]){ 0, 2, 0x40, 0x01 }, 4);
+	msg_put(m, (uint8_t[]){ 0, 2, 0x40, 0x01 }, 4);
 	rr_end(m, len);
 	rr_begin(m, NULL, (uint16_t)sub, APEX_TYPE_DS, &len);
-	put(m, bytes, 24);
+	msg_put(m, bytes, 24);
 	rr_end(m, len);
 	rr_begin(m, NULL, 12, APEX_TYPE_DNSKEY, &len);
-	put_u16(m, 257);
-	put(m, (uint8_t[]){ 3, 13 }, 2);
-	put(m, bytes, 32);
+	msg_put_u16(m, 257);
+	msg_put(m, (uint8_t[]){ 3, 13 }, 2);
+	msg_put(m, bytes, 32);
 	rr_end(m, len);
 	rr_begin(m, "h", 12, APEX_TYPE_NSEC3, &len);
-	put(m, (uint8_t[]){ 1, 0, 0, 0, 2, 0xAB, 0xCD, 20 }, 8);
-	put(m, bytes, 20);
-	put(m, (uint8_t[]){ 0, 1, 0x40 }, 3);
+	msg_put(m, (uint8_t[]){ 1, 0, 0, 0, 2, 0xAB, 0xCD, 20 }, 8);
+	msg_put(m, bytes, 20);
+	msg_put(m, (uint8_t[]){ 0, 1, 0x40 }, 3);
 	rr_end(m, len);
 	rr_begin(m, NULL, 12, APEX_TYPE_NSEC3PARAM, &len);
-	put(m, (uint8_t[]){ 1, 0, 0, 0, 2, 0xAB, 0xCD }, 7);
+	msg_put(m, (uint8_t[]){ 1, 0, 0, 0, 2, 0xAB, 0xCD }, 7);
 	rr_end(m, len);
 	rr_begin(m, "t", 12, APEX_TYPE_TXT, &len);
-	put(m, (uint8_t[]){ 3, 'a', 'b', 'c', 0, 1, 'Z' }, 7);
+	msg_put(m, (uint8_t[]){ 3, 'a', 'b', 'c', 0, 1, 'Z' }, 7);
 	rr_end(m, len);
 	/* left to ldns: HINFO, and NAPTR whose replacement is compressed */
 	rr_begin(m, "hi", 12, APEX_TYPE_HINFO, &len);
-	put(m, (uint8_t[]){ 1, 'x', 1, 'y' }, 4);
+	msg_put(m, (uint8_t[]){ 1, 'x', 1, 'y' }, 4);
 	rr_end(m, len);
 	rr_begin(m, "n", 12, APEX_TYPE_NAPTR, &len);
-	put(m, (uint8_t[]){ 0, 1, 0, 2, 1, 'u', 0, 0 }, 8);
+	msg_put(m, (uint8_t[]){ 0, 1, 0, 2, 1, 'u', 0, 0 }, 8);
 	put_labels(m, NULL, (uint16_t)www);
 	rr_end(m, len);
 }

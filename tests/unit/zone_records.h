@@ -128,6 +128,21 @@ static inline void zone_records(const apex_zone_t *zone, text_set_t *s)
 	set_sort(s);
 }
 
+/* Versions a and b hold the same records (zone_records()) and serial. */
+static inline void assert_same_version(const apex_zone_t *a, const apex_zone_t *b)
+{
+	text_set_t x = { 0 }, y = { 0 };
+
+	zone_records(a, &x);
+	zone_records(b, &y);
+	assert_int_equal(x.count, y.count);
+	for (size_t i = 0; i < x.count; i++)
+		assert_string_equal(x.items[i], y.items[i]);
+	assert_int_equal(a->serial, b->serial);
+	set_free(&x);
+	set_free(&y);
+}
+
 /* Every message of an AXFR of zone, back to back (the caller frees it). */
 static inline uint8_t *axfr_bytes(const apex_zone_t *zone, size_t *size)
 {

@@ -335,6 +335,7 @@ static void render_transfers(apex_ctl_buf_t *out, const apex_thread_stats_t *x)
 		{ notify, "NOTIFY messages, by direction and result.", dir, "in", res, "accepted",
 		  x->notify_in_accepted },
 		{ notify, NULL, dir, "in", res, "refused", x->notify_in_refused },
+		{ notify, NULL, dir, "in", res, "dropped", x->notify_in_dropped },
 		{ notify, NULL, dir, "out", res, "ok", x->notify_out_ok },
 		{ notify, NULL, dir, "out", res, "failed", x->notify_out_failed },
 	};

@@ -273,7 +273,8 @@ void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_st
 
 	if (ctx->secondary != NULL)
 		apex_secondary_totals(ctx->secondary, &xfr.in_ok, &xfr.in_failed,
-				      &xfr.notify_in_accepted, &xfr.notify_in_refused);
+				      &xfr.notify_in_accepted, &xfr.notify_in_refused,
+				      &xfr.notify_in_dropped);
 	if (ctx->xfr_out != NULL) {
 		xfr.out_ok = atomic_load(&ctx->xfr_out->served);
 		xfr.out_refused = atomic_load(&ctx->xfr_out->refused);

@@ -247,6 +247,7 @@ typedef struct apex_thread_stats {
 	uint64_t in_ok, in_failed;                /* transfers received */
 	uint64_t out_ok, out_refused, out_failed; /* transfers sent */
 	uint64_t notify_in_accepted, notify_in_refused;
+	uint64_t notify_in_dropped; /* unanswered: the secondary zones were being swapped */
 	uint64_t notify_out_ok, notify_out_failed;
 	bool dnstap;                          /* dnstap is on: */
 	uint64_t dnstap_written, dnstap_lost; /* frames written, and lost (no collector) */

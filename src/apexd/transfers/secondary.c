@@ -123,9 +123,11 @@ bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_seco
 }
 
 void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *failures,
-			   uint64_t *notifies_accepted, uint64_t *notifies_refused)
+			   uint64_t *notifies_accepted, uint64_t *notifies_refused,
+			   uint64_t *notifies_dropped)
 {
 	*transfers = *failures = *notifies_accepted = *notifies_refused = 0;
+	*notifies_dropped = atomic_load(&s->notifies_dropped);
 	pthread_rwlock_rdlock(&s->zones_lock);
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->count; i++) {
@@ -169,7 +171,14 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 	apex_notify_result_t res;
 	uint64_t one = 1;
 
-	pthread_rwlock_rdlock(&s->zones_lock);
+	/* A worker never waits for the transfer thread, which holds the write
+	 * side while it swaps a reconfig's zones (secondary_zones.c) at its
+	 * low priority: the NOTIFY is then dropped unanswered and counted, and
+	 * the primary sends it again (RFC 1996 §3.6), finding the swap over. */
+	if (pthread_rwlock_tryrdlock(&s->zones_lock) != 0) {
+		atomic_fetch_add_explicit(&s->notifies_dropped, 1, memory_order_relaxed);
+		return 0;
+	}
 	if (s->count == 0) {
 		pthread_rwlock_unlock(&s->zones_lock);
 		return APEX_WORKER_NOTIFY_PASS;

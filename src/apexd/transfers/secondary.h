@@ -95,7 +95,10 @@ typedef struct apex_secondary {
 	pthread_rwlock_t zones_lock;
 	pthread_mutex_t lock; /* the zones' status; never taken by a worker */
 	int notify_fd;        /* eventfd: a NOTIFY came */
-	int stop_fd;          /* eventfd: stop, abandoning an exchange under way */
+	/* NOTIFYs a worker dropped unanswered rather than wait for zones_lock
+	 * (apex_secondary_notify()); the primary sends them again */
+	atomic_ullong notifies_dropped;
+	int stop_fd; /* eventfd: stop, abandoning an exchange under way */
 	pthread_t thread;
 	bool thread_started;
 	/* The configured zones: a secondary zone a reconfiguration removed is
@@ -168,9 +171,11 @@ int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full
 bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_secondary_status_t *out,
 			   char *primaries, size_t primaries_size);
 
-/* Totals of every secondary zone: transfers, failures, NOTIFYs. */
+/* Totals of every secondary zone: transfers, failures, NOTIFYs (and
+ * those dropped while the transfer thread swapped its zones). */
 void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *failures,
-			   uint64_t *notifies_accepted, uint64_t *notifies_refused);
+			   uint64_t *notifies_accepted, uint64_t *notifies_refused,
+			   uint64_t *notifies_dropped);
 
 /* Whether origin is a secondary zone here. */
 bool apex_secondary_has(apex_secondary_t *s, const uint8_t *origin);

@@ -101,13 +101,6 @@ uint64_t apex_secondary_flush_due(struct apex_secondary *s, uint64_t now, uint64
 void apex_secondary_flush_all(struct apex_secondary *s, struct apex_secondary_zone *zones,
 			      size_t count, const char *why);
 
-/* ---------------------------------------------------------------- secondary_compact.c */
-
-/* After an IXFR is published: when the version served holds more of its
- * chain of derived versions than xfr/version_compact.h allows, build it
- * compact and serve that in its place (logged either way). */
-void apex_secondary_compact(struct apex_secondary *s, struct apex_secondary_zone *z);
-
 /* ---------------------------------------------------------------- transfer_memory.c */
 
 /*

@@ -23,6 +23,7 @@
 #include "process/memory.h"
 #include "transfers/copies.h"
 #include "transfers/secondary_internal.h"
+#include "zones/compact.h"
 #include "zones/reload.h"
 #include "zones/zonemd_check.h"
 #include "query/precompute.h"
@@ -317,8 +318,16 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		 "%s serial %u %.180s: %zu records", how, serial, detail, records);
 	apex_info("zone %s: %s", z->name, z->status.last_result);
 	pthread_mutex_unlock(&s->lock);
-	if (r->derived) /* its chain let go of when it holds too much */
-		apex_secondary_compact(s, z);
+	if (r->derived) { /* its chain let go of when it holds too much */
+		apex_compact_zone_t c = { .server = s->server,
+					  .reloader = s->reloader,
+					  .zone_id = z->reloader_id,
+					  .origin = z->origin,
+					  .name = z->name,
+					  .limit = s->memory_limit,
+					  .kind = APEXD_MEMORY_TRANSFER };
+		apex_compact_served(&c);
+	}
 	return APEX_OK;
 }
 

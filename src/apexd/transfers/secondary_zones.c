@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "process/hold_point.h"
 #include "transfers/secondary_internal.h"
 #include "zones/reload.h"
 #include "util/error.h"
@@ -149,6 +150,7 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	}
 	apex_secondary_bind_zones(s, zones, count);
 	pthread_rwlock_wrlock(&s->zones_lock);
+	apexd_hold_point("secondary-zones-swapping");
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < count; i++) {
 		apex_secondary_zone_t *z = &zones[i], *was = NULL;

@@ -282,6 +282,7 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 {
 	apex_load_job_t job;
 	apex_zone_t *zone = NULL, *old = NULL;
+	bool derived = false;
 	int rc;
 
 	job_take(&job, z);
@@ -313,15 +314,18 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 				     job.have_set ? 1 : 0);
 		apex_server_retire(r->server, old, r->live);
 		apex_zone_unref(zone);
+		derived = job.have_set;
 	} else {
 		apex_zone_unref(old); /* NULL unless publishing failed */
 	}
 	apex_changes_free(&job.set);
 	apex_memory_purge();
 	apexd_memory_limit_release(r->memory_limit, &job.claim);
-	free(job.file);
 	if (r->notify != NULL)
 		r->notify(r->notify_arg);
+	if (derived) /* its chain let go of when it holds too much */
+		apex_reloader_compact(r, &job);
+	free(job.file);
 	pthread_mutex_lock(&r->lock);
 }
 

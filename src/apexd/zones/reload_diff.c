@@ -8,7 +8,8 @@
  * names shared; else built whole from the version and the change, once
  * memory-limit allows it.  A change that does not make a zone is left to
  * a whole load of the file, which refuses it with the words and the
- * FILE:LINE it always gave.
+ * FILE:LINE it always gave.  After such a reload, a chain of derived
+ * versions that holds too much is built compact (compact.h).
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: _GNU_SOURCE */
@@ -25,6 +26,7 @@
 #include "util/log.h"
 #include "xfr/file_diff.h"
 #include "xfr/ixfr_apply.h"
+#include "zones/compact.h"
 #include "zones/reload_internal.h"
 
 /* What the guard of a whole build asks memory-limit with. */
@@ -110,4 +112,18 @@ int apex_reloader_derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *
 		apex_changes_init(&job->set);
 	}
 	return rc;
+}
+
+void apex_reloader_compact(apex_reloader_t *r, const apex_load_job_t *job)
+{
+	/* compact.h; why a reload waits for it: reload_internal.h */
+	apex_compact_zone_t c = { .server = r->server,
+				  .reloader = r,
+				  .zone_id = job->id,
+				  .origin = job->origin,
+				  .name = job->name,
+				  .limit = r->memory_limit,
+				  .kind = APEXD_MEMORY_RELOAD };
+
+	apex_compact_served(&c);
 }

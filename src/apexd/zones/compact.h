@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The version served built compact (xfr/version_compact.h): when the
+ * chain of derived versions behind the version of a zone served holds
+ * more than the rule allows, that version is built whole again from its
+ * own records and served in its place: same serial, same records, same
+ * answers, so neither a journal nor a copy hears of it.
+ *
+ * One publisher for both chains of derived versions: the transfer
+ * thread's after an IXFR (transfers/secondary_transfer.c) and the reload
+ * thread's after a reload derived from the version served (reload.c).
+ * Each calls it on its own thread once the derived version is published
+ * and journaled, never on the way to serving it; the build is claimed on
+ * memory-limit as a whole build beside the version served, the workers
+ * only ever see the publication (a pointer swap).
+ */
+#ifndef APEXD_ZONES_COMPACT_H
+#define APEXD_ZONES_COMPACT_H
+
+#include <stdint.h>
+
+#include "process/memory_limit.h"
+#include "serve/server.h"
+
+struct apex_reloader; /* zones/reload.h */
+
+/* Whose version is compacted, and how it is published. */
+typedef struct apex_compact_zone {
+	apex_server_t *server;
+	/* the reloader the zone is configured in, and its id there (reload.h):
+	 * the compact version is published only over the version it was
+	 * made from; NULL: straight to the zone table (no reloader, in tests) */
+	struct apex_reloader *reloader;
+	uint64_t zone_id;
+	const uint8_t *origin;
+	const char *name;                 /* for messages */
+	struct apexd_memory_limit *limit; /* NULL: none */
+	apexd_memory_kind_t kind;         /* whose claim the build is */
+} apex_compact_zone_t;
+
+/*
+ * When the version of z served wants it (apex_version_wants_compact()),
+ * build its compact form, precompute its answers, publish it over the
+ * version it was made from and free that one once the workers let go of
+ * it.  Logged either way.  Returns 1 when a compact version was
+ * published, 0 when none was wanted, or a negative code when it could
+ * not be built or published (the version served stays, derived).
+ */
+int apex_compact_served(const apex_compact_zone_t *z);
+
+#endif
