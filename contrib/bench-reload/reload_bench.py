@@ -481,8 +481,10 @@ def nsd_servers(server):
     return set(descendants(first[0])) if first else set()
 
 
-def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged):
-    """One server started on base, then asked to reload edited in its place."""
+def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged, after_s=1.0):
+    """One server started on base, then asked to reload edited in its place; the
+    peak sampled until after_s seconds after the reload is over (apexd builds a
+    chain of derived versions compact after the reload that crosses its rule)."""
     live = os.path.join(workdir, "live.zone")
     shutil.copyfile(base, live + ".tmp")
     os.rename(live + ".tmp", live)
@@ -519,7 +521,7 @@ def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged)
             while servers & nsd_servers(s) and time.monotonic() < deadline:
                 time.sleep(0.02)
         seconds = time.monotonic() - t0
-        time.sleep(1.0)  # the old version released
+        time.sleep(after_s)  # the old version released, a compaction over
         stop.set()
         sampler.join(5)
         after = tree_pss(s.proc.pid)
@@ -545,7 +547,7 @@ def run_edits(args, workdir):
             serial_b = write_edited(base, edited, origin, changes)
             for name in args.servers.split(","):
                 r = measure_edit(SERVERS[name], workdir, base, edited, origin, serial_b,
-                                 changes is None)
+                                 changes is None, args.after)
                 print("%s %s %s: %r" % (size, kind, name, r), file=sys.stderr, flush=True)
                 rows.append((size, total, kind if changes is None else "%s (%d)" % (kind, changes),
                              r))
@@ -567,6 +569,9 @@ def main():
     ap.add_argument("--sizes", default="1M,10M", help="--mode edits: 1M, 10M")
     ap.add_argument("--edits", default="unchanged,100,10%",
                     help="--mode edits: unchanged, a number of changes, or P%% of the records")
+    ap.add_argument("--after", type=float, default=1.0,
+                    help="--mode edits: seconds the peak is still sampled after the reload is "
+                    "over, and the 'after' read then")
     args = ap.parse_args()
     # stopped (timeout, kill): the servers' finally clauses still stop them
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
