@@ -182,6 +182,7 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 	if (res.accepted) {
 		atomic_fetch_add_explicit(&z->notifies_accepted, 1, memory_order_relaxed);
 		atomic_store(&z->notified_serial, res.has_serial ? (1ULL << 32) | res.serial : 0);
+		atomic_store(&z->notified_us, apex_monotonic_us());
 		atomic_store(&z->notified, true);
 		if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
@@ -262,6 +263,9 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	bool force = atomic_exchange(&z->force, false);
 	uint64_t hint = atomic_exchange(&z->notified_serial, 0);
 
+	z->check_notified_us = atomic_exchange(&z->notified_us, 0);
+	z->check_began_us = apex_monotonic_us();
+
 	if (have_version && atomic_load(&current->expired))
 		force = true; /* an expired zone is transferred whole, whatever the serial */
 	if (have_version) {
@@ -287,6 +291,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 			ok = up_to_date = true;
 			break;
 		}
+		z->check_newer_us = apex_monotonic_us();
 		/* current is dropped once a new version is published */
 		int rc = apex_secondary_transfer_any(s, z, e,
 						     have_version && !force ? current : NULL,

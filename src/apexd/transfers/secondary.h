@@ -74,6 +74,13 @@ typedef struct apex_secondary_zone {
 	/* the serial a NOTIFY's SOA said, with bit 32 set; 0: none (said) */
 	atomic_ullong notified_serial;
 	atomic_bool force; /* apexctl retransfer: transfer even if not newer */
+	/* CLOCK_MONOTONIC microseconds of the last NOTIFY accepted (by a
+	 * worker), 0: none since the last check */
+	atomic_ullong notified_us;
+	/* The check under way, for the log of its path to serving (the
+	 * transfer thread's): the NOTIFY that asked for it (0: none), the
+	 * check begun, the primary found newer (microseconds) */
+	uint64_t check_notified_us, check_began_us, check_newer_us;
 	atomic_ullong notifies_accepted, notifies_refused; /* counted by the workers */
 	apex_secondary_status_t status;                    /* under the lock */
 } apex_secondary_zone_t;
