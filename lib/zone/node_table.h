@@ -16,7 +16,9 @@
  */
 int apex_node_table_build(apex_zone_t *zone);
 
-/* The same, the table in arena. */
-int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena);
+/* The same, the table in arena, with room for spare more nodes and ids
+ * (a derived version's: the versions derived after it insert their new
+ * names into a copy instead of building the table again). */
+int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena, size_t spare);
 
 #endif
