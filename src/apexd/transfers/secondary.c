@@ -23,6 +23,7 @@
 #include "dns/wire.h"
 #include "transfers/secondary_internal.h"
 #include "zones/reload.h"
+#include "process/memory.h"
 #include "process/thread_priority.h"
 #include "serve/worker.h"
 #include "util/clock.h"
@@ -414,6 +415,12 @@ static void *secondary_main(void *arg)
 		now = apex_monotonic_ms();
 		next = apex_secondary_flush_due(s, now, next);
 		now = apex_monotonic_ms();
+		if (s->purge_due != 0 && s->purge_due <= now) {
+			apex_memory_purge(); /* no IXFR since: what it let go of goes back */
+			s->purge_due = 0;
+		}
+		if (s->purge_due != 0 && s->purge_due < next)
+			next = s->purge_due;
 		int n = poll(pfd, 2, next > now ? (int)(next - now) : 0);
 		if (n > 0 && (pfd[0].revents & POLLIN)) {
 			/* a copy lagging the version served is written before

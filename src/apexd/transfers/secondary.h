@@ -105,6 +105,11 @@ typedef struct apex_secondary {
 	int stop_fd;          /* eventfd: stop, abandoning an exchange under way */
 	pthread_t thread;
 	bool thread_started;
+	/* When to give the allocator's unused pages back after a derived IXFR
+	 * (CLOCK_MONOTONIC milliseconds; 0: none pending; the transfer
+	 * thread's): the next IXFR within APEX_SECONDARY_PURGE_DELAY_MS
+	 * reuses them (secondary_transfer.c). */
+	uint64_t purge_due;
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;

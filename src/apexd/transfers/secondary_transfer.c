@@ -358,7 +358,10 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		z->copy_due = 0; /* the copy holds what is published */
 	}
 	apex_zone_unref(zone);
-	apex_memory_purge();
+	if (r->derived) /* kept for the next IXFR a while (secondary_internal.h) */
+		s->purge_due = apex_monotonic_ms() + APEX_SECONDARY_PURGE_DELAY_MS;
+	else
+		apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
 	z->status.transfers++;
 	clock_gettime(CLOCK_REALTIME, &z->status.last_transfer);
@@ -463,6 +466,13 @@ int apex_secondary_transfer_any(apex_secondary_t *s, apex_secondary_zone_t *z,
 				char *err, size_t err_size)
 {
 	bool incremental = current != NULL && !e->axfr_only;
+
+	/* memory-limit weighs the resident size: the pages kept for the next
+	 * IXFR (s->purge_due) go back first, so that they are not counted */
+	if (s->purge_due != 0 && apexd_memory_limit_on(s->memory_limit)) {
+		apex_memory_purge();
+		s->purge_due = 0;
+	}
 	int rc = transfer(s, z, e, incremental ? current : NULL, held, err, err_size);
 
 	if (incremental && (rc == -ESTALE || rc == APEX_EREFUSED)) {
