@@ -410,15 +410,8 @@ static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash,
 	slots[i] = 0;
 }
 
-/* Nodes and ids a hash table built again by a derivation has room for
- * beyond its version's: 1/16 more (a few per cent of the table's memory),
- * so that the IXFRs after it that add names copy it and insert them,
- * instead of each building it again from the whole index (8.4 million
- * instructions for a zone of 1M records, when its table had no room). */
-#define TABLE_SPARE(nodes) ((nodes) / 16 + 64)
-
 /* The hash table: old's copied, the removed names out, the new ones in;
- * built again, with room to spare, when it would be more than half full,
+ * built again, with room to spare (node_table.h), when it would be more than half full,
  * an id would not fit its slots or a run its tail. */
 static int update_table(apex_derive_t *d, apex_arena_t *arena)
 {
@@ -428,7 +421,8 @@ static int update_table(apex_derive_t *d, apex_arena_t *arena)
 	uint32_t mask = old->node_table_mask;
 
 	if (2 * zone->node_count > size || zone->id_count > mask)
-		return apex_node_table_build_in(zone, arena, TABLE_SPARE(zone->node_count));
+		return apex_node_table_build_in(zone, arena,
+						APEX_NODE_TABLE_SPARE(zone->node_count));
 	uint32_t *slots = apex_arena_memdup(arena, old->node_table, length * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
@@ -446,7 +440,8 @@ static int update_table(apex_derive_t *d, apex_arena_t *arena)
 					    apex_zone_node_of(zone, d->ents[i].id)->hash,
 					    d->ents[i].id);
 	if (rc != 0) /* a run reached the tail's end: the copy is left unused */
-		return apex_node_table_build_in(zone, arena, TABLE_SPARE(zone->node_count));
+		return apex_node_table_build_in(zone, arena,
+						APEX_NODE_TABLE_SPARE(zone->node_count));
 	zone->node_table = slots;
 	zone->node_table_size = size;
 	zone->node_table_length = length;
