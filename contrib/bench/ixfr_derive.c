@@ -3,12 +3,16 @@
  * The cost of deriving a version from an IXFR alone, in one process: no
  * primary, no network, no journal (doc/performance.md section 9).
  *
- *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS]]
+ *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed]]]
  *
  * Loads the zone, then applies ROUNDS (default 6) change sets in a chain,
  * as a secondary receives them: each removes the CHANGES (default 100)
  * delegations the one before added and adds as many new ones, each with
- * an NSEC when the zone is signed with NSEC.  Printed: the zone's load
+ * an NSEC when the zone is signed with NSEC.  With "mixed", the change
+ * sets of contrib/bench/secondaries.py instead: half of the CHANGES give
+ * an existing delegation, spread over the zone, a new name server in
+ * place of its own, half add a new delegation (kept by the rounds
+ * after).  Printed: the zone's load
  * time, and per round the time of apex_ixfr_version() and of the
  * precomputed answers, whether it was derived in place; then the median.
  */
@@ -108,6 +112,76 @@ static int change_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t
 	return rc;
 }
 
+/* Give the delegation at about rank (or the next one) of z the name
+ * server "nsI.bench-ROUND.example.net." in place of its NS records. */
+static int append_repoint(apex_changes_t *c, apex_change_kind_t kind, const apex_zone_t *z,
+			  size_t rank, int round, size_t i)
+{
+	char text[80];
+	uint8_t ns[APEX_NAME_MAX];
+
+	for (; rank < z->node_count; rank++) {
+		const apex_node_t *node = apex_zone_node_at(z, rank);
+
+		if (!(node->flags & APEX_NODE_DELEGATION) || node->cut != node->id ||
+		    node == z->apex)
+			continue;
+		for (unsigned k = 0; k < node->rrset_count; k++) {
+			const apex_rrset_t *set = &node->rrsets[k];
+
+			if (set->type != APEX_TYPE_NS)
+				continue;
+			if (kind == APEX_CHANGE_ADD) {
+				snprintf(text, sizeof(text), "ns%zu.bench-%d.example.net.", i,
+					 round);
+				if (apex_name_from_str(text, ns) <= 0)
+					return APEX_EINVAL;
+				apex_rr_t rr = { node->name,
+						 APEX_TYPE_NS,
+						 APEX_CLASS_IN,
+						 set->ttl,
+						 (uint16_t)apex_name_size(ns),
+						 ns };
+				return apex_changes_append(c, kind, &rr);
+			}
+			const uint8_t *p = set->rdata;
+			for (unsigned r = 0; r < set->count; r++) {
+				uint16_t size = apex_read_u16(p);
+				apex_rr_t rr = { node->name, APEX_TYPE_NS, APEX_CLASS_IN,
+						 set->ttl,   size,         p + 2 };
+				int rc = apex_changes_append(c, kind, &rr);
+				if (rc != APEX_OK)
+					return rc;
+				p += 2 + size;
+			}
+			return APEX_OK;
+		}
+	}
+	return APEX_OK;
+}
+
+/* The change set of round, "mixed": changes / 2 delegations spread over
+ * the zone re-pointed, the other half new delegations (those of the
+ * rounds before stay, as in contrib/bench/secondaries.py). */
+static int mixed_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t changes)
+{
+	bool nsec = z->dnssec == APEX_DNSSEC_NSEC;
+	size_t half = changes / 2, step = z->node_count / (half + 1);
+	int rc = append_soa(c, z, APEX_CHANGE_OLD_SOA, z->serial);
+
+	for (size_t i = 0; rc == APEX_OK && i < half; i++)
+		rc = append_repoint(c, APEX_CHANGE_REMOVE, z, (i + 1) * step + (size_t)round, round,
+				    i);
+	if (rc == APEX_OK)
+		rc = append_soa(c, z, APEX_CHANGE_NEW_SOA, z->serial + 1);
+	for (size_t i = 0; rc == APEX_OK && i < half; i++)
+		rc = append_repoint(c, APEX_CHANGE_ADD, z, (i + 1) * step + (size_t)round, round,
+				    i);
+	for (size_t i = 0; rc == APEX_OK && i < changes - half; i++)
+		rc = append_delegation(c, APEX_CHANGE_ADD, z, round, i, nsec);
+	return rc;
+}
+
 static int by_value(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -122,11 +196,12 @@ int main(int argc, char **argv)
 	double times[ROUNDS_MAX];
 
 	if (argc < 3 || apex_name_from_str(argv[2], origin) <= 0) {
-		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS]]\n", argv[0]);
+		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed]]]\n", argv[0]);
 		return 2;
 	}
 	size_t changes = argc > 3 ? strtoul(argv[3], NULL, 10) : 100;
 	int rounds = argc > 4 ? atoi(argv[4]) : 6;
+	bool mixed = argc > 5 && strcmp(argv[5], "mixed") == 0;
 	if (rounds < 1 || rounds > ROUNDS_MAX || changes == 0) {
 		fprintf(stderr, "%s: CHANGES > 0 and ROUNDS from 1 to %d\n", argv[0], ROUNDS_MAX);
 		return 2;
@@ -146,7 +221,8 @@ int main(int argc, char **argv)
 		bool in_place = false;
 
 		apex_changes_init(&c);
-		int rc = change_set(&c, zone, round, changes);
+		int rc = mixed ? mixed_set(&c, zone, round, changes)
+			       : change_set(&c, zone, round, changes);
 		double t0 = seconds();
 		if (rc == APEX_OK)
 			rc = apex_ixfr_version(zone, &c, 1, "bench", &next, &in_place, err,

@@ -239,11 +239,14 @@ static int by_cut(const void *a, const void *b)
 
 /* zone->referrals: every highest cut, sorted by the cut's address, which
  * the query path's binary search relies on (ids, and so addresses, need
- * not follow the canonical order). */
+ * not follow the canonical order).  The count stops at one past the
+ * limit: a zone with more cuts (a TLD: most of its names) records none,
+ * and a version derived from it is not walked whole to find that out
+ * again. */
 static int precompute_all_referrals(apex_zone_t *zone)
 {
 	size_t cuts = 0;
-	for (size_t i = 0; i < zone->node_count; i++)
+	for (size_t i = 0; i < zone->node_count && cuts <= APEX_PRECOMPUTED_CUTS_MAX; i++)
 		cuts += highest_cut(apex_zone_node_at(zone, i));
 	if (cuts == 0 || cuts > APEX_PRECOMPUTED_CUTS_MAX)
 		return APEX_OK;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Milliseconds of CLOCK_MONOTONIC, for time-outs and durations that
+ * Milliseconds (and microseconds) of CLOCK_MONOTONIC, for time-outs and durations that
  * must not jump with the wall clock (transfers, NOTIFY, refresh timers).
  */
 #ifndef APEX_UTIL_CLOCK_H
@@ -15,6 +15,16 @@ static inline uint64_t apex_monotonic_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Microseconds of CLOCK_MONOTONIC, for the phases of a path measured in
+ * parts of a millisecond (the log of a transfer's path to serving). */
+static inline uint64_t apex_monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 #endif

@@ -287,9 +287,12 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 		return rc;
 	}
 	rc = send_request(&c, origin, qtype, known_serial, id, &mac);
+	x->requested_us = apex_monotonic_us();
 	apex_tsig_stream_init(&stream, primary->key, &mac);
 	while (rc == APEX_OK && !apex_xfr_in_done(x)) {
 		rc = apex_tcp_stream_recv_message(&c.io, msg, &size);
+		if (x->first_message_us == 0)
+			x->first_message_us = apex_monotonic_us();
 		if (rc == APEX_OK)
 			rc = check_signature(&c, &stream, msg, &size);
 		if (rc == APEX_OK) {

@@ -69,6 +69,10 @@ typedef struct apex_xfr_in {
 	uint64_t messages, bytes, records;
 	uint64_t out_of_zone; /* records dropped */
 	char err[256];        /* why the transfer failed */
+	/* CLOCK_MONOTONIC microseconds, set by apex_xfr_client_transfer():
+	 * the connection made and the request sent, the first message of the
+	 * answer read (0: none), for the log of the path to serving */
+	uint64_t requested_us, first_message_us;
 
 	/* internal */
 	int phase;

@@ -1313,7 +1313,9 @@ static int set_links(build_t *bd, index_arrays_t *a)
 	zone->nsec3_owner_count = a->nsec3_node_count;
 	set_name_hashes(bd, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
 	apex_build_profile_step(profile, APEX_BUILD_HASHES);
-	int rc = apex_node_table_build(zone);
+	int rc = apex_node_table_build_in(
+		zone, zone->arena,
+		bd->b->table_spare ? APEX_NODE_TABLE_SPARE(zone->node_count) : 0);
 	apex_build_profile_step(profile, APEX_BUILD_NODE_TABLE);
 	if (rc == APEX_OK)
 		rc = apex_build_set_soa(bd);

@@ -98,6 +98,11 @@ typedef struct apex_zone_builder {
 	 * only the calling thread). */
 	unsigned threads;
 
+	/* The name hash table with room to spare (APEX_NODE_TABLE_SPARE()),
+	 * for a version that IXFRs will be derived from: a secondary's,
+	 * built from a transfer or compacted (zone_from_wire.h). */
+	bool table_spare;
+
 	const char **files; /* file names for messages (files[0] is the zone file) */
 	size_t file_count;
 

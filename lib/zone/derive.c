@@ -59,12 +59,15 @@ apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 		if (first < d->old->id_count)
 			n = d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
 								      : APEX_NODE_PAGE;
+		/* only the nodes old lacks are zeroed: a page is 32 KiB, and
+		 * zeroing what the copy writes over cost as much as the copy */
 		apex_node_t *page =
-			apex_arena_calloc(d->zone->arena, APEX_NODE_PAGE, sizeof(*page));
+			apex_arena_alloc(d->zone->arena, APEX_NODE_PAGE * sizeof(*page));
 		if (page == NULL)
 			return NULL;
 		if (n > 0)
 			memcpy(page, d->pages[p], n * sizeof(*page));
+		memset(page + n, 0, (APEX_NODE_PAGE - n) * sizeof(*page));
 		d->pages[p] = page;
 		d->copied[p] = 1;
 	}

@@ -411,8 +411,8 @@ static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash,
 }
 
 /* The hash table: old's copied, the removed names out, the new ones in;
- * built again when it would be more than half full, an id would not fit
- * its slots or a run its tail. */
+ * built again, with room to spare (node_table.h), when it would be more than half full,
+ * an id would not fit its slots or a run its tail. */
 static int update_table(apex_derive_t *d, apex_arena_t *arena)
 {
 	apex_zone_t *zone = d->zone;
@@ -421,7 +421,8 @@ static int update_table(apex_derive_t *d, apex_arena_t *arena)
 	uint32_t mask = old->node_table_mask;
 
 	if (2 * zone->node_count > size || zone->id_count > mask)
-		return apex_node_table_build_in(zone, arena);
+		return apex_node_table_build_in(zone, arena,
+						APEX_NODE_TABLE_SPARE(zone->node_count));
 	uint32_t *slots = apex_arena_memdup(arena, old->node_table, length * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
@@ -439,7 +440,8 @@ static int update_table(apex_derive_t *d, apex_arena_t *arena)
 					    apex_zone_node_of(zone, d->ents[i].id)->hash,
 					    d->ents[i].id);
 	if (rc != 0) /* a run reached the tail's end: the copy is left unused */
-		return apex_node_table_build_in(zone, arena);
+		return apex_node_table_build_in(zone, arena,
+						APEX_NODE_TABLE_SPARE(zone->node_count));
 	zone->node_table = slots;
 	zone->node_table_size = size;
 	zone->node_table_length = length;

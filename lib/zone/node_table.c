@@ -5,13 +5,13 @@
 
 int apex_node_table_build(apex_zone_t *zone)
 {
-	return apex_node_table_build_in(zone, zone->arena);
+	return apex_node_table_build_in(zone, zone->arena, 0);
 }
 
-int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena)
+int apex_node_table_build_in(apex_zone_t *zone, apex_arena_t *arena, size_t spare)
 {
-	uint32_t mask = apex_node_table_mask(zone->id_count);
-	size_t size = apex_node_table_size(zone->node_count);
+	uint32_t mask = apex_node_table_mask(zone->id_count + spare);
+	size_t size = apex_node_table_size(zone->node_count + spare);
 
 	/* A run that reaches past the tail is all but impossible at most
 	 * half full; were it to happen, a table with a longer tail. */

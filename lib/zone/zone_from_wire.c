@@ -37,6 +37,7 @@ int apex_zone_from_wire_begin(apex_zone_from_wire_t **out, const uint8_t *origin
 		free(w);
 		return rc;
 	}
+	w->v.b.table_spare = true; /* a secondary's: IXFRs are derived from it */
 	w->ld.b = &w->v.b;
 	w->ld.sinks = &w->sink;
 	w->sink = apex_sink_new();

@@ -23,6 +23,7 @@
 #include "dns/wire.h"
 #include "transfers/secondary_internal.h"
 #include "zones/reload.h"
+#include "process/memory.h"
 #include "process/thread_priority.h"
 #include "serve/worker.h"
 #include "util/clock.h"
@@ -191,6 +192,7 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 	if (res.accepted) {
 		atomic_fetch_add_explicit(&z->notifies_accepted, 1, memory_order_relaxed);
 		atomic_store(&z->notified_serial, res.has_serial ? (1ULL << 32) | res.serial : 0);
+		atomic_store(&z->notified_us, apex_monotonic_us());
 		atomic_store(&z->notified, true);
 		if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
@@ -271,6 +273,9 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	bool force = atomic_exchange(&z->force, false);
 	uint64_t hint = atomic_exchange(&z->notified_serial, 0);
 
+	z->check_notified_us = atomic_exchange(&z->notified_us, 0);
+	z->check_began_us = apex_monotonic_us();
+
 	if (have_version && atomic_load(&current->expired))
 		force = true; /* an expired zone is transferred whole, whatever the serial */
 	if (have_version) {
@@ -296,6 +301,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 			ok = up_to_date = true;
 			break;
 		}
+		z->check_newer_us = apex_monotonic_us();
 		/* current is dropped once a new version is published */
 		int rc = apex_secondary_transfer_any(s, z, e,
 						     have_version && !force ? current : NULL,
@@ -418,6 +424,12 @@ static void *secondary_main(void *arg)
 		now = apex_monotonic_ms();
 		next = apex_secondary_flush_due(s, now, next);
 		now = apex_monotonic_ms();
+		if (s->purge_due != 0 && s->purge_due <= now) {
+			apex_memory_purge(); /* no IXFR since: what it let go of goes back */
+			s->purge_due = 0;
+		}
+		if (s->purge_due != 0 && s->purge_due < next)
+			next = s->purge_due;
 		int n = poll(pfd, 2, next > now ? (int)(next - now) : 0);
 		if (n > 0 && (pfd[0].revents & POLLIN)) {
 			/* a copy lagging the version served is written before

@@ -74,6 +74,13 @@ typedef struct apex_secondary_zone {
 	/* the serial a NOTIFY's SOA said, with bit 32 set; 0: none (said) */
 	atomic_ullong notified_serial;
 	atomic_bool force; /* apexctl retransfer: transfer even if not newer */
+	/* CLOCK_MONOTONIC microseconds of the last NOTIFY accepted (by a
+	 * worker), 0: none since the last check */
+	atomic_ullong notified_us;
+	/* The check under way, for the log of its path to serving (the
+	 * transfer thread's): the NOTIFY that asked for it (0: none), the
+	 * check begun, the primary found newer (microseconds) */
+	uint64_t check_notified_us, check_began_us, check_newer_us;
 	atomic_ullong notifies_accepted, notifies_refused; /* counted by the workers */
 	apex_secondary_status_t status;                    /* under the lock */
 } apex_secondary_zone_t;
@@ -101,6 +108,11 @@ typedef struct apex_secondary {
 	int stop_fd; /* eventfd: stop, abandoning an exchange under way */
 	pthread_t thread;
 	bool thread_started;
+	/* When to give the allocator's unused pages back after a derived IXFR
+	 * (CLOCK_MONOTONIC milliseconds; 0: none pending; the transfer
+	 * thread's): the next IXFR within APEX_SECONDARY_PURGE_DELAY_MS
+	 * reuses them (secondary_transfer.c). */
+	uint64_t purge_due;
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;

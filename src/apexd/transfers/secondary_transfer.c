@@ -43,9 +43,14 @@
 typedef struct receiver {
 	/* the records of a whole zone, handed to the version's builder on a
 	 * thread of its own as they arrive (zone/wire_feed.h), its messages
-	 * in build_err, read once the feed has ended */
+	 * in build_err, read once the feed has ended; begun with the copy at
+	 * the first record of a whole zone (begin_whole()), so that an IXFR
+	 * makes neither a builder nor a file on its way to serving */
 	apex_wire_feed_t *feed;
-	bool feed_failed; /* it refused a record: build_err says why */
+	const uint8_t *origin; /* the zone's, for the builder */
+	const char *file;      /* the copy's path */
+	char header[300];      /* the copy's first line */
+	bool feed_failed;      /* it refused a record: build_err says why */
 	char build_err[512];
 	/* The copy: for a whole zone, written from the version once it is
 	 * published, so that the new serial is served without waiting for
@@ -59,20 +64,37 @@ typedef struct receiver {
 	char source[200];     /* the new version's source, for messages */
 	apex_changes_t *sets; /* copies, owned */
 	size_t set_count;
-	/* CLOCK_MONOTONIC ms: the request sent, the answer received, the
-	 * version made (for the debug log of the path to serving) */
-	uint64_t start, received, made;
+	/* CLOCK_MONOTONIC microseconds, for the log of the path to serving
+	 * (log_path()): the transfer begun, the answer received, the version
+	 * made, its answers precomputed, published, the journal appended, the
+	 * old version let go */
+	uint64_t start, received, made, precomputed, published, journaled, retired;
 	/* memory-limit: the transfer's claim, raised from the counts of x as
 	 * the records of a whole zone arrive */
 	apex_transfer_memory_t *memory;
 	const apex_xfr_in_t *x;
 } receiver_t;
 
+/* The builder of a whole zone and its copy (a copy that cannot be made is
+ * told at its commit: the transfer is served from memory all the same). */
+static int begin_whole(receiver_t *r)
+{
+	int rc = apex_wire_feed_begin(&r->feed, r->origin, r->source, r->build_err,
+				      sizeof(r->build_err));
+
+	if (rc == APEX_OK)
+		(void)apex_zone_copy_begin(&r->copy, r->file, r->header, NULL, 0);
+	return rc;
+}
+
 static int receive_record(void *ctx, const apex_rr_t *rr)
 {
 	receiver_t *r = ctx;
-	int rc = apex_wire_feed_add(r->feed, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
+	int rc;
 
+	if (r->feed == NULL && (rc = begin_whole(r)) < 0)
+		return rc;
+	rc = apex_wire_feed_add(r->feed, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
 	r->feed_failed = rc < 0;
 	if (rc == APEX_OK)
 		rc = apex_transfer_memory_progress(r->memory, r->x->records, r->x->bytes);
@@ -151,7 +173,11 @@ static int feed_refused(receiver_t *r, const apex_acl_entry_t *e, char *err, siz
 static int build_whole(receiver_t *r, apex_zone_t **out, char *err, size_t err_size)
 {
 	apex_zone_from_wire_t *builder;
-	int rc = apex_wire_feed_end(r->feed, &builder);
+	int rc = r->feed != NULL ? APEX_OK : begin_whole(r); /* no record: the builder says so */
+
+	if (rc < 0)
+		return apex_fail(err, err_size, rc, "out of memory");
+	rc = apex_wire_feed_end(r->feed, &builder);
 
 	r->feed = NULL;
 	if (rc == APEX_OK)
@@ -174,27 +200,20 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	apex_xfr_in_limits_t limits = { s->applied->cfg->xfr_size_limit, 0 };
 	apex_xfr_primary_t primary;
 	apex_xfr_timeouts_t t;
-	char header[300];
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->memory = memory;
 	r->x = x;
+	r->origin = z->origin;
+	r->file = z->file;
 	/* an AXFR: claimed at once as large as the version served */
 	if (current == NULL && (rc = apex_transfer_memory_axfr(memory)) < 0)
 		return apex_fail(err, err_size, rc, "%s", memory->err);
 	apex_secondary_primary_of(s, e, &primary);
 	apex_secondary_timeouts_of(s, &t);
 	snprintf(r->source, sizeof(r->source), "transfer of %s from %s", z->name, e->text);
-	snprintf(header, sizeof(header), "zone %s, received from %s", z->name, e->text);
-	if ((rc = apex_wire_feed_begin(&r->feed, z->origin, r->source, r->build_err,
-				       sizeof(r->build_err))) < 0) {
-		receiver_abort(r);
-		return apex_fail(err, err_size, rc, "out of memory");
-	}
-	/* a copy that cannot be made is told at its commit: the transfer is
-	 * served from memory all the same */
-	(void)apex_zone_copy_begin(&r->copy, z->file, header, NULL, 0);
+	snprintf(r->header, sizeof(r->header), "zone %s, received from %s", z->name, e->text);
 	rc = apex_xfr_client_transfer(
 		&primary, z->origin, current != NULL ? APEX_TYPE_IXFR : APEX_TYPE_AXFR,
 		current != NULL ? current->serial : 0, &handler, &limits, &t, x, err, err_size);
@@ -245,6 +264,39 @@ void apex_secondary_copy_again(apex_secondary_t *s, apex_secondary_zone_t *z)
 	apex_zone_unref(zone);
 }
 
+/* Milliseconds from a to b (microseconds; 0 when either is unknown). */
+static double ms_between(uint64_t a, uint64_t b)
+{
+	return a != 0 && b >= a ? (double)(b - a) / 1000.0 : 0.0;
+}
+
+/*
+ * The path of the transfer r of z to serving, phase by phase (info, one
+ * line a transfer: doc/transfers.md, "The path of an IXFR"): from the
+ * NOTIFY's arrival at a worker (or the check's start) to the version
+ * published, which the workers pick up at their next query, then what
+ * follows off that path.
+ */
+static void log_path(const apex_secondary_zone_t *z, const receiver_t *r, uint32_t serial)
+{
+	uint64_t from = z->check_notified_us != 0 ? z->check_notified_us : z->check_began_us;
+	uint64_t first = r->x->first_message_us != 0 ? r->x->first_message_us : r->received;
+
+	apex_info("zone %s: serial %u served %.2f ms after %s: to the transfer thread %.2f, "
+		  "SOA query %.2f, connect and request %.2f, first message %.2f, rest of the "
+		  "answer %.2f, %s %.2f, precomputed answers %.2f, checks and publication %.2f; "
+		  "after serving: journal %.2f, old version let go %.2f ms",
+		  z->name, serial, ms_between(from, r->published),
+		  z->check_notified_us != 0 ? "the NOTIFY" : "its check began",
+		  ms_between(z->check_notified_us, z->check_began_us),
+		  ms_between(z->check_began_us, z->check_newer_us),
+		  ms_between(r->start, r->x->requested_us), ms_between(r->x->requested_us, first),
+		  ms_between(first, r->received), r->derived ? "derivation" : "build",
+		  ms_between(r->received, r->made), ms_between(r->made, r->precomputed),
+		  ms_between(r->precomputed, r->published), ms_between(r->published, r->journaled),
+		  ms_between(r->journaled, r->retired));
+}
+
 /*
  * Publish zone (the caller's reference, taken), the version r received,
  * rename the copy; the status says how it came.  *held: the caller's
@@ -262,6 +314,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 
 	if ((rc = apex_precompute(zone)) < 0)
 		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
+	r->precomputed = apex_monotonic_us();
 	if (rc == APEX_OK)
 		rc = apexd_zonemd_check(z->name, zone, z->zonemd_verify, err, err_size);
 	if (rc < 0) {
@@ -282,21 +335,18 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apex_zone_unref(old);
 		return rc;
 	}
+	r->published = apex_monotonic_us();
 	if (r->derived && old != NULL)
 		apex_secondary_copy_before_journal(s, z, old, sets_bytes(r));
-	apex_debug("zone %s: serial %u served %llu ms after its request: transfer %llu ms, "
-		   "version %llu ms, answers precomputed and published %llu ms",
-		   z->name, serial, (unsigned long long)(apex_monotonic_ms() - r->start),
-		   (unsigned long long)(r->received - r->start),
-		   (unsigned long long)(r->made - r->received),
-		   (unsigned long long)(apex_monotonic_ms() - r->made));
 	if (s->published != NULL)
 		s->published(s->published_arg, old, zone, r->derived ? r->sets : NULL,
 			     r->derived ? r->set_count : 0);
+	r->journaled = apex_monotonic_us();
 	uint32_t old_serial = old != NULL ? old->serial : 0;
 	apex_zone_unref(*held);
 	*held = NULL;
 	apex_server_retire(s->server, old, true);
+	r->retired = apex_monotonic_us();
 	/* a crash from here on leaves the journal ahead of the copy (an
 	 * IXFR, whose copy lags until it is flushed: the next start replays
 	 * the journal), or the copy behind the primary (an AXFR: the next
@@ -309,7 +359,10 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		z->copy_due = 0; /* the copy holds what is published */
 	}
 	apex_zone_unref(zone);
-	apex_memory_purge();
+	if (r->derived) /* kept for the next IXFR a while (secondary_internal.h) */
+		s->purge_due = apex_monotonic_ms() + APEX_SECONDARY_PURGE_DELAY_MS;
+	else
+		apex_memory_purge();
 	pthread_mutex_lock(&s->lock);
 	z->status.transfers++;
 	clock_gettime(CLOCK_REALTIME, &z->status.last_transfer);
@@ -318,6 +371,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		 "%s serial %u %.180s: %zu records", how, serial, detail, records);
 	apex_info("zone %s: %s", z->name, z->status.last_result);
 	pthread_mutex_unlock(&s->lock);
+	log_path(z, r, serial);
 	if (r->derived) { /* its chain let go of when it holds too much */
 		apex_compact_zone_t c = { .server = s->server,
 					  .reloader = s->reloader,
@@ -341,7 +395,8 @@ static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **o
 
 	if (!r->derived)
 		return build_whole(r, out, err, err_size);
-	apex_wire_feed_abort(r->feed); /* received nothing */
+	if (r->feed != NULL) /* received nothing */
+		apex_wire_feed_abort(r->feed);
 	r->feed = NULL;
 	if ((rc = apex_transfer_memory_ixfr(r->memory, r->sets, r->set_count)) < 0)
 		return apex_fail(err, err_size, rc, "%s", r->memory->err);
@@ -359,7 +414,7 @@ static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **o
 static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
 		    apex_zone_t *current, apex_zone_t **held, char *err, size_t err_size)
 {
-	uint64_t start = apex_monotonic_ms();
+	uint64_t start = apex_monotonic_us();
 	char detail[300];
 	apex_xfr_in_t x;
 	receiver_t r;
@@ -387,16 +442,16 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 		return APEX_OK;
 	}
 	r.start = start;
-	r.received = apex_monotonic_ms();
+	r.received = apex_monotonic_us();
 	r.derived = rc == APEX_OK && x.style == APEX_XFR_STYLE_IXFR;
 	if (r.derived) /* an IXFR's copy is written from the version, later */
 		apex_zone_copy_abort(&r.copy);
 	if (rc == APEX_OK)
 		rc = received_version(&r, current, &zone, err, err_size);
-	r.made = apex_monotonic_ms();
+	r.made = apex_monotonic_us();
 	snprintf(detail, sizeof(detail), "from %s%s: %llu messages, %llu bytes, %.3f s%s", e->text,
 		 e->tls_auth != NULL ? " over TLS" : "", (unsigned long long)x.messages,
-		 (unsigned long long)x.bytes, (double)(apex_monotonic_ms() - start) / 1000.0,
+		 (unsigned long long)x.bytes, (double)(apex_monotonic_us() - start) / 1e6,
 		 r.in_place ? ", derived in place" : "");
 	if (rc == APEX_OK)
 		rc = publish(s, z, &r, zone,
@@ -420,6 +475,13 @@ int apex_secondary_transfer_any(apex_secondary_t *s, apex_secondary_zone_t *z,
 				char *err, size_t err_size)
 {
 	bool incremental = current != NULL && !e->axfr_only;
+
+	/* memory-limit weighs the resident size: the pages kept for the next
+	 * IXFR (s->purge_due) go back first, so that they are not counted */
+	if (s->purge_due != 0 && apexd_memory_limit_on(s->memory_limit)) {
+		apex_memory_purge();
+		s->purge_due = 0;
+	}
 	int rc = transfer(s, z, e, incremental ? current : NULL, held, err, err_size);
 
 	if (incremental && (rc == -ESTALE || rc == APEX_EREFUSED)) {
