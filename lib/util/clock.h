@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Milliseconds (and microseconds) of CLOCK_MONOTONIC, for time-outs and durations that
- * must not jump with the wall clock (transfers, NOTIFY, refresh timers).
+ * Milliseconds (and microseconds) of CLOCK_MONOTONIC, for time-outs and
+ * durations that must not jump with the wall clock (transfers, NOTIFY,
+ * refresh timers).
  */
 #ifndef APEX_UTIL_CLOCK_H
 #define APEX_UTIL_CLOCK_H

@@ -134,12 +134,7 @@ int apex_changes_next(apex_changes_reader_t *r, apex_rr_t *rr, apex_change_kind_
 	size_t owner = apex_name_checked_size(p, p + left);
 	if (owner == 0 || left - owner < 10)
 		return APEX_EMALFORMED;
-	rr->owner = p;
-	rr->type = apex_read_u16(p + owner);
-	rr->rclass = apex_read_u16(p + owner + 2);
-	rr->ttl = apex_read_u32(p + owner + 4);
-	rr->rdlength = apex_read_u16(p + owner + 8);
-	rr->rdata = p + owner + 10;
+	apex_changes_record_at(p, owner, rr);
 	if (left - owner - 10 < rr->rdlength)
 		return APEX_EMALFORMED;
 

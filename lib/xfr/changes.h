@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dns/wire.h"
+
 /* One resource record with uncompressed RDATA; the pointers are borrowed
  * from whoever produced it. */
 typedef struct apex_rr {
@@ -86,6 +88,20 @@ typedef struct apex_changes_reader {
 } apex_changes_reader_t;
 
 void apex_changes_reader_init(apex_changes_reader_t *r, const uint8_t *data, size_t size);
+
+/* The fields of the record at p in a change set's data, whose owner name
+ * is owner bytes long; rr points into the data.  No bounds are checked:
+ * apex_changes_next() checks them before it calls this, and a record it
+ * returned may be read again with it. */
+static inline void apex_changes_record_at(const uint8_t *p, size_t owner, apex_rr_t *rr)
+{
+	rr->owner = p;
+	rr->type = apex_read_u16(p + owner);
+	rr->rclass = apex_read_u16(p + owner + 2);
+	rr->ttl = apex_read_u32(p + owner + 4);
+	rr->rdlength = apex_read_u16(p + owner + 8);
+	rr->rdata = p + owner + 10;
+}
 
 /*
  * The next record and what it is. rr points into the reader's data.

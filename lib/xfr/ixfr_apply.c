@@ -23,14 +23,7 @@
  * byte in the set's data (checked once by apex_changes_next()). */
 static void record_at(const uint8_t *p, apex_rr_t *rr)
 {
-	size_t owner = apex_name_size(p);
-
-	rr->owner = p;
-	rr->type = apex_read_u16(p + owner);
-	rr->rclass = apex_read_u16(p + owner + 2);
-	rr->ttl = apex_read_u32(p + owner + 4);
-	rr->rdlength = apex_read_u16(p + owner + 8);
-	rr->rdata = p + owner + 10;
+	apex_changes_record_at(p, apex_name_size(p), rr);
 }
 
 static inline uint8_t lower(uint8_t c)

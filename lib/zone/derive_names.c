@@ -411,8 +411,8 @@ static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash,
 }
 
 /* The hash table: old's copied, the removed names out, the new ones in;
- * built again, with room to spare (node_table.h), when it would be more than half full,
- * an id would not fit its slots or a run its tail. */
+ * built again, with room to spare (node_table.h), when it would be more
+ * than half full, an id would not fit its slots or a run its tail. */
 static int update_table(apex_derive_t *d, apex_arena_t *arena)
 {
 	apex_zone_t *zone = d->zone;
