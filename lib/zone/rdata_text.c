@@ -205,13 +205,27 @@ int apex_rrtype_from_text(const char *text, size_t len)
 		if (strlen(common_types[i].name) == len &&
 		    strncasecmp(common_types[i].name, text, len) == 0)
 			return common_types[i].type;
+	/* RFC 3597 section 5: TYPE and a decimal number of 16 bits, read
+	 * here: ldns reads the number with atoi() and returns any int,
+	 * 101000000 for TYPE0101000000, which is no type. */
+	if (len > 4 && strncasecmp(text, "TYPE", 4) == 0) {
+		unsigned long value = 0;
+		for (size_t i = 4; i < len; i++) {
+			if (text[i] < '0' || text[i] > '9')
+				return -1;
+			value = value * 10 + (unsigned long)(text[i] - '0');
+			if (value > UINT16_MAX)
+				return -1;
+		}
+		return (int)value;
+	}
 	char buf[32];
 	if (len == 0 || len >= sizeof(buf))
 		return -1;
 	memcpy(buf, text, len);
 	buf[len] = '\0';
 	ldns_rr_type type = ldns_get_rr_type_by_name(buf);
-	return type == 0 ? -1 : (int)type;
+	return type == 0 || (unsigned)type > UINT16_MAX ? -1 : (int)type;
 }
 
 bool apex_rdata_text_supported(uint16_t type)

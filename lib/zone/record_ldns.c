@@ -4,9 +4,11 @@
  * take (other types, RFC 3597 "\\#" forms) is parsed by ldns
  * (zone_file_reader.h).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <ldns/ldns.h>
 
@@ -205,6 +207,50 @@ static int generic_rdata_line(apex_reader_t *r, int line, char **generic)
 	return APEX_OK;
 }
 
+/* A field TYPEnnn whose number does not fit in 16 bits (RFC 3597
+ * section 5). */
+static bool type_number_too_large(const char *tok, size_t len)
+{
+	if (len <= 4 || strncasecmp(tok, "TYPE", 4) != 0)
+		return false;
+	for (size_t i = 4; i < len; i++)
+		if (tok[i] < '0' || tok[i] > '9')
+			return false;
+	return apex_rrtype_from_text(tok, len) < 0;
+}
+
+/*
+ * ldns reads the number of a TYPEnnn with atoi() and keeps what its type
+ * holds: TYPE65536 is type 0 to it, TYPE0101000000 in an NSEC's list
+ * type 9024.  Such a field, as the record's type, in the type list of an
+ * NSEC, NSEC3 or CSYNC, or as an RRSIG's type covered, fails the line
+ * here, named.
+ */
+static int check_type_numbers(apex_reader_t *r, int line)
+{
+	const char *type_field = NULL, *rdata = NULL, *p, *tok;
+	size_t len;
+	int type = line_type(r->rec, &type_field, &rdata);
+
+	if (type < 0) {
+		p = type_field;
+		if (p != NULL && (tok = next_token(&p, &len)) != NULL &&
+		    type_number_too_large(tok, len))
+			return apex_reader_fail(r, line, "%.*s: not a type (0 to 65535)", (int)len,
+						tok);
+		return APEX_OK;
+	}
+	if (type != APEX_TYPE_NSEC && type != APEX_TYPE_NSEC3 && type != APEX_TYPE_CSYNC &&
+	    type != APEX_TYPE_RRSIG)
+		return APEX_OK;
+	p = rdata;
+	while ((tok = next_token(&p, &len)) != NULL)
+		if (type_number_too_large(tok, len))
+			return apex_reader_fail(r, line, "%.*s: not a type (0 to 65535)", (int)len,
+						tok);
+	return APEX_OK;
+}
+
 int apex_record_parse_ldns(apex_reader_t *r, int line)
 {
 	if (r->origin_rdf == NULL) {
@@ -220,7 +266,10 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 	       r->rec[r->rec_len - 2] != '\\')
 		r->rec[--r->rec_len] = '\0';
 	char *generic;
-	int rc = generic_rdata_line(r, line, &generic);
+	int rc = check_type_numbers(r, line);
+	if (rc != APEX_OK)
+		return rc;
+	rc = generic_rdata_line(r, line, &generic);
 	if (rc != APEX_OK)
 		return rc;
 	/* ldns uses prev for a record without an owner (leading blank),

@@ -222,6 +222,29 @@ static void test_forms(void **state)
 	check_one("ns1", APEX_TYPE_TXT, false); /* not a fast-path type */
 }
 
+/* TYPEnnn (RFC 3597 section 5) is a 16-bit decimal number and nothing
+ * else: a larger one is no type (ldns's atoi() took 101000000). */
+static void test_type_numbers(void **state)
+{
+	(void)state;
+	assert_int_equal(apex_rrtype_from_text("TYPE65534", 9), 65534);
+	assert_int_equal(apex_rrtype_from_text("type1234", 8), 1234);
+	assert_int_equal(apex_rrtype_from_text("TYPE65535", 9), 65535);
+	assert_int_equal(apex_rrtype_from_text("TYPE0001", 8), 1);
+	assert_int_equal(apex_rrtype_from_text("rrsig", 5), APEX_TYPE_RRSIG);
+	assert_int_equal(apex_rrtype_from_text("TYPE65536", 9), -1);
+	assert_int_equal(apex_rrtype_from_text("TYPE0101000000", 14), -1);
+	assert_int_equal(apex_rrtype_from_text("TYPE99999999999999999999", 24), -1);
+	assert_int_equal(apex_rrtype_from_text("TYPE12a", 7), -1);
+	assert_int_equal(apex_rrtype_from_text("TYPE-1", 6), -1);
+	assert_int_equal(apex_rrtype_from_text("BOGUS", 5), -1);
+	/* in a type bitmap and as an RRSIG's type covered: not taken */
+	check_one("zzz.example. A TYPE0101000000", APEX_TYPE_NSEC, false);
+	check_one("zzz.example. A TYPE65536", APEX_TYPE_NSEC, false);
+	check_one("TYPE70000 13 2 60 20351231000000 1735689600 1 example. QUJD", APEX_TYPE_RRSIG,
+		  false);
+}
+
 /* ------------------------------------------------------------ whole zones */
 
 static void rrset_equal(const apex_rrset_t *a, const apex_rrset_t *b, const char *what)
@@ -406,6 +429,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_records_match_ldns),
 		cmocka_unit_test(test_forms),
+		cmocka_unit_test(test_type_numbers),
 		cmocka_unit_test(test_zones_match_ldns_and_chunks),
 		cmocka_unit_test(test_chunks_with_directives),
 		cmocka_unit_test(test_chunk_error_line),
