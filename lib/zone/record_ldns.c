@@ -207,24 +207,19 @@ static int generic_rdata_line(apex_reader_t *r, int line, char **generic)
 	return APEX_OK;
 }
 
-/* A field TYPEnnn whose number does not fit in 16 bits (RFC 3597
- * section 5). */
-static bool type_number_too_large(const char *tok, size_t len)
+/* A field that starts with TYPE and is not TYPEnnn of 16 bits (RFC 3597
+ * section 5): TYPE65536, TYPE45x. */
+static bool bad_type_number(const char *tok, size_t len)
 {
-	if (len <= 4 || strncasecmp(tok, "TYPE", 4) != 0)
-		return false;
-	for (size_t i = 4; i < len; i++)
-		if (tok[i] < '0' || tok[i] > '9')
-			return false;
-	return apex_rrtype_from_text(tok, len) < 0;
+	return len >= 4 && strncasecmp(tok, "TYPE", 4) == 0 && apex_rrtype_from_text(tok, len) < 0;
 }
 
 /*
  * ldns reads the number of a TYPEnnn with atoi() and keeps what its type
  * holds: TYPE65536 is type 0 to it, TYPE0101000000 in an NSEC's list
- * type 9024.  Such a field, as the record's type, in the type list of an
- * NSEC, NSEC3 or CSYNC, or as an RRSIG's type covered, fails the line
- * here, named.
+ * type 9024, TYPE45x type 45.  Such a field, as the record's type, in
+ * the type list of an NSEC, NSEC3 or CSYNC, or as an RRSIG's type
+ * covered, fails the line here, named.
  */
 static int check_type_numbers(apex_reader_t *r, int line)
 {
@@ -234,10 +229,9 @@ static int check_type_numbers(apex_reader_t *r, int line)
 
 	if (type < 0) {
 		p = type_field;
-		if (p != NULL && (tok = next_token(&p, &len)) != NULL &&
-		    type_number_too_large(tok, len))
-			return apex_reader_fail(r, line, "%.*s: not a type (0 to 65535)", (int)len,
-						tok);
+		if (p != NULL && (tok = next_token(&p, &len)) != NULL && bad_type_number(tok, len))
+			return apex_reader_fail(r, line, "%.*s: not a type (TYPE0 to TYPE65535)",
+						(int)len, tok);
 		return APEX_OK;
 	}
 	if (type != APEX_TYPE_NSEC && type != APEX_TYPE_NSEC3 && type != APEX_TYPE_CSYNC &&
@@ -245,9 +239,9 @@ static int check_type_numbers(apex_reader_t *r, int line)
 		return APEX_OK;
 	p = rdata;
 	while ((tok = next_token(&p, &len)) != NULL)
-		if (type_number_too_large(tok, len))
-			return apex_reader_fail(r, line, "%.*s: not a type (0 to 65535)", (int)len,
-						tok);
+		if (bad_type_number(tok, len))
+			return apex_reader_fail(r, line, "%.*s: not a type (TYPE0 to TYPE65535)",
+						(int)len, tok);
 	return APEX_OK;
 }
 

@@ -292,15 +292,20 @@ static void test_rejections(void **state)
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 		      "u1 TYPE65536 \\# 0\n",
-		      4, "TYPE65536: not a type (0 to 65535)");
+		      4, "TYPE65536: not a type (TYPE0 to TYPE65535)");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 		      "@ NSEC ns1 A NS SOA TYPE0101000000\n",
-		      4, "TYPE0101000000: not a type (0 to 65535)");
+		      4, "TYPE0101000000: not a type (TYPE0 to TYPE65535)");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 		      "@ RRSIG TYPE70000 13 2 60 20351231000000 1735689600 1 example. QUJD\n",
-		      4, "TYPE70000: not a type (0 to 65535)");
+		      4, "TYPE70000: not a type (TYPE0 to TYPE65535)");
+	expect_reject(
+		"$ORIGIN example.\n$TTL 60\n"
+		"@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		"gw TYPE45x 10 1 2 192.0.2.38 AQNRU3mG7TVTO2BkR47usntb102uFJtugbo6BSGvgqt4AQ==\n",
+		4, "TYPE45x: not a type (TYPE0 to TYPE65535)");
 
 	/* An error inside an included file names that file and its line. */
 	char inc_path[300], err[512], path[300], want[400];
