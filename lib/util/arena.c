@@ -75,12 +75,23 @@ static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
 	return chunk;
 }
 
+/* The offset in chunk's data, at or after used, of the first address
+ * that is a multiple of align (a power of two). */
+static size_t aligned_offset(const arena_chunk_t *chunk, size_t used, size_t align)
+{
+	uintptr_t base = (uintptr_t)chunk->data;
+
+	return (size_t)(((base + used + align - 1) & ~(uintptr_t)(align - 1)) - base);
+}
+
 static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 {
 	arena_chunk_t *chunk = arena->current;
+	/* room to align in a new chunk, whose data is aligned to ARENA_ALIGN */
+	size_t pad = align > ARENA_ALIGN ? align - ARENA_ALIGN : 0;
 	if (chunk != NULL) {
 		/* Packed allocations may have left used unaligned. */
-		size_t at = (chunk->used + align - 1) & ~(align - 1);
+		size_t at = aligned_offset(chunk, chunk->used, align);
 		if (at <= chunk->size && chunk->size - at >= size) {
 			chunk->used = at + size;
 			return chunk->data + at;
@@ -89,10 +100,11 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 	if (size > ARENA_CHUNK / 4) {
 		/* A chunk of its own, linked behind the current one so the
 		 * free space of the current chunk is not wasted. */
-		arena_chunk_t *big = arena_chunk_new(arena, size);
+		arena_chunk_t *big = arena_chunk_new(arena, size + pad);
 		if (big == NULL)
 			return NULL;
-		big->used = size;
+		size_t at = aligned_offset(big, 0, align);
+		big->used = at + size;
 		if (chunk != NULL) {
 			big->next = chunk->next;
 			chunk->next = big;
@@ -100,7 +112,7 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 			big->next = NULL;
 			arena->current = big;
 		}
-		return big->data;
+		return big->data + at;
 	}
 	/* The header inside the chunk: a request of exactly a size class
 	 * leaves no tail the allocator rounds up to and never uses.  A small
@@ -109,7 +121,7 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 	size_t chunk_size = arena->footprint >= ARENA_HUGE_AFTER ? ARENA_CHUNK_HUGE : ARENA_CHUNK;
 	if (arena->footprint < ARENA_CHUNK) {
 		size_t small = ARENA_CHUNK_FIRST;
-		while (small < arena->footprint || small < size + sizeof(arena_chunk_t))
+		while (small < arena->footprint || small < size + pad + sizeof(arena_chunk_t))
 			small *= 2;
 		if (small < chunk_size)
 			chunk_size = small;
@@ -119,8 +131,9 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 		return NULL;
 	fresh->next = chunk;
 	arena->current = fresh;
-	fresh->used = size;
-	return fresh->data;
+	size_t at = aligned_offset(fresh, 0, align);
+	fresh->used = at + size;
+	return fresh->data + at;
 }
 
 void *apex_arena_alloc(apex_arena_t *arena, size_t size)
@@ -129,6 +142,16 @@ void *apex_arena_alloc(apex_arena_t *arena, size_t size)
 	if (size == 0)
 		size = ARENA_ALIGN;
 	return arena_take(arena, size, ARENA_ALIGN);
+}
+
+void *apex_arena_alloc_aligned(apex_arena_t *arena, size_t size, size_t align)
+{
+	if (align < ARENA_ALIGN)
+		align = ARENA_ALIGN;
+	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (size == 0)
+		size = ARENA_ALIGN;
+	return arena_take(arena, size, align);
 }
 
 void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size)

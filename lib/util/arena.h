@@ -21,6 +21,11 @@ void apex_arena_destroy(apex_arena_t *arena);
 /* size bytes aligned to 16, owned by the arena; NULL on failure. */
 void *apex_arena_alloc(apex_arena_t *arena, size_t size);
 
+/* size bytes at an address that is a multiple of align (a power of two:
+ * 4096 puts an allocation on whole pages of the system), owned by the
+ * arena; NULL on failure. */
+void *apex_arena_alloc_aligned(apex_arena_t *arena, size_t size, size_t align);
+
 /* Zero-filled variant of apex_arena_alloc(). */
 void *apex_arena_calloc(apex_arena_t *arena, size_t count, size_t size);
 

@@ -66,6 +66,39 @@ static void large_allocations(void **state)
 	apex_arena_destroy(a);
 }
 
+/* apex_arena_alloc_aligned(): every address a multiple of the alignment,
+ * in the current chunk, in a new one and in a chunk of its own; the
+ * bytes of one allocation do not overlap the next's; small allocations
+ * between them stay 16-aligned. */
+static void aligned_allocations(void **state)
+{
+	apex_arena_t *arena = apex_arena_create();
+	uint8_t *prev = NULL;
+
+	(void)state;
+	assert_non_null(arena);
+	for (int i = 0; i < 40; i++) {
+		uint8_t *small = apex_arena_alloc_packed(arena, 7);
+		assert_non_null(small);
+		uint16_t *word = apex_arena_alloc(arena, 100);
+		assert_non_null(word);
+		assert_int_equal((uintptr_t)word % 16, 0);
+		uint8_t *page = apex_arena_alloc_aligned(arena, 32768, 4096);
+		assert_non_null(page);
+		assert_int_equal((uintptr_t)page % 4096, 0);
+		memset(page, i, 32768);
+		if (prev != NULL)
+			assert_int_equal(prev[32767], (uint8_t)(i - 1)); /* not overwritten */
+		prev = page;
+	}
+	uint8_t *big = apex_arena_alloc_aligned(arena, 200000, 4096);
+	assert_non_null(big);
+	assert_int_equal((uintptr_t)big % 4096, 0);
+	memset(big, 0xab, 200000);
+	assert_int_equal(prev[0], 39);
+	apex_arena_destroy(arena);
+}
+
 static void copies(void **state)
 {
 	(void)state;
@@ -178,6 +211,7 @@ int main(void)
 		cmocka_unit_test(alignment_and_zeroing),
 		cmocka_unit_test(packed_allocations_are_adjacent),
 		cmocka_unit_test(large_allocations),
+		cmocka_unit_test(aligned_allocations),
 		cmocka_unit_test(copies),
 		cmocka_unit_test(adoption),
 		cmocka_unit_test(footprint_grows_with_use),
