@@ -16,10 +16,18 @@
  * time, and per round the time of apex_ixfr_version() and of the
  * precomputed answers, whether it was derived in place; then the median.
  */
+#include <config.h> /* HAVE_JEMALLOC */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#ifdef HAVE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#else
+#include <malloc.h>
+#endif
 
 #include "dns/name.h"
 #include "dns/rrtype.h"
@@ -29,10 +37,14 @@
 #include "util/log.h"
 #include "xfr/changes.h"
 #include "xfr/ixfr_apply.h"
+#include "xfr/version_compact.h"
 #include "zone/load.h"
+#include "zone/page_discard.h"
 #include "zone/zone.h"
 
 #define ROUNDS_MAX 100
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 static double seconds(void)
 {
@@ -182,6 +194,19 @@ static int mixed_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t 
 	return rc;
 }
 
+/* What apexd does after a whole build (a compaction, an AXFR): the
+ * allocator's free pages go back to the system, so that the next round's
+ * copies fault fresh ones in. */
+static void give_back_memory(void)
+{
+#ifdef HAVE_JEMALLOC
+	mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+	mallctl("arena." STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", NULL, NULL, NULL, 0);
+#else
+	malloc_trim(0);
+#endif
+}
+
 static int by_value(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -194,6 +219,7 @@ int main(int argc, char **argv)
 	char err[1024];
 	apex_zone_t *zone = NULL;
 	double times[ROUNDS_MAX];
+	size_t given_back = 0;
 
 	if (argc < 3 || apex_name_from_str(argv[2], origin) <= 0) {
 		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed]]]\n", argv[0]);
@@ -201,7 +227,11 @@ int main(int argc, char **argv)
 	}
 	size_t changes = argc > 3 ? strtoul(argv[3], NULL, 10) : 100;
 	int rounds = argc > 4 ? atoi(argv[4]) : 6;
-	bool mixed = argc > 5 && strcmp(argv[5], "mixed") == 0;
+	bool mixed = false, cold = false;
+	for (int i = 5; i < argc; i++) {
+		mixed = mixed || strcmp(argv[i], "mixed") == 0;
+		cold = cold || strcmp(argv[i], "cold") == 0;
+	}
 	if (rounds < 1 || rounds > ROUNDS_MAX || changes == 0) {
 		fprintf(stderr, "%s: CHANGES > 0 and ROUNDS from 1 to %d\n", argv[0], ROUNDS_MAX);
 		return 2;
@@ -243,11 +273,19 @@ int main(int argc, char **argv)
 		       (t2 - t1) * 1e3);
 		/* as apexd's retire step does once only next holds zone */
 		apex_zone_release_index(zone);
+		given_back += apex_zone_discard_replaced(zone, next);
 		apex_zone_unref(zone);
 		zone = next;
+		if (cold)
+			give_back_memory();
 	}
 	qsort(times, (size_t)rounds, sizeof(times[0]), by_value);
 	printf("median: %.1f ms\n", times[rounds / 2] * 1e3);
+	printf("chain: %u versions, %.1f MiB held beyond the whole build, %.1f MiB of replaced "
+	       "node pages given back; compaction %s\n",
+	       zone->derived_depth, (double)zone->chain_memory / (1 << 20),
+	       (double)given_back / (1 << 20),
+	       apex_version_wants_compact(zone) ? "due" : "not due");
 	apex_zone_unref(zone);
 	return 0;
 }

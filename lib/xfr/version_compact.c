@@ -6,17 +6,18 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "xfr/version_records.h"
+#include "zone/page_discard.h"
 #include "zone/zone_from_wire.h"
 
 bool apex_version_wants_compact(const apex_zone_t *zone)
 {
 	size_t whole = zone->memory > zone->chain_memory ? zone->memory - zone->chain_memory : 0;
+	size_t chain = apex_zone_chain_memory(zone); /* less the pages given back */
 
 	if (zone->base == NULL)
 		return false; /* built whole: nothing held */
 	return zone->derived_depth >= APEX_COMPACT_DEPTH ||
-	       (zone->chain_memory > APEX_COMPACT_FLOOR &&
-		zone->chain_memory * APEX_COMPACT_SHARE > whole);
+	       (chain > APEX_COMPACT_FLOOR && chain * APEX_COMPACT_SHARE > whole);
 }
 
 static int add_record(void *ctx, const apex_rr_t *rr)

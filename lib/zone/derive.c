@@ -10,16 +10,17 @@
 #include "util/error.h"
 #include "zone/build_steps.h"
 #include "zone/derive_state.h"
+#include "zone/page_discard.h"
 
 typedef apex_derive_t derive_t;
 
 bool apex_zone_derivable(const apex_zone_t *zone)
 {
 	size_t whole = zone->memory > zone->chain_memory ? zone->memory - zone->chain_memory : 0;
+	size_t chain = apex_zone_chain_memory(zone); /* less the pages given back */
 
 	return zone->derived_depth < APEX_DERIVE_DEPTH_MAX &&
-	       (zone->chain_memory <= APEX_DERIVE_CHAIN_FLOOR ||
-		zone->chain_memory * APEX_DERIVE_CHAIN_SHARE <= whole);
+	       (chain <= APEX_DERIVE_CHAIN_FLOOR || chain * APEX_DERIVE_CHAIN_SHARE <= whole);
 }
 
 const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name)
@@ -61,8 +62,10 @@ apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 								      : APEX_NODE_PAGE;
 		/* only the nodes old lacks are zeroed: a page is 32 KiB, and
 		 * zeroing what the copy writes over cost as much as the copy */
-		apex_node_t *page =
-			apex_arena_alloc(d->zone->arena, APEX_NODE_PAGE * sizeof(*page));
+		/* on whole system pages: given back whole once replaced
+		 * (zone/page_discard.h) */
+		apex_node_t *page = apex_arena_alloc_aligned(
+			d->zone->arena, APEX_NODE_PAGE * sizeof(*page), APEX_NODE_PAGE_ALIGN);
 		if (page == NULL)
 			return NULL;
 		if (n > 0)

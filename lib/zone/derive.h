@@ -47,9 +47,10 @@
 
 /* Versions derived in a row before one is built whole again, and the
  * share of a version's memory its chain may hold beyond the whole build
- * (zone->chain_memory, as 1/N; but always up to APEX_DERIVE_CHAIN_FLOOR
- * bytes, nothing to free in a small zone) before the next is built
- * whole. */
+ * (apex_zone_chain_memory(): zone->chain_memory less the node pages
+ * given back, zone/page_discard.h; as 1/N; but always up to
+ * APEX_DERIVE_CHAIN_FLOOR bytes, nothing to free in a small zone) before
+ * the next is built whole. */
 #define APEX_DERIVE_DEPTH_MAX 64
 #define APEX_DERIVE_CHAIN_SHARE 4
 #define APEX_DERIVE_CHAIN_FLOOR ((size_t)16 << 20)

@@ -230,6 +230,7 @@ void apex_index_mem_unref(apex_index_mem_t *mem)
  * are taken). */
 void apex_zone_release_index(apex_zone_t *zone)
 {
+	atomic_store_explicit(&zone->released, true, memory_order_release);
 	apex_index_mem_unref(
 		atomic_exchange_explicit(&zone->index_mem, NULL, memory_order_acq_rel));
 	apex_index_mem_unref(

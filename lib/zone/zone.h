@@ -115,6 +115,9 @@ typedef struct apex_nsec3 apex_nsec3_t;
  * 56 bytes, 28 KiB. */
 #define APEX_NODE_PAGE_BITS 9
 #define APEX_NODE_PAGE (1u << APEX_NODE_PAGE_BITS)
+/* A derived version's copy of a node page lies on whole system pages of
+ * this size (zone/page_discard.h gives them back). */
+#define APEX_NODE_PAGE_ALIGN 4096
 
 /*
  * One owner name of the zone.  Empty non-terminals (RFC 4592 section
@@ -325,6 +328,12 @@ typedef struct apex_zone {
 	 * (their base): whoever waits for the users of a replaced version to
 	 * let go (apexd's retire) does not wait for these. */
 	atomic_uint base_refs;
+	/* Set by apex_zone_release_index(): replaced, and nobody but the
+	 * versions derived from it reads it (zone/page_discard.h). */
+	atomic_bool released;
+	/* Of a whole build: the bytes of node pages its chain of derived
+	 * versions gave back to the system (zone/page_discard.h). */
+	atomic_size_t pages_discarded;
 	/* Where the name index lives when not in arena (one reference), or
 	 * NULL.  Dropped with the version, or before by
 	 * apex_zone_release_index() once it is replaced and only versions

@@ -12,6 +12,7 @@
 #include "metrics/exposition.h"
 #include "observe/stats.h"
 #include "util/error.h"
+#include "zone/page_discard.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -266,7 +267,7 @@ static uint64_t zone_records(const apex_zone_t *z)
 
 static uint64_t zone_memory(const apex_zone_t *z)
 {
-	return z->memory;
+	return apex_zone_memory(z); /* less the node pages given back */
 }
 
 static uint64_t zone_loaded_at(const apex_zone_t *z)

@@ -25,6 +25,7 @@
 #include "transfers/secondary.h"
 #include "transfers/xfr_out.h"
 #include "util/error.h"
+#include "zone/page_discard.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -190,7 +191,8 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 				out,
 				",\"serial\":%" PRIu32 ",\"loaded_at\":\"%s\","
 				"\"load_seconds\":%.3f,\"records\":%zu,\"memory_bytes\":%zu",
-				v->serial, loaded_at, v->load_seconds, v->record_count, v->memory);
+				v->serial, loaded_at, v->load_seconds, v->record_count,
+				apex_zone_memory(v));
 		apex_ctl_buf_printf(out, ",\"loads\":%" PRIu64 ",\"failures\":%" PRIu64, z->loads,
 				    z->failures);
 		if (z->state == APEX_ZONE_FAILED) {
@@ -207,7 +209,7 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 					    "  serial: %" PRIu32 "\n  loaded at: %s (in %.3f s)\n"
 					    "  records: %zu\n  memory: %.1f MiB\n",
 					    v->serial, loaded_at, v->load_seconds, v->record_count,
-					    (double)v->memory / (1024.0 * 1024.0));
+					    (double)apex_zone_memory(v) / (1024.0 * 1024.0));
 		else
 			apex_ctl_buf_puts(out, "  not served\n");
 		if (z->state == APEX_ZONE_FAILED)

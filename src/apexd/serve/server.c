@@ -16,6 +16,7 @@
 #include "process/quiet_thread.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "zone/page_discard.h"
 
 int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned workers)
 {
@@ -351,6 +352,21 @@ void apex_server_wake_workers(apex_server_t *server)
 	}
 }
 
+/* The node pages of old (replaced and released) that the version derived
+ * from it replaced, given back (zone/page_discard.h).  That version is the
+ * one served, or one of its bases when more were published since. */
+static void discard_replaced(apex_server_t *server, apex_zone_t *old)
+{
+	apex_zone_t *served = apex_server_served_version(server, old->origin);
+	const apex_zone_t *successor = served;
+
+	while (successor != NULL && successor->base != old)
+		successor = successor->base;
+	if (successor != NULL)
+		apex_zone_discard_replaced(old, successor);
+	apex_zone_unref(served);
+}
+
 void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_run)
 {
 	if (old == NULL)
@@ -368,9 +384,12 @@ void apex_server_retire(apex_server_t *server, apex_zone_t *old, bool workers_ru
 			usleep(1000);
 		}
 		/* Only versions derived from it hold it now: the memory of its
-		 * name index, which they do not use, goes at once. */
-		if (ms < APEX_SERVER_RELEASE_WAIT_MS)
+		 * name index, which they do not use, goes at once, and so do
+		 * the node pages its successor replaced. */
+		if (ms < APEX_SERVER_RELEASE_WAIT_MS) {
 			apex_zone_release_index(old);
+			discard_replaced(server, old);
+		}
 		if (ms == APEX_SERVER_RELEASE_WAIT_MS) {
 			char name[APEX_NAME_MAX * 4 + 1];
 

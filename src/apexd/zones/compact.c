@@ -19,6 +19,7 @@
 #include "util/log.h"
 #include "xfr/version_compact.h"
 #include "zones/reload.h"
+#include "zone/page_discard.h"
 
 #define MIB(x) ((double)(x) / 1048576.0)
 
@@ -84,7 +85,7 @@ int apex_compact_served(const apex_compact_zone_t *z)
 		apex_zone_unref(served);
 		return 0;
 	}
-	held = served->chain_memory;
+	held = apex_zone_chain_memory(served);
 	rc = build(z, served, &compact, err, sizeof(err));
 	if (rc == APEX_OK && (rc = publish(z, served, compact)) < 0) {
 		snprintf(err, sizeof(err), "not published: %s",

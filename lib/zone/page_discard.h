@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Node pages that no version reads any more, given back to the system
+ * before the version that holds them is freed.
+ *
+ * A version derived from another (zone/derive.h) copies the node pages it
+ * changes and shares the rest; it holds its base, and so the base's pages,
+ * until the whole chain is let go of (a compaction, xfr/version_compact.h).
+ * An IXFR that re-points delegations spread over a zone copies a page for
+ * each: without this, every replaced page stayed in memory until the next
+ * compaction, which the chain's growth then brought every few IXFRs.
+ *
+ * Once a version is replaced by the one derived from it and released
+ * (apex_zone_release_index(): nobody but its derived versions reads it),
+ * its pages that the successor replaced are read by no one, provided
+ * every version before it in the chain is released too and none of them
+ * has another derived version: their memory is given back with
+ * madvise(MADV_DONTNEED).  The allocation stays (its arena frees it with
+ * the version); only whole 4 KiB pages inside a node page are given back.
+ * What was given back is counted at the chain's whole build, and the
+ * rules that bound a chain's memory count it out (apex_zone_chain_memory()).
+ */
+#ifndef APEX_ZONE_PAGE_DISCARD_H
+#define APEX_ZONE_PAGE_DISCARD_H
+
+#include <stddef.h>
+
+#include "zone/zone.h"
+
+/*
+ * Give back old's node pages that successor (derived from old) replaced,
+ * if the conditions above hold; old must be released.  Returns the bytes
+ * given back (0 when the conditions do not hold).
+ */
+size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor);
+
+/* The memory zone's chain holds beyond its whole build (zone->chain_memory)
+ * less what the chain gave back. */
+size_t apex_zone_chain_memory(const apex_zone_t *zone);
+
+/* The memory zone holds with its chain (zone->memory) less what the chain
+ * gave back. */
+size_t apex_zone_memory(const apex_zone_t *zone);
+
+#endif

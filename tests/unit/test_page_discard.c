@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Node pages given back once no version reads them (zone/page_discard.h):
+ * after a version derived by an IXFR replaces a released one, the pages it
+ * copied are given back from the one before, the derived version reads
+ * every record as before, and nothing is given back while another version
+ * could still read the pages: the one before not released, a second
+ * version derived from it, or an earlier version of the chain not released.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "xfr/ixfr_apply.h"
+#include "xfr/version_compact.h"
+#include "zone/page_discard.h"
+#include "zone_records.h"
+
+/* zone's SOA RDATA with serial in rdata (room for it). */
+static uint16_t soa_at(const apex_zone_t *zone, uint32_t serial, uint8_t *rdata)
+{
+	uint16_t size = apex_read_u16(zone->soa->rdata);
+
+	memcpy(rdata, zone->soa->rdata + 2, size);
+	apex_write_u32(rdata + size - 20, serial);
+	return size;
+}
+
+/* The version after old with a TXT record "k" more at the apex (node id 0:
+ * its node page is copied). */
+static apex_zone_t *apex_txt_more(apex_zone_t *old, unsigned k)
+{
+	uint8_t old_soa[512], new_soa[512], txt[8];
+	char err[256];
+	apex_changes_t set;
+	apex_zone_t *zone = NULL;
+	bool in_place = false;
+
+	apex_changes_init(&set);
+	apex_rr_t rr = { old->origin,
+			 APEX_TYPE_SOA,
+			 APEX_CLASS_IN,
+			 old->soa->ttl,
+			 soa_at(old, old->serial, old_soa),
+			 old_soa };
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_OLD_SOA, &rr), APEX_OK);
+	rr.rdlength = soa_at(old, old->serial + 1, new_soa);
+	rr.rdata = new_soa;
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_NEW_SOA, &rr), APEX_OK);
+	txt[0] = (uint8_t)snprintf((char *)txt + 1, sizeof(txt) - 1, "%u", k);
+	rr = (apex_rr_t){ old->origin, APEX_TYPE_TXT,          APEX_CLASS_IN,
+			  3600,        (uint16_t)(1 + txt[0]), txt };
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_ADD, &rr), APEX_OK);
+	if (apex_ixfr_version(old, &set, 1, "test", &zone, &in_place, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	assert_true(in_place);
+	assert_int_equal(apex_precompute(zone), APEX_OK);
+	apex_changes_free(&set);
+	return zone;
+}
+
+/* The version built whole from zone's records, to compare zone with
+ * once pages are given back. */
+static apex_zone_t *whole_copy(const apex_zone_t *zone)
+{
+	apex_zone_t *copy = NULL;
+	char err[256];
+
+	if (apex_version_compact(zone, "test", &copy, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	assert_int_equal(apex_precompute(copy), APEX_OK);
+	return copy;
+}
+
+/* Every byte of node id's page slot is zero: its memory was given back. */
+static bool node_given_back(const apex_zone_t *zone, uint32_t id)
+{
+	const uint8_t *p = (const uint8_t *)apex_zone_node_of(zone, id);
+
+	for (size_t i = 0; i < sizeof(apex_node_t); i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+static void given_back_after_release(void **state)
+{
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	assert_true(v0->id_count > 2 * APEX_NODE_PAGE); /* more pages than the one copied */
+	apex_zone_t *v1 = apex_txt_more(v0, 1);
+	apex_zone_t *copy = whole_copy(v1);
+	assert_ptr_not_equal(v1->node_pages[0], v0->node_pages[0]);
+	assert_ptr_equal(v1->node_pages[1], v0->node_pages[1]);
+
+	/* not released: nothing given back */
+	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
+	apex_zone_release_index(v0);
+	size_t chain = v1->chain_memory, memory = v1->memory;
+	size_t bytes = apex_zone_discard_replaced(v0, v1);
+	/* page 0 of 32 KiB, less at most a partial system page at each end */
+	assert_true(bytes >= APEX_NODE_PAGE * sizeof(apex_node_t) - 2 * 4096);
+	assert_true(bytes <= APEX_NODE_PAGE * sizeof(apex_node_t));
+	assert_true(node_given_back(v0, APEX_NODE_PAGE / 2));
+	assert_false(node_given_back(v0, APEX_NODE_PAGE + APEX_NODE_PAGE / 2)); /* shared */
+	assert_int_equal(apex_zone_chain_memory(v1), chain > bytes ? chain - bytes : 0);
+	assert_int_equal(apex_zone_memory(v1), memory - bytes);
+	/* what v1 serves is intact */
+	assert_same_version(copy, v1);
+
+	/* the next in the chain: v1's copy of page 0 given back in turn */
+	apex_zone_t *v2 = apex_txt_more(v1, 2);
+	apex_zone_t *copy2 = whole_copy(v2);
+	apex_zone_unref(v0); /* v1 holds it */
+	apex_zone_release_index(v1);
+	assert_true(apex_zone_discard_replaced(v1, v2) > 0);
+	assert_true(node_given_back(v1, APEX_NODE_PAGE / 2));
+	assert_same_version(copy2, v2);
+	apex_zone_unref(v1);
+	apex_zone_unref(v2);
+	apex_zone_unref(copy);
+	apex_zone_unref(copy2);
+}
+
+static void kept_while_another_can_read(void **state)
+{
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	/* two versions derived from v0: the other still reads its pages */
+	apex_zone_t *a = apex_txt_more(v0, 1), *b = apex_txt_more(v0, 2);
+	apex_zone_release_index(v0);
+	assert_int_equal(apex_zone_discard_replaced(v0, a), 0);
+	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
+	apex_zone_unref(b);
+	/* b gone: a is v0's only derived version */
+	assert_true(apex_zone_discard_replaced(v0, a) > 0);
+	apex_zone_unref(a);
+	apex_zone_unref(v0);
+
+	/* a chain v0, v1, v2 whose v1 is released before v0: v1's pages may
+	 * be v0's, which v0's users still read */
+	v0 = load_file("root.zone", ".");
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	apex_zone_t *v1 = apex_txt_more(v0, 1);
+	apex_zone_t *v2 = apex_txt_more(v1, 2);
+	apex_zone_release_index(v1);
+	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0);
+	/* not its successor */
+	apex_zone_release_index(v0);
+	assert_int_equal(apex_zone_discard_replaced(v0, v2), 0);
+	assert_true(apex_zone_discard_replaced(v0, v1) > 0);
+	apex_zone_unref(v0);
+	apex_zone_unref(v1);
+	apex_zone_unref(v2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(given_back_after_release),
+		cmocka_unit_test(kept_while_another_can_read),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
