@@ -3,7 +3,7 @@
  * The cost of deriving a version from an IXFR alone, in one process: no
  * primary, no network, no journal (doc/performance.md section 9).
  *
- *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed]]]
+ *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed] [cold]]]
  *
  * Loads the zone, then applies ROUNDS (default 6) change sets in a chain,
  * as a secondary receives them: each removes the CHANGES (default 100)
@@ -12,9 +12,14 @@
  * sets of contrib/bench/secondaries.py instead: half of the CHANGES give
  * an existing delegation, spread over the zone, a new name server in
  * place of its own, half add a new delegation (kept by the rounds
- * after).  Printed: the zone's load
- * time, and per round the time of apex_ixfr_version() and of the
- * precomputed answers, whether it was derived in place; then the median.
+ * after).  Each round's old version is released as apexd's retire step
+ * does, the node pages its successor replaced given back.  With "cold",
+ * the allocator's free pages go back to the system after each round, as
+ * apexd gives them back after a whole build, so that the next round's
+ * copies touch fresh memory.  Printed: the zone's load time, and per
+ * round the time of apex_ixfr_version() and of the precomputed answers,
+ * whether it was derived in place; then the median, and what the chain
+ * holds and gave back.
  */
 #include <config.h> /* HAVE_JEMALLOC */
 
@@ -222,7 +227,8 @@ int main(int argc, char **argv)
 	size_t given_back = 0;
 
 	if (argc < 3 || apex_name_from_str(argv[2], origin) <= 0) {
-		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed]]]\n", argv[0]);
+		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed] [cold]]]\n",
+			argv[0]);
 		return 2;
 	}
 	size_t changes = argc > 3 ? strtoul(argv[3], NULL, 10) : 100;
