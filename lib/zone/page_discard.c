@@ -60,18 +60,21 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 	return bytes;
 }
 
-size_t apex_zone_chain_memory(const apex_zone_t *zone)
+/* bytes less what zone's chain gave back, at least 0. */
+static size_t less_given_back(const apex_zone_t *zone, size_t bytes)
 {
 	size_t given =
 		atomic_load_explicit(&chain_root(zone)->pages_discarded, memory_order_relaxed);
 
-	return zone->chain_memory > given ? zone->chain_memory - given : 0;
+	return bytes > given ? bytes - given : 0;
+}
+
+size_t apex_zone_chain_memory(const apex_zone_t *zone)
+{
+	return less_given_back(zone, zone->chain_memory);
 }
 
 size_t apex_zone_memory(const apex_zone_t *zone)
 {
-	size_t given =
-		atomic_load_explicit(&chain_root(zone)->pages_discarded, memory_order_relaxed);
-
-	return zone->memory > given ? zone->memory - given : 0;
+	return less_given_back(zone, zone->memory);
 }

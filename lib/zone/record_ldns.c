@@ -164,13 +164,13 @@ static int line_type(const char *rec, const char **type_field, const char **rdat
  * of the fields on a line with too many and refuse a key split by
  * blanks.  ldns is given the line with that RDATA in the RFC 3597
  * generic form, "\# LENGTH HEX", in *generic (the caller frees it).
+ * type, type_field and rdata: what line_type() found in the line.
  * Returns APEX_OK with *generic NULL for every other line.
  */
-static int generic_rdata_line(apex_reader_t *r, int line, char **generic)
+static int generic_rdata_line(apex_reader_t *r, int line, int type, const char *type_field,
+			      const char *rdata, char **generic)
 {
 	*generic = NULL;
-	const char *type_field = NULL, *rdata = NULL;
-	int type = line_type(r->rec, &type_field, &rdata);
 	if (type != APEX_TYPE_IPSECKEY && type != APEX_TYPE_AMTRELAY)
 		return APEX_OK;
 	const char *p = rdata;
@@ -219,13 +219,14 @@ static bool bad_type_number(const char *tok, size_t len)
  * holds: TYPE65536 is type 0 to it, TYPE0101000000 in an NSEC's list
  * type 9024, TYPE45x type 45.  Such a field, as the record's type, in
  * the type list of an NSEC, NSEC3 or CSYNC, or as an RRSIG's type
- * covered, fails the line here, named.
+ * covered, fails the line here, named.  type, type_field and rdata: what
+ * line_type() found in the line.
  */
-static int check_type_numbers(apex_reader_t *r, int line)
+static int check_type_numbers(apex_reader_t *r, int line, int type, const char *type_field,
+			      const char *rdata)
 {
-	const char *type_field = NULL, *rdata = NULL, *p, *tok;
+	const char *p, *tok;
 	size_t len;
-	int type = line_type(r->rec, &type_field, &rdata);
 
 	if (type < 0) {
 		p = type_field;
@@ -260,10 +261,12 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 	       r->rec[r->rec_len - 2] != '\\')
 		r->rec[--r->rec_len] = '\0';
 	char *generic;
-	int rc = check_type_numbers(r, line);
+	const char *type_field = NULL, *rdata = NULL;
+	int type = line_type(r->rec, &type_field, &rdata);
+	int rc = check_type_numbers(r, line, type, type_field, rdata);
 	if (rc != APEX_OK)
 		return rc;
-	rc = generic_rdata_line(r, line, &generic);
+	rc = generic_rdata_line(r, line, type, type_field, rdata, &generic);
 	if (rc != APEX_OK)
 		return rc;
 	/* ldns uses prev for a record without an owner (leading blank),

@@ -34,10 +34,10 @@ static int claim(const apex_compact_zone_t *z, const apex_zone_t *served, apexd_
 	snprintf(what, sizeof(what),
 		 "a compact build of %.100s as large as the version served (%.1f MiB, %zu "
 		 "records)",
-		 z->name, MIB(served->memory), served->record_count);
+		 z->name, MIB(apex_zone_memory(served)), served->record_count);
 	return apexd_memory_limit_claim(
 		z->limit, z->kind, c,
-		apexd_estimate_like(served->memory, served->record_count, 1.0), what, err,
+		apexd_estimate_like(apex_zone_memory(served), served->record_count, 1.0), what, err,
 		err_size);
 }
 

@@ -16,6 +16,7 @@
 #include "process/memory_limit.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
+#include "zone/page_discard.h"
 
 #define MIB(x) ((double)(x) / (1024.0 * 1024.0))
 
@@ -37,12 +38,13 @@ int apex_reloader_memory_claim(apex_reloader_t *r, const char *file, const uint8
 	old = apex_server_served_version(r->server, origin);
 	if (old != NULL && loaded_size > 0) {
 		/* the version served, scaled to the file's size now */
-		estimate = apexd_estimate_like(old->memory, old->record_count,
+		estimate = apexd_estimate_like(apex_zone_memory(old), old->record_count,
 					       (double)size / (double)loaded_size);
 		snprintf(what, sizeof(what),
 			 "reloading %.120s (%.1f MiB; the version served: %.1f MiB, %zu records, "
 			 "from %.1f MiB of file)",
-			 file, MIB(size), MIB(old->memory), old->record_count, MIB(loaded_size));
+			 file, MIB(size), MIB(apex_zone_memory(old)), old->record_count,
+			 MIB(loaded_size));
 	} else if (apexd_estimate_file_lines(file, size, &lines) == APEX_OK) {
 		estimate = apexd_estimate_records(lines, size);
 		snprintf(what, sizeof(what), "loading %.120s (%.1f MiB, about %llu lines)", file,
