@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	apex_changes_init(&set);
-	int rc = apex_file_diff(old, argv[3], &set, &result, err, sizeof(err));
+	int rc = apex_file_diff(old, argv[3], &set, &result, NULL, err, sizeof(err));
 	printf("change set: %zu removed, %zu added, %.1f MiB\n", set.removed, set.added,
 	       (double)set.size / 1048576.0);
 	step("comparison (apex_file_diff)", steady);

@@ -310,12 +310,15 @@ static bool same_soa(const file_diff_t *d)
 }
 
 int apex_file_diff(const apex_zone_t *old, const char *file, apex_changes_t *out,
-		   apex_file_diff_result_t *result, char *err, size_t err_size)
+		   apex_file_diff_result_t *result, apex_file_digest_t *digest, char *err,
+		   size_t err_size)
 {
 	file_diff_t *d = calloc(1, sizeof(*d));
 	int rc;
 
 	*result = APEX_FILE_DIFF_WHOLE;
+	if (digest != NULL)
+		digest->valid = false;
 	if (err_size > 0)
 		err[0] = '\0';
 	if (d == NULL)
@@ -327,7 +330,7 @@ int apex_file_diff(const apex_zone_t *old, const char *file, apex_changes_t *out
 	if (rc == APEX_OK) {
 		apex_load_filter_t filter = { drop_held, restart, keep_added, d };
 
-		rc = apex_zone_load_filtered(file, old->origin, &filter, err, err_size);
+		rc = apex_zone_load_filtered(file, old->origin, &filter, digest, err, err_size);
 	}
 	if (rc == APEX_ENOTSUP) { /* more added than a whole load would take */
 		rc = APEX_OK;

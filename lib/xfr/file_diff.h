@@ -38,10 +38,13 @@ typedef enum apex_file_diff_result {
  * may serve it meanwhile).  On APEX_OK, *result says what was found and,
  * when the file changed, out (initialised, empty) receives the change set
  * from old to the file: old's SOA, the removals, the file's SOA, the
- * additions.  Returns APEX_ELOAD with "FILE:LINE: reason" in err when the
- * file does not parse, or APEX_ENOMEM.
+ * additions.  digest (NULL: not wanted) receives the SHA-256 of the file
+ * compared, for the version derived from the change to keep
+ * (zone/file_digest.h).  Returns APEX_ELOAD with "FILE:LINE: reason" in
+ * err when the file does not parse, or APEX_ENOMEM.
  */
 int apex_file_diff(const apex_zone_t *old, const char *file, apex_changes_t *out,
-		   apex_file_diff_result_t *result, char *err, size_t err_size);
+		   apex_file_diff_result_t *result, apex_file_digest_t *digest, char *err,
+		   size_t err_size);
 
 #endif

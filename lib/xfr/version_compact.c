@@ -49,6 +49,7 @@ int apex_version_compact(const apex_zone_t *zone, const char *source, apex_zone_
 		 * transferred (zone-status, RSSAC002's load-time), not rebuilt */
 		(*out)->loaded_at = zone->loaded_at;
 		(*out)->load_seconds = zone->load_seconds;
+		(*out)->file_digest = zone->file_digest; /* the same records */
 	}
 	return rc;
 }

@@ -274,8 +274,10 @@ int apex_zone_load(const char *file, const uint8_t *origin, apex_zone_t **out, c
 			snprintf(err, err_size, "%s: out of memory", file);
 		return rc;
 	}
-	apex_loader_t ld = { .b = &v.b, .sinks = sinks };
+	apex_loader_t ld = { .b = &v.b, .sinks = sinks, .digest = &v.b.zone->file_digest };
 	rc = load_zone_file(&ld, file, origin);
+	if (v.b.file_count != 1) /* an $INCLUDE's file may change alone */
+		v.b.zone->file_digest.valid = false;
 	if (rc == APEX_OK) {
 		rc = apex_version_finish(&v, sinks, ld.sink_count, out);
 	} else {
@@ -304,7 +306,8 @@ static int give_kept(const apex_load_filter_t *filter, const apex_sink_t *s)
 }
 
 int apex_zone_load_filtered(const char *file, const uint8_t *origin,
-			    const apex_load_filter_t *filter, char *err, size_t err_size)
+			    const apex_load_filter_t *filter, apex_file_digest_t *digest, char *err,
+			    size_t err_size)
 {
 	apex_version_build_t v;
 	apex_sink_t *sinks[THREADS_MAX + 1];
@@ -315,8 +318,12 @@ int apex_zone_load_filtered(const char *file, const uint8_t *origin,
 			snprintf(err, err_size, "%s: out of memory", file);
 		return rc;
 	}
-	apex_loader_t ld = { .b = &v.b, .sinks = sinks, .filter = filter };
+	apex_loader_t ld = { .b = &v.b, .sinks = sinks, .filter = filter, .digest = digest };
+	if (digest != NULL)
+		digest->valid = false;
 	rc = load_zone_file(&ld, file, origin);
+	if (digest != NULL && (rc != APEX_OK || v.b.file_count != 1))
+		digest->valid = false; /* an $INCLUDE's file may change alone */
 	if (rc == APEX_OK && ld.sink_count > 0)
 		rc = give_kept(filter, sinks[0]);
 	if (rc == APEX_ENOMEM && err_size > 0 && err[0] == '\0')

@@ -45,11 +45,15 @@ typedef struct apex_load_filter {
  * Parse the master file `file` for the zone origin as apex_zone_load()
  * does (the same threads, checks and "FILE:LINE: reason" errors), but
  * build no version: each record goes to filter (above).  The memory it
- * takes is that of the records kept.  Returns APEX_OK, APEX_ELOAD with
- * err, APEX_ENOMEM or the filter's error.
+ * takes is that of the records kept.  digest (NULL: not wanted) receives
+ * the file's SHA-256 as apex_zone_load() keeps it in the version
+ * (zone/file_digest.h; not valid if the parse failed or read an
+ * $INCLUDE).  Returns APEX_OK, APEX_ELOAD with err, APEX_ENOMEM or the
+ * filter's error.
  */
 int apex_zone_load_filtered(const char *file, const uint8_t *origin,
-			    const apex_load_filter_t *filter, char *err, size_t err_size);
+			    const apex_load_filter_t *filter, apex_file_digest_t *digest, char *err,
+			    size_t err_size);
 
 /* The phases of a load, for its progress: the file read and its records
  * parsed; the version built. */

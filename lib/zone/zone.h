@@ -27,6 +27,7 @@
 #include "dns/name_hash.h"
 #include "dns/rrtype.h"
 #include "util/arena.h"
+#include "zone/file_digest.h"
 
 struct apex_node;
 struct apex_lookup_name; /* zone/lookup_name.h */
@@ -353,6 +354,10 @@ typedef struct apex_zone {
 
 	/* What zone-status reports. */
 	char *file;                /* path it was loaded from */
+	/* The SHA-256 of that file as loaded, when the load read it alone
+	 * (zone/file_digest.h): a reload of the same bytes keeps this
+	 * version.  Not valid for a transfer's version or an IXFR's. */
+	apex_file_digest_t file_digest;
 	size_t record_count;       /* RRs in the file, after duplicates were removed */
 	size_t memory;             /* bytes held by arena and by base's */
 	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */

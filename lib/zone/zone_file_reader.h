@@ -38,6 +38,9 @@ typedef struct apex_loader {
 	size_t sink_count;
 	/* asked before each record is stored (zone/load.h); NULL: none */
 	const struct apex_load_filter *filter;
+	/* the SHA-256 of the zone file (not of an $INCLUDE's), taken as it
+	 * is mapped (zone/file_digest.h); NULL: not wanted */
+	struct apex_file_digest *digest;
 } apex_loader_t;
 
 /* One range of a mapped file being read. */

@@ -14,6 +14,7 @@ here), and the compact version answers byte for byte as a whole load of
 the same file.
 """
 
+import os
 import re
 import socket
 
@@ -100,9 +101,45 @@ def test_unchanged_file_keeps_the_version(server):
     assert after["loads"] == before["loads"] + 1
     # the same version: loaded at the same time, no new one published
     assert after["loaded_at"] == before["loaded_at"], (before, after)
-    assert "%s unchanged (serial %d): the version served is kept" % (s.zonefile, serial) \
-        in s.log()
+    # the derived version kept the file's SHA-256: not parsed again
+    assert "%s unchanged (serial %d, the same bytes): the version served is kept" \
+        % (s.zonefile, serial) in s.log()
     assert addresses(s, "same") == ["192.0.2.8"]
+
+    # the same bytes written anew (another file renamed over it)
+    write_atomically(s.zonefile, edited(serial, [(None, "same A 192.0.2.8")]))
+    mark = len(s.log())
+    s.ctl_ok("reload", ORIGIN)
+    assert "%s unchanged (serial %d, the same bytes)" % (s.zonefile, serial) \
+        in s.log()[mark:], s.log()[mark:]
+    assert zone_status(s)["loaded_at"] == before["loaded_at"]
+
+    # other bytes, the same records: compared, and still the same version
+    write_atomically(s.zonefile,
+                     edited(serial, [(None, "; a comment"), (None, "same A 192.0.2.8")]))
+    mark = len(s.log())
+    s.ctl_ok("reload", ORIGIN)
+    assert "%s unchanged (serial %d, the same records)" % (s.zonefile, serial) \
+        in s.log()[mark:], s.log()[mark:]
+    assert zone_status(s)["loaded_at"] == before["loaded_at"]
+
+
+def test_included_file_changed_alone_is_served(server, workdir):
+    """A file read through $INCLUDE keeps no digest: the zone file's bytes
+    unchanged, an edit of the included file alone is still served."""
+    s = server
+    serial = VERSIONS["A"] + 3
+    inc = os.path.join(workdir, "reload-diff-part.inc")
+    write_atomically(inc, "included A 192.0.2.81\n")
+    write_atomically(s.zonefile, edited(serial, [(None, "$INCLUDE " + inc)]))
+    s.ctl_ok("reload", ORIGIN)
+    assert s.serial() == serial
+    assert addresses(s, "included") == ["192.0.2.81"]
+    write_atomically(inc, "included A 192.0.2.82\n")
+    mark = len(s.log())
+    s.ctl_ok("reload", ORIGIN)
+    assert addresses(s, "included") == ["192.0.2.82"], s.log()[mark:]
+    assert "unchanged" not in s.log()[mark:], s.log()[mark:]
 
 
 def test_cname_beside_data_keeps_the_version(server):

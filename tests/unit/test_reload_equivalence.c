@@ -87,7 +87,7 @@ static apex_zone_t *reloaded(apex_zone_t *old, const char *path, bool *in_place,
 
 	*in_place = false;
 	apex_changes_init(&set);
-	int rc = apex_file_diff(old, path, &set, &result, err, err_size);
+	int rc = apex_file_diff(old, path, &set, &result, NULL, err, err_size);
 	if (rc == APEX_OK) {
 		/* the generator always changes the file, SOA included */
 		assert_int_equal(result, APEX_FILE_DIFF_CHANGED);
@@ -232,7 +232,7 @@ static void unchanged_file_is_same(void **state)
 	assert_int_equal(apex_zone_copy_version(&copy, old), APEX_OK);
 	assert_int_equal(apex_zone_copy_commit(&copy, err, sizeof(err)), APEX_OK);
 	apex_changes_init(&set);
-	assert_int_equal(apex_file_diff(old, path, &set, &result, err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_file_diff(old, path, &set, &result, NULL, err, sizeof(err)), APEX_OK);
 	assert_int_equal(result, APEX_FILE_DIFF_SAME);
 	assert_int_equal(set.removed + set.added, 0);
 	apex_changes_free(&set);
@@ -243,9 +243,14 @@ static void unchanged_file_is_same(void **state)
 	zone_list(old, &all);
 	write_edited(old, &all, &none, path);
 	apex_changes_init(&set);
-	assert_int_equal(apex_file_diff(old, path, &set, &result, err, sizeof(err)), APEX_OK);
+	apex_file_digest_t compared, read;
+	assert_int_equal(apex_file_diff(old, path, &set, &result, &compared, err, sizeof(err)),
+			 APEX_OK);
 	assert_int_equal(result, APEX_FILE_DIFF_CHANGED);
 	assert_int_equal(set.removed + set.added, 0);
+	/* the digest of the file compared, for the version derived to keep */
+	assert_int_equal(apex_file_digest_path(path, &read, err, sizeof(err)), APEX_OK);
+	assert_true(apex_file_digest_equal(&compared, &read));
 	assert_int_equal(set.serial_from, old->serial);
 	assert_int_equal(set.serial_to, old->serial + 1);
 	apex_changes_free(&set);
@@ -273,7 +278,7 @@ static void bad_file_says_where(void **state)
 		   "www A 192.0.2.300\n");
 	fclose(f);
 	apex_changes_init(&set);
-	assert_int_equal(apex_file_diff(old, path, &set, &result, err, sizeof(err)), APEX_ELOAD);
+	assert_int_equal(apex_file_diff(old, path, &set, &result, NULL, err, sizeof(err)), APEX_ELOAD);
 	snprintf(expect, sizeof(expect), "%s:6:", path);
 	if (strncmp(err, expect, strlen(expect)) != 0)
 		fail_msg("expected %s..., got %s", expect, err);

@@ -65,11 +65,15 @@ static void compact_after_depth(void **state)
 	} while (!apex_version_wants_compact(zone));
 	assert_true(k <= APEX_COMPACT_DEPTH);
 	assert_true(k >= 2); /* one version's chain is under the floor */
+	/* as a reload's derived version holds its file's (zone/file_digest.h) */
+	memset(zone->file_digest.bytes, 0xab, sizeof(zone->file_digest.bytes));
+	zone->file_digest.valid = true;
 	assert_int_equal(apex_version_compact(zone, "test", &compact, err, sizeof(err)), APEX_OK);
 	assert_int_equal(apex_precompute(compact), APEX_OK);
 	assert_same_version(compact, zone);
 	assert_int_equal(compact->loaded_at.tv_sec, zone->loaded_at.tv_sec);
 	assert_int_equal(compact->loaded_at.tv_nsec, zone->loaded_at.tv_nsec);
+	assert_true(apex_file_digest_equal(&compact->file_digest, &zone->file_digest));
 	assert_null(compact->base);
 	assert_int_equal(compact->derived_depth, 0);
 	assert_int_equal(compact->chain_memory, 0);

@@ -863,6 +863,126 @@ static void test_real_zones(void **state)
 	apex_zone_unref(zone);
 }
 
+
+/* No-op filter of a filtered parse: every record dropped. */
+static int drop_all(void *ctx, const uint8_t *owner, uint16_t type, uint32_t ttl,
+		    const uint8_t *rdata, size_t rdlength)
+{
+	return 1;
+}
+
+static void restart_none(void *ctx)
+{
+}
+
+/* The SHA-256 a version keeps of the file it was loaded from: that of
+ * the file's bytes (the known digest of a fixed text), the same for the
+ * same bytes written anew and for a parsed-only (filtered) read, in one
+ * thread or several; another for one byte changed; none when an
+ * $INCLUDE was read, nor after a failed parse. */
+static void test_file_digest(void **state)
+{
+	static const char text[] = "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
+				   "@ NS ns1\nns1 A 192.0.2.53\n";
+	/* sha256sum(1) of exactly those bytes */
+	static const char known[] = "ca3252bcf65e636ad4e3ac74e770abc1dd78d3ae81f81daaadbc9667aef7b919";
+	char err[512], path[300], path2[300], hex[2 * APEX_FILE_DIGEST_SIZE + 1];
+	apex_file_digest_t digest, again, filtered;
+	uint8_t origin[APEX_NAME_MAX];
+	apex_zone_t *zone = NULL;
+
+	wire("example.", origin);
+	assert_int_equal(load_text(text, "example.", &zone, err, sizeof(err), path, sizeof(path)),
+			 APEX_OK);
+	assert_true(zone->file_digest.valid);
+	assert_int_equal(apex_file_digest_path(path, &digest, err, sizeof(err)), APEX_OK);
+	assert_true(apex_file_digest_equal(&zone->file_digest, &digest));
+	for (size_t i = 0; i < APEX_FILE_DIGEST_SIZE; i++)
+		snprintf(hex + 2 * i, 3, "%02x", zone->file_digest.bytes[i]);
+	assert_string_equal(hex, known);
+	apex_zone_unref(zone);
+
+	/* the same bytes in another file, and a parse that builds nothing */
+	write_file("copy.zone", text, path2, sizeof(path2));
+	assert_int_equal(apex_file_digest_path(path2, &again, err, sizeof(err)), APEX_OK);
+	assert_true(apex_file_digest_equal(&again, &digest));
+	apex_load_filter_t filter = { drop_all, restart_none, NULL, NULL };
+	assert_int_equal(apex_zone_load_filtered(path2, origin, &filter, &filtered, err,
+						 sizeof(err)),
+			 APEX_OK);
+	assert_true(apex_file_digest_equal(&filtered, &digest));
+
+	/* one byte changed: the serial 1 to 2 */
+	char *edited = strdup(text);
+	assert_non_null(edited);
+	*strstr(edited, " 1 2 3") = '\0';
+	char text2[256];
+	snprintf(text2, sizeof(text2), "%s 2 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.53\n", edited);
+	free(edited);
+	assert_int_equal(strlen(text2), strlen(text));
+	assert_int_equal(load_text(text2, "example.", &zone, err, sizeof(err), path, sizeof(path)),
+			 APEX_OK);
+	assert_true(zone->file_digest.valid);
+	assert_false(apex_file_digest_equal(&zone->file_digest, &digest));
+	apex_zone_unref(zone);
+
+	/* in chunks on two threads: the same digest as on one */
+	size_t size = 64 * 1024, len = 0;
+	char *big = malloc(size);
+	assert_non_null(big);
+	len += (size_t)snprintf(big + len, size - len, "%s", text);
+	for (int i = 0; i < 1000; i++)
+		len += (size_t)snprintf(big + len, size - len, "h%d A 192.0.2.%d\n", i, i % 250);
+	apex_file_digest_t one;
+	for (int threads = 1; threads <= 2; threads++) {
+		atomic_store(&apex_load_threads, (unsigned)threads);
+		atomic_store(&apex_load_chunk_min, (size_t)1024);
+		int rc = load_text(big, "example.", &zone, err, sizeof(err), path, sizeof(path));
+		atomic_store(&apex_load_threads, 0u);
+		atomic_store(&apex_load_chunk_min, (size_t)8 << 20);
+		if (rc != APEX_OK)
+			fail_msg("load failed: %s", err);
+		assert_true(zone->file_digest.valid);
+		if (threads == 1)
+			one = zone->file_digest;
+		else
+			assert_true(apex_file_digest_equal(&zone->file_digest, &one));
+		apex_zone_unref(zone);
+	}
+	free(big);
+
+	/* an $INCLUDE read: no digest, the included file may change alone */
+	write_file("part.inc", "ns1 A 192.0.2.53\n", path2, sizeof(path2));
+	char with_include[512];
+	snprintf(with_include, sizeof(with_include),
+		 "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ NS ns1\n"
+		 "$INCLUDE %s\n",
+		 path2);
+	assert_int_equal(load_text(with_include, "example.", &zone, err, sizeof(err), path,
+				   sizeof(path)),
+			 APEX_OK);
+	assert_false(zone->file_digest.valid);
+	apex_zone_unref(zone);
+	assert_int_equal(apex_zone_load_filtered(path, origin, &filter, &filtered, err,
+						 sizeof(err)),
+			 APEX_OK);
+	assert_false(filtered.valid);
+
+	/* a file that does not parse: no digest from the filtered read */
+	write_file("bad.zone", "$ORIGIN example.\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ BOGUS x\n",
+		   path2, sizeof(path2));
+	assert_int_equal(apex_zone_load_filtered(path2, origin, &filter, &filtered, err,
+						 sizeof(err)),
+			 APEX_ELOAD);
+	assert_false(filtered.valid);
+
+	/* a file that cannot be read */
+	assert_int_equal(apex_file_digest_path("/nonexistent/zone", &again, err, sizeof(err)),
+			 APEX_ELOAD);
+	assert_false(again.valid);
+	assert_non_null(strstr(err, "/nonexistent/zone: cannot open"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -878,6 +998,7 @@ int main(void)
 		cmocka_unit_test(test_owner_met_again_far_apart),
 		cmocka_unit_test(test_build_in_parts),
 		cmocka_unit_test(test_real_zones),
+		cmocka_unit_test(test_file_digest),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

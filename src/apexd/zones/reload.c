@@ -263,8 +263,9 @@ static int finish_load(apex_reloader_t *r, apex_load_job_t *job, int rc, apex_zo
 	z->refused = false;
 	z->file_size = job->file_size;
 	if (*zone == NULL) {
-		apex_info("zone %s: %s unchanged (serial %u): the version served is kept",
-			  job->name, job->file, job->unchanged_serial);
+		apex_info("zone %s: %s unchanged (serial %u, %s): the version served is kept",
+			  job->name, job->file, job->unchanged_serial,
+			  job->unchanged_bytes ? "the same bytes" : "the same records");
 		return rc;
 	}
 	apex_info("zone %s loaded from %s: serial %u, %zu records, %.3f s, %.1f MiB", job->name,

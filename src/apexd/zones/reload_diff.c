@@ -9,7 +9,9 @@
  * memory-limit allows it.  A change that does not make a zone is left to
  * a whole load of the file, which refuses it with the words and the
  * FILE:LINE it always gave.  After such a reload, a chain of derived
- * versions that holds too much is built compact (compact.h).
+ * versions that holds too much is built compact (compact.h).  A file
+ * whose bytes are those the version served was loaded or derived from
+ * (the same SHA-256, zone/file_digest.h) is not parsed at all.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: _GNU_SOURCE */
@@ -17,6 +19,7 @@
 #include "zones/reload.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -53,10 +56,12 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* The version old becomes by job->set, ready: APEX_ENOTSUP when the
- * change does not make a zone (a whole load says why). */
+/* The version old becomes by job->set, ready, keeping the digest of the
+ * file it holds: APEX_ENOTSUP when the change does not make a zone (a
+ * whole load says why). */
 static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
-		  const struct timespec *t0, apex_zone_t **zone)
+		  const apex_file_digest_t *digest, const struct timespec *t0,
+		  apex_zone_t **zone)
 {
 	whole_guard_t g = { r, job };
 	apex_ixfr_guard_t guard = { claim_whole, &g };
@@ -72,6 +77,7 @@ static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
 	}
 	if (rc != APEX_OK)
 		return rc;
+	(*zone)->file_digest = *digest; /* not yet published: ours to write */
 	apex_info("zone %s: %s against serial %u: %zu removed, %zu added, serial %u %s in %.3f s",
 		  job->name, job->file, old->serial, job->set.removed, job->set.added,
 		  (*zone)->serial, in_place ? "derived in place" : "built whole",
@@ -80,10 +86,25 @@ static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
 	return apex_reloader_ready(job, zone);
 }
 
+/* The file holds the bytes old was loaded or derived from: it is read
+ * and digested, not parsed.  A file that cannot be read is left to the
+ * comparison, which says why. */
+static bool same_bytes(const apex_load_job_t *job, const apex_zone_t *old)
+{
+	apex_file_digest_t now;
+	char err[256];
+
+	if (!old->file_digest.valid || old->file == NULL || strcmp(old->file, job->file) != 0)
+		return false;
+	return apex_file_digest_path(job->file, &now, err, sizeof(err)) == APEX_OK &&
+	       apex_file_digest_equal(&now, &old->file_digest);
+}
+
 int apex_reloader_derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t **zone)
 {
 	apex_zone_t *old = apex_server_served_version(r->server, job->origin);
 	apex_file_diff_result_t result;
+	apex_file_digest_t digest;
 	struct timespec t0;
 	struct stat st;
 	int rc;
@@ -94,17 +115,24 @@ int apex_reloader_derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (stat(job->file, &st) == 0)
 		job->file_size = (uint64_t)st.st_size;
-	rc = apex_file_diff(old, job->file, &job->set, &result, job->err, sizeof(job->err));
+	if (same_bytes(job, old)) {
+		job->unchanged_serial = old->serial;
+		job->unchanged_bytes = true;
+		apex_zone_unref(old);
+		return APEX_OK;
+	}
+	rc = apex_file_diff(old, job->file, &job->set, &result, &digest, job->err,
+			    sizeof(job->err));
 	if (rc == APEX_OK && result == APEX_FILE_DIFF_WHOLE)
 		rc = APEX_ENOTSUP;
 	else if (rc == APEX_OK && result == APEX_FILE_DIFF_SAME)
-		job->unchanged_serial = old->serial;
+		job->unchanged_serial = old->serial; /* other bytes, the same records */
 	else if (rc == APEX_OK) {
 		/* The parse's memory, freed but still resident in the
 		 * allocator, is given back before the derivation allocates:
 		 * else it stays under the reload's peak (doc/reload.md). */
 		apex_memory_purge();
-		rc = derive(r, job, old, &t0, zone);
+		rc = derive(r, job, old, &digest, &t0, zone);
 	}
 	apex_zone_unref(old);
 	if (!job->have_set) {

@@ -67,6 +67,7 @@ typedef struct apex_load_job {
 	apex_changes_t set;
 	bool have_set;
 	uint32_t unchanged_serial; /* the file holds what is served: its serial */
+	bool unchanged_bytes;      /* ... byte for byte: it was not parsed */
 	char err[APEX_RELOAD_ERROR_MAX];
 } apex_load_job_t;
 
