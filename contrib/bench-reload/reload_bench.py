@@ -24,7 +24,9 @@ contrib/bench/scale.py, generated into BENCH_TMPDIR if set, else the
 scratch directory) and each
 --edits kind, each server started afresh for each:
 
-  unchanged  the same file written again (same serial, same content);
+  unchanged  the same file written again (same serial, same bytes);
+  reformatted  the same records written as other text (relative owners
+             made absolute; same serial);
   N          N changes (half the delegations' name servers replaced, half
              new delegations) and the next serial;
   P%         as many changes as P% of the zone's records.
@@ -35,7 +37,7 @@ an unchanged file, the control command returned, and for NSD its log
 saying the zone was read), peak / steady, and the PSS after.
 
     /usr/bin/python3 contrib/bench-reload/reload_bench.py --mode edits \
-        [--sizes 1M,10M] [--edits unchanged,100,10%] [--servers apexd,knot,nsd]
+        [--sizes 1M,10M] [--edits unchanged,reformatted,100,10%] [--servers apexd,knot,nsd]
 
 APEX_BUILDDIR (default: the source tree) names where apexd and apexctl are;
 APEX_ZONES (default: ../shared/zones next to the source tree) where the .xz is.
@@ -537,7 +539,7 @@ def run_edits(args, workdir):
         base, origin = edits_zone(workdir, size)
         total = count_records(base)
         for kind in args.edits.split(","):
-            if kind == "unchanged":
+            if kind in ("unchanged", "reformatted"):
                 changes = None
             elif kind.endswith("%"):
                 changes = int(total * float(kind[:-1]) / 100)
@@ -545,6 +547,8 @@ def run_edits(args, workdir):
                 changes = int(kind)
             edited = os.path.join(workdir, "edited.zone")
             serial_b = write_edited(base, edited, origin, changes)
+            if kind == "unchanged":  # the same bytes, not only the same records
+                shutil.copyfile(base, edited)
             for name in args.servers.split(","):
                 r = measure_edit(SERVERS[name], workdir, base, edited, origin, serial_b,
                                  changes is None, args.after)
@@ -567,8 +571,9 @@ def main():
     ap.add_argument("--steady", type=int, default=8, help="seconds of steady-state load")
     ap.add_argument("--mode", choices=["load", "edits"], default="load")
     ap.add_argument("--sizes", default="1M,10M", help="--mode edits: 1M, 10M")
-    ap.add_argument("--edits", default="unchanged,100,10%",
-                    help="--mode edits: unchanged, a number of changes, or P%% of the records")
+    ap.add_argument("--edits", default="unchanged,reformatted,100,10%",
+                    help="--mode edits: unchanged, reformatted, a number of changes, or P%% "
+                         "of the records")
     ap.add_argument("--after", type=float, default=1.0,
                     help="--mode edits: seconds the peak is still sampled after the reload is "
                     "over, and the 'after' read then")
