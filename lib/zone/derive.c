@@ -62,17 +62,21 @@ apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 								      : APEX_NODE_PAGE;
 		/* only the nodes old lacks are zeroed: a page is 32 KiB, and
 		 * zeroing what the copy writes over cost as much as the copy */
-		/* on whole system pages: given back whole once replaced
+		/* a page the chain kept, resident already, else one on whole
+		 * system pages, given back whole once replaced
 		 * (zone/page_discard.h) */
-		apex_node_t *page = apex_arena_alloc_aligned(
-			d->zone->arena, APEX_NODE_PAGE * sizeof(*page), APEX_NODE_PAGE_ALIGN);
+		apex_node_t *page = apex_zone_take_spare_page(d->old);
+		d->copied[p] = page != NULL ? COPIED_INTO_SPARE : COPIED;
+		if (page == NULL)
+			page = apex_arena_alloc_aligned(d->zone->arena,
+							APEX_NODE_PAGE * sizeof(*page),
+							APEX_NODE_PAGE_ALIGN);
 		if (page == NULL)
 			return NULL;
 		if (n > 0)
 			memcpy(page, d->pages[p], n * sizeof(*page));
 		memset(page + n, 0, (APEX_NODE_PAGE - n) * sizeof(*page));
 		d->pages[p] = page;
-		d->copied[p] = 1;
 	}
 	return (apex_node_t *)&d->pages[p][id & (APEX_NODE_PAGE - 1)];
 }
@@ -590,6 +594,10 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *c
 		zone->base = old;
 		zone->derived_depth = old->derived_depth + 1;
 	} else {
+		/* the chain's kept pages this derivation took, kept again */
+		for (size_t p = 0; d.copied != NULL && p < d.page_count; p++)
+			if (d.copied[p] == COPIED_INTO_SPARE)
+				apex_zone_return_spare_page(old, (apex_node_t *)d.pages[p]);
 		d.bd.ttl_warnings = d.bd.ds_warnings = d.bd.glue_warnings = 0; /* no summary */
 		apex_index_mem_unref(
 			atomic_exchange_explicit(&d.zone->index_mem, NULL, memory_order_acq_rel));

@@ -25,6 +25,12 @@ typedef struct apex_derive_ent {
 	uint32_t id;
 } apex_derive_ent_t;
 
+/* apex_derive_t's copied: how a page became the new version's own. */
+enum {
+	COPIED = 1,            /* into memory of the new version's arena */
+	COPIED_INTO_SPARE = 2, /* into a page its chain kept (zone/page_discard.h) */
+};
+
 typedef struct apex_derive {
 	apex_build_t bd;         /* the build's state for the changed owners */
 	apex_zone_t *zone, *old; /* the version made, the one it comes from */
@@ -32,7 +38,7 @@ typedef struct apex_derive {
 	size_t touched_count;
 	const apex_node_t **pages; /* the new version's page table */
 	size_t page_count;
-	uint8_t *copied;    /* per page: already the new version's own */
+	uint8_t *copied;    /* per page: 0, or already the new version's own: */
 	uint32_t *ids;      /* per owner rank: its node's id (a new name's new id) */
 	bool *fresh;        /* per owner rank: a name old lacks */
 	size_t fresh_count; /* of which NSEC3 owners: */

@@ -3,8 +3,11 @@
 #include "zone/page_discard.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+_Atomic size_t apex_spare_pages_max = 256;
 
 /* The chain's whole build: the version without a base. */
 static const apex_zone_t *chain_root(const apex_zone_t *zone)
@@ -12,6 +15,54 @@ static const apex_zone_t *chain_root(const apex_zone_t *zone)
 	while (zone->base != NULL)
 		zone = zone->base;
 	return zone;
+}
+
+/* The chain's kept pages are the one thing of a whole build its derived
+ * versions change; spare_lock guards them. */
+static apex_zone_t *spare_owner(const apex_zone_t *zone)
+{
+	return (apex_zone_t *)chain_root(zone);
+}
+
+/* Keep page at root (its lock held): false when root keeps enough. */
+static bool keep_page(apex_zone_t *root, apex_node_t *page)
+{
+	size_t max = atomic_load_explicit(&apex_spare_pages_max, memory_order_relaxed);
+
+	if (root->spare_count >= max)
+		return false;
+	if (root->spare_count == root->spare_cap) {
+		uint32_t cap = root->spare_cap ? 2 * root->spare_cap : 64;
+		apex_node_t **grown = realloc(root->spare_pages, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return false; /* given back instead */
+		root->spare_pages = grown;
+		root->spare_cap = cap;
+	}
+	root->spare_pages[root->spare_count++] = page;
+	return true;
+}
+
+apex_node_t *apex_zone_take_spare_page(const apex_zone_t *zone)
+{
+	apex_zone_t *root = spare_owner(zone);
+	apex_node_t *page = NULL;
+
+	pthread_mutex_lock(&root->spare_lock);
+	if (root->spare_count > 0)
+		page = root->spare_pages[--root->spare_count];
+	pthread_mutex_unlock(&root->spare_lock);
+	return page;
+}
+
+void apex_zone_return_spare_page(const apex_zone_t *zone, apex_node_t *page)
+{
+	apex_zone_t *root = spare_owner(zone);
+
+	pthread_mutex_lock(&root->spare_lock);
+	(void)keep_page(root, page); /* else its arena frees it with the chain */
+	pthread_mutex_unlock(&root->spare_lock);
 }
 
 /* Nobody reads a page of zone's that its one derived version replaced:
@@ -45,17 +96,23 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 	if (successor == NULL || successor->base != old || system_page <= 0 ||
 	    !chain_is_private(old))
 		return 0;
+	apex_zone_t *root = spare_owner(old);
+
+	pthread_mutex_lock(&root->spare_lock);
 	for (size_t p = 0; p < pages; p++) {
-		/* the nodes old has there: a whole build's last page is short */
+		/* the nodes old has there: a whole build's last page is short,
+		 * and only a whole page is kept for a copy */
 		size_t first = p * APEX_NODE_PAGE, nodes = old->id_count - first;
 		if (nodes > APEX_NODE_PAGE)
 			nodes = APEX_NODE_PAGE;
-		if (successor->node_pages[p] != old->node_pages[p])
-			bytes += discard_range(old->node_pages[p], nodes * sizeof(apex_node_t),
+		if (successor->node_pages[p] == old->node_pages[p])
+			continue;
+		apex_node_t *page = (apex_node_t *)old->node_pages[p];
+		if (nodes < APEX_NODE_PAGE || !keep_page(root, page))
+			bytes += discard_range(page, nodes * sizeof(apex_node_t),
 					       (uintptr_t)system_page);
 	}
-	/* only the thread that replaces versions of this zone writes it */
-	apex_zone_t *root = (apex_zone_t *)chain_root(old);
+	pthread_mutex_unlock(&root->spare_lock);
 	atomic_fetch_add_explicit(&root->pages_discarded, bytes, memory_order_relaxed);
 	return bytes;
 }

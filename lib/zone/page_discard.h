@@ -14,8 +14,16 @@
  * (apex_zone_release_index(): nobody but its derived versions reads it),
  * its pages that the successor replaced are read by no one, provided
  * every version before it in the chain is released too and none of them
- * has another derived version: their memory is given back with
- * madvise(MADV_DONTNEED).  The allocation stays (its arena frees it with
+ * has another derived version.  Such a page is kept for the chain's next
+ * derivations (up to apex_spare_pages_max of them, at the chain's whole
+ * build): a derivation copies a node page into a kept one before it asks
+ * its arena for memory, so an IXFR writes into memory already resident
+ * rather than faulting fresh pages in (on a virtual machine a fault costs
+ * microseconds: 400 of them an IXFR of 100 changes here) and the chain
+ * does not grow by its copies.  The memory of a kept page lies in the
+ * arena of a version before the one that takes it, which the taker holds
+ * through its base.  The pages beyond that number are given back with
+ * madvise(MADV_DONTNEED): the allocation stays (its arena frees it with
  * the version); only whole 4 KiB pages inside a node page are given back.
  * What was given back is counted at the chain's whole build, and the
  * rules that bound a chain's memory count it out (apex_zone_chain_memory()).
@@ -23,16 +31,32 @@
 #ifndef APEX_ZONE_PAGE_DISCARD_H
 #define APEX_ZONE_PAGE_DISCARD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "zone/zone.h"
 
+/* Node pages a chain keeps for its next derivations (default 256, 7 MiB);
+ * tests set 0 to see every page given back.  Set before versions are
+ * derived, not while. */
+extern _Atomic size_t apex_spare_pages_max;
+
 /*
- * Give back old's node pages that successor (derived from old) replaced,
- * if the conditions above hold; old must be released.  Returns the bytes
- * given back (0 when the conditions do not hold).
+ * Keep, or give back, old's node pages that successor (derived from old)
+ * replaced, if the conditions above hold; old must be released.  Returns
+ * the bytes given back (0 when the conditions do not hold, or when every
+ * page was kept).
  */
 size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor);
+
+/* A node page of APEX_NODE_PAGE nodes (contents undefined) that zone's
+ * chain kept, taken for a version derived from zone; NULL if none is
+ * kept.  The taker holds zone, and so the page's memory. */
+struct apex_node *apex_zone_take_spare_page(const apex_zone_t *zone);
+
+/* A page taken from zone's chain but not used (the derivation failed)
+ * kept again, or left to its arena when the chain keeps enough. */
+void apex_zone_return_spare_page(const apex_zone_t *zone, struct apex_node *page);
 
 /* The memory zone's chain holds beyond its whole build (zone->chain_memory)
  * less what the chain gave back. */

@@ -248,6 +248,8 @@ void apex_zone_unref(apex_zone_t *zone)
 		apex_zone_t *base = zone->base;
 		if (base != NULL) /* still ours: this version's reference holds it */
 			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);
+		pthread_mutex_destroy(&zone->spare_lock);
+		free(zone->spare_pages); /* pointers into its chain's arenas */
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);
 		zone = base;

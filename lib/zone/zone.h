@@ -17,6 +17,7 @@
 #ifndef APEX_ZONE_ZONE_H
 #define APEX_ZONE_ZONE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -335,6 +336,12 @@ typedef struct apex_zone {
 	/* Of a whole build: the bytes of node pages its chain of derived
 	 * versions gave back to the system (zone/page_discard.h). */
 	atomic_size_t pages_discarded;
+	/* Of a whole build: node pages of its chain that no version reads
+	 * any more, kept for the copies of the chain's next derivations
+	 * (zone/page_discard.h), under spare_lock: malloc'd array. */
+	pthread_mutex_t spare_lock;
+	struct apex_node **spare_pages;
+	uint32_t spare_count, spare_cap;
 	/* Where the name index lives when not in arena (one reference), or
 	 * NULL.  Dropped with the version, or before by
 	 * apex_zone_release_index() once it is replaced and only versions

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Node pages given back once no version reads them (zone/page_discard.h):
- * after a version derived by an IXFR replaces a released one, the pages it
- * copied are given back from the one before, the derived version reads
- * every record as before, and nothing is given back while another version
- * could still read the pages: the one before not released, a second
- * version derived from it, or an earlier version of the chain not released.
+ * Node pages kept or given back once no version reads them
+ * (zone/page_discard.h): after a version derived by an IXFR replaces a
+ * released one, the pages it copied are kept from the one before for the
+ * next derivation's copies, which takes them, or given back beyond the
+ * number a chain keeps; the derived versions read every record as before,
+ * a derivation that fails keeps again what it took, and nothing is kept
+ * or given back while another version could still read the pages: the
+ * one before not released, a second version derived from it, or an
+ * earlier version of the chain not released.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,6 +73,7 @@ static void given_back_after_release(void **state)
 	apex_zone_t *v0 = load_file("root.zone", ".");
 
 	(void)state;
+	atomic_store(&apex_spare_pages_max, (size_t)0); /* none kept */
 	assert_int_equal(apex_precompute(v0), APEX_OK);
 	assert_true(v0->id_count > 2 * APEX_NODE_PAGE); /* more pages than the one copied */
 	apex_zone_t *v1 = apex_txt_more(v0, 1);
@@ -111,6 +115,7 @@ static void kept_while_another_can_read(void **state)
 	apex_zone_t *v0 = load_file("root.zone", ".");
 
 	(void)state;
+	atomic_store(&apex_spare_pages_max, (size_t)0); /* none kept */
 	assert_int_equal(apex_precompute(v0), APEX_OK);
 	/* two versions derived from v0: the other still reads its pages */
 	apex_zone_t *a = apex_txt_more(v0, 1), *b = apex_txt_more(v0, 2);
@@ -140,11 +145,96 @@ static void kept_while_another_can_read(void **state)
 	apex_zone_unref(v2);
 }
 
+/* The version after old with a DNAME at the apex: a change a derivation
+ * does not make (it changes the apex's kind, derive.c's same_structure())
+ * after it has copied the apex's page; built whole instead. */
+static apex_zone_t *apex_dname_more(apex_zone_t *old)
+{
+	static const uint8_t target[] = "\x07" "example" "\x00";
+	bool in_place = true;
+	apex_rr_t rr = { old->origin, APEX_TYPE_DNAME, APEX_CLASS_IN, 3600, sizeof(target) - 1,
+			 target };
+	apex_zone_t *zone = one_record_more(old, &rr, &in_place);
+
+	assert_false(in_place);
+	return zone;
+}
+
+static void kept_for_the_next_copy(void **state)
+{
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	atomic_store(&apex_spare_pages_max, (size_t)256);
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	apex_zone_t *v1 = apex_txt_more(v0, 1);
+	apex_zone_t *copy1 = whole_copy(v1);
+	const apex_node_t *replaced = v0->node_pages[0];
+	assert_ptr_not_equal(v1->node_pages[0], replaced);
+
+	/* not released: nothing kept */
+	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
+	assert_int_equal(v0->spare_count, 0);
+	apex_zone_release_index(v0);
+	size_t chain = v1->chain_memory;
+	/* kept, not given back: resident, counted as held */
+	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
+	assert_int_equal(v0->spare_count, 1);
+	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
+	assert_int_equal(apex_zone_chain_memory(v1), chain);
+
+	/* the next derivation copies the apex's page into the one kept, not
+	 * into memory of its arena, and v1 (still served) is intact */
+	apex_zone_t *v2 = apex_txt_more(v1, 2);
+	assert_ptr_equal(v2->node_pages[0], replaced);
+	assert_int_equal(v0->spare_count, 0);
+	apex_zone_t *copy2 = whole_copy(v2);
+	assert_same_version(copy2, v2);
+	assert_same_version(copy1, v1);
+
+	/* v1's copy kept in turn once v1 is let go of */
+	apex_zone_release_index(v1);
+	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0);
+	assert_int_equal(v0->spare_count, 1);
+	assert_ptr_equal(v0->spare_pages[0], v1->node_pages[0]);
+
+	/* a derivation that fails after taking it keeps it again */
+	apex_zone_t *whole = apex_dname_more(v2);
+	assert_null(whole->base);
+	assert_int_equal(v0->spare_count, 1);
+	assert_same_version(copy2, v2);
+
+	/* beyond the number a chain keeps, given back */
+	atomic_store(&apex_spare_pages_max, (size_t)1);
+	apex_zone_t *v3 = apex_txt_more(v2, 3);
+	assert_ptr_equal(v3->node_pages[0], v1->node_pages[0]);
+	apex_zone_t *v4 = apex_txt_more(v3, 4);
+	apex_zone_release_index(v2);
+	assert_int_equal(apex_zone_discard_replaced(v2, v3), 0); /* kept: 1 */
+	apex_zone_release_index(v3);
+	assert_true(apex_zone_discard_replaced(v3, v4) > 0); /* full: given back */
+	assert_true(node_given_back(v3, APEX_NODE_PAGE / 2));
+	apex_zone_t *copy4 = whole_copy(v4);
+	assert_same_version(copy4, v4);
+
+	apex_zone_unref(v0);
+	apex_zone_unref(v1);
+	apex_zone_unref(v2);
+	apex_zone_unref(v3);
+	apex_zone_unref(v4);
+	apex_zone_unref(whole);
+	apex_zone_unref(copy1);
+	apex_zone_unref(copy2);
+	apex_zone_unref(copy4);
+	atomic_store(&apex_spare_pages_max, (size_t)256);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(given_back_after_release),
 		cmocka_unit_test(kept_while_another_can_read),
+		cmocka_unit_test(kept_for_the_next_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
