@@ -89,6 +89,10 @@ def reload_file(path, serial):
     os.rename(path + ".new", path)
 
 
+# src/apexd/transfers/secondary_internal.h: APEX_SECONDARY_PURGE_DELAY_MS
+PURGE_DELAY_S = 3.0
+
+
 def settled_rss(pid, seconds=3.0):
     """VmRSS once it holds still (a started or changed apexd returns the
     memory of its temporary arrays within a few seconds)."""
@@ -135,6 +139,10 @@ def rounds(args, tmp, source):
             if i < 5 or (i + 1) % 50 == 0:
                 B.log("round %d: %.1f ms, RSS %.1f MiB" % (i + 1, times[-1] * 1000,
                                                          after[-1] / 2**20))
+        # apexd gives the allocator's free memory back 3 s after the last
+        # IXFR (APEX_SECONDARY_PURGE_DELAY_MS), not after each: what the
+        # rounds leave is measured once that is done
+        time.sleep(PURGE_DELAY_S + 1.0)
         end_rss = settled_rss(apex.proc.pid)
     finally:
         apex.stop()
