@@ -17,8 +17,8 @@
  * in the CPU's cache between the copy and the hash. */
 #define BLOCK (256u << 10)
 
-int apex_file_digest_fd(int fd, uint64_t size, const char *path, apex_file_digest_t *out,
-			char *err, size_t err_size)
+int apex_file_digest_fd(int fd, uint64_t size, const char *path, apex_file_digest_t *out, char *err,
+			size_t err_size)
 {
 	unsigned char *block = malloc(BLOCK);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();

@@ -28,8 +28,8 @@ typedef struct apex_file_digest {
  * with pread() (no mapping: nothing is added to the caller's resident
  * memory).  APEX_OK, or APEX_ELOAD with "FILE: reason" (path as given)
  * in err; out->valid says which. */
-int apex_file_digest_fd(int fd, uint64_t size, const char *path, apex_file_digest_t *out,
-			char *err, size_t err_size);
+int apex_file_digest_fd(int fd, uint64_t size, const char *path, apex_file_digest_t *out, char *err,
+			size_t err_size);
 
 /* The digest of the file at path, as above. */
 int apex_file_digest_path(const char *path, apex_file_digest_t *out, char *err, size_t err_size);

@@ -360,7 +360,7 @@ typedef struct apex_zone {
 	uint32_t stats_slot;
 
 	/* What zone-status reports. */
-	char *file;                /* path it was loaded from */
+	char *file; /* path it was loaded from */
 	/* The SHA-256 of that file as loaded, when the load read it alone
 	 * (zone/file_digest.h): a reload of the same bytes keeps this
 	 * version.  Not valid for a transfer's version or an IXFR's. */

@@ -150,10 +150,12 @@ static void kept_while_another_can_read(void **state)
  * after it has copied the apex's page; built whole instead. */
 static apex_zone_t *apex_dname_more(apex_zone_t *old)
 {
-	static const uint8_t target[] = "\x07" "example" "\x00";
+	static const uint8_t target[] = "\x07"
+					"example"
+					"\x00";
 	bool in_place = true;
-	apex_rr_t rr = { old->origin, APEX_TYPE_DNAME, APEX_CLASS_IN, 3600, sizeof(target) - 1,
-			 target };
+	apex_rr_t rr = { old->origin, APEX_TYPE_DNAME,    APEX_CLASS_IN,
+			 3600,        sizeof(target) - 1, target };
 	apex_zone_t *zone = one_record_more(old, &rr, &in_place);
 
 	assert_false(in_place);

@@ -278,7 +278,8 @@ static void bad_file_says_where(void **state)
 		   "www A 192.0.2.300\n");
 	fclose(f);
 	apex_changes_init(&set);
-	assert_int_equal(apex_file_diff(old, path, &set, &result, NULL, err, sizeof(err)), APEX_ELOAD);
+	assert_int_equal(apex_file_diff(old, path, &set, &result, NULL, err, sizeof(err)),
+			 APEX_ELOAD);
 	snprintf(expect, sizeof(expect), "%s:6:", path);
 	if (strncmp(err, expect, strlen(expect)) != 0)
 		fail_msg("expected %s..., got %s", expect, err);

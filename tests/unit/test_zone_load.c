@@ -863,7 +863,6 @@ static void test_real_zones(void **state)
 	apex_zone_unref(zone);
 }
 
-
 /* No-op filter of a filtered parse: every record dropped. */
 static int drop_all(void *ctx, const uint8_t *owner, uint16_t type, uint32_t ttl,
 		    const uint8_t *rdata, size_t rdlength)
@@ -885,7 +884,8 @@ static void test_file_digest(void **state)
 	static const char text[] = "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
 				   "@ NS ns1\nns1 A 192.0.2.53\n";
 	/* sha256sum(1) of exactly those bytes */
-	static const char known[] = "ca3252bcf65e636ad4e3ac74e770abc1dd78d3ae81f81daaadbc9667aef7b919";
+	static const char known[] =
+		"ca3252bcf65e636ad4e3ac74e770abc1dd78d3ae81f81daaadbc9667aef7b919";
 	char err[512], path[300], path2[300], hex[2 * APEX_FILE_DIGEST_SIZE + 1];
 	apex_file_digest_t digest, again, filtered;
 	uint8_t origin[APEX_NAME_MAX];
@@ -907,9 +907,9 @@ static void test_file_digest(void **state)
 	assert_int_equal(apex_file_digest_path(path2, &again, err, sizeof(err)), APEX_OK);
 	assert_true(apex_file_digest_equal(&again, &digest));
 	apex_load_filter_t filter = { drop_all, restart_none, NULL, NULL };
-	assert_int_equal(apex_zone_load_filtered(path2, origin, &filter, &filtered, err,
-						 sizeof(err)),
-			 APEX_OK);
+	assert_int_equal(
+		apex_zone_load_filtered(path2, origin, &filter, &filtered, err, sizeof(err)),
+		APEX_OK);
 	assert_true(apex_file_digest_equal(&filtered, &digest));
 
 	/* one byte changed: the serial 1 to 2 */
@@ -958,22 +958,22 @@ static void test_file_digest(void **state)
 		 "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ NS ns1\n"
 		 "$INCLUDE %s\n",
 		 path2);
-	assert_int_equal(load_text(with_include, "example.", &zone, err, sizeof(err), path,
-				   sizeof(path)),
-			 APEX_OK);
+	assert_int_equal(
+		load_text(with_include, "example.", &zone, err, sizeof(err), path, sizeof(path)),
+		APEX_OK);
 	assert_false(zone->file_digest.valid);
 	apex_zone_unref(zone);
-	assert_int_equal(apex_zone_load_filtered(path, origin, &filter, &filtered, err,
-						 sizeof(err)),
-			 APEX_OK);
+	assert_int_equal(
+		apex_zone_load_filtered(path, origin, &filter, &filtered, err, sizeof(err)),
+		APEX_OK);
 	assert_false(filtered.valid);
 
 	/* a file that does not parse: no digest from the filtered read */
 	write_file("bad.zone", "$ORIGIN example.\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ BOGUS x\n",
 		   path2, sizeof(path2));
-	assert_int_equal(apex_zone_load_filtered(path2, origin, &filter, &filtered, err,
-						 sizeof(err)),
-			 APEX_ELOAD);
+	assert_int_equal(
+		apex_zone_load_filtered(path2, origin, &filter, &filtered, err, sizeof(err)),
+		APEX_ELOAD);
 	assert_false(filtered.valid);
 
 	/* a file that cannot be read */

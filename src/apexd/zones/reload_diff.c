@@ -60,8 +60,7 @@ static double seconds_since(const struct timespec *t0)
  * file it holds: APEX_ENOTSUP when the change does not make a zone (a
  * whole load says why). */
 static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
-		  const apex_file_digest_t *digest, const struct timespec *t0,
-		  apex_zone_t **zone)
+		  const apex_file_digest_t *digest, const struct timespec *t0, apex_zone_t **zone)
 {
 	whole_guard_t g = { r, job };
 	apex_ixfr_guard_t guard = { claim_whole, &g };
