@@ -14,6 +14,7 @@
 #include "dns/wire.h"
 #include "util/error.h"
 #include "util/grow.h"
+#include "util/radix_sort.h"
 #include "xfr/condense.h"
 #include "xfr/version_records.h"
 #include "zone/derive.h"
@@ -53,17 +54,27 @@ static int compare_identity(const apex_rr_t *a, const apex_rr_t *b)
 	return c != 0 ? c : (a->rdlength > b->rdlength) - (a->rdlength < b->rdlength);
 }
 
-/* qsort() order of record pointers: by identity, then by place in the set
- * (the first of an identity first). */
-static int by_identity(const void *a, const void *b)
+/*
+ * The first 8 bytes of an owner name in lower case, zero-padded, as a
+ * big-endian integer.  Where two differ, their order is compare_identity()'s
+ * (no wire name is a proper prefix of another: each ends with the root's
+ * zero), so sorts and searches compare these integers and read the records
+ * only on a tie: with thousands of changes the records' identities were
+ * most of an IXFR's instructions.
+ */
+static uint64_t owner_prefix(const uint8_t *owner)
 {
-	const uint8_t *x = *(const uint8_t *const *)a, *y = *(const uint8_t *const *)b;
-	apex_rr_t rx, ry;
+	size_t size = apex_name_size(owner);
+	uint64_t v = 0;
 
-	record_at(x, &rx);
-	record_at(y, &ry);
-	int c = compare_identity(&rx, &ry);
-	return c != 0 ? c : (x > y) - (x < y);
+	for (size_t i = 0; i < 8; i++)
+		v = v << 8 | (i < size ? lower(owner[i]) : 0);
+	return v;
+}
+
+static int compare_prefix(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
 }
 
 /* A list of records of the set read, by pointer. */
@@ -91,6 +102,7 @@ static int push(list_t *l, const uint8_t *record)
 typedef struct net {
 	apex_changes_t condensed; /* several sets: them condensed */
 	list_t removed, added;
+	uint64_t *removed_prefix; /* per removal: its owner's (owner_prefix()) */
 	bool *found;
 	apex_rr_t soa;
 } net_t;
@@ -138,6 +150,7 @@ static int fold(const apex_changes_t *sets, size_t count, net_t *net)
 
 /* An addition and its place, to find those of one identity. */
 typedef struct placed {
+	uint64_t prefix; /* owner_prefix() */
 	const uint8_t *record;
 	size_t at;
 } placed_t;
@@ -145,12 +158,68 @@ typedef struct placed {
 static int by_identity_placed(const void *a, const void *b)
 {
 	const placed_t *x = a, *y = b;
-	apex_rr_t rx, ry;
+	int c = compare_prefix(x->prefix, y->prefix);
 
+	if (c != 0)
+		return c;
+	apex_rr_t rx, ry;
 	record_at(x->record, &rx);
 	record_at(y->record, &ry);
-	int c = compare_identity(&rx, &ry);
+	c = compare_identity(&rx, &ry);
 	return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* A run of one prefix (mostly one owner's few records) in
+ * by_identity_placed()'s order: by insertion when short, qsort() cost more
+ * in its call than in its comparisons. */
+static void sort_run(placed_t *p, size_t n)
+{
+	if (n > 16) {
+		qsort(p, n, sizeof(*p), by_identity_placed);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		placed_t x = p[i];
+		size_t j = i;
+		for (; j > 0 && by_identity_placed(&p[j - 1], &x) > 0; j--)
+			p[j] = p[j - 1];
+		p[j] = x;
+	}
+}
+
+/*
+ * p[0..n) in by_identity_placed()'s order: by owner prefix in a radix sort
+ * (linear, no comparison callback), then each run of one prefix, mostly
+ * one owner's few records, by qsort().  APEX_ENOMEM (p unchanged).
+ */
+static int sort_placed(placed_t *p, size_t n)
+{
+	if (n > UINT32_MAX) { /* the pairs' values are 32 bits */
+		qsort(p, n, sizeof(*p), by_identity_placed);
+		return APEX_OK;
+	}
+	apex_sort_pair_t *pairs = malloc((n + 1) * sizeof(*pairs));
+	placed_t *sorted = malloc((n + 1) * sizeof(*sorted));
+	int rc = pairs != NULL && sorted != NULL ? APEX_OK : APEX_ENOMEM;
+
+	for (size_t i = 0; rc == APEX_OK && i < n; i++)
+		pairs[i] = (apex_sort_pair_t){ p[i].prefix, (uint32_t)i, 0 };
+	if (rc == APEX_OK)
+		rc = apex_radix_sort(pairs, n);
+	if (rc == APEX_OK) {
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = p[pairs[i].value];
+		memcpy(p, sorted, n * sizeof(*p));
+		for (size_t i = 0, j; i < n; i = j) {
+			for (j = i + 1; j < n && p[j].prefix == p[i].prefix; j++)
+				;
+			if (j - i > 1)
+				sort_run(p + i, j - i);
+		}
+	}
+	free(pairs);
+	free(sorted);
+	return rc;
 }
 
 static bool same_identity(const uint8_t *a, const uint8_t *b)
@@ -181,8 +250,11 @@ static int dedupe(net_t *net)
 	if (p == NULL)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < l->count; i++)
-		p[i] = (placed_t){ l->items[i], i };
-	qsort(p, l->count, sizeof(*p), by_identity_placed);
+		p[i] = (placed_t){ owner_prefix(l->items[i]), l->items[i], i };
+	if (sort_placed(p, l->count) != APEX_OK) {
+		free(p);
+		return APEX_ENOMEM;
+	}
 	bool twice = false;
 	for (size_t i = 0, j; i < l->count; i = j) {
 		for (j = i + 1; j < l->count && same_identity(p[i].record, p[j].record); j++)
@@ -207,19 +279,25 @@ typedef struct keep {
 	net_t *net;
 	apex_ixfr_emit_fn emit;
 	void *ctx;
+	const uint8_t *owner; /* the last record's, and its prefix */
+	uint64_t prefix;
 } keep_t;
 
-/* The removal of rr's identity (its index), or SIZE_MAX. */
-static size_t find_removal(const net_t *net, const apex_rr_t *rr)
+/* The removal of rr's identity (its index), or SIZE_MAX; prefix: its
+ * owner's. */
+static size_t find_removal(const net_t *net, const apex_rr_t *rr, uint64_t prefix)
 {
 	size_t lo = 0, hi = net->removed.count;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		apex_rr_t m;
+		int c = compare_prefix(prefix, net->removed_prefix[mid]);
 
-		removed_at(net, mid, &m);
-		int c = compare_identity(rr, &m);
+		if (c == 0) {
+			apex_rr_t m;
+			removed_at(net, mid, &m);
+			c = compare_identity(rr, &m);
+		}
 		if (c == 0)
 			return mid;
 		if (c < 0)
@@ -236,7 +314,11 @@ static int keep_record(void *arg, const apex_rr_t *rr)
 	keep_t *k = arg;
 
 	if (k->net->removed.count > 0) {
-		size_t hit = find_removal(k->net, rr);
+		if (rr->owner != k->owner) { /* a node's records share theirs */
+			k->owner = rr->owner;
+			k->prefix = owner_prefix(rr->owner);
+		}
+		size_t hit = find_removal(k->net, rr, k->prefix);
 		if (hit != SIZE_MAX) {
 			k->net->found[hit] = true;
 			return APEX_OK;
@@ -247,7 +329,7 @@ static int keep_record(void *arg, const apex_rr_t *rr)
 
 static int emit_all(const apex_zone_t *old, net_t *net, apex_ixfr_emit_fn emit, void *ctx)
 {
-	keep_t k = { net, emit, ctx };
+	keep_t k = { net, emit, ctx, NULL, 0 };
 	int rc = emit(ctx, &net->soa);
 
 	if (rc == APEX_OK)
@@ -257,6 +339,24 @@ static int emit_all(const apex_zone_t *old, net_t *net, apex_ixfr_emit_fn emit, 
 		added_at(net, i, &rr);
 		rc = emit(ctx, &rr);
 	}
+	return rc;
+}
+
+/* The removals sorted by identity, the first of one identity in the set
+ * first (by_identity_placed()). */
+static int sort_removed(net_t *net)
+{
+	list_t *l = &net->removed;
+	placed_t *p = malloc(l->count * sizeof(*p));
+	int rc = p != NULL ? APEX_OK : APEX_ENOMEM;
+
+	for (size_t i = 0; rc == APEX_OK && i < l->count; i++)
+		p[i] = (placed_t){ owner_prefix(l->items[i]), l->items[i], i };
+	if (rc == APEX_OK)
+		rc = sort_placed(p, l->count);
+	for (size_t i = 0; rc == APEX_OK && i < l->count; i++)
+		l->items[i] = p[i].record;
+	free(p);
 	return rc;
 }
 
@@ -272,19 +372,24 @@ static int net_begin(const apex_changes_t *sets, size_t count, net_t *net, char 
 		snprintf(err, err_size, "the change sets do not read back");
 		return rc;
 	}
-	if (net->removed.count > 0)
-		qsort(net->removed.items, net->removed.count, sizeof(*net->removed.items),
-		      by_identity);
+	if (net->removed.count > 0 && (rc = sort_removed(net)) != APEX_OK)
+		return rc;
 	if (count == 1 && (rc = dedupe(net)) != APEX_OK)
 		return rc;
 	net->found = calloc(net->removed.count + 1, sizeof(*net->found));
-	return net->found != NULL ? APEX_OK : APEX_ENOMEM;
+	net->removed_prefix = malloc((net->removed.count + 1) * sizeof(*net->removed_prefix));
+	if (net->found == NULL || net->removed_prefix == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < net->removed.count; i++)
+		net->removed_prefix[i] = owner_prefix(net->removed.items[i]);
+	return APEX_OK;
 }
 
 static void net_free(net_t *net)
 {
 	free(net->removed.items);
 	free(net->added.items);
+	free(net->removed_prefix);
 	free(net->found);
 	apex_changes_free(&net->condensed);
 }
@@ -423,7 +528,7 @@ static int changed_records(const apex_zone_t *old, net_t *net, const touch_t *t,
 			   apex_zone_from_wire_t *w, uint32_t *nodes, size_t *node_count,
 			   size_t *owners)
 {
-	keep_t k = { net, add_to_builder, w };
+	keep_t k = { net, add_to_builder, w, NULL, 0 };
 	int rc = add_to_builder(w, &net->soa);
 	*owners = *node_count = 0;
 	for (size_t i = 0; i < count && rc == APEX_OK; i++) {
