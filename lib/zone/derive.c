@@ -31,7 +31,7 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 	if (key_size < zone->origin_key_size ||
 	    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
 		return NULL;
-	const apex_node_t *node = apex_zone_find(zone, key, key_size);
+	const apex_node_t *node = apex_zone_find_hashed(zone, apex_name_hash(name), key, key_size);
 	if (node != NULL)
 		return node;
 	/* An owner of NSEC3 records only, outside the index: the list of

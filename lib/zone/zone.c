@@ -73,6 +73,14 @@ static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash
 	}
 }
 
+const apex_node_t *apex_zone_find_hashed(const apex_zone_t *zone, uint32_t hash, const uint8_t *key,
+					 size_t key_size)
+{
+	if (zone->node_table == NULL)
+		return apex_zone_find(zone, key, key_size);
+	return node_table_find(zone, hash, key, key_size);
+}
+
 void apex_zone_lookup_name(const apex_zone_t *zone, const apex_lookup_name_t *name,
 			   apex_lookup_t *out)
 {

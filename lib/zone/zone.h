@@ -473,6 +473,12 @@ size_t apex_zone_rank(const apex_zone_t *zone, const uint8_t *key, size_t key_si
 /* Exact lookup of a key; NULL if absent. */
 const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, size_t key_size);
 
+/* The same, by the node table when the version has one: hash is
+ * apex_name_hash() of the name (one probe where apex_zone_find() compares
+ * keys down the index). */
+const apex_node_t *apex_zone_find_hashed(const apex_zone_t *zone, uint32_t hash, const uint8_t *key,
+					 size_t key_size);
+
 /* The RRset of type at node, or NULL. */
 const apex_rrset_t *apex_node_rrset(const apex_node_t *node, uint16_t type);
 
