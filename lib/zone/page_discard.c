@@ -9,6 +9,9 @@
 
 _Atomic size_t apex_spare_pages_max = 256;
 
+/* See pages_kept_max(). */
+#define APEX_SPARE_SHARE 64
+
 /* The chain's whole build: the version without a base. */
 static const apex_zone_t *chain_root(const apex_zone_t *zone)
 {
@@ -24,10 +27,25 @@ static apex_zone_t *spare_owner(const apex_zone_t *zone)
 	return (apex_zone_t *)chain_root(zone);
 }
 
+/* Pages root's chain keeps: apex_spare_pages_max, and at most 1/64 of the
+ * whole build's memory (at least one page), so that the pages kept, which
+ * count as the chain's, never take more than half of what the compaction
+ * rule lets a chain hold (xfr/version_compact.h: 1/32).  Without that an
+ * IXFR that copies hundreds of pages left the chain due for a compaction
+ * after every such IXFR. */
+static size_t pages_kept_max(const apex_zone_t *root)
+{
+	size_t max = atomic_load_explicit(&apex_spare_pages_max, memory_order_relaxed);
+	size_t share = root->memory / APEX_SPARE_SHARE / (APEX_NODE_PAGE * sizeof(apex_node_t));
+
+	share = share > 0 ? share : 1;
+	return share < max ? share : max;
+}
+
 /* Keep page at root (its lock held): false when root keeps enough. */
 static bool keep_page(apex_zone_t *root, apex_node_t *page)
 {
-	size_t max = atomic_load_explicit(&apex_spare_pages_max, memory_order_relaxed);
+	size_t max = pages_kept_max(root);
 
 	if (root->spare_count >= max)
 		return false;

@@ -15,8 +15,8 @@
  * its pages that the successor replaced are read by no one, provided
  * every version before it in the chain is released too and none of them
  * has another derived version.  Such a page is kept for the chain's next
- * derivations (up to apex_spare_pages_max of them, at the chain's whole
- * build): a derivation copies a node page into a kept one before it asks
+ * derivations (up to apex_spare_pages_max of them, and 1/64 of the whole
+ * build's memory, at the chain's whole build): a derivation copies a node page into a kept one before it asks
  * its arena for memory, so an IXFR writes into memory already resident
  * rather than faulting fresh pages in (on a virtual machine a fault costs
  * microseconds: 400 of them an IXFR of 100 changes here) and the chain
@@ -36,7 +36,8 @@
 
 #include "zone/zone.h"
 
-/* Node pages a chain keeps for its next derivations (default 256, 7 MiB);
+/* Node pages a chain keeps for its next derivations (default 256, 7 MiB;
+ * fewer for a zone under 448 MiB: 1/64 of its memory, at least one page);
  * tests set 0 to see every page given back.  Set before versions are
  * derived, not while. */
 extern _Atomic size_t apex_spare_pages_max;
