@@ -13,6 +13,9 @@ bool apex_version_wants_compact(const apex_zone_t *zone)
 {
 	size_t whole = zone->memory > zone->chain_memory ? zone->memory - zone->chain_memory : 0;
 	size_t chain = apex_zone_chain_memory(zone); /* less the pages given back */
+	size_t spare = apex_zone_spare_memory(zone); /* bounded apart (page_discard.h) */
+
+	chain = chain > spare ? chain - spare : 0;
 
 	if (zone->base == NULL)
 		return false; /* built whole: nothing held */

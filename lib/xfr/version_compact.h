@@ -6,7 +6,8 @@
  *
  * The rule that bounds a derived version's extra memory: once the memory
  * its chain holds beyond a whole build (zone->chain_memory, less the
- * replaced node pages given back: zone/page_discard.h) passes
+ * replaced node pages given back and those kept for the next copies,
+ * which are bounded apart at 1/64: zone/page_discard.h) passes
  * 1/APEX_COMPACT_SHARE of the version's memory (but at least
  * APEX_COMPACT_FLOOR bytes), or APEX_COMPACT_DEPTH versions were derived
  * in a row, a secondary builds the compact version after publishing the

@@ -28,11 +28,9 @@ static apex_zone_t *spare_owner(const apex_zone_t *zone)
 }
 
 /* Pages root's chain keeps: apex_spare_pages_max, and at most 1/64 of the
- * whole build's memory (at least one page), so that the pages kept, which
- * count as the chain's, never take more than half of what the compaction
- * rule lets a chain hold (xfr/version_compact.h: 1/32).  Without that an
- * IXFR that copies hundreds of pages left the chain due for a compaction
- * after every such IXFR. */
+ * whole build's memory (at least one page).  The compaction rule leaves
+ * them out (apex_zone_spare_memory()): this bounds them apart, so that a
+ * chain holds at most 1/32 + 1/64 of its whole build beyond it. */
 static size_t pages_kept_max(const apex_zone_t *root)
 {
 	size_t max = atomic_load_explicit(&apex_spare_pages_max, memory_order_relaxed);
@@ -72,6 +70,16 @@ apex_node_t *apex_zone_take_spare_page(const apex_zone_t *zone)
 		page = root->spare_pages[--root->spare_count];
 	pthread_mutex_unlock(&root->spare_lock);
 	return page;
+}
+
+size_t apex_zone_spare_memory(const apex_zone_t *zone)
+{
+	apex_zone_t *root = spare_owner(zone);
+
+	pthread_mutex_lock(&root->spare_lock);
+	size_t pages = root->spare_count;
+	pthread_mutex_unlock(&root->spare_lock);
+	return pages * APEX_NODE_PAGE * sizeof(apex_node_t);
 }
 
 void apex_zone_return_spare_page(const apex_zone_t *zone, apex_node_t *page)

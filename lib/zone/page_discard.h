@@ -55,6 +55,11 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
  * kept.  The taker holds zone, and so the page's memory. */
 struct apex_node *apex_zone_take_spare_page(const apex_zone_t *zone);
 
+/* The bytes of the pages zone's chain keeps (resident, and counted in its
+ * chain's memory): the compaction rule leaves them out, as the next
+ * derivation writes into them instead of growing the chain. */
+size_t apex_zone_spare_memory(const apex_zone_t *zone);
+
 /* A page taken from zone's chain but not used (the derivation failed)
  * kept again, or left to its arena when the chain keeps enough. */
 void apex_zone_return_spare_page(const apex_zone_t *zone, struct apex_node *page);

@@ -184,12 +184,14 @@ static void kept_for_the_next_copy(void **state)
 	assert_int_equal(v0->spare_count, 1);
 	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
 	assert_int_equal(apex_zone_chain_memory(v1), chain);
+	assert_int_equal(apex_zone_spare_memory(v1), APEX_NODE_PAGE * sizeof(apex_node_t));
 
 	/* the next derivation copies the apex's page into the one kept, not
 	 * into memory of its arena, and v1 (still served) is intact */
 	apex_zone_t *v2 = apex_txt_more(v1, 2);
 	assert_ptr_equal(v2->node_pages[0], replaced);
 	assert_int_equal(v0->spare_count, 0);
+	assert_int_equal(apex_zone_spare_memory(v2), 0);
 	apex_zone_t *copy2 = whole_copy(v2);
 	assert_same_version(copy2, v2);
 	assert_same_version(copy1, v1);
