@@ -26,8 +26,9 @@ typedef struct apex_file_digest {
 
 /* The digest of the size bytes of the open file fd, read from its start
  * with pread() (no mapping: nothing is added to the caller's resident
- * memory).  APEX_OK, or APEX_ELOAD with "FILE: reason" (path as given)
- * in err; out->valid says which. */
+ * memory).  APEX_OK; APEX_ELOAD with "FILE: reason" (path as given) in
+ * err when the file cannot be read; APEX_ENOMEM.  out->valid says
+ * whether there is a digest. */
 int apex_file_digest_fd(int fd, uint64_t size, const char *path, apex_file_digest_t *out, char *err,
 			size_t err_size);
 

@@ -16,8 +16,9 @@
  * every version before it in the chain is released too and none of them
  * has another derived version.  Such a page is kept for the chain's next
  * derivations (up to apex_spare_pages_max of them, and 1/64 of the whole
- * build's memory, at the chain's whole build): a derivation copies a node page into a kept one before it asks
- * its arena for memory, so an IXFR writes into memory already resident
+ * build's memory, at the chain's whole build): a derivation copies a node
+ * page into a kept one before it asks its arena for memory, so an IXFR
+ * writes into memory already resident
  * rather than faulting fresh pages in (on a virtual machine a fault costs
  * microseconds: 400 of them an IXFR of 100 changes here) and the chain
  * does not grow by its copies.  The memory of a kept page lies in the
