@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Byte strings sorted 8 bytes at a time (see chunk_sort.h). */
+#include "util/chunk_sort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/radix_sort.h"
+
+/* Runs this short are put in order by insertion: a radix pass costs its
+ * counts whatever the run's length. */
+#define INSERTION_MAX 16
+
+typedef struct sort {
+	char *items;
+	size_t size;
+	apex_chunk_fn chunk;
+	apex_chunk_cmp_fn cmp;
+	apex_sort_pair_t *pairs; /* as many as items */
+	char *scratch;           /* as many items */
+} sort_t;
+
+static void insertion(const sort_t *s, char *items, size_t count)
+{
+	char *x = s->scratch; /* holds nothing between the permutations */
+
+	for (size_t i = 1; i < count; i++) {
+		size_t j = i;
+		memcpy(x, items + i * s->size, s->size);
+		for (; j > 0 && s->cmp(items + (j - 1) * s->size, x) > 0; j--)
+			memcpy(items + j * s->size, items + (j - 1) * s->size, s->size);
+		memcpy(items + j * s->size, x, s->size);
+	}
+}
+
+/* items[first, first + count) all share their strings' bytes before
+ * offset: put them in order from there. */
+static void sort_from(const sort_t *s, size_t first, size_t count, size_t offset)
+{
+	char *items = s->items + first * s->size;
+	apex_sort_pair_t *pairs = s->pairs + first;
+
+	if (count <= INSERTION_MAX) {
+		insertion(s, items, count);
+		return;
+	}
+	for (size_t i = 0; i < count; i++) {
+		bool more = false;
+		pairs[i] = (apex_sort_pair_t){ s->chunk(items + i * s->size, offset, &more),
+					       (uint32_t)i, more };
+	}
+	if (apex_radix_sort(pairs, count) != APEX_OK) {
+		qsort(items, count, s->size, s->cmp);
+		return;
+	}
+	char *sorted = s->scratch + first * s->size;
+	for (size_t i = 0; i < count; i++)
+		memcpy(sorted + i * s->size, items + (size_t)pairs[i].value * s->size, s->size);
+	memcpy(items, sorted, count * s->size);
+	for (size_t i = 0, j; i < count; i = j) {
+		bool more = pairs[i].extra != 0;
+		for (j = i + 1; j < count && pairs[j].key == pairs[i].key; j++)
+			more |= pairs[j].extra != 0;
+		if (j - i < 2)
+			continue;
+		if (more)
+			sort_from(s, first + i, j - i, offset + 8);
+		else if (j - i <= INSERTION_MAX)
+			insertion(s, items + i * s->size, j - i);
+		else /* the same string: the ties are cmp's alone */
+			qsort(items + i * s->size, j - i, s->size, s->cmp);
+	}
+}
+
+void apex_chunk_sort(void *items, size_t count, size_t size, apex_chunk_fn chunk,
+		     apex_chunk_cmp_fn cmp)
+{
+	if (count < 2)
+		return;
+	sort_t s = { items, size, chunk, cmp, NULL, NULL };
+	if (count <= INSERTION_MAX || count > UINT32_MAX) { /* pairs hold 32-bit indices */
+		qsort(items, count, size, cmp);
+		return;
+	}
+	s.pairs = malloc(count * sizeof(*s.pairs));
+	s.scratch = malloc(count * size);
+	if (s.pairs == NULL || s.scratch == NULL)
+		qsort(items, count, size, cmp);
+	else
+		sort_from(&s, 0, count, 0);
+	free(s.pairs);
+	free(s.scratch);
+}
