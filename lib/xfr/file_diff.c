@@ -169,7 +169,7 @@ static int drop_held(void *ctx, const uint8_t *owner, uint16_t type, uint32_t tt
 
 	if (type == APEX_TYPE_SOA)
 		return note_soa(d, owner, ttl, rdata, rdlength);
-	const apex_node_t *n = apex_zone_find_owner(d->old, owner);
+	const apex_node_t *n = apex_zone_find_owner(d->old, owner, NULL);
 	size_t size = apex_name_size(owner);
 
 	/* another spelling of the owner: served as the file spells it */

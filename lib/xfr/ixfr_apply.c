@@ -13,8 +13,8 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "util/chunk_sort.h"
 #include "util/grow.h"
-#include "util/radix_sort.h"
 #include "xfr/condense.h"
 #include "xfr/version_records.h"
 #include "zone/derive.h"
@@ -169,57 +169,28 @@ static int by_identity_placed(const void *a, const void *b)
 	return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
 }
 
-/* A run of one prefix (mostly one owner's few records) in
- * by_identity_placed()'s order: by insertion when short, qsort() cost more
- * in its call than in its comparisons. */
-static void sort_run(placed_t *p, size_t n)
+/* An addition's or removal's owner in lower case, 8 bytes from offset
+ * (chunk_sort.h): by_identity_placed()'s order where owners differ. */
+static uint64_t placed_chunk(const void *item, size_t offset, bool *more)
 {
-	if (n > 16) {
-		qsort(p, n, sizeof(*p), by_identity_placed);
-		return;
+	const placed_t *p = item;
+	size_t size = apex_name_size(p->record);
+	uint64_t v = 0;
+
+	if (offset == 0) {
+		*more = size > 8;
+		return p->prefix;
 	}
-	for (size_t i = 1; i < n; i++) {
-		placed_t x = p[i];
-		size_t j = i;
-		for (; j > 0 && by_identity_placed(&p[j - 1], &x) > 0; j--)
-			p[j] = p[j - 1];
-		p[j] = x;
-	}
+	for (size_t i = offset; i < offset + 8; i++)
+		v = v << 8 | (i < size ? lower(p->record[i]) : 0);
+	*more = size > offset + 8;
+	return v;
 }
 
-/*
- * p[0..n) in by_identity_placed()'s order: by owner prefix in a radix sort
- * (linear, no comparison callback), then each run of one prefix, mostly
- * one owner's few records, by qsort().  APEX_ENOMEM (p unchanged).
- */
-static int sort_placed(placed_t *p, size_t n)
+/* p[0..n) in by_identity_placed()'s order. */
+static void sort_placed(placed_t *p, size_t n)
 {
-	if (n > UINT32_MAX) { /* the pairs' values are 32 bits */
-		qsort(p, n, sizeof(*p), by_identity_placed);
-		return APEX_OK;
-	}
-	apex_sort_pair_t *pairs = malloc((n + 1) * sizeof(*pairs));
-	placed_t *sorted = malloc((n + 1) * sizeof(*sorted));
-	int rc = pairs != NULL && sorted != NULL ? APEX_OK : APEX_ENOMEM;
-
-	for (size_t i = 0; rc == APEX_OK && i < n; i++)
-		pairs[i] = (apex_sort_pair_t){ p[i].prefix, (uint32_t)i, 0 };
-	if (rc == APEX_OK)
-		rc = apex_radix_sort(pairs, n);
-	if (rc == APEX_OK) {
-		for (size_t i = 0; i < n; i++)
-			sorted[i] = p[pairs[i].value];
-		memcpy(p, sorted, n * sizeof(*p));
-		for (size_t i = 0, j; i < n; i = j) {
-			for (j = i + 1; j < n && p[j].prefix == p[i].prefix; j++)
-				;
-			if (j - i > 1)
-				sort_run(p + i, j - i);
-		}
-	}
-	free(pairs);
-	free(sorted);
-	return rc;
+	apex_chunk_sort(p, n, sizeof(*p), placed_chunk, by_identity_placed);
 }
 
 static bool same_identity(const uint8_t *a, const uint8_t *b)
@@ -251,10 +222,7 @@ static int dedupe(net_t *net)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < l->count; i++)
 		p[i] = (placed_t){ owner_prefix(l->items[i]), l->items[i], i };
-	if (sort_placed(p, l->count) != APEX_OK) {
-		free(p);
-		return APEX_ENOMEM;
-	}
+	sort_placed(p, l->count);
 	bool twice = false;
 	for (size_t i = 0, j; i < l->count; i = j) {
 		for (j = i + 1; j < l->count && same_identity(p[i].record, p[j].record); j++)
@@ -353,7 +321,7 @@ static int sort_removed(net_t *net)
 	for (size_t i = 0; rc == APEX_OK && i < l->count; i++)
 		p[i] = (placed_t){ owner_prefix(l->items[i]), l->items[i], i };
 	if (rc == APEX_OK)
-		rc = sort_placed(p, l->count);
+		sort_placed(p, l->count);
 	for (size_t i = 0; rc == APEX_OK && i < l->count; i++)
 		l->items[i] = p[i].record;
 	free(p);
@@ -431,13 +399,24 @@ int apex_ixfr_apply(const apex_zone_t *old, const apex_changes_t *sets, size_t c
 /* ------------------------------------------------------------ derived */
 
 /* A changed owner (its node in old, or none: a new name) and a record
- * added to it (index in added). */
+ * added to it (index in added) or removed from it. */
 typedef struct touch {
-	uint8_t *key; /* the owner's lookup key, owned */
+	const uint8_t *key;   /* the owner's lookup key, in the touches' key memory */
+	const uint8_t *owner; /* the record's owner name, in the change set */
+	size_t key_at;        /* key's offset in that memory while it grows */
 	uint16_t key_size;
+	bool removal;
 	uint32_t node;  /* APEX_NODE_NONE: a name old lacks */
 	uint32_t added; /* UINT32_MAX: a removal's, or the apex */
 } touch_t;
+
+/* The changed owners sorted: t[0..count), their keys in keys (both
+ * owned, touches_free()). */
+typedef struct touches {
+	touch_t *t;
+	uint8_t *keys;
+	size_t count, keys_size, keys_capacity;
+} touches_t;
 
 static int by_touch(const void *a, const void *b)
 {
@@ -449,11 +428,22 @@ static int by_touch(const void *a, const void *b)
 	return (x->added > y->added) - (x->added < y->added);
 }
 
-static void touches_free(touch_t *t, size_t count)
+/* A touch's key, 8 bytes from offset (chunk_sort.h). */
+static uint64_t touch_chunk(const void *item, size_t offset, bool *more)
 {
-	for (size_t i = 0; i < count; i++)
-		free(t[i].key);
-	free(t);
+	const touch_t *t = item;
+	uint64_t v = 0;
+
+	for (size_t i = offset; i < offset + 8; i++)
+		v = v << 8 | (i < t->key_size ? t->key[i] : 0);
+	*more = t->key_size > offset + 8;
+	return v;
+}
+
+static void touches_free(touches_t *ts)
+{
+	free(ts->t);
+	free(ts->keys);
 }
 
 static int add_to_builder(void *ctx, const apex_rr_t *rr)
@@ -461,59 +451,80 @@ static int add_to_builder(void *ctx, const apex_rr_t *rr)
 	return apex_zone_from_wire_add(ctx, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
 }
 
-/* One touch of the owner of rr (node: its node in old, or NULL). */
-static int touch_of(const apex_rr_t *rr, const apex_node_t *node, uint32_t added, touch_t *t)
+/* One more touch, of the owner of rr. */
+static int touch_of(touches_t *ts, const apex_rr_t *rr, bool removal, uint32_t added)
 {
-	uint8_t key[APEX_KEY_MAX];
-	size_t key_size = apex_name_key(rr->owner, key, NULL);
+	if (ts->keys_capacity - ts->keys_size < APEX_KEY_MAX) {
+		size_t want = ts->keys_capacity > 0 ? 2 * ts->keys_capacity : (size_t)64 << 10;
+		uint8_t *keys = realloc(ts->keys, want);
+		if (keys == NULL)
+			return APEX_ENOMEM;
+		ts->keys = keys;
+		ts->keys_capacity = want;
+	}
+	size_t key_size = apex_name_key(rr->owner, ts->keys + ts->keys_size, NULL);
+	ts->t[ts->count++] = (touch_t){ .owner = rr->owner,
+					.key_at = ts->keys_size,
+					.key_size = (uint16_t)key_size,
+					.removal = removal,
+					.node = APEX_NODE_NONE,
+					.added = added };
+	ts->keys_size += key_size;
+	return APEX_OK;
+}
 
-	t->key = malloc(key_size);
-	if (t->key == NULL)
-		return APEX_ENOMEM;
-	memcpy(t->key, key, key_size);
-	t->key_size = (uint16_t)key_size;
-	t->node = apex_node_id(node);
-	t->added = added;
+/* Each changed owner's node in old, looked up once.  APEX_ENOTSUP for a
+ * removal at a name old lacks (the whole build says the change does not
+ * apply). */
+static int find_nodes(const apex_zone_t *old, touches_t *ts)
+{
+	for (size_t i = 0, j; i < ts->count; i = j) {
+		const touch_t *first = &ts->t[i];
+		const apex_node_t *node = apex_zone_find_owner_keyed(old, first->owner, first->key,
+								     first->key_size, NULL);
+		bool removal = false;
+		for (j = i; j < ts->count && ts->t[j].key_size == first->key_size &&
+			    memcmp(ts->t[j].key, first->key, first->key_size) == 0;
+		     j++) {
+			ts->t[j].node = apex_node_id(node);
+			removal |= ts->t[j].removal;
+		}
+		if (removal && node == NULL)
+			return APEX_ENOTSUP;
+	}
 	return APEX_OK;
 }
 
 /* The changed owners, with their additions in order, sorted by key; the
- * apex among them.  APEX_ENOTSUP for a removal at a name old lacks (the
- * whole build says the change does not apply) or an SOA among them. */
-static int touches(const apex_zone_t *old, const net_t *net, touch_t **out, size_t *count)
+ * apex among them.  APEX_ENOTSUP for a removal at a name old lacks or an
+ * SOA among them. */
+static int touches(const apex_zone_t *old, const net_t *net, touches_t *ts)
 {
-	size_t n = net->removed.count + net->added.count + 1, k = 0;
-	touch_t *t = calloc(n, sizeof(*t));
+	size_t n = net->removed.count + net->added.count + 1;
 	apex_rr_t apex = { .owner = old->apex->name };
-	int rc = t != NULL ? touch_of(&apex, old->apex, UINT32_MAX, &t[k++]) : APEX_ENOMEM;
 
-	for (size_t i = 0; rc == APEX_OK && i < net->removed.count + net->added.count; i++) {
+	memset(ts, 0, sizeof(*ts));
+	ts->t = malloc(n * sizeof(*ts->t));
+	int rc = ts->t != NULL ? touch_of(ts, &apex, false, UINT32_MAX) : APEX_ENOMEM;
+	for (size_t i = 0; rc == APEX_OK && i < n - 1; i++) {
 		bool removal = i < net->removed.count;
-		apex_rr_t record;
-		const apex_rr_t *rr = &record;
+		apex_rr_t rr;
 		if (removal)
-			removed_at(net, i, &record);
+			removed_at(net, i, &rr);
 		else
-			added_at(net, i - net->removed.count, &record);
-		const apex_node_t *node = apex_zone_find_owner(old, rr->owner);
-
-		if ((removal && node == NULL) || rr->type == APEX_TYPE_SOA ||
-		    rr->rclass != APEX_CLASS_IN)
+			added_at(net, i - net->removed.count, &rr);
+		if (rr.type == APEX_TYPE_SOA || rr.rclass != APEX_CLASS_IN)
 			rc = APEX_ENOTSUP;
 		else
-			rc = touch_of(rr, node,
-				      removal ? UINT32_MAX : (uint32_t)(i - net->removed.count),
-				      &t[k++]);
+			rc = touch_of(ts, &rr, removal,
+				      removal ? UINT32_MAX : (uint32_t)(i - net->removed.count));
 	}
-	if (rc != APEX_OK) {
-		if (t != NULL)
-			touches_free(t, k);
+	if (rc != APEX_OK)
 		return rc;
-	}
-	qsort(t, k, sizeof(*t), by_touch);
-	*out = t;
-	*count = k;
-	return APEX_OK;
+	for (size_t i = 0; i < ts->count; i++)
+		ts->t[i].key = ts->keys + ts->t[i].key_at;
+	apex_chunk_sort(ts->t, ts->count, sizeof(*ts->t), touch_chunk, by_touch);
+	return find_nodes(old, ts);
 }
 
 static bool same_owner(const touch_t *a, const touch_t *b)
@@ -562,24 +573,23 @@ static int derived(apex_zone_t *old, net_t *net, const char *source, apex_zone_t
 {
 	const apex_node_t *apex = old->apex;
 	apex_zone_from_wire_t *w = NULL;
-	touch_t *t = NULL;
+	touches_t ts = { 0 };
 	uint32_t *nodes = NULL;
-	size_t count = 0, owners = 0, node_count = 0;
+	size_t owners = 0, node_count = 0;
 
 	if (!apex_zone_derivable(old) || apex_name_size(net->soa.owner) != apex->name_size ||
 	    memcmp(net->soa.owner, apex->name, apex->name_size) != 0)
 		return APEX_ENOTSUP;
-	int rc = touches(old, net, &t, &count);
-	if (rc == APEX_OK && (nodes = malloc(count * sizeof(*nodes))) == NULL)
+	int rc = touches(old, net, &ts);
+	if (rc == APEX_OK && (nodes = malloc(ts.count * sizeof(*nodes))) == NULL)
 		rc = APEX_ENOMEM;
 	if (rc == APEX_OK)
 		rc = apex_zone_from_wire_begin(&w, old->origin, source, err, err_size);
 	if (rc == APEX_OK)
-		rc = changed_records(old, net, t, count, w, nodes, &node_count, &owners);
+		rc = changed_records(old, net, ts.t, ts.count, w, nodes, &node_count, &owners);
 	if (rc == APEX_OK)
 		rc = removals_found(old, net, err, err_size);
-	if (t != NULL)
-		touches_free(t, count);
+	touches_free(&ts);
 	if (rc == APEX_ELOAD)
 		rc = APEX_ENOTSUP; /* the whole build says why, as it always does */
 	if (rc != APEX_OK) {

@@ -23,17 +23,31 @@ bool apex_zone_derivable(const apex_zone_t *zone)
 	       (chain <= APEX_DERIVE_CHAIN_FLOOR || chain * APEX_DERIVE_CHAIN_SHARE <= whole);
 }
 
-const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name)
+const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name,
+					bool *in_index)
 {
 	uint8_t key[APEX_KEY_MAX];
 	size_t key_size = apex_name_key(name, key, NULL);
 
+	return apex_zone_find_owner_keyed(zone, name, key, key_size, in_index);
+}
+
+const apex_node_t *apex_zone_find_owner_keyed(const apex_zone_t *zone, const uint8_t *name,
+					      const uint8_t *key, size_t key_size, bool *in_index)
+{
+	bool ignored;
+
+	if (in_index == NULL)
+		in_index = &ignored;
+	*in_index = false;
 	if (key_size < zone->origin_key_size ||
 	    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
 		return NULL;
 	const apex_node_t *node = apex_zone_find_hashed(zone, apex_name_hash(name), key, key_size);
-	if (node != NULL)
+	if (node != NULL) {
+		*in_index = true;
 		return node;
+	}
 	/* An owner of NSEC3 records only, outside the index: the list of
 	 * them is in canonical order */
 	size_t lo = 0, hi = zone->nsec3_owner_count;
@@ -146,7 +160,8 @@ static size_t node_record_count(const apex_zone_t *zone, const apex_node_t *node
 static int match_owner(derive_t *d, uint32_t r)
 {
 	const apex_build_owner_t *o = &d->bd.b->owners[r];
-	const apex_node_t *node = apex_zone_find_owner(d->old, o->name);
+	bool in_index;
+	const apex_node_t *node = apex_zone_find_owner(d->old, o->name, &in_index);
 
 	if (node == NULL) {
 		if (apex_build_check_owner(&d->bd, r, false) != APEX_OK)
@@ -161,8 +176,7 @@ static int match_owner(derive_t *d, uint32_t r)
 	    memcmp(node->name, o->name, o->name_size) != 0)
 		return APEX_ENOTSUP;
 	bool is_apex = node->id == d->old->apex->id;
-	bool nsec3_owner =
-		!is_apex && apex_zone_find(d->old, apex_node_key(node), node->key_size) != node;
+	bool nsec3_owner = !is_apex && !in_index;
 	if (apex_build_check_owner(&d->bd, r, is_apex) != APEX_OK ||
 	    apex_build_only_nsec3(&d->bd, r) != nsec3_owner)
 		return APEX_ENOTSUP;
@@ -186,7 +200,8 @@ static int find_removed(derive_t *d)
 		d->old_records += node_record_count(d->old, node);
 		if (apex_derive_marked(d->changed, id))
 			continue;
-		if (apex_zone_find(d->old, apex_node_key(node), node->key_size) == node)
+		if (apex_zone_find_hashed(d->old, apex_name_hash(node->name), apex_node_key(node),
+					  node->key_size) == node)
 			d->removed[d->removed_count++] = id;
 		else
 			d->removed_nsec3[d->removed_nsec3_count++] = id;

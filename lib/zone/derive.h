@@ -60,8 +60,14 @@
 bool apex_zone_derivable(const apex_zone_t *zone);
 
 /* The node of an owner name in zone, for a name of the index or an owner
- * of NSEC3 records only; NULL if zone has no such owner. */
-const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name);
+ * of NSEC3 records only; NULL if zone has no such owner.  in_index (NULL:
+ * not wanted) says which of the two a node found is. */
+const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *name,
+					bool *in_index);
+
+/* The same, name's lookup key (apex_name_key()) given. */
+const apex_node_t *apex_zone_find_owner_keyed(const apex_zone_t *zone, const uint8_t *name,
+					      const uint8_t *key, size_t key_size, bool *in_index);
 
 /*
  * Derive b->zone (a shell from apex_version_begin(), its records in b:

@@ -93,7 +93,8 @@ static int ents_of(apex_derive_t *d, uint32_t r)
 		for (unsigned skip = labels - (top - 1); skip > 0; skip--)
 			up += 1 + up[0];
 		uint32_t rank = earlier_owner(d->bd.b, r, o->key, size);
-		const apex_node_t *had = apex_zone_find(d->old, o->key, size);
+		const apex_node_t *had =
+			apex_zone_find_hashed(d->old, apex_name_hash(up), o->key, size);
 		/* a name of old's that is changed but no owner now is removed:
 		 * it becomes an empty non-terminal (with a new id) */
 		bool removed = had != NULL && rank == UINT32_MAX &&
@@ -104,7 +105,8 @@ static int ents_of(apex_derive_t *d, uint32_t r)
 			break;
 		/* an owner of NSEC3 records only, outside the index, is no
 		 * parent a derivation gives: the version is built whole */
-		if (rank != UINT32_MAX || (had == NULL && apex_zone_find_owner(d->old, up) != NULL))
+		if (rank != UINT32_MAX ||
+		    (had == NULL && apex_zone_find_owner(d->old, up, NULL) != NULL))
 			return APEX_ENOTSUP;
 		top--;
 	}
