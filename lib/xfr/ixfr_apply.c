@@ -406,6 +406,7 @@ typedef struct touch {
 	size_t key_at;        /* key's offset in that memory while it grows */
 	uint16_t key_size;
 	bool removal;
+	bool in_index;  /* node is a name of old's index, not an NSEC3 owner */
 	uint32_t node;  /* APEX_NODE_NONE: a name old lacks */
 	uint32_t added; /* UINT32_MAX: a removal's, or the apex */
 } touch_t;
@@ -480,13 +481,15 @@ static int find_nodes(const apex_zone_t *old, touches_t *ts)
 {
 	for (size_t i = 0, j; i < ts->count; i = j) {
 		const touch_t *first = &ts->t[i];
+		bool in_index = false;
 		const apex_node_t *node = apex_zone_find_owner_keyed(old, first->owner, first->key,
-								     first->key_size, NULL);
+								     first->key_size, &in_index);
 		bool removal = false;
 		for (j = i; j < ts->count && ts->t[j].key_size == first->key_size &&
 			    memcmp(ts->t[j].key, first->key, first->key_size) == 0;
 		     j++) {
 			ts->t[j].node = apex_node_id(node);
+			ts->t[j].in_index = in_index;
 			removal |= ts->t[j].removal;
 		}
 		if (removal && node == NULL)
@@ -560,6 +563,17 @@ static int changed_records(const apex_zone_t *old, net_t *net, const touch_t *t,
 	return rc;
 }
 
+/* Each changed owner's lookup in old, for the derivation not to repeat
+ * it (zone/derive.h): found[0..*count), sorted as t is. */
+static void found_owners(const touch_t *t, size_t count, apex_derive_found_t *found, size_t *k)
+{
+	*k = 0;
+	for (size_t i = 0; i < count; i++)
+		if (i == 0 || !same_owner(&t[i], &t[i - 1]))
+			found[(*k)++] = (apex_derive_found_t){ t[i].key, t[i].key_size,
+							       t[i].in_index, t[i].node };
+}
+
 static int by_id(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -575,32 +589,37 @@ static int derived(apex_zone_t *old, net_t *net, const char *source, apex_zone_t
 	apex_zone_from_wire_t *w = NULL;
 	touches_t ts = { 0 };
 	uint32_t *nodes = NULL;
-	size_t owners = 0, node_count = 0;
+	apex_derive_found_t *found = NULL;
+	apex_derive_owners_t owners = { 0 };
 
 	if (!apex_zone_derivable(old) || apex_name_size(net->soa.owner) != apex->name_size ||
 	    memcmp(net->soa.owner, apex->name, apex->name_size) != 0)
 		return APEX_ENOTSUP;
 	int rc = touches(old, net, &ts);
-	if (rc == APEX_OK && (nodes = malloc(ts.count * sizeof(*nodes))) == NULL)
+	if (rc == APEX_OK && ((nodes = malloc(ts.count * sizeof(*nodes))) == NULL ||
+			      (found = malloc(ts.count * sizeof(*found))) == NULL))
 		rc = APEX_ENOMEM;
 	if (rc == APEX_OK)
 		rc = apex_zone_from_wire_begin(&w, old->origin, source, err, err_size);
 	if (rc == APEX_OK)
-		rc = changed_records(old, net, ts.t, ts.count, w, nodes, &node_count, &owners);
+		rc = changed_records(old, net, ts.t, ts.count, w, nodes, &owners.changed_count,
+				     &owners.count);
 	if (rc == APEX_OK)
 		rc = removals_found(old, net, err, err_size);
-	touches_free(&ts);
 	if (rc == APEX_ELOAD)
 		rc = APEX_ENOTSUP; /* the whole build says why, as it always does */
-	if (rc != APEX_OK) {
-		if (w != NULL)
-			apex_zone_from_wire_abort(w);
-		free(nodes);
-		return rc;
+	if (rc == APEX_OK) {
+		qsort(nodes, owners.changed_count, sizeof(*nodes), by_id);
+		found_owners(ts.t, ts.count, found, &owners.found_count);
+		owners.changed = nodes;
+		owners.found = found;
+		rc = apex_zone_from_wire_derive(w, old, &owners, out);
+	} else if (w != NULL) {
+		apex_zone_from_wire_abort(w);
 	}
-	qsort(nodes, node_count, sizeof(*nodes), by_id);
-	rc = apex_zone_from_wire_derive(w, old, nodes, node_count, owners, out);
+	touches_free(&ts);
 	free(nodes);
+	free(found);
 	return rc;
 }
 

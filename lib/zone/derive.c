@@ -8,6 +8,7 @@
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
+#include "util/populate.h"
 #include "zone/build_steps.h"
 #include "zone/derive_state.h"
 #include "zone/page_discard.h"
@@ -81,6 +82,11 @@ apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 		 * (zone/page_discard.h) */
 		apex_node_t *page = apex_zone_take_spare_page(d->old);
 		d->copied[p] = page != NULL ? COPIED_INTO_SPARE : COPIED;
+		if (page == NULL && d->pool_left > 0) {
+			page = d->pool;
+			d->pool += APEX_NODE_PAGE;
+			d->pool_left--;
+		}
 		if (page == NULL)
 			page = apex_arena_alloc_aligned(d->zone->arena,
 							APEX_NODE_PAGE * sizeof(*page),
@@ -93,6 +99,45 @@ apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 		d->pages[p] = page;
 	}
 	return (apex_node_t *)&d->pages[p][id & (APEX_NODE_PAGE - 1)];
+}
+
+/* The pages this derivation copies or starts, at least: those of the
+ * changed owners old has (removed names are not written) and of the new
+ * ids; less the pages the chain keeps, which it takes first.  d->copied
+ * (all zero, and left so) serves to count them. */
+static size_t pages_to_copy(derive_t *d, size_t ids)
+{
+	size_t count = 0, spare_pages;
+
+	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
+		if (!d->fresh[r])
+			d->copied[d->ids[r] >> APEX_NODE_PAGE_BITS] = 1;
+	for (size_t id = d->old->id_count; id < ids; id += APEX_NODE_PAGE)
+		d->copied[id >> APEX_NODE_PAGE_BITS] = 1;
+	if (ids > d->old->id_count)
+		d->copied[(ids - 1) >> APEX_NODE_PAGE_BITS] = 1;
+	for (size_t p = 0; p < d->page_count; p++) {
+		count += d->copied[p];
+		d->copied[p] = 0;
+	}
+	spare_pages = apex_zone_spare_memory(d->old) / (APEX_NODE_PAGE * sizeof(apex_node_t));
+	return count > spare_pages ? count - spare_pages : 0;
+}
+
+/* Memory for the pages a large change copies, in one piece faulted in
+ * at once (util/populate.h): page by page, the faults of a 10,000-change
+ * IXFR's copies cost more than the copies. */
+static void fill_pool(derive_t *d, size_t ids)
+{
+	size_t count = pages_to_copy(d, ids), bytes = count * APEX_NODE_PAGE * sizeof(apex_node_t);
+
+	if (bytes < APEX_POPULATE_MIN)
+		return;
+	d->pool = apex_arena_alloc_aligned(d->zone->arena, bytes, APEX_NODE_PAGE_ALIGN);
+	if (d->pool == NULL)
+		return; /* page by page, as a small change does */
+	apex_populate_for_write(d->pool, bytes);
+	d->pool_left = count;
 }
 
 /* The new version's shell takes everything of old's that it shares. */
@@ -110,6 +155,7 @@ static int share(derive_t *d)
 		return APEX_ENOMEM;
 	memcpy(d->pages, old->node_pages, old_pages * sizeof(*d->pages));
 	d->page_count = pages;
+	fill_pool(d, ids);
 	zone->node_pages = d->pages;
 	zone->id_count = ids;
 	zone->order = old->order;
@@ -154,14 +200,33 @@ static size_t node_record_count(const apex_zone_t *zone, const apex_node_t *node
 	return n;
 }
 
+/* The node in old of the owner o (NULL: a name old lacks), and whether
+ * it is a name of the index: as the caller found it, else looked up.
+ * The owners come in canonical order, as the caller's list is sorted. */
+static const apex_node_t *old_node(derive_t *d, const apex_build_owner_t *o, bool *in_index)
+{
+	while (d->found_at < d->found_count) {
+		const apex_derive_found_t *f = &d->found[d->found_at];
+		int c = apex_key_compare(f->key, f->key_size, o->key, o->key_size);
+		if (c > 0)
+			break;
+		d->found_at++;
+		if (c == 0) {
+			*in_index = f->in_index;
+			return apex_zone_node(d->old, f->node);
+		}
+	}
+	return apex_zone_find_owner_keyed(d->old, o->name, o->key, o->key_size, in_index);
+}
+
 /* Owner rank r is one a derivation handles (derive.h): its node in old
  * with the same spelling, or a new name or NSEC3 owner; no check
  * failing; an NSEC3 owner staying one. */
 static int match_owner(derive_t *d, uint32_t r)
 {
 	const apex_build_owner_t *o = &d->bd.b->owners[r];
-	bool in_index;
-	const apex_node_t *node = apex_zone_find_owner(d->old, o->name, &in_index);
+	bool in_index = false;
+	const apex_node_t *node = old_node(d, o, &in_index);
 
 	if (node == NULL) {
 		if (apex_build_check_owner(&d->bd, r, false) != APEX_OK)
@@ -585,18 +650,20 @@ static int derive(derive_t *d)
 	return rc;
 }
 
-int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *changed,
-		     size_t changed_count, size_t owners)
+int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive_owners_t *owners)
 {
-	derive_t d = {
-		.zone = b->zone, .old = old, .touched = changed, .touched_count = changed_count
-	};
+	derive_t d = { .zone = b->zone,
+		       .old = old,
+		       .touched = owners->changed,
+		       .touched_count = owners->changed_count,
+		       .found = owners->found,
+		       .found_count = owners->found_count };
 	int rc = APEX_OK;
 
 	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)
 		return APEX_ENOTSUP;
 	rc = apex_build_begin(&d.bd, b);
-	if (rc == APEX_OK && b->owner_count + changed_count < owners)
+	if (rc == APEX_OK && b->owner_count + owners->changed_count < owners->count)
 		rc = APEX_ENOTSUP; /* cannot happen: every owner is old's or new */
 	if (rc == APEX_OK)
 		rc = derive(&d);

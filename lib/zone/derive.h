@@ -69,15 +69,34 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 const apex_node_t *apex_zone_find_owner_keyed(const apex_zone_t *zone, const uint8_t *name,
 					      const uint8_t *key, size_t key_size, bool *in_index);
 
+/* A changed owner as the caller found it in old: its lookup key, and
+ * apex_zone_find_owner_keyed()'s answer (node: APEX_NODE_NONE for a name
+ * old lacks). */
+typedef struct apex_derive_found {
+	const uint8_t *key;
+	uint16_t key_size;
+	bool in_index;
+	uint32_t node;
+} apex_derive_found_t;
+
+/* The changed owners of a derivation. */
+typedef struct apex_derive_owners {
+	const uint32_t *changed; /* the ids of those old has, sorted */
+	size_t changed_count;
+	size_t count; /* all of them, the apex among them */
+	/* each one's lookup in old, sorted by key (apex_key_compare()), one
+	 * an owner, so that it is not looked up again; NULL: it is */
+	const apex_derive_found_t *found;
+	size_t found_count;
+} apex_derive_owners_t;
+
 /*
  * Derive b->zone (a shell from apex_version_begin(), its records in b:
- * those of the changed owners, `owners` of them, the apex among them, of
- * which old has changed[0..changed_count), sorted ids) from old.  On APEX_OK the version is complete but for its precomputed
- * answers and holds a reference to old.  APEX_ENOTSUP: the change is not
- * one a derivation does (see above); APEX_ENOMEM.  b's arrays are
- * consumed as by apex_zone_build().
+ * those of the changed owners) from old.  On APEX_OK the version is
+ * complete but for its precomputed answers and holds a reference to old.
+ * APEX_ENOTSUP: the change is not one a derivation does (see above);
+ * APEX_ENOMEM.  b's arrays are consumed as by apex_zone_build().
  */
-int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const uint32_t *changed,
-		     size_t changed_count, size_t owners);
+int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive_owners_t *owners);
 
 #endif

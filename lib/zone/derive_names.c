@@ -16,6 +16,7 @@
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
+#include "util/populate.h"
 #include "zone/build.h"
 #include "zone/derive.h"
 #include "zone/derive_state.h"
@@ -274,6 +275,8 @@ static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *aren
 	size_t k = 0, src = 0;
 	uint32_t *order = apex_arena_alloc(arena, (count + 1) * sizeof(*order));
 	uint64_t *prefixes = apex_arena_alloc(arena, (count + 1) * sizeof(*prefixes));
+	apex_populate_for_write(order, (count + 1) * sizeof(*order));
+	apex_populate_for_write(prefixes, (count + 1) * sizeof(*prefixes));
 	size_t *ranks = malloc((d->removed_count + 1) * sizeof(*ranks));
 	int rc = order && prefixes && ranks ? removed_ranks(d, gone, ranks) : APEX_ENOMEM;
 	uint32_t r = 0;
@@ -425,9 +428,11 @@ static int update_table(apex_derive_t *d, apex_arena_t *arena)
 	if (2 * zone->node_count > size || zone->id_count > mask)
 		return apex_node_table_build_in(zone, arena,
 						APEX_NODE_TABLE_SPARE(zone->node_count));
-	uint32_t *slots = apex_arena_memdup(arena, old->node_table, length * sizeof(*slots));
+	uint32_t *slots = apex_arena_alloc(arena, length * sizeof(*slots));
 	if (slots == NULL)
 		return APEX_ENOMEM;
+	apex_populate_for_write(slots, length * sizeof(*slots));
+	memcpy(slots, old->node_table, length * sizeof(*slots));
 	for (size_t i = 0; i < d->removed_count; i++)
 		table_delete(slots, old, apex_zone_node_of(old, d->removed[i])->hash,
 			     d->removed[i]);

@@ -36,9 +36,13 @@ typedef struct apex_derive {
 	apex_zone_t *zone, *old; /* the version made, the one it comes from */
 	const uint32_t *touched; /* ids of old's changed owners, sorted */
 	size_t touched_count;
-	const apex_node_t **pages; /* the new version's page table */
+	const struct apex_derive_found *found; /* the caller's lookups (derive.h), or NULL */
+	size_t found_count, found_at;          /* the next owner's, found_at on */
+	const apex_node_t **pages;             /* the new version's page table */
 	size_t page_count;
-	uint8_t *copied;    /* per page: 0, or already the new version's own: */
+	uint8_t *copied;   /* per page: 0, or already the new version's own: */
+	apex_node_t *pool; /* pages for the copies, faulted in together */
+	size_t pool_left;
 	uint32_t *ids;      /* per owner rank: its node's id (a new name's new id) */
 	bool *fresh;        /* per owner rank: a name old lacks */
 	size_t fresh_count; /* of which NSEC3 owners: */

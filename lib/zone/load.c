@@ -244,14 +244,13 @@ int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size
 }
 
 int apex_version_derive(apex_version_build_t *v, apex_sink_t *sink, apex_zone_t *old,
-			const uint32_t *changed, size_t changed_count, size_t owners,
-			apex_zone_t **out)
+			const apex_derive_owners_t *owners, apex_zone_t **out)
 {
 	apex_zone_t *zone = v->b.zone;
 
 	*out = NULL;
 	take_records(v, &sink, 1);
-	int rc = apex_zone_derive(&v->b, old, changed, changed_count, owners);
+	int rc = apex_zone_derive(&v->b, old, owners);
 	if (rc == APEX_OK) {
 		clock_gettime(CLOCK_REALTIME, &zone->loaded_at);
 		zone->load_seconds = seconds_since(&v->start);

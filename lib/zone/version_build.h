@@ -40,16 +40,16 @@ int apex_version_begin(apex_version_build_t *v, const uint8_t *origin, const cha
 int apex_version_finish(apex_version_build_t *v, apex_sink_t *const *sinks, size_t sink_count,
 			apex_zone_t **out);
 
+struct apex_derive_owners; /* zone/derive.h */
+
 /*
  * Derive the version from old instead (zone/derive.h): sink holds the
- * records of the `owners` owners an IXFR changed, of which old has
- * changed[0..changed_count) (sorted ids).  As for apex_version_finish(),
- * plus APEX_ENOTSUP when the change is not one a derivation does (start
- * again with a whole build).  v is released.
+ * records of the owners an IXFR changed (owners).  As for
+ * apex_version_finish(), plus APEX_ENOTSUP when the change is not one a
+ * derivation does (start again with a whole build).  v is released.
  */
 int apex_version_derive(apex_version_build_t *v, apex_sink_t *sink, apex_zone_t *old,
-			const uint32_t *changed, size_t changed_count, size_t owners,
-			apex_zone_t **out);
+			const struct apex_derive_owners *owners, apex_zone_t **out);
 
 /* Give up a version before apex_version_finish(). */
 void apex_version_abort(apex_version_build_t *v);

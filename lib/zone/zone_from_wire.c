@@ -10,6 +10,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
+#include "zone/derive.h"
 #include "zone/file_map.h"
 #include "zone/version_build.h"
 #include "zone/zone_file_reader.h"
@@ -98,10 +99,10 @@ int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out)
 	return rc;
 }
 
-int apex_zone_from_wire_derive(apex_zone_from_wire_t *w, apex_zone_t *old, const uint32_t *changed,
-			       size_t changed_count, size_t owners, apex_zone_t **out)
+int apex_zone_from_wire_derive(apex_zone_from_wire_t *w, apex_zone_t *old,
+			       const apex_derive_owners_t *owners, apex_zone_t **out)
 {
-	int rc = apex_version_derive(&w->v, w->sink, old, changed, changed_count, owners, out);
+	int rc = apex_version_derive(&w->v, w->sink, old, owners, out);
 	apex_reader_free(&w->r);
 	apex_sink_free(w->sink);
 	free(w);

@@ -36,12 +36,13 @@ int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint
  * APEX_ELOAD / APEX_ENOMEM with the reason in err.  w is freed. */
 int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out);
 
+struct apex_derive_owners; /* zone/derive.h */
+
 /* Derive the version from old, the records added being those of the
- * `owners` owners an IXFR changed, of which old has the nodes
- * changed[0..changed_count) (sorted ids; zone/derive.h): as
- * apex_zone_from_wire_finish(), or APEX_ENOTSUP.  w is freed. */
-int apex_zone_from_wire_derive(apex_zone_from_wire_t *w, apex_zone_t *old, const uint32_t *changed,
-			       size_t changed_count, size_t owners, apex_zone_t **out);
+ * owners an IXFR changed (zone/derive.h): as apex_zone_from_wire_finish(),
+ * or APEX_ENOTSUP.  w is freed. */
+int apex_zone_from_wire_derive(apex_zone_from_wire_t *w, apex_zone_t *old,
+			       const struct apex_derive_owners *owners, apex_zone_t **out);
 
 /* Give up; w is freed. */
 void apex_zone_from_wire_abort(apex_zone_from_wire_t *w);
