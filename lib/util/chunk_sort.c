@@ -8,9 +8,11 @@
 #include "util/error.h"
 #include "util/radix_sort.h"
 
-/* Runs this short are put in order by insertion: a radix pass costs its
- * counts whatever the run's length. */
+/* Runs this short are put in order by insertion, and up to RADIX_MIN by
+ * qsort(): a radix pass costs its counts (and their memory) whatever the
+ * run's length, more than a comparison sort of a few hundred. */
 #define INSERTION_MAX 16
+#define RADIX_MIN 256
 
 typedef struct sort {
 	char *items;
@@ -43,6 +45,10 @@ static void sort_from(const sort_t *s, size_t first, size_t count, size_t offset
 
 	if (count <= INSERTION_MAX) {
 		insertion(s, items, count);
+		return;
+	}
+	if (count < RADIX_MIN) {
+		qsort(items, count, s->size, s->cmp);
 		return;
 	}
 	for (size_t i = 0; i < count; i++) {

@@ -433,12 +433,9 @@ static int by_touch(const void *a, const void *b)
 static uint64_t touch_chunk(const void *item, size_t offset, bool *more)
 {
 	const touch_t *t = item;
-	uint64_t v = 0;
 
-	for (size_t i = offset; i < offset + 8; i++)
-		v = v << 8 | (i < t->key_size ? t->key[i] : 0);
 	*more = t->key_size > offset + 8;
-	return v;
+	return offset < t->key_size ? apex_key_prefix(t->key + offset, t->key_size - offset) : 0;
 }
 
 static void touches_free(touches_t *ts)
