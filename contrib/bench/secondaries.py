@@ -25,8 +25,9 @@ there: never two secondaries at once), with no copy of the zone:
               own, its place in the chain not being what this measures),
               the benchmark waits until the primary answers with the new
               serial, --primary-settle seconds more, then sends the NOTIFY
-              itself (from 127.0.0.1; again every second while it is not
-              answered, as a primary does) and times until the secondary answers
+              itself (from 127.0.0.1, the primary's SOA in its answer
+              section as Knot DNS 3.2 sends it; again every second while
+              it is not answered, as a primary does) and times until the secondary answers
               with the new serial (SOA queries every 1 ms, bounded; this
               loop under SCHED_FIFO when allowed, --no-realtime not).
               Reported: median and max of the rounds, the peak RSS over the
@@ -287,8 +288,9 @@ def run_secondary(args, name, primary, zone, tmp):
                     raise RuntimeError("the primary did not serve serial %d" % zone.serial)
                 prep = time.monotonic() - t0
                 time.sleep(args.primary_settle)
+                soa = P.soa_rrset(primary.port, zone.origin)
                 with realtime(args.realtime):
-                    notify = P.Notify(sec.port, zone.origin)
+                    notify = P.Notify(sec.port, zone.origin, soa=soa)
                     took = probe.wait(zone.serial, args.round_timeout, notify=notify)
                     notify.close()
                 if took is None:

@@ -24,8 +24,19 @@ import benchlib as B
 
 import dns.flags  # noqa: E402
 import dns.message  # noqa: E402
+import dns.name  # noqa: E402
 import dns.opcode  # noqa: E402
+import dns.query  # noqa: E402
+import dns.rdataclass  # noqa: E402
 import dns.rdatatype  # noqa: E402
+
+
+def soa_rrset(port, origin, timeout=0.5):
+    """The SOA RRset that 127.0.0.1:port serves for origin."""
+    q = dns.message.make_query(origin, dns.rdatatype.SOA)
+    r = dns.query.udp(q, B.LOOPBACK, port=port, timeout=timeout)
+    return r.find_rrset(r.answer, dns.name.from_text(origin), dns.rdataclass.IN,
+                        dns.rdatatype.SOA)
 
 
 def soa_serial(sock, origin_wire):
@@ -108,12 +119,16 @@ class SerialProbe:
 class Notify:
     """A NOTIFY for origin to 127.0.0.1:port, sent again as a primary
     would (RFC 1996 4.7) while it is not answered: every `every` seconds,
-    at most `tries` times in all."""
+    at most `tries` times in all.  soa (a dns.rrset.RRset, or None): the
+    zone's SOA for the answer section (RFC 1996 3.7), as Knot DNS, BIND
+    and NSD send it, from which a secondary may learn the new serial."""
 
-    def __init__(self, port, origin, every=1.0, tries=5):
+    def __init__(self, port, origin, every=1.0, tries=5, soa=None):
         q = dns.message.make_query(origin, dns.rdatatype.SOA)
         q.flags = dns.flags.AA  # (this resets the opcode too)
         q.set_opcode(dns.opcode.NOTIFY)
+        if soa is not None:
+            q.answer.append(soa)
         self.wire, self.qid = q.to_wire(), q.id
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.connect((B.LOOPBACK, port))
