@@ -36,6 +36,16 @@ static void insertion(const sort_t *s, char *items, size_t count)
 	}
 }
 
+/* items[0..count) in cmp's order by comparisons alone: a short run, or
+ * one whose strings are all the same. */
+static void compare_sort(const sort_t *s, char *items, size_t count)
+{
+	if (count <= INSERTION_MAX)
+		insertion(s, items, count);
+	else
+		qsort(items, count, s->size, s->cmp);
+}
+
 /* items[first, first + count) all share their strings' bytes before
  * offset: put them in order from there. */
 static void sort_from(const sort_t *s, size_t first, size_t count, size_t offset)
@@ -43,12 +53,8 @@ static void sort_from(const sort_t *s, size_t first, size_t count, size_t offset
 	char *items = s->items + first * s->size;
 	apex_sort_pair_t *pairs = s->pairs + first;
 
-	if (count <= INSERTION_MAX) {
-		insertion(s, items, count);
-		return;
-	}
 	if (count < RADIX_MIN) {
-		qsort(items, count, s->size, s->cmp);
+		compare_sort(s, items, count);
 		return;
 	}
 	for (size_t i = 0; i < count; i++) {
@@ -72,10 +78,8 @@ static void sort_from(const sort_t *s, size_t first, size_t count, size_t offset
 			continue;
 		if (more)
 			sort_from(s, first + i, j - i, offset + 8);
-		else if (j - i <= INSERTION_MAX)
-			insertion(s, items + i * s->size, j - i);
 		else /* the same string: the ties are cmp's alone */
-			qsort(items + i * s->size, j - i, s->size, s->cmp);
+			compare_sort(s, items + i * s->size, j - i);
 	}
 }
 

@@ -55,21 +55,26 @@ static int compare_identity(const apex_rr_t *a, const apex_rr_t *b)
 }
 
 /*
- * The first 8 bytes of an owner name in lower case, zero-padded, as a
- * big-endian integer.  Where two differ, their order is compare_identity()'s
+ * Bytes [offset, offset + 8) of an owner name in lower case, zero-padded,
+ * as a big-endian integer; its prefix, those from 0.  Where two differ, their order is compare_identity()'s
  * (no wire name is a proper prefix of another: each ends with the root's
  * zero), so sorts and searches compare these integers and read the records
  * only on a tie: with thousands of changes the records' identities were
  * most of an IXFR's instructions.
  */
-static uint64_t owner_prefix(const uint8_t *owner)
+static uint64_t owner_chunk(const uint8_t *owner, size_t offset)
 {
 	size_t size = apex_name_size(owner);
 	uint64_t v = 0;
 
-	for (size_t i = 0; i < 8; i++)
+	for (size_t i = offset; i < offset + 8; i++)
 		v = v << 8 | (i < size ? lower(owner[i]) : 0);
 	return v;
+}
+
+static uint64_t owner_prefix(const uint8_t *owner)
+{
+	return owner_chunk(owner, 0);
 }
 
 static int compare_prefix(uint64_t a, uint64_t b)
@@ -174,17 +179,9 @@ static int by_identity_placed(const void *a, const void *b)
 static uint64_t placed_chunk(const void *item, size_t offset, bool *more)
 {
 	const placed_t *p = item;
-	size_t size = apex_name_size(p->record);
-	uint64_t v = 0;
 
-	if (offset == 0) {
-		*more = size > 8;
-		return p->prefix;
-	}
-	for (size_t i = offset; i < offset + 8; i++)
-		v = v << 8 | (i < size ? lower(p->record[i]) : 0);
-	*more = size > offset + 8;
-	return v;
+	*more = apex_name_size(p->record) > offset + 8;
+	return offset == 0 ? p->prefix : owner_chunk(p->record, offset);
 }
 
 /* p[0..n) in by_identity_placed()'s order. */

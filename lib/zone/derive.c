@@ -112,10 +112,9 @@ static size_t pages_to_copy(derive_t *d, size_t ids)
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
 		if (!d->fresh[r])
 			d->copied[d->ids[r] >> APEX_NODE_PAGE_BITS] = 1;
-	for (size_t id = d->old->id_count; id < ids; id += APEX_NODE_PAGE)
-		d->copied[id >> APEX_NODE_PAGE_BITS] = 1;
-	if (ids > d->old->id_count)
-		d->copied[(ids - 1) >> APEX_NODE_PAGE_BITS] = 1;
+	for (size_t p = d->old->id_count >> APEX_NODE_PAGE_BITS;
+	     ids > d->old->id_count && p < d->page_count; p++)
+		d->copied[p] = 1; /* the new ids' (page_count: ids' pages) */
 	for (size_t p = 0; p < d->page_count; p++) {
 		count += d->copied[p];
 		d->copied[p] = 0;

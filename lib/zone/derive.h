@@ -84,8 +84,9 @@ typedef struct apex_derive_owners {
 	const uint32_t *changed; /* the ids of those old has, sorted */
 	size_t changed_count;
 	size_t count; /* all of them, the apex among them */
-	/* each one's lookup in old, sorted by key (apex_key_compare()), one
-	 * an owner, so that it is not looked up again; NULL: it is */
+	/* each one's lookup in old, one per owner, sorted by key
+	 * (apex_key_compare()), so that it is not looked up again; NULL:
+	 * it is */
 	const apex_derive_found_t *found;
 	size_t found_count;
 } apex_derive_owners_t;
