@@ -19,6 +19,7 @@
 #include "ctl/reply.h"
 #include "ctl/request.h"
 #include "serve/conn_list.h"
+#include "process/loop_wakeup.h"
 #include "process/quiet_thread.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -54,7 +55,7 @@ typedef struct control_conn {
 struct apex_control {
 	uv_loop_t loop;
 	uv_pipe_t listener;
-	uv_async_t async; /* a load finished, or stop */
+	apex_loop_wakeup_t wake; /* a load finished, or stop (loop_wakeup.h) */
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stopping;
@@ -281,16 +282,16 @@ static void on_connection(uv_stream_t *server, int status)
 
 /* ---------------------------------------------------------------- the loop */
 
-static void on_async(uv_async_t *async)
+static void on_wake(apex_loop_wakeup_t *wake)
 {
-	struct apex_control *ctl = async->data;
+	struct apex_control *ctl = wake->data;
 
 	if (atomic_load(&ctl->stopping)) {
 		/* each connection leaves the list as it is closed */
 		while (ctl->conns.first != NULL)
 			conn_close((control_conn_t *)ctl->conns.first);
 		uv_close((uv_handle_t *)&ctl->listener, NULL);
-		uv_close((uv_handle_t *)&ctl->async, NULL);
+		apex_loop_wakeup_close(&ctl->wake);
 		return;
 	}
 	/* a load finished: reply to every request whose loads are all done */
@@ -316,7 +317,7 @@ void apex_control_notify(void *arg)
 {
 	struct apex_control *ctl = arg;
 
-	uv_async_send(&ctl->async);
+	apex_loop_wakeup_send(&ctl->wake);
 }
 
 /*
@@ -414,8 +415,10 @@ int apex_control_open(apex_control_t **out, const char *path, const apex_command
 	}
 	uv_pipe_init(&ctl->loop, &ctl->listener, 0);
 	ctl->listener.data = ctl;
-	uv_async_init(&ctl->loop, &ctl->async, on_async);
-	ctl->async.data = ctl;
+	if ((rc = apex_loop_wakeup_init(&ctl->wake, &ctl->loop, on_wake, ctl)) < 0) {
+		snprintf(err, err_size, "control socket: wake-up: %s", apex_strerror(rc));
+		goto fail;
+	}
 	/* created 0600: only apexd's user may control it (umask covers the
 	 * moment between bind and chmod) */
 	mask = umask(0177);
@@ -436,9 +439,10 @@ int apex_control_open(apex_control_t **out, const char *path, const apex_command
 	return APEX_OK;
 fail:
 	uv_close((uv_handle_t *)&ctl->listener, NULL);
-	uv_close((uv_handle_t *)&ctl->async, NULL);
+	apex_loop_wakeup_close(&ctl->wake);
 	uv_run(&ctl->loop, UV_RUN_DEFAULT);
 	uv_loop_close(&ctl->loop);
+	apex_loop_wakeup_free(&ctl->wake);
 	unlink(path);
 	free(ctl->path);
 	free(ctl);
@@ -450,13 +454,14 @@ void apex_control_stop(apex_control_t *ctl)
 	if (ctl == NULL)
 		return;
 	atomic_store(&ctl->stopping, true);
-	uv_async_send(&ctl->async);
+	apex_loop_wakeup_send(&ctl->wake);
 	if (ctl->thread_started)
 		pthread_join(ctl->thread, NULL);
 	else
-		control_main(ctl); /* never started: let on_async close everything here */
+		control_main(ctl); /* never started: let on_wake close everything here */
 	if (uv_loop_close(&ctl->loop) != 0)
 		apex_warning("control loop still has handles at exit");
+	apex_loop_wakeup_free(&ctl->wake);
 	if (unlink(ctl->path) < 0 && errno != ENOENT)
 		apex_warning("control socket %s: %s", ctl->path, strerror(errno));
 	free(ctl->path);

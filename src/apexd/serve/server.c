@@ -211,14 +211,13 @@ static void on_stop(uv_async_t *async)
 	apex_tcp_worker_stop(&worker->tcp);
 	apex_xdp_worker_stop(&worker->xdp);
 	uv_close((uv_handle_t *)async, NULL);
-	if (worker->wake_ready && !uv_is_closing((uv_handle_t *)&worker->wake_async))
-		uv_close((uv_handle_t *)&worker->wake_async, NULL);
+	apex_loop_wakeup_close(&worker->wake);
 }
 
 /* A zoneset was published: pick it up now, even with no query to answer. */
-static void on_wake(uv_async_t *async)
+static void on_wake(apex_loop_wakeup_t *wake)
 {
-	apex_worker_thread_t *worker = async->data;
+	apex_worker_thread_t *worker = wake->data;
 
 	apex_worker_batch(&worker->worker, false);
 }
@@ -254,13 +253,11 @@ static int worker_prepare(apex_worker_thread_t *worker)
 		return rc;
 	}
 	worker->async_ready = true;
-	worker->wake_async.data = worker;
-	rc = uv_async_init(&worker->loop, &worker->wake_async, on_wake);
+	rc = apex_loop_wakeup_init(&worker->wake, &worker->loop, on_wake, worker);
 	if (rc < 0) {
-		apex_error("worker %u: async: %s", worker->worker.index, apex_strerror(rc));
+		apex_error("worker %u: wake-up: %s", worker->worker.index, apex_strerror(rc));
 		return rc;
 	}
-	worker->wake_ready = true;
 	/* the zones published before the start */
 	apex_worker_batch(&worker->worker, false);
 	if ((rc = apex_udp_worker_start(&worker->udp, &worker->loop)) < 0)
@@ -326,6 +323,7 @@ void apex_server_destroy(apex_server_t *server)
 			if (uv_loop_close(&worker->loop) != 0)
 				apex_warning("worker %u: loop still has handles at exit", w);
 		}
+		apex_loop_wakeup_free(&worker->wake);
 		apex_udp_worker_free(&worker->udp);
 		apex_tcp_worker_free(&worker->tcp);
 		apex_xdp_worker_close(&worker->xdp);
@@ -348,7 +346,7 @@ void apex_server_wake_workers(apex_server_t *server)
 		/* thread_started is written only by the main thread before the
 		 * control and reload threads exist and after they are gone */
 		if (worker->thread_started)
-			uv_async_send(&worker->wake_async);
+			apex_loop_wakeup_send(&worker->wake);
 	}
 }
 

@@ -27,6 +27,7 @@
 #include "config/daemon_config.h"
 #include "query/answer.h"
 #include "observe/stats.h"
+#include "process/loop_wakeup.h"
 #include "serve/tcp.h"
 #include "serve/tls_service.h"
 #include "serve/udp.h"
@@ -49,8 +50,7 @@ typedef struct apex_worker_thread {
 	uv_async_t stop_async;
 	/* Sent after a publish so that an idle worker lets go of the old
 	 * zoneset at once (a busy one picks it up at its next batch). */
-	uv_async_t wake_async;
-	bool wake_ready;
+	apex_loop_wakeup_t wake; /* not a uv_async_t: see loop_wakeup.h */
 
 	apex_udp_worker_t udp;
 	apex_tcp_worker_t tcp;
