@@ -17,7 +17,8 @@
 
 /*
  * Fault in the whole system pages of [p, p + size) for writing, when size
- * is at least APEX_POPULATE_MIN.  Only a hint: where the kernel lacks the
+ * is at least APEX_POPULATE_MIN and its first, middle and last pages are
+ * not all in memory already.  Only a hint: where the kernel lacks the
  * call, or memory is short, nothing is done and the writes fault as
  * before.
  */
