@@ -724,9 +724,9 @@ static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg
 
 /* A response with no records: header, the question if known, OPT (with
  * the Extended DNS Error ede, if any). */
-static size_t write_error(const apex_query_t *q, const apex_answer_config_t *cfg,
-			  apex_transport_t transport, uint8_t rcode, ede_t ede, uint8_t *out,
-			  size_t capacity, apex_answer_info_t *info)
+static size_t write_error_flags(const apex_query_t *q, const apex_answer_config_t *cfg,
+				apex_transport_t transport, uint8_t rcode, ede_t ede, uint8_t *out,
+				size_t capacity, apex_answer_info_t *info, uint16_t flags)
 {
 	apex_writer_t w;
 	size_t limit = response_limit(q, cfg, transport, capacity);
@@ -739,7 +739,31 @@ static size_t write_error(const apex_query_t *q, const apex_answer_config_t *cfg
 		info->rcode = rcode;
 		info->truncated = false;
 	}
-	return apex_writer_finish(&w, q->id, response_flags(q, false, false, rcode));
+	return apex_writer_finish(&w, q->id, flags);
+}
+
+static size_t write_error(const apex_query_t *q, const apex_answer_config_t *cfg,
+			  apex_transport_t transport, uint8_t rcode, ede_t ede, uint8_t *out,
+			  size_t capacity, apex_answer_info_t *info)
+{
+	return write_error_flags(q, cfg, transport, rcode, ede, out, capacity, info,
+				 response_flags(q, false, false, rcode));
+}
+
+/*
+ * An opcode apex does not implement: NOTIMP with the ID and the opcode
+ * copied and QR set, and no other flag of the query.  RD and CD mean
+ * something in a QUERY only (RFC 1035 4.1.1, RFC 4035 3.2.2); BIND 9
+ * clears them, and compliance tests count an echo against the server.
+ */
+static size_t answer_unknown_opcode(const apex_query_t *q, const apex_answer_config_t *cfg,
+				    apex_transport_t transport, uint8_t *out, size_t capacity,
+				    apex_answer_info_t *info)
+{
+	uint16_t flags = APEX_FLAG_QR | (q->flags & 0x7800u) | APEX_RCODE_NOTIMP;
+
+	return write_error_flags(q, cfg, transport, APEX_RCODE_NOTIMP, EDE_NONE, out, capacity,
+				 info, flags);
 }
 
 /* ------------------------------------------------------------ CHAOS */
@@ -969,8 +993,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		return write_error(&q, cfg, transport, APEX_RCODE_FORMERR, EDE_NONE, out,
 				   out_capacity, info);
 	case APEX_PARSE_NOTIMP:
-		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, EDE_NONE, out,
-				   out_capacity, info);
+		return answer_unknown_opcode(&q, cfg, transport, out, out_capacity, info);
 	case APEX_PARSE_BADVERS:
 		return write_error(&q, cfg, transport, APEX_RCODE_BADVERS, EDE_NONE, out,
 				   out_capacity, info);

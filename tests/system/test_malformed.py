@@ -272,3 +272,32 @@ def test_good_queries_answered_during_a_malformed_flood(tld_servers):
                 break
     assert answered == round_ + 1
     assert tld_servers.candidate.alive()
+
+
+def flags_of(port, wire):
+    """The response's ID and flags, or None if none came."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(WAIT)
+        s.sendto(wire, (client.LOOPBACK, port))
+        try:
+            data = s.recv(65535)
+        except (socket.timeout, TimeoutError):
+            return None
+    return struct.unpack("!HH", data[:4])
+
+
+@pytest.mark.parametrize("opcode", [1, 2, 3, 5, 6, 15])
+def test_unknown_opcode_notimp_copies_no_query_flag(tld_servers, opcode):
+    """An opcode apex does not implement: NOTIMP with the ID and the opcode
+    copied and QR set, and no other flag of the query: RD and CD belong to
+    a QUERY (RFC 1035 4.1.1, RFC 4035 3.2.2), and BIND 9 clears them."""
+    rd, cd = 0x0100, 0x0010
+    qid = 0x5a17
+    wire = header(qid=qid, flags=(opcode << 11) | rd | cd) + question()
+    got = flags_of(tld_servers.candidate.port, wire)
+    assert got is not None, "no answer to opcode %d" % opcode
+    assert got == (qid, 0x8000 | (opcode << 11) | dns.rcode.NOTIMP), (
+        "opcode %d: flags 0x%04x" % (opcode, got[1]))
+    # a QUERY is still answered with RD and CD copied (RFC 1035, RFC 4035)
+    got = flags_of(tld_servers.candidate.port, header(qid=qid, flags=rd | cd) + question())
+    assert got is not None and got[1] & (rd | cd) == rd | cd

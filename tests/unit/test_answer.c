@@ -884,13 +884,24 @@ static void test_formerr(void **state)
 static void test_notimp_badvers_refused_drop(void **state)
 {
 	(void)state;
-	/* opcode STATUS (2): NOTIMP, question echoed, opcode copied */
-	dnsmsg_opts_t o = { .flags = 2 << 11 };
+	/* opcode STATUS (2), with RD and CD: NOTIMP, question echoed, ID and
+	 * opcode copied, QR set, no other flag (RD and CD not echoed) */
+	dnsmsg_opts_t o = { .flags = 2 << 11 | APEX_FLAG_RD | APEX_FLAG_CD };
 	query_size = dnsmsg_query(query_buf, "www.example.", APEX_TYPE_A, &o);
 	ldns_pkt *pkt = answer_raw(SET_PLAIN, APEX_TRANSPORT_UDP);
 	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NOTIMPL);
 	assert_int_equal(ldns_pkt_qdcount(pkt), 1);
 	assert_int_equal(ldns_pkt_get_opcode(pkt), LDNS_PACKET_STATUS);
+	assert_int_equal(apex_read_u16(resp), apex_read_u16(query_buf));
+	assert_int_equal(apex_read_u16(resp + 2), APEX_FLAG_QR | 2 << 11 | APEX_RCODE_NOTIMP);
+	ldns_pkt_free(pkt);
+	/* a QUERY (opcode 0) that is NOTIMP (AXFR over UDP) keeps RD and CD */
+	o = (dnsmsg_opts_t){ .flags = APEX_FLAG_RD | APEX_FLAG_CD };
+	query_size = dnsmsg_query(query_buf, "example.", APEX_TYPE_AXFR, &o);
+	pkt = answer_raw(SET_PLAIN, APEX_TRANSPORT_UDP);
+	assert_int_equal(ldns_pkt_get_rcode(pkt), LDNS_RCODE_NOTIMPL);
+	assert_true(ldns_pkt_rd(pkt));
+	assert_true(ldns_pkt_cd(pkt));
 	ldns_pkt_free(pkt);
 
 	/* EDNS version 1: BADVERS (16) = rcode 0 + extended 1, OPT present */
