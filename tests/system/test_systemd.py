@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """apexd as a systemd Type=notify service: a NOTIFY_SOCKET listener (as
 systemd is) hears STATUS= and EXTEND_TIMEOUT_USEC= while the zones load,
-READY=1 once apexd serves, RELOADING=1 then READY=1 around a SIGHUP
-reload, and STOPPING=1 on SIGTERM; the unit file names what it needs."""
+READY=1 once apexd serves, RELOADING=1 then READY=1 around a reload
+however it is started (SIGHUP, `apexctl reload`, `apexctl reconfig`), and
+STOPPING=1 on SIGTERM; the unit file names what it needs."""
 
 import os
 import re
 import signal
 import socket
+import subprocess
 import time
 
 import servers
@@ -39,8 +41,31 @@ class NotifyListener:
                 return msg
         raise AssertionError("no %r from apexd; got %s" % (line, self.messages))
 
+    def drain(self, quiet=1.5):
+        """Every message until none came for quiet seconds (at most WAIT)."""
+        got, last = [], time.monotonic()
+        deadline = last + WAIT
+        while time.monotonic() - last < quiet and time.monotonic() < deadline:
+            try:
+                msg = self.sock.recv(4096).decode()
+            except socket.timeout:
+                continue
+            self.messages.append(msg)
+            got.append(msg)
+            last = time.monotonic()
+        return got
+
     def close(self):
         self.sock.close()
+
+
+def start_notified(start, notify_path):
+    """start() with NOTIFY_SOCKET set to notify_path in its environment."""
+    os.environ["NOTIFY_SOCKET"] = notify_path
+    try:
+        return start()
+    finally:
+        del os.environ["NOTIFY_SOCKET"]
 
 
 class NotifiedApexd(servers.Apexd):
@@ -49,11 +74,7 @@ class NotifiedApexd(servers.Apexd):
         self.notify_path = notify_path
 
     def start(self):
-        os.environ["NOTIFY_SOCKET"] = self.notify_path
-        try:
-            return super().start()
-        finally:
-            del os.environ["NOTIFY_SOCKET"]
+        return start_notified(super().start, self.notify_path)
 
 
 def test_notifications(tmp_path):
@@ -80,6 +101,98 @@ def test_notifications(tmp_path):
         assert apex.proc.wait(WAIT) == 0, apex.log_tail()
     finally:
         apex.stop()
+        listener.close()
+
+
+class ControlledApexd(servers.Server):
+    """apexd from a config file, with a control socket and NOTIFY_SOCKET."""
+
+    kind = "apexd-controlled"
+
+    def __init__(self, workdir, zones, notify_path):
+        super().__init__(workdir, zones)
+        self.notify_path = notify_path
+        self.socket = os.path.join(workdir, "ctl.sock")
+        self.conf = os.path.join(workdir, "apex.conf")
+
+    def write_config(self):
+        lines = ["server:", "    listen: 127.0.0.1@%d" % self.port, "    workers: 2",
+                 '    control-socket: "%s"' % self.socket]
+        for origin, path in self.zones:
+            lines += ["zone:", '    name: "%s"' % origin, '    file: "%s"' % path]
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def command(self):
+        self.write_config()
+        return [servers.apexd_path(), "-f", "-c", self.conf]
+
+    def start(self):
+        return start_notified(super().start, self.notify_path)
+
+    def ctl(self, *args):
+        apexctl = os.path.join(os.path.dirname(servers.apexd_path()), "apexctl")
+        return subprocess.run([apexctl, "-s", self.socket] + list(args), capture_output=True,
+                              text=True, timeout=WAIT)
+
+
+def lines_of(messages, line):
+    return sum(1 for m in messages if line in m.split("\n"))
+
+
+def test_reload_by_apexctl_notifies(tmp_path):
+    """`apexctl reload` and `apexctl reconfig` (systemd's ExecReload) are
+    bracketed by RELOADING=1 (with MONOTONIC_USEC) and READY=1 as SIGHUP
+    is; a reload that fails (an unknown zone) still ends with READY=1, and
+    reloads that overlap give as many READY=1 as RELOADING=1, the last
+    message READY=1."""
+    d = str(tmp_path)
+    listener = NotifyListener(os.path.join(d, "notify.sock"))
+    apex = ControlledApexd(d, [(".", zone_path("root.zone")),
+                               ("example.", zone_path("example.zone"))], listener.path)
+    try:
+        apex.start()
+        listener.wait_for("READY=1")
+
+        r = apex.ctl("reload")
+        assert r.returncode == 0, r.stdout + r.stderr
+        got = listener.drain()
+        assert lines_of(got, "RELOADING=1") == 1, got
+        reloading = [m for m in got if "RELOADING=1" in m.split("\n")][0]
+        assert any(line.startswith("MONOTONIC_USEC=") for line in reloading.split("\n"))
+        assert "READY=1" in got[-1].split("\n"), got
+        assert "STATUS=serving 2 zone(s), reloaded" in got[-1].split("\n"), got
+
+        # a third zone in the file: reconfig loads it inside the bracket
+        added = os.path.join(d, "added.test.zone")
+        with open(added, "w") as f:
+            f.write("$ORIGIN added.test.\n$TTL 300\n@ SOA ns1 h 1 3600 900 604800 300\n"
+                    "@ NS ns1\nns1 A 192.0.2.1\n")
+        apex.zones.append(("added.test.", added))
+        apex.write_config()
+        r = apex.ctl("reconfig")
+        assert r.returncode == 0, r.stdout + r.stderr
+        got = listener.drain()
+        assert lines_of(got, "RELOADING=1") == 1 and lines_of(got, "READY=1") == 1, got
+        assert "STATUS=serving 3 zone(s), reloaded" in got[-1].split("\n"), got
+
+        # bad input: an unknown zone is refused, and the bracket closes
+        r = apex.ctl("reload", "no-such-zone.test.")
+        assert r.returncode != 0, r.stdout
+        got = listener.drain()
+        assert lines_of(got, "RELOADING=1") == 1 and lines_of(got, "READY=1") == 1, got
+        assert "READY=1" in got[-1].split("\n"), got
+
+        # overlapping: a SIGHUP and an apexctl reload at once
+        apex.proc.send_signal(signal.SIGHUP)
+        r = apex.ctl("reload")
+        assert r.returncode == 0, r.stdout + r.stderr
+        got = listener.drain()
+        assert lines_of(got, "RELOADING=1") >= 1, got
+        assert lines_of(got, "RELOADING=1") == lines_of(got, "READY=1"), got
+        assert "READY=1" in got[-1].split("\n"), got
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
         listener.close()
 
 

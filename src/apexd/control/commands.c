@@ -18,6 +18,7 @@
 #include "control/commands_internal.h"
 #include "ctl/json.h"
 #include "ctl/reply.h"
+#include "observe/sd_notify.h"
 #include "transfers/notifier.h"
 #include "transfers/secondary.h"
 #include "zones/settings.h"
@@ -255,6 +256,9 @@ void apex_command_pending_free(apex_command_pending_t *pending)
 	free(pending->tickets);
 	pending->tickets = NULL;
 	pending->count = 0;
+	if (pending->reloading != NULL)
+		apexd_sd_notify_reload_end(apex_reloader_count(pending->reloading));
+	pending->reloading = NULL;
 }
 
 /* ---------------------------------------------------------------- transfers */
@@ -302,6 +306,26 @@ static int cmd_transfer(const apex_command_context_t *ctx, const apex_ctl_reques
 
 /* ---------------------------------------------------------------- dispatch */
 
+/*
+ * A reload or reconfig inside systemd's RELOADING=1 ... READY=1, as a
+ * SIGHUP's is (the unit's ExecReload runs `apexctl reload`): begun before
+ * the command reads anything, ended when its loads are all done, or at
+ * once when it queued none.
+ */
+static int reload_bracketed(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
+			    apex_ctl_buf_t *out, apex_command_pending_t *pending,
+			    int (*command)(const apex_command_context_t *,
+					   const apex_ctl_request_t *, apex_ctl_buf_t *,
+					   apex_command_pending_t *))
+{
+	apexd_sd_notify_reload_begin();
+	pending->reloading = ctx->reloader;
+	int rc = command(ctx, req, out, pending);
+	if (rc != APEX_COMMAND_PENDING)
+		apex_command_pending_free(pending);
+	return rc;
+}
+
 int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
 		     apex_ctl_buf_t *out, apex_command_pending_t *pending, bool *stop)
 {
@@ -311,10 +335,10 @@ int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t
 	pending->format = req->format;
 	switch (req->command) {
 	case APEX_CTL_STATUS: return apex_command_status(ctx, req, out);
-	case APEX_CTL_RELOAD: return cmd_reload(ctx, req, out, pending);
+	case APEX_CTL_RELOAD: return reload_bracketed(ctx, req, out, pending, cmd_reload);
 	case APEX_CTL_ZONE_STATUS: return apex_command_zone_status(ctx, req, out);
 	case APEX_CTL_STATS: return apex_command_stats(ctx, req, out);
-	case APEX_CTL_RECONFIG: return cmd_reconfig(ctx, req, out, pending);
+	case APEX_CTL_RECONFIG: return reload_bracketed(ctx, req, out, pending, cmd_reconfig);
 	case APEX_CTL_STOP:
 		*stop = true;
 		apex_ctl_reply_status(out, true, NULL);

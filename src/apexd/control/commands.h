@@ -55,6 +55,9 @@ typedef struct apex_command_pending {
 	apex_reload_ticket_t *tickets; /* owned */
 	size_t count;
 	size_t added, removed, changed; /* reconfig */
+	/* set while this reload or reconfig holds systemd's RELOADING=1
+	 * (observe/sd_notify.h); apex_command_pending_free() ends it */
+	apex_reloader_t *reloading;
 } apex_command_pending_t;
 
 enum { APEX_COMMAND_DONE = 0, APEX_COMMAND_PENDING = 1 };

@@ -6,11 +6,13 @@
 #include "observe/sd_notify.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -18,6 +20,11 @@
 #include "util/log.h"
 
 static int notify_fd = -1; /* set before any other thread runs, for the process's life */
+
+/* Reloads under way (SIGHUP on the main thread, apexctl's on the control
+ * thread): the first one's start and the last one's end are sent. */
+static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned reloads_under_way;
 
 void apexd_sd_notify_open(void)
 {
@@ -67,6 +74,28 @@ void apexd_sd_notify(const char *fmt, ...)
 		n = (int)sizeof(text) - 1;
 	if (send(notify_fd, text, (size_t)n, MSG_NOSIGNAL) < 0)
 		apex_debug("NOTIFY_SOCKET: %s", strerror(errno));
+}
+
+void apexd_sd_notify_reload_begin(void)
+{
+	struct timespec now;
+
+	pthread_mutex_lock(&reload_lock);
+	if (reloads_under_way++ == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		apexd_sd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
+				(unsigned long long)now.tv_sec * 1000000ULL +
+					(unsigned long long)now.tv_nsec / 1000ULL);
+	}
+	pthread_mutex_unlock(&reload_lock);
+}
+
+void apexd_sd_notify_reload_end(size_t zones)
+{
+	pthread_mutex_lock(&reload_lock);
+	if (reloads_under_way > 0 && --reloads_under_way == 0)
+		apexd_sd_notify("READY=1\nSTATUS=serving %zu zone(s), reloaded", zones);
+	pthread_mutex_unlock(&reload_lock);
 }
 
 void apexd_sd_notify_close(void)

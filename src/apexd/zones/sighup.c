@@ -6,7 +6,6 @@
 #include "zones/sighup.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 #include "observe/sd_notify.h"
 #include "util/log.h"
@@ -32,20 +31,19 @@ static size_t reload_pending(apex_reloader_t *reloader, apex_reload_ticket_t **t
 bool apexd_sighup_reload(void *arg)
 {
 	apexd_sighup_t *s = arg;
-	struct timespec now;
 
 	apex_info("SIGHUP received: reloading every zone");
+	/* a SIGHUP while the one before is under way: one RELOADING=1 ...
+	 * READY=1 for both, which ends with the new one */
+	if (s->pending == 0)
+		apexd_sd_notify_reload_begin();
 	free(s->tickets);
 	s->tickets = NULL;
 	s->pending = 0;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	apexd_sd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
-			(unsigned long long)now.tv_sec * 1000000ULL +
-				(unsigned long long)now.tv_nsec / 1000ULL);
 	if (apex_reloader_request(s->reloader, NULL, &s->tickets, &s->pending) < 0)
 		apex_error("SIGHUP: reload not queued: out of memory");
 	if (s->pending == 0)
-		apexd_sd_notify("READY=1");
+		apexd_sd_notify_reload_end(apex_reloader_count(s->reloader));
 	return s->pending > 0;
 }
 
@@ -54,8 +52,7 @@ bool apexd_sighup_poll(void *arg)
 	apexd_sighup_t *s = arg;
 
 	if ((s->pending = reload_pending(s->reloader, &s->tickets, s->pending)) == 0)
-		apexd_sd_notify("READY=1\nSTATUS=serving %zu zone(s), reloaded",
-				apex_reloader_count(s->reloader));
+		apexd_sd_notify_reload_end(apex_reloader_count(s->reloader));
 	return s->pending > 0;
 }
 
