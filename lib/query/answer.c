@@ -702,6 +702,11 @@ static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer
 		memcpy(data + 2, ede_text(ede), text);
 		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_EDE, data, (uint16_t)(2 + text));
 	}
+	if (q->expire_reply) {
+		uint8_t data[4];
+		apex_write_u32(data, q->expire_seconds);
+		(void)apex_writer_opt_append(w, opt_pos, APEX_EDNS_EXPIRE, data, 4);
+	}
 	/* RFC 9660: the version of the zone the answer came from, if asked */
 	if (q->zoneversion && version_of != NULL) {
 		uint8_t data[ZONEVERSION_SIZE] = { version_of->origin_labels, 0 };
@@ -719,7 +724,24 @@ static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg
 	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) +
 	       (q->cookie_reply_size > 0 ? 4 + (size_t)q->cookie_reply_size : 0) +
 	       (ede != EDE_NONE ? 4 + 2 + strlen(ede_text(ede)) : 0) +
-	       (q->zoneversion ? 4 + ZONEVERSION_SIZE : 0);
+	       (q->zoneversion ? 4 + ZONEVERSION_SIZE : 0) + (q->expire ? 4 + 4 : 0);
+}
+
+/*
+ * The EDNS EXPIRE option of an answer from zone (RFC 7314 section 2),
+ * when the query asked for it and is an SOA or IXFR query
+ * (apex_zone_expire_left()).  A secondary's needs the time of the query
+ * (client): without one, no option.
+ */
+static void note_expire(apex_query_t *q, const apex_zone_t *zone,
+			const apex_answer_client_t *client)
+{
+	if (zone == NULL || (q->qtype != APEX_TYPE_SOA && q->qtype != APEX_TYPE_IXFR))
+		return;
+	if (client == NULL && atomic_load_explicit(&zone->expire_at, memory_order_relaxed) != 0)
+		return;
+	q->expire_seconds = apex_zone_expire_left(zone, client != NULL ? client->now : 0);
+	q->expire_reply = true;
 }
 
 /* A response with no records: header, the question if known, OPT (with
@@ -822,9 +844,9 @@ static size_t answer_chaos(const apex_query_t *q, const apex_answer_config_t *cf
  * answer with TC set, so that the client asks over TCP (where transfers are
  * checked and served, src/apexd/transfers/xfr_out.c).  Only at a zone's apex.
  */
-static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q,
-			      const apex_answer_config_t *cfg, uint8_t *out, size_t capacity,
-			      apex_answer_info_t *info)
+static size_t answer_ixfr_udp(const apex_zoneset_t *zones, apex_query_t *q,
+			      const apex_answer_config_t *cfg, const apex_answer_client_t *client,
+			      uint8_t *out, size_t capacity, apex_answer_info_t *info)
 {
 	apex_lookup_name_t k;
 	apex_writer_t w;
@@ -854,6 +876,8 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, const apex_query_t *q
 		  apex_serial_newer(zone->serial, q->ixfr_serial) ||
 		  apex_writer_rrset(&w, APEX_SECTION_ANSWER, q->qname, zone->apex, zone->soa,
 				    zone->soa->ttl) != APEX_OK;
+	if (q->expire)
+		note_expire(q, zone, client);
 	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE, zone);
 	if (info != NULL) {
 		info->rcode = APEX_RCODE_NOERROR;
@@ -1015,7 +1039,7 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		return write_error(&q, cfg, transport, APEX_RCODE_NOTIMP, EDE_NONE, out,
 				   out_capacity, info);
 	if (q.qtype == APEX_TYPE_IXFR && transport == APEX_TRANSPORT_UDP)
-		return answer_ixfr_udp(zones, &q, cfg, out, out_capacity, info);
+		return answer_ixfr_udp(zones, &q, cfg, client, out, out_capacity, info);
 	if (q.qtype == APEX_TYPE_AXFR || q.qtype == APEX_TYPE_IXFR)
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, EDE_NONE, out,
 				   out_capacity, info);
@@ -1064,6 +1088,8 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	} else if (!tc) {
 		tc = write_sections(&w, &c, 0, NULL);
 	}
+	if (__builtin_expect(q.expire, 0) && c.aa)
+		note_expire(&q, zone, client);
 	write_opt(&w, &q, cfg, c.rcode, EDE_NONE, zone);
 	if (info != NULL) {
 		info->rcode = c.rcode;

@@ -11,8 +11,9 @@
  * Options of an OPT record's RDATA: a sequence of (code, length, data).
  * An option running past the RDATA is FORMERR (RFC 6891 6.1.2); so is a
  * COOKIE option of a length RFC 7873 5.2.2 does not allow (8, or 16 to
- * 40 bytes).  NSID, COOKIE and an empty ZONEVERSION (RFC 9660 section 3:
- * a server ignores a non-empty one) are recorded; the others are ignored.
+ * 40 bytes).  NSID, COOKIE, EXPIRE and an empty ZONEVERSION (RFC 9660
+ * section 3: a server ignores a non-empty one) are recorded; the others
+ * are ignored.
  */
 static apex_parse_result_t parse_options(const uint8_t *p, size_t size, apex_query_t *q)
 {
@@ -29,6 +30,8 @@ static apex_parse_result_t parse_options(const uint8_t *p, size_t size, apex_que
 			q->nsid = true;
 		else if (code == APEX_EDNS_ZONEVERSION && len == 0)
 			q->zoneversion = true;
+		else if (code == APEX_EDNS_EXPIRE)
+			q->expire = true; /* empty in a query; a value there means nothing */
 		else if (code == APEX_EDNS_COOKIE && len != 8 && (len < 16 || len > 40))
 			return APEX_PARSE_FORMERR;
 		else if (code == APEX_EDNS_COOKIE && !q->cookie) {

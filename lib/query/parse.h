@@ -38,6 +38,11 @@ typedef struct apex_query {
 	uint16_t udp_payload; /* requestor's payload size, at least 512 */
 	bool nsid;            /* NSID requested */
 	bool zoneversion;     /* an empty ZONEVERSION option: the zone's version asked */
+	bool expire;          /* an EXPIRE option (RFC 7314): the zone's expire time asked */
+	/* The EXPIRE option to send back, set by apex_answer_from() for an
+	 * SOA or IXFR query asking for it (RFC 7314 section 2). */
+	bool expire_reply;
+	uint32_t expire_seconds;
 	/* COOKIE option (RFC 7873), the first one if several: client cookie
 	 * and the server cookie that followed it (0 bytes: none). */
 	bool cookie;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dns/edns.h"
 #include "dns/rrtype.h"
 #include "dns/soa_stub.h"
 #include "dns/wire.h"
@@ -90,7 +91,8 @@ failed:
 
 /*
  * The request: the question (origin, qtype, IN) and for an IXFR the
- * secondary's SOA in the authority section (RFC 1995 section 3), signed
+ * secondary's SOA in the authority section (RFC 1995 section 3), an OPT
+ * record asking for the zone's EDNS EXPIRE (RFC 7314 section 3), signed
  * when the primary has a key (its MAC into *mac).  Sent with its length.
  */
 static int send_request(conn_t *c, const uint8_t *origin, uint16_t qtype, uint32_t serial,
@@ -113,6 +115,7 @@ static int send_request(conn_t *c, const uint8_t *origin, uint16_t qtype, uint32
 		apex_soa_stub_write(m + size, serial);
 		size += APEX_SOA_STUB_SIZE;
 	}
+	size = apex_message_add_opt(m, size, REQUEST_MAX, APEX_EDNS_EXPIRE, NULL, 0);
 	mac->size = 0;
 	if (c->primary->key != NULL) {
 		rc = apex_tsig_sign(m, &size, REQUEST_MAX, c->primary->key, NULL,
@@ -183,6 +186,16 @@ static int check_signature(conn_t *c, apex_tsig_stream_t *stream, uint8_t *msg, 
 	return APEX_OK;
 }
 
+/* The EDNS EXPIRE value of an answer, or -1: none, or not 4 bytes long. */
+static int64_t expire_of(const uint8_t *msg, size_t size)
+{
+	const uint8_t *data;
+
+	if (apex_message_opt_option(msg, size, APEX_EDNS_EXPIRE, &data) != 4)
+		return -1;
+	return (int64_t)apex_read_u32(data);
+}
+
 static uint16_t random_id(void)
 {
 	uint16_t id = 0;
@@ -233,7 +246,8 @@ static int soa_serial(conn_t *c, const uint8_t *msg, size_t size, uint16_t id,
 }
 
 int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin,
-			const apex_xfr_timeouts_t *t, uint32_t *serial, char *err, size_t err_size)
+			const apex_xfr_timeouts_t *t, uint32_t *serial, int64_t *expire, char *err,
+			size_t err_size)
 {
 	uint8_t *msg = malloc(MESSAGE_MAX);
 	uint16_t id = random_id();
@@ -255,6 +269,7 @@ int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin
 			rc = check_signature(&c, &stream, msg, &size);
 		if (rc == APEX_OK)
 			rc = soa_serial(&c, msg, size, id, origin, serial);
+		*expire = rc == APEX_OK ? expire_of(msg, size) : -1;
 		apex_tsig_stream_clear(&stream);
 		conn_close(&c, rc);
 	}
@@ -278,6 +293,7 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 
 	if (rc < 0)
 		return apex_fail(err, err_size, rc, "out of memory");
+	x->expire = -1;
 	msg = malloc(MESSAGE_MAX);
 	if (msg == NULL)
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
@@ -295,6 +311,8 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 			x->first_message_us = apex_monotonic_us();
 		if (rc == APEX_OK)
 			rc = check_signature(&c, &stream, msg, &size);
+		if (rc == APEX_OK && x->expire < 0)
+			x->expire = expire_of(msg, size);
 		if (rc == APEX_OK) {
 			rc = apex_xfr_in_message(x, msg, size);
 			if (rc < 0)

@@ -37,12 +37,13 @@ typedef struct apex_xfr_primary {
 } apex_xfr_primary_t;
 
 /*
- * Ask the primary for the zone's SOA serial.  APEX_OK with *serial;
- * otherwise an apex code with the reason in err (no answer in time, an
+ * Ask the primary for the zone's SOA serial.  APEX_OK with *serial and
+ * *expire, the answer's EDNS EXPIRE value (RFC 7314; -1: none); otherwise an apex code with the reason in err (no answer in time, an
  * error RCODE, no SOA, a bad or missing signature).
  */
 int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin,
-			const apex_xfr_timeouts_t *t, uint32_t *serial, char *err, size_t err_size);
+			const apex_xfr_timeouts_t *t, uint32_t *serial, int64_t *expire, char *err,
+			size_t err_size);
 
 /*
  * Request a transfer of origin (qtype APEX_TYPE_AXFR, or APEX_TYPE_IXFR

@@ -73,6 +73,9 @@ typedef struct apex_xfr_in {
 	 * the connection made and the request sent, the first message of the
 	 * answer read (0: none), for the log of the path to serving */
 	uint64_t requested_us, first_message_us;
+	/* the EDNS EXPIRE value of the answer (RFC 7314), set by
+	 * apex_xfr_client_transfer(); -1: the primary sent none */
+	int64_t expire;
 
 	/* internal */
 	int phase;

@@ -58,6 +58,7 @@ typedef struct request {
 	uint32_t serial; /* IXFR: the secondary's */
 	bool question;   /* the question parsed */
 	bool edns;       /* an OPT record came: a refusal carries an Extended DNS Error */
+	bool expire;     /* with an EDNS EXPIRE option (RFC 7314): the first message has one */
 	uint16_t ede;    /* that error (RFC 8914), 0: none */
 } request_t;
 
@@ -126,8 +127,13 @@ static int source_next(source_t *src, uint8_t *buf, size_t capacity, size_t *siz
 }
 
 /* Send every message of src, signed when key is not NULL. */
+/*
+ * Send the messages of src, each signed when key is set.  expire, when
+ * not negative: the EDNS EXPIRE value the first message carries in an OPT
+ * record of its own (RFC 7314 section 2), before its signature.
+ */
 static int send_stream(apex_tcp_stream_t *io, source_t *src, const apex_tsig_key_t *key,
-		       const apex_tsig_mac_t *request_mac, uint8_t *buf,
+		       const apex_tsig_mac_t *request_mac, int64_t expire, uint8_t *buf,
 		       apex_xfr_serve_result_t *res)
 {
 	apex_tsig_stream_t stream;
@@ -144,6 +150,13 @@ static int send_stream(apex_tcp_stream_t *io, source_t *src, const apex_tsig_key
 		}
 		if (size == 0)
 			return APEX_OK;
+		if (expire >= 0 && res->messages == 0) {
+			uint8_t value[4];
+
+			apex_write_u32(value, (uint32_t)expire);
+			size = apex_message_add_opt(buf, size, MESSAGE_MAX, APEX_EDNS_EXPIRE, value,
+						    sizeof(value));
+		}
 		if (key != NULL && (rc = apex_tsig_stream_sign(&stream, buf, &size, MESSAGE_MAX,
 							       (uint64_t)time(NULL))) < 0) {
 			snprintf(io->err, io->err_size, "cannot sign: %s", apex_strerror(rc));
@@ -212,6 +225,8 @@ static uint8_t admit(uint8_t *buf, size_t *n, const struct sockaddr *peer,
 	}
 	memcpy(res->zone, r->qname, apex_name_size(r->qname));
 	r->edns = apex_message_has_opt(buf, *n);
+	const uint8_t *unused;
+	r->expire = apex_message_opt_option(buf, *n, APEX_EDNS_EXPIRE, &unused) >= 0;
 	if (!zone_of(ctx, r->qname, version, &acl, &acl_count)) {
 		res->why = "not a zone served here";
 		r->ede = APEX_EDE_NOT_AUTHORITATIVE;
@@ -301,7 +316,10 @@ int apex_xfr_serve(const apex_xfr_serve_conn_t *conn, const struct sockaddr *pee
 	}
 	res->serial = version->serial;
 	choose_source(&src, &r, version, journal, &sets_ctx, res);
-	rc = send_stream(&io, &src, tsig.key, &tsig.mac, buf, res);
+	rc = send_stream(&io, &src, tsig.key, &tsig.mac,
+			 r.expire ? (int64_t)apex_zone_expire_left(version, (uint64_t)time(NULL))
+				  : -1,
+			 buf, res);
 	if (sets_ctx != NULL && journal != NULL)
 		journal->release(journal->ctx, sets_ctx);
 	apex_zone_unref(version);

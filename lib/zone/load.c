@@ -145,6 +145,7 @@ int apex_version_begin(apex_version_build_t *v, const uint8_t *origin, const cha
 	}
 	atomic_init(&zone->refcount, 1);
 	atomic_init(&zone->expired, false);
+	atomic_init(&zone->expire_at, 0);
 	atomic_init(&zone->base_refs, 0);
 	pthread_mutex_init(&zone->spare_lock, NULL);
 	atomic_init(&zone->index_mem, NULL);

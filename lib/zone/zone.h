@@ -241,6 +241,13 @@ typedef struct apex_zone {
 	 * transferred out.  The one field a published version changes, set
 	 * once by the transfer thread; a newer version replaces it. */
 	atomic_bool expired;
+	/* A secondary's: the wall-clock second at which its copy expires
+	 * unless refreshed, set by the transfer thread before it publishes a
+	 * version and after each successful refresh; answered as the EDNS
+	 * EXPIRE option's remaining time (RFC 7314).  0 in a zone loaded from
+	 * its file (a primary's, or a secondary's copy before its first
+	 * refresh): the option carries the SOA's expire field. */
+	_Atomic uint64_t expire_at;
 	apex_arena_t *arena; /* owns every byte of this version */
 
 	const uint8_t *origin; /* wire format, case as in the file */
@@ -385,6 +392,29 @@ static inline const apex_node_t *apex_zone_node_of(const apex_zone_t *zone, uint
 static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_t id)
 {
 	return id == APEX_NODE_NONE ? NULL : apex_zone_node_of(zone, id);
+}
+
+/* The expire field of the version's SOA, in seconds (RFC 1035 3.3.13). */
+static inline uint32_t apex_zone_soa_expire(const apex_zone_t *zone)
+{
+	const uint8_t *rdata = zone->soa->rdata;
+	const uint8_t *end = rdata + 2 + ((uint16_t)rdata[0] << 8 | rdata[1]);
+
+	return (uint32_t)end[-8] << 24 | (uint32_t)end[-7] << 16 | (uint32_t)end[-6] << 8 | end[-5];
+}
+
+/*
+ * The EDNS EXPIRE value (RFC 7314) of the version at wall-clock second
+ * now: a secondary's seconds left before its copy expires (0 once past),
+ * or the SOA's expire field for a version loaded from its file.
+ */
+static inline uint32_t apex_zone_expire_left(const apex_zone_t *zone, uint64_t now)
+{
+	uint64_t at = atomic_load_explicit(&zone->expire_at, memory_order_relaxed);
+
+	if (at == 0)
+		return apex_zone_soa_expire(zone);
+	return at > now ? (uint32_t)(at - now) : 0;
 }
 
 /* The id of the rank-th node of the name index (rank < node_count). */

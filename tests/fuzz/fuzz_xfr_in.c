@@ -22,6 +22,7 @@
  * - the change sets of a complete IXFR condense (xfr/condense.h) into one
  *   from serial 3 to the transfer's serial, with no more removals and
  *   additions than the sets had;
+ * - the EDNS EXPIRE option (dns/edns.h) read from a message lies within it;
  * - each message's answer records, as xfr/xfr_message.h decodes them in
  *   place, are ldns's for the same message (owner, type, class, TTL and
  *   RDATA with its names uncompressed) whenever both take the message;
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/edns.h"
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
@@ -247,6 +249,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		memcpy(msg, data + pos, len);
 		same_as_ldns(msg, len);
+		/* the EDNS EXPIRE option the client reads from each message */
+		const uint8_t *option = NULL;
+		int option_len = apex_message_opt_option(msg, len, APEX_EDNS_EXPIRE, &option);
+		if (option_len >= 0 && (option < msg || option + option_len > msg + len))
+			oracle("an EDNS option outside its message");
 		rc = apex_xfr_in_message(&x, msg, len);
 		free(msg);
 		pos += len;

@@ -1274,3 +1274,81 @@ def test_zone_removed_during_transfer(tmp):
     finally:
         assert apex.stop() == 0, apex.log_tail()
         fake.stop()
+
+
+EXPIRE_OPTION = 9  # EDNS EXPIRE, RFC 7314
+
+
+def expire_of(port, rdtype=dns.rdatatype.SOA, option=b"", tcp=False, keyring=None):
+    """The EDNS EXPIRE value of the answer to an SOA (or AXFR) query asking
+    for it, or None when the answer has none."""
+    q = dns.message.make_query(ORIGIN, rdtype, use_edns=0,
+                               options=[dns.edns.GenericOption(EXPIRE_OPTION, option)])
+    if keyring is not None:
+        q.use_tsig(keyring, KEY_NAME, algorithm="hmac-sha256")
+    if rdtype == dns.rdatatype.AXFR:
+        r = dns.query.tcp(q, "127.0.0.1", port=port, timeout=10)
+    elif tcp:
+        r = dns.query.tcp(q, "127.0.0.1", port=port, timeout=5)
+    else:
+        r = dns.query.udp(q, "127.0.0.1", port=port, timeout=5)
+    assert r.rcode() == dns.rcode.NOERROR, r
+    values = [struct.unpack("!I", o.to_wire())[0] for o in r.options
+              if o.otype == EXPIRE_OPTION]
+    assert len(values) <= 1, r
+    return values[0] if values else None
+
+
+def test_edns_expire_along_a_chain(tmp):
+    """EDNS EXPIRE (RFC 7314): a zone loaded from its file answers its SOA
+    expire field; a secondary answers the time its copy has left, on SOA
+    queries and in the first message of a transfer; a secondary of a
+    secondary takes that time rather than a whole expire period, so that a
+    copy taken from a copy expires when the copy it came from does."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path = start_primary("knot", tmp, expire=3600)
+    a = SecondaryApexd(os.path.join(tmp, "a"),
+                       ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)],
+                       provide="127.0.0.0/8 %s" % KEY_NAME)
+    b = None
+    loaded = None
+    try:
+        a.start()
+        wait_serial(a.port, 1, a)
+        left = expire_of(a.port)
+        assert left is not None and 3590 <= left <= 3600, left
+        # the primary gone: a's copy ages; a copy of it must not start afresh
+        primary.stop()
+        time.sleep(3.5)
+        left_a = expire_of(a.port)
+        assert left_a is not None and left_a <= 3597, left_a
+        assert expire_of(a.port, tcp=True) in (left_a, left_a - 1)
+        # the first message of an AXFR carries it too (with TSIG after it)
+        axfr = expire_of(a.port, dns.rdatatype.AXFR, keyring=KEYRING)
+        assert axfr is not None and left_a - 1 <= axfr <= left_a, (axfr, left_a)
+        # a query with a value in the option (meaningless there): answered
+        assert expire_of(a.port, option=b"\x00\x00\x00\x05") is not None
+
+        b = SecondaryApexd(os.path.join(tmp, "b"), ["127.0.0.1@%d %s" % (a.port, KEY_NAME)])
+        b.start()
+        wait_serial(b.port, 1, b)
+        left_b = expire_of(b.port)
+        left_a = expire_of(a.port)
+        assert left_b is not None and left_b <= left_a + 1, (left_b, left_a)
+        assert left_b <= 3597, "b restarted the expire period: %d" % left_b
+        print("expire left: a %d, b %d, axfr %d" % (left_a, left_b, axfr))
+
+        # a zone loaded from its file: the SOA's expire field
+        loaded = servers.Apexd(os.path.join(tmp, "loaded"), [(ORIGIN, path)])
+        loaded.start()
+        assert expire_of(loaded.port) == 3600
+        q = dns.message.make_query(ORIGIN, dns.rdatatype.SOA, use_edns=0)
+        r = dns.query.udp(q, "127.0.0.1", port=loaded.port, timeout=5)
+        assert not [o for o in r.options if o.otype == EXPIRE_OPTION], "not asked for"
+    finally:
+        for server in (loaded, b):
+            if server is not None:
+                assert server.stop() == 0, server.log_tail()
+        assert a.stop() == 0, a.log_tail()
+        primary.stop()

@@ -209,6 +209,20 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 
 /* ---------------------------------------------------------------- refresh */
 
+uint32_t apex_secondary_expire_granted(uint32_t soa_expire, int64_t option)
+{
+	return option >= 0 && option < (int64_t)soa_expire ? (uint32_t)option : soa_expire;
+}
+
+void apex_secondary_mark_expire(apex_zone_t *zone, uint32_t seconds)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	atomic_store_explicit(&zone->expire_at, (uint64_t)now.tv_sec + seconds,
+			      memory_order_relaxed);
+}
+
 /* The SOA timers of a version: refresh, retry, expire (seconds). */
 static void soa_timers(const apex_zone_t *zone, uint32_t *refresh, uint32_t *retry,
 		       uint32_t *expire)
@@ -228,17 +242,19 @@ static void soa_timers(const apex_zone_t *zone, uint32_t *refresh, uint32_t *ret
  * for the first primary only).  Then the IXFR asked goes out at once, and
  * its answer's own SOA decides: an IXFR answered by the SOA alone, or by a
  * serial not newer, changes nothing (secondary_transfer.c).  *failed: the
- * SOA query failed (err says why), false returned.
+ * SOA query failed (err says why), false returned.  *expire: the SOA
+ * answer's EDNS EXPIRE value, -1 when none (or no SOA query).
  */
 static bool primary_newer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl_entry_t *e,
-			  uint32_t serial, bool force, uint64_t *hint, bool *failed, char *err,
-			  size_t err_size)
+			  uint32_t serial, bool force, uint64_t *hint, bool *failed,
+			  int64_t *expire, char *err, size_t err_size)
 {
 	apex_xfr_primary_t primary;
 	apex_xfr_timeouts_t t;
 	uint32_t theirs;
 
 	*failed = false;
+	*expire = -1;
 	if (!force && (*hint >> 32) != 0 && apex_serial_newer((uint32_t)*hint, serial)) {
 		apex_debug("zone %s: NOTIFY said serial %u: asking %s for it at once", z->name,
 			   (uint32_t)*hint, e->text);
@@ -248,7 +264,7 @@ static bool primary_newer(apex_secondary_t *s, apex_secondary_zone_t *z, const a
 	*hint = 0;
 	apex_secondary_primary_of(s, e, &primary);
 	apex_secondary_timeouts_of(s, &t);
-	if (apex_xfr_client_soa(&primary, z->origin, &t, &theirs, err, err_size) < 0) {
+	if (apex_xfr_client_soa(&primary, z->origin, &t, &theirs, expire, err, err_size) < 0) {
 		*failed = true;
 		return false;
 	}
@@ -261,6 +277,29 @@ static bool primary_newer(apex_secondary_t *s, apex_secondary_zone_t *z, const a
 }
 
 /*
+ * After a successful check at now (CLOCK_MONOTONIC ms): z's copy is good
+ * for the SOA expire time expire_s (0: for ever), or for what the answer's
+ * EDNS EXPIRE option gave (expire_option, -1: none), and the version
+ * served answers the option with that time.
+ */
+static void renew_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t now,
+			 uint32_t expire_s, int64_t expire_option)
+{
+	apex_zone_t *served = apex_server_served_version(s->server, z->origin);
+	uint32_t granted = apex_secondary_expire_granted(expire_s, expire_option);
+	uint64_t until = now + (uint64_t)granted * 1000;
+
+	/* Another secondary's copy (an EXPIRE option) may have less time left
+	 * than the one refreshed before: it never shortens ours. */
+	if (expire_option >= 0 && z->expire_at > until)
+		until = z->expire_at;
+	z->expire_at = expire_s > 0 ? until : 0;
+	if (served != NULL && expire_s > 0)
+		apex_secondary_mark_expire(served, (uint32_t)((until - now) / 1000));
+	apex_zone_unref(served);
+}
+
+/*
  * Check z with its primaries in order, transferring it when a primary has
  * a newer serial or nothing is served, and schedule the next check.
  */
@@ -268,6 +307,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 {
 	apex_zone_t *current = apex_server_served_version(s->server, z->origin);
 	uint32_t refresh_s = 0, retry_s = 0, expire_s = 0, serial = 0;
+	int64_t expire_option = -1; /* the EDNS EXPIRE of the answer that made ok */
 	char err[512] = "no primary answered";
 	bool ok = false, up_to_date = false, have_version = current != NULL;
 	bool force = atomic_exchange(&z->force, false);
@@ -286,8 +326,8 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 		const apex_acl_entry_t *e = &z->primaries[i];
 		bool failed;
 
-		if (have_version &&
-		    !primary_newer(s, z, e, serial, force, &hint, &failed, err, sizeof(err))) {
+		if (have_version && !primary_newer(s, z, e, serial, force, &hint, &failed,
+						   &expire_option, err, sizeof(err))) {
 			if (failed) {
 				apex_warning("zone %s: SOA query: %s", z->name, err);
 				/* zone-status shows why no transfer came (as for a
@@ -310,6 +350,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 			apex_zone_t *now_served = apex_server_served_version(s->server, z->origin);
 
 			ok = true;
+			expire_option = z->expire_option;
 			if (now_served != NULL)
 				soa_timers(now_served, &refresh_s, &retry_s, &expire_s);
 			apex_zone_unref(now_served);
@@ -342,7 +383,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	uint64_t now = apex_monotonic_ms();
 	if (ok) {
 		z->next_check = now + (uint64_t)refresh_s * 1000;
-		z->expire_at = expire_s > 0 ? now + (uint64_t)expire_s * 1000 : 0;
+		renew_expiry(s, z, now, expire_s, expire_option);
 		z->retry_ms = FIRST_RETRY_MS;
 	} else if (have_version) {
 		z->next_check = now + (uint64_t)(retry_s > 0 ? retry_s : 60) * 1000;

@@ -63,7 +63,10 @@ typedef struct apex_secondary_zone {
 	/* when to act (CLOCK_MONOTONIC milliseconds) */
 	uint64_t next_check;
 	uint64_t expire_at; /* 0: no expiry pending */
-	uint64_t retry_ms;  /* the next retry interval when nothing is served */
+	/* the EDNS EXPIRE value (RFC 7314) of the last transfer's answer; -1:
+	 * none.  Read by refresh() after a transfer that went well. */
+	int64_t expire_option;
+	uint64_t retry_ms; /* the next retry interval when nothing is served */
 	/* The copy on disk (FILE) when it lags the version served: an IXFR's
 	 * copy waits for copy-flush-interval while the journal holds the sets
 	 * from copy_serial on (secondary_copy.c).  copy_due: when to write it

@@ -79,6 +79,19 @@ int apex_secondary_transfer_any(struct apex_secondary *s, struct apex_secondary_
 				const apex_acl_entry_t *e, apex_zone_t *current, apex_zone_t **held,
 				char *err, size_t err_size);
 
+/* A secondary's version is good for seconds more from now: the time left
+ * that its EDNS EXPIRE answers count down (apex_zone_t's expire_at). */
+void apex_secondary_mark_expire(apex_zone_t *zone, uint32_t seconds);
+
+/*
+ * How long a copy refreshed or transferred from a server is good for
+ * (RFC 7314 section 4): the EDNS EXPIRE value that server answered
+ * (option; -1: none), so that a copy taken from another secondary expires
+ * when that secondary's does rather than a whole expire period later; at
+ * most the SOA's expire field (soa_expire); soa_expire without an option.
+ */
+uint32_t apex_secondary_expire_granted(uint32_t soa_expire, int64_t option);
+
 /* After a check that found z current: when the last write of z's copy
  * failed (a full disk), write the copy whole again from the version
  * served, so that it does not wait for the next change (copies.h). */

@@ -217,6 +217,7 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	rc = apex_xfr_client_transfer(
 		&primary, z->origin, current != NULL ? APEX_TYPE_IXFR : APEX_TYPE_AXFR,
 		current != NULL ? current->serial : 0, &handler, &limits, &t, x, err, err_size);
+	z->expire_option = x->expire;
 	if (memory->refused) /* the records were refused as they came */
 		rc = apex_fail(err, err_size, APEX_EMEMLIMIT, "%s", memory->err);
 	else if (r->feed_failed) /* a record the builder refused: its reason */
@@ -321,6 +322,10 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apex_zone_unref(zone);
 		return rc;
 	}
+	/* answered as EDNS EXPIRE from the start; refresh() corrects it */
+	if (apex_zone_soa_expire(zone) > 0)
+		apex_secondary_mark_expire(zone, apex_secondary_expire_granted(
+							 apex_zone_soa_expire(zone), r->x->expire));
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
