@@ -68,6 +68,10 @@ static int build(const apex_compact_zone_t *z, const apex_zone_t *served, apex_z
  * reload may have replaced it meanwhile. */
 static int publish(const apex_compact_zone_t *z, const apex_zone_t *served, apex_zone_t *compact)
 {
+	/* the same records, the same time left (a secondary's EDNS EXPIRE) */
+	atomic_store_explicit(&compact->expire_at,
+			      atomic_load_explicit(&served->expire_at, memory_order_relaxed),
+			      memory_order_relaxed);
 	if (z->reloader != NULL)
 		return apex_reloader_publish_over(z->reloader, z->zone_id, served, compact);
 	return apex_zonetable_publish(&z->server->zonetable, compact);
