@@ -13,6 +13,7 @@ change from end to end.
 
 import os
 import pwd
+import re
 import shutil
 import signal
 import time
@@ -29,8 +30,8 @@ import pytest
 
 import servers
 from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, SecondaryApexd, apexctl,
-                            assert_same_records, have, primary_records, records_after_ixfr,
-                            serial_of, start_primary, wait_log, zone_text)
+                            assert_same_records, expire_of, have, primary_records,
+                            records_after_ixfr, serial_of, start_primary, wait_log, zone_text)
 
 WAIT = 30.0
 
@@ -299,6 +300,43 @@ def test_chain(tmp_path):
         if apex is not None:
             assert apex.stop() == 0, apex.log_tail()
         knot.stop()
+
+
+def test_edns_expire_to_knot(tmp_path):
+    """EDNS EXPIRE (RFC 7314) to another implementation: Knot DNS as the
+    secondary of an apexd secondary whose primary is gone takes the time
+    apexd's copy has left, not a whole SOA expire period."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    tmp = str(tmp_path)
+    primary, _ = start_primary("knot", tmp, expire=3600)
+    apex = knot = None
+    try:
+        apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                              ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)],
+                              provide="127.0.0.0/8 %s" % KEY_NAME).start()
+        wait_serial(apex.port, 1, apex)
+        primary.stop()
+        time.sleep(3.5)
+        left = expire_of(apex.port)
+        assert left is not None and left <= 3597, left
+        knot = KnotSecondary(os.path.join(tmp, "knot"), apex.port).start()
+        wait_serial(knot.port, 1, knot)
+        deadline = time.monotonic() + WAIT
+        expires = None
+        while expires is None and time.monotonic() < deadline:
+            found = re.findall(r"expires in (\d+) seconds", knot.log_tail(60))
+            expires = int(found[-1]) if found else None
+            time.sleep(0.2)
+        assert expires is not None, knot.log_tail(60)
+        assert expires <= left, "Knot DNS: %d seconds, apexd had %d left" % (expires, left)
+        print("expire left: apexd %d, knot %d" % (left, expires))
+    finally:
+        if knot is not None:
+            knot.stop()
+        if apex is not None:
+            assert apex.stop() == 0, apex.log_tail()
+        primary.stop()
 
 
 def ixfr_soas(port, serial):
