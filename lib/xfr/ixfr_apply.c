@@ -56,9 +56,9 @@ static int compare_identity(const apex_rr_t *a, const apex_rr_t *b)
 
 /*
  * Bytes [offset, offset + 8) of an owner name in lower case, zero-padded,
- * as a big-endian integer; its prefix, those from 0.  Where two differ, their order is compare_identity()'s
- * (no wire name is a proper prefix of another: each ends with the root's
- * zero), so sorts and searches compare these integers and read the records
+ * as a big-endian integer; its prefix, those from 0.  Where two prefixes
+ * differ, their order is compare_identity()'s (no wire name is a proper
+ * prefix of another: each ends with the root's zero), so sorts and searches compare these integers and read the records
  * only on a tie: with thousands of changes the records' identities were
  * most of an IXFR's instructions.
  */

@@ -38,7 +38,8 @@ typedef struct apex_xfr_primary {
 
 /*
  * Ask the primary for the zone's SOA serial.  APEX_OK with *serial and
- * *expire, the answer's EDNS EXPIRE value (RFC 7314; -1: none); otherwise an apex code with the reason in err (no answer in time, an
+ * *expire, the answer's EDNS EXPIRE value (RFC 7314; -1: none);
+ * otherwise an apex code with the reason in err (no answer in time, an
  * error RCODE, no SOA, a bad or missing signature).
  */
 int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin,

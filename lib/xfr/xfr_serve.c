@@ -126,7 +126,6 @@ static int source_next(source_t *src, uint8_t *buf, size_t capacity, size_t *siz
 				: apex_axfr_out_next(&src->axfr, buf, capacity, size);
 }
 
-/* Send every message of src, signed when key is not NULL. */
 /*
  * Send the messages of src, each signed when key is set.  expire, when
  * not negative: the EDNS EXPIRE value the first message carries in an OPT

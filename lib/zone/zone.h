@@ -27,6 +27,7 @@
 #include "dns/name.h"
 #include "dns/name_hash.h"
 #include "dns/rrtype.h"
+#include "dns/wire.h"
 #include "util/arena.h"
 #include "zone/file_digest.h"
 
@@ -238,8 +239,9 @@ typedef struct apex_zone {
 	atomic_uint refcount; /* see apex_zone_ref()/apex_zone_unref() */
 	/* A secondary zone past its SOA expire time without a successful
 	 * refresh (RFC 1034 section 4.3.5): answered SERVFAIL, never
-	 * transferred out.  The one field a published version changes, set
-	 * once by the transfer thread; a newer version replaces it. */
+	 * transferred out.  Set once by the transfer thread; a newer version
+	 * replaces it.  With expire_at below, the only data of a published
+	 * version that changes. */
 	atomic_bool expired;
 	/* A secondary's: the wall-clock second at which its copy expires
 	 * unless refreshed, set by the transfer thread before it publishes a
@@ -398,9 +400,8 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
 static inline uint32_t apex_zone_soa_expire(const apex_zone_t *zone)
 {
 	const uint8_t *rdata = zone->soa->rdata;
-	const uint8_t *end = rdata + 2 + ((uint16_t)rdata[0] << 8 | rdata[1]);
 
-	return (uint32_t)end[-8] << 24 | (uint32_t)end[-7] << 16 | (uint32_t)end[-6] << 8 | end[-5];
+	return apex_read_u32(rdata + 2 + apex_read_u16(rdata) - 8);
 }
 
 /*

@@ -323,9 +323,10 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		return rc;
 	}
 	/* answered as EDNS EXPIRE from the start; refresh() corrects it */
-	if (apex_zone_soa_expire(zone) > 0)
-		apex_secondary_mark_expire(zone, apex_secondary_expire_granted(
-							 apex_zone_soa_expire(zone), r->x->expire));
+	uint32_t soa_expire = apex_zone_soa_expire(zone);
+	if (soa_expire > 0)
+		apex_secondary_mark_expire(zone,
+					   apex_secondary_expire_granted(soa_expire, r->x->expire));
 	old = apex_server_served_version(s->server, z->origin);
 	uint32_t serial = zone->serial;
 	size_t records = zone->record_count;
