@@ -38,7 +38,8 @@ static int give_up(apex_zone_copy_t *c, int rc)
 	if (c->fp != NULL) {
 		fclose(c->fp); /* its own error is the one kept, or follows from it */
 		c->fp = NULL;
-		unlink(c->tmp_path);
+		if (c->tmp_path != NULL) /* NULL: a stream (apex_zone_copy_stream()) */
+			unlink(c->tmp_path);
 	}
 	return c->error;
 }
@@ -68,6 +69,26 @@ int apex_zone_copy_begin(apex_zone_copy_t *c, const char *path, const char *head
 	else if (fprintf(c->fp, "; %s\n", header) < 0)
 		give_up(c, apex_errno());
 	return c->error < 0 ? describe(c, err, err_size) : APEX_OK;
+}
+
+int apex_zone_copy_stream(apex_zone_copy_t *c, FILE *fp)
+{
+	memset(c, 0, sizeof(*c));
+	c->fp = fp;
+	c->text = malloc(APEX_RECORD_TEXT_MAX);
+	if (c->text == NULL)
+		give_up(c, APEX_ENOMEM);
+	return c->error;
+}
+
+int apex_zone_copy_close_stream(apex_zone_copy_t *c)
+{
+	int rc = c->error;
+
+	if (c->fp != NULL && fflush(c->fp) != 0 && rc == APEX_OK)
+		rc = apex_errno();
+	release(c);
+	return rc;
 }
 
 /* Write n bytes of text: APEX_OK, or the copy given up with the errno of
@@ -117,7 +138,8 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
 	rc = n > 0 ? write_text(c, c->text, n) : write_by_ldns(c, rr);
 	if (rc == APEX_OK)
 		c->records++;
-	if (rc == APEX_OK && c->records == c->half && apex_crash_points_armed()) {
+	if (rc == APEX_OK && c->records == c->half && c->path != NULL &&
+	    apex_crash_points_armed()) {
 		fflush(c->fp); /* the half written on disk, as a crash finds it */
 		apex_crash_at("copy-half-written");
 	}

@@ -47,6 +47,16 @@ typedef struct apex_zone_copy {
 int apex_zone_copy_begin(apex_zone_copy_t *c, const char *path, const char *header, char *err,
 			 size_t err_size);
 
+/* Start a copy written to fp, an open stream (a pipe to a verifier)
+ * rather than a file: the records as to a file, no header, nothing
+ * renamed; fp is the copy's, closed by apex_zone_copy_close_stream().
+ * APEX_OK, or APEX_ENOMEM (the copy is given up, fp closed). */
+int apex_zone_copy_stream(apex_zone_copy_t *c, FILE *fp);
+
+/* Flush and close a stream's copy; c is released.  APEX_OK, or the
+ * first failure (-EPIPE when the reader went away). */
+int apex_zone_copy_close_stream(apex_zone_copy_t *c);
+
 /* Write one record (class IN).  APEX_OK, or the copy's failure (it is
  * given up: see above). */
 int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr);
