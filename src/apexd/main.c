@@ -43,6 +43,7 @@
 #include "util/log.h"
 #include "wiring.h"
 #include "zones/load_progress.h"
+#include "zones/verify_check.h"
 #include "zones/sighup.h"
 
 #ifndef PACKAGE_VERSION
@@ -135,6 +136,10 @@ static step_t load_zones(apexd_t *d, int *status)
 		return STEP_FAILED;
 	}
 	d->reloader.memory_limit = &d->memory_limit;
+	if (apexd_verify_configure(cfg) < 0) {
+		apex_error("out of memory");
+		return STEP_FAILED;
+	}
 	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg->zone_count);
 	apexd_load_progress_start(cfg->zone_count);
 	if (apex_reloader_load_initial(&d->reloader, &d->loaded, &d->awaiting) < 0) {
@@ -289,6 +294,7 @@ static void finish(apexd_t *d, int status)
 		apex_settings_holder_free(&d->settings);
 	if (d->reloader_ready)
 		apex_reloader_free(&d->reloader);
+	apexd_verify_free();
 	if (d->server_ready)
 		apex_server_destroy(&d->server);
 	/* as seen from inside the chroot, if any */

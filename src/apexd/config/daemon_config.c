@@ -46,6 +46,8 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->log_facility = LOG_DAEMON;
 	cfg->log_level = APEX_LOG_INFO;
 	cfg->tls.port = APEX_CONFIG_DEFAULT_TLS_PORT;
+	cfg->verifier_feed_zone = true; /* NSD's default */
+	cfg->verifier_count = 1;
 }
 
 /* The tls-auth: clauses and the TLS files. */
@@ -77,6 +79,7 @@ void apex_config_free(apex_config_t *cfg)
 		free(cfg->zones[i].allow_notify);
 		free(cfg->zones[i].provide_xfr);
 		free(cfg->zones[i].notify);
+		free(cfg->zones[i].verifier);
 	}
 	free(cfg->zones);
 	free(cfg->keys);
@@ -93,6 +96,7 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->group);
 	free(cfg->chroot_dir);
 	free(cfg->xdp_interface);
+	free(cfg->verifier);
 	free(cfg->dnstap.socket_path);
 	free(cfg->dnstap.identity);
 	free(cfg->dnstap.version);
@@ -228,6 +232,9 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 	item.name = strdup(canonical);
 	item.file = apex_config_absolute_path(file, base_dir);
 	item.zonemd_verify = true;
+	item.verify_zone = -1;
+	item.verifier_feed_zone = -1;
+	item.verifier_timeout = -1;
 	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
 	if (item.name == NULL || item.file == NULL || grown == NULL) {
 		free(item.name);
@@ -356,10 +363,28 @@ static int set_transports(apex_config_t *cfg, char *err, size_t err_size)
 	return APEX_OK;
 }
 
+/* A zone to verify needs a verifier, its own or the server's. */
+static int check_verifiers(const apex_config_t *cfg, char *err, size_t err_size)
+{
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const apex_zone_config_t *z = &cfg->zones[i];
+		bool on = z->verify_zone >= 0 ? z->verify_zone == 1 : cfg->verify_zones;
+
+		if (on && z->verifier == NULL && cfg->verifier == NULL)
+			return apex_fail(err, err_size, APEX_EINVAL,
+					 "%s: zone %s is verified (verify-zone or verify-zones) "
+					 "but no verifier is given",
+					 cfg->path != NULL ? cfg->path : "config", z->name);
+	}
+	return APEX_OK;
+}
+
 int apex_config_finish(apex_config_t *cfg, char *err, size_t err_size)
 {
 	int rc = set_transports(cfg, err, err_size);
 
+	if (rc == APEX_OK)
+		rc = check_verifiers(cfg, err, err_size);
 	if (rc < 0)
 		return rc;
 	/* Without an explicit nsid:, the identity doubles as the NSID. */

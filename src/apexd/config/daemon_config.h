@@ -83,6 +83,14 @@ typedef struct apex_zone_config {
 	/* Check the zone's ZONEMD record (RFC 8976) before serving a version
 	 * (zonemd-verify; the default, and for zones given with -z). */
 	bool zonemd_verify;
+	/* Its verification before a version is served, as its section gives it
+	 * (verify-zone, verifier, verifier-feed-zone, verifier-timeout): -1 or
+	 * NULL where it does not, the server's defaults then (zones/verify_check.h
+	 * applies them).  verifier owned. */
+	int verify_zone;
+	char *verifier;
+	int verifier_feed_zone;
+	long verifier_timeout;
 } apex_zone_config_t;
 
 typedef struct apex_config {
@@ -105,6 +113,15 @@ typedef struct apex_config {
 	/* seconds a secondary's copy may lag an IXFR its journal holds; 0: written
 	 * after each transfer */
 	unsigned copy_flush_interval;
+
+	/* Zone verification (NSD's verify: keys, in server:): every zone's
+	 * defaults (verify-zones, verifier, verifier-feed-zone,
+	 * verifier-timeout) and the verifiers run at once (verifier-count). */
+	bool verify_zones;
+	char *verifier; /* the command and its arguments; NULL: none; owned */
+	bool verifier_feed_zone;
+	unsigned verifier_timeout; /* seconds; 0: none */
+	unsigned verifier_count;
 
 	unsigned workers; /* 0: one per CPU */
 	char *identity;   /* CHAOS id.server/hostname.bind; NULL = off */

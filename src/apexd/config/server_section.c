@@ -182,6 +182,14 @@ static int key_xdp_interface(parser_t *p, const char *key, const char *value)
 	return apex_config_replace_string(p, &p->cfg->xdp_interface, value);
 }
 
+/* verifier: the command and its arguments (NSD's verify: clause's key). */
+static int key_verifier(parser_t *p, const char *key, const char *value)
+{
+	if (value[0] == '\0')
+		return PFAIL(p, "%s: a command is expected", key);
+	return apex_config_replace_string(p, &p->cfg->verifier, value);
+}
+
 static int key_pid_file(parser_t *p, const char *key, const char *value)
 {
 	char *abs = apex_config_absolute_path(value, p->base_dir);
@@ -416,6 +424,11 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
 	CUSTOM_KEY("journal-size", key_journal_size),
 	UINT_KEY("copy-flush-interval", copy_flush_interval, 0, 86400),
+	BOOL_KEY("verify-zones", verify_zones),
+	WORDS_KEY("verifier", key_verifier),
+	UINT_KEY("verifier-count", verifier_count, 1, 1024),
+	BOOL_KEY("verifier-feed-zone", verifier_feed_zone),
+	UINT_KEY("verifier-timeout", verifier_timeout, 0, 86400),
 	CUSTOM_KEY("tls-service-key", key_tls_service_key),
 	CUSTOM_KEY("tls-service-pem", key_tls_service_pem),
 	UINT_KEY("tls-port", tls.port, 1, 65535),

@@ -22,7 +22,25 @@ typedef struct zone_state {
 	char *file;
 	acl_list_t request_xfr, allow_notify, provide_xfr, notify;
 	bool zonemd_off; /* zonemd-verify: no */
+	/* verify-zone, verifier, verifier-feed-zone, verifier-timeout: -1 or
+	 * NULL when not given */
+	int verify_zone;
+	char *verifier;
+	int verifier_feed_zone;
+	long verifier_timeout;
+	bool verify_given; /* the -1s above are set (the state starts zeroed) */
 } zone_state_t;
+
+/* The state's "not given" marks, before the first verify key. */
+static void verify_defaults(zone_state_t *z)
+{
+	if (z->verify_given)
+		return;
+	z->verify_given = true;
+	z->verify_zone = -1;
+	z->verifier_feed_zone = -1;
+	z->verifier_timeout = -1;
+}
 
 static int key_zone_name(parser_t *p, const char *key, const char *value)
 {
@@ -107,6 +125,43 @@ static int key_zonemd_verify(parser_t *p, const char *key, const char *value)
 	return rc;
 }
 
+/* verify-zone and verifier-feed-zone: yes or no. */
+static int key_verify_bool(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+	bool on = false;
+	int rc = apex_config_parse_bool(p, key, value, &on);
+
+	verify_defaults(z);
+	if (rc == APEX_OK && strcmp(key, "verify-zone") == 0)
+		z->verify_zone = on;
+	else if (rc == APEX_OK)
+		z->verifier_feed_zone = on;
+	return rc;
+}
+
+static int key_zone_verifier(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	verify_defaults(z);
+	if (value[0] == '\0')
+		return PFAIL(p, "%s: a command is expected", key);
+	return apex_config_replace_string(p, &z->verifier, value);
+}
+
+static int key_verifier_timeout(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+	unsigned long seconds = 0;
+	int rc = apex_config_parse_uint(p, key, value, 0, 86400, &seconds);
+
+	verify_defaults(z);
+	if (rc == APEX_OK)
+		z->verifier_timeout = (long)seconds;
+	return rc;
+}
+
 /* The end of a zone: section: it needs a name and a file.  The zone takes
  * the access lists; zone_discard() frees the rest. */
 static int zone_end(parser_t *p)
@@ -137,6 +192,13 @@ static int zone_end(parser_t *p)
 		zone->notify = z->notify.entries;
 		zone->notify_count = z->notify.count;
 		zone->zonemd_verify = !z->zonemd_off;
+		if (z->verify_given) {
+			zone->verify_zone = z->verify_zone;
+			zone->verifier = z->verifier;
+			zone->verifier_feed_zone = z->verifier_feed_zone;
+			zone->verifier_timeout = z->verifier_timeout;
+			z->verifier = NULL;
+		}
 		memset(&z->notify, 0, sizeof(z->notify));
 		memset(&z->request_xfr, 0, sizeof(z->request_xfr));
 		memset(&z->allow_notify, 0, sizeof(z->allow_notify));
@@ -156,6 +218,7 @@ static void zone_discard(void *state)
 	free(z->allow_notify.entries);
 	free(z->provide_xfr.entries);
 	free(z->notify.entries);
+	free(z->verifier);
 }
 
 /* A zone: section. */
@@ -167,6 +230,10 @@ static const key_def_t zone_keys[] = {
 	WORDS_KEY("provide-xfr", key_provide_xfr),
 	WORDS_KEY("notify", key_notify),
 	CUSTOM_KEY("zonemd-verify", key_zonemd_verify),
+	CUSTOM_KEY("verify-zone", key_verify_bool),
+	WORDS_KEY("verifier", key_zone_verifier),
+	CUSTOM_KEY("verifier-feed-zone", key_verify_bool),
+	CUSTOM_KEY("verifier-timeout", key_verifier_timeout),
 };
 
 const section_def_t apex_config_zone_section = {

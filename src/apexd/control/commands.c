@@ -22,6 +22,7 @@
 #include "transfers/notifier.h"
 #include "transfers/secondary.h"
 #include "zones/settings.h"
+#include "zones/verify_check.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -138,6 +139,12 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 	 * is replayed over its first version (transfers/journal_replay.h) */
 	if (ctx->reconfigured != NULL)
 		ctx->reconfigured(ctx->reconfigured_arg, &cfg);
+	/* the verifiers, before the zones added are loaded */
+	if (apexd_verify_configure(&cfg) < 0) {
+		apex_config_free(&cfg);
+		apex_command_pending_free(pending);
+		return apex_command_reply_error(out, "reconfig: out of memory");
+	}
 	rc = apex_reloader_reconfigure(ctx->reloader, &cfg, &pending->tickets, &pending->count,
 				       &pending->added, &pending->removed, &pending->changed);
 	/* the keys and the zones' transfer lists: in force from here on for

@@ -13,6 +13,7 @@
 #include "observe/stats.h"
 #include "util/error.h"
 #include "zone/page_discard.h"
+#include "zones/verify_check.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -363,6 +364,29 @@ static void render_memory_limit(apex_ctl_buf_t *out, const apex_thread_stats_t *
 	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/* Zone verifiers (verifier:): their verdicts, and those running. */
+static void render_verifiers(apex_ctl_buf_t *out)
+{
+	const char *runs = "apex_zone_verifications_total";
+	apexd_verify_totals_t t;
+
+	apexd_verify_totals(&t);
+	const counter_row_t rows[] = {
+		{ runs,
+		  "Versions offered to a zone's verifier before being served, by result: "
+		  "passed (served), failed and timed_out (not served), not_run (the verifier "
+		  "could not be started: not served).",
+		  "result", "passed", NULL, NULL, t.passed },
+		{ runs, NULL, "result", "failed", NULL, NULL, t.failed },
+		{ runs, NULL, "result", "timed_out", NULL, NULL, t.timed_out },
+		{ runs, NULL, "result", "not_run", NULL, NULL, t.not_run },
+	};
+	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
+	apex_metrics_family(out, "apex_zone_verifiers_running", "gauge",
+			    "Zone verifiers running now (at most verifier-count).");
+	apex_metrics_sample(out, "apex_zone_verifiers_running", NULL, NULL, t.running);
+}
+
 int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 {
 	unsigned n = ctx->server->worker_count;
@@ -390,6 +414,7 @@ int apex_metrics_render(const apex_command_context_t *ctx, apex_ctl_buf_t *out)
 	render_transfers(out, &xfr);
 	render_dnstap(out, &per[n], &xfr);
 	render_memory_limit(out, &xfr);
+	render_verifiers(out);
 	free(per);
 	return rc == APEX_OK && !out->failed ? APEX_OK : APEX_ENOMEM;
 }

@@ -26,6 +26,7 @@
 #include "transfers/xfr_out.h"
 #include "util/error.h"
 #include "zone/page_discard.h"
+#include "zones/verify_check.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -169,6 +170,46 @@ static void report_secondary(const zone_report_t *r, const apex_managed_zone_t *
 			    st.transfers, st.failures, st.notifies_accepted, st.notifies_refused);
 }
 
+/* A verified zone's verifier and its last verdict (zone-status). */
+static void report_verifier(const zone_report_t *r, const apex_managed_zone_t *z)
+{
+	apexd_verify_report_t v;
+	char at[64] = "";
+	apex_ctl_buf_t *out = r->out;
+	const char *result;
+
+	if (!apexd_verify_report(z->origin, &v))
+		return;
+	result = v.not_run ? "not run" : apex_verify_outcome_name(v.outcome);
+	if (v.ran)
+		format_time(&v.at, at, sizeof(at));
+	if (r->format == APEX_CTL_FORMAT_JSON) {
+		apex_ctl_buf_puts(out, ",\"verifier\":{\"command\":");
+		apex_ctl_json_string(out, v.verifier);
+		apex_ctl_buf_printf(out, ",\"running\":%s,\"last\":", v.running ? "true" : "false");
+		if (!v.ran) {
+			apex_ctl_buf_puts(out, "null}");
+			return;
+		}
+		apex_ctl_buf_printf(out,
+				    "{\"result\":\"%s\",\"serial\":%" PRIu32
+				    ",\"at\":\"%s\",\"seconds\":%.3f,\"queries\":%" PRIu64
+				    ",\"detail\":",
+				    result, v.serial, at, v.seconds, v.queries);
+		apex_ctl_json_string(out, v.detail);
+		apex_ctl_buf_puts(out, "}}");
+		return;
+	}
+	apex_ctl_buf_printf(out, "  verifier: %s%s\n", v.verifier, v.running ? " (running)" : "");
+	if (v.ran)
+		apex_ctl_buf_printf(out,
+				    "  last verification: %s (%s) for serial %" PRIu32
+				    " at %s, in %.3f s, %" PRIu64 " queries\n",
+				    result, v.detail, v.serial, at, v.seconds, v.queries);
+	else
+		apex_ctl_buf_puts(out, "  last verification: none yet\n");
+}
+
 static void report_zone(const apex_managed_zone_t *z, void *arg)
 {
 	zone_report_t *r = arg;
@@ -200,6 +241,7 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 			apex_ctl_json_string(out, z->error);
 		}
 		report_secondary(r, z);
+		report_verifier(r, z);
 		apex_ctl_buf_puts(out, "}");
 	} else {
 		apex_ctl_buf_printf(out, "%s: %s\n  file: %s\n", z->name, state_names[z->state],
@@ -215,6 +257,7 @@ static void report_zone(const apex_managed_zone_t *z, void *arg)
 		if (z->state == APEX_ZONE_FAILED)
 			apex_ctl_buf_printf(out, "  error: %s (at %s)\n", z->error, failed_at);
 		report_secondary(r, z);
+		report_verifier(r, z);
 	}
 	r->written++;
 }

@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/ixfr_apply.h"
+#include "zones/verify_check.h"
 #include "zones/zonemd_check.h"
 
 /* What the reloader knows of the zone. */
@@ -50,6 +51,8 @@ static int replayed_version(const zone_info_t *info, apex_zone_t *old, const ape
 		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
 	if (rc == APEX_OK)
 		rc = apexd_zonemd_check(info->name, *out, info->zonemd_verify, err, err_size);
+	if (rc == APEX_OK)
+		rc = apexd_verify_check(info->name, (*out)->origin, *out, err, err_size);
 	if (rc < 0 && *out != NULL) {
 		apex_zone_unref(*out);
 		*out = NULL;

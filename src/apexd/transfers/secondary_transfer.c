@@ -25,6 +25,7 @@
 #include "transfers/secondary_internal.h"
 #include "zones/compact.h"
 #include "zones/reload.h"
+#include "zones/verify_check.h"
 #include "zones/zonemd_check.h"
 #include "query/precompute.h"
 #include "util/clock.h"
@@ -318,6 +319,8 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	r->precomputed = apex_monotonic_us();
 	if (rc == APEX_OK)
 		rc = apexd_zonemd_check(z->name, zone, z->zonemd_verify, err, err_size);
+	if (rc == APEX_OK)
+		rc = apexd_verify_check(z->name, z->origin, zone, err, err_size);
 	if (rc < 0) {
 		apex_zone_unref(zone);
 		return rc;

@@ -24,6 +24,7 @@
 #include "process/memory_limit.h"
 #include "process/thread_priority.h"
 #include "zones/reload_internal.h"
+#include "zones/verify_check.h"
 #include "zones/zonemd_check.h"
 #include "query/precompute.h"
 #include "util/error.h"
@@ -160,13 +161,15 @@ int apex_reloader_ready(apex_load_job_t *job, apex_zone_t **zone)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((rc = apex_precompute(*zone)) != APEX_OK ||
 	    (rc = apexd_zonemd_check(job->name, *zone, job->zonemd_verify, job->err,
-				     sizeof(job->err))) != APEX_OK) {
+				     sizeof(job->err))) != APEX_OK ||
+	    (rc = apexd_verify_check(job->name, job->origin, *zone, job->err, sizeof(job->err))) !=
+		    APEX_OK) {
 		apex_zone_unref(*zone);
 		*zone = NULL;
 		return rc;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	apex_debug("zone %s: answers precomputed and ZONEMD checked in %.3f s", job->name,
+	apex_debug("zone %s: answers precomputed, ZONEMD and verifier checked in %.3f s", job->name,
 		   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return APEX_OK;
 }
