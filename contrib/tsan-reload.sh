@@ -28,7 +28,7 @@ autoreconf -fi
 	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
 	LDFLAGS="-fsanitize=thread" >/dev/null
 make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap \
-	tests/unit/test_zone_load tests/unit/test_tls tests/unit/test_wire_feed
+	tests/unit/test_zone_load tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier
 
 # contrib/tsan.supp: what libuv's raw close() hides from TSan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$SRCDIR/contrib/tsan.supp"
@@ -36,9 +36,10 @@ export TSAN_OPTIONS
 # test_zone_load: a zone loaded and built with every step in parts on two
 # threads (test_build_in_parts); test_tls: handshakes on several threads
 # while another rotates the session tickets' keys; test_wire_feed: a
-# transfer's records handed to the builder's thread in batches
+# transfer's records handed to the builder's thread in batches;
+# test_verifier: a verifier's listener and feed threads beside its wait
 for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap tests/unit/test_zone_load \
-	tests/unit/test_tls tests/unit/test_wire_feed; do
+	tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier; do
 	echo "tsan: $t"
 	./$t
 done
@@ -62,6 +63,9 @@ status=0
 # the metrics thread reading the workers' counters, dnstap's rings and writer
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_metrics.py \
 	tests/system/test_dnstap.py || status=1
+# verifiers: run from the loading threads at start, the reload and the
+# transfer threads, their table read by the control thread
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_verifier.py || status=1
 # TLS: the workers' sessions, a transfer handed to its thread with its
 # session, the certificates read again by reconfig on the control thread
 # (the timing tests of stalled handshakes stay in the other builds)

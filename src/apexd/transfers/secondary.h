@@ -60,9 +60,10 @@ typedef struct apex_secondary_zone {
 	apex_acl_entry_t *allow_notify;
 	size_t allow_notify_count;
 	bool zonemd_verify; /* a transfer's ZONEMD is checked before it is served */
-	/* when to act (CLOCK_MONOTONIC milliseconds) */
-	uint64_t next_check;
-	uint64_t expire_at; /* 0: no expiry pending */
+	/* when to act (CLOCK_MONOTONIC milliseconds): written by the transfer
+	 * thread alone, read by zone-status (apex_secondary_report()) too */
+	_Atomic uint64_t next_check;
+	_Atomic uint64_t expire_at; /* 0: no expiry pending */
 	/* the EDNS EXPIRE value (RFC 7314) of the last transfer's answer; -1:
 	 * none.  Read by refresh() after a transfer that went well. */
 	int64_t expire_option;
