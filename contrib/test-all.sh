@@ -31,7 +31,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends 
 	libfstrm-dev libprotobuf-c-dev protobuf-c-compiler libxdp-dev libbpf-dev iproute2 \
 	python3-dnspython python3-pytest ldnsutils knot-dnsutils dnsperf \
 	nsd knot bind9 bind9-utils clang libclang-rt-14-dev clang-format prometheus \
-	fstrm-bin bind9-dnsutils xz-utils debhelper dpkg-dev lintian debootstrap git openssl valgrind
+	fstrm-bin bind9-dnsutils dnsdist xz-utils debhelper dpkg-dev lintian debootstrap git openssl valgrind
 [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 
 # Show the logs of the tests that failed, then fail.

@@ -92,6 +92,8 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->pid_file);
 	free(cfg->control_socket);
 	free(cfg->rrl_whitelist);
+	free(cfg->proxy_ports);
+	free(cfg->allow_proxy);
 	free(cfg->user);
 	free(cfg->group);
 	free(cfg->chroot_dir);
@@ -348,6 +350,9 @@ static int set_transports(apex_config_t *cfg, char *err, size_t err_size)
 		uint16_t port = listen_port(l);
 
 		l->transport = APEX_LISTEN_PLAIN;
+		l->proxy = false;
+		for (size_t p = 0; p < cfg->proxy_port_count; p++)
+			l->proxy |= cfg->proxy_ports[p] == port;
 		if (cfg->tls.auth_port != 0 && port == cfg->tls.auth_port) {
 			if (!has_cert || cfg->tls.cert_bundle == NULL)
 				return apex_fail(err, err_size, APEX_EINVAL,
@@ -359,6 +364,11 @@ static int set_transports(apex_config_t *cfg, char *err, size_t err_size)
 		} else if (has_cert && port == cfg->tls.port) {
 			l->transport = APEX_LISTEN_TLS;
 		}
+		if (l->proxy && l->transport != APEX_LISTEN_PLAIN)
+			return apex_fail(err, err_size, APEX_EINVAL,
+					 "listen %s: a proxy-protocol-port that is also a TLS "
+					 "port is not supported",
+					 l->text);
 	}
 	return APEX_OK;
 }

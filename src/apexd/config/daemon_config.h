@@ -61,6 +61,9 @@ typedef struct apex_listen {
 	socklen_t addr_len;
 	char text[64]; /* "ADDR@PORT", for logs */
 	apex_listen_transport_t transport;
+	/* Its port is a proxy-protocol-port: every datagram and connection
+	 * begins with a PROXY v2 header (lib/proxy/proxy_v2.h). */
+	bool proxy;
 } apex_listen_t;
 
 /* One zone to serve. */
@@ -153,6 +156,13 @@ typedef struct apex_config {
 	apex_rrl_config_t rrl;
 	apex_prefix_t *rrl_whitelist;
 	size_t rrl_whitelist_count;
+	/* PROXY protocol v2: the ports whose listeners require the header
+	 * (proxy-protocol-port), and who may send it (allow-proxy; none:
+	 * anyone).  Owned. */
+	uint16_t *proxy_ports;
+	size_t proxy_port_count;
+	apex_prefix_t *allow_proxy;
+	size_t allow_proxy_count;
 	bool cookies;           /* answer DNS cookies (default on) */
 	bool cookie_secret_set; /* cookie-secret: given; else random at start */
 	uint8_t cookie_secret[16];

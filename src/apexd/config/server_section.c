@@ -182,6 +182,43 @@ static int key_xdp_interface(parser_t *p, const char *key, const char *value)
 	return apex_config_replace_string(p, &p->cfg->xdp_interface, value);
 }
 
+/* proxy-protocol-port: a port whose listeners require a PROXY v2 header
+ * (NSD's key); repeatable. */
+static int key_proxy_protocol_port(parser_t *p, const char *key, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+	unsigned long port = 0;
+	int rc = apex_config_parse_uint(p, key, value, 1, 65535, &port);
+	uint16_t *grown;
+
+	if (rc < 0)
+		return rc;
+	grown = realloc(cfg->proxy_ports, (cfg->proxy_port_count + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return PFAIL(p, "out of memory");
+	cfg->proxy_ports = grown;
+	cfg->proxy_ports[cfg->proxy_port_count++] = (uint16_t)port;
+	return APEX_OK;
+}
+
+/* allow-proxy: an address or prefix that may send PROXY v2 headers (NSD
+ * 4.15's key); repeatable. */
+static int key_allow_proxy(parser_t *p, const char *key, const char *value)
+{
+	apex_config_t *cfg = p->cfg;
+	apex_prefix_t prefix, *grown;
+
+	if (apex_prefix_parse(value, &prefix, NULL) < 0)
+		return PFAIL(p, "%s: expected ADDR or ADDR/LEN (IPv4 or IPv6), not '%s'", key,
+			     value);
+	grown = realloc(cfg->allow_proxy, (cfg->allow_proxy_count + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return PFAIL(p, "out of memory");
+	cfg->allow_proxy = grown;
+	cfg->allow_proxy[cfg->allow_proxy_count++] = prefix;
+	return APEX_OK;
+}
+
 /* verifier: the command and its arguments (NSD's verify: clause's key). */
 static int key_verifier(parser_t *p, const char *key, const char *value)
 {
@@ -424,6 +461,8 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
 	CUSTOM_KEY("journal-size", key_journal_size),
 	UINT_KEY("copy-flush-interval", copy_flush_interval, 0, 86400),
+	CUSTOM_KEY("proxy-protocol-port", key_proxy_protocol_port),
+	CUSTOM_KEY("allow-proxy", key_allow_proxy),
 	BOOL_KEY("verify-zones", verify_zones),
 	WORDS_KEY("verifier", key_verifier),
 	UINT_KEY("verifier-count", verifier_count, 1, 1024),

@@ -153,7 +153,7 @@ static void render_limits(apex_ctl_buf_t *out, const apex_stats_totals_t *t)
 {
 	const char *rrl = "apex_rrl_actions_total", *cookie = "apex_cookie_queries_total";
 	const char *tcp = "apex_tcp_connections_total", *timeout = "apex_tcp_timeouts_total";
-	const char *xdp = "apex_xdp_frames_total";
+	const char *xdp = "apex_xdp_frames_total", *proxy = "apex_proxy_rejected_total";
 	const counter_row_t rows[] = {
 		{ rrl, "UDP responses rate limited (response-rate limiting), by action.", "action",
 		  "drop", NULL, NULL, t->rrl_dropped },
@@ -183,6 +183,15 @@ static void render_limits(apex_ctl_buf_t *out, const apex_stats_totals_t *t)
 		{ xdp, NULL, "outcome", "no_frame", NULL, NULL, t->xdp_no_frame },
 		{ xdp, NULL, "outcome", "passed", NULL, NULL, t->xdp_passed },
 		{ xdp, NULL, "outcome", "kernel_drops", NULL, NULL, t->xdp_kernel_drops },
+		{ proxy,
+		  "PROXY v2 (proxy-protocol-port): datagrams dropped and connections closed, "
+		  "for a header missing or malformed, or a sender allow-proxy does not list.",
+		  "transport", "udp", "reason", "malformed", t->proxy_malformed[0] },
+		{ proxy, NULL, "transport", "udp", "reason", "not_allowed",
+		  t->proxy_not_allowed[0] },
+		{ proxy, NULL, "transport", "tcp", "reason", "malformed", t->proxy_malformed[1] },
+		{ proxy, NULL, "transport", "tcp", "reason", "not_allowed",
+		  t->proxy_not_allowed[1] },
 	};
 	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
 }

@@ -121,6 +121,10 @@ void apex_stats_snapshot(const apex_worker_stats_t *s, apex_stats_totals_t *out)
 	GET(tls_resumed);
 	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
 		GET(tls_failed[i]);
+	for (unsigned i = 0; i < 2; i++) {
+		GET(proxy_malformed[i]);
+		GET(proxy_not_allowed[i]);
+	}
 	out->xdp_passed = out->xdp_kernel_drops = 0; /* the collector reads them (xdp.h) */
 	for (unsigned i = 0; i < APEX_STATS_ZONES; i++)
 		GET(zone_queries[i]);
@@ -158,6 +162,10 @@ void apex_stats_add(apex_stats_totals_t *t, const apex_stats_totals_t *one)
 	t->tls_resumed += one->tls_resumed;
 	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
 		t->tls_failed[i] += one->tls_failed[i];
+	for (unsigned i = 0; i < 2; i++) {
+		t->proxy_malformed[i] += one->proxy_malformed[i];
+		t->proxy_not_allowed[i] += one->proxy_not_allowed[i];
+	}
 	for (unsigned i = 0; i < APEX_STATS_STALL_BUCKETS; i++)
 		t->stalls[i] += one->stalls[i];
 	if (one->stall_max_ns > t->stall_max_ns)
@@ -301,6 +309,12 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 			    t->xdp_received, t->xdp_sent, t->xdp_invalid, t->xdp_no_frame,
 			    t->xdp_passed, t->xdp_kernel_drops);
 	apex_ctl_buf_printf(b,
+			    ",\"proxy_rejected\":{\"udp\":{\"malformed\":%" PRIu64
+			    ",\"not_allowed\":%" PRIu64 "},\"tcp\":{\"malformed\":%" PRIu64
+			    ",\"not_allowed\":%" PRIu64 "}}",
+			    t->proxy_malformed[0], t->proxy_not_allowed[0], t->proxy_malformed[1],
+			    t->proxy_not_allowed[1]);
+	apex_ctl_buf_printf(b,
 			    ",\"tls\":{\"queries\":%" PRIu64 ",\"handshakes\":%" PRIu64
 			    ",\"resumed\":%" PRIu64 ",\"failed\":{",
 			    t->tls_queries, t->tls_handshakes, t->tls_resumed);
@@ -355,6 +369,15 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 			    (double)t->lock_wait_ns / 1e9, t->zone_pickups);
 	apex_ctl_buf_printf(b, "  kernel drops (receive queue full): %" PRIu64 "\n",
 			    t->kernel_drops);
+	if (t->proxy_malformed[0] + t->proxy_malformed[1] + t->proxy_not_allowed[0] +
+		    t->proxy_not_allowed[1] >
+	    0)
+		apex_ctl_buf_printf(b,
+				    "  proxy protocol rejected: udp malformed %" PRIu64
+				    ", not allowed %" PRIu64 "; tcp malformed %" PRIu64
+				    ", not allowed %" PRIu64 "\n",
+				    t->proxy_malformed[0], t->proxy_not_allowed[0],
+				    t->proxy_malformed[1], t->proxy_not_allowed[1]);
 	if (t->xdp_received + t->xdp_passed + t->xdp_kernel_drops > 0)
 		apex_ctl_buf_printf(b,
 				    "  xdp: received %" PRIu64 ", sent %" PRIu64
@@ -374,97 +397,6 @@ static void render_text_one(apex_ctl_buf_t *b, const char *label, const apex_sta
 	for (unsigned i = 0; i < APEX_STATS_TLS_FAILURES; i++)
 		apex_ctl_buf_printf(b, " %s=%" PRIu64, tls_failure_names[i], t->tls_failed[i]);
 	apex_ctl_buf_puts(b, "\n");
-}
-
-/* RSSAC002's names of the traffic-volume and traffic-sizes measurements. */
-static const char *const transport_names[APEX_STATS_TRANSPORTS] = { "udp", "tcp" };
-static const char *const family_names[APEX_STATS_FAMILIES] = { "ipv4", "ipv6" };
-
-/* One size histogram, its non-zero buckets: JSON members or " a-b=n" in text. */
-static void render_sizes(apex_ctl_buf_t *b, apex_ctl_format_t format, const uint64_t *buckets,
-			 unsigned count)
-{
-	bool first = true;
-	char name[16];
-
-	for (unsigned i = 0; i < count; i++) {
-		if (buckets[i] == 0)
-			continue;
-		apex_stats_size_name(i, count, name, sizeof(name));
-		if (format == APEX_CTL_FORMAT_JSON)
-			apex_ctl_buf_printf(b, "%s\"%s\":%" PRIu64, first ? "" : ",", name,
-					    buckets[i]);
-		else
-			apex_ctl_buf_printf(b, " %s=%" PRIu64, name, buckets[i]);
-		first = false;
-	}
-}
-
-/*
- * The measurements of RSSAC002 (traffic-volume, traffic-sizes,
- * rcode-volume) under its own names, and the queries per zone: JSON
- * members of the total, or lines of text.
- */
-static void render_rssac002(apex_ctl_buf_t *b, apex_ctl_format_t format,
-			    const apex_stats_totals_t *t, const apex_stats_zone_names_t *zones)
-{
-	bool json = format == APEX_CTL_FORMAT_JSON;
-	const char *sep = "";
-
-	apex_ctl_buf_puts(b, json ? ",\"rssac002\":{\"traffic-volume\":{" : "traffic-volume:\n");
-	for (unsigned pass = 0; pass < 2; pass++) {
-		for (unsigned x = 0; x < APEX_STATS_TRANSPORTS; x++) {
-			for (unsigned f = 0; f < APEX_STATS_FAMILIES; f++) {
-				apex_ctl_buf_printf(b,
-						    json ? "%s\"dns-%s-%s-%s\":%" PRIu64
-							 : "%s  dns-%s-%s-%s: %" PRIu64 "\n",
-						    sep, transport_names[x],
-						    pass == 0 ? "queries-received"
-							      : "responses-sent",
-						    family_names[f],
-						    pass == 0 ? t->received[x][f] : t->sent[x][f]);
-				sep = json ? "," : "";
-			}
-		}
-	}
-	apex_ctl_buf_puts(b, json ? "},\"traffic-sizes\":{" : "traffic-sizes:\n");
-	for (unsigned x = 0; x < APEX_STATS_TRANSPORTS; x++) {
-		if (json)
-			apex_ctl_buf_printf(b, "%s\"%s-request-sizes\":{", x == 0 ? "" : ",",
-					    transport_names[x]);
-		else
-			apex_ctl_buf_printf(b, "  %s-request-sizes:", transport_names[x]);
-		render_sizes(b, format, t->request_size[x], APEX_STATS_REQUEST_SIZES);
-		apex_ctl_buf_printf(b,
-				    json ? "},\"%s-response-sizes\":{" : "\n  %s-response-sizes:",
-				    transport_names[x]);
-		render_sizes(b, format, t->response_size[x], APEX_STATS_RESPONSE_SIZES);
-		apex_ctl_buf_puts(b, json ? "}" : "\n");
-	}
-	apex_ctl_buf_puts(b, json ? "},\"rcode-volume\":{" : "rcode-volume:");
-	sep = "";
-	for (unsigned r = 0; r + 1 < APEX_STATS_RCODES; r++) {
-		if (t->rcode[r] == 0)
-			continue;
-		apex_ctl_buf_printf(b, json ? "%s\"%u\":%" PRIu64 : "%s %u=%" PRIu64, sep, r,
-				    t->rcode[r]);
-		sep = json ? "," : "";
-	}
-	apex_ctl_buf_puts(b, json ? "}},\"zones\":{" : "\nqueries by zone:");
-	sep = "";
-	for (unsigned z = 0; zones != NULL && z < zones->count; z++) {
-		if (zones->names[z] == NULL)
-			continue;
-		if (json) {
-			apex_ctl_buf_puts(b, sep);
-			apex_ctl_json_string(b, zones->names[z]);
-			apex_ctl_buf_printf(b, ":%" PRIu64, t->zone_queries[z]);
-		} else {
-			apex_ctl_buf_printf(b, " %s=%" PRIu64, zones->names[z], t->zone_queries[z]);
-		}
-		sep = ",";
-	}
-	apex_ctl_buf_puts(b, json ? "}" : "\n");
 }
 
 /* dnstap's writer: a "dnstap" member in JSON, one line in text. */
@@ -536,7 +468,7 @@ void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
 			render_dnstap(buf, format, xfr);
 			render_memory(buf, format, xfr);
 		}
-		render_rssac002(buf, format, total, zones);
+		apex_stats_render_rssac002(buf, format, total, zones);
 		apex_ctl_buf_puts(buf, ",\"workers\":[");
 		for (unsigned w = 0; w < count; w++) {
 			if (w > 0)
@@ -552,7 +484,7 @@ void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,
 		render_dnstap(buf, format, xfr);
 		render_memory(buf, format, xfr);
 	}
-	render_rssac002(buf, format, total, zones);
+	apex_stats_render_rssac002(buf, format, total, zones);
 	for (unsigned w = 0; w < count; w++) {
 		char label[32];
 

@@ -109,7 +109,15 @@ typedef struct apex_worker_stats {
 	atomic_uint_least64_t tls_handshakes;
 	atomic_uint_least64_t tls_resumed;
 	atomic_uint_least64_t tls_failed[APEX_STATS_TLS_FAILURES];
+	/* PROXY v2 (proxy-protocol-port): datagrams dropped and connections
+	 * closed, by transport (APEX_STATS_PROXY_UDP, _TCP), for a header
+	 * missing or malformed, or a sender allow-proxy does not list */
+	atomic_uint_least64_t proxy_malformed[2];
+	atomic_uint_least64_t proxy_not_allowed[2];
 } apex_worker_stats_t;
+
+#define APEX_STATS_PROXY_UDP 0
+#define APEX_STATS_PROXY_TCP 1
 
 /* Plain values of a snapshot or a sum. */
 typedef struct apex_stats_totals {
@@ -142,6 +150,7 @@ typedef struct apex_stats_totals {
 	uint64_t xdp_passed, xdp_kernel_drops;
 	uint64_t tls_queries, tls_handshakes, tls_resumed;
 	uint64_t tls_failed[APEX_STATS_TLS_FAILURES];
+	uint64_t proxy_malformed[2], proxy_not_allowed[2];
 } apex_stats_totals_t;
 
 /* Add n to a counter written only by the calling worker. */
@@ -255,6 +264,13 @@ typedef struct apex_thread_stats {
 	uint64_t memory_limit_bytes;          /* the limit now */
 	uint64_t memory_refused_reloads, memory_refused_transfers; /* builds it refused */
 } apex_thread_stats_t;
+
+/* The measurements of RSSAC002 (traffic-volume, traffic-sizes,
+ * rcode-volume) under its own names, and t's queries by zone (zones:
+ * NULL for none): JSON members of the total, or lines of text
+ * (rssac002.c). */
+void apex_stats_render_rssac002(apex_ctl_buf_t *b, apex_ctl_format_t format,
+				const apex_stats_totals_t *t, const apex_stats_zone_names_t *zones);
 
 /*
  * Render the statistics of count workers (per_worker[0..count)) and

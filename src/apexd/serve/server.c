@@ -138,13 +138,15 @@ int apex_server_open_sockets(apex_server_t *server)
 	size_t answer_capacity =
 		cfg->edns_payload > APEX_MIN_UDP_PAYLOAD ? cfg->edns_payload : APEX_MIN_UDP_PAYLOAD;
 	int *udp_fds = calloc(n, sizeof(int));
+	bool *udp_proxy = calloc(n, sizeof(bool));
 	int *tcp_fds = calloc(n, sizeof(int));
 	apex_listen_transport_t *transports = calloc(n, sizeof(*transports));
 	char err[256];
 	int rc = APEX_OK;
 
-	if (udp_fds == NULL || tcp_fds == NULL || transports == NULL) {
+	if (udp_fds == NULL || udp_proxy == NULL || tcp_fds == NULL || transports == NULL) {
 		free(udp_fds);
+		free(udp_proxy);
 		free(tcp_fds);
 		free(transports);
 		return APEX_ENOMEM;
@@ -170,8 +172,10 @@ int apex_server_open_sockets(apex_server_t *server)
 			}
 			if (w == 0 && udp_open == 0 && transports[i] == APEX_LISTEN_PLAIN)
 				note_buffers(server, fd);
-			if (transports[i] == APEX_LISTEN_PLAIN)
+			if (transports[i] == APEX_LISTEN_PLAIN) {
+				udp_proxy[udp_open] = cfg->listens[i].proxy;
 				udp_fds[udp_open++] = fd;
+			}
 			fd = apex_tcp_socket_open(&cfg->listens[i], err, sizeof(err));
 			if (fd < 0) {
 				apex_error("%s", err);
@@ -188,16 +192,19 @@ int apex_server_open_sockets(apex_server_t *server)
 			break;
 		}
 		/* from here the worker owns the fds, even if init fails */
-		rc = apex_udp_worker_init(&wt->udp, &wt->worker, udp_fds, udp_open,
+		rc = apex_udp_worker_init(&wt->udp, &wt->worker, udp_fds, udp_proxy, udp_open,
 					  answer_capacity);
+		wt->udp.allow_proxy = cfg->allow_proxy;
+		wt->udp.allow_proxy_count = cfg->allow_proxy_count;
 		int rc2 = apex_tcp_worker_init(&wt->tcp, &wt->worker, &server->tcp, tcp_fds,
-					       transports, n);
+					       cfg->listens, n);
 		if (rc == APEX_OK)
 			rc = rc2;
 		if (rc < 0)
 			apex_error("worker %u: %s", w, apex_strerror(rc));
 	}
 	free(udp_fds);
+	free(udp_proxy);
 	free(tcp_fds);
 	free(transports);
 	return rc;

@@ -14,6 +14,7 @@
 #include "dns/rrtype.h"
 #include "dns/stream.h"
 #include "dns/wire.h"
+#include "proxy/proxy_v2.h"
 #include "serve/tcp_tls.h"
 #include "serve/worker.h"
 #include "util/error.h"
@@ -342,6 +343,37 @@ static void conn_settle(apex_tcp_conn_t *conn, size_t pos)
 }
 
 /*
+ * A proxy-protocol-port's connection: its PROXY v2 header read from the
+ * start of the input and taken out of it, its client (unless a LOCAL
+ * command's) the connection's peer from now on.  True when done; false
+ * when the connection closed (a header missing or malformed, counted) or
+ * waits for the rest of it.
+ */
+static bool conn_proxy_header(apex_tcp_conn_t *conn)
+{
+	apex_proxy_header_t h;
+	/* no input buffer held: nothing received (a connection closed at once) */
+	const uint8_t *in = conn->in != NULL ? conn->in : (const uint8_t *)"";
+	int rc = apex_proxy_v2_parse(in, conn->in_used, true, &h);
+
+	if (rc == 0 && !conn->eof && conn->in_used < APEX_TCP_IN_CAPACITY) {
+		conn_settle(conn, 0); /* more to come: read on */
+		return false;
+	}
+	if (rc <= 0) {
+		APEX_STAT_ADD(conn->tcp->worker->stats.proxy_malformed[APEX_STATS_PROXY_TCP], 1);
+		apex_tcp_conn_close(conn);
+		return false;
+	}
+	if (!h.local)
+		conn->peer = h.source;
+	memmove(conn->in, conn->in + h.size, conn->in_used - h.size);
+	conn->in_used -= h.size;
+	conn->proxy_pending = false;
+	return true;
+}
+
+/*
  * Answer every whole message in the input, in order, gathering the
  * answers in the output; write them out.  While a write is in flight
  * reading stops, so a client that does not read its answers cannot make
@@ -351,6 +383,8 @@ static void conn_process(apex_tcp_conn_t *conn)
 {
 	size_t pos = 0;
 
+	if (__builtin_expect(conn->proxy_pending, 0) && !conn_proxy_header(conn))
+		return;
 	/* the messages received together are one batch */
 	apex_worker_batch(conn->tcp->worker, false);
 	while (!conn->writing && !conn->closing) {

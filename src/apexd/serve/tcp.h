@@ -83,6 +83,7 @@ typedef struct apex_tcp_listener {
 	int fd;                            /* ours until uv_tcp_open() succeeds, then libuv's */
 	bool opened;                       /* handle initialised and owns fd */
 	apex_listen_transport_t transport; /* plain TCP, or TLS of either kind */
+	bool proxy; /* a proxy-protocol-port's: connections begin with a PROXY v2 header */
 	struct apex_tcp_worker *owner;
 } apex_tcp_listener_t;
 
@@ -133,11 +134,12 @@ void apex_tcp_shared_free(apex_tcp_shared_t *shared);
 int apex_tcp_socket_open(const apex_listen_t *listen, char *err, size_t err_size);
 
 /* Take over count listening fds (closed by apex_tcp_worker_free() even on
- * failure), each serving transports[i], answering through worker,
- * counting in shared (both must outlive it). */
+ * failure), each serving listens[i] (its transport, and whether it is
+ * a proxy-protocol-port's), answering through worker, counting in shared
+ * (both must outlive it). */
 int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
-			 apex_tcp_shared_t *shared, const int *fds,
-			 const apex_listen_transport_t *transports, size_t count);
+			 apex_tcp_shared_t *shared, const int *fds, const apex_listen_t *listens,
+			 size_t count);
 
 /* Register the listeners with the worker's loop. */
 int apex_tcp_worker_start(apex_tcp_worker_t *tcp, uv_loop_t *loop);

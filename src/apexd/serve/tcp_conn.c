@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 
+#include "proxy/proxy_v2.h"
 #include "serve/tls_service.h"
 #include "serve/worker.h"
 #include "util/error.h"
@@ -193,6 +194,16 @@ void apex_tcp_accept(apex_tcp_listener_t *l)
 			return;
 		}
 	}
+	/* allow-proxy: who may send a PROXY v2 header; the per-client limit
+	 * below counts the proxy, the address the connection comes from */
+	if (l->proxy &&
+	    !apex_proxy_allowed(shared->config->allow_proxy, shared->config->allow_proxy_count,
+				(const struct sockaddr *)&conn->peer)) {
+		APEX_STAT_ADD(worker->stats.proxy_not_allowed[APEX_STATS_PROXY_TCP], 1);
+		apex_tcp_conn_close(conn);
+		return;
+	}
+	conn->proxy_pending = l->proxy;
 	if (shared->config->tcp_max_per_client > 0) {
 		atomic_uint *slot = client_slot(shared, &conn->peer);
 

@@ -32,12 +32,14 @@ typedef struct apex_tcp_conn {
 	size_t in_used;
 	uint8_t *out; /* APEX_TCP_OUT_CAPACITY: answers gathered (plain TCP: until written) */
 	size_t out_used;
-	uint8_t *tls_out;             /* APEX_TCP_TLS_OUT: TLS, ciphertext being written */
-	uint8_t *sending;             /* out or tls_out while the write in flight still reads it */
-	int open_handles;             /* libuv handles still to be closed before free */
-	bool counted;                 /* holds one of tcp->shared->connections */
-	atomic_uint *client_slot;     /* holds one count of it (per-client limit), or NULL */
-	struct sockaddr_storage peer; /* the client, for server cookies */
+	uint8_t *tls_out;         /* APEX_TCP_TLS_OUT: TLS, ciphertext being written */
+	uint8_t *sending;         /* out or tls_out while the write in flight still reads it */
+	int open_handles;         /* libuv handles still to be closed before free */
+	bool counted;             /* holds one of tcp->shared->connections */
+	atomic_uint *client_slot; /* holds one count of it (per-client limit), or NULL */
+	/* the client, for server cookies, ACLs and the logs: on a
+	 * proxy-protocol-port, the one its PROXY v2 header names */
+	struct sockaddr_storage peer;
 	uint64_t partial_since; /* uv_now() when the unfinished input message began; 0: none */
 	uint64_t write_since;   /* uv_now() when the write in flight began */
 	bool linked;
@@ -46,6 +48,7 @@ typedef struct apex_tcp_conn {
 	bool eof;
 	bool closing;
 	bool is_tls;        /* DNS over TLS: every byte goes through tls */
+	bool proxy_pending; /* its PROXY v2 header is still to be read */
 	apex_tcp_tls_t tls; /* its session */
 } apex_tcp_conn_t;
 

@@ -108,8 +108,8 @@ void apex_tcp_shared_free(apex_tcp_shared_t *shared)
 }
 
 int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
-			 apex_tcp_shared_t *shared, const int *fds,
-			 const apex_listen_transport_t *transports, size_t count)
+			 apex_tcp_shared_t *shared, const int *fds, const apex_listen_t *listens,
+			 size_t count)
 {
 	memset(tcp, 0, sizeof(*tcp));
 	tcp->worker = worker;
@@ -125,7 +125,8 @@ int apex_tcp_worker_init(apex_tcp_worker_t *tcp, struct apex_worker *worker,
 	for (size_t i = 0; i < count; i++) {
 		tcp->listeners[i].fd = fds[i];
 		tcp->listeners[i].owner = tcp;
-		tcp->listeners[i].transport = transports[i];
+		tcp->listeners[i].transport = listens[i].transport;
+		tcp->listeners[i].proxy = listens[i].proxy;
 	}
 	return APEX_OK;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proxy/proxy_v2.h"
 #include "serve/listen_socket.h"
 #include "serve/worker.h"
 #include "util/error.h"
@@ -39,7 +40,7 @@ int apex_udp_socket_open(const apex_listen_t *listen, size_t receive_buffer, siz
 }
 
 int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, const int *fds,
-			 size_t count, size_t answer_capacity)
+			 const bool *proxy, size_t count, size_t answer_capacity)
 {
 	apex_udp_batch_t *batch;
 
@@ -58,6 +59,7 @@ int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, con
 
 		udp->sockets[i].fd = fds[i];
 		udp->sockets[i].owner = udp;
+		udp->sockets[i].proxy = proxy[i];
 		udp->sockets[i].pktinfo =
 			getsockname(fds[i], (struct sockaddr *)&local, &len) == 0 &&
 			apex_listen_is_wildcard(&local);
@@ -180,6 +182,39 @@ static size_t answer_datagram(apex_worker_t *worker, apex_udp_batch_t *b, unsign
 				  NULL);
 }
 
+/*
+ * The answer of datagram i on a proxy-protocol-port: its sender checked
+ * against allow-proxy, its PROXY v2 header read, the query after it
+ * answered as from the client the header names (RRL, ACLs, cookies,
+ * statistics and dnstap see that client); the answer goes back to the
+ * sender, the proxy.  0: dropped, and counted.
+ */
+static size_t answer_proxied(apex_udp_worker_t *udp, apex_udp_batch_t *b, unsigned i)
+{
+	apex_worker_t *worker = udp->worker;
+	const uint8_t *data = b->queries + (size_t)i * APEX_UDP_QUERY_MAX;
+	size_t size = b->in[i].msg_len;
+	apex_proxy_header_t h;
+
+	if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
+		apex_worker_drop(worker);
+		return 0;
+	}
+	if (!apex_proxy_allowed(udp->allow_proxy, udp->allow_proxy_count,
+				(const struct sockaddr *)&b->peer[i])) {
+		APEX_STAT_ADD(worker->stats.proxy_not_allowed[APEX_STATS_PROXY_UDP], 1);
+		return 0;
+	}
+	if (apex_proxy_v2_parse(data, size, false, &h) <= 0) {
+		APEX_STAT_ADD(worker->stats.proxy_malformed[APEX_STATS_PROXY_UDP], 1);
+		return 0;
+	}
+	return apex_worker_answer(worker, APEX_TRANSPORT_UDP, h.local ? &b->peer[i] : &h.source,
+				  data + h.size, size - h.size,
+				  b->answers + (size_t)i * b->answer_capacity, b->answer_capacity,
+				  NULL);
+}
+
 /* One recvmmsg batch on one socket; returns datagrams received (0: nothing, <0: error). */
 static int serve_batch(apex_udp_socket_t *sock)
 {
@@ -211,7 +246,8 @@ static int serve_batch(apex_udp_socket_t *sock)
 	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index((unsigned)n)], 1);
 	for (unsigned i = 0; i < (unsigned)n; i++) {
 		struct msghdr *in = &b->in[i].msg_hdr;
-		size_t size = answer_datagram(worker, b, i);
+		size_t size = __builtin_expect(sock->proxy, 0) ? answer_proxied(udp, b, i)
+							       : answer_datagram(worker, b, i);
 
 		if (size == 0)
 			continue;

@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "config/daemon_config.h"
+#include "util/prefix.h"
 
 struct apex_worker;
 struct apex_udp_worker;
@@ -28,6 +29,7 @@ typedef struct apex_udp_socket {
 	int fd;                /* -1 when closed */
 	bool polling;          /* poll handle initialised (close it before fd) */
 	bool pktinfo;          /* wildcard bind: answer from the query's destination */
+	bool proxy;            /* a proxy-protocol-port's: each datagram has a PROXY v2 header */
 	uint32_t kernel_drops; /* the kernel's drop count last read (SO_RXQ_OVFL) */
 	struct apex_udp_worker *owner;
 } apex_udp_socket_t;
@@ -53,6 +55,10 @@ typedef struct apex_udp_worker {
 	apex_udp_socket_t *sockets; /* one per listen address */
 	size_t count;
 	apex_udp_batch_t *batch;
+	/* allow-proxy: who may send PROXY v2 headers (none: anyone); the
+	 * configuration's, set by the server after init */
+	const apex_prefix_t *allow_proxy;
+	size_t allow_proxy_count;
 } apex_udp_worker_t;
 
 /*
@@ -68,11 +74,12 @@ int apex_udp_socket_open(const apex_listen_t *listen, size_t receive_buffer, siz
  * Set up the worker's UDP state for count listen addresses, answering
  * through worker (which must outlive it), taking over
  * the fds (closed by apex_udp_worker_free() even on failure) and
- * allocating the batch buffers.  answer_capacity is the largest UDP
- * response (at least 512).
+ * allocating the batch buffers.  proxy[i]: fds[i] is a
+ * proxy-protocol-port's.  answer_capacity is the largest UDP response
+ * (at least 512).
  */
 int apex_udp_worker_init(apex_udp_worker_t *udp, struct apex_worker *worker, const int *fds,
-			 size_t count, size_t answer_capacity);
+			 const bool *proxy, size_t count, size_t answer_capacity);
 
 /* Register the sockets with the worker's loop. */
 int apex_udp_worker_start(apex_udp_worker_t *udp, uv_loop_t *loop);

@@ -141,7 +141,8 @@ void apex_xdp_worker_stop(apex_xdp_worker_t *xdp)
 }
 
 /* The distinct ports of the listen addresses that serve UDP (not the TLS
- * ones), host order; returns their count. */
+ * ones, nor the proxy-protocol-ports, whose headers the sockets read),
+ * host order; returns their count. */
 static size_t listen_ports(const apex_config_t *cfg, uint16_t *ports, size_t max)
 {
 	size_t count = 0;
@@ -149,7 +150,7 @@ static size_t listen_ports(const apex_config_t *cfg, uint16_t *ports, size_t max
 	for (size_t i = 0; i < cfg->listen_count; i++) {
 		const struct sockaddr_storage *addr = &cfg->listens[i].addr;
 
-		if (cfg->listens[i].transport != APEX_LISTEN_PLAIN)
+		if (cfg->listens[i].transport != APEX_LISTEN_PLAIN || cfg->listens[i].proxy)
 			continue;
 		uint16_t port = ntohs(addr->ss_family == AF_INET6
 					      ? ((const struct sockaddr_in6 *)addr)->sin6_port
