@@ -61,6 +61,9 @@ class ProxyApexd(servers.Server):
         self.proxy_port = servers.free_port()
         self.metrics_port = servers.free_port()
         self.extra = list(extra)
+        # a copy: provide-xfr keeps a journal beside the zone's file
+        self.zone = os.path.join(workdir, "example.zone")
+        shutil.copyfile(zone_path("example.zone"), self.zone)
 
     def command(self):
         conf = os.path.join(self.workdir, "apex.conf")
@@ -69,7 +72,7 @@ class ProxyApexd(servers.Server):
                  "    proxy-protocol-port: %d" % self.proxy_port, "    workers: 2",
                  "    metrics: 127.0.0.1@%d" % self.metrics_port] + [
                      "    " + e for e in self.extra] + [
-                 "zone:", "    name: example.", '    file: "%s"' % zone_path("example.zone"),
+                 "zone:", "    name: example.", '    file: "%s"' % self.zone,
                  "    provide-xfr: 192.0.2.7 NOKEY", "    provide-xfr: 127.0.0.3 NOKEY"]
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
