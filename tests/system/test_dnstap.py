@@ -11,7 +11,9 @@ asks is logged.  Without a collector apexd answers as before, counts the
 frames lost and connects once one appears.  A collector that stops
 reading makes the workers drop frames (counted), never wait: every query
 is still answered, and apexd stops in time.  A collector killed mid-run
-costs nothing.  A dnstap section without a socket path is refused.
+costs nothing.  A dnstap section without a socket path is refused.  On a
+proxy-protocol-port the client logged is the one the PROXY v2 header
+names.
 """
 
 import json
@@ -186,6 +188,58 @@ def test_queries_and_responses(tmp_path):
             assert rec["question"].startswith(qname + " IN "), rec
             tcp = qname == "tap.test."
             assert rec["socket_protocol"] == ("TCP" if tcp else "UDP"), rec
+
+
+class TapProxyApexd(TapApexd):
+    """TapApexd with a proxy-protocol-port beside its plain port."""
+
+    def command(self):
+        self.proxy_port = servers.free_port()
+        cmd = super().command()
+        conf = cmd[-1]
+        with open(conf) as f:
+            text = f.read()
+        text = text.replace("    workers: 2\n", "    workers: 2\n    listen: 127.0.0.1@%d\n"
+                            "    proxy-protocol-port: %d\n" % (self.proxy_port, self.proxy_port))
+        with open(conf, "w") as f:
+            f.write(text)
+        return cmd
+
+
+def proxied(client, port, stream):
+    """A PROXY v2 header: client (IPv4) at port, to 127.0.0.1 port 53."""
+    body = socket.inet_aton(client) + socket.inet_aton("127.0.0.1") + struct.pack(">HH", port, 53)
+    return (b"\r\n\r\n\x00\r\nQUIT\n" + bytes([0x21, 0x11 if stream else 0x12]) +
+            struct.pack(">H", len(body)) + body)
+
+
+def test_proxied_client_logged(tmp_path):
+    """On a proxy-protocol-port the client the header names is the one
+    logged, over UDP and TCP."""
+    tmp = str(tmp_path)
+    sock = os.path.join(tmp, "dnstap.sock")
+    capture = Capture(tmp, sock)
+    apex = TapProxyApexd(os.path.join(tmp, "apexd"), zone_file(tmp), sock).start()
+    try:
+        q = dns.message.make_query("www.tap.test.", T.A).to_wire()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            s.sendto(proxied("192.0.2.77", 5300, False) + q, ("127.0.0.1", apex.proxy_port))
+            assert dns.message.from_wire(s.recv(65535)).answer
+        with socket.create_connection(("127.0.0.1", apex.proxy_port), 5) as s:
+            s.sendall(proxied("198.51.100.88", 4242, True) + struct.pack(">H", len(q)) + q)
+            assert len(s.recv(2, socket.MSG_WAITALL)) == 2
+        wait_for(lambda: apex.stats()["dnstap"]["written"] >= 4, "frames written")
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        capture.stop()
+    recs = capture.records()
+    udp = [r for r in recs if r.get("query_address") == "192.0.2.77"]
+    tcp = [r for r in recs if r.get("query_address") == "198.51.100.88"]
+    assert sorted(r["type"] for r in udp) == ["AUTH_QUERY", "AUTH_RESPONSE"], recs
+    assert all(r["query_port"] == "5300" and r["socket_protocol"] == "UDP" for r in udp), udp
+    assert sorted(r["type"] for r in tcp) == ["AUTH_QUERY", "AUTH_RESPONSE"], recs
+    assert all(r["query_port"] == "4242" and r["socket_protocol"] == "TCP" for r in tcp), tcp
 
 
 def test_queries_only(tmp_path):

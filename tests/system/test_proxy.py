@@ -11,7 +11,9 @@ and BIND accept it in front of their listeners.
   provide-xfr allows for 192.0.2.7 is served when the header names
   192.0.2.7 and refused when it names 192.0.2.8; response-rate limiting
   drops a flood from one client the header names while another client
-  behind the same proxy is answered.
+  behind the same proxy is answered; a server cookie made for one client
+  is valid from it and invalid from another behind the same proxy (and
+  test_dnstap.py logs the header's client).
 - allow-proxy: headers from a sender it does not list are dropped, and
   counted.
 - dnsdist in front (useProxyProtocol): a client on 127.0.0.3 transfers
@@ -28,6 +30,7 @@ import subprocess
 import time
 import urllib.request
 
+import dns.edns
 import dns.exception
 import dns.message
 import dns.query
@@ -148,9 +151,11 @@ def metric(text, transport, reason):
 def apex(tmp_path_factory):
     d = str(tmp_path_factory.mktemp("proxy"))
     # rate limiting per address, this test's own (its start-up polls, a
-    # LOCAL header's queries) left out
+    # LOCAL header's queries) and the clients of the tests but the rate
+    # limiting ones left out
     server = ProxyApexd(d, ["rrl-responses-per-second: 2", "rrl-slip: 0",
-                            "rrl-ipv4-prefix-length: 32", "rrl-whitelist: 127.0.0.1/32"]).start()
+                            "rrl-ipv4-prefix-length: 32", "rrl-whitelist: 127.0.0.1/32",
+                            "rrl-whitelist: 192.0.2.0/24"]).start()
     yield server
     assert server.stop() == 0, server.log_tail()
 
@@ -210,6 +215,38 @@ def test_rrl_sees_the_header_address(apex):
     # another client behind the same proxy
     other = udp_exchange(apex.proxy_port, proxy_header("203.0.113.9") + wire)
     assert other is not None and dns.message.from_wire(other).answer
+
+
+def cookie_of(reply):
+    """The COOKIE option's bytes (client and server cookie) of a reply."""
+    for o in dns.message.from_wire(reply).options:
+        if o.otype == 10:
+            return o.to_wire() if hasattr(o, "to_wire") else o.data
+    raise AssertionError("no cookie in the reply")
+
+
+def test_cookies_see_the_header_address(apex):
+    """A server cookie is made for the client the header names: valid when
+    that client sends it back, not when another one does."""
+    def ask(client, cookie):
+        q = dns.message.make_query("www.example.", T.A, use_edns=0,
+                                   options=[dns.edns.GenericOption(10, cookie)])
+        return udp_exchange(apex.proxy_port, proxy_header(client) + q.to_wire())
+
+    first = ask("192.0.2.21", b"\x01" * 8)
+    full = cookie_of(first)
+    assert len(full) == 24 and full[:8] == b"\x01" * 8
+    before = apex.metrics()
+    assert ask("192.0.2.21", full) is not None
+    assert ask("192.0.2.22", full) is not None  # answered: cookies are not required
+    after = apex.metrics()
+    counter = 'apex_cookie_queries_total{cookie="%s"} '
+
+    def count(text, kind):
+        return int(next(r for r in text.splitlines()
+                        if r.startswith(counter % kind)).split()[-1])
+    assert count(after, "valid") - count(before, "valid") == 1
+    assert count(after, "invalid") - count(before, "invalid") == 1
 
 
 def test_allow_proxy(tmp_path):
