@@ -332,6 +332,197 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 	return rc;
 }
 
+/* ---------------------------------------------------------------- batches */
+
+/* qsort: zones by origin key. */
+static int by_origin_key(const void *a, const void *b)
+{
+	const apex_zone_t *x = *(apex_zone_t *const *)a, *y = *(apex_zone_t *const *)b;
+
+	return apex_key_compare(x->origin_key, x->origin_key_size, y->origin_key,
+				y->origin_key_size);
+}
+
+/* A statistics slot's origin key, for a sorted index of the slots. */
+typedef struct slot_key {
+	uint8_t key[APEX_KEY_MAX];
+	size_t size;
+	uint32_t slot;
+} slot_key_t;
+
+static int by_slot_key(const void *a, const void *b)
+{
+	const slot_key_t *x = a, *y = b;
+
+	return apex_key_compare(x->key, x->size, y->key, y->size);
+}
+
+/* The table's slots, sorted by origin key (the caller holds publish_lock
+ * and frees it); NULL when out of memory (*count 0: none). */
+static slot_key_t *slots_sorted(const apex_zone_slots_t *s)
+{
+	slot_key_t *keys = malloc((s->count + 1) * sizeof(*keys));
+
+	if (keys == NULL)
+		return NULL;
+	for (size_t i = 0; i < s->count; i++) {
+		keys[i].size = apex_name_key(s->origins[i], keys[i].key, NULL);
+		keys[i].slot = (uint32_t)i;
+	}
+	qsort(keys, s->count, sizeof(*keys), by_slot_key);
+	return keys;
+}
+
+/* The statistics slot of a zone new to the set (zone_slot() for many:
+ * the slot its origin had, found in keys, else a new one). */
+static int batch_slot(apex_zonetable_t *table, const slot_key_t *keys, size_t key_count,
+		      apex_zone_t *zone)
+{
+	slot_key_t probe;
+
+	probe.size = zone->origin_key_size;
+	memcpy(probe.key, zone->origin_key, probe.size);
+	const slot_key_t *hit = bsearch(&probe, keys, key_count, sizeof(*keys), by_slot_key);
+	if (hit != NULL) {
+		zone->stats_slot = hit->slot;
+		return APEX_OK;
+	}
+	apex_zone_slots_t *s = &table->slots;
+	uint8_t **grown = apex_grow(s->origins, &s->capacity, s->count, sizeof(*grown), 16);
+	if (grown == NULL || s->count >= UINT32_MAX)
+		return APEX_ENOMEM;
+	s->origins = grown;
+	size_t size = apex_name_size(zone->origin);
+	if ((s->origins[s->count] = malloc(size)) == NULL)
+		return APEX_ENOMEM;
+	memcpy(s->origins[s->count], zone->origin, size);
+	zone->stats_slot = (uint32_t)s->count++;
+	return APEX_OK;
+}
+
+/* cur's zones and the sorted batch merged into next (each holding a
+ * reference; a batch zone replaces cur's of its origin, and takes its
+ * slot); the slots of zones new to the set given.  next->count set. */
+static int batch_merge(apex_zonetable_t *table, const apex_zoneset_t *cur, apex_zone_t **batch,
+		       size_t count, apex_zoneset_t *next)
+{
+	size_t key_count = table->slots.count;
+	slot_key_t *keys = slots_sorted(&table->slots);
+	size_t i = 0, b = 0, j = 0;
+	int rc = keys != NULL ? APEX_OK : APEX_ENOMEM;
+
+	while (rc == APEX_OK && (i < cur->count || b < count)) {
+		int c = i == cur->count ? 1
+			: b == count    ? -1
+					: by_origin_key(&cur->zones[i], &batch[b]);
+		if (c < 0) {
+			apex_zone_ref(cur->zones[i]);
+			next->zones[j++] = cur->zones[i++];
+			continue;
+		}
+		if (c == 0)
+			batch[b]->stats_slot = cur->zones[i++]->stats_slot;
+		else
+			rc = batch_slot(table, keys, key_count, batch[b]);
+		next->zones[j++] = batch[b++];
+	}
+	free(keys);
+	next->count = j;
+	return rc;
+}
+
+/* Whether origin is that of a zone of the sorted batch. */
+static bool in_batch(apex_zone_t **batch, size_t count, const uint8_t *origin)
+{
+	uint8_t key[APEX_KEY_MAX];
+	size_t key_size = apex_name_key(origin, key, NULL);
+	size_t lo = 0, hi = count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = apex_key_compare(batch[mid]->origin_key, batch[mid]->origin_key_size, key,
+					 key_size);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, size_t count)
+{
+	if (count == 0)
+		return APEX_OK;
+	qsort(zones, count, sizeof(*zones), by_origin_key);
+	pthread_mutex_lock(&table->publish_lock);
+	const apex_zoneset_t *cur = table->current;
+	apex_zoneset_t *next = zoneset_new(cur->count + count);
+	/* the unserved origins that stay so: a view of the table's list */
+	apex_origin_list_t kept = { malloc((table->unserved.count + 1) * sizeof(uint8_t *)), 0, 0 };
+	int rc = next != NULL && kept.origins != NULL ? APEX_OK : APEX_ENOMEM;
+
+	if (next != NULL)
+		next->count = 0; /* filled by batch_merge() */
+	for (size_t i = 0; rc == APEX_OK && i < table->unserved.count; i++)
+		if (!in_batch(zones, count, table->unserved.origins[i]))
+			kept.origins[kept.count++] = table->unserved.origins[i];
+	if (rc == APEX_OK)
+		rc = batch_merge(table, cur, zones, count, next);
+	if (rc == APEX_OK)
+		rc = zoneset_index(next, &kept, -1);
+	if (rc != APEX_OK) {
+		/* the batch's references stay the caller's */
+		for (size_t i = 0; next != NULL && i < next->count; i++)
+			if (!in_batch(zones, count, next->zones[i]->origin))
+				apex_zone_unref(next->zones[i]);
+		if (next != NULL)
+			zoneset_free_empty(next);
+		free(kept.origins);
+		pthread_mutex_unlock(&table->publish_lock);
+		return rc;
+	}
+	zonetable_swap(table, next);
+	for (size_t i = 0; i < table->unserved.count; i++)
+		if (in_batch(zones, count, table->unserved.origins[i]))
+			free(table->unserved.origins[i]);
+	free(table->unserved.origins);
+	table->unserved.origins = kept.origins;
+	table->unserved.count = table->unserved.capacity = kept.count;
+	pthread_mutex_unlock(&table->publish_lock);
+	return APEX_OK;
+}
+
+int apex_zonetable_configure_many(apex_zonetable_t *table, const uint8_t *const *origins,
+				  size_t count)
+{
+	pthread_mutex_lock(&table->publish_lock);
+	const apex_zoneset_t *cur = table->current;
+	size_t before = table->unserved.count;
+	int rc = APEX_OK;
+
+	for (size_t i = 0; rc == APEX_OK && i < count; i++) {
+		apex_lookup_name_t name;
+
+		apex_lookup_name_init(&name, origins[i]);
+		/* served, or configured already: in cur's indexes */
+		if (apex_zoneset_get(cur, origins[i]) == NULL &&
+		    (cur->unserved_count == 0 ||
+		     !apex_zoneset_unserved(cur, &name, name.labels, name.labels - 1)))
+			rc = origin_list_add(&table->unserved, origins[i]);
+	}
+	if (rc == APEX_OK && table->unserved.count > before) {
+		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1);
+	}
+	while (rc != APEX_OK && table->unserved.count > before)
+		origin_list_drop(&table->unserved, table->unserved.count - 1);
+	pthread_mutex_unlock(&table->publish_lock);
+	return rc;
+}
+
 int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 {
 	uint8_t key[APEX_KEY_MAX];

@@ -100,6 +100,15 @@ void apex_zonetable_destroy(apex_zonetable_t *table);
 int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone);
 
 /*
+ * Publish count versions of distinct zones at once, in one new set (the
+ * first load of many zones: one set built, not one per zone).  On
+ * success the table takes over the caller's reference to each; on
+ * failure (APEX_ENOMEM) they stay the caller's and nothing changes.
+ * zones is sorted by origin in place.
+ */
+int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, size_t count);
+
+/*
  * The origin of statistics slot `slot`, copied into origin (at least
  * APEX_NAME_MAX bytes); false if no zone has that slot.  Takes the
  * publish lock: for readers of statistics, never for a worker.
@@ -121,6 +130,11 @@ int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin);
  * apex_zoneset_unserved()).  Nothing changes if a version is served.
  */
 int apex_zonetable_configure(apex_zonetable_t *table, const uint8_t *origin);
+
+/* apex_zonetable_configure() for count distinct origins at once, in one
+ * new set. */
+int apex_zonetable_configure_many(apex_zonetable_t *table, const uint8_t *const *origins,
+				  size_t count);
 
 /* Current generation; compare with the one a zoneset was acquired at. */
 static inline unsigned long long apex_zonetable_generation(apex_zonetable_t *table)

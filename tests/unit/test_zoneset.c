@@ -352,6 +352,75 @@ static void test_many_zones(void **state)
 	apex_zonetable_destroy(&table);
 }
 
+/*
+ * Many zones configured and published at once (a first load): the same
+ * sets as one at a time, each origin no longer unserved once published,
+ * replacing what the table holds, keeping the slots given before, and
+ * origins configured twice or served already not configured again.
+ */
+static void test_batches(void **state)
+{
+	(void)state;
+	enum { COUNT = 300 };
+	static char names[COUNT][32];
+	static uint8_t wires[COUNT][APEX_NAME_MAX];
+	const uint8_t *origins[COUNT];
+	apex_zone_t *zones[COUNT];
+	apex_zonetable_t table;
+
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	for (int i = 0; i < COUNT; i++) {
+		snprintf(names[i], sizeof(names[i]), "z%03d.test.", (i * 7919) % COUNT);
+		assert_true(apex_name_from_str(names[i], wires[i]) > 0);
+		origins[i] = wires[i];
+	}
+	/* one of them served first, with its slot */
+	assert_int_equal(apex_zonetable_publish(&table, make_zone(names[5], 1)), APEX_OK);
+	uint32_t slot5 = slot_of(&table, names[5]);
+	assert_int_equal(apex_zonetable_configure_many(&table, origins, COUNT), APEX_OK);
+	assert_int_equal(apex_zonetable_configure_many(&table, origins, COUNT), APEX_OK);
+	apex_zoneset_t *set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, 1);
+	assert_int_equal(set->unserved_count, COUNT - 1); /* once each, not the served one */
+	assert_true(unserved(set, "www.z017.test."));
+	apex_zoneset_release(set);
+
+	/* all but the last published together, in the order loaded */
+	for (int i = 0; i < COUNT; i++)
+		zones[i] = make_zone(names[i], 2);
+	assert_int_equal(apex_zonetable_publish_many(&table, zones, COUNT - 1), APEX_OK);
+	set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, COUNT - 1);
+	assert_int_equal(set->unserved_count, 1);
+	for (int i = 0; i < COUNT - 1; i++) {
+		char name[48];
+		snprintf(name, sizeof(name), "www.%s", names[i]);
+		const apex_zone_t *z = find(set, name);
+		assert_non_null(z);
+		assert_true(apex_name_equal(z->origin, wires[i]));
+		assert_int_equal(z->serial, 2);
+		assert_false(unserved(set, name));
+	}
+	char last[48];
+	snprintf(last, sizeof(last), "www.%s", names[COUNT - 1]);
+	assert_null(find(set, last));
+	assert_true(unserved(set, last));
+	apex_zoneset_release(set);
+	assert_int_equal(slot_of(&table, names[5]), slot5);
+	/* distinct slots */
+	for (int i = 0; i < COUNT - 1; i++)
+		for (int j = i + 1; j < COUNT - 1; j++)
+			assert_int_not_equal(slot_of(&table, names[i]), slot_of(&table, names[j]));
+	/* the last one alone, as a reload would */
+	assert_int_equal(apex_zonetable_publish(&table, zones[COUNT - 1]), APEX_OK);
+	set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, COUNT);
+	assert_int_equal(set->unserved_count, 0);
+	apex_zoneset_release(set);
+	assert_int_equal(apex_zonetable_publish_many(&table, zones, 0), APEX_OK);
+	apex_zonetable_destroy(&table);
+}
+
 static void test_concurrent_publish(void **state)
 {
 	assert_int_equal(apex_zonetable_init(&shared_table), APEX_OK);
@@ -430,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_stats_slots),
 		cmocka_unit_test(test_unserved),
 		cmocka_unit_test(test_many_zones),
+		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_concurrent_publish),
 		cmocka_unit_test(test_pickup_never_waits_for_a_publisher),
 	};

@@ -28,6 +28,7 @@
 #include "zones/zonemd_check.h"
 #include "query/precompute.h"
 #include "util/error.h"
+#include "util/grow.h"
 #include "util/log.h"
 #include "zone/load.h"
 
@@ -108,19 +109,24 @@ int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_con
 		pthread_mutex_destroy(&r->lock);
 		return APEX_ENOMEM;
 	}
+	const uint8_t **origins = malloc((cfg->zone_count + 1) * sizeof(*origins));
+
+	if (origins == NULL)
+		return APEX_ENOMEM;
 	for (size_t i = 0; i < cfg->zone_count; i++) {
 		apex_managed_zone_t *z = apex_reloader_zone_new(r, &cfg->zones[i]);
 
 		if (z == NULL || apex_reloader_zones_push(r, z) < 0) {
 			apex_reloader_zone_free(z);
+			free(origins);
 			return APEX_ENOMEM; /* apex_reloader_free() releases the rest */
 		}
-		/* SERVFAIL, not REFUSED, until it is loaded */
-		int rc = apex_zonetable_configure(&server->zonetable, z->origin);
-		if (rc < 0)
-			return rc;
+		origins[i] = z->origin;
 	}
-	return APEX_OK;
+	/* SERVFAIL, not REFUSED, until they are loaded */
+	int rc = apex_zonetable_configure_many(&server->zonetable, origins, cfg->zone_count);
+	free(origins);
+	return rc;
 }
 
 void apex_reloader_free(apex_reloader_t *r)
@@ -131,6 +137,9 @@ void apex_reloader_free(apex_reloader_t *r)
 	for (size_t i = 0; i < r->count; i++)
 		apex_reloader_zone_free(r->zones[i]);
 	free(r->zones);
+	for (size_t i = 0; i < r->first_count; i++)
+		apex_zone_unref(r->first[i]);
+	free(r->first);
 	pthread_cond_destroy(&r->work);
 	pthread_mutex_destroy(&r->lock);
 	memset(r, 0, sizeof(*r));
@@ -223,6 +232,19 @@ static void note_failure(apex_managed_zone_t *z, const apex_load_job_t *job)
 						  : "the zone is not served");
 }
 
+/* Under the lock: version (a reference, taken) kept for the first load's
+ * publication together (apex_reloader_load_initial()). */
+static int keep_first(apex_reloader_t *r, apex_zone_t *version)
+{
+	apex_zone_t **grown =
+		apex_grow(r->first, &r->first_capacity, r->first_count, sizeof(*grown), 64);
+	if (grown == NULL)
+		return APEX_ENOMEM;
+	r->first = grown;
+	r->first[r->first_count++] = version;
+	return APEX_OK;
+}
+
 /*
  * Under the lock: publish *zone, the result of the load (rc), and note
  * the outcome in the zone's entry.  Returns rc, or the failure to
@@ -244,7 +266,8 @@ static int finish_load(apex_reloader_t *r, apex_load_job_t *job, int rc, apex_zo
 		apex_zone_ref(*zone); /* for the published hook, dropped by the caller */
 		if (r->live)          /* a reload, not the first load */
 			apexd_crash_point("reload-publishing");
-		rc = apex_zonetable_publish(&r->server->zonetable, *zone);
+		rc = r->live ? apex_zonetable_publish(&r->server->zonetable, *zone)
+			     : keep_first(r, *zone);
 		if (rc < 0) {
 			snprintf(job->err, sizeof(job->err), "%s: not published: %s", job->file,
 				 apex_strerror(rc));
@@ -323,7 +346,10 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		apex_zone_unref(old); /* NULL unless publishing failed */
 	}
 	apex_changes_free(&job.set);
-	apex_memory_purge();
+	/* what a load let go of back to the system; at start once, after all
+	 * loads: a purge per zone of thousands cost more than their loads */
+	if (r->live)
+		apex_memory_purge();
 	apexd_memory_limit_release(r->memory_limit, &job.claim);
 	if (r->notify != NULL)
 		r->notify(r->notify_arg);
@@ -379,12 +405,20 @@ int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded, size_t *await
 	free(tids);
 
 	pthread_mutex_lock(&r->lock);
-	for (size_t i = 0; i < r->count; i++) {
+	int rc = apex_zonetable_publish_many(&r->server->zonetable, r->first, r->first_count);
+	if (rc < 0) /* the versions are still ours: nothing is served */
+		for (size_t i = 0; i < r->first_count; i++)
+			apex_zone_unref(r->first[i]);
+	free(r->first);
+	r->first = NULL;
+	r->first_count = r->first_capacity = 0;
+	apex_memory_purge();
+	for (size_t i = 0; rc == APEX_OK && i < r->count; i++) {
 		*loaded += r->zones[i]->state == APEX_ZONE_LOADED;
 		*awaiting += r->zones[i]->awaiting_transfer;
 	}
 	pthread_mutex_unlock(&r->lock);
-	return APEX_OK;
+	return rc;
 }
 
 int apex_reloader_start(apex_reloader_t *r)

@@ -117,6 +117,12 @@ typedef struct apex_reloader {
 	 * the reload thread (not the loads at start); NULL: none.  Set before
 	 * apex_reloader_start(). */
 	struct apexd_memory_limit *memory_limit;
+	/* The versions of the first load (apex_reloader_load_initial()),
+	 * published together once every zone is loaded: one zone table set
+	 * built, not one per zone (each would copy the table of all zones).
+	 * Each holds a reference; under the lock. */
+	apex_zone_t **first;
+	size_t first_count, first_capacity;
 } apex_reloader_t;
 
 /* Take the zones of cfg (copied); nothing is loaded yet. */
