@@ -27,7 +27,7 @@
 #endif
 
 #define ARENA_CHUNK (256 * 1024)
-#define ARENA_CHUNK_FIRST (16 * 1024) /* the first chunk; doubling up to ARENA_CHUNK */
+#define ARENA_CHUNK_FIRST (4 * 1024) /* the first chunk; doubling up to ARENA_CHUNK */
 #define ARENA_ALIGN 16
 #define ARENA_CHUNK_HUGE (2 * 1024 * 1024)
 #define ARENA_HUGE_AFTER (16 * 1024 * 1024) /* the footprint from which chunks are huge */

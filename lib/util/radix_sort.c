@@ -9,10 +9,30 @@
 #define DIGITS (64 / DIGIT_BITS)
 #define BUCKETS (1u << DIGIT_BITS)
 
+/* Below this many pairs, an insertion sort (stable too): the counts of
+ * every digit (16 KiB, zeroed) cost more than sorting a small zone. */
+#define INSERTION_MAX 48
+
+static void insertion_sort(apex_sort_pair_t *pairs, size_t count)
+{
+	for (size_t i = 1; i < count; i++) {
+		apex_sort_pair_t p = pairs[i];
+		size_t j = i;
+
+		for (; j > 0 && pairs[j - 1].key > p.key; j--)
+			pairs[j] = pairs[j - 1];
+		pairs[j] = p;
+	}
+}
+
 int apex_radix_sort(apex_sort_pair_t *pairs, size_t count)
 {
 	if (count < 2)
 		return APEX_OK;
+	if (count <= INSERTION_MAX) {
+		insertion_sort(pairs, count);
+		return APEX_OK;
+	}
 	apex_sort_pair_t *tmp = malloc(count * sizeof(*tmp));
 	if (tmp == NULL)
 		return APEX_ENOMEM;

@@ -19,6 +19,10 @@
  * probe reads another owner's key only when the hashes agree.  A key
  * probes the OWNER_CACHE_WAYS slots of its home, in one cache line,
  * newest first: a new owner goes first, and the oldest leaves.
+ *
+ * It starts small and grows with the owners up to that size (emptied as
+ * it grows: it is a cache), so that a zone of a few dozen records, of
+ * which a server may load thousands, does not pay for a TLD's cache.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,8 @@
 #include "util/error.h"
 #include "zone/zone_sink.h"
 
-#define OWNER_CACHE_SLOTS 8192u /* 64 KiB: a power of two */
+#define OWNER_CACHE_SLOTS 8192u      /* 64 KiB at most: a power of two */
+#define OWNER_CACHE_FIRST_SLOTS 256u /* 2 KiB at first */
 #define OWNER_CACHE_WAYS 4u
 
 static uint32_t key_hash(const uint8_t *key, size_t size)
@@ -86,14 +91,23 @@ int apex_owner_intern(apex_sink_t *s, const apex_build_owner_t *like, uint32_t *
 		*index = s->last_owner;
 		return APEX_OK;
 	}
-	if (s->table == NULL) {
-		s->table = calloc(OWNER_CACHE_SLOTS, sizeof(*s->table));
-		if (s->table == NULL)
+	if (s->table == NULL ||
+	    (s->owner_count >= s->table_slots && s->table_slots < OWNER_CACHE_SLOTS)) {
+		uint32_t slots = s->table == NULL ? OWNER_CACHE_FIRST_SLOTS : s->table_slots * 8;
+
+		if (slots > OWNER_CACHE_SLOTS)
+			slots = OWNER_CACHE_SLOTS;
+		uint64_t *table = calloc(slots, sizeof(*table));
+
+		if (table == NULL)
 			return APEX_ENOMEM;
+		free(s->table);
+		s->table = table;
+		s->table_slots = slots;
 	}
 	uint32_t hash = key_hash(like->key, like->key_size);
 	/* the home's slots, in one cache line */
-	uint64_t *ways = &s->table[hash & (OWNER_CACHE_SLOTS - 1) & ~(OWNER_CACHE_WAYS - 1)];
+	uint64_t *ways = &s->table[hash & (s->table_slots - 1) & ~(OWNER_CACHE_WAYS - 1)];
 	int64_t same = -1;
 	size_t w = 0;
 	for (; w < OWNER_CACHE_WAYS && ways[w] != 0; w++) {

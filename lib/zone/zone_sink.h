@@ -31,8 +31,9 @@ typedef struct apex_sink {
 	apex_arena_t *scratch;
 	apex_build_owner_t *owners;
 	size_t owner_count, owner_cap;
-	uint64_t *table;     /* cache of owners: hash << 32 | index + 1, 0 = empty */
-	uint32_t last_owner; /* records usually share owners */
+	uint64_t *table;      /* cache of owners: hash << 32 | index + 1, 0 = empty */
+	uint32_t table_slots; /* its size, grown with the owners (owner_table.c) */
+	uint32_t last_owner;  /* records usually share owners */
 	bool have_last;
 	apex_build_rr_t *rrs;
 	size_t rr_count, rr_cap;
