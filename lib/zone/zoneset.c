@@ -204,6 +204,21 @@ static void zonetable_swap(apex_zonetable_t *table, apex_zoneset_t *next)
 	apex_zoneset_release(old);
 }
 
+/* A new statistics slot for zone's origin (the caller holds publish_lock). */
+static int slot_new(apex_zone_slots_t *s, apex_zone_t *zone)
+{
+	uint8_t **grown = apex_grow(s->origins, &s->capacity, s->count, sizeof(*grown), 16);
+	if (grown == NULL || s->count >= UINT32_MAX)
+		return APEX_ENOMEM;
+	s->origins = grown;
+	size_t size = apex_name_size(zone->origin);
+	if ((s->origins[s->count] = malloc(size)) == NULL)
+		return APEX_ENOMEM;
+	memcpy(s->origins[s->count], zone->origin, size);
+	zone->stats_slot = (uint32_t)s->count++;
+	return APEX_OK;
+}
+
 /*
  * The statistics slot of zone's origin (the caller holds publish_lock):
  * the one its current version has, else the one it had before it was
@@ -224,16 +239,7 @@ static int zone_slot(apex_zonetable_t *table, const apex_zone_t *current, apex_z
 			return APEX_OK;
 		}
 	}
-	uint8_t **grown = apex_grow(s->origins, &s->capacity, s->count, sizeof(*grown), 16);
-	if (grown == NULL || s->count >= UINT32_MAX)
-		return APEX_ENOMEM;
-	s->origins = grown;
-	size_t size = apex_name_size(zone->origin);
-	if ((s->origins[s->count] = malloc(size)) == NULL)
-		return APEX_ENOMEM;
-	memcpy(s->origins[s->count], zone->origin, size);
-	zone->stats_slot = (uint32_t)s->count++;
-	return APEX_OK;
+	return slot_new(s, zone);
 }
 
 bool apex_zonetable_slot_origin(apex_zonetable_t *table, uint32_t slot, uint8_t *origin)
@@ -387,17 +393,7 @@ static int batch_slot(apex_zonetable_t *table, const slot_key_t *keys, size_t ke
 		zone->stats_slot = hit->slot;
 		return APEX_OK;
 	}
-	apex_zone_slots_t *s = &table->slots;
-	uint8_t **grown = apex_grow(s->origins, &s->capacity, s->count, sizeof(*grown), 16);
-	if (grown == NULL || s->count >= UINT32_MAX)
-		return APEX_ENOMEM;
-	s->origins = grown;
-	size_t size = apex_name_size(zone->origin);
-	if ((s->origins[s->count] = malloc(size)) == NULL)
-		return APEX_ENOMEM;
-	memcpy(s->origins[s->count], zone->origin, size);
-	zone->stats_slot = (uint32_t)s->count++;
-	return APEX_OK;
+	return slot_new(&table->slots, zone);
 }
 
 /* cur's zones and the sorted batch merged into next (each holding a
