@@ -303,17 +303,17 @@ static void render_json_one(apex_ctl_buf_t *b, const apex_stats_totals_t *t)
 			    t->rrl_slipped, t->cookie_client, t->cookie_valid, t->cookie_invalid,
 			    t->edns, t->dnssec_ok, t->dnstap_frames, t->dnstap_dropped);
 	apex_ctl_buf_printf(b,
-			    ",\"xdp\":{\"received\":%" PRIu64 ",\"sent\":%" PRIu64
-			    ",\"invalid\":%" PRIu64 ",\"no_frame\":%" PRIu64 ",\"passed\":%" PRIu64
-			    ",\"kernel_drops\":%" PRIu64 "}",
-			    t->xdp_received, t->xdp_sent, t->xdp_invalid, t->xdp_no_frame,
-			    t->xdp_passed, t->xdp_kernel_drops);
-	apex_ctl_buf_printf(b,
 			    ",\"proxy_rejected\":{\"udp\":{\"malformed\":%" PRIu64
 			    ",\"not_allowed\":%" PRIu64 "},\"tcp\":{\"malformed\":%" PRIu64
 			    ",\"not_allowed\":%" PRIu64 "}}",
 			    t->proxy_malformed[0], t->proxy_not_allowed[0], t->proxy_malformed[1],
 			    t->proxy_not_allowed[1]);
+	apex_ctl_buf_printf(b,
+			    ",\"xdp\":{\"received\":%" PRIu64 ",\"sent\":%" PRIu64
+			    ",\"invalid\":%" PRIu64 ",\"no_frame\":%" PRIu64 ",\"passed\":%" PRIu64
+			    ",\"kernel_drops\":%" PRIu64 "}",
+			    t->xdp_received, t->xdp_sent, t->xdp_invalid, t->xdp_no_frame,
+			    t->xdp_passed, t->xdp_kernel_drops);
 	apex_ctl_buf_printf(b,
 			    ",\"tls\":{\"queries\":%" PRIu64 ",\"handshakes\":%" PRIu64
 			    ",\"resumed\":%" PRIu64 ",\"failed\":{",
