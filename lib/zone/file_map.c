@@ -58,12 +58,47 @@ static void start_digest(apex_mapping_t *m, int fd, uint64_t size, apex_file_dig
 	(void)apex_file_digest_fd(fd, size, "", digest, err, sizeof(err));
 }
 
+/* A file this small is read, not mapped: the unmapping of each of
+ * thousands of small zones, a TLB shootdown on every CPU of the
+ * process, cost more than their parse.  Only a file parsed whole on one
+ * thread is: the parse in chunks releases the pages it has scanned
+ * (MADV_DONTNEED), which for memory of our own would zero them, and the
+ * reader releases pages only after 2 * DROP_BEHIND, more than this. */
+#define READ_IN_MAX (256u * 1024u)
+_Static_assert(READ_IN_MAX < 2 * DROP_BEHIND, "a file read in would have pages released");
+
+/* size bytes of fd read into memory of its own (a NUL after them): the
+ * pointer, or NULL with errno set. */
+static char *read_whole(int fd, size_t size)
+{
+	char *buf = malloc(size + 1);
+	size_t got = 0;
+
+	while (buf != NULL && got < size) {
+		ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO; /* the file shrank under us */
+			free(buf);
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	if (buf != NULL)
+		buf[size] = '\0';
+	return buf;
+}
+
 int apex_map_file(const char *path, apex_mapping_t *m, apex_file_digest_t *digest, char *err,
 		  size_t err_size)
 {
 	m->data = ""; /* an empty file: no mapping, but a valid pointer */
 	m->size = 0;
 	m->digest_job = NULL;
+	m->read_in = false;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
@@ -77,7 +112,19 @@ int apex_map_file(const char *path, apex_mapping_t *m, apex_file_digest_t *diges
 		close(fd);
 		return APEX_ELOAD;
 	}
-	if (st.st_size > 0) {
+	if (st.st_size > 0 && st.st_size <= READ_IN_MAX &&
+	    (uint64_t)st.st_size <
+		    atomic_load_explicit(&apex_load_chunk_min, memory_order_relaxed)) {
+		char *p = read_whole(fd, (size_t)st.st_size);
+		if (p == NULL) {
+			snprintf(err, err_size, "%s: cannot read: %s", path, strerror(errno));
+			close(fd);
+			return APEX_ELOAD;
+		}
+		m->data = p;
+		m->size = (size_t)st.st_size;
+		m->read_in = true;
+	} else if (st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {
 			snprintf(err, err_size, "%s: cannot read: %s", path, strerror(errno));
@@ -104,8 +151,11 @@ void apex_unmap_file(apex_mapping_t *m)
 		free(m->digest_job);
 		m->digest_job = NULL;
 	}
-	if (m->size > 0)
+	if (m->read_in)
+		free((void *)m->data);
+	else if (m->size > 0)
 		munmap((void *)m->data, m->size);
+	m->read_in = false;
 }
 
 int apex_loader_add_file(apex_loader_t *ld, const char *path, uint16_t *index)

@@ -7,6 +7,7 @@
 #ifndef APEX_ZONE_FILE_MAP_H
 #define APEX_ZONE_FILE_MAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ typedef struct apex_mapping {
 	const char *data;
 	size_t size;
 	struct apex_digest_job *digest_job; /* a digest taken beside the parse, or NULL */
+	bool read_in; /* a small file: data was read into memory of its own, not mapped */
 } apex_mapping_t;
 
 /* Map path (read-only, sequential); "FILE: reason" in err on failure
