@@ -277,17 +277,20 @@ static bool primary_newer(apex_secondary_t *s, apex_secondary_zone_t *z, const a
 }
 
 /*
- * After a successful check at now (CLOCK_MONOTONIC ms): z's copy is good
- * for the SOA expire time expire_s (0: for ever), or for what the answer's
- * EDNS EXPIRE option gave (expire_option, -1: none), and the version
- * served answers the option with that time.
+ * After a successful check: z's copy is good for the SOA expire time
+ * expire_s (0: for ever), or for what the answer's EDNS EXPIRE option gave
+ * (expire_option, -1: none), counted from asked (CLOCK_MONOTONIC ms), when
+ * the query that was answered went out, not from now: a transfer and its
+ * publication take time, and a copy of a copy must not outlive the copy it
+ * came from (RFC 7314 section 4).  The version served answers the option
+ * with the time left.
  */
-static void renew_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t now,
-			 uint32_t expire_s, int64_t expire_option)
+static void renew_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t asked,
+			 uint64_t now, uint32_t expire_s, int64_t expire_option)
 {
 	apex_zone_t *served = apex_server_served_version(s->server, z->origin);
 	uint32_t granted = apex_secondary_expire_granted(expire_s, expire_option);
-	uint64_t until = now + (uint64_t)granted * 1000;
+	uint64_t until = asked + (uint64_t)granted * 1000;
 
 	/* Another secondary's copy (an EXPIRE option) may have less time left
 	 * than the one refreshed before: it never shortens ours. */
@@ -295,7 +298,8 @@ static void renew_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t
 		until = z->expire_at;
 	z->expire_at = expire_s > 0 ? until : 0;
 	if (served != NULL && expire_s > 0)
-		apex_secondary_mark_expire(served, (uint32_t)((until - now) / 1000));
+		apex_secondary_mark_expire(served,
+					   until > now ? (uint32_t)((until - now) / 1000) : 0);
 	apex_zone_unref(served);
 }
 
@@ -308,6 +312,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	apex_zone_t *current = apex_server_served_version(s->server, z->origin);
 	uint32_t refresh_s = 0, retry_s = 0, expire_s = 0, serial = 0;
 	int64_t expire_option = -1; /* the EDNS EXPIRE of the answer that made ok */
+	uint64_t asked = 0;         /* when the primary that made ok was asked (ms) */
 	char err[512] = "no primary answered";
 	bool ok = false, up_to_date = false, have_version = current != NULL;
 	bool force = atomic_exchange(&z->force, false);
@@ -326,6 +331,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 		const apex_acl_entry_t *e = &z->primaries[i];
 		bool failed;
 
+		asked = apex_monotonic_ms();
 		if (have_version && !primary_newer(s, z, e, serial, force, &hint, &failed,
 						   &expire_option, err, sizeof(err))) {
 			if (failed) {
@@ -383,7 +389,7 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	uint64_t now = apex_monotonic_ms();
 	if (ok) {
 		z->next_check = now + (uint64_t)refresh_s * 1000;
-		renew_expiry(s, z, now, expire_s, expire_option);
+		renew_expiry(s, z, asked, now, expire_s, expire_option);
 		z->retry_ms = FIRST_RETRY_MS;
 	} else if (have_version) {
 		z->next_check = now + (uint64_t)(retry_s > 0 ? retry_s : 60) * 1000;
