@@ -813,8 +813,9 @@ SCHED_OTHER, SCHED_IDLE = 0, 5
 
 
 def test_transfer_thread_below_workers(tmp):
-    """The transfer thread builds versions, as the reload thread does: it
-    runs under SCHED_IDLE (reload-priority idle), the workers do not."""
+    """The transfer threads build versions, as the reload thread does:
+    the scheduler and the thread of the refresh pool that transferred the
+    zone run under SCHED_IDLE (reload-priority idle), the workers do not."""
     fake = FakePrimary("good", base_records())
     apex = secondary_of_fake(tmp, fake)
     try:
@@ -822,6 +823,7 @@ def test_transfer_thread_below_workers(tmp):
         wait_serial(apex.port, 2, apex)
         policies = thread_policies(apex.proc.pid)
         assert policies["apexd-xfr"] == [SCHED_IDLE], policies
+        assert policies["apexd-xfr-in"] == [SCHED_IDLE], policies
         assert policies["apexd-reload"] == [SCHED_IDLE], policies
         assert policies["apexd-worker"] == [SCHED_OTHER, SCHED_OTHER], policies
         assert "transfer thread: scheduling policy idle" in apex.log_tail(60)

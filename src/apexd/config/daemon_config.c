@@ -42,6 +42,7 @@ void apex_config_init(apex_config_t *cfg)
 	cfg->xfr_idle_timeout = APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT;
 	cfg->copy_flush_interval = APEX_CONFIG_DEFAULT_COPY_FLUSH_INTERVAL;
 	cfg->xfr_out_max = APEX_CONFIG_DEFAULT_XFR_OUT_MAX;
+	cfg->xfr_in_max = APEX_CONFIG_DEFAULT_XFR_IN_MAX;
 	cfg->journal_size = APEX_CONFIG_DEFAULT_JOURNAL_SIZE;
 	cfg->log_facility = LOG_DAEMON;
 	cfg->log_level = APEX_LOG_INFO;

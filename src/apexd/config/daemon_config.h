@@ -44,6 +44,7 @@
 #define APEX_CONFIG_DEFAULT_XFR_IDLE_TIMEOUT 30
 #define APEX_CONFIG_DEFAULT_COPY_FLUSH_INTERVAL 60
 #define APEX_CONFIG_DEFAULT_XFR_OUT_MAX 10
+#define APEX_CONFIG_DEFAULT_XFR_IN_MAX 10
 #define APEX_CONFIG_DEFAULT_JOURNAL_SIZE (64u << 20)
 #define APEX_CONFIG_DEFAULT_METRICS_PORT 9100 /* NSD's metrics-port */
 #define APEX_CONFIG_DEFAULT_TLS_PORT 853      /* NSD's tls-port (RFC 7858) */
@@ -112,6 +113,7 @@ typedef struct apex_config {
 	unsigned xfr_idle_timeout; /* seconds without a byte: a stalled stream */
 	uint64_t xfr_size_limit;   /* bytes of one transfer; 0: no limit */
 	unsigned xfr_out_max;      /* outgoing transfers at once */
+	unsigned xfr_in_max;       /* secondary zones refreshed at once */
 	uint64_t journal_size;     /* bound of each zone's journal, bytes; 0: none */
 	/* seconds a secondary's copy may lag an IXFR its journal holds; 0: written
 	 * after each transfer */

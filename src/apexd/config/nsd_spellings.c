@@ -23,6 +23,7 @@ static const struct {
 	{ "server", "rrl-ratelimit", "rrl-responses-per-second" },
 	{ "server", "rrl-size", "rrl-table-size" },
 	{ "server", "answer-cookie", "cookies" },
+	{ "server", "xfrd-tcp-max", "xfr-in-max" },
 	{ "zone", "zonefile", "file" },
 	{ "zone", "zonemd-check", "zonemd-verify" },
 };

@@ -459,6 +459,7 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("xfr-idle-timeout", xfr_idle_timeout, 1, 3600),
 	UINT_KEY("xfr-size-limit", xfr_size_limit, 0, 1UL << 40),
 	UINT_KEY("xfr-out-max", xfr_out_max, 1, 1000),
+	UINT_KEY("xfr-in-max", xfr_in_max, 1, 1000),
 	CUSTOM_KEY("journal-size", key_journal_size),
 	UINT_KEY("copy-flush-interval", copy_flush_interval, 0, 86400),
 	CUSTOM_KEY("proxy-protocol-port", key_proxy_protocol_port),

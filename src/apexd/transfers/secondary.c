@@ -32,6 +32,9 @@
 #include "xfr/notify_in.h"
 #include "xfr/xfr_client.h"
 
+static void refresh_handed(void *arg, void *item);
+static void refresh_ended(void *arg, void *item);
+
 int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 			apex_settings_holder_t *settings)
 {
@@ -42,6 +45,8 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_rwlock_init(&s->zones_lock, NULL);
 	s->applied = apex_settings_get(settings);
+	apex_refresh_pool_init(&s->pool, refresh_handed, refresh_ended, s,
+			       s->applied->cfg->reload_idle, (int)s->applied->cfg->reload_nice);
 	int rc = apex_secondary_make_zones(s->applied->cfg, &s->zones, &s->count);
 	if (rc < 0)
 		return rc;
@@ -58,6 +63,7 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 void apex_secondary_free(apex_secondary_t *s)
 {
 	apex_secondary_free_zones(s->zones, s->count);
+	apex_refresh_pool_free(&s->pool);
 	apex_tls_clients_free(&s->tls_clients);
 	apex_settings_put(s->applied);
 	if (s->notify_fd >= 0)
@@ -304,6 +310,19 @@ static void renew_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t
 }
 
 /*
+ * A refresh or retry interval of ms, taken up to a tenth shorter: the
+ * zones loaded or transferred together at start-up would otherwise come
+ * due together at every refresh, thousands in one storm.  Checking
+ * earlier than the SOA says is always allowed (RFC 1035 section 4.3.5).
+ */
+static uint64_t spread(uint64_t ms)
+{
+	uint64_t noise = apex_monotonic_us() * 0x9E3779B97F4A7C15ULL;
+
+	return ms - (noise >> 32) % (ms / 10 + 1);
+}
+
+/*
  * Check z with its primaries in order, transferring it when a primary has
  * a newer serial or nothing is served, and schedule the next check.
  */
@@ -388,11 +407,11 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	pthread_mutex_unlock(&s->lock);
 	uint64_t now = apex_monotonic_ms();
 	if (ok) {
-		z->next_check = now + (uint64_t)refresh_s * 1000;
+		z->next_check = now + spread((uint64_t)refresh_s * 1000);
 		renew_expiry(s, z, asked, now, expire_s, expire_option);
 		z->retry_ms = FIRST_RETRY_MS;
 	} else if (have_version) {
-		z->next_check = now + (uint64_t)(retry_s > 0 ? retry_s : 60) * 1000;
+		z->next_check = now + spread((uint64_t)(retry_s > 0 ? retry_s : 60) * 1000);
 	} else {
 		z->next_check = now + z->retry_ms;
 		if (z->retry_ms < MAX_FIRST_RETRY_MS)
@@ -430,57 +449,107 @@ static bool configured(apex_secondary_t *s, const apex_secondary_zone_t *z)
 	       apex_reloader_zone_id(s->reloader, z->origin) == z->reloader_id;
 }
 
+/* On a thread of the pool: refresh the zone handed over, then let the
+ * scheduler have it again. */
+static void refresh_handed(void *arg, void *item)
+{
+	apex_secondary_zone_t *z = item;
+
+	refresh(arg, z);
+	atomic_store(&z->busy, false);
+}
+
+/* A refresh ended: the scheduler looks again (at its zone, at a reconfig
+ * waiting for the refreshes to end, at one more refresh it may hand over). */
+static void refresh_ended(void *arg, void *item)
+{
+	apex_secondary_t *s = arg;
+	uint64_t one = 1;
+
+	(void)item;
+	if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
+}
+
+/*
+ * One pass of the scheduler over the zones at now: hand the zones whose
+ * time has come to the pool (while it takes them: held when a
+ * reconfiguration waits), expire those past their expiry, and return when
+ * it should look again at the latest.
+ */
+static uint64_t schedule(apex_secondary_t *s, uint64_t now, bool hold)
+{
+	uint64_t next = now + 3600 * 1000;
+	size_t max = s->applied->cfg->xfr_in_max;
+
+	for (size_t i = 0; i < s->count; i++) {
+		apex_secondary_zone_t *z = &s->zones[i];
+
+		if (atomic_load(&z->busy))
+			continue; /* its refresh wakes the scheduler when it ends */
+		if (atomic_exchange(&z->notified, false))
+			z->next_check = now;
+		if (z->next_check <= now && !configured(s, z)) {
+			z->next_check = now + 3600 * 1000; /* removed: left alone */
+			z->expire_at = 0;
+		}
+		check_expiry(s, z, now);
+		if (z->next_check <= now && !hold) {
+			atomic_store(&z->busy, true);
+			if (apex_refresh_pool_run(&s->pool, z, max))
+				continue;
+			atomic_store(&z->busy, false); /* xfr-in-max in flight: later */
+			if (apex_refresh_pool_in_flight(&s->pool) == 0 && now + 1000 < next)
+				next = now + 1000; /* no thread could start: try again */
+		}
+		if (z->next_check > now && z->next_check < next)
+			next = z->next_check;
+		if (z->expire_at != 0 && z->expire_at < next)
+			next = z->expire_at;
+	}
+	return next;
+}
+
+/* The scheduler: hands the zones whose time has come to the pool. */
 static void *secondary_main(void *arg)
 {
 	apex_secondary_t *s = arg;
 
 	pthread_setname_np(pthread_self(), "apexd-xfr");
-	/* a transfer builds a version as a reload does, and as reload-priority
-	 * says: from the CPU time the workers leave */
 	apex_thread_lower_priority("transfer thread", s->applied->cfg->reload_idle,
 				   (int)s->applied->cfg->reload_nice);
 	apex_secondary_bind_zones(s, s->zones, s->count);
 	for (;;) {
-		/* a reconfig's zones are taken here, between two exchanges */
-		if (apex_settings_generation(s->settings) != s->applied->generation)
+		/* a reconfig's zones are taken once no refresh runs: none is
+		 * handed over meanwhile, those under way end first */
+		bool reconfigured = apex_settings_generation(s->settings) != s->applied->generation;
+
+		if (reconfigured && apex_refresh_pool_in_flight(&s->pool) == 0) {
 			apex_secondary_apply_settings(s);
-		uint64_t now = apex_monotonic_ms(), next = now + 3600 * 1000;
+			reconfigured = false;
+		}
+		uint64_t now = apex_monotonic_ms();
+		uint64_t next = schedule(s, now, reconfigured);
 		struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
 					 { .fd = s->notify_fd, .events = POLLIN } };
 		uint64_t count;
 
-		for (size_t i = 0; i < s->count; i++) {
-			apex_secondary_zone_t *z = &s->zones[i];
-
-			if (atomic_exchange(&z->notified, false))
-				z->next_check = now;
-			if (z->next_check <= now && !configured(s, z)) {
-				z->next_check = now + 3600 * 1000; /* removed: left alone */
-				z->expire_at = 0;
-			}
-			check_expiry(s, z, now);
-			if (z->next_check <= now) {
-				refresh(s, z);
-				now = apex_monotonic_ms();
-			}
-			if (z->next_check < next)
-				next = z->next_check;
-			if (z->expire_at != 0 && z->expire_at < next)
-				next = z->expire_at;
-		}
 		now = apex_monotonic_ms();
 		next = apex_secondary_flush_due(s, now, next);
 		now = apex_monotonic_ms();
-		if (s->purge_due != 0 && s->purge_due <= now) {
+		uint64_t purge_due = s->purge_due;
+		if (purge_due != 0 && purge_due <= now) {
 			apex_memory_purge(); /* no IXFR since: what it let go of goes back */
-			s->purge_due = 0;
+			s->purge_due = purge_due = 0;
 		}
-		if (s->purge_due != 0 && s->purge_due < next)
-			next = s->purge_due;
+		if (purge_due != 0 && purge_due < next)
+			next = purge_due;
 		int n = poll(pfd, 2, next > now ? (int)(next - now) : 0);
 		if (n > 0 && (pfd[0].revents & POLLIN)) {
-			/* a copy lagging the version served is written before
-			 * the process goes */
+			/* the refreshes under way are abandoned (stop_fd cancels
+			 * their exchanges); a copy lagging the version served is
+			 * written before the process goes */
+			apex_refresh_pool_stop(&s->pool);
 			apex_secondary_flush_all(s, s->zones, s->count, "at stop");
 			break;
 		}

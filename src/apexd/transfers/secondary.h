@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Secondary zones: the thread that keeps them up to date from their
+ * Secondary zones: the threads that keep them up to date from their
  * primaries (request-xfr in apex.conf(5)).
  *
- * One thread, never a worker, runs every exchange with a primary.  For
- * each zone it asks the primary for the SOA serial when the zone's SOA
+ * One thread, never a worker, schedules: when a zone's time has come it
+ * hands it to the refresh pool (refresh_pool.h), whose threads run the
+ * exchanges with the primaries, up to xfr-in-max zones at once and one
+ * refresh of a zone at a time.  For each zone the refresh asks the
+ * primary for the SOA serial when the zone's SOA
  * refresh timer runs out, or at once when a NOTIFY came (RFC 1996), and
  * transfers the zone when the primary's serial is newer (RFC 1982
  * arithmetic) or when nothing is served yet.  The records are checked as
@@ -30,6 +33,7 @@
 
 #include "config/daemon_config.h"
 #include "serve/server.h"
+#include "transfers/refresh_pool.h"
 #include "transfers/tls_clients.h"
 #include "zones/settings.h"
 #include "xfr/changes.h"
@@ -78,6 +82,9 @@ typedef struct apex_secondary_zone {
 	/* the serial a NOTIFY's SOA said, with bit 32 set; 0: none (said) */
 	atomic_ullong notified_serial;
 	atomic_bool force; /* apexctl retransfer: transfer even if not newer */
+	/* handed to a thread of the refresh pool and not done yet: the
+	 * scheduler leaves the zone alone (refresh_pool.h) */
+	atomic_bool busy;
 	/* CLOCK_MONOTONIC microseconds of the last NOTIFY accepted (by a
 	 * worker), 0: none since the last check */
 	atomic_ullong notified_us;
@@ -109,14 +116,15 @@ typedef struct apex_secondary {
 	/* NOTIFYs a worker dropped unanswered rather than wait for zones_lock
 	 * (apex_secondary_notify()); the primary sends them again */
 	atomic_ullong notifies_dropped;
-	int stop_fd; /* eventfd: stop, abandoning an exchange under way */
-	pthread_t thread;
+	int stop_fd;      /* eventfd: stop, abandoning an exchange under way */
+	pthread_t thread; /* the scheduler */
 	bool thread_started;
+	apex_refresh_pool_t pool; /* the refreshes themselves, xfr-in-max at once */
 	/* When to give the allocator's unused pages back after a derived IXFR
 	 * (CLOCK_MONOTONIC milliseconds; 0: none pending; the transfer
-	 * thread's): the next IXFR within APEX_SECONDARY_PURGE_DELAY_MS
-	 * reuses them (secondary_transfer.c). */
-	uint64_t purge_due;
+	 * scheduler's, set by the refreshes): the next IXFR within
+	 * APEX_SECONDARY_PURGE_DELAY_MS reuses them (secondary_transfer.c). */
+	_Atomic uint64_t purge_due;
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;

@@ -85,6 +85,8 @@ uint64_t apex_secondary_flush_due(apex_secondary_t *s, uint64_t now, uint64_t ne
 	for (size_t i = 0; i < s->count; i++) {
 		apex_secondary_zone_t *z = &s->zones[i];
 
+		if (atomic_load(&z->busy))
+			continue; /* its refresh writes the copy, or looks again after */
 		if (z->copy_due != 0 && z->copy_due <= now) {
 			flush_served(s, z, "after copy-flush-interval");
 			now = apex_monotonic_ms();

@@ -117,8 +117,8 @@ void apex_secondary_copy_before_journal(struct apex_secondary *s, struct apex_se
 void apex_secondary_copy_after_ixfr(struct apex_secondary *s, struct apex_secondary_zone *z,
 				    const apex_zone_t *version, uint32_t old_serial);
 
-/* On the transfer thread: flush the copies whose time has come; returns
- * the earlier of next and the next copy's time. */
+/* On the scheduler: flush the copies whose time has come (of zones no
+ * refresh holds); returns the earlier of next and the next copy's time. */
 uint64_t apex_secondary_flush_due(struct apex_secondary *s, uint64_t now, uint64_t next);
 
 /* Flush every lagging copy of zones[0..count) from the version served
