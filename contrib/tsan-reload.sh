@@ -63,9 +63,13 @@ status=0
 # the metrics thread reading the workers' counters, dnstap's rings and writer
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_metrics.py \
 	tests/system/test_dnstap.py || status=1
-# verifiers: run from the loading threads at start, the reload and the
-# transfer threads, their table read by the control thread
+# verifiers: run from the loading threads at start, the reload threads
+# and the refresh pool's, their table read by the control thread
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_verifier.py || status=1
+# secondary zones: the scheduler, the refresh pool's threads, NOTIFYs from
+# the workers and zone-status from the control thread
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_secondary.py \
+	-k "apexctl_secondary or notify_while or reconfig_applies or zone_removed or chain" || status=1
 # TLS: the workers' sessions, a transfer handed to its thread with its
 # session, the certificates read again by reconfig on the control thread
 # (the timing tests of stalled handshakes stay in the other builds)

@@ -17,7 +17,8 @@ before any query sees it.
 - verifier-timeout: a verifier still running is killed, the version not
   served.  verifier-count: at most that many run at once (a lock the
   verifiers take shows it), and that many do run side by side (each waits
-  for the other to start).
+  for the other to start): at start-up, on the reload threads, and on the
+  threads of a secondary's refresh pool.
 - A zone to verify without any verifier is a configuration error.
 """
 
@@ -264,6 +265,21 @@ def test_timeout_kills_the_verifier(tmp_path):
         assert apex.stop() == 0, apex.log_tail()
 
 
+def count_verifier(d, count):
+    """A verifier for verifier-count 1: it fails if it finds the lock
+    directory another makes and removes; for 2: each waits (10 s at most)
+    for the start of another, which it sees only when two run at once."""
+    if count == 1:
+        body = ("mkdir %s/lock || { echo lock taken; exit 1; }\nsleep 0.5\n"
+                "rmdir %s/lock\n" % (d, d))
+    else:
+        body = ("touch %s/started.$VERIFY_ZONE\n"
+                "for i in $(seq 1 100); do\n"
+                "  test $(ls %s | grep -c '^started') = 2 && exit 0\n"
+                "  sleep 0.1\ndone\necho alone; exit 1\n" % (d, d))
+    return script(d, "verifier", body)
+
+
 @pytest.mark.parametrize("count", [1, 2])
 def test_verifier_count(tmp_path, count):
     """verifier-count 1: a lock directory each verifier makes and removes
@@ -276,15 +292,7 @@ def test_verifier_count(tmp_path, count):
         with open(path, "w") as f:
             f.write(ZONE.replace("example.", name) % 1)
         zones.append((name, path, []))
-    if count == 1:
-        body = ("mkdir %s/lock || { echo lock taken; exit 1; }\nsleep 0.5\n"
-                "rmdir %s/lock\n" % (d, d))
-    else:
-        body = ("touch %s/started.$VERIFY_ZONE\n"
-                "for i in $(seq 1 100); do\n"
-                "  test $(ls %s | grep -c '^started') = 2 && exit 0\n"
-                "  sleep 0.1\ndone\necho alone; exit 1\n" % (d, d))
-    verifier = script(d, "verifier", body)
+    verifier = count_verifier(d, count)
     apex = VerifyApexd(d, ["verify-zones: yes", "verifier: %s" % verifier,
                            "verifier-count: %d" % count], zones)
     apex.start()
@@ -292,8 +300,61 @@ def test_verifier_count(tmp_path, count):
         assert serial(apex.port, "one.") == 1 and serial(apex.port, "two.") == 1
         metrics = apex.metrics()
         assert 'apex_zone_verifications_total{result="passed"} 2' in metrics, metrics
+        # a reload of both once the server runs: the same, on the reload threads
+        for name in os.listdir(d):
+            if name.startswith("started."):
+                os.unlink(os.path.join(d, name))
+        for name, path, _ in zones:
+            with open(path, "w") as f:
+                f.write(ZONE.replace("example.", name) % 2)
+        r = apexctl(apex.socket, "reload")
+        assert r.returncode == 0, (r.stdout, r.stderr, apex.log_tail(40))
+        assert serial(apex.port, "one.") == 2 and serial(apex.port, "two.") == 2
+        metrics = apex.metrics()
+        assert 'apex_zone_verifications_total{result="passed"} 4' in metrics, metrics
     finally:
         assert apex.stop() == 0, apex.log_tail()
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_verifier_count_of_transfers(tmp_path, count):
+    """As test_verifier_count, for the transfers of a secondary: two zones
+    transferred from an apexd primary are verified one at a time
+    (verifier-count 1) or side by side (2), and then served."""
+    d = str(tmp_path)
+    os.mkdir(os.path.join(d, "primary"))
+    os.mkdir(os.path.join(d, "secondary"))
+    zones, copies = [], []
+    for name in ("one.", "two."):
+        path = os.path.join(d, "primary", name + "zone")
+        with open(path, "w") as f:
+            f.write(ZONE.replace("example.", name) % 7)
+        zones.append((name, path, ["provide-xfr: 127.0.0.0/8 NOKEY"]))
+    primary = VerifyApexd(os.path.join(d, "primary"), [], zones)
+    primary.start()
+    try:
+        verifier = count_verifier(d, count)
+        for name in ("one.", "two."):
+            copies.append((name, os.path.join(d, "secondary", name + "zone"),
+                           ["request-xfr: 127.0.0.1@%d NOKEY" % primary.port]))
+        apex = VerifyApexd(os.path.join(d, "secondary"),
+                           ["verify-zones: yes", "verifier: %s" % verifier,
+                            "verifier-count: %d" % count], copies)
+        apex.start()
+        try:
+            for name in ("one.", "two."):
+                deadline = time.monotonic() + WAIT
+                while query(apex.port, name).rcode() != dns.rcode.NOERROR:
+                    assert time.monotonic() < deadline, apex.log_tail(40)
+                    time.sleep(0.1)
+                assert serial(apex.port, name) == 7
+            metrics = apex.metrics()
+            assert 'apex_zone_verifications_total{result="passed"} 2' in metrics, metrics
+            assert 'apex_zone_verifications_total{result="failed"} 0' in metrics, metrics
+        finally:
+            assert apex.stop() == 0, apex.log_tail()
+    finally:
+        assert primary.stop() == 0, primary.log_tail()
 
 
 def test_configuration_errors(tmp_path):

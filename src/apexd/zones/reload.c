@@ -140,6 +140,7 @@ void apex_reloader_free(apex_reloader_t *r)
 	for (size_t i = 0; i < r->first_count; i++)
 		apex_zone_unref(r->first[i]);
 	free(r->first);
+	free(r->threads);
 	pthread_cond_destroy(&r->work);
 	pthread_mutex_destroy(&r->lock);
 	memset(r, 0, sizeof(*r));
@@ -313,6 +314,7 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	int rc;
 
 	job_take(&job, z);
+	apex_reloader_more_threads(r);
 	pthread_mutex_unlock(&r->lock);
 
 	rc = job.file == NULL ? APEX_ENOMEM : APEX_ENOTSUP;
@@ -331,6 +333,9 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 
 	pthread_mutex_lock(&r->lock);
 	rc = finish_load(r, &job, rc, &zone, &old);
+	derived = rc == APEX_OK && zone != NULL && job.have_set;
+	if (derived) /* no other thread loads it before its compaction below */
+		apex_reloader_find_id(r, job.id)->loading = true;
 	pthread_mutex_unlock(&r->lock);
 
 	if (rc == APEX_OK && zone != NULL) {
@@ -341,7 +346,6 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 				     job.have_set ? 1 : 0);
 		apex_server_retire(r->server, old, r->live);
 		apex_zone_unref(zone);
-		derived = job.have_set;
 	} else {
 		apex_zone_unref(old); /* NULL unless publishing failed */
 	}
@@ -357,10 +361,13 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 		apex_reloader_compact(r, &job);
 	free(job.file);
 	pthread_mutex_lock(&r->lock);
+	if (derived && (z = apex_reloader_find_id(r, job.id)) != NULL) {
+		z->loading = false;
+		pthread_cond_broadcast(&r->work); /* a request may have come meanwhile */
+	}
 }
 
-/* Load zones while there is work and (for the reload thread) until stopped. */
-static void *loader_main(void *arg)
+void *apex_reloader_thread_main(void *arg)
 {
 	apex_reloader_t *r = arg;
 
@@ -394,12 +401,12 @@ int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded, size_t *await
 		threads = r->count;
 	tids = threads > 1 ? calloc(threads, sizeof(*tids)) : NULL;
 	for (size_t t = 0; tids != NULL && t < threads; t++) {
-		if (pthread_create(&tids[t], NULL, loader_main, r) != 0)
+		if (pthread_create(&tids[t], NULL, apex_reloader_thread_main, r) != 0)
 			break;
 		started++;
 	}
 	if (started == 0)
-		loader_main(r); /* one zone, or no thread could start: load here */
+		apex_reloader_thread_main(r); /* one zone, or no thread could start: load here */
 	for (size_t t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);
 	free(tids);
@@ -419,35 +426,6 @@ int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded, size_t *await
 	}
 	pthread_mutex_unlock(&r->lock);
 	return rc;
-}
-
-int apex_reloader_start(apex_reloader_t *r)
-{
-	int err;
-
-	pthread_mutex_lock(&r->lock);
-	r->live = true;
-	r->stopping = false;
-	pthread_mutex_unlock(&r->lock);
-	err = pthread_create(&r->thread, NULL, loader_main, r);
-	if (err != 0) {
-		apex_error("reload thread: %s", apex_strerror(-err));
-		return -err;
-	}
-	r->thread_started = true;
-	return APEX_OK;
-}
-
-void apex_reloader_stop(apex_reloader_t *r)
-{
-	if (!r->thread_started)
-		return;
-	pthread_mutex_lock(&r->lock);
-	r->stopping = true;
-	pthread_cond_broadcast(&r->work);
-	pthread_mutex_unlock(&r->lock);
-	pthread_join(r->thread, NULL);
-	r->thread_started = false;
 }
 
 /* ---------------------------------------------------------------- requests */

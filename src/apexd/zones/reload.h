@@ -91,8 +91,10 @@ typedef struct apex_reloader {
 	apex_server_t *server;
 	pthread_mutex_t lock;
 	pthread_cond_t work; /* a request came, or stop */
-	pthread_t thread;
-	bool thread_started;
+	/* the reload threads: one, and up to verifier-count while zones
+	 * verified wait (reload_threads.c) */
+	pthread_t *threads;
+	size_t thread_count, thread_capacity;
 	bool stopping;
 	bool live; /* workers run: wake them after a publish */
 	bool idle; /* the reload thread runs under SCHED_IDLE */
@@ -139,10 +141,12 @@ void apex_reloader_free(apex_reloader_t *r);
  */
 int apex_reloader_load_initial(apex_reloader_t *r, size_t *loaded, size_t *awaiting);
 
-/* Start the reload thread (the workers run from now on). */
+/* Start the reload thread (the workers run from now on).  When zones have
+ * a verifier and verifier-count is above 1, up to that many threads
+ * reload zones side by side, started as a reload finds zones waiting. */
 int apex_reloader_start(apex_reloader_t *r);
 
-/* Stop the reload thread: a load under way is finished first. */
+/* Stop the reload threads: loads under way are finished first. */
 void apex_reloader_stop(apex_reloader_t *r);
 
 /*

@@ -71,6 +71,19 @@ typedef struct apex_load_job {
 	char err[APEX_RELOAD_ERROR_MAX];
 } apex_load_job_t;
 
+/* reload.c: a loading thread's loop: load zones while there is work and,
+ * once the workers run, until stopped. */
+void *apex_reloader_thread_main(void *arg);
+
+/*
+ * reload_threads.c: under the lock, on a reload thread that picked a
+ * zone: one thread more when another zone waits for its load and
+ * verifiers may run side by side (verifier-count above 1, zones with a
+ * verifier): a verification takes as long as its command, and the other
+ * zones' reloads need not wait for it.
+ */
+void apex_reloader_more_threads(struct apex_reloader *r);
+
 /* reload.c: the answers of *zone precomputed and its ZONEMD checked; on
  * failure (the reason in job->err) *zone is released and NULL. */
 int apex_reloader_ready(apex_load_job_t *job, apex_zone_t **zone);

@@ -106,6 +106,14 @@ int apexd_verify_configure(const apex_config_t *cfg)
 	return APEX_OK;
 }
 
+unsigned apexd_verify_parallel(void)
+{
+	pthread_mutex_lock(&verifiers.lock);
+	unsigned n = verifiers.count > 0 ? verifiers.limit : 1;
+	pthread_mutex_unlock(&verifiers.lock);
+	return n;
+}
+
 void apexd_verify_free(void)
 {
 	pthread_mutex_lock(&verifiers.lock);

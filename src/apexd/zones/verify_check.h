@@ -28,6 +28,10 @@
  * of zones kept stay.  APEX_OK or APEX_ENOMEM (the old ones stay). */
 int apexd_verify_configure(const apex_config_t *cfg);
 
+/* How many verifiers may run side by side: verifier-count when a zone
+ * has a verifier, else 1. */
+unsigned apexd_verify_parallel(void);
+
 /* Let the settings and results go (at exit, once no thread loads). */
 void apexd_verify_free(void);
 
