@@ -278,6 +278,7 @@ int apex_precompute(apex_zone_t *zone)
 	if (rc == APEX_OK &&
 	    (zone->base == NULL || !zone->cuts_as_base || zone->base->referral_count > 0))
 		rc = precompute_all_referrals(zone);
+	apex_arena_trim(zone->arena); /* the version is complete */
 	zone->memory = apex_arena_footprint(zone->arena) + (zone->base ? zone->base->memory : 0);
 	zone->chain_memory =
 		zone->base ? apex_arena_footprint(zone->arena) + zone->base->chain_memory : 0;

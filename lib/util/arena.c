@@ -11,7 +11,12 @@
  * jemalloc for transparent huge pages, src/apexd/process/memory.c), one page
  * fault instead of 512, and on a virtual machine each fault costs
  * microseconds.  A finished arena's last chunk gives its unused end back
- * (apex_arena_adopt()).
+ * (apex_arena_adopt(), apex_arena_trim()).
+ *
+ * Below 256 KiB an arena grows by half of what it holds at a time: a
+ * server may carry thousands of zones of a hundred records, and each
+ * zone's last chunk, half empty on average were chunks to double, would
+ * be a third of its memory.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* HAVE_JEMALLOC */
@@ -27,7 +32,8 @@
 #endif
 
 #define ARENA_CHUNK (256 * 1024)
-#define ARENA_CHUNK_FIRST (4 * 1024) /* the first chunk; doubling up to ARENA_CHUNK */
+#define ARENA_CHUNK_FIRST (4 * 1024) /* the first chunk; growing up to ARENA_CHUNK */
+#define ARENA_PAGE 4096
 #define ARENA_ALIGN 16
 #define ARENA_CHUNK_HUGE (2 * 1024 * 1024)
 #define ARENA_HUGE_AFTER (16 * 1024 * 1024) /* the footprint from which chunks are huge */
@@ -65,6 +71,16 @@ void apex_arena_destroy(apex_arena_t *arena)
 static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
 {
 	size_t bytes = sizeof(arena_chunk_t) + size;
+#ifdef HAVE_JEMALLOC
+	/* the whole of the size class the allocator rounds bytes up to */
+	if (bytes != ARENA_CHUNK_HUGE) {
+		size_t rounded = nallocx(bytes, 0);
+		if (rounded > bytes) {
+			size += rounded - bytes;
+			bytes = rounded;
+		}
+	}
+#endif
 	arena_chunk_t *chunk =
 		bytes == ARENA_CHUNK_HUGE ? aligned_alloc(ARENA_CHUNK_HUGE, bytes) : malloc(bytes);
 	if (chunk == NULL)
@@ -116,13 +132,17 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 	}
 	/* The header inside the chunk: a request of exactly a size class
 	 * leaves no tail the allocator rounds up to and never uses.  A small
-	 * arena (a version derived from an IXFR of a few names) stays small:
-	 * its chunks double from ARENA_CHUNK_FIRST as it grows. */
+	 * arena (a small zone, a version derived from an IXFR of a few
+	 * names) stays small: its chunks grow from ARENA_CHUNK_FIRST by half
+	 * its footprint, in whole pages. */
 	size_t chunk_size = arena->footprint >= ARENA_HUGE_AFTER ? ARENA_CHUNK_HUGE : ARENA_CHUNK;
 	if (arena->footprint < ARENA_CHUNK) {
-		size_t small = ARENA_CHUNK_FIRST;
-		while (small < arena->footprint || small < size + pad + sizeof(arena_chunk_t))
-			small *= 2;
+		size_t small = arena->footprint / 2;
+		if (small < ARENA_CHUNK_FIRST)
+			small = ARENA_CHUNK_FIRST;
+		if (small < size + pad + sizeof(arena_chunk_t))
+			small = size + pad + sizeof(arena_chunk_t);
+		small = (small + ARENA_PAGE - 1) & ~(size_t)(ARENA_PAGE - 1);
 		if (small < chunk_size)
 			chunk_size = small;
 	}
@@ -159,16 +179,19 @@ void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size)
 	return arena_take(arena, size ? size : 1, 1);
 }
 
-/* The unused end of a huge chunk nothing will be taken from any more,
- * given back in place where the allocator can (jemalloc shrinks a large
- * allocation without moving it; the C library's is left whole). */
+/* The unused end of a chunk nothing will be taken from any more, given
+ * back in place where the allocator can (jemalloc shrinks a large
+ * allocation, 16 KiB and more, without moving it, to a size class of
+ * whole pages; the C library's is left whole). */
 static void arena_chunk_trim(apex_arena_t *arena, arena_chunk_t *chunk)
 {
 #ifdef HAVE_JEMALLOC
 	size_t bytes = sizeof(arena_chunk_t) + chunk->size;
-	if (bytes != ARENA_CHUNK_HUGE || chunk->used == chunk->size)
+	if (bytes < 4 * ARENA_PAGE || chunk->size - chunk->used < ARENA_PAGE)
 		return;
-	size_t kept = xallocx(chunk, sizeof(arena_chunk_t) + chunk->used, 0, 0);
+	/* a large allocation shrinks in place to a large size class only */
+	size_t want = sizeof(arena_chunk_t) + chunk->used;
+	size_t kept = xallocx(chunk, want > 4 * ARENA_PAGE ? want : 4 * ARENA_PAGE, 0, 0);
 	if (kept < bytes) {
 		chunk->size = kept - sizeof(arena_chunk_t);
 		arena->footprint -= bytes - kept;
@@ -177,6 +200,12 @@ static void arena_chunk_trim(apex_arena_t *arena, arena_chunk_t *chunk)
 	(void)arena;
 	(void)chunk;
 #endif
+}
+
+void apex_arena_trim(apex_arena_t *arena)
+{
+	if (arena != NULL && arena->current != NULL)
+		arena_chunk_trim(arena, arena->current);
 }
 
 void apex_arena_adopt(apex_arena_t *arena, apex_arena_t *from)

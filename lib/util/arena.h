@@ -44,6 +44,11 @@ void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size);
  * from's last chunk gives back the end it did not use. */
 void apex_arena_adopt(apex_arena_t *arena, apex_arena_t *from);
 
+/* The arena is complete for now (a zone version built): the unused end
+ * of the chunk being filled is given back where the allocator can.  More
+ * may be allocated after it, from a new chunk. */
+void apex_arena_trim(apex_arena_t *arena);
+
 /* Bytes obtained from the system by this arena so far. */
 size_t apex_arena_footprint(const apex_arena_t *arena);
 

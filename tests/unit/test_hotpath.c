@@ -5,8 +5,8 @@
  *
  * 1. Interposition.  The test is linked with -Wl,--wrap for the
  *    allocator (malloc, calloc, realloc, free, posix_memalign,
- *    aligned_alloc, strdup, strndup) and for every pthread lock
- *    function.  libapex is a static convenience library, so each of its
+ *    aligned_alloc, strdup, strndup, and jemalloc's xallocx) and for
+ *    every pthread lock function.  libapex is a static convenience library, so each of its
  *    references goes through the __wrap_ functions below, which count
  *    calls while `counting` is set.  It is set only around the calls of
  *    apex_worker_answer() (src/apexd/serve/worker.h: the daemon's answer path,
@@ -93,6 +93,7 @@ enum {
 	C_ALIGNED_ALLOC,
 	C_STRDUP,
 	C_STRNDUP,
+	C_XALLOCX,
 	C_MUTEX_LOCK,
 	C_MUTEX_TRYLOCK,
 	C_MUTEX_TIMEDLOCK,
@@ -122,6 +123,7 @@ static const char *const counter_names[C_COUNT] = {
 	"aligned_alloc",
 	"strdup",
 	"strndup",
+	"xallocx",
 	"pthread_mutex_lock",
 	"pthread_mutex_trylock",
 	"pthread_mutex_timedlock",
@@ -215,6 +217,9 @@ int __real_posix_memalign(void **p, size_t align, size_t size);
 void *__real_aligned_alloc(size_t align, size_t size);
 char *__real_strdup(const char *s);
 char *__real_strndup(const char *s, size_t n);
+#ifdef HAVE_JEMALLOC
+size_t __real_xallocx(void *p, size_t size, size_t extra, int flags);
+#endif
 int __real_pthread_mutex_lock(pthread_mutex_t *m);
 int __real_pthread_mutex_trylock(pthread_mutex_t *m);
 int __real_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t);
@@ -313,6 +318,18 @@ void *__wrap_aligned_alloc(size_t align, size_t size)
 	count(C_ALIGNED_ALLOC);
 	return region_active ? region_alloc(size, align) : __real_aligned_alloc(align, size);
 }
+
+#ifdef HAVE_JEMALLOC
+size_t __wrap_xallocx(void *p, size_t size, size_t extra, int flags);
+
+/* jemalloc's resize in place (an arena's chunk trimmed): a block of the
+ * region keeps its size. */
+size_t __wrap_xallocx(void *p, size_t size, size_t extra, int flags)
+{
+	count(C_XALLOCX);
+	return in_region(p) ? region_block_size(p) : __real_xallocx(p, size, extra, flags);
+}
+#endif
 
 char *__wrap_strdup(const char *s)
 {
