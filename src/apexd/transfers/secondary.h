@@ -56,7 +56,8 @@ typedef struct apex_secondary_zone {
 	uint8_t origin[APEX_NAME_MAX];
 	char *file;
 	/* the reloader's id of the configured zone this one keeps (reload.h),
-	 * set and read by the transfer thread: a zone removed and added again
+	 * set by the scheduler, read by it and by the zone's refresh (never
+	 * at once with a swap of the zones): a zone removed and added again
 	 * by reconfigs has a new one, and is kept afresh */
 	uint64_t reloader_id;
 	apex_acl_entry_t *primaries; /* owned copies */
@@ -64,8 +65,9 @@ typedef struct apex_secondary_zone {
 	apex_acl_entry_t *allow_notify;
 	size_t allow_notify_count;
 	bool zonemd_verify; /* a transfer's ZONEMD is checked before it is served */
-	/* when to act (CLOCK_MONOTONIC milliseconds): written by the transfer
-	 * thread alone, read by zone-status (apex_secondary_report()) too */
+	/* when to act (CLOCK_MONOTONIC milliseconds): written by the scheduler
+	 * or, while the zone is busy, by its refresh alone; read by
+	 * zone-status (apex_secondary_report()) too */
 	_Atomic uint64_t next_check;
 	_Atomic uint64_t expire_at; /* 0: no expiry pending */
 	/* the EDNS EXPIRE value (RFC 7314) of the last transfer's answer; -1:
@@ -100,10 +102,11 @@ typedef struct apex_secondary {
 	apex_server_t *server;
 	/* The settings in force (a reconfig replaces them), and the snapshot
 	 * the zones were made from: their primaries and allow-notify entries
-	 * point at its keys.  The transfer thread alone applies new settings,
-	 * between two exchanges, swapping zones, count and applied under
-	 * zones_lock; the workers (NOTIFY) and the control thread read them
-	 * under it.  The thread reads them without it: nobody else writes. */
+	 * point at its keys.  The scheduler alone applies new settings, when
+	 * no refresh runs, swapping zones, count and applied under zones_lock;
+	 * the workers (NOTIFY) and the control thread read them under it.
+	 * The scheduler and the refreshes read them without it: nobody writes
+	 * while a refresh runs. */
 	apex_settings_holder_t *settings;
 	apex_settings_t *applied;
 	/* the TLS client contexts of applied's tls-auth: clauses */
@@ -150,7 +153,7 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 			apex_settings_holder_t *settings);
 
 /*
- * The settings were replaced (a reconfig): the transfer thread takes the
+ * The settings were replaced (a reconfig): the scheduler takes the
  * new secondary zones between two exchanges.  A zone kept keeps its state
  * and timers; one whose primaries changed, and a new one, are checked at
  * once; a zone no longer secondary is left alone.  Never blocks.

@@ -49,12 +49,12 @@ void apex_secondary_free_zones(struct apex_secondary_zone *zones, size_t count);
 void apex_secondary_bind_zones(struct apex_secondary *s, struct apex_secondary_zone *zones,
 			       size_t count);
 
-/* On the transfer thread, between two exchanges: take the secondary zones
+/* On the scheduler, when no refresh runs: take the secondary zones
  * of the settings in force when they changed (secondary.h). */
 void apex_secondary_apply_settings(struct apex_secondary *s);
 
 /* The zone of s with this origin, or NULL; under zones_lock, or on the
- * transfer thread. */
+ * scheduler. */
 struct apex_secondary_zone *apex_secondary_find_zone(struct apex_secondary *s,
 						     const uint8_t *origin);
 

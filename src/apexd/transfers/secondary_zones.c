@@ -126,7 +126,7 @@ void apex_secondary_bind_zones(apex_secondary_t *s, apex_secondary_zone_t *zones
 		zones[i].reloader_id = apex_reloader_zone_id(s->reloader, zones[i].origin);
 }
 
-/* On the transfer thread, between two exchanges: take the secondary zones
+/* On the scheduler, when no refresh runs: take the secondary zones
  * of the settings in force when they changed (secondary.h).  A zone the
  * reconfigs removed and added again (a new reloader id) is taken as new,
  * even when this thread saw neither step alone. */

@@ -110,8 +110,8 @@ int apex_reloader_derive(struct apex_reloader *r, apex_load_job_t *job, apex_zon
  * thread: the version served built compact when its chain of derived
  * versions holds more than a secondary's chain may after an IXFR
  * (zones/compact.h, xfr/version_compact.h).  A request for the zone that
- * arrives meanwhile waits for the compaction (this thread loads one zone
- * at a time) rather than superseding it: reloads in a row would
+ * arrives meanwhile waits for the compaction (the zone stays picked until
+ * it ends, so no other reload thread loads it) rather than superseding it: reloads in a row would
  * otherwise keep the chain growing up to the derivation's own, looser
  * bound, and one compaction at a time keeps the peak at one whole build
  * beside the version served.  The next reload then derives from the

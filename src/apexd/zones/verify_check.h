@@ -7,8 +7,8 @@
  *
  * One table for the process, guarded by a mutex held only to read or
  * change it, never while a verifier runs: the loading threads (start-up),
- * the reload thread and the transfer thread each wait for their own
- * verifier, at most verifier-count of them at once.  A worker never waits
+ * the reload threads and the threads of the refresh pool each wait for
+ * their own verifier, at most verifier-count of them at once.  A worker never waits
  * on it.
  */
 #ifndef APEXD_VERIFY_CHECK_H
