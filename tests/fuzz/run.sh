@@ -33,7 +33,7 @@ export APEX_SRCDIR
 BUILD=${FUZZ_BUILDDIR:-$SRCDIR/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 CC=${FUZZ_CC:-clang}
-TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request fuzz_ixfr_version fuzz_http fuzz_xdp_frame fuzz_tls_stream fuzz_proxy_v2"
+TARGETS="fuzz_query fuzz_zone_load fuzz_ctl fuzz_xfr_in fuzz_tsig fuzz_notify fuzz_xfr_request fuzz_ixfr_version fuzz_http fuzz_xdp_frame fuzz_tls_stream fuzz_proxy_v2 fuzz_catalog"
 FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
@@ -100,6 +100,7 @@ target_flags() {
 	fuzz_xdp_frame) echo "-max_len=2048" ;;
 	fuzz_tls_stream) echo "-max_len=70000 -dict=$FUZZ_DIR/query.dict" ;;
 	fuzz_proxy_v2) echo "-max_len=1024" ;;
+	fuzz_catalog) echo "-max_len=8192 -dict=$FUZZ_DIR/catalog.dict" ;;
 	esac
 }
 
@@ -118,6 +119,7 @@ corpus_of() {
 	fuzz_xdp_frame) echo xdp_frame ;;
 	fuzz_tls_stream) echo tls_stream ;;
 	fuzz_proxy_v2) echo proxy_v2 ;;
+	fuzz_catalog) echo catalog ;;
 	esac
 }
 

@@ -10,8 +10,8 @@
  * invariants of fuzz_zone_load.c).  A failed check aborts.
  *
  *   - every committed seed of tests/fuzz/corpus/query, corpus/zone,
- *     corpus/xfr_in, corpus/tsig, corpus/ixfr_version and
- *     corpus/tls_stream;
+ *     corpus/xfr_in, corpus/tsig, corpus/ixfr_version,
+ *     corpus/tls_stream and corpus/catalog;
  *   - each input that once made a target fail, as its own test.
  */
 #include <dirent.h>
@@ -54,6 +54,12 @@
 #define LLVMFuzzerInitialize fuzz_ixfr_init
 #define LLVMFuzzerTestOneInput fuzz_ixfr_one
 #include "../fuzz/fuzz_ixfr_version.c"
+#undef LLVMFuzzerInitialize
+#undef LLVMFuzzerTestOneInput
+
+#define LLVMFuzzerInitialize fuzz_catalog_init
+#define LLVMFuzzerTestOneInput fuzz_catalog_one
+#include "../fuzz/fuzz_catalog.c"
 #undef LLVMFuzzerInitialize
 #undef LLVMFuzzerTestOneInput
 
@@ -127,6 +133,13 @@ static void test_tls_stream_corpus(void **state)
 	assert_true(replay_corpus("tls_stream", fuzz_tls_stream_one) >= 20);
 }
 
+/* Catalog zones read (fuzz_catalog.c). */
+static void test_catalog_corpus(void **state)
+{
+	(void)state;
+	assert_true(replay_corpus("catalog", fuzz_catalog_one) >= 5);
+}
+
 static void test_tsig_corpus(void **state)
 {
 	(void)state;
@@ -174,6 +187,7 @@ static int setup(void **state)
 	fuzz_tls_stream_init(NULL, NULL);
 	fuzz_query_init(NULL, NULL);
 	fuzz_zone_init(NULL, NULL);
+	fuzz_catalog_init(NULL, NULL);
 	return 0;
 }
 
@@ -186,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_tsig_corpus),
 		cmocka_unit_test(test_tls_stream_corpus),
 		cmocka_unit_test(test_ixfr_version_corpus),
+		cmocka_unit_test(test_catalog_corpus),
 		cmocka_unit_test(test_nsec3_next_owner_not_base32),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
