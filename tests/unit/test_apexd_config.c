@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "config/daemon_config.h"
+#include "dns/name.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -707,6 +708,107 @@ static void test_transfer_keys(void **state)
 	apex_config_free(&cfg);
 }
 
+/* pattern: sections, catalog: consumer, and a member zone made from a
+ * pattern (catalog/consumer.h). */
+static void test_patterns_and_catalogs(void **state)
+{
+	apex_config_t cfg;
+	char err[512] = "", want[700];
+	uint8_t origin[APEX_NAME_MAX];
+	const char *path = write_file("catalog.conf", "pattern:\n"
+						      "  name: members\n"
+						      "  zonefile: \"members/%s.zone\"\n"
+						      "  request-xfr: 192.0.2.1 xfr-key\n"
+						      "  allow-notify: 192.0.2.1 xfr-key\n"
+						      "  zonemd-check: no\n"
+						      "pattern:\n"
+						      "  name: Other\n"
+						      "  verifier: /bin/true\n"
+						      "zone:\n"
+						      "  name: catalog.invalid\n"
+						      "  file: catalog.zone\n"
+						      "  catalog: consumer\n"
+						      "  catalog-member-pattern: members\n"
+						      "  request-xfr: 192.0.2.1 xfr-key\n"
+						      "key:\n"
+						      "  name: xfr-key\n"
+						      "  algorithm: hmac-sha256\n"
+						      "  secret: \"K2tf3TRjvQkVCmJF3/Z9vA==\"\n");
+
+	(void)state;
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.zone_count, 1);
+	assert_true(cfg.zones[0].catalog_consumer);
+	assert_string_equal(cfg.zones[0].catalog_member_pattern, "members");
+	assert_int_equal(cfg.pattern_count, 2);
+	const apex_zone_config_t *members = apex_config_pattern(&cfg, "members");
+	const apex_zone_config_t *other = apex_config_pattern(&cfg, "Other");
+	assert_non_null(members);
+	assert_non_null(other);
+	assert_null(apex_config_pattern(&cfg, "other")); /* names are case-sensitive */
+	snprintf(want, sizeof(want), "%s/members/%%s.zone", dir);
+	assert_string_equal(members->file, want);
+	snprintf(want, sizeof(want), "%s/%%s.zone", dir); /* the default template */
+	assert_string_equal(other->file, want);
+	assert_false(members->zonemd_verify);
+	assert_true(other->zonemd_verify);
+	assert_string_equal(other->verifier, "/bin/true");
+	/* the keys a pattern's lists name are resolved like a zone's */
+	assert_int_equal(members->request_xfr_count, 1);
+	assert_ptr_equal(members->request_xfr[0].key, &cfg.keys[0]);
+
+	/* a member made from a pattern: its lists copied, its file from the template */
+	assert_int_equal(apex_name_from_str("Example.COM.", origin), 13);
+	apex_name_lower(origin);
+	assert_int_equal(apex_config_add_member(&cfg, members, origin, err, sizeof(err)), APEX_OK);
+	assert_int_equal(cfg.zone_count, 2);
+	const apex_zone_config_t *m = &cfg.zones[1];
+	assert_string_equal(m->name, "example.com.");
+	snprintf(want, sizeof(want), "%s/members/example.com.zone", dir);
+	assert_string_equal(m->file, want);
+	assert_true(apex_name_equal(m->origin, origin));
+	assert_int_equal(m->request_xfr_count, 1);
+	assert_ptr_not_equal(m->request_xfr, members->request_xfr); /* a copy, owned */
+	assert_ptr_equal(m->request_xfr[0].key, &cfg.keys[0]);
+	assert_int_equal(m->allow_notify_count, 1);
+	assert_false(m->zonemd_verify);
+	assert_false(m->catalog_consumer);
+	assert_null(m->catalog_member_pattern);
+	assert_int_equal(apex_config_add_member(&cfg, other, origin, err, sizeof(err)), APEX_OK);
+	assert_string_equal(cfg.zones[2].verifier, "/bin/true");
+	assert_ptr_not_equal(cfg.zones[2].verifier, other->verifier);
+	/* a name whose text holds a '/' makes no file name */
+	assert_true(apex_name_from_str("a/b", origin) > 0);
+	assert_int_equal(apex_config_add_member(&cfg, members, origin, err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_string_equal(err, "zone a/b.: a '/' in its name cannot make a file name");
+	assert_int_equal(cfg.zone_count, 3);
+	apex_config_free(&cfg);
+
+	expect_error("zone:\n name: c.\n file: c\n catalog: consumer\n", 1,
+		     "zone c.: catalog: consumer without a catalog-member-pattern");
+	expect_error("zone:\n name: c.\n file: c\n catalog-member-pattern: p\n", 1,
+		     "zone c.: catalog-member-pattern without catalog: consumer");
+	expect_error("zone:\n name: c.\n file: c\n catalog: producer\n", 4,
+		     "catalog: 'producer': only consumer is supported");
+	expect_error("pattern:\n file: x\n", 1, "pattern without a name");
+	expect_error("pattern:\n name: p\npattern:\n name: p\n", 3, "pattern p given twice");
+	expect_error("pattern:\n name: p\n catalog: consumer\n", 3,
+		     "unknown key 'catalog' in a pattern section");
+	path = write_file("nopattern.conf", "zone:\n name: c.\n file: c\n catalog: consumer\n"
+					    " catalog-member-pattern: absent\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_EINVAL);
+	assert_non_null(strstr(err, "zone c.: catalog-member-pattern absent: no such pattern"));
+	apex_config_free(&cfg);
+	path = write_file("patternkey.conf", "pattern:\n name: p\n request-xfr: ::1 nokey\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_EINVAL);
+	assert_non_null(strstr(err, "request-xfr '::1 nokey': no key named 'nokey'"));
+	apex_config_free(&cfg);
+}
+
 /* TLS (NSD's keys): the listen addresses' transports from tls-port and
  * tls-auth-port, the tls-auth: clauses and the entries that name them. */
 static void test_tls_keys(void **state)
@@ -905,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_log_keys),
 		cmocka_unit_test(test_nsd_spellings),
 		cmocka_unit_test(test_transfer_keys),
+		cmocka_unit_test(test_patterns_and_catalogs),
 		cmocka_unit_test(test_tls_keys),
 		cmocka_unit_test(test_tls_errors),
 		cmocka_unit_test(test_command_line),

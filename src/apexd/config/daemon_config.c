@@ -71,18 +71,27 @@ static void free_tls(apex_config_t *cfg)
 	free(cfg->tls.cert_bundle);
 }
 
+/* What a zone's or a pattern's entry owns. */
+static void free_zone(apex_zone_config_t *z)
+{
+	free(z->name);
+	free(z->file);
+	free(z->request_xfr);
+	free(z->allow_notify);
+	free(z->provide_xfr);
+	free(z->notify);
+	free(z->verifier);
+	free(z->catalog_member_pattern);
+}
+
 void apex_config_free(apex_config_t *cfg)
 {
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		free(cfg->zones[i].name);
-		free(cfg->zones[i].file);
-		free(cfg->zones[i].request_xfr);
-		free(cfg->zones[i].allow_notify);
-		free(cfg->zones[i].provide_xfr);
-		free(cfg->zones[i].notify);
-		free(cfg->zones[i].verifier);
-	}
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		free_zone(&cfg->zones[i]);
 	free(cfg->zones);
+	for (size_t i = 0; i < cfg->pattern_count; i++)
+		free_zone(&cfg->patterns[i]);
+	free(cfg->patterns);
 	free(cfg->keys);
 	free(cfg->listens);
 	free(cfg->path);
@@ -247,6 +256,90 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	}
 	cfg->zones = grown;
+	cfg->zones[cfg->zone_count++] = item;
+	return APEX_OK;
+}
+
+const apex_zone_config_t *apex_config_pattern(const apex_config_t *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->pattern_count; i++)
+		if (strcmp(cfg->patterns[i].name, name) == 0)
+			return &cfg->patterns[i];
+	return NULL;
+}
+
+/* A copy of count entries (NULL for none); *ok false when out of memory. */
+static apex_acl_entry_t *copy_acl(const apex_acl_entry_t *entries, size_t count, bool *ok)
+{
+	apex_acl_entry_t *copy;
+
+	if (count == 0)
+		return NULL;
+	if ((copy = malloc(count * sizeof(*copy))) == NULL) {
+		*ok = false;
+		return NULL;
+	}
+	memcpy(copy, entries, count * sizeof(*copy));
+	return copy;
+}
+
+/* pattern's file template with each "%s" replaced by name; malloc'ed. */
+static char *expand_template(const char *template, const char *name)
+{
+	size_t count = 0, size;
+	char *out, *w;
+
+	for (const char *s = strstr(template, "%s"); s != NULL; s = strstr(s + 2, "%s"))
+		count++;
+	size = strlen(template) + count * strlen(name) + 1;
+	if ((out = malloc(size)) == NULL)
+		return NULL;
+	w = out;
+	for (const char *s = template; *s != '\0';) {
+		if (s[0] == '%' && s[1] == 's') {
+			w = stpcpy(w, name);
+			s += 2;
+		} else {
+			*w++ = *s++;
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
+int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern,
+			   const uint8_t *origin, char *err, size_t err_size)
+{
+	char text[APEX_NAME_MAX * 4 + 1];
+	apex_zone_config_t item = *pattern, *grown;
+	size_t len;
+	bool ok = true;
+
+	apex_name_to_str(origin, text, sizeof(text));
+	if (strchr(text, '/') != NULL)
+		return apex_fail(err, err_size, APEX_EINVAL,
+				 "zone %s: a '/' in its name cannot make a file name", text);
+	memcpy(item.origin, origin, apex_name_size(origin));
+	item.catalog_consumer = false;
+	item.catalog_member_pattern = NULL;
+	item.name = strdup(text);
+	len = strlen(text);
+	if (len > 1 && text[len - 1] == '.')
+		text[len - 1] = '\0';
+	item.file = expand_template(pattern->file, text);
+	item.verifier = pattern->verifier != NULL ? strdup(pattern->verifier) : NULL;
+	item.request_xfr = copy_acl(pattern->request_xfr, pattern->request_xfr_count, &ok);
+	item.allow_notify = copy_acl(pattern->allow_notify, pattern->allow_notify_count, &ok);
+	item.provide_xfr = copy_acl(pattern->provide_xfr, pattern->provide_xfr_count, &ok);
+	item.notify = copy_acl(pattern->notify, pattern->notify_count, &ok);
+	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
+	if (grown != NULL)
+		cfg->zones = grown;
+	if (!ok || grown == NULL || item.name == NULL || item.file == NULL ||
+	    (pattern->verifier != NULL && item.verifier == NULL)) {
+		free_zone(&item);
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
+	}
 	cfg->zones[cfg->zone_count++] = item;
 	return APEX_OK;
 }

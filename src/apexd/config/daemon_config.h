@@ -95,6 +95,11 @@ typedef struct apex_zone_config {
 	char *verifier;
 	int verifier_feed_zone;
 	long verifier_timeout;
+	/* catalog: consumer (RFC 9432): the zone is a catalog whose members
+	 * become zones of the server (catalog/consumer.h), each with the
+	 * pattern its group names or else catalog_member_pattern (owned). */
+	bool catalog_consumer;
+	char *catalog_member_pattern;
 } apex_zone_config_t;
 
 typedef struct apex_config {
@@ -104,6 +109,11 @@ typedef struct apex_config {
 	size_t listen_count;
 	apex_zone_config_t *zones;
 	size_t zone_count;
+	/* pattern: sections, the settings a catalog's member zones take: each
+	 * entry's name is the pattern's, its file the template of the members'
+	 * files, made absolute ("%s" stands for the zone's name). */
+	apex_zone_config_t *patterns;
+	size_t pattern_count;
 	/* TSIG keys (key: sections); the zones' entries point into it, so it
 	 * does not move once the file is read. */
 	apex_tsig_key_t *keys;
@@ -242,6 +252,20 @@ void apex_config_clear_listens(apex_config_t *cfg);
  */
 int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 			 const char *base_dir, char *err, size_t err_size);
+
+/* The pattern named name, or NULL. */
+const apex_zone_config_t *apex_config_pattern(const apex_config_t *cfg, const char *name);
+
+/*
+ * Add the zone origin (wire format) with the settings of pattern, one of
+ * cfg's: its access lists and verification, and its file template with
+ * "%s" replaced by the zone's name (without the final dot).  A catalog's
+ * member (catalog/consumer.h), whose name the caller has checked against
+ * the other zones.  A name whose text holds a '/' is refused: a file
+ * name made of it could leave the directory.
+ */
+int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern,
+			   const uint8_t *origin, char *err, size_t err_size);
 
 /* Set the pid file (a relative path is taken from the current directory). */
 int apex_config_set_pid_file(apex_config_t *cfg, const char *path);

@@ -106,11 +106,14 @@ static int resolve_list(parser_t *p, const apex_zone_config_t *z, const char *wh
 	return APEX_OK;
 }
 
-/* Once every key is read: the key each entry names. */
+/* Once every key is read: the key each entry names, in the zones and the
+ * patterns. */
 static int resolve_keys(parser_t *p)
 {
-	for (size_t i = 0; i < p->cfg->zone_count; i++) {
-		apex_zone_config_t *z = &p->cfg->zones[i];
+	for (size_t i = 0; i < p->cfg->zone_count + p->cfg->pattern_count; i++) {
+		apex_zone_config_t *z = i < p->cfg->zone_count
+						? &p->cfg->zones[i]
+						: &p->cfg->patterns[i - p->cfg->zone_count];
 		const struct {
 			const char *what;
 			apex_acl_entry_t *entries;

@@ -26,6 +26,8 @@ static const struct {
 	{ "server", "xfrd-tcp-max", "xfr-in-max" },
 	{ "zone", "zonefile", "file" },
 	{ "zone", "zonemd-check", "zonemd-verify" },
+	{ "pattern", "zonefile", "file" },
+	{ "pattern", "zonemd-check", "zonemd-verify" },
 };
 
 const char *apex_config_nsd_spelling(const char *section, const char *key)

@@ -33,8 +33,8 @@
 /* The sections a line "NAME:" starts.  Once the file is read, their
  * finish() checks run in this order. */
 static const section_def_t *const sections[] = {
-	&apex_config_zone_section,   &apex_config_key_section,    &apex_config_tls_auth_section,
-	&apex_config_server_section, &apex_config_dnstap_section,
+	&apex_config_zone_section,     &apex_config_pattern_section, &apex_config_key_section,
+	&apex_config_tls_auth_section, &apex_config_server_section,  &apex_config_dnstap_section,
 };
 
 #define SECTION_COUNT (sizeof(sections) / sizeof(sections[0]))

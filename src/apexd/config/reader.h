@@ -91,6 +91,7 @@ struct section_def {
 /* The sections, one file each. */
 extern const section_def_t apex_config_server_section;   /* server_section.c */
 extern const section_def_t apex_config_zone_section;     /* zone_section.c */
+extern const section_def_t apex_config_pattern_section;  /* zone_section.c */
 extern const section_def_t apex_config_key_section;      /* key_section.c */
 extern const section_def_t apex_config_dnstap_section;   /* dnstap_section.c */
 extern const section_def_t apex_config_tls_auth_section; /* tls_auth_section.c */

@@ -156,11 +156,14 @@ static int resolve_list(parser_t *p, const apex_zone_config_t *z, const char *wh
 	return APEX_OK;
 }
 
-/* Once the file is read: the clause each entry names. */
+/* Once the file is read: the clause each entry names, in the zones and
+ * the patterns. */
 static int resolve_tls_auths(parser_t *p)
 {
-	for (size_t i = 0; i < p->cfg->zone_count; i++) {
-		apex_zone_config_t *z = &p->cfg->zones[i];
+	for (size_t i = 0; i < p->cfg->zone_count + p->cfg->pattern_count; i++) {
+		apex_zone_config_t *z = i < p->cfg->zone_count
+						? &p->cfg->zones[i]
+						: &p->cfg->patterns[i - p->cfg->zone_count];
 		int rc = resolve_list(p, z, "request-xfr", z->request_xfr, z->request_xfr_count);
 
 		if (rc == APEX_OK)

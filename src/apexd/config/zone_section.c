@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A zone: section of the config file (apex.conf(5)): a zone, its file and its access lists. */
+/*
+ * A zone: section of the config file (apex.conf(5)): a zone, its file and
+ * its access lists; and a pattern: section, the same settings under a
+ * name, which a catalog's member zones take (catalog/consumer.h).
+ */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
 #endif
@@ -8,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/daemon_config_internal.h"
 #include "util/error.h"
 
 /* A growing array of access list entries. */
@@ -28,7 +33,9 @@ typedef struct zone_state {
 	char *verifier;
 	int verifier_feed_zone;
 	long verifier_timeout;
-	bool verify_given; /* the -1s above are set (the state starts zeroed) */
+	bool verify_given;     /* the -1s above are set (the state starts zeroed) */
+	bool catalog_consumer; /* catalog: consumer */
+	char *member_pattern;  /* catalog-member-pattern */
 } zone_state_t;
 
 /* The state's "not given" marks, before the first verify key. */
@@ -162,6 +169,31 @@ static int key_verifier_timeout(parser_t *p, const char *key, const char *value)
 	return rc;
 }
 
+/* What the state gathered, moved into zone (the state keeps the rest). */
+static void take_state(zone_state_t *z, apex_zone_config_t *zone)
+{
+	zone->request_xfr = z->request_xfr.entries;
+	zone->request_xfr_count = z->request_xfr.count;
+	zone->allow_notify = z->allow_notify.entries;
+	zone->allow_notify_count = z->allow_notify.count;
+	zone->provide_xfr = z->provide_xfr.entries;
+	zone->provide_xfr_count = z->provide_xfr.count;
+	zone->notify = z->notify.entries;
+	zone->notify_count = z->notify.count;
+	zone->zonemd_verify = !z->zonemd_off;
+	if (z->verify_given) {
+		zone->verify_zone = z->verify_zone;
+		zone->verifier = z->verifier;
+		zone->verifier_feed_zone = z->verifier_feed_zone;
+		zone->verifier_timeout = z->verifier_timeout;
+		z->verifier = NULL;
+	}
+	memset(&z->notify, 0, sizeof(z->notify));
+	memset(&z->request_xfr, 0, sizeof(z->request_xfr));
+	memset(&z->allow_notify, 0, sizeof(z->allow_notify));
+	memset(&z->provide_xfr, 0, sizeof(z->provide_xfr));
+}
+
 /* The end of a zone: section: it needs a name and a file.  The zone takes
  * the access lists; zone_discard() frees the rest. */
 static int zone_end(parser_t *p)
@@ -176,6 +208,11 @@ static int zone_end(parser_t *p)
 		rc = PFAIL(p, "zone without a name");
 	else if (z->file == NULL)
 		rc = PFAIL(p, "zone %s without a file", z->name);
+	else if (z->catalog_consumer && z->member_pattern == NULL)
+		rc = PFAIL(p, "zone %s: catalog: consumer without a catalog-member-pattern",
+			   z->name);
+	else if (!z->catalog_consumer && z->member_pattern != NULL)
+		rc = PFAIL(p, "zone %s: catalog-member-pattern without catalog: consumer", z->name);
 	else if (apex_config_add_zone(p->cfg, z->name, z->file,
 				      p->zones_dir != NULL ? p->zones_dir : p->base_dir, reason,
 				      sizeof(reason)) < 0)
@@ -183,29 +220,85 @@ static int zone_end(parser_t *p)
 	if (rc == APEX_OK) {
 		apex_zone_config_t *zone = &p->cfg->zones[p->cfg->zone_count - 1];
 
-		zone->request_xfr = z->request_xfr.entries;
-		zone->request_xfr_count = z->request_xfr.count;
-		zone->allow_notify = z->allow_notify.entries;
-		zone->allow_notify_count = z->allow_notify.count;
-		zone->provide_xfr = z->provide_xfr.entries;
-		zone->provide_xfr_count = z->provide_xfr.count;
-		zone->notify = z->notify.entries;
-		zone->notify_count = z->notify.count;
-		zone->zonemd_verify = !z->zonemd_off;
-		if (z->verify_given) {
-			zone->verify_zone = z->verify_zone;
-			zone->verifier = z->verifier;
-			zone->verifier_feed_zone = z->verifier_feed_zone;
-			zone->verifier_timeout = z->verifier_timeout;
-			z->verifier = NULL;
-		}
-		memset(&z->notify, 0, sizeof(z->notify));
-		memset(&z->request_xfr, 0, sizeof(z->request_xfr));
-		memset(&z->allow_notify, 0, sizeof(z->allow_notify));
-		memset(&z->provide_xfr, 0, sizeof(z->provide_xfr));
+		take_state(z, zone);
+		zone->catalog_consumer = z->catalog_consumer;
+		zone->catalog_member_pattern = z->member_pattern;
+		z->member_pattern = NULL;
 	}
 	p->line = line;
 	return rc;
+}
+
+/* The end of a pattern: section: a name, given once; its file template
+ * defaults to "%s.zone", where the zones' files go. */
+static int pattern_end(parser_t *p)
+{
+	zone_state_t *z = p->state;
+	apex_zone_config_t item, *grown;
+	unsigned line = p->line;
+	int rc = APEX_OK;
+
+	memset(&item, 0, sizeof(item));
+	p->line = p->section_line; /* errors point at the "pattern:" line */
+	if (z->name == NULL || z->name[0] == '\0')
+		rc = PFAIL(p, "pattern without a name");
+	else if (apex_config_pattern(p->cfg, z->name) != NULL)
+		rc = PFAIL(p, "pattern %s given twice", z->name);
+	else if ((item.file = apex_config_absolute_path(
+			  z->file != NULL ? z->file : "%s.zone",
+			  p->zones_dir != NULL ? p->zones_dir : p->base_dir)) == NULL ||
+		 (grown = realloc(p->cfg->patterns,
+				  (p->cfg->pattern_count + 1) * sizeof(*grown))) == NULL) {
+		free(item.file);
+		rc = PFAIL(p, "out of memory");
+	}
+	if (rc == APEX_OK) {
+		item.name = z->name;
+		z->name = NULL;
+		item.zonemd_verify = true;
+		item.verify_zone = -1;
+		item.verifier_feed_zone = -1;
+		item.verifier_timeout = -1;
+		take_state(z, &item);
+		p->cfg->patterns = grown;
+		p->cfg->patterns[p->cfg->pattern_count++] = item;
+	}
+	p->line = line;
+	return rc;
+}
+
+/* catalog: consumer.  (A producer, NSD's other value, is not built.) */
+static int key_catalog(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	if (strcmp(value, "consumer") != 0)
+		return PFAIL(p, "%s: '%s': only consumer is supported", key, value);
+	z->catalog_consumer = true;
+	return APEX_OK;
+}
+
+static int key_member_pattern(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+
+	(void)key;
+	return apex_config_replace_string(p, &z->member_pattern, value);
+}
+
+/* Once the file is read: each catalog's pattern exists. */
+static int zone_finish(parser_t *p)
+{
+	for (size_t i = 0; i < p->cfg->zone_count; i++) {
+		const apex_zone_config_t *zone = &p->cfg->zones[i];
+
+		if (zone->catalog_member_pattern != NULL &&
+		    apex_config_pattern(p->cfg, zone->catalog_member_pattern) == NULL)
+			return apex_fail(p->err, p->err_size, APEX_EINVAL,
+					 "%s: zone %s: catalog-member-pattern %s: no such pattern",
+					 p->file, zone->name, zone->catalog_member_pattern);
+	}
+	return APEX_OK;
 }
 
 static void zone_discard(void *state)
@@ -219,9 +312,11 @@ static void zone_discard(void *state)
 	free(z->provide_xfr.entries);
 	free(z->notify.entries);
 	free(z->verifier);
+	free(z->member_pattern);
 }
 
-/* A zone: section. */
+/* A zone: section; the rows before the catalog keys are a pattern's too. */
+#define PATTERN_KEY_COUNT 11
 static const key_def_t zone_keys[] = {
 	CUSTOM_KEY("name", key_zone_name),
 	CUSTOM_KEY("file", key_zone_file),
@@ -234,6 +329,8 @@ static const key_def_t zone_keys[] = {
 	WORDS_KEY("verifier", key_zone_verifier),
 	CUSTOM_KEY("verifier-feed-zone", key_verify_bool),
 	CUSTOM_KEY("verifier-timeout", key_verifier_timeout),
+	CUSTOM_KEY("catalog", key_catalog),
+	CUSTOM_KEY("catalog-member-pattern", key_member_pattern),
 };
 
 const section_def_t apex_config_zone_section = {
@@ -243,5 +340,16 @@ const section_def_t apex_config_zone_section = {
 	.key_count = sizeof(zone_keys) / sizeof(zone_keys[0]),
 	.state_size = sizeof(zone_state_t),
 	.end = zone_end,
+	.discard = zone_discard,
+	.finish = zone_finish,
+};
+
+const section_def_t apex_config_pattern_section = {
+	.name = "pattern",
+	.what = "a pattern section",
+	.keys = zone_keys,
+	.key_count = PATTERN_KEY_COUNT,
+	.state_size = sizeof(zone_state_t),
+	.end = pattern_end,
 	.discard = zone_discard,
 };
