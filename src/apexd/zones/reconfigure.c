@@ -17,28 +17,76 @@
 #include "util/error.h"
 #include "util/log.h"
 
+/* An origin and where it is: the zones of both sides sorted by origin, so
+ * that matching them costs N log N, not N^2 (thousands of zones, a catalog's
+ * members among them). */
+typedef struct by_origin {
+	const uint8_t *origin;
+	size_t index;
+} by_origin_t;
+
+static int compare_origins(const void *a, const void *b)
+{
+	return apex_name_compare(((const by_origin_t *)a)->origin,
+				 ((const by_origin_t *)b)->origin);
+}
+
+static by_origin_t *find_origin(by_origin_t *sorted, size_t count, const uint8_t *origin)
+{
+	by_origin_t key = { origin, 0 };
+
+	return count == 0 ? NULL : bsearch(&key, sorted, count, sizeof(*sorted), compare_origins);
+}
+
+/* cfg's zones, sorted; NULL when out of memory. */
+static by_origin_t *sort_config(const apex_config_t *cfg)
+{
+	by_origin_t *sorted = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*sorted));
+
+	if (sorted == NULL)
+		return NULL;
+	for (size_t j = 0; j < cfg->zone_count; j++)
+		sorted[j] = (by_origin_t){ cfg->zones[j].origin, j };
+	qsort(sorted, cfg->zone_count, sizeof(*sorted), compare_origins);
+	return sorted;
+}
+
+/* The reloader's zones, sorted; NULL when out of memory.  Under its lock. */
+static by_origin_t *sort_zones(const apex_reloader_t *r)
+{
+	by_origin_t *sorted = calloc(r->count > 0 ? r->count : 1, sizeof(*sorted));
+
+	if (sorted == NULL)
+		return NULL;
+	for (size_t i = 0; i < r->count; i++)
+		sorted[i] = (by_origin_t){ r->zones[i]->origin, i };
+	qsort(sorted, r->count, sizeof(*sorted), compare_origins);
+	return sorted;
+}
+
 int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 			      apex_reload_ticket_t **tickets, size_t *count, size_t *added,
 			      size_t *removed, size_t *changed)
 {
 	apex_reload_ticket_t *list =
 		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
-	size_t n = 0;
+	by_origin_t *configured = sort_config(cfg), *held = NULL;
+	size_t n = 0, held_count;
 	int rc = APEX_OK;
 
 	*tickets = NULL;
 	*count = *added = *removed = *changed = 0;
-	if (list == NULL)
+	if (list == NULL || configured == NULL) {
+		free(list);
+		free(configured);
 		return APEX_ENOMEM;
+	}
 	pthread_mutex_lock(&r->lock);
 	/* zones that are gone: out of the table now (they are not served from here on) */
 	for (size_t i = 0; i < r->count;) {
 		apex_managed_zone_t *z = r->zones[i];
-		bool kept = false;
 
-		for (size_t j = 0; j < cfg->zone_count && !kept; j++)
-			kept = apex_name_equal(cfg->zones[j].origin, z->origin);
-		if (kept) {
+		if (find_origin(configured, cfg->zone_count, z->origin) != NULL) {
 			i++;
 			continue;
 		}
@@ -53,12 +101,18 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 		r->zones[i] = r->zones[--r->count];
 		(*removed)++;
 	}
-	/* new zones, and zones whose file changed */
+	/* new zones, and zones whose file changed (those pushed meanwhile are
+	 * not in held: cfg names each zone once) */
+	if ((held = sort_zones(r)) == NULL) {
+		rc = APEX_ENOMEM;
+		goto out;
+	}
+	held_count = r->count;
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		ssize_t i = apex_reloader_find_origin(r, cfg->zones[j].origin);
+		const by_origin_t *found = find_origin(held, held_count, cfg->zones[j].origin);
 
-		if (i >= 0) {
-			apex_managed_zone_t *z = r->zones[i];
+		if (found != NULL) {
+			apex_managed_zone_t *z = r->zones[found->index];
 			char *file;
 
 			z->secondary = cfg->zones[j].request_xfr_count > 0;
@@ -94,6 +148,8 @@ out:
 	/* whatever was changed before a failure is kept, and its loads queued */
 	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
+	free(configured);
+	free(held);
 	*tickets = list;
 	*count = n;
 	return rc;
