@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "catalog/consumer.h"
 #include "config/daemon_config.h"
 #include "control/control.h"
 #include "control/metrics_server.h"
@@ -43,6 +44,7 @@ typedef struct apexd {
 	apex_control_t *control;
 	apex_metrics_server_t *metrics; /* NULL without a metrics: key */
 	apex_dnstap_t *dnstap;          /* NULL without dnstap-enable: yes */
+	apexd_catalogs_t *catalogs;     /* NULL without a config file */
 	sigset_t signals;
 	apex_privs_t privs;
 	unsigned workers;

@@ -224,7 +224,9 @@ static step_t start_threads(apexd_t *d)
 		apex_server_stop(&d->server);
 		return STEP_FAILED;
 	}
-	if (apex_secondary_start(&d->secondary) < 0) {
+	if (apex_secondary_start(&d->secondary) < 0 ||
+	    (d->catalogs != NULL && apexd_catalogs_start(d->catalogs) < 0)) {
+		apex_secondary_stop(&d->secondary);
 		apex_reloader_stop(&d->reloader);
 		apex_notifier_stop(&d->notifier);
 		apexd_endpoints_close(d->control, d->metrics);
@@ -260,6 +262,9 @@ static void serve(apexd_t *d)
 	apexd_signals_wait(&d->signals, &on);
 	apexd_sighup_free(&sighup);
 	apexd_sd_notify("STOPPING=1\nSTATUS=stopping");
+	/* first: it puts configurations in force through the threads below */
+	apexd_catalogs_free(d->catalogs);
+	d->catalogs = NULL;
 	apex_secondary_stop(&d->secondary);
 	apex_xfr_out_stop(&d->xfr_out);
 	/* in this order: the reload thread notifies the control thread, and
@@ -278,7 +283,9 @@ static void serve(apexd_t *d)
 /* Everything released, in reverse order of its setup. */
 static void finish(apexd_t *d, int status)
 {
-	apex_dnstap_stop(d->dnstap); /* not started, or a start that failed */
+	apex_dnstap_stop(d->dnstap);      /* not started, or a start that failed */
+	apexd_catalogs_free(d->catalogs); /* not started, or a start that failed */
+	d->catalogs = NULL;
 	if (d->xfr_out_ready)
 		apex_xfr_out_free(&d->xfr_out);
 	if (d->notifier_ready)

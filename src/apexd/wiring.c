@@ -28,6 +28,8 @@ static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t 
 						     version->origin, false))
 		apex_journals_record(&d->journals, old, version, sets, count);
 	apex_notifier_changed(&d->notifier, version->origin);
+	if (d->catalogs != NULL)
+		apexd_catalogs_wake(d->catalogs);
 }
 
 /* A transfer is served: as zone_published(), the journal taking the change
@@ -39,6 +41,8 @@ static void transfer_published(void *arg, const apex_zone_t *old, const apex_zon
 
 	apex_journals_record(&d->journals, old, version, sets, count);
 	apex_notifier_changed(&d->notifier, version->origin);
+	if (d->catalogs != NULL)
+		apexd_catalogs_wake(d->catalogs);
 }
 
 /* The transfer thread's question (secondary.h): does the zone's journal
@@ -126,7 +130,31 @@ int apexd_wire(apexd_t *d)
 		d->server.workers[w].worker.notify = apex_secondary_notify;
 		d->server.workers[w].worker.notify_ctx = &d->secondary;
 	}
+	/* catalogs (catalog/consumer.h): their members are put in force the
+	 * way reconfig does, which needs the config file */
+	if (d->opt.config_file != NULL) {
+		apex_command_context_t ctx = apexd_command_context(d);
+
+		if ((d->catalogs = apexd_catalogs_new(&ctx, cfg)) == NULL) {
+			apex_error("catalogs: out of memory");
+			return APEX_ENOMEM;
+		}
+	}
 	return APEX_OK;
+}
+
+/* reconfig's hooks into the catalogs (control/commands.h). */
+static void lock_config(void *arg, bool locked)
+{
+	if (locked)
+		apexd_catalogs_lock(arg);
+	else
+		apexd_catalogs_unlock(arg);
+}
+
+static int extend_config(void *arg, apex_config_t *cfg, char *err, size_t err_size)
+{
+	return apexd_catalogs_extend(arg, cfg, err, err_size);
 }
 
 apex_command_context_t apexd_command_context(apexd_t *d)
@@ -144,6 +172,9 @@ apex_command_context_t apexd_command_context(apexd_t *d)
 		.reconfigured_arg = d,
 		.reread_config = d->opt.config_file != NULL ? apexd_options_reread_config : NULL,
 		.reread_arg = &d->opt,
+		.lock_config = d->catalogs != NULL ? lock_config : NULL,
+		.extend_config = d->catalogs != NULL ? extend_config : NULL,
+		.catalogs_arg = d->catalogs,
 	};
 
 	return ctx;

@@ -113,6 +113,30 @@ static int cmd_reload(const apex_command_context_t *ctx, const apex_ctl_request_
 	return APEX_COMMAND_PENDING;
 }
 
+int apex_command_apply_config(const apex_command_context_t *ctx, apex_config_t *cfg,
+			      apex_command_pending_t *pending)
+{
+	int rc;
+
+	/* the journals of zones given provide-xfr, before it is in force and
+	 * before the zones added are loaded: a journal ahead of a zone's file
+	 * is replayed over its first version (transfers/journal_replay.h) */
+	if (ctx->reconfigured != NULL)
+		ctx->reconfigured(ctx->reconfigured_arg, cfg);
+	/* the verifiers, before the zones added are loaded */
+	if (apexd_verify_configure(cfg) < 0)
+		return APEX_ENOMEM;
+	rc = apex_reloader_reconfigure(ctx->reloader, cfg, &pending->tickets, &pending->count,
+				       &pending->added, &pending->removed, &pending->changed);
+	/* the keys and the zones' transfer lists: in force from here on for
+	 * what begins (an exchange under way ends with the old ones); cfg is
+	 * moved into the new settings */
+	if (rc == APEX_OK && ctx->settings != NULL &&
+	    (rc = apex_settings_replace(ctx->settings, cfg)) == APEX_OK && ctx->secondary != NULL)
+		apex_secondary_settings_changed(ctx->secondary);
+	return rc;
+}
+
 static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
 			apex_ctl_buf_t *out, apex_command_pending_t *pending)
 {
@@ -120,11 +144,20 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 	char err[APEX_CTL_MESSAGE_MAX];
 	int rc;
 
+	(void)req;
 	if (ctx->reread_config == NULL)
 		return apex_command_reply_error(
 			out, "reconfig: apexd was started without a config file");
+	/* one configuration put in force at a time: a catalog's change waits */
+	if (ctx->lock_config != NULL)
+		ctx->lock_config(ctx->catalogs_arg, true);
 	rc = ctx->reread_config(ctx->reread_arg, &cfg, err, sizeof(err));
+	/* the members of the catalogs stay */
+	if (rc == APEX_OK && ctx->extend_config != NULL)
+		rc = ctx->extend_config(ctx->catalogs_arg, &cfg, err, sizeof(err));
 	if (rc < 0) {
+		if (ctx->lock_config != NULL)
+			ctx->lock_config(ctx->catalogs_arg, false);
 		apex_config_free(&cfg);
 		apex_error("reconfig: %s", err);
 		return apex_command_reply_error(out, "%s", err);
@@ -134,25 +167,9 @@ static int cmd_reconfig(const apex_command_context_t *ctx, const apex_ctl_reques
 	if (ctx->server->tls_ready &&
 	    apex_tls_service_reload(&ctx->server->tls, &cfg, err, sizeof(err)) < 0)
 		apex_error("reconfig: tls: %s: the certificate in use stays", err);
-	/* the journals of zones given provide-xfr, before it is in force and
-	 * before the zones added are loaded: a journal ahead of a zone's file
-	 * is replayed over its first version (transfers/journal_replay.h) */
-	if (ctx->reconfigured != NULL)
-		ctx->reconfigured(ctx->reconfigured_arg, &cfg);
-	/* the verifiers, before the zones added are loaded */
-	if (apexd_verify_configure(&cfg) < 0) {
-		apex_config_free(&cfg);
-		apex_command_pending_free(pending);
-		return apex_command_reply_error(out, "reconfig: out of memory");
-	}
-	rc = apex_reloader_reconfigure(ctx->reloader, &cfg, &pending->tickets, &pending->count,
-				       &pending->added, &pending->removed, &pending->changed);
-	/* the keys and the zones' transfer lists: in force from here on for
-	 * what begins (an exchange under way ends with the old ones); cfg is
-	 * moved into the new settings */
-	if (rc == APEX_OK && ctx->settings != NULL &&
-	    (rc = apex_settings_replace(ctx->settings, &cfg)) == APEX_OK && ctx->secondary != NULL)
-		apex_secondary_settings_changed(ctx->secondary);
+	rc = apex_command_apply_config(ctx, &cfg, pending);
+	if (ctx->lock_config != NULL)
+		ctx->lock_config(ctx->catalogs_arg, false);
 	apex_config_free(&cfg);
 	if (rc < 0) {
 		apex_command_pending_free(pending);

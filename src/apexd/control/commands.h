@@ -46,6 +46,13 @@ typedef struct apex_command_context {
 	 * zones given provide-xfr); NULL: nobody. */
 	void (*reconfigured)(void *arg, const apex_config_t *cfg);
 	void *reconfigured_arg;
+	/* The catalogs consumed (catalog/consumer.h), as hooks (NULL: none):
+	 * reconfig holds lock_config while it reads a configuration and puts
+	 * it in force, one configuration at a time, and keeps their members
+	 * with extend_config (as apexd_catalogs_extend()). */
+	void (*lock_config)(void *arg, bool locked);
+	int (*extend_config)(void *arg, apex_config_t *cfg, char *err, size_t err_size);
+	void *catalogs_arg;
 } apex_command_context_t;
 
 /* A reload or reconfig waiting for its zone loads. */
@@ -81,6 +88,18 @@ bool apex_command_poll(const apex_command_context_t *ctx, apex_command_pending_t
 /* The counters of ctx's threads beside the workers: transfers, NOTIFY and
  * dnstap's writer (zeros for those absent). */
 void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_stats_t *out);
+
+/*
+ * Put cfg, a configuration just read (with a catalog's members, if any),
+ * in force as reconfig does: the journals and the verifiers it needs, its
+ * zones added and removed (the loads queued are given in pending's
+ * tickets and counts), then its keys and transfer lists; cfg is moved
+ * into the settings in force, the caller still frees it.  The caller
+ * holds lock_config when there is one.  Returns APEX_OK
+ * or a negative apex code.
+ */
+int apex_command_apply_config(const apex_command_context_t *ctx, apex_config_t *cfg,
+			      apex_command_pending_t *pending);
 
 /* Release a pending command that will not be finished (connection gone). */
 void apex_command_pending_free(apex_command_pending_t *pending);

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Catalog zones consumed (consumer.h): the catalogs read, their members owned and put in force. */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* autoconf's, from the build directory: _GNU_SOURCE */
+#endif
+#include "catalog/consumer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog/catalog_read.h"
+#include "catalog/consumer_internal.h"
+#include "control/commands.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "zone/zoneset.h"
+
+/* A configuration that could not be read or put in force is tried again
+ * after this long, or at the next change. */
+#define RETRY_SECONDS 10
+
+/* ---------------------------------------------------------------- the configuration's side */
+
+/* The catalogs of cfg, with what was read of those already known. */
+static int sync_consumers(apexd_catalogs_t *c, const apex_config_t *cfg)
+{
+	size_t count = 0;
+	consumer_t *list;
+
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		count += cfg->zones[i].catalog_consumer;
+	if ((list = calloc(count > 0 ? count : 1, sizeof(*list))) == NULL)
+		return APEX_ENOMEM;
+	count = 0;
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		const apex_zone_config_t *z = &cfg->zones[i];
+		consumer_t *k = &list[count], *old;
+
+		if (!z->catalog_consumer)
+			continue;
+		memcpy(k->origin, z->origin, apex_name_size(z->origin));
+		k->name = strdup(z->name);
+		k->pattern = strdup(z->catalog_member_pattern);
+		count++;
+		if (k->name == NULL || k->pattern == NULL) {
+			for (size_t j = 0; j < count; j++)
+				consumer_clear(&list[j]);
+			free(list);
+			return APEX_ENOMEM;
+		}
+		if ((old = consumer_find(c, z->origin)) != NULL) {
+			k->seen = old->seen;
+			k->serial = old->serial;
+			k->catalog = old->catalog;
+			memset(&old->catalog, 0, sizeof(old->catalog));
+		}
+	}
+	for (size_t i = 0; i < c->consumer_count; i++)
+		consumer_clear(&c->consumers[i]);
+	free(c->consumers);
+	c->consumers = list;
+	c->consumer_count = count;
+	return APEX_OK;
+}
+
+/* The zones cfg lists (before any member is appended), sorted. */
+static int sync_configured(apexd_catalogs_t *c, const apex_config_t *cfg)
+{
+	uint8_t **list = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
+
+	if (list == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < cfg->zone_count; i++) {
+		if ((list[i] = name_dup(cfg->zones[i].origin)) == NULL) {
+			for (size_t j = 0; j < i; j++)
+				free(list[j]);
+			free(list);
+			return APEX_ENOMEM;
+		}
+	}
+	qsort(list, cfg->zone_count, sizeof(*list), compare_names);
+	for (size_t i = 0; i < c->configured_count; i++)
+		free(c->configured[i]);
+	free(c->configured);
+	c->configured = list;
+	c->configured_count = cfg->zone_count;
+	return APEX_OK;
+}
+
+/* list's members appended to cfg as zones, each with its pattern; each
+ * member's file noted. */
+static int append_members(apexd_catalogs_t *c, apex_config_t *cfg, member_t *list, size_t count,
+			  char *err, size_t err_size)
+{
+	char zone[APEX_NAME_MAX * 4 + 1], reason[512];
+
+	for (size_t i = 0; i < count; i++) {
+		member_t *m = &list[i];
+		const consumer_t *k = consumer_find(c, m->catalog);
+		const apex_zone_config_t *pattern = NULL;
+		int rc;
+
+		if (k == NULL || is_configured(c, m->zone))
+			continue; /* its catalog is gone, or the file took the name */
+		if (m->group != NULL)
+			pattern = apex_config_pattern(cfg, m->group);
+		if (pattern == NULL)
+			pattern = apex_config_pattern(cfg, k->pattern);
+		if (pattern == NULL)
+			continue; /* the file no longer has it: apex_config_load() said so */
+		rc = apex_config_add_member(cfg, pattern, m->zone, reason, sizeof(reason));
+		if (rc == APEX_ENOMEM)
+			return apex_fail(err, err_size, rc, "out of memory");
+		if (rc < 0) {
+			text_of(m->zone, zone, sizeof(zone));
+			apex_warning("catalog %s: member %s not served: %s", k->name, zone, reason);
+			continue;
+		}
+		free(m->file);
+		if ((m->file = strdup(cfg->zones[cfg->zone_count - 1].file)) == NULL)
+			return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
+	}
+	return APEX_OK;
+}
+
+int apexd_catalogs_extend(apexd_catalogs_t *c, apex_config_t *cfg, char *err, size_t err_size)
+{
+	if (sync_consumers(c, cfg) < 0 || sync_configured(c, cfg) < 0)
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
+	return append_members(c, cfg, c->members, c->member_count, err, err_size);
+}
+
+/* ---------------------------------------------------------------- reading the catalogs */
+
+static void skipped(void *ctx, const char *owner, const char *reason)
+{
+	const consumer_t *k = ctx;
+
+	apex_warning("catalog %s: member node %s skipped: %s", k->name, owner, reason);
+}
+
+/* Each catalog whose served version is not the one last read, read
+ * again.  Returns whether any was. */
+static bool read_catalogs(apexd_catalogs_t *c)
+{
+	apex_zoneset_t *set = apex_zonetable_acquire(&c->ctx.server->zonetable, NULL);
+	bool changed = false;
+	char err[512];
+
+	for (size_t i = 0; i < c->consumer_count; i++) {
+		consumer_t *k = &c->consumers[i];
+		const apex_zone_t *zone = apex_zoneset_get(set, k->origin);
+		apex_catalog_t catalog;
+		int rc;
+
+		if (zone == NULL || (zone == k->seen && zone->serial == k->serial))
+			continue;
+		k->seen = zone;
+		k->serial = zone->serial;
+		rc = apex_catalog_read(zone, &catalog, skipped, k, err, sizeof(err));
+		if (rc == APEX_ENOMEM) {
+			k->seen = NULL; /* read again next time */
+			apex_error("catalog %s: serial %u not read: out of memory", k->name,
+				   zone->serial);
+			continue;
+		}
+		if (rc < 0) {
+			/* RFC 9432 section 5.1: a broken catalog is ignored; its
+			 * members stay as they were */
+			apex_error("catalog %s: serial %u not processed as a catalog: %s", k->name,
+				   zone->serial, err);
+			continue;
+		}
+		apex_catalog_free(&k->catalog);
+		k->catalog = catalog;
+		changed = true;
+		apex_info("catalog %s: serial %u, %zu member zone(s)", k->name, zone->serial,
+			  catalog.count);
+	}
+	apex_zoneset_release(set);
+	return changed;
+}
+
+/* ---------------------------------------------------------------- putting members in force */
+
+/* The configuration file read again with list's members appended, put in
+ * force as reconfig does.  The loads it queues are not waited for. */
+static int put_in_force(apexd_catalogs_t *c, member_t *list, size_t count)
+{
+	apex_config_t cfg;
+	apex_command_pending_t pending;
+	char err[512];
+	int rc;
+
+	memset(&pending, 0, sizeof(pending));
+	rc = c->ctx.reread_config(c->ctx.reread_arg, &cfg, err, sizeof(err));
+	if (rc == APEX_OK && (sync_consumers(c, &cfg) < 0 || sync_configured(c, &cfg) < 0))
+		rc = apex_fail(err, sizeof(err), APEX_ENOMEM, "out of memory");
+	if (rc == APEX_OK)
+		rc = append_members(c, &cfg, list, count, err, sizeof(err));
+	if (rc < 0) {
+		apex_error("catalogs: members not changed: configuration: %s", err);
+		apex_config_free(&cfg);
+		return rc;
+	}
+	rc = apex_command_apply_config(&c->ctx, &cfg, &pending);
+	apex_config_free(&cfg);
+	free(pending.tickets);
+	if (rc < 0) {
+		apex_error("catalogs: members not changed: %s", apex_strerror(rc));
+		return rc;
+	}
+	apex_info("catalogs: %zu zone(s) added, %zu removed", pending.added, pending.removed);
+	return APEX_OK;
+}
+
+/* A member's state gone with it: its file, its journal and a transfer's
+ * temporary copy (xfr/zone_copy.h). */
+static void remove_files(const member_t *m)
+{
+	static const char *const suffixes[] = { "", ".jnl", ".xfr" };
+	char path[4096];
+
+	if (m->file == NULL)
+		return;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", m->file, suffixes[i]);
+		if (unlink(path) < 0 && errno != ENOENT)
+			apex_warning("catalogs: %s: not removed: %s", path, strerror(errno));
+	}
+}
+
+/* Whether old, a member in force, keeps its state in list: it is still
+ * there, with the same catalog and the same member node (RFC 9432
+ * section 5.4). */
+static bool keeps_state(const member_t *old, member_t *list, size_t count, bool *readded)
+{
+	const member_t *now = member_find(list, count, old->zone);
+
+	*readded = now != NULL;
+	return now != NULL && apex_name_equal(now->catalog, old->catalog) &&
+	       memcmp(now->id, old->id, (size_t)old->id[0] + 1) == 0;
+}
+
+static bool same_group(const member_t *a, const member_t *b)
+{
+	if (a->group == NULL || b->group == NULL)
+		return a->group == b->group;
+	return strcmp(a->group, b->group) == 0;
+}
+
+/* Whether list differs from the members in force. */
+static bool differs(const apexd_catalogs_t *c, member_t *list, size_t count)
+{
+	if (count != c->member_count)
+		return true;
+	for (size_t i = 0; i < count; i++) {
+		bool readded;
+
+		if (!apex_name_equal(list[i].zone, c->members[i].zone) ||
+		    !keeps_state(&c->members[i], list, count, &readded) ||
+		    !same_group(&list[i], &c->members[i]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Put list (owned, taken) in force in place of the members in force.
+ * Members that lose their state are taken out first and their files
+ * removed; those of them list has again are then added afresh.
+ */
+static void update(apexd_catalogs_t *c, member_t *list, size_t count)
+{
+	size_t lost = 0, readded = 0;
+	int rc = APEX_OK;
+
+	if (!c->retry && !differs(c, list, count)) {
+		members_free(list, count);
+		return;
+	}
+	for (size_t i = 0; i < c->member_count; i++) {
+		bool again;
+
+		if (!keeps_state(&c->members[i], list, count, &again)) {
+			lost++;
+			readded += again;
+		}
+	}
+	if (readded > 0) {
+		/* without the members that start afresh */
+		member_t *first = calloc(count > 0 ? count : 1, sizeof(*first));
+		size_t n = 0;
+
+		if (first == NULL) {
+			rc = APEX_ENOMEM;
+		} else {
+			for (size_t i = 0; i < count; i++) {
+				const member_t *old =
+					member_find(c->members, c->member_count, list[i].zone);
+				bool again;
+
+				if (old == NULL || keeps_state(old, list, count, &again)) {
+					first[n] = list[i]; /* shallow: list keeps them */
+					first[n++].file = NULL;
+				}
+			}
+			rc = put_in_force(c, first, n);
+			for (size_t i = 0; i < n; i++)
+				free(first[i].file); /* noted again by the next */
+			free(first);
+		}
+	}
+	if (rc == APEX_OK && lost > 0) {
+		for (size_t i = 0; i < c->member_count; i++) {
+			bool again;
+
+			if (!keeps_state(&c->members[i], list, count, &again))
+				remove_files(&c->members[i]);
+		}
+	}
+	if (rc == APEX_OK)
+		rc = put_in_force(c, list, count);
+	c->retry = rc < 0;
+	if (rc < 0) {
+		members_free(list, count);
+		return;
+	}
+	/* a member whose new pattern gives it another file: the old one goes */
+	for (size_t i = 0; i < c->member_count; i++) {
+		const member_t *now = member_find(list, count, c->members[i].zone);
+		bool again;
+
+		if (now != NULL && keeps_state(&c->members[i], list, count, &again) &&
+		    c->members[i].file != NULL && now->file != NULL &&
+		    strcmp(c->members[i].file, now->file) != 0)
+			remove_files(&c->members[i]);
+	}
+	members_free(c->members, c->member_count);
+	c->members = list;
+	c->member_count = count;
+}
+
+/* One pass: the catalogs read, and their members put in force if they
+ * changed (or the last attempt failed).  Returns whether to try again. */
+static bool pass(apexd_catalogs_t *c)
+{
+	member_t *list;
+	size_t count;
+	bool retry;
+
+	pthread_mutex_lock(&c->apply);
+	if ((read_catalogs(c) || c->retry) && c->ctx.reread_config != NULL) {
+		if (assign(c, &list, &count) < 0) {
+			apex_error("catalogs: members not changed: out of memory");
+			c->retry = true;
+		} else {
+			update(c, list, count);
+		}
+	}
+	retry = c->retry;
+	pthread_mutex_unlock(&c->apply);
+	return retry;
+}
+
+/* ---------------------------------------------------------------- the thread */
+
+static void *catalogs_main(void *arg)
+{
+	apexd_catalogs_t *c = arg;
+	bool retry = false;
+
+	pthread_setname_np(pthread_self(), "apexd-catalog");
+	pthread_mutex_lock(&c->wake_lock);
+	while (!c->stopping) {
+		if (!c->woken && retry) {
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += RETRY_SECONDS;
+			if (pthread_cond_timedwait(&c->wake_cond, &c->wake_lock, &until) ==
+			    ETIMEDOUT)
+				c->woken = true;
+			continue;
+		}
+		if (!c->woken) {
+			pthread_cond_wait(&c->wake_cond, &c->wake_lock);
+			continue;
+		}
+		c->woken = false;
+		pthread_mutex_unlock(&c->wake_lock);
+		retry = pass(c);
+		pthread_mutex_lock(&c->wake_lock);
+	}
+	pthread_mutex_unlock(&c->wake_lock);
+	return NULL;
+}
+
+apexd_catalogs_t *apexd_catalogs_new(const struct apex_command_context *ctx,
+				     const apex_config_t *cfg)
+{
+	apexd_catalogs_t *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->ctx = *ctx;
+	c->ctx.lock_config = NULL; /* its own calls hold the lock already */
+	c->ctx.extend_config = NULL;
+	pthread_mutex_init(&c->apply, NULL);
+	pthread_mutex_init(&c->wake_lock, NULL);
+	pthread_cond_init(&c->wake_cond, NULL);
+	c->woken = true; /* the catalogs loaded from their copies */
+	if (sync_consumers(c, cfg) < 0 || sync_configured(c, cfg) < 0) {
+		apexd_catalogs_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int apexd_catalogs_start(apexd_catalogs_t *c)
+{
+	int rc = pthread_create(&c->thread, NULL, catalogs_main, c);
+
+	if (rc != 0) {
+		apex_error("catalogs: thread not started: %s", strerror(rc));
+		return APEX_ENOMEM;
+	}
+	c->started = true;
+	return APEX_OK;
+}
+
+void apexd_catalogs_wake(apexd_catalogs_t *c)
+{
+	pthread_mutex_lock(&c->wake_lock);
+	c->woken = true;
+	pthread_cond_signal(&c->wake_cond);
+	pthread_mutex_unlock(&c->wake_lock);
+}
+
+void apexd_catalogs_lock(apexd_catalogs_t *c)
+{
+	pthread_mutex_lock(&c->apply);
+}
+
+void apexd_catalogs_unlock(apexd_catalogs_t *c)
+{
+	pthread_mutex_unlock(&c->apply);
+	apexd_catalogs_wake(c);
+}
+
+void apexd_catalogs_free(apexd_catalogs_t *c)
+{
+	if (c == NULL)
+		return;
+	if (c->started) {
+		pthread_mutex_lock(&c->wake_lock);
+		c->stopping = true;
+		pthread_cond_signal(&c->wake_cond);
+		pthread_mutex_unlock(&c->wake_lock);
+		pthread_join(c->thread, NULL);
+	}
+	for (size_t i = 0; i < c->consumer_count; i++)
+		consumer_clear(&c->consumers[i]);
+	free(c->consumers);
+	for (size_t i = 0; i < c->configured_count; i++)
+		free(c->configured[i]);
+	free(c->configured);
+	members_free(c->members, c->member_count);
+	pthread_mutex_destroy(&c->apply);
+	pthread_mutex_destroy(&c->wake_lock);
+	pthread_cond_destroy(&c->wake_cond);
+	free(c);
+}
