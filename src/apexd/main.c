@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "catalog/producer.h"
 #include "control/endpoints.h"
 #include "daemon.h"
 #include "observe/logging.h"
@@ -138,6 +139,11 @@ static step_t load_zones(apexd_t *d, int *status)
 	d->reloader.memory_limit = &d->memory_limit;
 	if (apexd_verify_configure(cfg) < 0) {
 		apex_error("out of memory");
+		return STEP_FAILED;
+	}
+	/* the catalogs apexd produces, written before they are loaded */
+	if (!d->opt.check_only && apexd_catalogs_produce(cfg, NULL, NULL) < 0) {
+		apex_error("catalogs: out of memory");
 		return STEP_FAILED;
 	}
 	apex_info("apexd %s: loading %zu zone(s)", PACKAGE_VERSION, cfg->zone_count);

@@ -790,8 +790,20 @@ static void test_patterns_and_catalogs(void **state)
 		     "zone c.: catalog: consumer without a catalog-member-pattern");
 	expect_error("zone:\n name: c.\n file: c\n catalog-member-pattern: p\n", 1,
 		     "zone c.: catalog-member-pattern without catalog: consumer");
-	expect_error("zone:\n name: c.\n file: c\n catalog: producer\n", 4,
-		     "catalog: 'producer': only consumer is supported");
+	expect_error("zone:\n name: c.\n file: c\n catalog: both\n", 4,
+		     "catalog: expected consumer or producer, not 'both'");
+	expect_error("zone:\n name: c.\n file: c\n catalog: producer\n catalog: consumer\n", 5,
+		     "catalog: a zone is a consumer or a producer, not both");
+	expect_error("zone:\n name: c.\n file: c\n catalog: producer\n"
+		     " request-xfr: 192.0.2.1 NOKEY\n",
+		     1, "zone c.: catalog: producer is written by apexd, not transferred");
+	expect_error("zone:\n name: m.\n file: m\n catalog-group: g\n", 1,
+		     "zone m.: catalog-group without catalog-producer-zone");
+	expect_error("zone:\n name: m.\n file: m\n catalog-group: \"a b\"\n", 4,
+		     "catalog-group: 'a b': 1 to 255 characters, no white space, quote or "
+		     "backslash");
+	expect_error("zone:\n name: m.\n file: m\n catalog-producer-zone: a..b\n", 4,
+		     "catalog-producer-zone: bad zone name 'a..b'");
 	expect_error("pattern:\n file: x\n", 1, "pattern without a name");
 	expect_error("pattern:\n name: p\npattern:\n name: p\n", 3, "pattern p given twice");
 	expect_error("pattern:\n name: p\n catalog: consumer\n", 3,
@@ -801,6 +813,27 @@ static void test_patterns_and_catalogs(void **state)
 	apex_config_init(&cfg);
 	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_EINVAL);
 	assert_non_null(strstr(err, "zone c.: catalog-member-pattern absent: no such pattern"));
+	apex_config_free(&cfg);
+	/* a producer's members name it; a name that is not one is an error */
+	path = write_file("producer.conf",
+			  "zone:\n name: cat.invalid\n file: cat.zone\n"
+			  " catalog: producer\n"
+			  "zone:\n name: m.\n file: m\n"
+			  " catalog-producer-zone: CAT.invalid.\n catalog-group: g1\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_OK);
+	assert_true(cfg.zones[0].catalog_producer);
+	assert_false(cfg.zones[0].catalog_consumer);
+	assert_string_equal(cfg.zones[1].catalog_producer_zone, "CAT.invalid.");
+	assert_string_equal(cfg.zones[1].catalog_group, "g1");
+	apex_config_free(&cfg);
+	path = write_file("noproducer.conf", "zone:\n name: cat.invalid\n file: cat.zone\n"
+					     "zone:\n name: m.\n file: m\n"
+					     " catalog-producer-zone: cat.invalid\n");
+	apex_config_init(&cfg);
+	assert_int_equal(apex_config_load(&cfg, path, err, sizeof(err)), APEX_EINVAL);
+	assert_non_null(strstr(err, "zone m.: catalog-producer-zone cat.invalid: no zone with "
+				    "catalog: producer of that name"));
 	apex_config_free(&cfg);
 	path = write_file("patternkey.conf", "pattern:\n name: p\n request-xfr: ::1 nokey\n");
 	apex_config_init(&cfg);

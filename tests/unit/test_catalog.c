@@ -9,7 +9,9 @@
  * TXT record of one string without whitespace, a zone an earlier member
  * node names); a coo property of two records ignored; names lower-cased,
  * the group's case kept; what the catalog does not define ignored; the
- * look-up of a member by zone name.
+ * look-up of a member by zone name.  And a catalog produced
+ * (lib/catalog/catalog_write.h): its member node labels stable and
+ * case-blind, its text in a fixed order, read back as written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 #include <cmocka.h>
 
 #include "catalog/catalog_read.h"
+#include "catalog/catalog_write.h"
 #include "dns/name.h"
 #include "util/error.h"
 #include "zone/load.h"
@@ -498,6 +501,84 @@ static void test_no_callback(void **state)
 	apex_zone_unref(zone);
 }
 
+/* The member node label: 16 hex digits of the name's SHA-1, the same
+ * whatever the case, another for another name. */
+static void test_member_id(void **state)
+{
+	uint8_t a[APEX_NAME_MAX], b[APEX_NAME_MAX], c[APEX_NAME_MAX];
+	char ida[APEX_CATALOG_ID_SIZE + 1], idb[APEX_CATALOG_ID_SIZE + 1],
+		idc[APEX_CATALOG_ID_SIZE + 1];
+
+	(void)state;
+	assert_true(apex_name_from_str("example.com.", a) > 0);
+	assert_true(apex_name_from_str("EXAMPLE.Com.", b) > 0);
+	assert_true(apex_name_from_str("example.net.", c) > 0);
+	apex_catalog_member_id(a, ida);
+	apex_catalog_member_id(b, idb);
+	apex_catalog_member_id(c, idc);
+	/* the first 8 bytes of SHA-1 of 07 example 03 com 00 */
+	assert_string_equal(ida, "c5e4b4da1e5a620d");
+	assert_string_equal(idb, ida);
+	assert_string_not_equal(idc, ida);
+	assert_int_equal(strlen(idc), APEX_CATALOG_ID_SIZE);
+}
+
+/* A produced catalog: its body in the order of the members' names, and
+ * the whole read back by apex_catalog_read() as written. */
+static void test_produced_catalog(void **state)
+{
+	uint8_t zones[3][APEX_NAME_MAX];
+	const char *names[3] = { "b.example.", "a.example.", "c.example." };
+	apex_catalog_entry_t entries[3];
+	char id[3][APEX_CATALOG_ID_SIZE + 1], want[1024], text[2048], *body = NULL;
+	apex_catalog_t catalog;
+	size_t size = 0;
+	apex_zone_t *zone;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(apex_name_from_str(names[i], zones[i]) > 0);
+		apex_catalog_member_id(zones[i], id[i]);
+		entries[i].zone = zones[i];
+		entries[i].group = i == 0 ? "blue" : NULL;
+	}
+	assert_int_equal(apex_catalog_body(entries, 3, &body, &size), APEX_OK);
+	snprintf(want, sizeof(want),
+		 "@ 0 IN NS invalid.\n"
+		 "version 0 IN TXT \"2\"\n"
+		 "%s.zones 0 IN PTR a.example.\n"
+		 "%s.zones 0 IN PTR b.example.\n"
+		 "group.%s.zones 0 IN TXT \"blue\"\n"
+		 "%s.zones 0 IN PTR c.example.\n",
+		 id[1], id[0], id[0], id[2]);
+	assert_string_equal(body, want);
+	assert_int_equal(size, strlen(want));
+
+	snprintf(text, sizeof(text), "$ORIGIN catalog.invalid.\n" APEX_CATALOG_SOA_FORMAT "%s", 7u,
+		 body);
+	free(body);
+	zone = load_text(text);
+	assert_int_equal(zone->serial, 7);
+	assert_int_equal(apex_catalog_read(zone, &catalog, NULL, NULL, NULL, 0), APEX_OK);
+	assert_int_equal(catalog.count, 3);
+	for (size_t i = 0; i < 3; i++) {
+		const apex_catalog_member_t *m = apex_catalog_find(&catalog, zones[i]);
+
+		assert_non_null(m);
+		assert_int_equal(m->id[0], APEX_CATALOG_ID_SIZE);
+		assert_memory_equal(m->id + 1, id[i], APEX_CATALOG_ID_SIZE);
+		assert_string_equal(m->group, i == 0 ? "blue" : "");
+		assert_false(m->has_coo);
+	}
+	apex_catalog_free(&catalog);
+	apex_zone_unref(zone);
+
+	/* no member: a catalog all the same */
+	assert_int_equal(apex_catalog_body(NULL, 0, &body, &size), APEX_OK);
+	assert_string_equal(body, "@ 0 IN NS invalid.\nversion 0 IN TXT \"2\"\n");
+	free(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +601,8 @@ int main(void)
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_empty_catalog),
 		cmocka_unit_test(test_no_callback),
+		cmocka_unit_test(test_member_id),
+		cmocka_unit_test(test_produced_catalog),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

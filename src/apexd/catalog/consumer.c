@@ -15,6 +15,7 @@
 
 #include "catalog/catalog_read.h"
 #include "catalog/consumer_internal.h"
+#include "catalog/producer.h"
 #include "control/commands.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -128,9 +129,41 @@ static int append_members(apexd_catalogs_t *c, apex_config_t *cfg, member_t *lis
 	return APEX_OK;
 }
 
+/* cfg's catalogs taken note of, and those it produces written. */
+static int prepare(apexd_catalogs_t *c, const apex_config_t *cfg)
+{
+	int rc = sync_consumers(c, cfg);
+
+	if (rc == APEX_OK)
+		rc = sync_configured(c, cfg);
+	if (rc == APEX_OK)
+		rc = apexd_catalogs_produce(cfg, &c->produced, &c->produced_count);
+	return rc;
+}
+
+/* Once the configuration is in force: the catalogs produced whose file
+ * was written reloaded (a new one is loaded anyway: no harm). */
+static void reload_produced(apexd_catalogs_t *c)
+{
+	for (size_t i = 0; i < c->produced_count; i++) {
+		apex_reload_ticket_t *tickets = NULL;
+		size_t count = 0;
+		int rc = apex_reloader_request(c->ctx.reloader, c->produced[i], &tickets, &count);
+
+		if (rc < 0 && rc != APEX_ENOENT)
+			apex_error("catalogs: a produced catalog not reloaded: %s",
+				   apex_strerror(rc));
+		free(tickets);
+		free(c->produced[i]);
+	}
+	free(c->produced);
+	c->produced = NULL;
+	c->produced_count = 0;
+}
+
 int apexd_catalogs_extend(apexd_catalogs_t *c, apex_config_t *cfg, char *err, size_t err_size)
 {
-	if (sync_consumers(c, cfg) < 0 || sync_configured(c, cfg) < 0)
+	if (prepare(c, cfg) < 0)
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	return append_members(c, cfg, c->members, c->member_count, err, err_size);
 }
@@ -199,7 +232,7 @@ static int put_in_force(apexd_catalogs_t *c, member_t *list, size_t count)
 
 	memset(&pending, 0, sizeof(pending));
 	rc = c->ctx.reread_config(c->ctx.reread_arg, &cfg, err, sizeof(err));
-	if (rc == APEX_OK && (sync_consumers(c, &cfg) < 0 || sync_configured(c, &cfg) < 0))
+	if (rc == APEX_OK && prepare(c, &cfg) < 0)
 		rc = apex_fail(err, sizeof(err), APEX_ENOMEM, "out of memory");
 	if (rc == APEX_OK)
 		rc = append_members(c, &cfg, list, count, err, sizeof(err));
@@ -211,6 +244,7 @@ static int put_in_force(apexd_catalogs_t *c, member_t *list, size_t count)
 	rc = apex_command_apply_config(&c->ctx, &cfg, &pending);
 	apex_config_free(&cfg);
 	free(pending.tickets);
+	reload_produced(c);
 	if (rc < 0) {
 		apex_error("catalogs: members not changed: %s", apex_strerror(rc));
 		return rc;
@@ -355,6 +389,7 @@ static bool pass(apexd_catalogs_t *c)
 	bool retry;
 
 	pthread_mutex_lock(&c->apply);
+	reload_produced(c); /* written for a reconfig */
 	if ((read_catalogs(c) || c->retry) && c->ctx.reread_config != NULL) {
 		if (assign(c, &list, &count) < 0) {
 			apex_error("catalogs: members not changed: out of memory");
@@ -471,6 +506,9 @@ void apexd_catalogs_free(apexd_catalogs_t *c)
 		free(c->configured[i]);
 	free(c->configured);
 	members_free(c->members, c->member_count);
+	for (size_t i = 0; i < c->produced_count; i++)
+		free(c->produced[i]);
+	free(c->produced);
 	pthread_mutex_destroy(&c->apply);
 	pthread_mutex_destroy(&c->wake_lock);
 	pthread_cond_destroy(&c->wake_cond);

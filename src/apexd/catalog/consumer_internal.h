@@ -51,6 +51,10 @@ struct apexd_catalogs {
 	member_t *members; /* in force, sorted by zone */
 	size_t member_count;
 	bool retry; /* the last configuration was not put in force */
+	/* the catalogs produced (producer.h) whose file was written for a
+	 * configuration not yet in force: reloaded once it is */
+	uint8_t **produced;
+	size_t produced_count;
 
 	pthread_mutex_t wake_lock;
 	pthread_cond_t wake_cond;

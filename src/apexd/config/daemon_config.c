@@ -82,6 +82,8 @@ static void free_zone(apex_zone_config_t *z)
 	free(z->notify);
 	free(z->verifier);
 	free(z->catalog_member_pattern);
+	free(z->catalog_producer_zone);
+	free(z->catalog_group);
 }
 
 void apex_config_free(apex_config_t *cfg)
@@ -322,6 +324,9 @@ int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern
 	memcpy(item.origin, origin, apex_name_size(origin));
 	item.catalog_consumer = false;
 	item.catalog_member_pattern = NULL;
+	item.catalog_producer = false;
+	item.catalog_producer_zone = NULL;
+	item.catalog_group = NULL;
 	item.name = strdup(text);
 	len = strlen(text);
 	if (len > 1 && text[len - 1] == '.')

@@ -100,6 +100,13 @@ typedef struct apex_zone_config {
 	 * pattern its group names or else catalog_member_pattern (owned). */
 	bool catalog_consumer;
 	char *catalog_member_pattern;
+	/* catalog: producer: apexd writes the zone's file itself, a catalog
+	 * of the zones that name it in catalog-producer-zone (owned), each
+	 * with its catalog-group as its group property (owned; NULL: none;
+	 * catalog/producer.h). */
+	bool catalog_producer;
+	char *catalog_producer_zone;
+	char *catalog_group;
 } apex_zone_config_t;
 
 typedef struct apex_config {

@@ -36,6 +36,9 @@ typedef struct zone_state {
 	bool verify_given;     /* the -1s above are set (the state starts zeroed) */
 	bool catalog_consumer; /* catalog: consumer */
 	char *member_pattern;  /* catalog-member-pattern */
+	bool catalog_producer; /* catalog: producer */
+	char *producer_zone;   /* catalog-producer-zone */
+	char *group;           /* catalog-group */
 } zone_state_t;
 
 /* The state's "not given" marks, before the first verify key. */
@@ -213,6 +216,11 @@ static int zone_end(parser_t *p)
 			   z->name);
 	else if (!z->catalog_consumer && z->member_pattern != NULL)
 		rc = PFAIL(p, "zone %s: catalog-member-pattern without catalog: consumer", z->name);
+	else if (z->catalog_producer && z->request_xfr.count > 0)
+		rc = PFAIL(p, "zone %s: catalog: producer is written by apexd, not transferred",
+			   z->name);
+	else if (z->group != NULL && z->producer_zone == NULL)
+		rc = PFAIL(p, "zone %s: catalog-group without catalog-producer-zone", z->name);
 	else if (apex_config_add_zone(p->cfg, z->name, z->file,
 				      p->zones_dir != NULL ? p->zones_dir : p->base_dir, reason,
 				      sizeof(reason)) < 0)
@@ -224,6 +232,11 @@ static int zone_end(parser_t *p)
 		zone->catalog_consumer = z->catalog_consumer;
 		zone->catalog_member_pattern = z->member_pattern;
 		z->member_pattern = NULL;
+		zone->catalog_producer = z->catalog_producer;
+		zone->catalog_producer_zone = z->producer_zone;
+		z->producer_zone = NULL;
+		zone->catalog_group = z->group;
+		z->group = NULL;
 	}
 	p->line = line;
 	return rc;
@@ -267,15 +280,44 @@ static int pattern_end(parser_t *p)
 	return rc;
 }
 
-/* catalog: consumer.  (A producer, NSD's other value, is not built.) */
+/* catalog: consumer or producer. */
 static int key_catalog(parser_t *p, const char *key, const char *value)
 {
 	zone_state_t *z = p->state;
 
-	if (strcmp(value, "consumer") != 0)
-		return PFAIL(p, "%s: '%s': only consumer is supported", key, value);
-	z->catalog_consumer = true;
+	if (strcmp(value, "consumer") == 0)
+		z->catalog_consumer = true;
+	else if (strcmp(value, "producer") == 0)
+		z->catalog_producer = true;
+	else
+		return PFAIL(p, "%s: expected consumer or producer, not '%s'", key, value);
+	if (z->catalog_consumer && z->catalog_producer)
+		return PFAIL(p, "%s: a zone is a consumer or a producer, not both", key);
 	return APEX_OK;
+}
+
+static int key_producer_zone(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+	uint8_t name[APEX_NAME_MAX];
+
+	if (apex_name_from_str(value, name) < 0)
+		return PFAIL(p, "%s: bad zone name '%s'", key, value);
+	return apex_config_replace_string(p, &z->producer_zone, value);
+}
+
+/* catalog-group (Knot DNS's key): a group property, RFC 9432 section
+ * 4.4.2: at most 255 octets, no white space (nor a quote or a backslash,
+ * so that the catalog's file needs no escape). */
+static int key_group(parser_t *p, const char *key, const char *value)
+{
+	zone_state_t *z = p->state;
+	size_t len = strlen(value);
+
+	if (len == 0 || len > 255 || strpbrk(value, " \t\r\n\"\\") != NULL)
+		return PFAIL(p, "%s: '%s': 1 to 255 characters, no white space, quote or backslash",
+			     key, value);
+	return apex_config_replace_string(p, &z->group, value);
 }
 
 static int key_member_pattern(parser_t *p, const char *key, const char *value)
@@ -286,7 +328,21 @@ static int key_member_pattern(parser_t *p, const char *key, const char *value)
 	return apex_config_replace_string(p, &z->member_pattern, value);
 }
 
-/* Once the file is read: each catalog's pattern exists. */
+/* Whether cfg has a catalog: producer zone named name (text). */
+static bool is_producer(const apex_config_t *cfg, const char *name)
+{
+	uint8_t origin[APEX_NAME_MAX];
+
+	if (apex_name_from_str(name, origin) < 0)
+		return false;
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		if (cfg->zones[i].catalog_producer && apex_name_equal(cfg->zones[i].origin, origin))
+			return true;
+	return false;
+}
+
+/* Once the file is read: each consumer's pattern exists, each producer
+ * zone named is one. */
 static int zone_finish(parser_t *p)
 {
 	for (size_t i = 0; i < p->cfg->zone_count; i++) {
@@ -297,6 +353,16 @@ static int zone_finish(parser_t *p)
 			return apex_fail(p->err, p->err_size, APEX_EINVAL,
 					 "%s: zone %s: catalog-member-pattern %s: no such pattern",
 					 p->file, zone->name, zone->catalog_member_pattern);
+		if (zone->catalog_producer_zone != NULL &&
+		    !is_producer(p->cfg, zone->catalog_producer_zone))
+			return apex_fail(p->err, p->err_size, APEX_EINVAL,
+					 "%s: zone %s: catalog-producer-zone %s: no zone with "
+					 "catalog: producer of that name",
+					 p->file, zone->name, zone->catalog_producer_zone);
+		if (zone->catalog_producer_zone != NULL && zone->catalog_producer)
+			return apex_fail(p->err, p->err_size, APEX_EINVAL,
+					 "%s: zone %s: a catalog cannot be its own member", p->file,
+					 zone->name);
 	}
 	return APEX_OK;
 }
@@ -313,6 +379,8 @@ static void zone_discard(void *state)
 	free(z->notify.entries);
 	free(z->verifier);
 	free(z->member_pattern);
+	free(z->producer_zone);
+	free(z->group);
 }
 
 /* A zone: section; the rows before the catalog keys are a pattern's too. */
@@ -331,6 +399,8 @@ static const key_def_t zone_keys[] = {
 	CUSTOM_KEY("verifier-timeout", key_verifier_timeout),
 	CUSTOM_KEY("catalog", key_catalog),
 	CUSTOM_KEY("catalog-member-pattern", key_member_pattern),
+	CUSTOM_KEY("catalog-producer-zone", key_producer_zone),
+	CUSTOM_KEY("catalog-group", key_group),
 };
 
 const section_def_t apex_config_zone_section = {
