@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <ldns/ldns.h>
 
@@ -246,6 +245,34 @@ static int check_type_numbers(apex_reader_t *r, int line, int type, const char *
 	return APEX_OK;
 }
 
+/* p past its blanks. */
+static const char *skip_blanks(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/*
+ * Whether a record line gives its TTL, as ldns_rr_new_frm_str() decides:
+ * the field after the owner (no owner when the line starts with a blank)
+ * starts with a digit (a class before the TTL is not read); a blank
+ * escaped by a backslash is part of the owner.  A line without one takes
+ * the $TTL in force (RFC 2308 section 4), which is the loader's to give,
+ * not ldns's: ldns takes a default of 0 for "none" and gives such a
+ * record 3600, where $TTL 0 means 0.
+ */
+static bool line_has_ttl(const char *rec)
+{
+	const char *p = rec;
+	char last = '\0';
+
+	for (; *p != '\0' && ((*p != ' ' && *p != '\t') || last == '\\'); p++)
+		last = *p == '\\' && last == '\\' ? '\0' : *p;
+	p = skip_blanks(p);
+	return *p >= '0' && *p <= '9';
+}
+
 int apex_record_parse_ldns(apex_reader_t *r, int line)
 {
 	if (r->origin_rdf == NULL) {
@@ -279,15 +306,19 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 			return APEX_ENOMEM;
 		}
 	}
+	const char *text = generic != NULL ? generic : r->rec;
 	ldns_rr *rr = NULL;
-	ldns_status status = ldns_rr_new_frm_str(&rr, generic != NULL ? generic : r->rec,
-						 r->sink->default_ttl, r->origin_rdf, &prev);
-	if (status != LDNS_STATUS_OK)
+	ldns_status status =
+		ldns_rr_new_frm_str(&rr, text, r->sink->default_ttl, r->origin_rdf, &prev);
+	if (status != LDNS_STATUS_OK) {
 		rc = status == LDNS_STATUS_MEM_ERR
 			     ? APEX_ENOMEM
 			     : apex_reader_fail(r, line, "%s", ldns_reason(status));
-	else
+	} else {
+		if (!line_has_ttl(text))
+			ldns_rr_set_ttl(rr, r->sink->default_ttl);
 		rc = apex_record_store_ldns(r, line, rr);
+	}
 	ldns_rr_free(rr);
 	ldns_rdf_deep_free(prev);
 	free(generic);

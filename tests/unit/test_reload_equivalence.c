@@ -29,6 +29,7 @@
 #include "xfr/ixfr_apply.h"
 #include "xfr/zone_copy.h"
 #include "zone/load.h"
+#include "zone/load_tuning.h"
 
 #include "equivalence.h"
 
@@ -288,12 +289,113 @@ static void bad_file_says_where(void **state)
 	apex_zone_unref(old);
 }
 
+/* Write text to dir/name; the path to path. */
+static void write_text(const char *name, const char *text, char *path, size_t size)
+{
+	FILE *f;
+
+	snprintf(path, size, "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * $TTL 0 (RFC 2308 section 4): a reload reads the file as a whole load
+ * does.  The version served was loaded from a file that writes every TTL;
+ * the edited file gives the same TTLs by $TTL (0, then 60, then 0 again)
+ * with the serial bumped, on one thread and in chunks: the change is of
+ * the SOA alone, for records of the fast parser and of ldns alike, and
+ * the version derived holds what a whole load of the file holds.
+ */
+static void ttl_zero_reloads_as_loaded(void **state)
+{
+	static const char written[] = "$ORIGIN example.\n"
+				      "@ 0 SOA ns1 host 1 3600 600 86400 0\n"
+				      "@ 0 NS ns1\n"
+				      "ns1 0 A 192.0.2.1\n"
+				      "ns1 0 AAAA 2001:db8::1\n"
+				      "txt 0 TXT \"x\"\n"
+				      "naptr 0 NAPTR 100 10 \"S\" \"SIP+D2U\" \"\" _sip._udp\n"
+				      "caa 0 CAA 0 issue \"ca.example\"\n"
+				      "sixty 60 TXT \"sixty\"\n"
+				      "sixty 60 A 192.0.2.4\n"
+				      "kept 300 TXT \"explicit\"\n"
+				      "zero 0 TXT \"zero\"\n"
+				      "zero 0 MX 10 host\n";
+	static const char by_default[] = "$ORIGIN example.\n"
+					 "$TTL 0\n"
+					 "@ SOA ns1 host 2 3600 600 86400 0\n"
+					 "@ NS ns1\n"
+					 "ns1 A 192.0.2.1\n"
+					 "    AAAA 2001:db8::1\n"
+					 "txt TXT \"x\"\n"
+					 "naptr NAPTR 100 10 \"S\" \"SIP+D2U\" \"\" _sip._udp\n"
+					 "caa CAA 0 issue \"ca.example\"\n"
+					 "$TTL 60\n"
+					 "sixty TXT \"sixty\"\n"
+					 "sixty A 192.0.2.4\n"
+					 "kept 300 TXT \"explicit\"\n"
+					 "$TTL 0\n"
+					 "zero TXT \"zero\"\n"
+					 "zero MX 10 host\n";
+	char old_path[600], path[600], err[512];
+	uint8_t origin[APEX_NAME_MAX];
+	apex_zone_t *old = NULL;
+
+	(void)state;
+	make_dir();
+	assert_true(apex_name_from_str("example.", origin) > 0);
+	write_text("written.zone", written, old_path, sizeof(old_path));
+	if (apex_zone_load(old_path, origin, &old, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	assert_int_equal(old->soa->ttl, 0);
+	write_text("by_default.zone", by_default, path, sizeof(path));
+	for (int chunked = 0; chunked <= 1; chunked++) {
+		apex_changes_t set;
+		apex_file_diff_result_t result;
+		apex_zone_t *derived = NULL;
+		bool in_place;
+
+		atomic_store(&apex_load_threads, chunked ? 4u : 1u);
+		atomic_store(&apex_load_chunk_min, chunked ? (size_t)64 : (size_t)8 << 20);
+		apex_changes_init(&set);
+		int rc = apex_file_diff(old, path, &set, &result, NULL, err, sizeof(err));
+		if (rc != APEX_OK)
+			fail_msg("%s", err);
+		assert_int_equal(result, APEX_FILE_DIFF_CHANGED);
+		if (set.removed + set.added != 0)
+			fail_msg("%s: %zu records removed and %zu added, not the SOA alone",
+				 chunked ? "in chunks" : "one thread", set.removed, set.added);
+		assert_int_equal(set.serial_to, 2);
+		rc = apex_ixfr_version(old, &set, 1, path, &derived, &in_place, err, sizeof(err));
+		apex_changes_free(&set);
+		if (rc != APEX_OK)
+			fail_msg("%s", err);
+		assert_int_equal(apex_precompute(derived), APEX_OK);
+		apex_zone_t *w = whole(old, path, err, sizeof(err));
+		atomic_store(&apex_load_threads, 0u);
+		atomic_store(&apex_load_chunk_min, (size_t)8 << 20);
+		if (w == NULL)
+			fail_msg("%s", err);
+		assert_int_equal(derived->soa->ttl, 0);
+		assert_int_equal(w->soa->ttl, 0);
+		assert_same_records(derived, w, "$TTL 0 reload");
+		apex_zone_unref(derived);
+		apex_zone_unref(w);
+	}
+	unlink(path);
+	unlink(old_path);
+	apex_zone_unref(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reloads_answer_as_whole_loads),
 		cmocka_unit_test(unchanged_file_is_same),
 		cmocka_unit_test(bad_file_says_where),
+		cmocka_unit_test(ttl_zero_reloads_as_loaded),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

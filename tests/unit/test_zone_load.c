@@ -584,6 +584,205 @@ static void test_rrset_rdata_in_place_or_copied(void **state)
 	apex_zone_unref(zone);
 }
 
+/* The TTL each record of ttl_zone_text() must get: see test_default_ttl. */
+static const struct {
+	const char *name;
+	uint16_t type;
+	uint32_t ttl;
+} ttl_expected[] = {
+	{ "example.", APEX_TYPE_SOA, 0 },
+	{ "example.", APEX_TYPE_NS, 0 },
+	{ "ns1.example.", APEX_TYPE_A, 0 },
+	{ "ns1.example.", APEX_TYPE_AAAA, 0 },
+	{ "txt.example.", APEX_TYPE_TXT, 0 },
+	{ "ptr.example.", APEX_TYPE_PTR, 0 },
+	{ "mx.example.", APEX_TYPE_MX, 0 },
+	{ "naptr.example.", APEX_TYPE_NAPTR, 0 },
+	{ "caa.example.", 257, 0 },
+	{ "loc.example.", 29, 0 },
+	{ "unk.example.", 65534, 0 },
+	{ "unk.example.", APEX_TYPE_HINFO, 0 },
+	{ "gen.example.", APEX_TYPE_A, 0 },
+	{ "esc\\ 1.example.", APEX_TYPE_TXT, 0 },
+	{ "esc\\ 2.example.", APEX_TYPE_TXT, 77 },
+	{ "explicit.example.", APEX_TYPE_TXT, 300 },
+	{ "explicit.example.", APEX_TYPE_A, 300 },
+	{ "explicit.example.", 257, 300 },
+	{ "explicit.example.", APEX_TYPE_AAAA, 120 },
+	{ "units.example.", APEX_TYPE_TXT, 300 },
+	{ "sixty.example.", APEX_TYPE_TXT, 60 },
+	{ "sixty.example.", APEX_TYPE_A, 60 },
+	{ "sixty.example.", APEX_TYPE_NAPTR, 60 },
+	{ "zero.example.", APEX_TYPE_TXT, 0 },
+	{ "zero.example.", APEX_TYPE_A, 0 },
+	{ "zero.example.", 257, 0 },
+};
+
+/* The zone of test_default_ttl: $TTL 0, then 60, then 0 again, each
+ * followed by `filler` records without a TTL (an A and a TXT in turn,
+ * named a0, b0, c0 ...) for the file to be cut into chunks while each
+ * is in force.  Returns a malloc'd text. */
+static char *ttl_zone_text(int filler)
+{
+	size_t size = 4096 + (size_t)filler * 3 * 40, len = 0;
+	char *text = malloc(size);
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, size - len,
+				"$ORIGIN example.\n"
+				"$TTL 0\n"
+				"@ SOA ns1 host 1 3600 600 86400 0\n"
+				"@ NS ns1\n"
+				"ns1 A 192.0.2.1\n"
+				"    AAAA 2001:db8::1\n"
+				"txt TXT \"x\"\n"
+				"ptr PTR host\n"
+				"mx MX 10 host\n"
+				"naptr NAPTR 100 10 \"S\" \"SIP+D2U\" \"\" _sip._udp\n"
+				"caa CAA 0 issue \"ca.example\"\n"
+				"loc LOC 52 22 23.000 N 4 53 32.000 E -2.00m 1m 10000m 10m\n"
+				"unk TYPE65534 \\# 1 01\n"
+				"    HINFO \"cpu\" \"os\" ; no owner: unk\n"
+				"gen A \\# 4 C0000201 ; a fast type in the generic form: ldns\n"
+				"esc\\ 1 TXT \"escaped blank in the owner\"\n"
+				"esc\\ 2 77 TXT \"and a TTL after it\"\n"
+				"explicit 300 TXT \"explicit\"\n"
+				"explicit 300 A 192.0.2.2\n"
+				"explicit 300 IN CAA 0 issue \"ca.example\"\n"
+				"explicit 120 IN AAAA 2001:db8::2\n"
+				"units 5m TXT \"5 minutes\"\n");
+	for (int i = 0; i < filler; i++)
+		len += (size_t)snprintf(text + len, size - len,
+					i % 2 ? "a%d TXT \"f\"\n" : "a%d A 192.0.2.3\n", i);
+	len += (size_t)snprintf(text + len, size - len,
+				"$TTL 60\n"
+				"sixty TXT \"sixty\"\n");
+	for (int i = 0; i < filler; i++)
+		len += (size_t)snprintf(text + len, size - len,
+					i % 2 ? "b%d TXT \"f\"\n" : "b%d A 192.0.2.3\n", i);
+	len += (size_t)snprintf(text + len, size - len,
+				"sixty A 192.0.2.4\n"
+				"sixty NAPTR 100 10 \"S\" \"SIP+D2U\" \"\" _sip._udp\n"
+				"$TTL 0\n"
+				"zero TXT \"zero\"\n");
+	for (int i = 0; i < filler; i++)
+		len += (size_t)snprintf(text + len, size - len,
+					i % 2 ? "c%d TXT \"f\"\n" : "c%d A 192.0.2.3\n", i);
+	len += (size_t)snprintf(text + len, size - len,
+				"zero A 192.0.2.5\n"
+				"zero CAA 0 issue \"ca.example\"\n");
+	assert_true(len < size - 1);
+	return text;
+}
+
+/* Every RRset of ttl_expected and of the filler has its TTL. */
+static void check_ttls(const apex_zone_t *zone, int filler, const char *how)
+{
+	for (size_t i = 0; i < sizeof(ttl_expected) / sizeof(ttl_expected[0]); i++) {
+		const apex_rrset_t *set = rrset(zone, ttl_expected[i].name, ttl_expected[i].type);
+		if (set == NULL)
+			fail_msg("%s: no %s type %u", how, ttl_expected[i].name,
+				 ttl_expected[i].type);
+		if (set->ttl != ttl_expected[i].ttl)
+			fail_msg("%s: %s type %u: TTL %u, not %u", how, ttl_expected[i].name,
+				 ttl_expected[i].type, set->ttl, ttl_expected[i].ttl);
+	}
+	static const struct {
+		char prefix;
+		uint32_t ttl;
+	} fillers[] = { { 'a', 0 }, { 'b', 60 }, { 'c', 0 } };
+	for (size_t f = 0; f < 3; f++) {
+		for (int i = 0; i < filler; i++) {
+			char name[32];
+			snprintf(name, sizeof(name), "%c%d.example.", fillers[f].prefix, i);
+			const apex_rrset_t *set =
+				rrset(zone, name, i % 2 ? APEX_TYPE_TXT : APEX_TYPE_A);
+			if (set == NULL || set->ttl != fillers[f].ttl)
+				fail_msg("%s: %s: TTL %d, not %u", how, name,
+					 set ? (int)set->ttl : -1, fillers[f].ttl);
+		}
+	}
+	assert_int_equal(zone->soa->ttl, 0);
+	assert_int_equal(zone->negative_ttl, 0);
+}
+
+static size_t parsed_sinks;
+
+static void note_parse(const char *file, apex_load_phase_t phase, size_t records, double seconds,
+		       size_t threads)
+{
+	if (phase == APEX_LOAD_PARSED)
+		parsed_sinks = threads;
+}
+
+/*
+ * A record without a TTL takes the $TTL in force, 0 included (RFC 2308
+ * section 4; as BIND), whichever parser reads it: the fast path (A, AAAA,
+ * NS, PTR, MX) or ldns (SOA, TXT, NAPTR, CAA, LOC, HINFO, an RFC 3597
+ * form, and every type with the fast path off); on one thread or in
+ * chunks on several, each chunk starting with the $TTL in force where it
+ * starts.  A TTL written in the record wins.  Without $TTL: 3600 for
+ * every record without a TTL (ldns's default, which the fast path
+ * follows), not the previous record's.
+ */
+static void test_default_ttl(void **state)
+{
+	char err[512], path[300];
+	const int filler = 300;
+	char *text = ttl_zone_text(filler);
+
+	apex_load_set_progress(note_parse);
+	for (int fast = 1; fast >= 0; fast--) {
+		for (int chunked = 0; chunked <= 1; chunked++) {
+			char how[64];
+			snprintf(how, sizeof(how), "fast path %s, %s", fast ? "on" : "off",
+				 chunked ? "in chunks" : "one thread");
+			atomic_store(&apex_load_fast_rdata, fast != 0);
+			atomic_store(&apex_load_threads, chunked ? 4u : 1u);
+			atomic_store(&apex_load_chunk_min,
+				     chunked ? (size_t)1024 : (size_t)8 << 20);
+			apex_zone_t *zone = NULL;
+			parsed_sinks = 0;
+			int rc = load_text(text, "example.", &zone, err, sizeof(err), path,
+					   sizeof(path));
+			atomic_store(&apex_load_fast_rdata, true);
+			atomic_store(&apex_load_threads, 0u);
+			atomic_store(&apex_load_chunk_min, (size_t)8 << 20);
+			if (rc != APEX_OK)
+				fail_msg("%s: load failed: %s", how, err);
+			if (chunked ? parsed_sinks < 3 : parsed_sinks != 1)
+				fail_msg("%s: parsed in %zu parts", how, parsed_sinks);
+			check_ttls(zone, filler, how);
+			apex_zone_unref(zone);
+		}
+	}
+	apex_load_set_progress(NULL);
+	free(text);
+
+	/* No $TTL at all. */
+	apex_zone_t *zone = NULL;
+	int rc = load_text("$ORIGIN example.\n"
+			   "@ SOA ns1 host 1 3600 600 86400 0\n"
+			   "@ NS ns1\n"
+			   "ns1 77 A 192.0.2.1\n"
+			   "txt TXT \"x\"\n"
+			   "ns1 AAAA 2001:db8::1\n"
+			   "caa 5 CAA 0 issue \"ca.example\"\n"
+			   "    CAA 0 issuewild \"ca.example\"\n",
+			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+	assert_int_equal(zone->soa->ttl, 3600);
+	assert_int_equal(rrset(zone, "example.", APEX_TYPE_NS)->ttl, 3600);
+	assert_int_equal(rrset(zone, "ns1.example.", APEX_TYPE_A)->ttl, 77);
+	assert_int_equal(rrset(zone, "txt.example.", APEX_TYPE_TXT)->ttl, 3600);
+	assert_int_equal(rrset(zone, "ns1.example.", APEX_TYPE_AAAA)->ttl, 3600);
+	/* the RRset's lowest: 5, the other record's 3600 */
+	const apex_rrset_t *caa = rrset(zone, "caa.example.", 257);
+	assert_int_equal(caa->count, 2);
+	assert_int_equal(caa->ttl, 5);
+	apex_zone_unref(zone);
+}
+
 static apex_zone_t *load_real(const char *file, const char *origin)
 {
 	char path[512], err[512];
@@ -992,6 +1191,7 @@ int main(void)
 		cmocka_unit_test(test_ipseckey_amtrelay),
 		cmocka_unit_test(test_final_quoted_string),
 		cmocka_unit_test(test_ttl_and_glue_warnings),
+		cmocka_unit_test(test_default_ttl),
 		cmocka_unit_test(test_duplicates_and_canonical_order),
 		cmocka_unit_test(test_rrset_rdata_in_place_or_copied),
 		cmocka_unit_test(test_owner_in_two_chunks),
