@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/name_refs.h"
 #include "process/hold_point.h"
 #include "transfers/secondary_internal.h"
 #include "zones/reload.h"
@@ -119,11 +120,39 @@ static bool same_entries(const apex_acl_entry_t *a, size_t a_count, const apex_a
 	return true;
 }
 
-/* The reloader's ids of zones (0 without a reloader). */
+/* The reloader's ids of zones (0 without a reloader, or when out of
+ * memory: then taken as new zones). */
 void apex_secondary_bind_zones(apex_secondary_t *s, apex_secondary_zone_t *zones, size_t count)
 {
-	for (size_t i = 0; i < count && s->reloader != NULL; i++)
-		zones[i].reloader_id = apex_reloader_zone_id(s->reloader, zones[i].origin);
+	const uint8_t **origins;
+	uint64_t *ids;
+
+	if (s->reloader == NULL || count == 0)
+		return;
+	origins = calloc(count, sizeof(*origins));
+	ids = calloc(count, sizeof(*ids));
+	for (size_t i = 0; i < count && origins != NULL; i++)
+		origins[i] = zones[i].origin;
+	if (origins != NULL && ids != NULL &&
+	    apex_reloader_zone_ids(s->reloader, origins, count, ids) == APEX_OK) {
+		for (size_t i = 0; i < count; i++)
+			zones[i].reloader_id = ids[i];
+	}
+	free(origins);
+	free(ids);
+}
+
+/* The zones in force sorted by origin (dns/name_refs.h); NULL when out of
+ * memory or none. */
+static apex_name_ref_t *sort_zones(const apex_secondary_t *s)
+{
+	apex_name_ref_t *sorted = s->count > 0 ? calloc(s->count, sizeof(*sorted)) : NULL;
+
+	for (size_t i = 0; i < s->count && sorted != NULL; i++)
+		sorted[i] = (apex_name_ref_t){ s->zones[i].origin, i };
+	if (sorted != NULL)
+		apex_name_refs_sort(sorted, s->count);
+	return sorted;
 }
 
 /* On the scheduler, when no refresh runs: take the secondary zones
@@ -152,14 +181,16 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	pthread_rwlock_wrlock(&s->zones_lock);
 	apexd_hold_point("secondary-zones-swapping");
 	pthread_mutex_lock(&s->lock);
+	/* by origin, so that thousands of zones match in N log N; without the
+	 * memory for it, each zone is taken as new (checked at once) */
+	apex_name_ref_t *held = sort_zones(s);
 	for (size_t i = 0; i < count; i++) {
 		apex_secondary_zone_t *z = &zones[i], *was = NULL;
+		const apex_name_ref_t *found =
+			held != NULL ? apex_name_refs_find(held, s->count, z->origin) : NULL;
 
-		for (size_t j = 0; j < s->count && was == NULL; j++) {
-			if (apex_name_equal(s->zones[j].origin, z->origin) &&
-			    s->zones[j].reloader_id == z->reloader_id)
-				was = &s->zones[j];
-		}
+		if (found != NULL && s->zones[found->index].reloader_id == z->reloader_id)
+			was = &s->zones[found->index];
 		if (was == NULL) {
 			added++;
 			atomic_store(&z->notified, true);
@@ -184,6 +215,7 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 			changed++;
 		}
 	}
+	free(held);
 	size_t removed = s->count + added - count;
 	apex_secondary_zone_t *old_zones = s->zones;
 	size_t old_count = s->count;

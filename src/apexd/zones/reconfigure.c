@@ -13,54 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/name_refs.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
 #include "util/log.h"
 
-/* An origin and where it is: the zones of both sides sorted by origin, so
- * that matching them costs N log N, not N^2 (thousands of zones, a catalog's
- * members among them). */
-typedef struct by_origin {
-	const uint8_t *origin;
-	size_t index;
-} by_origin_t;
-
-static int compare_origins(const void *a, const void *b)
+/* cfg's zones by origin (dns/name_refs.h); NULL when out of memory. */
+static apex_name_ref_t *sort_config(const apex_config_t *cfg)
 {
-	return apex_name_compare(((const by_origin_t *)a)->origin,
-				 ((const by_origin_t *)b)->origin);
-}
-
-static by_origin_t *find_origin(by_origin_t *sorted, size_t count, const uint8_t *origin)
-{
-	by_origin_t key = { origin, 0 };
-
-	return count == 0 ? NULL : bsearch(&key, sorted, count, sizeof(*sorted), compare_origins);
-}
-
-/* cfg's zones, sorted; NULL when out of memory. */
-static by_origin_t *sort_config(const apex_config_t *cfg)
-{
-	by_origin_t *sorted = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*sorted));
+	apex_name_ref_t *sorted =
+		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*sorted));
 
 	if (sorted == NULL)
 		return NULL;
 	for (size_t j = 0; j < cfg->zone_count; j++)
-		sorted[j] = (by_origin_t){ cfg->zones[j].origin, j };
-	qsort(sorted, cfg->zone_count, sizeof(*sorted), compare_origins);
-	return sorted;
-}
-
-/* The reloader's zones, sorted; NULL when out of memory.  Under its lock. */
-static by_origin_t *sort_zones(const apex_reloader_t *r)
-{
-	by_origin_t *sorted = calloc(r->count > 0 ? r->count : 1, sizeof(*sorted));
-
-	if (sorted == NULL)
-		return NULL;
-	for (size_t i = 0; i < r->count; i++)
-		sorted[i] = (by_origin_t){ r->zones[i]->origin, i };
-	qsort(sorted, r->count, sizeof(*sorted), compare_origins);
+		sorted[j] = (apex_name_ref_t){ cfg->zones[j].origin, j };
+	apex_name_refs_sort(sorted, cfg->zone_count);
 	return sorted;
 }
 
@@ -70,7 +38,7 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 {
 	apex_reload_ticket_t *list =
 		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
-	by_origin_t *configured = sort_config(cfg), *held = NULL;
+	apex_name_ref_t *configured = sort_config(cfg), *held = NULL;
 	size_t n = 0, held_count;
 	int rc = APEX_OK;
 
@@ -86,7 +54,7 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 	for (size_t i = 0; i < r->count;) {
 		apex_managed_zone_t *z = r->zones[i];
 
-		if (find_origin(configured, cfg->zone_count, z->origin) != NULL) {
+		if (apex_name_refs_find(configured, cfg->zone_count, z->origin) != NULL) {
 			i++;
 			continue;
 		}
@@ -102,14 +70,17 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 		(*removed)++;
 	}
 	/* new zones, and zones whose file changed (those pushed meanwhile are
-	 * not in held: cfg names each zone once) */
-	if ((held = sort_zones(r)) == NULL) {
+	 * not in held: cfg names each zone once); both sides sorted by origin,
+	 * so that thousands of zones (a catalog's) match in N log N under the
+	 * lock */
+	if ((held = apex_reloader_sorted_zones(r)) == NULL) {
 		rc = APEX_ENOMEM;
 		goto out;
 	}
 	held_count = r->count;
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		const by_origin_t *found = find_origin(held, held_count, cfg->zones[j].origin);
+		const apex_name_ref_t *found =
+			apex_name_refs_find(held, held_count, cfg->zones[j].origin);
 
 		if (found != NULL) {
 			apex_managed_zone_t *z = r->zones[found->index];

@@ -23,6 +23,7 @@
 #include "process/memory.h"
 #include "process/memory_limit.h"
 #include "process/thread_priority.h"
+#include "dns/name_refs.h"
 #include "zones/reload_internal.h"
 #include "zones/verify_check.h"
 #include "zones/zonemd_check.h"
@@ -73,6 +74,18 @@ ssize_t apex_reloader_find_origin(const apex_reloader_t *r, const uint8_t *origi
 			return (ssize_t)i;
 	}
 	return -1;
+}
+
+struct apex_name_ref *apex_reloader_sorted_zones(const apex_reloader_t *r)
+{
+	apex_name_ref_t *sorted = calloc(r->count > 0 ? r->count : 1, sizeof(*sorted));
+
+	if (sorted == NULL)
+		return NULL;
+	for (size_t i = 0; i < r->count; i++)
+		sorted[i] = (apex_name_ref_t){ r->zones[i]->origin, i };
+	apex_name_refs_sort(sorted, r->count);
+	return sorted;
 }
 
 /* Under the lock: the zone with this id, or NULL. */

@@ -185,6 +185,10 @@ int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
  * Ids are never reused: a zone removed and added again has a new one. */
 uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin);
 
+/* The same for count origins at once, into ids (one lock, N log N). */
+int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, size_t count,
+			   uint64_t *ids);
+
 /*
  * Publish a version of the configured zone zone_id built elsewhere (by a
  * transfer), taking over the caller's reference to zone, unless that

@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
+#include "dns/name_refs.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
 
@@ -24,6 +26,26 @@ uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
 	uint64_t id = i >= 0 ? r->zones[i]->id : 0;
 	pthread_mutex_unlock(&r->lock);
 	return id;
+}
+
+int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, size_t count,
+			   uint64_t *ids)
+{
+	apex_name_ref_t *sorted;
+
+	pthread_mutex_lock(&r->lock);
+	if ((sorted = apex_reloader_sorted_zones(r)) == NULL) {
+		pthread_mutex_unlock(&r->lock);
+		return APEX_ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const apex_name_ref_t *found = apex_name_refs_find(sorted, r->count, origins[i]);
+
+		ids[i] = found != NULL ? r->zones[found->index]->id : 0;
+	}
+	pthread_mutex_unlock(&r->lock);
+	free(sorted);
+	return APEX_OK;
 }
 
 /* Under the lock: a version of z was published (a transfer): an error of

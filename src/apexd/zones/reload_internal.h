@@ -28,6 +28,10 @@ struct apex_managed_zone *apex_reloader_zone_new(struct apex_reloader *r,
 
 void apex_reloader_zone_free(struct apex_managed_zone *z);
 
+/* Under the lock: the zones' origins sorted (dns/name_refs.h), each
+ * ref's index its place in r->zones; malloc'ed, NULL when out of memory. */
+struct apex_name_ref *apex_reloader_sorted_zones(const apex_reloader_t *r);
+
 /* Under the lock: index of the zone with this origin, or -1. */
 ssize_t apex_reloader_find_origin(const struct apex_reloader *r, const uint8_t *origin);
 
