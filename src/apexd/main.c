@@ -141,8 +141,9 @@ static step_t load_zones(apexd_t *d, int *status)
 		apex_error("out of memory");
 		return STEP_FAILED;
 	}
-	/* the catalogs apexd produces, written before they are loaded */
-	if (!d->opt.check_only && apexd_catalogs_produce(cfg, NULL, NULL) < 0) {
+	/* the catalogs apexd produces, written before they are loaded (by
+	 * apexd -t too: it checks what apexd would serve) */
+	if (apexd_catalogs_produce(cfg, NULL, NULL) < 0) {
 		apex_error("catalogs: out of memory");
 		return STEP_FAILED;
 	}
