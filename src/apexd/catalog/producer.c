@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "catalog/catalog_write.h"
 #include "dns/name.h"
 #include "util/error.h"
+#include "util/file_replace.h"
 #include "util/log.h"
 
 /* The members of catalog among cfg's zones, into *out (malloc'ed). */
@@ -82,38 +82,28 @@ static const char *old_body(const char *text, uint32_t *serial)
 	return line != NULL ? line + 1 : NULL;
 }
 
-/* path written anew (through a temporary file renamed over it). */
+/* The catalog's file written anew: a header, its SOA, body. */
 static int write_catalog(const apex_zone_config_t *catalog, uint32_t serial, const char *body,
 			 size_t size)
 {
-	size_t len = strlen(catalog->file) + 5;
-	char *tmp = malloc(len);
-	FILE *f;
-	int rc = APEX_OK;
+	char *text = NULL;
+	size_t text_size = 0;
+	FILE *f = open_memstream(&text, &text_size);
+	int rc;
 
-	if (tmp == NULL)
+	if (f == NULL)
 		return APEX_ENOMEM;
-	snprintf(tmp, len, "%s.new", catalog->file);
-	if ((f = fopen(tmp, "w")) == NULL) {
-		rc = -errno;
-	} else {
-		fprintf(f,
-			"; The catalog (RFC 9432) of the zones naming %s in "
-			"catalog-producer-zone,\n"
-			"; written by apexd: edits are replaced.\n$ORIGIN "
-			"%s\n" APEX_CATALOG_SOA_FORMAT,
-			catalog->name, catalog->name, serial);
-		fwrite(body, 1, size, f);
-		if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-			rc = -errno;
-		if (fclose(f) != 0 && rc == APEX_OK)
-			rc = -errno;
-		if (rc == APEX_OK && rename(tmp, catalog->file) < 0)
-			rc = -errno;
-		if (rc < 0)
-			unlink(tmp);
-	}
-	free(tmp);
+	fprintf(f,
+		"; The catalog (RFC 9432) of the zones naming %s in catalog-producer-zone,\n"
+		"; written by apexd: edits are replaced.\n$ORIGIN %s\n" APEX_CATALOG_SOA_FORMAT,
+		catalog->name, catalog->name, serial);
+	fwrite(body, 1, size, f);
+	rc = ferror(f) ? APEX_ENOMEM : APEX_OK;
+	if (fclose(f) != 0)
+		rc = APEX_ENOMEM;
+	if (rc == APEX_OK)
+		rc = apex_file_replace(catalog->file, text, text_size);
+	free(text);
 	return rc;
 }
 
