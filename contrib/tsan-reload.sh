@@ -70,6 +70,11 @@ status=0
 # the workers and zone-status from the control thread
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_secondary.py \
 	-k "apexctl_secondary or notify_while or reconfig_applies or zone_removed or chain" || status=1
+# catalogs: the catalog thread reading catalogs as the refresh pool and
+# the reload threads publish them, and putting members in force beside
+# reconfig on the control thread
+/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/system/test_catalog.py \
+	tests/system/test_catalog_producer.py || status=1
 # TLS: the workers' sessions, a transfer handed to its thread with its
 # session, the certificates read again by reconfig on the control thread
 # (the timing tests of stalled handshakes stay in the other builds)

@@ -11,14 +11,14 @@ static const char *const command_names[APEX_CTL_COMMAND_COUNT] = {
 	[APEX_CTL_ZONE_STATUS] = "zone-status", [APEX_CTL_STATS] = "stats",
 	[APEX_CTL_RECONFIG] = "reconfig",       [APEX_CTL_STOP] = "stop",
 	[APEX_CTL_REFRESH] = "refresh",         [APEX_CTL_RETRANSFER] = "retransfer",
-	[APEX_CTL_NOTIFY] = "notify",
+	[APEX_CTL_NOTIFY] = "notify",           [APEX_CTL_ZONE_ADD] = "zone-add",
+	[APEX_CTL_ZONE_REMOVE] = "zone-remove",
 };
 
 /* Least number of arguments each command takes (0 unless given). */
 static const size_t command_min_args[APEX_CTL_COMMAND_COUNT] = {
-	[APEX_CTL_REFRESH] = 1,
-	[APEX_CTL_RETRANSFER] = 1,
-	[APEX_CTL_NOTIFY] = 1,
+	[APEX_CTL_REFRESH] = 1,  [APEX_CTL_RETRANSFER] = 1,  [APEX_CTL_NOTIFY] = 1,
+	[APEX_CTL_ZONE_ADD] = 2, [APEX_CTL_ZONE_REMOVE] = 1,
 };
 
 /* Largest number of arguments each command takes. */
@@ -32,6 +32,8 @@ static const size_t command_max_args[APEX_CTL_COMMAND_COUNT] = {
 	[APEX_CTL_REFRESH] = 1,
 	[APEX_CTL_RETRANSFER] = 1,
 	[APEX_CTL_NOTIFY] = 1,
+	[APEX_CTL_ZONE_ADD] = 2,
+	[APEX_CTL_ZONE_REMOVE] = 1,
 };
 
 const char *apex_ctl_command_name(apex_ctl_command_t command)

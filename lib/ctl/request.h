@@ -37,9 +37,11 @@ typedef enum {
 	APEX_CTL_STATS,
 	APEX_CTL_RECONFIG,
 	APEX_CTL_STOP,
-	APEX_CTL_REFRESH,    /* a secondary zone: check the SOA now */
-	APEX_CTL_RETRANSFER, /* a secondary zone: transfer it whole now */
-	APEX_CTL_NOTIFY,     /* a zone: NOTIFY its notify: targets now */
+	APEX_CTL_REFRESH,     /* a secondary zone: check the SOA now */
+	APEX_CTL_RETRANSFER,  /* a secondary zone: transfer it whole now */
+	APEX_CTL_NOTIFY,      /* a zone: NOTIFY its notify: targets now */
+	APEX_CTL_ZONE_ADD,    /* a zone added with a pattern (NSD's addzone) */
+	APEX_CTL_ZONE_REMOVE, /* a zone zone-add added, removed (NSD's delzone) */
 	APEX_CTL_COMMAND_COUNT
 } apex_ctl_command_t;
 

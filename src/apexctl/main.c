@@ -47,6 +47,8 @@ static void usage(FILE *out)
 		"  retransfer ZONE      a secondary zone: transfer it whole now\n"
 		"  notify ZONE          send NOTIFY to the zone's notify: targets now\n"
 		"  reconfig             read the config file again: add and remove zones\n"
+		"  zone-add ZONE PATTERN add a zone with a pattern's settings (zone-list-file)\n"
+		"  zone-remove ZONE     remove a zone zone-add added\n"
 		"  stop                 stop apexd\n"
 		"\n"
 		"Options:\n"

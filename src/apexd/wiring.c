@@ -157,6 +157,16 @@ static int extend_config(void *arg, apex_config_t *cfg, char *err, size_t err_si
 	return apexd_catalogs_extend(arg, cfg, err, err_size);
 }
 
+static int zone_add(void *arg, const uint8_t *zone, const char *pattern, char *err, size_t err_size)
+{
+	return apexd_catalogs_zone_add(arg, zone, pattern, err, err_size);
+}
+
+static int zone_remove(void *arg, const uint8_t *zone, char *err, size_t err_size)
+{
+	return apexd_catalogs_zone_remove(arg, zone, err, err_size);
+}
+
 apex_command_context_t apexd_command_context(apexd_t *d)
 {
 	apex_command_context_t ctx = {
@@ -174,6 +184,8 @@ apex_command_context_t apexd_command_context(apexd_t *d)
 		.reread_arg = &d->opt,
 		.lock_config = d->catalogs != NULL ? lock_config : NULL,
 		.extend_config = d->catalogs != NULL ? extend_config : NULL,
+		.zone_add = d->catalogs != NULL ? zone_add : NULL,
+		.zone_remove = d->catalogs != NULL ? zone_remove : NULL,
 		.catalogs_arg = d->catalogs,
 	};
 

@@ -48,6 +48,13 @@ static void test_request_valid(void **state)
 	assert_int_equal(parse("json stats\n", &reason), APEX_OK);
 	assert_int_equal(parse("text reconfig\n", &reason), APEX_OK);
 	assert_int_equal(req.command, APEX_CTL_RECONFIG);
+	assert_int_equal(parse("text zone-add example.com. members\n", &reason), APEX_OK);
+	assert_int_equal(req.command, APEX_CTL_ZONE_ADD);
+	assert_int_equal(req.argc, 2);
+	assert_string_equal(req.argv[1], "members");
+	assert_int_equal(parse("json zone-remove example.com.\n", &reason), APEX_OK);
+	assert_int_equal(req.command, APEX_CTL_ZONE_REMOVE);
+	assert_int_equal(req.argc, 1);
 }
 
 static void test_request_invalid(void **state)
@@ -64,6 +71,10 @@ static void test_request_invalid(void **state)
 		"text stats x\n",
 		"text stop now\n",
 		"text reconfig a\n",
+		"text zone-add example.com.\n",
+		"text zone-add a. p extra\n",
+		"text zone-remove\n",
+		"text zone-remove a. b.\n",
 		"text status\ntext stats\n",
 		"text reload a\x01\n",
 		"text reload \xc3\xa9.\n",

@@ -16,6 +16,7 @@
 #include "catalog/catalog_read.h"
 #include "catalog/consumer_internal.h"
 #include "catalog/producer.h"
+#include "process/privs.h"
 #include "control/commands.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -102,24 +103,31 @@ static int append_members(apexd_catalogs_t *c, apex_config_t *cfg, member_t *lis
 
 	for (size_t i = 0; i < count; i++) {
 		member_t *m = &list[i];
-		const consumer_t *k = consumer_find(c, m->catalog);
+		const consumer_t *k = m->catalog != NULL ? consumer_find(c, m->catalog) : NULL;
+		const char *by = k != NULL ? k->name : "zone-add";
 		const apex_zone_config_t *pattern = NULL;
 		int rc;
 
-		if (k == NULL || is_configured(c, m->zone))
+		if ((m->catalog != NULL && k == NULL) || is_configured(c, m->zone))
 			continue; /* its catalog is gone, or the file took the name */
-		if (m->group != NULL)
+		if (m->pattern != NULL)
+			pattern = apex_config_pattern(cfg, m->pattern);
+		else if (m->group != NULL)
 			pattern = apex_config_pattern(cfg, m->group);
-		if (pattern == NULL)
+		if (pattern == NULL && k != NULL)
 			pattern = apex_config_pattern(cfg, k->pattern);
-		if (pattern == NULL)
-			continue; /* the file no longer has it: apex_config_load() said so */
+		if (pattern == NULL) {
+			text_of(m->zone, zone, sizeof(zone));
+			apex_warning("%s: zone %s not served: its pattern %s is gone", by, zone,
+				     m->pattern != NULL ? m->pattern : "");
+			continue;
+		}
 		rc = apex_config_add_member(cfg, pattern, m->zone, reason, sizeof(reason));
 		if (rc == APEX_ENOMEM)
 			return apex_fail(err, err_size, rc, "out of memory");
 		if (rc < 0) {
 			text_of(m->zone, zone, sizeof(zone));
-			apex_warning("catalog %s: member %s not served: %s", k->name, zone, reason);
+			apex_warning("%s: zone %s not served: %s", by, zone, reason);
 			continue;
 		}
 		free(m->file);
@@ -136,6 +144,8 @@ static int prepare(apexd_catalogs_t *c, const apex_config_t *cfg)
 
 	if (rc == APEX_OK)
 		rc = sync_configured(c, cfg);
+	if (rc == APEX_OK)
+		rc = zone_list_configure(c, cfg);
 	if (rc == APEX_OK)
 		rc = apexd_catalogs_produce(cfg, &c->produced, &c->produced_count);
 	return rc;
@@ -277,15 +287,21 @@ static bool keeps_state(const member_t *old, member_t *list, size_t count, bool 
 	const member_t *now = member_find(list, count, old->zone);
 
 	*readded = now != NULL;
-	return now != NULL && apex_name_equal(now->catalog, old->catalog) &&
+	return now != NULL && same_owner(now, old) &&
 	       memcmp(now->id, old->id, (size_t)old->id[0] + 1) == 0;
 }
 
+static bool same_string(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* Whether two entries of a zone take the same pattern. */
 static bool same_group(const member_t *a, const member_t *b)
 {
-	if (a->group == NULL || b->group == NULL)
-		return a->group == b->group;
-	return strcmp(a->group, b->group) == 0;
+	return same_string(a->group, b->group) && same_string(a->pattern, b->pattern);
 }
 
 /* Whether list differs from the members in force. */
@@ -314,7 +330,7 @@ static void update(apexd_catalogs_t *c, member_t *list, size_t count)
 	size_t lost = 0, readded = 0;
 	int rc = APEX_OK;
 
-	if (!c->retry && !differs(c, list, count)) {
+	if (!c->retry && !c->dirty && !differs(c, list, count)) {
 		members_free(list, count);
 		return;
 	}
@@ -365,6 +381,7 @@ static void update(apexd_catalogs_t *c, member_t *list, size_t count)
 		members_free(list, count);
 		return;
 	}
+	c->dirty = false;
 	/* a member whose new pattern gives it another file: the old one goes */
 	for (size_t i = 0; i < c->member_count; i++) {
 		const member_t *now = member_find(list, count, c->members[i].zone);
@@ -390,7 +407,7 @@ static bool pass(apexd_catalogs_t *c)
 
 	pthread_mutex_lock(&c->apply);
 	reload_produced(c); /* written for a reconfig */
-	if ((read_catalogs(c) || c->retry) && c->ctx.reread_config != NULL) {
+	if ((read_catalogs(c) || c->retry || c->dirty) && c->ctx.reread_config != NULL) {
 		if (assign(c, &list, &count) < 0) {
 			apex_error("catalogs: members not changed: out of memory");
 			c->retry = true;
@@ -450,9 +467,18 @@ apexd_catalogs_t *apexd_catalogs_new(const struct apex_command_context *ctx,
 	pthread_mutex_init(&c->wake_lock, NULL);
 	pthread_cond_init(&c->wake_cond, NULL);
 	c->woken = true; /* the catalogs loaded from their copies */
-	if (sync_consumers(c, cfg) < 0 || sync_configured(c, cfg) < 0) {
+	if (sync_consumers(c, cfg) < 0 || sync_configured(c, cfg) < 0 ||
+	    zone_list_configure(c, cfg) < 0) {
 		apexd_catalogs_free(c);
 		return NULL;
+	}
+	/* read from outside the chroot, written from inside it (a reconfig
+	 * gives the path as seen there) */
+	if (c->zone_list != NULL && cfg->chroot_dir != NULL) {
+		const char *inside = apex_privs_chroot_path(cfg->chroot_dir, c->zone_list);
+
+		if (inside != c->zone_list)
+			memmove(c->zone_list, inside, strlen(inside) + 1);
 	}
 	return c;
 }
@@ -509,6 +535,7 @@ void apexd_catalogs_free(apexd_catalogs_t *c)
 	for (size_t i = 0; i < c->produced_count; i++)
 		free(c->produced[i]);
 	free(c->produced);
+	zone_list_free(c);
 	pthread_mutex_destroy(&c->apply);
 	pthread_mutex_destroy(&c->wake_lock);
 	pthread_cond_destroy(&c->wake_cond);

@@ -66,6 +66,22 @@ void apexd_catalogs_unlock(apexd_catalogs_t *c);
  */
 int apexd_catalogs_extend(apexd_catalogs_t *c, apex_config_t *cfg, char *err, size_t err_size);
 
+/*
+ * apexctl zone-add: zone (wire, lower-cased) served with the settings of
+ * the pattern of that name, and kept in the zone-list-file so that it is
+ * served after a restart too; put in force by the thread, as a catalog's
+ * members are.  Refused (a negative apex code, the reason in err) without
+ * a zone-list-file, for a pattern that does not exist, and for a zone of
+ * the configuration file, a catalog's member or one added already.
+ */
+int apexd_catalogs_zone_add(apexd_catalogs_t *c, const uint8_t *zone, const char *pattern,
+			    char *err, size_t err_size);
+
+/* apexctl zone-remove: a zone zone-add added no longer served, its files
+ * deleted, and out of the zone-list-file.  Refused for any other zone. */
+int apexd_catalogs_zone_remove(apexd_catalogs_t *c, const uint8_t *zone, char *err,
+			       size_t err_size);
+
 /* Stop the thread (if started) and free c.  NULL is allowed. */
 void apexd_catalogs_free(apexd_catalogs_t *c);
 

@@ -18,15 +18,23 @@
 
 typedef struct apexd_catalogs apexd_catalogs_t; /* consumer.h */
 
-/* A member zone, in force or about to be. */
+/* A member zone, in force or about to be: a catalog's, or one apexctl
+ * zone-add added (catalog NULL, pattern set). */
 typedef struct member {
 	uint8_t *zone;    /* wire format, owned */
-	uint8_t *catalog; /* the origin of the catalog that owns it, owned */
+	uint8_t *catalog; /* the origin of the catalog that owns it, owned; NULL: zone-add */
+	char *pattern;    /* a zone-add's pattern, owned; NULL for a catalog's */
 	uint8_t id[64];   /* its member node's label: length byte, then the label */
 	char *group;      /* its group property; NULL: none; owned */
 	char *file;       /* its file, from its pattern once added; owned, NULL before */
 	size_t rank;      /* its catalog's place in the configuration */
 } member_t;
+
+/* A zone apexctl zone-add added (zone_list.c). */
+typedef struct added {
+	uint8_t *zone; /* wire format, owned */
+	char *pattern; /* owned */
+} added_t;
 
 /* A catalog: consumer zone of the configuration. */
 typedef struct consumer {
@@ -55,6 +63,15 @@ struct apexd_catalogs {
 	 * configuration not yet in force: reloaded once it is */
 	uint8_t **produced;
 	size_t produced_count;
+	/* the zones apexctl zone-add added, sorted by zone, kept in the
+	 * zone-list-file (zone_list.c) at zone_list (as seen in the chroot;
+	 * NULL: none configured) */
+	added_t *added;
+	size_t added_count;
+	char *zone_list;
+	bool dirty;      /* added changed: the members are put in force again */
+	char **patterns; /* the names of the patterns in force, for zone-add */
+	size_t pattern_count;
 
 	pthread_mutex_t wake_lock;
 	pthread_cond_t wake_cond;
@@ -84,6 +101,17 @@ void consumer_clear(consumer_t *k);
 
 /* name as text, for logs. */
 void text_of(const uint8_t *name, char *text, size_t size);
+
+/* Whether two members have the same owner: one catalog, or zone-add. */
+bool same_owner(const member_t *a, const member_t *b);
+
+/* cfg's zone-list-file and patterns taken note of (zone_list.c): a list
+ * file other than the one in use is read.  Returns APEX_OK or
+ * APEX_ENOMEM. */
+int zone_list_configure(apexd_catalogs_t *c, const apex_config_t *cfg);
+
+/* The added zones freed. */
+void zone_list_free(apexd_catalogs_t *c);
 
 /* The members as the catalogs now give them (members.c), sorted by zone,
  * into *out (owned by the caller); who owns each, as consumer.h says. */

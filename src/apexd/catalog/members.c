@@ -5,6 +5,7 @@
 #endif
 #include "catalog/consumer_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ void member_clear(member_t *m)
 {
 	free(m->zone);
 	free(m->catalog);
+	free(m->pattern);
 	free(m->group);
 	free(m->file);
 }
@@ -154,6 +156,12 @@ static bool may_take(apexd_catalogs_t *c, const consumer_t *k, const uint8_t *zo
 	}
 	if (held == NULL)
 		return true;
+	if (held->catalog == NULL) {
+		text_of(zone, text, sizeof(text));
+		apex_warning("catalog %s: member %s ignored: a zone apexctl zone-add added",
+			     k->name, text);
+		return false;
+	}
 	if (apex_name_equal(held->catalog, k->origin)) {
 		if (!moves_to(c, k, zone, NULL))
 			return true;
@@ -174,10 +182,32 @@ static bool may_take(apexd_catalogs_t *c, const consumer_t *k, const uint8_t *zo
 	return false;
 }
 
-/* The members as the catalogs now give them, sorted by zone, into *out. */
+bool same_owner(const member_t *a, const member_t *b)
+{
+	if (a->catalog == NULL || b->catalog == NULL)
+		return a->catalog == b->catalog;
+	return apex_name_equal(a->catalog, b->catalog);
+}
+
+/* An entry for a zone zone-add added, ranked after every catalog's. */
+static int member_added(member_t *out, const added_t *a)
+{
+	memset(out, 0, sizeof(*out));
+	out->rank = SIZE_MAX;
+	out->zone = name_dup(a->zone);
+	out->pattern = strdup(a->pattern);
+	if (out->zone == NULL || out->pattern == NULL) {
+		member_clear(out);
+		return APEX_ENOMEM;
+	}
+	return APEX_OK;
+}
+
+/* The members as the catalogs and zone-add now give them, sorted by zone,
+ * into *out. */
 int assign(apexd_catalogs_t *c, member_t **out, size_t *count)
 {
-	size_t total = 0, n = 0, kept = 0;
+	size_t total = c->added_count, n = 0, kept = 0;
 	member_t *list;
 
 	for (size_t i = 0; i < c->consumer_count; i++)
@@ -197,22 +227,34 @@ int assign(apexd_catalogs_t *c, member_t **out, size_t *count)
 			n++;
 		}
 	}
+	for (size_t i = 0; i < c->added_count; i++) {
+		if (is_configured(c, c->added[i].zone))
+			continue; /* the file took it: its settings win */
+		if (member_added(&list[n], &c->added[i]) < 0) {
+			members_free(list, n);
+			return APEX_ENOMEM;
+		}
+		n++;
+	}
 	/* two catalogs listing a zone none held (at start, say): the first
 	 * configured takes it, unless its entry's coo names the other */
 	qsort(list, n, sizeof(*list), compare_ranked);
 	for (size_t i = 0; i < n; i++) {
 		if (kept > 0 && apex_name_equal(list[kept - 1].zone, list[i].zone)) {
 			char text[APEX_NAME_MAX * 4 + 1];
-			consumer_t *first = consumer_find(c, list[kept - 1].catalog);
+			consumer_t *first = list[kept - 1].catalog != NULL
+						    ? consumer_find(c, list[kept - 1].catalog)
+						    : NULL;
 
-			if (first != NULL && moves_to(c, first, list[i].zone, list[i].catalog)) {
+			if (first != NULL && list[i].catalog != NULL &&
+			    moves_to(c, first, list[i].zone, list[i].catalog)) {
 				member_clear(&list[kept - 1]);
 				list[kept - 1] = list[i];
 				continue;
 			}
 			text_of(list[i].zone, text, sizeof(text));
-			apex_warning("member %s: listed by two catalogs; the first configured "
-				     "takes it",
+			apex_warning("member %s: listed by two catalogs, or by one and added by "
+				     "zone-add; the first configured catalog takes it",
 				     text);
 			member_clear(&list[i]);
 			continue;

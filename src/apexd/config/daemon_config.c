@@ -102,6 +102,7 @@ void apex_config_free(apex_config_t *cfg)
 	free(cfg->nsid);
 	free(cfg->log_file);
 	free(cfg->pid_file);
+	free(cfg->zone_list_file);
 	free(cfg->control_socket);
 	free(cfg->rrl_whitelist);
 	free(cfg->proxy_ports);

@@ -194,6 +194,9 @@ typedef struct apex_config {
 	char *group;
 	char *chroot_dir;
 	char *pid_file; /* absolute path or NULL */
+	/* zone-list-file: the zones apexctl zone-add added, with their
+	 * patterns (catalog/zone_list.h); absolute path, NULL: zone-add off */
+	char *zone_list_file;
 	/* Control socket (apexctl): absolute path, "none" (no socket) or
 	 * NULL (not given: the built-in default). */
 	char *control_socket;

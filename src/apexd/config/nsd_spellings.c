@@ -24,6 +24,7 @@ static const struct {
 	{ "server", "rrl-size", "rrl-table-size" },
 	{ "server", "answer-cookie", "cookies" },
 	{ "server", "xfrd-tcp-max", "xfr-in-max" },
+	{ "server", "zonelistfile", "zone-list-file" },
 	{ "zone", "zonefile", "file" },
 	{ "zone", "zonemd-check", "zonemd-verify" },
 	{ "pattern", "zonefile", "file" },

@@ -239,6 +239,20 @@ static int key_pid_file(parser_t *p, const char *key, const char *value)
 	return APEX_OK;
 }
 
+/* zone-list-file (NSD's zonelistfile): where apexctl zone-add keeps the
+ * zones it adds, a path from the config file's directory. */
+static int key_zone_list_file(parser_t *p, const char *key, const char *value)
+{
+	char *abs = apex_config_absolute_path(value, p->base_dir);
+
+	(void)key;
+	if (abs == NULL)
+		return PFAIL(p, "out of memory");
+	free(p->cfg->zone_list_file);
+	p->cfg->zone_list_file = abs;
+	return APEX_OK;
+}
+
 /* A TLS file (tls-service-key, tls-service-pem, tls-cert-bundle): a path
  * from the config file's directory, read before the privilege drop. */
 static int tls_path(parser_t *p, char **slot, const char *value)
@@ -450,6 +464,7 @@ static const key_def_t server_keys[] = {
 	STRING_KEY("group", group),
 	CUSTOM_KEY("chroot", key_chroot),
 	CUSTOM_KEY("pid-file", key_pid_file),
+	CUSTOM_KEY("zone-list-file", key_zone_list_file),
 	CUSTOM_KEY("zones-directory", key_zones_directory),
 	CUSTOM_KEY("control-socket", key_control_socket),
 	CUSTOM_KEY("log-target", key_log_target),

@@ -285,6 +285,41 @@ void apex_command_pending_free(apex_command_pending_t *pending)
 	pending->reloading = NULL;
 }
 
+/* ---------------------------------------------------------------- zone-add, zone-remove */
+
+/* zone-add ZONE PATTERN and zone-remove ZONE: the zone put in force (or
+ * out) by the catalog thread, which the reply does not wait for. */
+static int cmd_zone_list(const apex_command_context_t *ctx, const apex_ctl_request_t *req,
+			 apex_ctl_buf_t *out)
+{
+	bool add = req->command == APEX_CTL_ZONE_ADD;
+	uint8_t origin[APEX_NAME_MAX];
+	char err[APEX_CTL_MESSAGE_MAX];
+	int rc;
+
+	if (ctx->zone_add == NULL || ctx->zone_remove == NULL)
+		return apex_command_reply_error(out, "%s: apexd was started without a config file",
+						req->argv[0]);
+	if (!apex_command_parse_zone(req->argv[0], origin, out))
+		return APEX_COMMAND_DONE;
+	apex_name_lower(origin);
+	rc = add ? ctx->zone_add(ctx->catalogs_arg, origin, req->argv[1], err, sizeof(err))
+		 : ctx->zone_remove(ctx->catalogs_arg, origin, err, sizeof(err));
+	if (rc < 0)
+		return apex_command_reply_error(out, "%s", err);
+	apex_ctl_reply_status(out, true, NULL);
+	if (req->format == APEX_CTL_FORMAT_JSON) {
+		apex_ctl_buf_puts(out, "{\"zone\":");
+		apex_ctl_json_string(out, req->argv[0]);
+		apex_ctl_buf_printf(out, ",\"%s\":true}\n", add ? "added" : "removed");
+	} else {
+		apex_ctl_buf_printf(out, "zone %s: %s\n", req->argv[0],
+				    add ? "added: served once loaded or transferred"
+					: "removed, its files deleted");
+	}
+	return APEX_COMMAND_DONE;
+}
+
 /* ---------------------------------------------------------------- transfers */
 
 /* refresh, retransfer (a secondary zone) and notify (a zone with notify:). */
@@ -374,6 +409,8 @@ int apex_command_run(const apex_command_context_t *ctx, const apex_ctl_request_t
 	case APEX_CTL_REFRESH:
 	case APEX_CTL_RETRANSFER:
 	case APEX_CTL_NOTIFY: return cmd_transfer(ctx, req, out);
+	case APEX_CTL_ZONE_ADD:
+	case APEX_CTL_ZONE_REMOVE: return cmd_zone_list(ctx, req, out);
 	case APEX_CTL_COMMAND_COUNT: break;
 	}
 	return apex_command_reply_error(out, "unknown command");

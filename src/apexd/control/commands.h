@@ -52,6 +52,10 @@ typedef struct apex_command_context {
 	 * with extend_config (as apexd_catalogs_extend()). */
 	void (*lock_config)(void *arg, bool locked);
 	int (*extend_config)(void *arg, apex_config_t *cfg, char *err, size_t err_size);
+	/* zone-add and zone-remove (apexd_catalogs_zone_add(), _remove()) */
+	int (*zone_add)(void *arg, const uint8_t *zone, const char *pattern, char *err,
+			size_t err_size);
+	int (*zone_remove)(void *arg, const uint8_t *zone, char *err, size_t err_size);
 	void *catalogs_arg;
 } apex_command_context_t;
 

@@ -226,6 +226,7 @@ int apexd_options_reread_config(void *arg, apex_config_t *cfg, char *err, size_t
 		rebase(cfg->chroot_dir, cfg->zones[i].file);
 	for (size_t i = 0; i < cfg->pattern_count; i++)
 		rebase(cfg->chroot_dir, cfg->patterns[i].file);
+	rebase(cfg->chroot_dir, cfg->zone_list_file);
 	rebase(cfg->chroot_dir, cfg->tls.service_key);
 	rebase(cfg->chroot_dir, cfg->tls.service_pem);
 	rebase(cfg->chroot_dir, cfg->tls.cert_bundle);

@@ -455,7 +455,8 @@ static void refresh_handed(void *arg, void *item)
 {
 	apex_secondary_zone_t *z = item;
 
-	refresh(arg, z);
+	if (!apex_secondary_awaits_first_load(arg, z))
+		refresh(arg, z);
 	atomic_store(&z->busy, false);
 }
 

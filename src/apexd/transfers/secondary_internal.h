@@ -34,6 +34,8 @@ struct apex_secondary_zone; /* transfers/secondary.h */
 
 /* Before the first version: retry after 1 s, doubling up to 5 minutes. */
 #define FIRST_RETRY_MS 1000
+/* a zone just added, whose first load is under way: looked at again after */
+#define FIRST_LOAD_WAIT_MS 100
 #define MAX_FIRST_RETRY_MS 300000
 
 /* ---------------------------------------------------------------- secondary_zones.c */
@@ -166,5 +168,14 @@ int apex_transfer_memory_whole(void *ctx, char *err, size_t err_size);
 
 /* The transfer is over: its claim given back. */
 void apex_transfer_memory_end(apex_transfer_memory_t *t);
+
+/*
+ * On a thread of the pool, before a refresh: whether z is a zone a
+ * reconfig, a catalog or zone-add just added, whose copy (if it has one)
+ * is about to be loaded; then its next check is set shortly after, once
+ * that load has finished, rather than a whole transfer started meanwhile
+ * (secondary_zones.c).
+ */
+bool apex_secondary_awaits_first_load(apex_secondary_t *s, apex_secondary_zone_t *z);
 
 #endif

@@ -16,6 +16,7 @@
 #include "process/hold_point.h"
 #include "transfers/secondary_internal.h"
 #include "zones/reload.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -233,6 +234,28 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	apex_info("secondary zones: %zu now (%zu added, %zu no longer secondary, %zu with new "
 		  "primaries or allow-notify)",
 		  count, added, removed, changed);
+}
+
+/*
+ * Whether z is a zone a reconfig, a catalog or zone-add just added, whose
+ * copy (if it has one) is about to be loaded: then it is looked at again
+ * shortly, once that load has finished, rather than transferred whole
+ * meanwhile (a restart's catalog members keep their copies).
+ */
+bool apex_secondary_awaits_first_load(apex_secondary_t *s, apex_secondary_zone_t *z)
+{
+	apex_zone_t *current;
+
+	if (s->reloader == NULL)
+		return false;
+	if ((current = apex_server_served_version(s->server, z->origin)) != NULL) {
+		apex_zone_unref(current);
+		return false;
+	}
+	if (!apex_reloader_first_load_pending(s->reloader, z->reloader_id))
+		return false;
+	z->next_check = apex_monotonic_ms() + FIRST_LOAD_WAIT_MS;
+	return true;
 }
 
 apex_secondary_zone_t *apex_secondary_find_zone(apex_secondary_t *s, const uint8_t *origin)

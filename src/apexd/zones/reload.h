@@ -185,6 +185,10 @@ int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
  * Ids are never reused: a zone removed and added again has a new one. */
 uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin);
 
+/* Whether the zone with that id was added (by a reconfig, a catalog or
+ * zone-add) and its first load has not finished yet. */
+bool apex_reloader_first_load_pending(apex_reloader_t *r, uint64_t id);
+
 /* The same for count origins at once, into ids (one lock, N log N). */
 int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, size_t count,
 			   uint64_t *ids);

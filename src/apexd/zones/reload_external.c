@@ -28,6 +28,15 @@ uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
 	return id;
 }
 
+bool apex_reloader_first_load_pending(apex_reloader_t *r, uint64_t id)
+{
+	pthread_mutex_lock(&r->lock);
+	const apex_managed_zone_t *z = apex_reloader_find_id(r, id);
+	bool pending = z != NULL && z->loads == 0 && z->done < z->requested;
+	pthread_mutex_unlock(&r->lock);
+	return pending;
+}
+
 int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, size_t count,
 			   uint64_t *ids)
 {
