@@ -66,7 +66,7 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 		rc = APEX_OK;
 		apex_info("zone %s removed", z->name);
 		apex_reloader_zone_free(z);
-		r->zones[i] = r->zones[--r->count];
+		apex_reloader_zones_remove(r, i);
 		(*removed)++;
 	}
 	/* new zones, and zones whose file changed (those pushed meanwhile are

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Zone loading and reloading on a thread of its own (reload.h): the list
- * of configured zones, their loads, requests and reports.  What a
- * reconfiguration changes in the list is in reconfigure.c.
+ * Zone loading and reloading on a thread of its own (reload.h): the
+ * zones' loads, requests and reports.  The list of configured zones is
+ * kept in reload_zones.c; what a reconfiguration changes in it is in
+ * reconfigure.c.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: _GNU_SOURCE */
@@ -23,7 +24,6 @@
 #include "process/memory.h"
 #include "process/memory_limit.h"
 #include "process/thread_priority.h"
-#include "dns/name_refs.h"
 #include "zones/reload_internal.h"
 #include "zones/verify_check.h"
 #include "zones/zonemd_check.h"
@@ -32,83 +32,6 @@
 #include "util/grow.h"
 #include "util/log.h"
 #include "zone/load.h"
-
-void apex_reloader_zone_free(apex_managed_zone_t *z)
-{
-	if (z == NULL)
-		return;
-	free(z->name);
-	free(z->file);
-	free(z);
-}
-
-/* A new zone entry for zc with one request pending; caller owns it. */
-apex_managed_zone_t *apex_reloader_zone_new(apex_reloader_t *r, const apex_zone_config_t *zc)
-{
-	apex_managed_zone_t *z = calloc(1, sizeof(*z));
-	char text[APEX_RELOAD_NAME_TEXT];
-
-	if (z == NULL)
-		return NULL;
-	memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
-	apex_name_to_str(z->origin, text, sizeof(text));
-	z->name = strdup(text);
-	z->file = strdup(zc->file);
-	if (z->name == NULL || z->file == NULL) {
-		apex_reloader_zone_free(z);
-		return NULL;
-	}
-	z->secondary = zc->request_xfr_count > 0;
-	z->zonemd_verify = zc->zonemd_verify;
-	z->id = ++r->next_id;
-	z->state = APEX_ZONE_LOADING;
-	z->requested = 1;
-	return z;
-}
-
-/* Under the lock: index of the zone with this origin, or -1. */
-ssize_t apex_reloader_find_origin(const apex_reloader_t *r, const uint8_t *origin)
-{
-	for (size_t i = 0; i < r->count; i++) {
-		if (apex_name_equal(r->zones[i]->origin, origin))
-			return (ssize_t)i;
-	}
-	return -1;
-}
-
-struct apex_name_ref *apex_reloader_sorted_zones(const apex_reloader_t *r)
-{
-	apex_name_ref_t *sorted = calloc(r->count > 0 ? r->count : 1, sizeof(*sorted));
-
-	if (sorted == NULL)
-		return NULL;
-	for (size_t i = 0; i < r->count; i++)
-		sorted[i] = (apex_name_ref_t){ r->zones[i]->origin, i };
-	apex_name_refs_sort(sorted, r->count);
-	return sorted;
-}
-
-/* Under the lock: the zone with this id, or NULL. */
-apex_managed_zone_t *apex_reloader_find_id(const apex_reloader_t *r, uint64_t id)
-{
-	for (size_t i = 0; i < r->count; i++) {
-		if (r->zones[i]->id == id)
-			return r->zones[i];
-	}
-	return NULL;
-}
-
-/* Under the lock: append z (taking it over); APEX_ENOMEM leaves z to the caller. */
-int apex_reloader_zones_push(apex_reloader_t *r, apex_managed_zone_t *z)
-{
-	apex_managed_zone_t **grown = realloc(r->zones, (r->count + 1) * sizeof(*grown));
-
-	if (grown == NULL)
-		return APEX_ENOMEM;
-	r->zones = grown;
-	r->zones[r->count++] = z;
-	return APEX_OK;
-}
 
 int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_config_t *cfg)
 {
@@ -150,6 +73,7 @@ void apex_reloader_free(apex_reloader_t *r)
 	for (size_t i = 0; i < r->count; i++)
 		apex_reloader_zone_free(r->zones[i]);
 	free(r->zones);
+	free(r->by_origin);
 	for (size_t i = 0; i < r->first_count; i++)
 		apex_zone_unref(r->first[i]);
 	free(r->first);

@@ -99,8 +99,14 @@ typedef struct apex_reloader {
 	bool live; /* workers run: wake them after a publish */
 	bool idle; /* the reload thread runs under SCHED_IDLE */
 	int nice;  /* else at this nice value (reload-priority) */
+	/* in the order of their ids (pushed in it, removed keeping it), so
+	 * that a zone is found by id in log N (reload.c) */
 	apex_managed_zone_t **zones;
 	size_t count;
+	size_t capacity;
+	/* the zones by origin (dns/name_refs.h), made again when stale */
+	struct apex_name_ref *by_origin;
+	bool by_origin_stale;
 	uint64_t next_id;
 	size_t next_pick; /* round-robin start of the next pick */
 	/* Called (without the lock) after every finished load, from the

@@ -32,14 +32,19 @@ void apex_reloader_zone_free(struct apex_managed_zone *z);
  * ref's index its place in r->zones; malloc'ed, NULL when out of memory. */
 struct apex_name_ref *apex_reloader_sorted_zones(const apex_reloader_t *r);
 
-/* Under the lock: index of the zone with this origin, or -1. */
-ssize_t apex_reloader_find_origin(const struct apex_reloader *r, const uint8_t *origin);
+/* Under the lock: index of the zone with this origin, or -1 (log N). */
+ssize_t apex_reloader_find_origin(struct apex_reloader *r, const uint8_t *origin);
 
 /* Under the lock: the zone with this id, or NULL. */
 struct apex_managed_zone *apex_reloader_find_id(const struct apex_reloader *r, uint64_t id);
 
-/* Under the lock: append z (taking it over); APEX_ENOMEM leaves z to the caller. */
+/* Under the lock: append z (taking it over; its id the highest yet);
+ * APEX_ENOMEM leaves z to the caller. */
 int apex_reloader_zones_push(struct apex_reloader *r, struct apex_managed_zone *z);
+
+/* Under the lock: the zone at index i taken out (not freed), the others
+ * kept in their order. */
+void apex_reloader_zones_remove(struct apex_reloader *r, size_t i);
 
 /* Under the lock: ask for one more load of z and note the ticket. */
 void apex_reloader_request_one(struct apex_managed_zone *z, struct apex_reload_ticket *ticket);
