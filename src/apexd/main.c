@@ -269,9 +269,9 @@ static void serve(apexd_t *d)
 	apexd_signals_wait(&d->signals, &on);
 	apexd_sighup_free(&sighup);
 	apexd_sd_notify("STOPPING=1\nSTATUS=stopping");
-	/* first: it puts configurations in force through the threads below */
-	apexd_catalogs_free(d->catalogs);
-	d->catalogs = NULL;
+	/* first: it puts configurations in force through the threads below
+	 * (freed by finish(): the control thread may still call it) */
+	apexd_catalogs_stop(d->catalogs);
 	apex_secondary_stop(&d->secondary);
 	apex_xfr_out_stop(&d->xfr_out);
 	/* in this order: the reload thread notifies the control thread, and
@@ -291,7 +291,7 @@ static void serve(apexd_t *d)
 static void finish(apexd_t *d, int status)
 {
 	apex_dnstap_stop(d->dnstap);      /* not started, or a start that failed */
-	apexd_catalogs_free(d->catalogs); /* not started, or a start that failed */
+	apexd_catalogs_free(d->catalogs); /* after the control thread: it calls it */
 	d->catalogs = NULL;
 	if (d->xfr_out_ready)
 		apex_xfr_out_free(&d->xfr_out);

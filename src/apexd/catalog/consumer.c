@@ -514,17 +514,23 @@ void apexd_catalogs_unlock(apexd_catalogs_t *c)
 	apexd_catalogs_wake(c);
 }
 
+void apexd_catalogs_stop(apexd_catalogs_t *c)
+{
+	if (c == NULL || !c->started)
+		return;
+	pthread_mutex_lock(&c->wake_lock);
+	c->stopping = true;
+	pthread_cond_signal(&c->wake_cond);
+	pthread_mutex_unlock(&c->wake_lock);
+	pthread_join(c->thread, NULL);
+	c->started = false;
+}
+
 void apexd_catalogs_free(apexd_catalogs_t *c)
 {
 	if (c == NULL)
 		return;
-	if (c->started) {
-		pthread_mutex_lock(&c->wake_lock);
-		c->stopping = true;
-		pthread_cond_signal(&c->wake_cond);
-		pthread_mutex_unlock(&c->wake_lock);
-		pthread_join(c->thread, NULL);
-	}
+	apexd_catalogs_stop(c);
 	for (size_t i = 0; i < c->consumer_count; i++)
 		consumer_clear(&c->consumers[i]);
 	free(c->consumers);

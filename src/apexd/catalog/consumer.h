@@ -82,7 +82,13 @@ int apexd_catalogs_zone_add(apexd_catalogs_t *c, const uint8_t *zone, const char
 int apexd_catalogs_zone_remove(apexd_catalogs_t *c, const uint8_t *zone, char *err,
 			       size_t err_size);
 
-/* Stop the thread (if started) and free c.  NULL is allowed. */
+/* Stop the thread (if started): nothing is put in force from then on,
+ * but c may still be called (reconfig, zone-add) until it is freed.
+ * NULL is allowed. */
+void apexd_catalogs_stop(apexd_catalogs_t *c);
+
+/* Stop the thread (if started) and free c, once nobody calls it any more.
+ * NULL is allowed. */
 void apexd_catalogs_free(apexd_catalogs_t *c);
 
 #endif
