@@ -31,6 +31,8 @@ struct apex_secondary_zone; /* transfers/secondary.h */
  * back at once.
  */
 #define APEX_SECONDARY_PURGE_DELAY_MS 3000
+/* an AXFR of a version this large gives back what it let go of at once */
+#define APEX_SECONDARY_PURGE_NOW_BYTES (16u << 20)
 
 /* Before the first version: retry after 1 s, doubling up to 5 minutes. */
 #define FIRST_RETRY_MS 1000

@@ -367,11 +367,14 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		commit_copy(z, r, zone, serial);
 		z->copy_due = 0; /* the copy holds what is published */
 	}
-	apex_zone_unref(zone);
-	if (r->derived) /* kept for the next IXFR a while (secondary_internal.h) */
+	/* kept for the next IXFR a while (secondary_internal.h); a small
+	 * zone's AXFR too: a purge per zone of thousands transferred at once
+	 * (a catalog's members) cost more than their transfers */
+	if (r->derived || zone->memory < APEX_SECONDARY_PURGE_NOW_BYTES)
 		s->purge_due = apex_monotonic_ms() + APEX_SECONDARY_PURGE_DELAY_MS;
 	else
 		apex_memory_purge();
+	apex_zone_unref(zone);
 	pthread_mutex_lock(&s->lock);
 	z->status.transfers++;
 	clock_gettime(CLOCK_REALTIME, &z->status.last_transfer);
