@@ -320,6 +320,17 @@ static bool differs(const apexd_catalogs_t *c, member_t *list, size_t count)
 	return false;
 }
 
+/* The files of the members in force that do not keep their state in list. */
+static void remove_lost(apexd_catalogs_t *c, member_t *list, size_t count)
+{
+	for (size_t i = 0; i < c->member_count; i++) {
+		bool again;
+
+		if (!keeps_state(&c->members[i], list, count, &again))
+			remove_files(&c->members[i]);
+	}
+}
+
 /*
  * Put list (owned, taken) in force in place of the members in force.
  * Members that lose their state are taken out first and their files
@@ -366,16 +377,14 @@ static void update(apexd_catalogs_t *c, member_t *list, size_t count)
 			free(first);
 		}
 	}
-	if (rc == APEX_OK && lost > 0) {
-		for (size_t i = 0; i < c->member_count; i++) {
-			bool again;
-
-			if (!keeps_state(&c->members[i], list, count, &again))
-				remove_files(&c->members[i]);
-		}
-	}
+	/* the files of the members that lost their state, once they are out
+	 * of the server: before the second configuration when some come back */
+	if (rc == APEX_OK && readded > 0)
+		remove_lost(c, list, count);
 	if (rc == APEX_OK)
 		rc = put_in_force(c, list, count);
+	if (rc == APEX_OK && readded == 0 && lost > 0)
+		remove_lost(c, list, count);
 	c->retry = rc < 0;
 	if (rc < 0) {
 		members_free(list, count);
