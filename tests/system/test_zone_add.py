@@ -146,3 +146,26 @@ def test_zone_add_needs_a_list_file(procs, tmp_path):
     err = refused(apex, "zone-add", "a.test", "members")
     assert "zone-list-file" in err
     wait_refused(apex, "a.test.")
+
+
+def test_catalog_removed_from_configuration(procs, tmp_path):
+    """A catalog taken out of the configuration by reconfig: its member
+    m1.test. is no longer served and its copy is deleted; a zone zone-add
+    added stays."""
+    primary, apex = start_pair(procs, tmp_path)
+    ok(apex, "zone-add", "b.test", "members")
+    wait_served(apex, "b.test.", 1)
+    copy = apex.path("%s.zone", "m1.test.")
+    wait_path(apex, copy)
+    apex.catalogs_kept = apex.catalogs
+    apex.catalogs = []
+    with open(apex.conf, "w") as f:
+        f.write(apex.config())
+    ok(apex, "reconfig")
+    wait_refused(apex, "m1.test.")
+    wait_refused(apex, CATALOG)
+    deadline = time.monotonic() + 20
+    while os.path.exists(copy) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(copy), os.listdir(apex.workdir)
+    wait_served(apex, "b.test.", 1)

@@ -31,7 +31,7 @@
 /* The catalogs of cfg, with what was read of those already known. */
 static int sync_consumers(apexd_catalogs_t *c, const apex_config_t *cfg)
 {
-	size_t count = 0;
+	size_t count = 0, kept = 0;
 	consumer_t *list;
 
 	for (size_t i = 0; i < cfg->zone_count; i++)
@@ -60,8 +60,13 @@ static int sync_consumers(apexd_catalogs_t *c, const apex_config_t *cfg)
 			k->serial = old->serial;
 			k->catalog = old->catalog;
 			memset(&old->catalog, 0, sizeof(old->catalog));
+			kept++;
 		}
 	}
+	/* a catalog gone from the configuration: its members lose their
+	 * state at the next pass (their files are deleted then) */
+	if (kept < c->consumer_count)
+		c->dirty = true;
 	for (size_t i = 0; i < c->consumer_count; i++)
 		consumer_clear(&c->consumers[i]);
 	free(c->consumers);
