@@ -322,8 +322,9 @@ static apex_load_parallel_t merge_chunks(apex_loader_t *ld, chunk_t *chunks, uns
 				     .owner_offset = (uint32_t)s0->owner_count,
 				     .seq_offset = (uint32_t)s0->rr_count,
 				     .line_offset = (uint32_t)line_offset };
-		memcpy(&s0->owners[s0->owner_count], s->owners,
-		       s->owner_count * sizeof(*s->owners));
+		if (s->owner_count > 0) /* none: s->owners may be NULL (a filtered parse) */
+			memcpy(&s0->owners[s0->owner_count], s->owners,
+			       s->owner_count * sizeof(*s->owners));
 		s0->owner_count += s->owner_count;
 		apex_parallel_for(s->rr_count, count, atomic_load(&apex_build_part_min),
 				  append_records, &job);
