@@ -60,20 +60,9 @@ void members_free(member_t *list, size_t count)
 /* The member named zone in a list sorted by zone, or NULL. */
 member_t *member_find(member_t *list, size_t count, const uint8_t *zone)
 {
-	size_t lo = 0, hi = count;
+	member_t key = { .zone = (uint8_t *)zone };
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int cmp = apex_name_compare(zone, list[mid].zone);
-
-		if (cmp == 0)
-			return &list[mid];
-		if (cmp < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return count == 0 ? NULL : bsearch(&key, list, count, sizeof(*list), compare_members);
 }
 
 bool is_configured(const apexd_catalogs_t *c, const uint8_t *zone)
