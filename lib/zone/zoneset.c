@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dns/name.h"
+#include "dns/name_hash.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/hash_slots.h"
@@ -21,53 +22,90 @@ static apex_zoneset_t *zoneset_new(size_t count)
 	return set;
 }
 
-/* Free a set that holds no references yet (its zones array is not filled). */
-static void zoneset_free_empty(apex_zoneset_t *set)
+/* The index of configured origins not served (zoneset.h). */
+struct apex_unserved_index {
+	atomic_uint refcount;
+	size_t count;
+	unsigned bits;
+	uint64_t *slots; /* 1 << bits of them, into origins */
+	apex_unserved_origin_t origins[];
+};
+
+static void unserved_index_release(apex_unserved_index_t *index)
 {
-	free(set->slots);
-	free(set->unserved);
-	free(set->unserved_slots);
-	free(set);
+	if (index == NULL ||
+	    atomic_fetch_sub_explicit(&index->refcount, 1, memory_order_acq_rel) != 1)
+		return;
+	free(index->slots);
+	free(index);
 }
 
 /*
- * Fill set->unserved from the table's list of configured origins not
- * served, but the one at index skip (-1: none); the caller holds
- * publish_lock; list may be NULL: none.
+ * A new index of the list's origins but the one at index skip (-1:
+ * none), with one reference, the caller's, in *out; NULL there when none
+ * is left.  APEX_ENOMEM when out of memory.
  */
-static int zoneset_index_unserved(apex_zoneset_t *set, const apex_origin_list_t *list, ssize_t skip)
+static int unserved_index_build(const apex_origin_list_t *list, ssize_t skip,
+				apex_unserved_index_t **out)
 {
-	size_t count = list == NULL ? 0 : list->count - (skip >= 0 ? 1 : 0);
+	size_t count = list->count - (skip >= 0 ? 1 : 0);
+	*out = NULL;
 	if (count == 0)
 		return APEX_OK;
 	unsigned bits = apex_hash_slots_bits(count);
-	set->unserved = calloc(count, sizeof(*set->unserved));
-	set->unserved_slots = calloc((size_t)1 << bits, sizeof(*set->unserved_slots));
-	if (set->unserved == NULL || set->unserved_slots == NULL)
-		return APEX_ENOMEM; /* freed with the set */
+	apex_unserved_index_t *index = malloc(sizeof(*index) + count * sizeof(index->origins[0]));
+	uint64_t *slots = calloc((size_t)1 << bits, sizeof(*slots));
+	if (index == NULL || slots == NULL) {
+		free(index);
+		free(slots);
+		return APEX_ENOMEM;
+	}
 	size_t n = 0;
 	for (size_t i = 0; i < list->count; i++) {
 		if ((ssize_t)i == skip)
 			continue;
-		apex_unserved_origin_t *u = &set->unserved[n];
+		apex_unserved_origin_t *u = &index->origins[n];
 		apex_lookup_name_t k;
-		apex_lookup_name_init(&k, list->origins[i]);
+		apex_lookup_name_init(&k, list->entries[i].origin);
 		u->hash = k.hashes[k.labels];
 		u->labels = k.labels;
 		u->key_size = k.size;
 		memcpy(u->key, k.key, k.size);
-		apex_hash_slots_insert(set->unserved_slots, bits, u->hash, (uint32_t)n++);
+		apex_hash_slots_insert(slots, bits, u->hash, (uint32_t)n++);
 	}
-	set->unserved_count = n;
-	set->unserved_bits = bits;
+	atomic_init(&index->refcount, 1);
+	index->count = n;
+	index->bits = bits;
+	index->slots = slots;
+	*out = index;
 	return APEX_OK;
 }
 
-/*
- * Fill set->slots, max_origin_labels and the unserved origins (those of
- * the list but the one at index skip) once set->zones is filled.
- */
-static int zoneset_index(apex_zoneset_t *set, const apex_origin_list_t *unserved, ssize_t skip)
+/* Let set look up the origins of index (NULL: none), of which it takes
+ * a reference. */
+static void zoneset_attach_unserved(apex_zoneset_t *set, apex_unserved_index_t *index)
+{
+	if (index == NULL)
+		return;
+	atomic_fetch_add_explicit(&index->refcount, 1, memory_order_relaxed);
+	set->unserved_index = index;
+	set->unserved_count = index->count;
+	set->unserved = index->origins;
+	set->unserved_slots = index->slots;
+	set->unserved_bits = index->bits;
+}
+
+/* Free a set that holds no references to zones yet (its zones array is
+ * not filled). */
+static void zoneset_free_empty(apex_zoneset_t *set)
+{
+	free(set->slots);
+	unserved_index_release(set->unserved_index);
+	free(set);
+}
+
+/* Fill set->slots and max_origin_labels once set->zones is filled. */
+static int zoneset_index(apex_zoneset_t *set)
 {
 	unsigned bits = apex_hash_slots_bits(set->count);
 	uint64_t *slots = calloc((size_t)1 << bits, sizeof(*slots));
@@ -81,7 +119,45 @@ static int zoneset_index(apex_zoneset_t *set, const apex_origin_list_t *unserved
 	}
 	set->slots = slots;
 	set->bits = bits;
-	return zoneset_index_unserved(set, unserved, skip);
+	return APEX_OK;
+}
+
+/*
+ * Fill next->slots and max_origin_labels from cur's, next being cur with
+ * the zone at index at inserted (a zone new to the set) or replaced:
+ * cur's slots copied, an insertion moving the indices from at on up by
+ * one and adding its own; a full index when the slots must grow.  A pass
+ * over the slots, rather than a probe for each zone, whose hash is one
+ * pointer chase away: a thousand zones transferred one after another
+ * (a catalog's members) each publish a set of all.
+ */
+static int zoneset_index_from(apex_zoneset_t *next, const apex_zoneset_t *cur, size_t at,
+			      bool inserted)
+{
+	unsigned bits = apex_hash_slots_bits(next->count);
+	if (bits != cur->bits)
+		return zoneset_index(next);
+	size_t n = (size_t)1 << bits;
+	uint64_t *slots = malloc(n * sizeof(*slots));
+	if (slots == NULL)
+		return APEX_ENOMEM;
+	const apex_zone_t *zone = next->zones[at];
+	if (inserted) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t slot = cur->slots[i];
+			/* the low half is the index + 1: one more */
+			slots[i] = slot != 0 && apex_hash_slots_index(slot) >= at ? slot + 1 : slot;
+		}
+		apex_hash_slots_insert(slots, bits, zone->apex->hash, (uint32_t)at);
+	} else {
+		memcpy(slots, cur->slots, n * sizeof(*slots));
+	}
+	next->slots = slots;
+	next->bits = bits;
+	next->max_origin_labels = cur->max_origin_labels > zone->origin_labels
+					  ? cur->max_origin_labels
+					  : zone->origin_labels;
+	return APEX_OK;
 }
 
 void apex_zoneset_release(apex_zoneset_t *set)
@@ -105,7 +181,7 @@ int apex_zonetable_init(apex_zonetable_t *table)
 		return APEX_ENOMEM;
 	}
 	table->current = zoneset_new(0);
-	if (table->current != NULL && zoneset_index(table->current, NULL, -1) != APEX_OK) {
+	if (table->current != NULL && zoneset_index(table->current) != APEX_OK) {
 		zoneset_free_empty(table->current);
 		table->current = NULL;
 	}
@@ -117,6 +193,8 @@ int apex_zonetable_init(apex_zonetable_t *table)
 	atomic_init(&table->generation, 0);
 	table->slots = (apex_zone_slots_t){ 0 };
 	table->unserved = (apex_origin_list_t){ 0 };
+	table->unserved_index = NULL;
+	table->unserved_stale = 0;
 	return APEX_OK;
 }
 
@@ -129,9 +207,11 @@ void apex_zonetable_destroy(apex_zonetable_t *table)
 	free(table->slots.origins);
 	table->slots = (apex_zone_slots_t){ 0 };
 	for (size_t i = 0; i < table->unserved.count; i++)
-		free(table->unserved.origins[i]);
-	free(table->unserved.origins);
+		free(table->unserved.entries[i].origin);
+	free(table->unserved.entries);
 	table->unserved = (apex_origin_list_t){ 0 };
+	unserved_index_release(table->unserved_index);
+	table->unserved_index = NULL;
 	pthread_mutex_destroy(&table->publish_lock);
 	apex_rwlock_destroy(&table->lock);
 }
@@ -161,8 +241,11 @@ static size_t zoneset_search(const apex_zoneset_t *set, const uint8_t *key, size
 /* Index of origin in list, or -1. */
 static ssize_t origin_list_find(const apex_origin_list_t *list, const uint8_t *origin)
 {
+	uint32_t hash = apex_name_hash(origin);
+
 	for (size_t i = 0; i < list->count; i++) {
-		if (apex_name_equal(list->origins[i], origin))
+		if (list->entries[i].hash == hash &&
+		    apex_name_equal(list->entries[i].origin, origin))
 			return (ssize_t)i;
 	}
 	return -1;
@@ -171,22 +254,71 @@ static ssize_t origin_list_find(const apex_origin_list_t *list, const uint8_t *o
 /* Append a copy of origin to list. */
 static int origin_list_add(apex_origin_list_t *list, const uint8_t *origin)
 {
-	uint8_t **grown = apex_grow(list->origins, &list->capacity, list->count, sizeof(*grown), 8);
+	apex_listed_origin_t *grown =
+		apex_grow(list->entries, &list->capacity, list->count, sizeof(*grown), 8);
 	if (grown == NULL)
 		return APEX_ENOMEM;
-	list->origins = grown;
+	list->entries = grown;
 	size_t size = apex_name_size(origin);
-	if ((list->origins[list->count] = malloc(size)) == NULL)
+	uint8_t *copy = malloc(size);
+	if (copy == NULL)
 		return APEX_ENOMEM;
-	memcpy(list->origins[list->count++], origin, size);
+	memcpy(copy, origin, size);
+	list->entries[list->count++] = (apex_listed_origin_t){ copy, apex_name_hash(origin) };
 	return APEX_OK;
 }
 
 /* Free and drop the origin at index i (order is not kept). */
 static void origin_list_drop(apex_origin_list_t *list, size_t i)
 {
-	free(list->origins[i]);
-	list->origins[i] = list->origins[--list->count];
+	free(list->entries[i].origin);
+	list->entries[i] = list->entries[--list->count];
+}
+
+/*
+ * The unserved index of the next set.  Rebuilding it for every version
+ * published would cost each transfer of a new secondary zone a pass over
+ * every zone still waiting for its first (10,000 catalog members at
+ * once), so a set may keep its predecessor's index with entries served
+ * by now: harmless (zoneset.h), and rebuilt once they outnumber the
+ * others, which bounds the rebuilds' total work to twice the origins
+ * served.
+ */
+typedef struct unserved_next {
+	apex_unserved_index_t *index; /* for the next set; NULL: none */
+	bool built;                   /* new: its reference is the caller's */
+	size_t stale;                 /* the table's unserved_stale once in force */
+} unserved_next_t;
+
+/*
+ * Plan the next set's index once the table's list has become `list` but
+ * its entry at skip (-1: none), `served` origins having left it to be
+ * served; `rebuild` when an origin was added or removed outright (an
+ * index must not hold an origin neither served nor configured).
+ */
+static int unserved_next(const apex_zonetable_t *table, const apex_origin_list_t *list,
+			 ssize_t skip, size_t served, bool rebuild, unserved_next_t *next)
+{
+	size_t live = list->count - (skip >= 0 ? 1 : 0);
+
+	next->index = table->unserved_index;
+	next->built = false;
+	next->stale = table->unserved_stale + served;
+	if (!rebuild && next->stale <= live)
+		return APEX_OK;
+	next->built = true;
+	next->stale = 0;
+	return unserved_index_build(list, skip, &next->index);
+}
+
+/* Put the planned index in force as the table's, once its set is. */
+static void unserved_next_commit(apex_zonetable_t *table, const unserved_next_t *next)
+{
+	if (next->built) {
+		unserved_index_release(table->unserved_index);
+		table->unserved_index = next->index; /* the plan's reference */
+	}
+	table->unserved_stale = next->stale;
 }
 
 /*
@@ -266,21 +398,32 @@ uint32_t apex_zonetable_slot_count(apex_zonetable_t *table)
 
 /*
  * Index `next`, whose zones are filled (each holding a reference but
- * `keep`, which stays the caller's), with the table's unserved origins
- * but the one at index skip, and swap it in.  On failure the references
- * go back and next is freed.  The caller holds publish_lock.
+ * `keep`, which stays the caller's; its slots too if the caller filled
+ * them), with the table's unserved origins
+ * but the one at index skip (-1: none), and swap it in; that origin is
+ * now served, or removed (`removal`, which also covers a served zone
+ * removed).  On failure the references go back and next is freed.  The
+ * caller holds publish_lock.
  */
 static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, const apex_zone_t *keep,
-			    ssize_t skip)
+			    ssize_t skip, bool removal)
 {
-	if (zoneset_index(next, &table->unserved, skip) != APEX_OK) {
+	unserved_next_t unserved;
+	int rc = next->slots != NULL ? APEX_OK : zoneset_index(next);
+
+	if (rc == APEX_OK)
+		rc = unserved_next(table, &table->unserved, skip, !removal && skip >= 0 ? 1 : 0,
+				   removal, &unserved);
+	if (rc != APEX_OK) {
 		for (size_t i = 0; i < next->count; i++)
 			if (next->zones[i] != keep)
 				apex_zone_unref(next->zones[i]);
 		zoneset_free_empty(next);
 		return APEX_ENOMEM;
 	}
+	zoneset_attach_unserved(next, unserved.index);
 	zonetable_swap(table, next);
+	unserved_next_commit(table, &unserved);
 	if (skip >= 0)
 		origin_list_drop(&table->unserved, (size_t)skip);
 	return APEX_OK;
@@ -331,9 +474,11 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 	}
 	if (at == cur->count)
 		next->zones[j++] = zone;
+	if (zoneset_index_from(next, cur, at, !found) != APEX_OK)
+		next->slots = NULL; /* zonetable_commit() tries a whole index */
 	/* served from now on: no longer among the unserved */
 	int rc = zonetable_commit(table, next, zone,
-				  origin_list_find(&table->unserved, zone->origin));
+				  origin_list_find(&table->unserved, zone->origin), false);
 	pthread_mutex_unlock(&table->publish_lock);
 	return rc;
 }
@@ -457,18 +602,23 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 	const apex_zoneset_t *cur = table->current;
 	apex_zoneset_t *next = zoneset_new(cur->count + count);
 	/* the unserved origins that stay so: a view of the table's list */
-	apex_origin_list_t kept = { malloc((table->unserved.count + 1) * sizeof(uint8_t *)), 0, 0 };
-	int rc = next != NULL && kept.origins != NULL ? APEX_OK : APEX_ENOMEM;
+	apex_origin_list_t kept = { malloc((table->unserved.count + 1) * sizeof(*kept.entries)), 0,
+				    0 };
+	unserved_next_t unserved = { 0 };
+	int rc = next != NULL && kept.entries != NULL ? APEX_OK : APEX_ENOMEM;
 
 	if (next != NULL)
 		next->count = 0; /* filled by batch_merge() */
 	for (size_t i = 0; rc == APEX_OK && i < table->unserved.count; i++)
-		if (!in_batch(zones, count, table->unserved.origins[i]))
-			kept.origins[kept.count++] = table->unserved.origins[i];
+		if (!in_batch(zones, count, table->unserved.entries[i].origin))
+			kept.entries[kept.count++] = table->unserved.entries[i];
 	if (rc == APEX_OK)
 		rc = batch_merge(table, cur, zones, count, next);
 	if (rc == APEX_OK)
-		rc = zoneset_index(next, &kept, -1);
+		rc = zoneset_index(next);
+	if (rc == APEX_OK)
+		rc = unserved_next(table, &kept, -1, table->unserved.count - kept.count, false,
+				   &unserved);
 	if (rc != APEX_OK) {
 		/* the batch's references stay the caller's */
 		for (size_t i = 0; next != NULL && i < next->count; i++)
@@ -476,16 +626,18 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 				apex_zone_unref(next->zones[i]);
 		if (next != NULL)
 			zoneset_free_empty(next);
-		free(kept.origins);
+		free(kept.entries);
 		pthread_mutex_unlock(&table->publish_lock);
 		return rc;
 	}
+	zoneset_attach_unserved(next, unserved.index);
 	zonetable_swap(table, next);
+	unserved_next_commit(table, &unserved);
 	for (size_t i = 0; i < table->unserved.count; i++)
-		if (in_batch(zones, count, table->unserved.origins[i]))
-			free(table->unserved.origins[i]);
-	free(table->unserved.origins);
-	table->unserved.origins = kept.origins;
+		if (in_batch(zones, count, table->unserved.entries[i].origin))
+			free(table->unserved.entries[i].origin);
+	free(table->unserved.entries);
+	table->unserved.entries = kept.entries;
 	table->unserved.count = table->unserved.capacity = kept.count;
 	pthread_mutex_unlock(&table->publish_lock);
 	return APEX_OK;
@@ -511,7 +663,7 @@ int apex_zonetable_configure_many(apex_zonetable_t *table, const uint8_t *const 
 	}
 	if (rc == APEX_OK && table->unserved.count > before) {
 		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
-		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1, true);
 	}
 	while (rc != APEX_OK && table->unserved.count > before)
 		origin_list_drop(&table->unserved, table->unserved.count - 1);
@@ -531,7 +683,8 @@ int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 	int rc = APEX_ENOENT;
 	if (found || unserved >= 0) {
 		apex_zoneset_t *next = zoneset_copy(cur, found ? at : SIZE_MAX);
-		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, unserved);
+		rc = next == NULL ? APEX_ENOMEM
+				  : zonetable_commit(table, next, NULL, unserved, true);
 	}
 	pthread_mutex_unlock(&table->publish_lock);
 	return rc;
@@ -546,7 +699,7 @@ int apex_zonetable_configure(apex_zonetable_t *table, const uint8_t *origin)
 	    origin_list_find(&table->unserved, origin) < 0 &&
 	    (rc = origin_list_add(&table->unserved, origin)) == APEX_OK) {
 		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
-		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1, true);
 		if (rc != APEX_OK)
 			origin_list_drop(&table->unserved, table->unserved.count - 1);
 	}

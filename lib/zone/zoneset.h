@@ -44,6 +44,11 @@ typedef struct apex_unserved_origin {
 	uint8_t key[APEX_KEY_MAX]; /* lookup key (dns/name.h) */
 } apex_unserved_origin_t;
 
+/* The index of configured origins not served (zoneset.c): built from the
+ * table's list, immutable, shared by the sets published while the list
+ * shrinks, freed with the last of them. */
+typedef struct apex_unserved_index apex_unserved_index_t;
+
 typedef struct apex_zoneset {
 	atomic_uint refcount;
 	size_t count;
@@ -52,13 +57,17 @@ typedef struct apex_zoneset {
 	uint64_t *slots;
 	unsigned bits;
 	int max_origin_labels; /* the most labels of any origin; -1 if empty */
-	/* Configured origins not served, none of them in zones; hash slots
-	 * into unserved as for zones.  Both owned by the set; NULL and 0 when
-	 * every configured zone is served. */
+	/* Configured origins not served, with hash slots into unserved as
+	 * for zones: the arrays of unserved_index, of which the set holds a
+	 * reference; NULL and 0 when every configured zone is served.  The
+	 * index may also hold origins this set serves (served since it was
+	 * built): never a match, as a served zone of as many labels is found
+	 * first and only deeper unserved origins are looked for. */
 	size_t unserved_count;
-	apex_unserved_origin_t *unserved;
-	uint64_t *unserved_slots;
+	const apex_unserved_origin_t *unserved;
+	const uint64_t *unserved_slots;
 	unsigned unserved_bits;
+	apex_unserved_index_t *unserved_index;
 	apex_zone_t *zones[]; /* sorted by origin key; each holds one reference */
 } apex_zoneset_t;
 
@@ -74,16 +83,28 @@ typedef struct apex_zone_slots {
 	size_t count, capacity;
 } apex_zone_slots_t;
 
-/* Wire-format origins, each owned by the list. */
+/* Wire-format origins, each owned by the list, with their name hashes
+ * (dns/name_hash.h) to find one without comparing every name. */
+typedef struct apex_listed_origin {
+	uint8_t *origin;
+	uint32_t hash;
+} apex_listed_origin_t;
+
 typedef struct apex_origin_list {
-	uint8_t **origins;
+	apex_listed_origin_t *entries;
 	size_t count, capacity;
 } apex_origin_list_t;
 
 typedef struct apex_zonetable {
-	pthread_mutex_t publish_lock;          /* publishers take turns; never a worker */
-	apex_zone_slots_t slots;               /* guarded by publish_lock */
-	apex_origin_list_t unserved;           /* guarded by publish_lock */
+	pthread_mutex_t publish_lock; /* publishers take turns; never a worker */
+	apex_zone_slots_t slots;      /* guarded by publish_lock */
+	apex_origin_list_t unserved;  /* guarded by publish_lock */
+	/* The index of the current set's unserved origins and how many of
+	 * its entries are served by now (both guarded by publish_lock): it
+	 * is built again when those outnumber the unserved ones, or when an
+	 * origin is configured or removed. */
+	apex_unserved_index_t *unserved_index;
+	size_t unserved_stale;
 	apex_rwlock_t lock;                    /* guards `current` */
 	apex_zoneset_t *current;               /* never NULL after init */
 	_Alignas(64) atomic_ullong generation; /* bumped on every publish */

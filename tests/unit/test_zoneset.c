@@ -150,16 +150,18 @@ static void test_unserved(void **state)
 	/* example. served: sub.example. still is not, and stays deeper */
 	assert_int_equal(apex_zonetable_publish(&table, make_zone("example.", 1)), APEX_OK);
 	set = apex_zonetable_acquire(&table, NULL);
-	assert_int_equal(set->unserved_count, 1);
 	assert_false(unserved(set, "www.example."));
+	assert_false(unserved(set, "example."));
 	assert_true(unserved(set, "a.sub.example."));
+	size_t listed = set->unserved_count; /* may still list example. */
 	apex_zoneset_release(set);
 
 	/* configuring a served zone changes nothing */
 	assert_int_equal(apex_zonetable_configure(&table, example), APEX_OK);
 	set = apex_zonetable_acquire(&table, NULL);
 	assert_int_equal(set->count, 1);
-	assert_int_equal(set->unserved_count, 1);
+	assert_int_equal(set->unserved_count, listed);
+	assert_false(unserved(set, "www.example."));
 	apex_zoneset_release(set);
 
 	/* removing an unserved zone: gone; removing it again: not found */
@@ -421,6 +423,65 @@ static void test_batches(void **state)
 	apex_zonetable_destroy(&table);
 }
 
+/*
+ * Configured zones served one at a time, as a catalog's members are
+ * transferred: each is served, not unserved, from its publication on;
+ * the others stay unserved; the index, kept from set to set, never holds
+ * more served origins than unserved ones, and is empty once all are
+ * served; a zone removed while its index still lists it is unknown, not
+ * unserved.
+ */
+static void test_unserved_served_one_at_a_time(void **state)
+{
+	(void)state;
+	enum { COUNT = 257 };
+	static char names[COUNT][32];
+	static uint8_t wires[COUNT][APEX_NAME_MAX];
+	const uint8_t *origins[COUNT];
+	apex_zonetable_t table;
+
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	for (int i = 0; i < COUNT; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%03d.example.", i);
+		assert_true(apex_name_from_str(names[i], wires[i]) > 0);
+		origins[i] = wires[i];
+	}
+	assert_int_equal(apex_zonetable_configure_many(&table, origins, COUNT), APEX_OK);
+	bool removed_listed = false;
+	for (int i = 0; i < COUNT; i++) {
+		assert_int_equal(apex_zonetable_publish(&table, make_zone(names[i], 1)), APEX_OK);
+		apex_zoneset_t *set = apex_zonetable_acquire(&table, NULL);
+		size_t live = (size_t)(COUNT - 1 - i);
+		assert_true(set->unserved_count >= live);
+		assert_true(set->unserved_count <= 2 * live);
+		char name[48];
+		for (int j = 0; j < COUNT; j++) {
+			snprintf(name, sizeof(name), "www.%s", names[j]);
+			if (unserved(set, name) != (j > i))
+				fail_msg("after %d published: %s %s", i + 1, name,
+					 j > i ? "not unserved" : "unserved");
+		}
+		/* the first zone removed while the index lists it still */
+		if (!removed_listed && i > 0 && set->unserved_count > live) {
+			apex_zoneset_release(set);
+			assert_int_equal(apex_zonetable_remove(&table, wires[0]), APEX_OK);
+			set = apex_zonetable_acquire(&table, NULL);
+			snprintf(name, sizeof(name), "www.%s", names[0]);
+			assert_null(find(set, name));
+			assert_false(unserved(set, name));
+			assert_true(unserved(set, "www.m256.example."));
+			removed_listed = true;
+		}
+		apex_zoneset_release(set);
+	}
+	assert_true(removed_listed);
+	apex_zoneset_t *set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, COUNT - 1);
+	assert_int_equal(set->unserved_count, 0);
+	apex_zoneset_release(set);
+	apex_zonetable_destroy(&table);
+}
+
 static void test_concurrent_publish(void **state)
 {
 	assert_int_equal(apex_zonetable_init(&shared_table), APEX_OK);
@@ -498,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_publish_find_remove),
 		cmocka_unit_test(test_stats_slots),
 		cmocka_unit_test(test_unserved),
+		cmocka_unit_test(test_unserved_served_one_at_a_time),
 		cmocka_unit_test(test_many_zones),
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_concurrent_publish),
