@@ -442,11 +442,11 @@ static void check_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t
 }
 
 /* Whether z is still configured (a reconfiguration may have removed it,
- * or removed it and added it again: then the new settings make it anew). */
+ * or removed it and added it again: then the new settings make it anew).
+ * Asked of every zone, once, after the reloader took zones out. */
 static bool configured(apex_secondary_t *s, const apex_secondary_zone_t *z)
 {
-	return s->reloader == NULL ||
-	       apex_reloader_zone_id(s->reloader, z->origin) == z->reloader_id;
+	return s->reloader == NULL || apex_reloader_has_id(s->reloader, z->reloader_id);
 }
 
 /* On a thread of the pool: refresh the zone handed over, then let the
@@ -482,18 +482,22 @@ static uint64_t schedule(apex_secondary_t *s, uint64_t now, bool hold)
 {
 	uint64_t next = now + 3600 * 1000;
 	size_t max = s->applied->cfg->xfr_in_max;
+	/* a pass per refresh ended, over thousands of zones: each is checked
+	 * against the reloader only when it took zones out since the last */
+	unsigned long removals = s->reloader != NULL ? apex_reloader_removals(s->reloader) : 0;
+	bool verify = s->removals_seen != removals;
 
 	for (size_t i = 0; i < s->count; i++) {
 		apex_secondary_zone_t *z = &s->zones[i];
 
-		if (atomic_load(&z->busy))
-			continue; /* its refresh wakes the scheduler when it ends */
-		if (atomic_exchange(&z->notified, false))
-			z->next_check = now;
-		if (z->next_check <= now && !configured(s, z)) {
-			z->next_check = now + 3600 * 1000; /* removed: left alone */
+		if (verify && !z->gone && !configured(s, z)) {
+			z->gone = true; /* removed: left alone */
 			z->expire_at = 0;
 		}
+		if (z->gone || atomic_load(&z->busy))
+			continue; /* a refresh wakes the scheduler when it ends */
+		if (atomic_exchange(&z->notified, false))
+			z->next_check = now;
 		check_expiry(s, z, now);
 		if (z->next_check <= now && !hold) {
 			atomic_store(&z->busy, true);
@@ -508,6 +512,7 @@ static uint64_t schedule(apex_secondary_t *s, uint64_t now, bool hold)
 		if (z->expire_at != 0 && z->expire_at < next)
 			next = z->expire_at;
 	}
+	s->removals_seen = removals;
 	return next;
 }
 

@@ -60,6 +60,9 @@ typedef struct apex_secondary_zone {
 	 * at once with a swap of the zones): a zone removed and added again
 	 * by reconfigs has a new one, and is kept afresh */
 	uint64_t reloader_id;
+	/* found no longer configured (the reloader has not that id): the
+	 * scheduler leaves it alone until a reconfig's zones replace it */
+	bool gone;
 	apex_acl_entry_t *primaries; /* owned copies */
 	size_t primary_count;
 	apex_acl_entry_t *allow_notify;
@@ -131,6 +134,10 @@ typedef struct apex_secondary {
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;
+	/* The reloader's removals (apex_reloader_removals()) when the
+	 * scheduler last checked every zone to be configured still; ULONG_MAX
+	 * when zones were bound since: their check is due. */
+	unsigned long removals_seen;
 	/* Called after a transfer is published, with the change sets when it
 	 * was an IXFR applied to old (else NULL, 0); set before the start. */
 	void (*published)(void *arg, const apex_zone_t *old, const apex_zone_t *version,

@@ -9,6 +9,7 @@
 #endif
 #include "transfers/secondary.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,7 @@ void apex_secondary_bind_zones(apex_secondary_t *s, apex_secondary_zone_t *zones
 
 	if (s->reloader == NULL || count == 0)
 		return;
+	s->removals_seen = ULONG_MAX; /* the next pass checks them */
 	origins = calloc(count, sizeof(*origins));
 	ids = calloc(count, sizeof(*ids));
 	for (size_t i = 0; i < count && origins != NULL; i++)

@@ -28,6 +28,7 @@
 #define APEXD_RELOAD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -108,6 +109,9 @@ typedef struct apex_reloader {
 	struct apex_name_ref *by_origin;
 	bool by_origin_stale;
 	uint64_t next_id;
+	/* zones taken out so far (read without the lock): while it does not
+	 * move, every zone the transfer thread found is configured still */
+	atomic_ulong removals;
 	size_t next_pick; /* round-robin start of the next pick */
 	/* Called (without the lock) after every finished load, from the
 	 * thread that loaded; set before apex_reloader_start(). */
@@ -187,15 +191,20 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 int apex_reloader_foreach(apex_reloader_t *r, const uint8_t *origin,
 			  void (*fn)(const apex_managed_zone_t *zone, void *arg), void *arg);
 
-/* The id of the configured zone with this origin, or 0 when there is none.
- * Ids are never reused: a zone removed and added again has a new one. */
-uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin);
+/* Whether the zone with that id is configured still.  Ids are never
+ * reused: a zone removed and added again has a new one.  A search of the
+ * ids, not of the origins: the transfer thread asks it of every zone due. */
+bool apex_reloader_has_id(apex_reloader_t *r, uint64_t id);
+
+/* How many zones were taken out so far (without the lock). */
+unsigned long apex_reloader_removals(apex_reloader_t *r);
 
 /* Whether the zone with that id was added (by a reconfig, a catalog or
  * zone-add) and its first load has not finished yet. */
 bool apex_reloader_first_load_pending(apex_reloader_t *r, uint64_t id);
 
-/* The same for count origins at once, into ids (one lock, N log N). */
+/* The ids of the configured zones with these origins (0 for one not
+ * configured), into ids (one lock, N log N). */
 int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, size_t count,
 			   uint64_t *ids);
 

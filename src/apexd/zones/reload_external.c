@@ -19,13 +19,17 @@
 #include "zones/reload_internal.h"
 #include "util/error.h"
 
-uint64_t apex_reloader_zone_id(apex_reloader_t *r, const uint8_t *origin)
+bool apex_reloader_has_id(apex_reloader_t *r, uint64_t id)
 {
 	pthread_mutex_lock(&r->lock);
-	ssize_t i = apex_reloader_find_origin(r, origin);
-	uint64_t id = i >= 0 ? r->zones[i]->id : 0;
+	bool found = apex_reloader_find_id(r, id) != NULL;
 	pthread_mutex_unlock(&r->lock);
-	return id;
+	return found;
+}
+
+unsigned long apex_reloader_removals(apex_reloader_t *r)
+{
+	return atomic_load_explicit(&r->removals, memory_order_acquire);
 }
 
 bool apex_reloader_first_load_pending(apex_reloader_t *r, uint64_t id)

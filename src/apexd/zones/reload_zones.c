@@ -129,4 +129,5 @@ void apex_reloader_zones_remove(apex_reloader_t *r, size_t i)
 	memmove(&r->zones[i], &r->zones[i + 1], (r->count - i - 1) * sizeof(*r->zones));
 	r->count--;
 	r->by_origin_stale = true;
+	atomic_fetch_add_explicit(&r->removals, 1, memory_order_release);
 }
