@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "dns/name_refs.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/notify_out.h"
@@ -28,6 +29,36 @@ static const apex_zone_config_t *zone_with_targets(const apex_config_t *cfg, con
 	return NULL;
 }
 
+/*
+ * zone_with_targets() on the notifier thread: through n->targets, built
+ * again for the settings of a new generation (the long way when out of
+ * memory).
+ */
+static const apex_zone_config_t *indexed_zone_with_targets(apex_notifier_t *n,
+							   const apex_settings_t *settings,
+							   const uint8_t *origin)
+{
+	const apex_config_t *cfg = settings->cfg;
+
+	if (n->targets_generation != settings->generation) {
+		size_t count = 0;
+
+		free(n->targets);
+		n->targets = malloc((cfg->zone_count + 1) * sizeof(*n->targets));
+		n->targets_generation = n->targets != NULL ? settings->generation : 0;
+		for (size_t i = 0; n->targets != NULL && i < cfg->zone_count; i++)
+			if (cfg->zones[i].notify_count > 0)
+				n->targets[count++] = (apex_name_ref_t){ cfg->zones[i].origin, i };
+		if (n->targets != NULL)
+			apex_name_refs_sort(n->targets, count);
+		n->targets_count = count;
+	}
+	if (n->targets == NULL)
+		return zone_with_targets(cfg, origin);
+	const apex_name_ref_t *found = apex_name_refs_find(n->targets, n->targets_count, origin);
+	return found != NULL ? &cfg->zones[found->index] : NULL;
+}
+
 int apex_notifier_init(apex_notifier_t *n, apex_server_t *server, apex_settings_holder_t *settings)
 {
 	memset(n, 0, sizeof(*n));
@@ -42,6 +73,7 @@ int apex_notifier_init(apex_notifier_t *n, apex_server_t *server, apex_settings_
 void apex_notifier_free(apex_notifier_t *n)
 {
 	free(n->pending);
+	free(n->targets);
 	if (n->stop_fd >= 0)
 		close(n->stop_fd);
 	pthread_cond_destroy(&n->wake);
@@ -99,7 +131,7 @@ void apex_notifier_changed(apex_notifier_t *n, const uint8_t *origin)
 static void notify_zone(apex_notifier_t *n, const uint8_t *origin)
 {
 	apex_settings_t *settings = apex_settings_get(n->settings);
-	const apex_zone_config_t *zc = zone_with_targets(settings->cfg, origin);
+	const apex_zone_config_t *zc = indexed_zone_with_targets(n, settings, origin);
 	apex_zone_t *version = zc != NULL ? apex_server_served_version(n->server, origin) : NULL;
 	char err[300];
 

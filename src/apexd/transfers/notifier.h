@@ -38,6 +38,12 @@ typedef struct apex_notifier {
 	pthread_t thread;
 	bool thread_started;
 	atomic_ullong sent, failed;
+	/* The notifier thread's: the zones with notify targets of the
+	 * settings of targets_generation (0: none yet), sorted by origin, so
+	 * that a publication among thousands of zones is not a pass over all. */
+	struct apex_name_ref *targets;
+	size_t targets_count;
+	unsigned targets_generation;
 } apex_notifier_t;
 
 /* settings must outlive it.  Returns 0 or an apex code. */
