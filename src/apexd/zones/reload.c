@@ -33,6 +33,10 @@
 #include "util/log.h"
 #include "zone/load.h"
 
+/* A file at least this large lets enough go, once its load is done, to
+ * give it back at once (apex_memory_purge()). */
+#define APEX_RELOAD_PURGE_BYTES (1u << 20)
+
 int apex_reloader_init(apex_reloader_t *r, apex_server_t *server, const apex_config_t *cfg)
 {
 	memset(r, 0, sizeof(*r));
@@ -288,8 +292,10 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	}
 	apex_changes_free(&job.set);
 	/* what a load let go of back to the system; at start once, after all
-	 * loads: a purge per zone of thousands cost more than their loads */
-	if (r->live)
+	 * loads, and after a small file's (or a missing one's: a catalog's new
+	 * members) not at all, jemalloc's decay returns that much within
+	 * seconds: a purge per zone of thousands cost more than their loads */
+	if (r->live && job.file_size >= APEX_RELOAD_PURGE_BYTES)
 		apex_memory_purge();
 	apexd_memory_limit_release(r->memory_limit, &job.claim);
 	if (r->notify != NULL)
