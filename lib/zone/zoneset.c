@@ -5,9 +5,11 @@
 
 #include "dns/name.h"
 #include "dns/name_hash.h"
+#include "dns/name_refs.h"
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/hash_slots.h"
+#include "zone/zone_bags.h"
 #include "zone/zoneset.h"
 
 /* A new zoneset with room for count zones and one reference; caller owns it. */
@@ -95,11 +97,11 @@ static void zoneset_attach_unserved(apex_zoneset_t *set, apex_unserved_index_t *
 	set->unserved_bits = index->bits;
 }
 
-/* Free a set that holds no references to zones yet (its zones array is
- * not filled). */
-static void zoneset_free_empty(apex_zoneset_t *set)
+/* Free a set: its indexes, and its references to its zones' bags. */
+static void zoneset_free(apex_zoneset_t *set)
 {
 	free(set->slots);
+	apex_zone_bags_release(&set->bags);
 	unserved_index_release(set->unserved_index);
 	free(set);
 }
@@ -166,9 +168,7 @@ void apex_zoneset_release(apex_zoneset_t *set)
 		return;
 	if (atomic_fetch_sub_explicit(&set->refcount, 1, memory_order_acq_rel) != 1)
 		return;
-	for (size_t i = 0; i < set->count; i++)
-		apex_zone_unref(set->zones[i]);
-	zoneset_free_empty(set);
+	zoneset_free(set);
 }
 
 int apex_zonetable_init(apex_zonetable_t *table)
@@ -182,7 +182,7 @@ int apex_zonetable_init(apex_zonetable_t *table)
 	}
 	table->current = zoneset_new(0);
 	if (table->current != NULL && zoneset_index(table->current) != APEX_OK) {
-		zoneset_free_empty(table->current);
+		zoneset_free(table->current);
 		table->current = NULL;
 	}
 	if (table->current == NULL) {
@@ -402,11 +402,10 @@ uint32_t apex_zonetable_slot_count(apex_zonetable_t *table)
  * them), with the table's unserved origins
  * but the one at index skip (-1: none), and swap it in; that origin is
  * now served, or removed (`removal`, which also covers a served zone
- * removed).  On failure the references go back and next is freed.  The
- * caller holds publish_lock.
+ * removed).  On failure next is freed.  The caller holds publish_lock.
  */
-static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, const apex_zone_t *keep,
-			    ssize_t skip, bool removal)
+static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, ssize_t skip,
+			    bool removal)
 {
 	unserved_next_t unserved;
 	int rc = next->slots != NULL ? APEX_OK : zoneset_index(next);
@@ -415,10 +414,7 @@ static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, const
 		rc = unserved_next(table, &table->unserved, skip, !removal && skip >= 0 ? 1 : 0,
 				   removal, &unserved);
 	if (rc != APEX_OK) {
-		for (size_t i = 0; i < next->count; i++)
-			if (next->zones[i] != keep)
-				apex_zone_unref(next->zones[i]);
-		zoneset_free_empty(next);
+		zoneset_free(next);
 		return APEX_ENOMEM;
 	}
 	zoneset_attach_unserved(next, unserved.index);
@@ -429,20 +425,24 @@ static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, const
 	return APEX_OK;
 }
 
-/* A new set with cur's zones (each with a new reference) but the one at
- * index drop (SIZE_MAX: none), not yet indexed; NULL if out of memory. */
+/* A new set with cur's zones but the one at index drop (SIZE_MAX: none),
+ * not yet indexed; NULL if out of memory. */
 static apex_zoneset_t *zoneset_copy(const apex_zoneset_t *cur, size_t drop)
 {
-	apex_zoneset_t *next = zoneset_new(cur->count - (drop < cur->count ? 1 : 0));
+	bool drops = drop < cur->count;
+	apex_zoneset_t *next = zoneset_new(cur->count - (drops ? 1 : 0));
 	if (next == NULL)
 		return NULL;
-	size_t j = 0;
-	for (size_t i = 0; i < cur->count; i++) {
-		if (i == drop)
-			continue;
-		apex_zone_ref(cur->zones[i]);
-		next->zones[j++] = cur->zones[i];
+	if (apex_zone_bags_derive(&next->bags, &cur->bags, drops ? &cur->zones[drop] : NULL,
+				  drops ? 1 : 0, NULL, 0) != APEX_OK) {
+		zoneset_free(next);
+		return NULL;
 	}
+	size_t head = drops ? drop : cur->count;
+	memcpy(next->zones, cur->zones, head * sizeof(next->zones[0]));
+	if (drops)
+		memcpy(&next->zones[drop], &cur->zones[drop + 1],
+		       (cur->count - drop - 1) * sizeof(next->zones[0]));
 	return next;
 }
 
@@ -458,28 +458,30 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 	apex_zoneset_t *next = NULL;
 	if (zone_slot(table, found ? cur->zones[at] : NULL, zone) == APEX_OK)
 		next = zoneset_new(cur->count + (found ? 0 : 1));
+	if (next != NULL && apex_zone_bags_derive(&next->bags, &cur->bags, &cur->zones[at],
+						  found ? 1 : 0, &zone, 1) != APEX_OK) {
+		zoneset_free(next);
+		next = NULL;
+	}
 	if (next == NULL) {
 		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOMEM;
 	}
-	size_t j = 0;
-	for (size_t i = 0; i < cur->count; i++) {
-		if (i == at) {
-			next->zones[j++] = zone;
-			if (found)
-				continue;
-		}
-		apex_zone_ref(cur->zones[i]);
-		next->zones[j++] = cur->zones[i];
-	}
-	if (at == cur->count)
-		next->zones[j++] = zone;
+	/* cur's zones before at, the zone, and cur's after it (or after the
+	 * one it replaces) */
+	size_t after = found ? at + 1 : at;
+	memcpy(next->zones, cur->zones, at * sizeof(next->zones[0]));
+	next->zones[at] = zone;
+	memcpy(&next->zones[at + 1], &cur->zones[after],
+	       (cur->count - after) * sizeof(next->zones[0]));
 	if (zoneset_index_from(next, cur, at, !found) != APEX_OK)
 		next->slots = NULL; /* zonetable_commit() tries a whole index */
 	/* served from now on: no longer among the unserved */
-	int rc = zonetable_commit(table, next, zone,
-				  origin_list_find(&table->unserved, zone->origin), false);
+	int rc = zonetable_commit(table, next, origin_list_find(&table->unserved, zone->origin),
+				  false);
 	pthread_mutex_unlock(&table->publish_lock);
+	if (rc == APEX_OK)
+		apex_zone_unref(zone); /* the set's bag holds it now */
 	return rc;
 }
 
@@ -541,11 +543,13 @@ static int batch_slot(apex_zonetable_t *table, const slot_key_t *keys, size_t ke
 	return slot_new(&table->slots, zone);
 }
 
-/* cur's zones and the sorted batch merged into next (each holding a
- * reference; a batch zone replaces cur's of its origin, and takes its
- * slot); the slots of zones new to the set given.  next->count set. */
+/* cur's zones and the sorted batch merged into next (a batch zone
+ * replaces cur's of its origin, which goes into replaced, *replaced_count
+ * of them, and takes its slot); the slots of zones new to the set given.
+ * next->count set. */
 static int batch_merge(apex_zonetable_t *table, const apex_zoneset_t *cur, apex_zone_t **batch,
-		       size_t count, apex_zoneset_t *next)
+		       size_t count, apex_zoneset_t *next, apex_zone_t **replaced,
+		       size_t *replaced_count)
 {
 	size_t key_count = table->slots.count;
 	slot_key_t *keys = slots_sorted(&table->slots);
@@ -557,13 +561,13 @@ static int batch_merge(apex_zonetable_t *table, const apex_zoneset_t *cur, apex_
 			: b == count    ? -1
 					: by_origin_key(&cur->zones[i], &batch[b]);
 		if (c < 0) {
-			apex_zone_ref(cur->zones[i]);
 			next->zones[j++] = cur->zones[i++];
 			continue;
 		}
-		if (c == 0)
-			batch[b]->stats_slot = cur->zones[i++]->stats_slot;
-		else
+		if (c == 0) {
+			batch[b]->stats_slot = cur->zones[i]->stats_slot;
+			replaced[(*replaced_count)++] = cur->zones[i++];
+		} else
 			rc = batch_slot(table, keys, key_count, batch[b]);
 		next->zones[j++] = batch[b++];
 	}
@@ -604,8 +608,10 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 	/* the unserved origins that stay so: a view of the table's list */
 	apex_origin_list_t kept = { malloc((table->unserved.count + 1) * sizeof(*kept.entries)), 0,
 				    0 };
+	apex_zone_t **replaced = malloc(count * sizeof(*replaced));
+	size_t replaced_count = 0;
 	unserved_next_t unserved = { 0 };
-	int rc = next != NULL && kept.entries != NULL ? APEX_OK : APEX_ENOMEM;
+	int rc = next != NULL && kept.entries != NULL && replaced != NULL ? APEX_OK : APEX_ENOMEM;
 
 	if (next != NULL)
 		next->count = 0; /* filled by batch_merge() */
@@ -613,19 +619,19 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 		if (!in_batch(zones, count, table->unserved.entries[i].origin))
 			kept.entries[kept.count++] = table->unserved.entries[i];
 	if (rc == APEX_OK)
-		rc = batch_merge(table, cur, zones, count, next);
+		rc = batch_merge(table, cur, zones, count, next, replaced, &replaced_count);
+	if (rc == APEX_OK)
+		rc = apex_zone_bags_derive(&next->bags, &cur->bags, replaced, replaced_count, zones,
+					   count);
+	free(replaced);
 	if (rc == APEX_OK)
 		rc = zoneset_index(next);
 	if (rc == APEX_OK)
 		rc = unserved_next(table, &kept, -1, table->unserved.count - kept.count, false,
 				   &unserved);
-	if (rc != APEX_OK) {
-		/* the batch's references stay the caller's */
-		for (size_t i = 0; next != NULL && i < next->count; i++)
-			if (!in_batch(zones, count, next->zones[i]->origin))
-				apex_zone_unref(next->zones[i]);
+	if (rc != APEX_OK) { /* the batch's references stay the caller's */
 		if (next != NULL)
-			zoneset_free_empty(next);
+			zoneset_free(next);
 		free(kept.entries);
 		pthread_mutex_unlock(&table->publish_lock);
 		return rc;
@@ -640,6 +646,8 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 	table->unserved.entries = kept.entries;
 	table->unserved.count = table->unserved.capacity = kept.count;
 	pthread_mutex_unlock(&table->publish_lock);
+	for (size_t i = 0; i < count; i++)
+		apex_zone_unref(zones[i]); /* the set's bags hold them now */
 	return APEX_OK;
 }
 
@@ -663,12 +671,80 @@ int apex_zonetable_configure_many(apex_zonetable_t *table, const uint8_t *const 
 	}
 	if (rc == APEX_OK && table->unserved.count > before) {
 		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
-		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1, true);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, -1, true);
 	}
 	while (rc != APEX_OK && table->unserved.count > before)
 		origin_list_drop(&table->unserved, table->unserved.count - 1);
 	pthread_mutex_unlock(&table->publish_lock);
 	return rc;
+}
+
+/* Whether origin is among the sorted refs. */
+static bool in_refs(const apex_name_ref_t *refs, size_t count, const uint8_t *origin)
+{
+	return apex_name_refs_find(refs, count, origin) != NULL;
+}
+
+int apex_zonetable_remove_many(apex_zonetable_t *table, const uint8_t *const *origins, size_t count)
+{
+	apex_name_ref_t *refs = malloc((count + 1) * sizeof(*refs));
+	if (refs == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < count; i++)
+		refs[i] = (apex_name_ref_t){ origins[i], i };
+	apex_name_refs_sort(refs, count);
+
+	pthread_mutex_lock(&table->publish_lock);
+	const apex_zoneset_t *cur = table->current;
+	apex_zoneset_t *next = zoneset_new(cur->count);
+	/* the unserved origins that stay so: a view of the table's list */
+	apex_origin_list_t kept = { malloc((table->unserved.count + 1) * sizeof(*kept.entries)), 0,
+				    0 };
+	apex_zone_t **gone = malloc((count + 1) * sizeof(*gone));
+	unserved_next_t unserved = { 0 };
+	int rc = next != NULL && kept.entries != NULL && gone != NULL ? APEX_OK : APEX_ENOMEM;
+	size_t j = 0, gone_count = 0;
+
+	for (size_t i = 0; rc == APEX_OK && i < table->unserved.count; i++)
+		if (!in_refs(refs, count, table->unserved.entries[i].origin))
+			kept.entries[kept.count++] = table->unserved.entries[i];
+	for (size_t i = 0; rc == APEX_OK && i < cur->count; i++) {
+		if (in_refs(refs, count, cur->zones[i]->origin))
+			gone[gone_count++] = cur->zones[i];
+		else
+			next->zones[j++] = cur->zones[i];
+	}
+	if (next != NULL)
+		next->count = j;
+	if (rc == APEX_OK && gone_count == 0 && kept.count == table->unserved.count)
+		rc = APEX_ENOENT; /* none of them served or configured */
+	if (rc == APEX_OK)
+		rc = apex_zone_bags_derive(&next->bags, &cur->bags, gone, gone_count, NULL, 0);
+	free(gone);
+	if (rc == APEX_OK)
+		rc = zoneset_index(next);
+	if (rc == APEX_OK)
+		rc = unserved_next(table, &kept, -1, 0, true, &unserved);
+	if (rc != APEX_OK) {
+		if (next != NULL)
+			zoneset_free(next);
+		free(kept.entries);
+		pthread_mutex_unlock(&table->publish_lock);
+		free(refs);
+		return rc;
+	}
+	zoneset_attach_unserved(next, unserved.index);
+	zonetable_swap(table, next);
+	unserved_next_commit(table, &unserved);
+	for (size_t i = 0; i < table->unserved.count; i++)
+		if (in_refs(refs, count, table->unserved.entries[i].origin))
+			free(table->unserved.entries[i].origin);
+	free(table->unserved.entries);
+	table->unserved.entries = kept.entries;
+	table->unserved.count = table->unserved.capacity = kept.count;
+	pthread_mutex_unlock(&table->publish_lock);
+	free(refs);
+	return APEX_OK;
 }
 
 int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
@@ -683,8 +759,7 @@ int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 	int rc = APEX_ENOENT;
 	if (found || unserved >= 0) {
 		apex_zoneset_t *next = zoneset_copy(cur, found ? at : SIZE_MAX);
-		rc = next == NULL ? APEX_ENOMEM
-				  : zonetable_commit(table, next, NULL, unserved, true);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, unserved, true);
 	}
 	pthread_mutex_unlock(&table->publish_lock);
 	return rc;
@@ -699,7 +774,7 @@ int apex_zonetable_configure(apex_zonetable_t *table, const uint8_t *origin)
 	    origin_list_find(&table->unserved, origin) < 0 &&
 	    (rc = origin_list_add(&table->unserved, origin)) == APEX_OK) {
 		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
-		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, NULL, -1, true);
+		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, -1, true);
 		if (rc != APEX_OK)
 			origin_list_drop(&table->unserved, table->unserved.count - 1);
 	}

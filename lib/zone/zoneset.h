@@ -30,6 +30,7 @@
 #include "util/rwlock.h"
 #include "zone/lookup_name.h"
 #include "zone/zone.h"
+#include "zone/zone_bags.h"
 
 /*
  * A configured zone that is not served: its first load failed (a syntax
@@ -68,7 +69,8 @@ typedef struct apex_zoneset {
 	const uint64_t *unserved_slots;
 	unsigned unserved_bits;
 	apex_unserved_index_t *unserved_index;
-	apex_zone_t *zones[]; /* sorted by origin key; each holds one reference */
+	apex_zone_bags_t bags; /* the set's references to its zones */
+	apex_zone_t *zones[];  /* sorted by origin key */
 } apex_zoneset_t;
 
 /*
@@ -144,6 +146,14 @@ uint32_t apex_zonetable_slot_count(apex_zonetable_t *table);
  * APEX_ENOENT if it is neither.
  */
 int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin);
+
+/*
+ * apex_zonetable_remove() for count distinct origins at once, in one new
+ * set (a reconfig that takes out a thousand catalog members); APEX_ENOENT
+ * if none of them is served or configured.
+ */
+int apex_zonetable_remove_many(apex_zonetable_t *table, const uint8_t *const *origins,
+			       size_t count);
 
 /*
  * Record that a zone with this origin is configured: until a version of

@@ -482,6 +482,132 @@ static void test_unserved_served_one_at_a_time(void **state)
 	apex_zonetable_destroy(&table);
 }
 
+/*
+ * Many zones removed at once (a reconfig taking out catalog members):
+ * served ones and configured ones gone in one set, the others kept with
+ * their slots, unknown origins ignored, and APEX_ENOENT when none of the
+ * origins is known.
+ */
+static void test_remove_many(void **state)
+{
+	(void)state;
+	enum { COUNT = 40 };
+	static char names[COUNT][32];
+	static uint8_t wires[COUNT + 1][APEX_NAME_MAX];
+	const uint8_t *origins[COUNT + 1];
+	apex_zonetable_t table;
+
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	for (int i = 0; i < COUNT; i++) {
+		snprintf(names[i], sizeof(names[i]), "r%02d.test.", i);
+		assert_true(apex_name_from_str(names[i], wires[i]) > 0);
+		origins[i] = wires[i];
+	}
+	assert_true(apex_name_from_str("unknown.test.", wires[COUNT]) > 0);
+	origins[COUNT] = wires[COUNT];
+	assert_int_equal(apex_zonetable_configure_many(&table, origins, COUNT), APEX_OK);
+	for (int i = 2; i < COUNT; i += 4) /* 2, 6, 10, ... served */
+		assert_int_equal(apex_zonetable_publish(&table, make_zone(names[i], 1)), APEX_OK);
+	uint32_t slot38 = slot_of(&table, names[38]);
+
+	/* served ones (2, 10, 18, ...), unserved ones (1, 5, 9, ...) and an
+	 * unknown one: fewer served than unserved, so that the index is not
+	 * built again for its entries served alone */
+	const uint8_t *gone[COUNT + 1];
+	size_t count = 0;
+	for (int i = 0; i < COUNT; i++)
+		if (i % 4 == 1 || i % 8 == 2)
+			gone[count++] = origins[i];
+	gone[count++] = origins[COUNT];
+	assert_int_equal(apex_zonetable_remove_many(&table, gone, count), APEX_OK);
+	apex_zoneset_t *set = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(set->count, COUNT / 8);
+	for (int i = 0; i < COUNT; i++) {
+		char name[48];
+		snprintf(name, sizeof(name), "www.%s", names[i]);
+		bool removed = i % 4 == 1 || i % 8 == 2;
+		bool served = !removed && i % 4 == 2;
+		if ((find(set, name) != NULL) != served)
+			fail_msg("%s: %s", names[i], served ? "not served" : "served");
+		if (unserved(set, name) != (!removed && !served))
+			fail_msg("%s: %s", names[i],
+				 removed || served ? "unserved" : "not unserved");
+	}
+	apex_zoneset_release(set);
+	assert_int_equal(slot_of(&table, names[38]), slot38);
+	assert_int_equal(apex_zonetable_remove_many(&table, gone, count), APEX_ENOENT);
+	apex_zonetable_destroy(&table);
+}
+
+static unsigned refs(apex_zone_t *zone)
+{
+	return atomic_load(&zone->refcount);
+}
+
+/*
+ * The sets' references to their zones (held in bags shared between sets):
+ * one for the zones of the table's set, one more for a zone in a set
+ * still held and no longer in the table's, none for a zone removed once
+ * no set holds it, whether published one at a time or at once.
+ */
+static void test_references(void **state)
+{
+	(void)state;
+	enum { COUNT = 600 };
+	static char names[COUNT][32];
+	apex_zone_t *zones[COUNT], *held[COUNT];
+	apex_zonetable_t table;
+
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	for (int i = 0; i < COUNT; i++) {
+		snprintf(names[i], sizeof(names[i]), "b%03d.test.", i);
+		held[i] = zones[i] = make_zone(names[i], 1);
+		apex_zone_ref(held[i]); /* the test's own */
+	}
+	assert_int_equal(apex_zonetable_publish_many(&table, zones, COUNT / 2), APEX_OK);
+	for (int i = COUNT / 2; i < COUNT; i++)
+		assert_int_equal(apex_zonetable_publish(&table, held[i]), APEX_OK);
+	for (int i = 0; i < COUNT; i++)
+		assert_int_equal(refs(held[i]), 2);
+
+	/* a new version of b007, the set before held: the old version stays
+	 * referenced by it alone */
+	apex_zoneset_t *before = apex_zonetable_acquire(&table, NULL);
+	apex_zone_t *v2 = make_zone(names[7], 2);
+	apex_zone_ref(v2);
+	assert_int_equal(apex_zonetable_publish(&table, v2), APEX_OK);
+	assert_int_equal(refs(held[7]), 2);
+	assert_int_equal(refs(v2), 2);
+	apex_zoneset_release(before);
+	assert_int_equal(refs(held[7]), 1);
+	for (int i = 0; i < COUNT; i++)
+		if (i != 7 && refs(held[i]) != 2)
+			fail_msg("%s: %u references", names[i], refs(held[i]));
+
+	/* b009 removed, b011 to b030 removed at once */
+	uint8_t wires[21][APEX_NAME_MAX];
+	const uint8_t *gone[21];
+	assert_true(apex_name_from_str(names[9], wires[0]) > 0);
+	assert_int_equal(apex_zonetable_remove(&table, wires[0]), APEX_OK);
+	for (int i = 0; i < 20; i++) {
+		assert_true(apex_name_from_str(names[11 + i], wires[1 + i]) > 0);
+		gone[i] = wires[1 + i];
+	}
+	assert_int_equal(apex_zonetable_remove_many(&table, gone, 20), APEX_OK);
+	for (int i = 0; i < COUNT; i++) {
+		unsigned want = i == 7 || i == 9 || (i >= 11 && i <= 30) ? 1 : 2;
+		if (refs(held[i]) != want)
+			fail_msg("%s: %u references, %u expected", names[i], refs(held[i]), want);
+	}
+	apex_zonetable_destroy(&table);
+	for (int i = 0; i < COUNT; i++) {
+		assert_int_equal(refs(held[i]), 1);
+		apex_zone_unref(held[i]);
+	}
+	assert_int_equal(refs(v2), 1);
+	apex_zone_unref(v2);
+}
+
 static void test_concurrent_publish(void **state)
 {
 	assert_int_equal(apex_zonetable_init(&shared_table), APEX_OK);
@@ -560,6 +686,8 @@ int main(void)
 		cmocka_unit_test(test_stats_slots),
 		cmocka_unit_test(test_unserved),
 		cmocka_unit_test(test_unserved_served_one_at_a_time),
+		cmocka_unit_test(test_remove_many),
+		cmocka_unit_test(test_references),
 		cmocka_unit_test(test_many_zones),
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_concurrent_publish),
