@@ -32,25 +32,26 @@ static apex_name_ref_t *sort_config(const apex_config_t *cfg)
 	return sorted;
 }
 
-int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
-			      apex_reload_ticket_t **tickets, size_t *count, size_t *added,
-			      size_t *removed, size_t *changed)
+/*
+ * Under the lock: the zones that cfg no longer has (configured: cfg's
+ * zones sorted) out of the table now, they are not served from here on,
+ * all in one new set (a catalog's thousand members removed at once), and
+ * out of the reloader; origins has room for all of them.
+ */
+static int remove_unconfigured(apex_reloader_t *r, const apex_config_t *cfg,
+			       const apex_name_ref_t *configured, const uint8_t **origins,
+			       size_t *removed)
 {
-	apex_reload_ticket_t *list =
-		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
-	apex_name_ref_t *configured = sort_config(cfg), *held = NULL;
-	size_t n = 0, held_count;
-	int rc = APEX_OK;
+	size_t o = 0;
 
-	*tickets = NULL;
-	*count = *added = *removed = *changed = 0;
-	if (list == NULL || configured == NULL) {
-		free(list);
-		free(configured);
-		return APEX_ENOMEM;
+	for (size_t i = 0; i < r->count; i++)
+		if (apex_name_refs_find(configured, cfg->zone_count, r->zones[i]->origin) == NULL)
+			origins[o++] = r->zones[i]->origin;
+	int rc = o > 0 ? apex_zonetable_remove_many(&r->server->zonetable, origins, o) : APEX_OK;
+	if (rc < 0 && rc != APEX_ENOENT) {
+		apex_error("reconfig: %zu zone(s) not removed: %s", o, apex_strerror(rc));
+		return rc;
 	}
-	pthread_mutex_lock(&r->lock);
-	/* zones that are gone: out of the table now (they are not served from here on) */
 	for (size_t i = 0; i < r->count;) {
 		apex_managed_zone_t *z = r->zones[i];
 
@@ -58,17 +59,39 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 			i++;
 			continue;
 		}
-		rc = apex_zonetable_remove(&r->server->zonetable, z->origin);
-		if (rc < 0 && rc != APEX_ENOENT) {
-			apex_error("zone %s: not removed: %s", z->name, apex_strerror(rc));
-			goto out;
-		}
-		rc = APEX_OK;
 		apex_info("zone %s removed", z->name);
-		apex_reloader_zone_free(z);
 		apex_reloader_zones_remove(r, i);
+		apex_reloader_zone_free(z);
 		(*removed)++;
 	}
+	return APEX_OK;
+}
+
+int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
+			      apex_reload_ticket_t **tickets, size_t *count, size_t *added,
+			      size_t *removed, size_t *changed)
+{
+	apex_reload_ticket_t *list =
+		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
+	apex_name_ref_t *configured = sort_config(cfg), *held = NULL;
+	const uint8_t **origins = NULL;
+	size_t n = 0, o = 0, held_count;
+	int rc = APEX_OK;
+
+	*tickets = NULL;
+	*count = *added = *removed = *changed = 0;
+	pthread_mutex_lock(&r->lock);
+	/* room for the origins removed, then for those added */
+	if (list != NULL && configured != NULL)
+		origins = malloc((r->count + cfg->zone_count + 1) * sizeof(*origins));
+	if (origins == NULL) {
+		pthread_mutex_unlock(&r->lock);
+		free(list);
+		free(configured);
+		return APEX_ENOMEM;
+	}
+	if ((rc = remove_unconfigured(r, cfg, configured, origins, removed)) < 0)
+		goto out;
 	/* new zones, and zones whose file changed (those pushed meanwhile are
 	 * not in held: cfg names each zone once); both sides sorted by origin,
 	 * so that thousands of zones (a catalog's) match in N log N under the
@@ -107,20 +130,23 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 			rc = APEX_ENOMEM;
 			goto out;
 		}
-		/* SERVFAIL, not REFUSED, until it is loaded */
-		if (apex_zonetable_configure(&r->server->zonetable, z->origin) < 0)
-			apex_warning("zone %s: REFUSED until loaded: out of memory", z->name);
+		origins[o++] = z->origin;
 		list[n].zone_id = z->id;
 		list[n++].seq = z->requested;
 		(*added)++;
 		apex_info("zone %s added", z->name);
 	}
 out:
-	/* whatever was changed before a failure is kept, and its loads queued */
+	/* whatever was changed before a failure is kept, and its loads
+	 * queued; the zones added are answered SERVFAIL, not REFUSED, until
+	 * they are loaded, all entered in one new set */
+	if (o > 0 && apex_zonetable_configure_many(&r->server->zonetable, origins, o) < 0)
+		apex_warning("reconfig: %zu zone(s) added REFUSED until loaded: out of memory", o);
 	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
 	free(configured);
 	free(held);
+	free(origins);
 	*tickets = list;
 	*count = n;
 	return rc;
