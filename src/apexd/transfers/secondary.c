@@ -496,14 +496,20 @@ static uint64_t schedule(apex_secondary_t *s, uint64_t now, bool hold)
 		}
 		if (z->gone || atomic_load(&z->busy))
 			continue; /* a refresh wakes the scheduler when it ends */
-		if (atomic_exchange(&z->notified, false))
+		/* read before the exchange: a pass writes no line of a zone
+		 * that was not notified */
+		if (atomic_load_explicit(&z->notified, memory_order_relaxed) &&
+		    atomic_exchange(&z->notified, false))
 			z->next_check = now;
 		check_expiry(s, z, now);
 		if (z->next_check <= now && !hold) {
 			atomic_store(&z->busy, true);
 			if (apex_refresh_pool_run(&s->pool, z, max))
 				continue;
-			atomic_store(&z->busy, false); /* xfr-in-max in flight: later */
+			atomic_store(&z->busy, false);
+			/* xfr-in-max in flight: the others due wait for the pass
+			 * after the next refresh ends, without trying */
+			hold = true;
 			if (apex_refresh_pool_in_flight(&s->pool) == 0 && now + 1000 < next)
 				next = now + 1000; /* no thread could start: try again */
 		}
