@@ -8,7 +8,7 @@ BIND 9, one at a time, behind one Knot DNS primary.
                                  (apexd-nice0: apexd with reload-priority: 0)
                                  [--xfr-concurrency 10] [--server-defaults]
                                  [--primary-cpus 0] [--consumer-cpus 1]
-                                 [--timeout 600]
+                                 [--settle 0] [--timeout 600]
 
 The primary, Knot DNS (pinned to --primary-cpus, with the benchmark's own
 process), serves a hand-written catalog zone catalog.invalid. and
@@ -30,7 +30,10 @@ with an empty directory and the catalog alone in its configuration:
                noted too: Knot DNS answers no query for a catalog it
                interprets, only transfers of it).  Then its memory: PSS
                (smaps_rollup) and RSS (VmRSS) of its processes, once its
-               CPU is quiet (below 0.02 s of CPU a second, at most 60 s).
+               CPU is quiet (below 0.02 s of CPU a second, at most 60 s);
+               with --settle S, PSS again S seconds later (what the
+               allocators return on their own by then: jemalloc's decay,
+               apexd's purge 3 s after its last transfer).
   b  add       --add members appended to the catalog (serial + 1): the
                catalog file written again and `knotc zone-reload`; once
                the primary answers the new serial the benchmark sends the
@@ -452,6 +455,11 @@ def run_consumer(cls, tmp, primary, members, added, args):
         res["pss"], res["rss"] = many_zones.pss(cons), rss(cons)
         B.log("%s: quiet after %.1f s more, CPU %.2f s, PSS %s MiB, RSS %s MiB" % (
             cons.name, res["a_quiet"], res["a_cpu_quiet"], mib(res["pss"]), mib(res["rss"])))
+        if args.settle > 0:
+            time.sleep(args.settle)
+            res["pss_settled"] = many_zones.pss(cons)
+            B.log("%s: %.0f s later, PSS %s MiB" % (cons.name, args.settle,
+                                                    mib(res["pss_settled"])))
         if seconds is None:
             res["problems"] = cons.log_problems()
             return res
@@ -527,6 +535,9 @@ def main():
                     help="each consumer at its own defaults (no throttle lifted)")
     ap.add_argument("--primary-cpus", default="0")
     ap.add_argument("--consumer-cpus", default="1")
+    ap.add_argument("--settle", type=float, default=0.0,
+                    help="seconds to wait after a's quiet memory reading for a second one "
+                         "(allocators' delayed returns done)")
     ap.add_argument("--timeout", type=float, default=600.0,
                     help="bound of each phase, seconds")
     args = ap.parse_args()
@@ -603,7 +614,8 @@ def main():
         rows.append([r["name"], cell("a"),
                      "not answered" if r.get("a_cat") is None else "%.2f" % r["a_cat"],
                      cpu("a"),
-                     mib(r["pss"]) if "pss" in r else "-",
+                     (mib(r["pss"]) if "pss" in r else "-") +
+                     (" / %s" % mib(r["pss_settled"]) if "pss_settled" in r else ""),
                      mib(r["rss"]) if "rss" in r else "-",
                      cell("b"), cpu("b"), cell("c"), cpu("c"), r.get("unknown", "-")])
     print("%d members, then %d added and removed; primary Knot DNS on CPU %s, consumer on "
@@ -611,7 +623,8 @@ def main():
                           "each server's defaults" if args.server_defaults else
                           "throttles lifted, %d zones at once" % args.xfr_concurrency))
     print(B.table(["consumer", "a: start to all (s)", "catalog first answered (s)",
-                   "a: CPU s (to all / to quiet)", "PSS MiB", "RSS MiB",
+                   "a: CPU s (to all / to quiet)",
+                   "PSS MiB (quiet / settled)" if args.settle > 0 else "PSS MiB", "RSS MiB",
                    "b: +%d, NOTIFY to all (s)" % args.add, "b: CPU s",
                    "c: -%d, NOTIFY to all gone (s)" % args.add, "c: CPU s",
                    "unknown zone"], rows))
