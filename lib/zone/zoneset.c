@@ -425,6 +425,31 @@ static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, ssize
 	return APEX_OK;
 }
 
+/*
+ * Swap in next, for which a batch's index of the unserved origins was
+ * planned, the table's list of them becoming kept (a view of the list's
+ * entries, in their order): the entries left out have their origins
+ * freed.  The caller holds publish_lock.
+ */
+static void zonetable_commit_kept(apex_zonetable_t *table, apex_zoneset_t *next,
+				  const unserved_next_t *unserved, const apex_origin_list_t *kept)
+{
+	size_t k = 0;
+
+	zoneset_attach_unserved(next, unserved->index);
+	zonetable_swap(table, next);
+	unserved_next_commit(table, unserved);
+	for (size_t i = 0; i < table->unserved.count; i++) {
+		if (k < kept->count && kept->entries[k].origin == table->unserved.entries[i].origin)
+			k++;
+		else
+			free(table->unserved.entries[i].origin);
+	}
+	free(table->unserved.entries);
+	table->unserved.entries = kept->entries;
+	table->unserved.count = table->unserved.capacity = kept->count;
+}
+
 /* A new set with cur's zones but the one at index drop (SIZE_MAX: none),
  * not yet indexed; NULL if out of memory. */
 static apex_zoneset_t *zoneset_copy(const apex_zoneset_t *cur, size_t drop)
@@ -636,15 +661,7 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 		pthread_mutex_unlock(&table->publish_lock);
 		return rc;
 	}
-	zoneset_attach_unserved(next, unserved.index);
-	zonetable_swap(table, next);
-	unserved_next_commit(table, &unserved);
-	for (size_t i = 0; i < table->unserved.count; i++)
-		if (in_batch(zones, count, table->unserved.entries[i].origin))
-			free(table->unserved.entries[i].origin);
-	free(table->unserved.entries);
-	table->unserved.entries = kept.entries;
-	table->unserved.count = table->unserved.capacity = kept.count;
+	zonetable_commit_kept(table, next, &unserved, &kept);
 	pthread_mutex_unlock(&table->publish_lock);
 	for (size_t i = 0; i < count; i++)
 		apex_zone_unref(zones[i]); /* the set's bags hold them now */
@@ -733,15 +750,7 @@ int apex_zonetable_remove_many(apex_zonetable_t *table, const uint8_t *const *or
 		free(refs);
 		return rc;
 	}
-	zoneset_attach_unserved(next, unserved.index);
-	zonetable_swap(table, next);
-	unserved_next_commit(table, &unserved);
-	for (size_t i = 0; i < table->unserved.count; i++)
-		if (in_refs(refs, count, table->unserved.entries[i].origin))
-			free(table->unserved.entries[i].origin);
-	free(table->unserved.entries);
-	table->unserved.entries = kept.entries;
-	table->unserved.count = table->unserved.capacity = kept.count;
+	zonetable_commit_kept(table, next, &unserved, &kept);
 	pthread_mutex_unlock(&table->publish_lock);
 	free(refs);
 	return APEX_OK;
