@@ -88,6 +88,10 @@ typedef struct ctx {
 	const apex_fragment_t *fragment;
 	unsigned fragment_items;
 	bool fragment_whole;
+	/* With fragment_items 1: tails that give all the other items (an
+	 * NXDOMAIN's NSEC proof), or none. */
+	const apex_fragment_t *tails[2];
+	unsigned tail_count;
 	apex_transport_t transport;
 	uint8_t rcode;
 	bool aa;
@@ -240,17 +244,46 @@ static const apex_node_t *add_closest_encloser_proof(ctx_t *c, const uint8_t *na
 	return ce;
 }
 
+/*
+ * The precomputed form of an NXDOMAIN proof below the apex in an NSEC
+ * zone: the NSEC tails of the covering node and of the node covering
+ * the apex's wildcard, after the negative SOA.  The second tail is used
+ * only when it is the apex's own NSEC, whose owner points at the
+ * question whatever precedes it.
+ */
+static void nxdomain_tails(ctx_t *c, uint32_t covering, uint32_t wildcard)
+{
+	const apex_zone_t *zone = c->zone;
+	if (c->fragment != zone->negative[1] || c->fragment_items != 1 ||
+	    covering == APEX_NODE_NONE || wildcard == APEX_NODE_NONE)
+		return;
+	unsigned n = 0;
+	c->tails[n++] = zone->nsec_tails[covering];
+	if (wildcard != covering) {
+		if (wildcard != zone->apex->id)
+			return;
+		c->tails[n++] = zone->nsec_tails[wildcard];
+	}
+	if (c->tails[0] == NULL || c->tails[n - 1] == NULL || c->answer_count != 0 ||
+	    c->authority_count != 1 + n || c->additional_count != 0)
+		return;
+	c->tail_count = n;
+}
+
 /* NXDOMAIN proof: the name does not exist, nor does the wildcard that could have matched. */
 static void add_nxdomain_proof(ctx_t *c, const uint8_t *name, const apex_lookup_t *lk)
 {
 	if (!c->dnssec_ok)
 		return;
 	if (c->zone->dnssec == APEX_DNSSEC_NSEC) {
-		add_nsec_of(c, apex_lookup_previous(c->zone, lk)->nsec);
+		uint32_t covering = apex_lookup_previous(c->zone, lk)->nsec;
+		add_nsec_of(c, covering);
 		/* "*.<closest encloser>": its covering NSEC was found at load
 		 * (labels sorting before '*' may exist). */
 		const apex_node_t *ce = lk->encloser;
 		add_nsec_of(c, ce->wildcard_nsec);
+		if (c->zone->nsec_tails != NULL && ce == c->zone->apex)
+			nxdomain_tails(c, covering, ce->wildcard_nsec);
 	} else if (c->zone->dnssec == APEX_DNSSEC_NSEC3) {
 		add_closest_encloser_proof(c, name, lk->encloser, true);
 	}
@@ -312,6 +345,10 @@ static bool answers_with_additional(uint16_t type)
 static const apex_fragment_t *referral_fragment(const apex_zone_t *zone, const apex_node_t *cut,
 						bool dnssec_ok)
 {
+	if (zone->referral_index != NULL) {
+		uint16_t i = zone->referral_index[cut->id];
+		return i != 0 ? zone->referrals[i - 1].fragment[dnssec_ok ? 1 : 0] : NULL;
+	}
 	size_t lo = 0, hi = zone->referral_count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -323,6 +360,18 @@ static const apex_fragment_t *referral_fragment(const apex_zone_t *zone, const a
 	if (lo < zone->referral_count && zone->referrals[lo].cut == cut)
 		return zone->referrals[lo].fragment[dnssec_ok ? 1 : 0];
 	return NULL;
+}
+
+/* The precomputed answer of the apex's RRset rr, before it is added
+ * as the first item, if there is one. */
+static void apex_answer_fragment(ctx_t *c, const apex_rrset_t *rr)
+{
+	const apex_fragment_t *const *answers = c->zone->apex_answers[c->dnssec_ok ? 1 : 0];
+	if (answers != NULL && c->answer_count == 0 && c->authority_count == 0 &&
+	    c->additional_count == 0) {
+		c->fragment = answers[rr - c->zone->apex->rrsets];
+		c->fragment_whole = true;
+	}
 }
 
 /* Referral to the zone cut `cut` (RFC 1034 4.3.2 step 3b, RFC 4035 3.1.4). */
@@ -428,6 +477,8 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 	if (!answered && qtype != APEX_TYPE_ANY) {
 		const apex_rrset_t *rr = apex_node_rrset(node, qtype);
 		if (rr != NULL) {
+			if (node == c->zone->apex)
+				apex_answer_fragment(c, rr);
 			add_answer(c, owner, owner_node, rr);
 			if (answers_with_additional(qtype))
 				add_additional(c, rr->additional, false);
@@ -564,6 +615,8 @@ static void record_unit(apex_recorder_t *rec, const apex_writer_t *w, int sectio
 		.section = (uint8_t)section,
 		.required = required,
 	};
+	rec->names_end[rec->count - 1] = (uint16_t)w->log->name_count;
+	rec->entries_end[rec->count - 1] = (uint16_t)w->compress_count;
 	rec->counted = records;
 }
 
@@ -624,8 +677,11 @@ static bool write_sections(apex_writer_t *w, const ctx_t *c, unsigned authority_
 			   apex_recorder_t *rec)
 {
 	bool tc = false;
-	for (unsigned i = 0; !tc && i < c->answer_count; i++)
+	for (unsigned i = 0; !tc && i < c->answer_count; i++) {
 		tc = write_item(w, APEX_SECTION_ANSWER, &c->answer[i], c->dnssec_ok) != APEX_OK;
+		if (!tc)
+			record_unit(rec, w, APEX_SECTION_ANSWER, true);
+	}
 	for (unsigned i = authority_from; !tc && i < c->authority_count; i++) {
 		tc = write_item(w, APEX_SECTION_AUTHORITY, &c->authority[i], c->dnssec_ok) !=
 		     APEX_OK;
@@ -642,6 +698,25 @@ static bool write_sections(apex_writer_t *w, const ctx_t *c, unsigned authority_
 			rec->overflow = true;
 	}
 	return tc;
+}
+
+/*
+ * The sections after the question: the precomputed records if they
+ * apply, then the rest record by record (which needs the fragment's
+ * compression targets).  Returns true if the response is truncated.
+ */
+static inline bool write_body(apex_writer_t *w, const ctx_t *c)
+{
+	bool tc = false;
+	bool rest = !c->fragment_whole &&
+		    (c->authority_count > c->fragment_items || c->additional_count > 0);
+	if (c->tail_count > 0 &&
+	    apex_writer_fragment_tails(w, c->fragment, c->tails, c->tail_count) == APEX_OK)
+		return false;
+	if (c->fragment != NULL && (!rest || c->fragment->targets != NULL) &&
+	    apex_writer_fragment(w, c->fragment, rest, &tc) == APEX_OK)
+		return tc || !rest ? tc : write_sections(w, c, c->fragment_items, NULL);
+	return write_sections(w, c, 0, NULL);
 }
 
 /* Header flags of a response: QR, opcode, RD and CD copied, our AA/TC/rcode. */
@@ -902,6 +977,7 @@ static inline void ctx_init(ctx_t *c, apex_query_t *q, const apex_zone_t *zone,
 	c->fragment = NULL;
 	c->fragment_items = 0;
 	c->fragment_whole = false;
+	c->tail_count = 0;
 	c->transport = transport;
 	c->rcode = APEX_RCODE_NOERROR;
 	c->aa = q->qclass == APEX_CLASS_IN;
@@ -1080,18 +1156,8 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	size_t reserve = reserve_opt(&q, cfg, EDE_NONE);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	w.zone = zone; /* the question's zone: qname_node's */
-	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK;
-	/* The precomputed records if they apply, then the rest record by
-	 * record (which needs the fragment's compression targets). */
-	bool rest = !c.fragment_whole &&
-		    (c.authority_count > c.fragment_items || c.additional_count > 0);
-	if (!tc && c.fragment != NULL && (!rest || c.fragment->targets != NULL) &&
-	    apex_writer_fragment(&w, c.fragment, q.qname, &tc) == APEX_OK) {
-		if (!tc && rest)
-			tc = write_sections(&w, &c, c.fragment_items, NULL);
-	} else if (!tc) {
-		tc = write_sections(&w, &c, 0, NULL);
-	}
+	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK ||
+		  write_body(&w, &c);
 	if (__builtin_expect(q.expire, 0) && c.aa)
 		note_expire(&q, zone, client);
 	write_opt(&w, &q, cfg, c.rcode, EDE_NONE, zone);
@@ -1118,19 +1184,34 @@ size_t apex_answer_badcookie(const apex_answer_config_t *cfg, const apex_answer_
 
 /* ------------------------------------------------------------ precomputation */
 
-bool apex_answer_record(const apex_zone_t *zone, const apex_node_t *cut, const apex_query_t *q,
-			apex_writer_t *w, apex_recorder_t *rec)
+bool apex_answer_record(const apex_zone_t *zone, apex_record_kind_t kind, const apex_node_t *node,
+			const apex_query_t *q, apex_writer_t *w, apex_recorder_t *rec)
 {
 	ctx_t c;
 	memset(&c, 0, sizeof(c));
 	c.q = q;
 	c.zone = zone;
-	c.qname_node = cut != NULL ? cut : zone->apex;
+	c.qname_node = kind == APEX_RECORD_REFERRAL ? node : zone->apex;
 	c.dnssec_ok = q->dnssec_ok;
-	if (cut != NULL)
-		referral(&c, cut);
-	else
+	c.aa = true;
+	switch (kind) {
+	case APEX_RECORD_REFERRAL: referral(&c, node); break;
+	case APEX_RECORD_NEGATIVE:
 		add_negative_soa(&c);
+		if (node != NULL)
+			add_nsec_of(&c, node->id);
+		break;
+	case APEX_RECORD_ANSWER: {
+		apex_lookup_t lk;
+		memset(&lk, 0, sizeof(lk));
+		lk.node = lk.encloser = node;
+		if (answer_node(&c, node, zone->origin, &lk, false) != NULL ||
+		    c.answer_count != 1 || c.authority_count != 0 || c.fragment != NULL ||
+		    c.rcode != APEX_RCODE_NOERROR)
+			return false;
+		break;
+	}
+	}
 	bool tc = write_sections(w, &c, 0, rec);
-	return !tc && c.answer_count == 0;
+	return !tc && (kind == APEX_RECORD_ANSWER) == (c.answer_count > 0);
 }

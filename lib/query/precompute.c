@@ -41,14 +41,15 @@ typedef struct recording {
  * Write the records that follow a question for base_node's name, as the
  * query path writes them. Returns false if they cannot be a fragment.
  */
-static bool record_sections(apex_zone_t *zone, const apex_node_t *cut, const apex_node_t *base_node,
-			    bool dnssec_ok, recording_t *sc)
+static bool record_sections(apex_zone_t *zone, apex_record_kind_t kind, const apex_node_t *node,
+			    const apex_node_t *base_node, uint16_t qtype, bool dnssec_ok,
+			    recording_t *sc)
 {
 	apex_query_t q;
 	memset(&q, 0, sizeof(q));
 	memcpy(q.qname, base_node->name, base_node->name_size);
 	q.qname_size = base_node->name_size;
-	q.qtype = APEX_TYPE_A;
+	q.qtype = qtype;
 	q.qclass = APEX_CLASS_IN;
 	q.has_question = true;
 	q.edns = true;
@@ -65,7 +66,7 @@ static bool record_sections(apex_zone_t *zone, const apex_node_t *cut, const ape
 	memset(&sc->rec, 0, sizeof(sc->rec));
 	sc->rec.body = sc->body;
 	sc->w.log = &sc->log;
-	if (!apex_answer_record(zone, cut, &q, &sc->w, &sc->rec))
+	if (!apex_answer_record(zone, kind, node, &q, &sc->w, &sc->rec))
 		return false;
 	size_t size = sc->w.pos - sc->body;
 	return !sc->log.overflow && !sc->rec.overflow && sc->rec.count > 0 &&
@@ -91,14 +92,15 @@ static bool additional_units_detachable(const recording_t *sc)
 	return true;
 }
 
-/* The label just below the base of every name of the fragment below it,
- * each once (apex_writer_fragment() checks the query name against them). */
-static void collect_labels(recording_t *sc, const apex_node_t *base_node)
+/* The label just below the base of every name of the fragment below it
+ * (those logged from names_from on), each once (apex_writer_fragment()
+ * checks the query name against them). */
+static void collect_labels(recording_t *sc, const apex_node_t *base_node, unsigned names_from)
 {
 	int base_labels = base_node->labels;
 
 	sc->label_count = 0;
-	for (unsigned i = 0; i < sc->log.name_count; i++) {
+	for (unsigned i = names_from; i < sc->log.name_count; i++) {
 		const uint8_t *name = sc->log.names[i];
 		int below = apex_name_labels(name) - base_labels;
 		if (below <= 0)
@@ -133,34 +135,70 @@ static const apex_compress_entry_t *copy_targets(apex_arena_t *arena, const reco
 	return copy;
 }
 
-/* The recording as a fragment in the zone's arena; NULL if out of memory. */
-static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording_t *sc,
-					    const apex_node_t *base_node, bool targets)
+/* Where the units from `first` on start: offset in the body, pointer and
+ * compression entry indices. */
+typedef struct kept_from {
+	size_t offset;
+	unsigned pointers;
+	unsigned entries;
+} kept_from_t;
+
+static kept_from_t kept_from(const recording_t *sc, unsigned first)
 {
-	size_t size = sc->w.pos - sc->body;
+	if (first == 0)
+		return (kept_from_t){ 0, 0, sc->entries_before };
+	const apex_fragment_unit_t *before = &sc->rec.units[first - 1];
+	return (kept_from_t){ before->end, before->pointers_end, sc->rec.entries_end[first - 1] };
+}
+
+/*
+ * The recording's units from `first` on as a fragment in the zone's
+ * arena; NULL if out of memory.  Its pointers keep the values they had
+ * in the recording (the message offsets after a question for the base),
+ * so the units after the first are a tail: valid only right after the
+ * fragment of the units before them (apex_writer_fragment_tails()).
+ */
+static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording_t *sc,
+					    const apex_node_t *base_node, bool targets,
+					    unsigned first)
+{
+	kept_from_t from = kept_from(sc, first);
+	size_t start = sc->body + from.offset;
+	size_t size = sc->w.pos - start;
+	unsigned unit_count = sc->rec.count - first;
+	unsigned pointer_count = sc->log.pointer_count - from.pointers;
 	apex_fragment_t *f = apex_arena_calloc(arena, 1, sizeof(*f));
 	uint8_t *bytes = apex_arena_alloc(arena, size);
-	apex_fragment_unit_t *units = apex_arena_alloc(arena, sc->rec.count * sizeof(*units));
-	uint16_t *pointers =
-		apex_arena_alloc(arena, (sc->log.pointer_count + 1) * sizeof(*pointers));
+	apex_fragment_unit_t *units = apex_arena_alloc(arena, unit_count * sizeof(*units));
+	uint16_t *pointers = apex_arena_alloc(arena, (pointer_count + 1) * sizeof(*pointers));
 	const uint8_t **labels = apex_arena_alloc(arena, (sc->label_count + 1) * sizeof(*labels));
 	if (f == NULL || bytes == NULL || units == NULL || pointers == NULL || labels == NULL)
 		return NULL;
-	memcpy(bytes, sc->buf + sc->body, size);
-	memcpy(units, sc->rec.units, sc->rec.count * sizeof(*units));
-	for (unsigned i = 0; i < sc->log.pointer_count; i++)
-		pointers[i] = (uint16_t)(sc->log.pointers[i] - sc->body);
+	memcpy(bytes, sc->buf + start, size);
+	f->relocatable = true;
+	for (unsigned u = 0; u < unit_count; u++) {
+		units[u] = sc->rec.units[first + u];
+		units[u].end = (uint16_t)(units[u].end - from.offset);
+		units[u].pointers_end = (uint16_t)(units[u].pointers_end - from.pointers);
+	}
+	for (unsigned i = 0; i < pointer_count; i++) {
+		size_t at = sc->log.pointers[from.pointers + i];
+		pointers[i] = (uint16_t)(at - start);
+		/* A pointer into the fragment itself moves with it. */
+		if ((apex_read_u16(sc->buf + at) & 0x3FFFu) >= start)
+			f->relocatable = false;
+	}
 	memcpy(labels, sc->labels, sc->label_count * sizeof(*labels));
 	f->base = base_node->name;
 	f->base_size = base_node->name_size;
 	f->base_labels = base_node->labels;
-	f->entries = (uint8_t)(sc->w.compress_count - sc->entries_before);
+	f->entries = (uint8_t)(sc->w.compress_count - from.entries);
 	f->size = (uint16_t)size;
 	f->bytes = bytes;
-	for (unsigned u = 0; u < sc->rec.count; u++)
+	for (unsigned u = 0; u < unit_count; u++)
 		f->records[units[u].section] += units[u].records;
-	f->pointer_count = (uint16_t)sc->log.pointer_count;
-	f->unit_count = (uint16_t)sc->rec.count;
+	f->pointer_count = (uint16_t)pointer_count;
+	f->unit_count = (uint16_t)unit_count;
 	f->units = units;
 	f->pointers = pointers;
 	f->label_count = (uint16_t)sc->label_count;
@@ -187,11 +225,29 @@ static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnsse
 	const apex_node_t *base_node = cut != NULL ? cut : zone->apex;
 
 	*out = NULL;
-	if (!record_sections(zone, cut, base_node, dnssec_ok, sc) ||
+	apex_record_kind_t kind = cut != NULL ? APEX_RECORD_REFERRAL : APEX_RECORD_NEGATIVE;
+	if (!record_sections(zone, kind, cut, base_node, APEX_TYPE_A, dnssec_ok, sc) ||
 	    !additional_units_detachable(sc))
 		return APEX_OK;
-	collect_labels(sc, base_node);
-	*out = keep_fragment(zone->arena, sc, base_node, targets);
+	collect_labels(sc, base_node, 0);
+	*out = keep_fragment(zone->arena, sc, base_node, targets, 0);
+	return *out != NULL ? APEX_OK : APEX_ENOMEM;
+}
+
+/*
+ * The NSEC RRset of node (and its RRSIGs) as it follows the negative SOA
+ * with DO after a question for a name below the apex: a tail of
+ * zone->negative[1] into *out, or NULL if it cannot be one.
+ */
+static int record_nsec_tail(apex_zone_t *zone, const apex_node_t *node, recording_t *sc,
+			    const apex_fragment_t **out)
+{
+	*out = NULL;
+	if (!record_sections(zone, APEX_RECORD_NEGATIVE, node, zone->apex, APEX_TYPE_A, true, sc) ||
+	    sc->rec.count != 2 || sc->rec.units[1].section != APEX_SECTION_AUTHORITY)
+		return APEX_OK;
+	collect_labels(sc, zone->apex, sc->rec.names_end[0]);
+	*out = keep_fragment(zone->arena, sc, zone->apex, false, 1);
 	return *out != NULL ? APEX_OK : APEX_ENOMEM;
 }
 
@@ -261,6 +317,77 @@ static int precompute_all_referrals(apex_zone_t *zone)
 	int rc = apex_precompute_referrals(zone, referrals, n);
 	zone->referrals = referrals;
 	zone->referral_count = n;
+	zone->referral_index = NULL;
+	if (rc == APEX_OK && zone->id_count <= APEX_REFERRAL_INDEX_IDS_MAX) {
+		uint16_t *index = apex_arena_calloc(zone->arena, zone->id_count, sizeof(*index));
+		if (index == NULL)
+			return APEX_ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			index[referrals[i].cut->id] = (uint16_t)(i + 1);
+		zone->referral_index = index;
+	}
+	return rc;
+}
+
+int apex_precompute_apex_answers(apex_zone_t *zone)
+{
+	const apex_node_t *apex = zone->apex;
+	zone->apex_answers[0] = zone->apex_answers[1] = NULL;
+	if (apex->rrset_count == 0)
+		return APEX_OK;
+	recording_t *sc = malloc(sizeof(*sc));
+	const apex_fragment_t **answers[2];
+	for (int d = 0; d < 2; d++)
+		answers[d] = apex_arena_calloc(zone->arena, apex->rrset_count, sizeof(**answers));
+	int rc = sc != NULL && answers[0] != NULL && answers[1] != NULL ? APEX_OK : APEX_ENOMEM;
+	for (unsigned i = 0; i < apex->rrset_count && rc == APEX_OK; i++) {
+		for (int d = 0; d < 2 && rc == APEX_OK; d++) {
+			if (!record_sections(zone, APEX_RECORD_ANSWER, apex, apex,
+					     apex->rrsets[i].type, d == 1, sc) ||
+			    !additional_units_detachable(sc))
+				continue;
+			collect_labels(sc, apex, 0);
+			answers[d][i] = keep_fragment(zone->arena, sc, apex, false, 0);
+			if (answers[d][i] == NULL)
+				rc = APEX_ENOMEM;
+		}
+	}
+	free(sc);
+	if (rc == APEX_OK) {
+		zone->apex_answers[0] = answers[0];
+		zone->apex_answers[1] = answers[1];
+	}
+	return rc;
+}
+
+/* The nodes with an NSEC RRset, up to one past the limit. */
+static size_t count_nsec_owners(const apex_zone_t *zone)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < zone->node_count && n <= APEX_PRECOMPUTED_NSEC_MAX; i++)
+		n += apex_node_rrset(apex_zone_node_at(zone, i), APEX_TYPE_NSEC) != NULL;
+	return n;
+}
+
+int apex_precompute_nsec_tails(apex_zone_t *zone)
+{
+	zone->nsec_tails = NULL;
+	if (zone->dnssec != APEX_DNSSEC_NSEC || zone->negative[1] == NULL ||
+	    (zone->base != NULL && zone->base->nsec_tails == NULL) ||
+	    count_nsec_owners(zone) > APEX_PRECOMPUTED_NSEC_MAX)
+		return APEX_OK;
+	const apex_fragment_t **tails =
+		apex_arena_calloc(zone->arena, zone->id_count, sizeof(*tails));
+	recording_t *sc = malloc(sizeof(*sc));
+	int rc = tails != NULL && sc != NULL ? APEX_OK : APEX_ENOMEM;
+	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++) {
+		const apex_node_t *node = apex_zone_node_at(zone, i);
+		if (apex_node_rrset(node, APEX_TYPE_NSEC) != NULL)
+			rc = record_nsec_tail(zone, node, sc, &tails[node->id]);
+	}
+	free(sc);
+	if (rc == APEX_OK)
+		zone->nsec_tails = tails;
 	return rc;
 }
 
@@ -271,13 +398,20 @@ int apex_precompute(apex_zone_t *zone)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	zone->referrals = NULL;
 	zone->referral_count = 0;
+	zone->referral_index = NULL;
 	zone->negative[0] = zone->negative[1] = NULL;
+	zone->nsec_tails = NULL;
+	zone->apex_answers[0] = zone->apex_answers[1] = NULL;
 	int rc = apex_precompute_negative(zone);
+	if (rc == APEX_OK)
+		rc = apex_precompute_apex_answers(zone);
 	/* A version derived with the cuts of its base (zone/derive.h) has
 	 * none to record if the base recorded none (too many, or none). */
 	if (rc == APEX_OK &&
 	    (zone->base == NULL || !zone->cuts_as_base || zone->base->referral_count > 0))
 		rc = precompute_all_referrals(zone);
+	if (rc == APEX_OK)
+		rc = apex_precompute_nsec_tails(zone);
 	apex_arena_trim(zone->arena); /* the version is complete */
 	zone->memory = apex_arena_footprint(zone->arena) + (zone->base ? zone->base->memory : 0);
 	zone->chain_memory =

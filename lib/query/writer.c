@@ -22,7 +22,10 @@ void apex_writer_init(apex_writer_t *w, uint8_t *buf, size_t limit, size_t capac
 	w->pending_name = NULL;
 	w->pending_node = NULL;
 	w->pending_zone = NULL;
-	memset(w->compress_slot, 0, sizeof(w->compress_slot));
+	w->last_owner = NULL;
+	w->last_owner_offset = 0;
+	w->question = NULL;
+	/* compress_slot: see clear_slots_if_empty(). */
 }
 
 void apex_writer_rollback(apex_writer_t *w, const apex_writer_mark_t *m)
@@ -33,6 +36,8 @@ void apex_writer_rollback(apex_writer_t *w, const apex_writer_mark_t *m)
 	while (w->compress_count > m->compress_count)
 		w->compress_slot[w->compress[--w->compress_count].slot] = 0;
 	w->pos = m->pos;
+	if (w->last_owner != NULL && w->last_owner_offset >= m->pos)
+		w->last_owner = NULL;
 	for (int i = 0; i < 4; i++)
 		w->counts[i] = m->counts[i];
 }
@@ -128,10 +133,20 @@ static void suffixes_need(suffixes_t *s, int i)
 	}
 }
 
+/* The table's slots are valid only while it holds an entry (a rollback
+ * to none leaves them all free); the first entry clears them. */
+static inline void clear_slots_if_empty(apex_writer_t *w)
+{
+	if (w->compress_count == 0)
+		memset(w->compress_slot, 0, sizeof(w->compress_slot));
+}
+
 /* Offset of an earlier occurrence of suffix i, or -1. */
 static int find_suffix(const apex_writer_t *w, suffixes_t *s, int i)
 {
-	suffixes_need(s, i);
+	suffixes_need(s, i); /* remember() needs it too */
+	if (w->compress_count == 0)
+		return -1;
 	const uint8_t *suffix = s->name + s->start[i];
 	uint8_t size = (uint8_t)(s->size - s->start[i]);
 	uint32_t hash = s->hash[i];
@@ -153,6 +168,7 @@ static void remember(apex_writer_t *w, const suffixes_t *s, int i, size_t offset
 {
 	if (offset >= POINTER_LIMIT || w->compress_count >= APEX_COMPRESS_MAX)
 		return;
+	clear_slots_if_empty(w);
 	unsigned slot = home_slot(s->hash[i]);
 	while (w->compress_slot[slot] != 0)
 		slot = (slot + 1) % APEX_COMPRESS_SLOTS;
@@ -251,11 +267,18 @@ void apex_writer_remember_question(apex_writer_t *w)
 int apex_writer_question(apex_writer_t *w, const uint8_t *qname, const apex_node_t *qname_node,
 			 uint16_t qtype, uint16_t qclass)
 {
-	size_t size = apex_name_size(qname);
+	size_t size = 0;
+	int labels = 0;
+	for (; qname[size] != 0; size += 1 + (size_t)qname[size])
+		labels++;
+	size++;
 	if (w->pos + size + 4 > w->limit)
 		return APEX_ESPACE;
 	/* Copy the bytes as received; later names may point at them. */
 	if (w->pos == APEX_HEADER_SIZE && w->compress_count == 0) {
+		w->question = qname;
+		w->question_size = (uint8_t)size;
+		w->question_labels = (uint8_t)labels;
 		memcpy(w->buf + w->pos, qname, size);
 		w->pos += size;
 		w->pending_name = qname;
@@ -335,8 +358,9 @@ int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
 	const uint8_t *p = rrset->rdata;
 	unsigned names = apex_rdata_compressed_names(rrset->type);
 	/* After the first record the owner is a pointer to where it was
-	 * first written (what the suffix search would find again). */
-	int owner_offset = -1;
+	 * first written (what the suffix search would find again); so is it
+	 * from the first if the last RRset had the same owner. */
+	int owner_offset = owner == w->last_owner ? (int)w->last_owner_offset : -1;
 	for (unsigned i = 0; i < rrset->count; i++) {
 		uint16_t rdlen = apex_read_u16(p);
 		const uint8_t *rdata = p + 2;
@@ -347,6 +371,9 @@ int apex_writer_rrset(apex_writer_t *w, int section, const uint8_t *owner,
 			write_pointer(w, owner_offset);
 		} else if (write_name(w, owner, owner_node, &owner_offset) != APEX_OK) {
 			goto nospace;
+		} else if (owner_offset >= 0) {
+			w->last_owner = owner;
+			w->last_owner_offset = (size_t)owner_offset;
 		}
 		if (w->pos + 10 > w->limit)
 			goto nospace;
@@ -452,6 +479,8 @@ static void add_targets(apex_writer_t *w, const apex_fragment_t *f, size_t start
 {
 	if (w->pending_name != NULL)
 		apex_writer_remember_question(w); /* the question's come first */
+	if (f->entries > 0)
+		clear_slots_if_empty(w);
 	for (unsigned i = 0; i < f->entries; i++) {
 		const apex_compress_entry_t *t = &f->targets[i];
 		unsigned slot = home_slot(t->hash);
@@ -465,30 +494,49 @@ static void add_targets(apex_writer_t *w, const apex_fragment_t *f, size_t start
 	}
 }
 
-int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8_t *qname,
-			 bool *truncated)
+/* Whether fragment f (entries: the compression entries written before
+ * it beyond the question's) replays after a question for qname: the
+ * extra labels of qname must not change a compression decision, so no
+ * name of f may end in them, and the table must not fill up. */
+static inline __attribute__((always_inline)) bool fragment_applies(const apex_fragment_t *f,
+								   const uint8_t *qname,
+								   int qlabels, size_t qsize,
+								   unsigned entries)
 {
-	int qlabels = apex_name_labels(qname);
-	size_t qsize = apex_name_size(qname);
-	/* The extra labels of qname must not change a compression decision:
-	 * no name of f may end in them, and the table must not fill up. */
-	if (qlabels < f->base_labels || qsize < f->base_size ||
-	    qlabels + f->entries > APEX_COMPRESS_MAX ||
-	    (qlabels > f->base_labels && shares_labels(f, qname, qlabels)))
+	return qlabels >= f->base_labels && qsize >= f->base_size &&
+	       qlabels + entries + f->entries <= APEX_COMPRESS_MAX &&
+	       (qlabels == f->base_labels || !shares_labels(f, qname, qlabels));
+}
+
+/* Copy size bytes of f from `from` to w->pos, its pointers from index
+ * `pointer` to `pointers_end` moved by delta. */
+static inline __attribute__((always_inline)) void
+copy_fragment(apex_writer_t *w, const apex_fragment_t *f, size_t from, size_t size,
+	      unsigned pointer, unsigned pointers_end, uint16_t delta)
+{
+	uint8_t *out = w->buf + w->pos;
+	memcpy(out, f->bytes + from, size);
+	for (; pointer < pointers_end; pointer++) {
+		uint8_t *p = out + (f->pointers[pointer] - from);
+		apex_write_u16(p, (uint16_t)(apex_read_u16(p) + delta));
+	}
+	w->pos += size;
+}
+
+int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, bool more, bool *truncated)
+{
+	const uint8_t *qname = w->question;
+	int qlabels = w->question_labels;
+	size_t qsize = w->question_size;
+	if (qname == NULL || !fragment_applies(f, qname, qlabels, qsize, 0))
 		return APEX_EINVAL;
 	uint16_t delta = (uint16_t)(qsize - f->base_size);
 	*truncated = false;
 	if (w->pos + f->size <= w->limit) {
 		/* All of it fits (the usual case): one copy. */
-		uint8_t *out = w->buf + w->pos;
-		memcpy(out, f->bytes, f->size);
-		for (unsigned i = 0; i < f->pointer_count; i++) {
-			uint8_t *p = out + f->pointers[i];
-			apex_write_u16(p, (uint16_t)(apex_read_u16(p) + delta));
-		}
-		if (f->targets != NULL)
+		if (more && f->targets != NULL)
 			add_targets(w, f, w->pos);
-		w->pos += f->size;
+		copy_fragment(w, f, 0, f->size, 0, f->pointer_count, delta);
 		for (int s = 0; s < 4; s++)
 			w->counts[s] += f->records[s];
 		return APEX_OK;
@@ -504,13 +552,7 @@ int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8
 				break;
 			}
 		} else {
-			uint8_t *out = w->buf + w->pos;
-			memcpy(out, f->bytes + from, size);
-			for (; pointer < unit->pointers_end; pointer++) {
-				uint8_t *p = out + (f->pointers[pointer] - from);
-				apex_write_u16(p, (uint16_t)(apex_read_u16(p) + delta));
-			}
-			w->pos += size;
+			copy_fragment(w, f, from, size, pointer, unit->pointers_end, delta);
 			w->counts[unit->section] += unit->records;
 		}
 		pointer = unit->pointers_end;
@@ -518,6 +560,38 @@ int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8
 	}
 	/* The fragment's names are not in the compression table: a name
 	 * written after it could only point at the question. */
+	return APEX_OK;
+}
+
+int apex_writer_fragment_tails(apex_writer_t *w, const apex_fragment_t *f,
+			       const apex_fragment_t *const *tails, unsigned tail_count)
+{
+	const uint8_t *qname = w->question;
+	int qlabels = w->question_labels;
+	size_t qsize = w->question_size;
+	size_t size = f->size;
+	unsigned entries = f->entries;
+	if (qname == NULL || !fragment_applies(f, qname, qlabels, qsize, 0))
+		return APEX_EINVAL;
+	for (unsigned t = 0; t < tail_count; t++) {
+		const apex_fragment_t *tail = tails[t];
+		if ((t > 0 && !tail->relocatable) || tail->base != f->base ||
+		    !fragment_applies(tail, qname, qlabels, qsize, entries))
+			return APEX_EINVAL;
+		size += tail->size;
+		entries += tail->entries;
+	}
+	if (w->pos + size > w->limit)
+		return APEX_EINVAL;
+	uint16_t delta = (uint16_t)(qsize - f->base_size);
+	copy_fragment(w, f, 0, f->size, 0, f->pointer_count, delta);
+	for (int s = 0; s < 4; s++)
+		w->counts[s] += f->records[s];
+	for (unsigned t = 0; t < tail_count; t++) {
+		copy_fragment(w, tails[t], 0, tails[t]->size, 0, tails[t]->pointer_count, delta);
+		for (int s = 0; s < 4; s++)
+			w->counts[s] += tails[t]->records[s];
+	}
 	return APEX_OK;
 }
 

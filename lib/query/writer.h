@@ -79,10 +79,22 @@ typedef struct apex_writer {
 	const uint8_t *pending_name;
 	const apex_node_t *pending_node;
 	const apex_zone_t *pending_zone; /* zone when the question was written */
+	/* The question's name as written first (apex_writer_question()),
+	 * its size and labels, for the fragments that follow it. */
+	const uint8_t *question;
+	uint8_t question_size;
+	uint8_t question_labels;
+	/* The owner of the last RRset written and where the whole of it can
+	 * be pointed at: its RRSIGs (and the next RRset of the same owner)
+	 * point there without searching the table again. */
+	const uint8_t *last_owner;
+	size_t last_owner_offset;
 	unsigned compress_count;
 	/* Open addressing by hash, linear probing: 0 = free, else index + 1
 	 * into compress (entries are only ever removed last-in first-out,
-	 * by apex_writer_rollback(), which keeps the probe chains intact). */
+	 * by apex_writer_rollback(), which keeps the probe chains intact).
+	 * Cleared when the first entry goes in, not by apex_writer_init():
+	 * most responses are copied from fragments and never use it. */
 	uint8_t compress_slot[APEX_COMPRESS_SLOTS];
 	apex_compress_entry_t compress[APEX_COMPRESS_MAX];
 } apex_writer_t;
@@ -196,20 +208,33 @@ typedef struct apex_fragment {
 	/* The compression targets its names added (offsets from its start),
 	 * for fragments that more records may follow; NULL otherwise. */
 	const apex_compress_entry_t *targets;
+	/* No pointer of it points into it: a tail may then follow another. */
+	bool relocatable;
 } apex_fragment_t;
 
 /*
- * Write fragment f after the question just written for qname (nothing
- * else written yet), as far as it fits: *truncated is set if a required
- * unit did not.  When all of f was written and it has targets, more
- * records may follow, compressed as if written one by one; otherwise
- * only the OPT record should (the fragment's names are not compression
- * targets).  Returns 0, or
- * APEX_EINVAL (nothing written) if f does not apply to this qname, and
+ * Write fragment f after the question just written (nothing else
+ * written yet), as far as it fits: *truncated is set if a required
+ * unit did not.  With more, when all of f was written and it has
+ * targets, more records may follow, compressed as if written one by
+ * one; otherwise only the OPT record should (the fragment's names are
+ * not compression targets).  Returns 0, or
+ * APEX_EINVAL (nothing written) if f does not apply to the question, and
  * the caller writes the records itself.
  */
-int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, const uint8_t *qname,
-			 bool *truncated);
+int apex_writer_fragment(apex_writer_t *w, const apex_fragment_t *f, bool more, bool *truncated);
+
+/*
+ * Write fragment f and its tails after the question just written
+ * (nothing else written yet), all of it, nothing following but
+ * the OPT record.  A tail is the rest of a recording whose first part
+ * was f (precompute.h): the first follows f where it was recorded, each
+ * later one must be relocatable.  Returns 0, or APEX_EINVAL (nothing
+ * written) if one does not apply to the question or all of it does not fit:
+ * the caller then writes the records itself.
+ */
+int apex_writer_fragment_tails(apex_writer_t *w, const apex_fragment_t *f,
+			       const apex_fragment_t *const *tails, unsigned tail_count);
 
 /* Write the header (id, flags, section counts); returns the message size. */
 size_t apex_writer_finish(apex_writer_t *w, uint16_t id, uint16_t flags);

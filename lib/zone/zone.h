@@ -314,7 +314,16 @@ typedef struct apex_zone {
 	 * None: 0 and NULL. */
 	const apex_referral_t *referrals;
 	size_t referral_count;
+	/* By node id (< id_count): 1 + the index of the node's referral, 0
+	 * if none; NULL in zones of many ids (then searched by address). */
+	const uint16_t *referral_index;
 	const struct apex_fragment *negative[2]; /* without and with DO */
+	/* By node id (< id_count), or NULL: a node's NSEC RRset as a tail of
+	 * negative[1] (query/precompute.h), NULL if it has none. */
+	const struct apex_fragment *const *nsec_tails;
+	/* By index in apex->rrsets, without and with DO, or NULL: the answer
+	 * to a query for the apex and that RRset's type. */
+	const struct apex_fragment *const *apex_answers[2];
 
 	/* RRSIG sets that no answer uses, kept so that transfers, the copy
 	 * and the ZONEMD digest carry every record of the zone: those below

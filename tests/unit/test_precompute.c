@@ -104,23 +104,32 @@ static void check_partial(const char *file, const char *origin, size_t step, siz
 	apex_zone_unref(zone);
 }
 
-/* A query for name (wire) and type, with EDNS and the DO bit as asked. */
-static size_t make_query(uint8_t *q, const uint8_t *name, uint16_t type, bool dnssec_ok)
+/* A query for name (wire) and type, with EDNS (a payload of `payload`,
+ * none if 0) and the DO bit as asked. */
+static size_t make_query_payload(uint8_t *q, const uint8_t *name, uint16_t type, bool dnssec_ok,
+				 uint16_t payload)
 {
 	size_t n = apex_name_size(name);
 	memset(q, 0, 12);
 	apex_write_u16(q, 0x1234);
 	apex_write_u16(q + 4, 1);
-	apex_write_u16(q + 10, 1);
+	apex_write_u16(q + 10, payload != 0 ? 1 : 0);
 	memcpy(q + 12, name, n);
 	apex_write_u16(q + 12 + n, type);
 	apex_write_u16(q + 14 + n, APEX_CLASS_IN);
+	if (payload == 0)
+		return 16 + n;
 	uint8_t *opt = q + 16 + n;
 	memset(opt, 0, 11);
 	apex_write_u16(opt + 1, APEX_TYPE_OPT);
-	apex_write_u16(opt + 3, 1232);
+	apex_write_u16(opt + 3, payload);
 	apex_write_u16(opt + 7, dnssec_ok ? 0x8000 : 0);
 	return 16 + n + 11;
+}
+
+static size_t make_query(uint8_t *q, const uint8_t *name, uint16_t type, bool dnssec_ok)
+{
+	return make_query_payload(q, name, type, dnssec_ok, 1232);
 }
 
 static apex_zoneset_t *serve(apex_zonetable_t *table, apex_zone_t *zone)
@@ -151,6 +160,10 @@ static void fragments_answer_as_the_engine(const char *file, const char *origin)
 	apex_answer_config_init(&cfg);
 	apex_zoneset_t *set_with = serve(&table_with, with);
 	apex_zoneset_t *set_without = serve(&table_without, without);
+	/* Twice with a referral index: found by it, then by the binary
+	 * search that zones of many ids use. */
+	bool indexed = with->referral_index != NULL;
+again:
 	for (size_t i = 0; i <= with->referral_count; i++) {
 		/* "zz-none." below the cut, or below the apex for NXDOMAIN */
 		const apex_node_t *base =
@@ -173,6 +186,92 @@ static void fragments_answer_as_the_engine(const char *file, const char *origin)
 		}
 	}
 	assert_true(copied > 0 || with->referral_count == 0);
+	if (with->referral_index != NULL) {
+		with->referral_index = NULL;
+		goto again;
+	}
+	assert_true(indexed || with->referral_count == 0);
+	apex_zoneset_release(set_with);
+	apex_zoneset_release(set_without);
+	apex_zonetable_destroy(&table_with);
+	apex_zonetable_destroy(&table_without);
+}
+
+/*
+ * One question to both sets, in every variant that changes how much
+ * fits or what is written (no EDNS; payloads of 512, 1232 and 4096
+ * bytes, without and with DO; UDP and TCP): the answers must be equal.
+ * Returns how many of them had the rcode `rcode`.
+ */
+static unsigned same_answers(apex_zoneset_t *with, apex_zoneset_t *without, const uint8_t *name,
+			     uint16_t type, uint8_t rcode)
+{
+	static const uint16_t payloads[] = { 0, 512, 1232, 4096 };
+	uint8_t query[512], a[65535], b[65535];
+	apex_answer_config_t cfg;
+	unsigned matched = 0;
+
+	apex_answer_config_init(&cfg);
+	for (size_t p = 0; p < sizeof(payloads) / sizeof(payloads[0]); p++) {
+		for (int k = 0; k < 4; k++) {
+			if (payloads[p] == 0 && (k & 2))
+				continue; /* DO needs EDNS */
+			apex_transport_t t = k & 1 ? APEX_TRANSPORT_TCP : APEX_TRANSPORT_UDP;
+			size_t qsize = make_query_payload(query, name, type, k & 2, payloads[p]);
+			size_t na = apex_answer(with, &cfg, t, query, qsize, a, sizeof(a), NULL);
+			size_t nb = apex_answer(without, &cfg, t, query, qsize, b, sizeof(b), NULL);
+			assert_int_equal(na, nb);
+			assert_memory_equal(a, b, na);
+			matched += na >= 12 && (a[3] & 0x0F) == rcode;
+		}
+	}
+	return matched;
+}
+
+/*
+ * The answers at the apex (one fragment per type it holds) and the
+ * NXDOMAIN proofs of an NSEC zone (the NSEC tails) are the engine's:
+ * every type at the apex, and for every name just below the apex a
+ * sibling that sorts right after its subtree (covered by the last NSEC
+ * of that subtree, or by the name's own), with its label changed from
+ * the right to the left (covered elsewhere), under each variant.
+ */
+static void answers_and_tails_as_the_engine(const char *file, const char *origin)
+{
+	apex_zone_t *with = load(file, origin), *without = load(file, origin);
+	apex_zonetable_t table_with, table_without;
+	uint8_t name[APEX_NAME_MAX];
+	unsigned nxdomain = 0;
+
+	assert_int_equal(apex_precompute(with), APEX_OK);
+	assert_non_null(with->apex_answers[0]);
+	assert_non_null(with->apex_answers[1]);
+	if (with->dnssec == APEX_DNSSEC_NSEC)
+		assert_non_null(with->nsec_tails);
+	apex_zoneset_t *set_with = serve(&table_with, with);
+	apex_zoneset_t *set_without = serve(&table_without, without);
+	const apex_node_t *apex = with->apex;
+	for (unsigned i = 0; i < apex->rrset_count; i++)
+		assert_true(same_answers(set_with, set_without, apex->name, apex->rrsets[i].type,
+					 APEX_RCODE_NOERROR) > 0);
+	for (size_t r = 1; r < with->node_count; r++) {
+		const apex_node_t *node = apex_zone_node_at(with, r);
+		if (node->labels != apex->labels + 1 || node->name[0] >= 63)
+			continue;
+		/* "<label>0.<apex>", then "<label>" with its last byte raised */
+		size_t label = node->name[0];
+		name[0] = (uint8_t)(label + 1);
+		memcpy(name + 1, node->name + 1, label);
+		name[1 + label] = '0';
+		memcpy(name + 2 + label, apex->name, apex->name_size);
+		nxdomain +=
+			same_answers(set_with, set_without, name, APEX_TYPE_A, APEX_RCODE_NXDOMAIN);
+		memcpy(name, node->name, node->name_size);
+		name[label] = (uint8_t)(name[label] == 'z' ? '~' : name[label] + 1);
+		nxdomain += same_answers(set_with, set_without, name, APEX_TYPE_AAAA,
+					 APEX_RCODE_NXDOMAIN);
+	}
+	assert_true(nxdomain > 0);
 	apex_zoneset_release(set_with);
 	apex_zoneset_release(set_without);
 	apex_zonetable_destroy(&table_with);
@@ -184,6 +283,7 @@ static void root_zone(void **state)
 	(void)state;
 	check_partial("root.zone", ".", 7, 1000);
 	fragments_answer_as_the_engine("root.zone", ".");
+	answers_and_tails_as_the_engine("root.zone", ".");
 }
 
 static void nsec3_tld(void **state)
@@ -191,6 +291,7 @@ static void nsec3_tld(void **state)
 	(void)state;
 	check_partial("fj.zone", "fj.", 1, 5);
 	fragments_answer_as_the_engine("fj.zone", "fj.");
+	answers_and_tails_as_the_engine("fj.zone", "fj.");
 }
 
 static void signed_feature_zone(void **state)
@@ -200,6 +301,9 @@ static void signed_feature_zone(void **state)
 	check_partial("example.nsec.zone", "example.", 1, 1);
 	fragments_answer_as_the_engine("example.nsec3.zone", "example.");
 	fragments_answer_as_the_engine("example.zone", "example.");
+	answers_and_tails_as_the_engine("example.nsec.zone", "example.");
+	answers_and_tails_as_the_engine("example.nsec3.zone", "example.");
+	answers_and_tails_as_the_engine("example.zone", "example.");
 }
 
 int main(void)
