@@ -212,6 +212,28 @@ static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording
 }
 
 /*
+ * Whether the recording (its labels collected) is fragment f byte for
+ * byte, with the same pointers, units and labels: the answer with DO is
+ * often the one without (an unsigned zone), and is then kept once.
+ */
+static bool recorded_as(const recording_t *sc, const apex_fragment_t *f)
+{
+	size_t size = sc->w.pos - sc->body;
+	if (f == NULL || f->targets != NULL || f->size != size ||
+	    f->pointer_count != sc->log.pointer_count || f->unit_count != sc->rec.count ||
+	    f->label_count != sc->label_count ||
+	    f->entries != sc->w.compress_count - sc->entries_before ||
+	    memcmp(f->bytes, sc->buf + sc->body, size) != 0 ||
+	    memcmp(f->units, sc->rec.units, f->unit_count * sizeof(*f->units)) != 0 ||
+	    memcmp(f->labels, sc->labels, f->label_count * sizeof(*f->labels)) != 0)
+		return false;
+	for (unsigned i = 0; i < f->pointer_count; i++)
+		if (f->pointers[i] != sc->log.pointers[i] - sc->body)
+			return false;
+	return true;
+}
+
+/*
  * Record the records that follow a question for the cut's name in a
  * referral to cut, or (cut NULL) the SOA of a negative answer, into *out;
  * *out is NULL when they cannot be replayed for every name below (see
@@ -220,7 +242,8 @@ static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording
  * Returns 0 or APEX_ENOMEM.
  */
 static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnssec_ok, bool targets,
-			   recording_t *sc, const apex_fragment_t **out)
+			   const apex_fragment_t *same_as, recording_t *sc,
+			   const apex_fragment_t **out)
 {
 	const apex_node_t *base_node = cut != NULL ? cut : zone->apex;
 
@@ -230,6 +253,10 @@ static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnsse
 	    !additional_units_detachable(sc))
 		return APEX_OK;
 	collect_labels(sc, base_node, 0);
+	if (!targets && recorded_as(sc, same_as)) {
+		*out = same_as;
+		return APEX_OK;
+	}
 	*out = keep_fragment(zone->arena, sc, base_node, targets, 0);
 	return *out != NULL ? APEX_OK : APEX_ENOMEM;
 }
@@ -257,9 +284,9 @@ int apex_precompute_negative(apex_zone_t *zone)
 	if (sc == NULL)
 		return APEX_ENOMEM;
 	/* With DO, NSEC/NSEC3 proofs follow the SOA: keep its targets. */
-	int rc = record_fragment(zone, NULL, false, false, sc, &zone->negative[0]);
+	int rc = record_fragment(zone, NULL, false, false, NULL, sc, &zone->negative[0]);
 	if (rc == APEX_OK)
-		rc = record_fragment(zone, NULL, true, true, sc, &zone->negative[1]);
+		rc = record_fragment(zone, NULL, true, true, NULL, sc, &zone->negative[1]);
 	free(sc);
 	return rc;
 }
@@ -271,9 +298,10 @@ int apex_precompute_referrals(apex_zone_t *zone, apex_referral_t *referrals, siz
 
 	for (size_t i = 0; i < count && rc == APEX_OK; i++) {
 		apex_referral_t *r = &referrals[i];
-		rc = record_fragment(zone, r->cut, false, false, sc, &r->fragment[0]);
+		rc = record_fragment(zone, r->cut, false, false, NULL, sc, &r->fragment[0]);
 		if (rc == APEX_OK)
-			rc = record_fragment(zone, r->cut, true, false, sc, &r->fragment[1]);
+			rc = record_fragment(zone, r->cut, true, false, r->fragment[0], sc,
+					     &r->fragment[1]);
 	}
 	free(sc);
 	return rc;
@@ -329,6 +357,13 @@ static int precompute_all_referrals(apex_zone_t *zone)
 	return rc;
 }
 
+/* The types asked for at an apex often enough to keep their answers:
+ * NS (priming, resolvers checking delegations), SOA, DNSKEY (validators). */
+static bool asked_at_apex(uint16_t type)
+{
+	return type == APEX_TYPE_NS || type == APEX_TYPE_SOA || type == APEX_TYPE_DNSKEY;
+}
+
 int apex_precompute_apex_answers(apex_zone_t *zone)
 {
 	const apex_node_t *apex = zone->apex;
@@ -341,14 +376,18 @@ int apex_precompute_apex_answers(apex_zone_t *zone)
 		answers[d] = apex_arena_calloc(zone->arena, apex->rrset_count, sizeof(**answers));
 	int rc = sc != NULL && answers[0] != NULL && answers[1] != NULL ? APEX_OK : APEX_ENOMEM;
 	for (unsigned i = 0; i < apex->rrset_count && rc == APEX_OK; i++) {
+		if (!asked_at_apex(apex->rrsets[i].type))
+			continue;
 		for (int d = 0; d < 2 && rc == APEX_OK; d++) {
 			if (!record_sections(zone, APEX_RECORD_ANSWER, apex, apex,
 					     apex->rrsets[i].type, d == 1, sc) ||
 			    !additional_units_detachable(sc))
 				continue;
 			collect_labels(sc, apex, 0);
-			answers[d][i] = keep_fragment(zone->arena, sc, apex, false, 0);
-			if (answers[d][i] == NULL)
+			if (d == 1 && recorded_as(sc, answers[0][i]))
+				answers[1][i] = answers[0][i];
+			else if ((answers[d][i] = keep_fragment(zone->arena, sc, apex, false, 0)) ==
+				 NULL)
 				rc = APEX_ENOMEM;
 		}
 	}

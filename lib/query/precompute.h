@@ -53,8 +53,10 @@ int apex_precompute_negative(apex_zone_t *zone);
  */
 int apex_precompute_referrals(apex_zone_t *zone, apex_referral_t *referrals, size_t count);
 
-/* zone->apex_answers: the answer to a query for the apex and each type
- * it holds, without and with DO.  Returns 0 or APEX_ENOMEM. */
+/* zone->apex_answers: the answer to a query for the apex and its NS,
+ * SOA or DNSKEY RRset, without and with DO (one fragment for both when
+ * they are the same bytes, as in an unsigned zone; so are a referral's).
+ * Returns 0 or APEX_ENOMEM. */
 int apex_precompute_apex_answers(apex_zone_t *zone);
 
 /* NSEC zones with more NSEC owners than this get no NSEC tails. */

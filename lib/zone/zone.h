@@ -322,7 +322,7 @@ typedef struct apex_zone {
 	 * negative[1] (query/precompute.h), NULL if it has none. */
 	const struct apex_fragment *const *nsec_tails;
 	/* By index in apex->rrsets, without and with DO, or NULL: the answer
-	 * to a query for the apex and that RRset's type. */
+	 * to a query for the apex and that RRset's type (NS, SOA, DNSKEY). */
 	const struct apex_fragment *const *apex_answers[2];
 
 	/* RRSIG sets that no answer uses, kept so that transfers, the copy
