@@ -167,13 +167,23 @@ static const apex_fragment_t *keep_fragment(apex_arena_t *arena, const recording
 	size_t size = sc->w.pos - start;
 	unsigned unit_count = sc->rec.count - first;
 	unsigned pointer_count = sc->log.pointer_count - from.pointers;
-	apex_fragment_t *f = apex_arena_calloc(arena, 1, sizeof(*f));
-	uint8_t *bytes = apex_arena_alloc(arena, size);
-	apex_fragment_unit_t *units = apex_arena_alloc(arena, unit_count * sizeof(*units));
-	uint16_t *pointers = apex_arena_alloc(arena, (pointer_count + 1) * sizeof(*pointers));
-	const uint8_t **labels = apex_arena_alloc(arena, (sc->label_count + 1) * sizeof(*labels));
-	if (f == NULL || bytes == NULL || units == NULL || pointers == NULL || labels == NULL)
+	/* One allocation, in the order of the members' alignments (a zone of
+	 * many small fragments, as a TLD's referrals are, pays the arena's
+	 * alignment once a fragment). */
+	_Static_assert(sizeof(apex_fragment_t) % _Alignof(const uint8_t *) == 0 &&
+			       _Alignof(apex_fragment_unit_t) <= _Alignof(uint16_t),
+		       "a fragment's parts are laid out back to back");
+	size_t need = sizeof(apex_fragment_t) + sc->label_count * sizeof(const uint8_t *) +
+		      unit_count * sizeof(apex_fragment_unit_t) + pointer_count * sizeof(uint16_t) +
+		      size;
+	apex_fragment_t *f = apex_arena_alloc(arena, need);
+	if (f == NULL)
 		return NULL;
+	memset(f, 0, sizeof(*f));
+	const uint8_t **labels = (const uint8_t **)(f + 1);
+	apex_fragment_unit_t *units = (apex_fragment_unit_t *)(labels + sc->label_count);
+	uint16_t *pointers = (uint16_t *)(units + unit_count);
+	uint8_t *bytes = (uint8_t *)(pointers + pointer_count);
 	memcpy(bytes, sc->buf + start, size);
 	f->relocatable = true;
 	for (unsigned u = 0; u < unit_count; u++) {
