@@ -37,23 +37,36 @@ typedef struct recording {
 	unsigned entries_before; /* compression entries of the question */
 } recording_t;
 
-/*
- * Write the records that follow a question for base_node's name, as the
- * query path writes them. Returns false if they cannot be a fragment.
- */
-static bool record_sections(apex_zone_t *zone, apex_record_kind_t kind, const apex_node_t *node,
-			    const apex_node_t *base_node, uint16_t qtype, bool dnssec_ok,
-			    recording_t *sc)
+/* What one recording writes (apex_answer_record()): the question is for
+ * the cut's name in a referral, for the apex's otherwise. */
+typedef struct what {
+	apex_record_kind_t kind;
+	const apex_node_t *node;
+	uint16_t qtype;
+	bool dnssec_ok;
+} what_t;
+
+static const apex_node_t *base_of(const apex_zone_t *zone, const what_t *what)
 {
+	return what->kind == APEX_RECORD_REFERRAL ? what->node : zone->apex;
+}
+
+/*
+ * Write the records that follow the question of `what`, as the query
+ * path writes them. Returns false if they cannot be a fragment.
+ */
+static bool record_sections(apex_zone_t *zone, const what_t *what, recording_t *sc)
+{
+	const apex_node_t *base_node = base_of(zone, what);
 	apex_query_t q;
 	memset(&q, 0, sizeof(q));
 	memcpy(q.qname, base_node->name, base_node->name_size);
 	q.qname_size = base_node->name_size;
-	q.qtype = qtype;
+	q.qtype = what->qtype;
 	q.qclass = APEX_CLASS_IN;
 	q.has_question = true;
 	q.edns = true;
-	q.dnssec_ok = dnssec_ok;
+	q.dnssec_ok = what->dnssec_ok;
 
 	apex_writer_init(&sc->w, sc->buf, sizeof(sc->buf), sizeof(sc->buf));
 	sc->w.zone = zone;
@@ -66,7 +79,7 @@ static bool record_sections(apex_zone_t *zone, apex_record_kind_t kind, const ap
 	memset(&sc->rec, 0, sizeof(sc->rec));
 	sc->rec.body = sc->body;
 	sc->w.log = &sc->log;
-	if (!apex_answer_record(zone, kind, node, &q, &sc->w, &sc->rec))
+	if (!apex_answer_record(zone, what->kind, what->node, &q, &sc->w, &sc->rec))
 		return false;
 	size_t size = sc->w.pos - sc->body;
 	return !sc->log.overflow && !sc->rec.overflow && sc->rec.count > 0 &&
@@ -244,23 +257,21 @@ static bool recorded_as(const recording_t *sc, const apex_fragment_t *f)
 }
 
 /*
- * Record the records that follow a question for the cut's name in a
- * referral to cut, or (cut NULL) the SOA of a negative answer, into *out;
- * *out is NULL when they cannot be replayed for every name below (see
- * apex_writer_fragment()): the query path then writes them itself.
- * targets: keep the compression targets (more records may follow).
+ * Record the records of `what` into *out; *out is NULL when they cannot
+ * be replayed for every name below the base (see apex_writer_fragment()):
+ * the query path then writes them itself.  targets: keep the compression
+ * targets (more records may follow).  same_as: a fragment *out is when
+ * the recording is byte for byte that one, or NULL.
  * Returns 0 or APEX_ENOMEM.
  */
-static int record_fragment(apex_zone_t *zone, const apex_node_t *cut, bool dnssec_ok, bool targets,
+static int record_fragment(apex_zone_t *zone, const what_t *what, bool targets,
 			   const apex_fragment_t *same_as, recording_t *sc,
 			   const apex_fragment_t **out)
 {
-	const apex_node_t *base_node = cut != NULL ? cut : zone->apex;
+	const apex_node_t *base_node = base_of(zone, what);
 
 	*out = NULL;
-	apex_record_kind_t kind = cut != NULL ? APEX_RECORD_REFERRAL : APEX_RECORD_NEGATIVE;
-	if (!record_sections(zone, kind, cut, base_node, APEX_TYPE_A, dnssec_ok, sc) ||
-	    !additional_units_detachable(sc))
+	if (!record_sections(zone, what, sc) || !additional_units_detachable(sc))
 		return APEX_OK;
 	collect_labels(sc, base_node, 0);
 	if (!targets && recorded_as(sc, same_as)) {
@@ -280,8 +291,9 @@ static int record_nsec_tail(apex_zone_t *zone, const apex_node_t *node, recordin
 			    const apex_fragment_t **out)
 {
 	*out = NULL;
-	if (!record_sections(zone, APEX_RECORD_NEGATIVE, node, zone->apex, APEX_TYPE_A, true, sc) ||
-	    sc->rec.count != 2 || sc->rec.units[1].section != APEX_SECTION_AUTHORITY)
+	what_t what = { APEX_RECORD_NEGATIVE, node, APEX_TYPE_A, true };
+	if (!record_sections(zone, &what, sc) || sc->rec.count != 2 ||
+	    sc->rec.units[1].section != APEX_SECTION_AUTHORITY)
 		return APEX_OK;
 	collect_labels(sc, zone->apex, sc->rec.names_end[0]);
 	*out = keep_fragment(zone->arena, sc, zone->apex, false, 1);
@@ -294,9 +306,11 @@ int apex_precompute_negative(apex_zone_t *zone)
 	if (sc == NULL)
 		return APEX_ENOMEM;
 	/* With DO, NSEC/NSEC3 proofs follow the SOA: keep its targets. */
-	int rc = record_fragment(zone, NULL, false, false, NULL, sc, &zone->negative[0]);
+	what_t without = { APEX_RECORD_NEGATIVE, NULL, APEX_TYPE_A, false };
+	what_t with = { APEX_RECORD_NEGATIVE, NULL, APEX_TYPE_A, true };
+	int rc = record_fragment(zone, &without, false, NULL, sc, &zone->negative[0]);
 	if (rc == APEX_OK)
-		rc = record_fragment(zone, NULL, true, true, NULL, sc, &zone->negative[1]);
+		rc = record_fragment(zone, &with, true, NULL, sc, &zone->negative[1]);
 	free(sc);
 	return rc;
 }
@@ -308,9 +322,11 @@ int apex_precompute_referrals(apex_zone_t *zone, apex_referral_t *referrals, siz
 
 	for (size_t i = 0; i < count && rc == APEX_OK; i++) {
 		apex_referral_t *r = &referrals[i];
-		rc = record_fragment(zone, r->cut, false, false, NULL, sc, &r->fragment[0]);
+		what_t without = { APEX_RECORD_REFERRAL, r->cut, APEX_TYPE_A, false };
+		what_t with = { APEX_RECORD_REFERRAL, r->cut, APEX_TYPE_A, true };
+		rc = record_fragment(zone, &without, false, NULL, sc, &r->fragment[0]);
 		if (rc == APEX_OK)
-			rc = record_fragment(zone, r->cut, true, false, r->fragment[0], sc,
+			rc = record_fragment(zone, &with, false, r->fragment[0], sc,
 					     &r->fragment[1]);
 	}
 	free(sc);
@@ -388,18 +404,11 @@ int apex_precompute_apex_answers(apex_zone_t *zone)
 	for (unsigned i = 0; i < apex->rrset_count && rc == APEX_OK; i++) {
 		if (!asked_at_apex(apex->rrsets[i].type))
 			continue;
-		for (int d = 0; d < 2 && rc == APEX_OK; d++) {
-			if (!record_sections(zone, APEX_RECORD_ANSWER, apex, apex,
-					     apex->rrsets[i].type, d == 1, sc) ||
-			    !additional_units_detachable(sc))
-				continue;
-			collect_labels(sc, apex, 0);
-			if (d == 1 && recorded_as(sc, answers[0][i]))
-				answers[1][i] = answers[0][i];
-			else if ((answers[d][i] = keep_fragment(zone->arena, sc, apex, false, 0)) ==
-				 NULL)
-				rc = APEX_ENOMEM;
-		}
+		what_t without = { APEX_RECORD_ANSWER, apex, apex->rrsets[i].type, false };
+		what_t with = { APEX_RECORD_ANSWER, apex, apex->rrsets[i].type, true };
+		rc = record_fragment(zone, &without, false, NULL, sc, &answers[0][i]);
+		if (rc == APEX_OK)
+			rc = record_fragment(zone, &with, false, answers[0][i], sc, &answers[1][i]);
 	}
 	free(sc);
 	if (rc == APEX_OK) {
