@@ -168,6 +168,17 @@ def kill(apex):
     apex.log.close()
 
 
+def wait_checked(apex, serial):
+    """Wait for apexd's first check of the primary to find serial current."""
+    deadline = time.monotonic() + 60
+    while True:
+        status = apexctl(apex, "zone-status", ORIGIN).stdout
+        if "last result: serial %d is current" % serial in status:
+            return
+        assert time.monotonic() < deadline, status + apex.log_tail()
+        time.sleep(0.1)
+
+
 def assert_journal_opened(apex):
     log = apex.log_tail(400)
     assert "journal %s.jnl opened" % apex.copy in log, log
@@ -230,6 +241,10 @@ def test_crash_between_journal_and_copy(tmp, monkeypatch):
         monkeypatch.setenv("APEX_TEST_CRASH_AT", "journal-appended")
         primary.start()
         apex.start()
+        # apexd asks the primary at start: the change must come after that
+        # check, or the check itself fetches serial 4 and the crash point
+        # ends apexd before it answers the NOTIFY
+        wait_checked(apex, 3)
         change_primary(primary, path, 4)
         assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
         assert apex.proc.wait(30) == CRASH_STATUS, apex.log_tail()
@@ -485,6 +500,7 @@ def test_crash_point_transfer(tmp, monkeypatch, point):
         monkeypatch.setenv("APEX_TEST_CRASH_AT", point)
         apex.start()
         wait_serial(apex.port, BASE, apex)
+        wait_checked(apex, BASE)  # its check at start done before a change
         crashed = drive_until_crash(primary, path, apex, BASE, point)
         ended_at(apex, point)
         monkeypatch.delenv("APEX_TEST_CRASH_AT")
