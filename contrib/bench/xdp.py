@@ -4,7 +4,7 @@
 apexd, Knot DNS and NSD on sockets, under the same kxdpgun load.
 
   contrib/bench/xdp.py [--seconds 10] [--rounds 3] [--rates 60000,max]
-                       [--servers apexd-xdp,knot-xdp,apexd,knot,nsd]
+                       [--servers apexd-xdp,knot-xdp,xdp-reflector,apexd,knot,nsd,reflector]
                        [--zones root,nu.nsec3] [--do 0,1]
 
 Needs root.  It creates two network namespaces joined by a veth pair
@@ -14,15 +14,18 @@ zone's query mix (contrib/bench/querygen.py; with EDNS, and DO for
 --do 1) at each rate of --rates for --seconds ("max": as fast as
 kxdpgun goes, to saturate the server).  apexd-xdp is apexd with
 xdp-interface on the server's end of the pair, knot-xdp Knot DNS with
-its xdp: listen on it.  Each (zone, DO, rate) measures every server in
+its xdp: listen on it; xdp-reflector (contrib/bench/xdp_reflector.c)
+is the AF_XDP path's floor, apexd's ring and frame handling answering
+each query with its own bytes, and reflector (reflector.c) the socket
+path's.  Each (zone, DO, rate) measures every server in
 turn, the order rotating each round, starting and stopping it each time
 (one XDP program per interface).  Reported per server: the median of
 the rounds of the answered share, the answers per second, and the
 server's CPU time (utime + stime of its processes, /proc/PID/stat) per
 answered query; then apexd-xdp's CPU per query as a multiple of
-knot-xdp's, of the better of Knot DNS and NSD on sockets, and of apexd's
-own on sockets.  veth runs a packet's
-receive path on the sender's CPU, so the kernel's receive work of both
+knot-xdp's, of the better of Knot DNS and NSD on sockets, of apexd's
+own on sockets and of xdp-reflector's, and apexd's on sockets as a
+multiple of reflector's.  veth runs a packet's receive path on the sender's CPU, so the kernel's receive work of both
 paths is outside the server's CPU time on this setup; its send path is
 inside it.  Build first (make); see contrib/bench/benchlib.py for the
 environment.
@@ -61,6 +64,14 @@ class Net(VethPair):
                             "+timeout=1", "+retry=0", "@" + SERVER4, "-p", str(PORT),
                             origin, "SOA"], capture_output=True, text=True, timeout=10)
         return r.returncode == 0 and r.stdout.strip() != ""
+
+
+    def answers(self, origin):
+        """Whether anything answers on SERVER4@PORT (a reflector's echo)."""
+        r = subprocess.run(["ip", "netns", "exec", self.client_ns, "kdig", "+timeout=1",
+                            "+retry=0", "@" + SERVER4, "-p", str(PORT), origin, "SOA"],
+                           capture_output=True, text=True, timeout=10)
+        return r.returncode == 0 and "status: NOERROR" in r.stdout
 
 
 class InNamespace:
@@ -116,8 +127,31 @@ class KnotXdp(InNamespace, B.Knot):
         return cmd
 
 
+class XdpReflector(InNamespace, B.Server):
+    """contrib/bench/xdp_reflector: the AF_XDP path's floor (apexd's XDP
+    program, socket and frame handling, no DNS work)."""
+
+    name = "xdp-reflector"
+
+    def command(self):
+        return [os.path.join(B.BUILDDIR, "contrib", "bench", "xdp_reflector"),
+                self.net.server_if, str(self.port), "3600"]
+
+    def ready(self, origin):
+        return self.net.answers(origin)
+
+
+class Reflector(InNamespace, B.Reflector):
+    """The UDP reflector: the socket path's floor."""
+
+    def ready(self, origin):
+        return self.net.answers(origin)
+
+
 SERVERS = {
     "apexd-xdp": ApexdXdp,
+    "xdp-reflector": XdpReflector,
+    "reflector": Reflector,
     "knot-xdp": KnotXdp,
     "apexd": type("Apexd", (InNamespace, B.Apexd), {}),
     "knot": type("Knot", (InNamespace, B.Knot), {}),
@@ -220,7 +254,15 @@ def report(results):
         if got.get("apexd") and got["apexd"]["cpu_us_per_q"]:
             line += ", %.2fx apexd on sockets" % (apex["cpu_us_per_q"] /
                                                   got["apexd"]["cpu_us_per_q"])
+        if got.get("xdp-reflector") and got["xdp-reflector"]["cpu_us_per_q"]:
+            line += ", %.2fx the AF_XDP floor" % (apex["cpu_us_per_q"] /
+                                                  got["xdp-reflector"]["cpu_us_per_q"])
         print(line)
+        sockets, floor = got.get("apexd"), got.get("reflector")
+        if sockets and floor and sockets["cpu_us_per_q"] and floor["cpu_us_per_q"]:
+            print("%s DO=%d rate %s: apexd on sockets %.2fx the UDP floor" % (
+                key[0], key[1], "max" if key[2] == MAX_RATE else key[2],
+                sockets["cpu_us_per_q"] / floor["cpu_us_per_q"]))
 
 
 def main():
@@ -229,7 +271,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rates", default="60000,max")
-    ap.add_argument("--servers", default="apexd-xdp,knot-xdp,apexd,knot,nsd")
+    ap.add_argument("--servers",
+                    default="apexd-xdp,knot-xdp,xdp-reflector,apexd,knot,nsd,reflector")
     ap.add_argument("--zones", default="root,nu.nsec3")
     ap.add_argument("--do", default="0,1")
     args = ap.parse_args()
