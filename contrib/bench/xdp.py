@@ -91,7 +91,16 @@ class InNamespace:
 
 
 class ApexdXdp(InNamespace, B.Apexd):
+    """apexd with xdp-interface; "apexd-xdp=xdp-busy-poll: 20" adds server:
+    lines (separated by ';')."""
+
     name = "apexd-xdp"
+
+    def __init__(self, workdir, zones, options=""):
+        self.options = [o.strip() for o in options.split(";") if o.strip()]
+        if options:
+            self.name = "apexd-xdp_" + re.sub(r"[^A-Za-z0-9_-]+", "_", options)
+        super().__init__(workdir, zones)
 
     def start(self, timeout=B.START_TIMEOUT):
         super().start(timeout)
@@ -105,6 +114,7 @@ class ApexdXdp(InNamespace, B.Apexd):
         conf = os.path.join(self.workdir, "apex.conf")
         lines = ["server:", "    listen: %s@%d" % (SERVER4, self.port), "    workers: 1",
                  "    control-socket: none", "    xdp-interface: %s" % self.net.server_if]
+        lines += ["    " + o for o in self.options]
         for origin, path in self.zones:
             lines += ["zone:", "    name: %s" % origin, "    file: %s" % os.path.abspath(path)]
         with open(conf, "w") as f:
@@ -129,13 +139,20 @@ class KnotXdp(InNamespace, B.Knot):
 
 class XdpReflector(InNamespace, B.Server):
     """contrib/bench/xdp_reflector: the AF_XDP path's floor (apexd's XDP
-    program, socket and frame handling, no DNS work)."""
+    program, socket and frame handling, no DNS work); "xdp-reflector=-p 20"
+    runs it with options."""
 
     name = "xdp-reflector"
 
+    def __init__(self, workdir, zones, options=""):
+        self.options = options.split()
+        if options:
+            self.name = "xdp-reflector_" + re.sub(r"[^A-Za-z0-9_-]+", "_", options)
+        super().__init__(workdir, zones)
+
     def command(self):
-        return [os.path.join(B.BUILDDIR, "contrib", "bench", "xdp_reflector"),
-                self.net.server_if, str(self.port), "3600"]
+        return ([os.path.join(B.BUILDDIR, "contrib", "bench", "xdp_reflector")] + self.options
+                + [self.net.server_if, str(self.port), "3600"])
 
     def ready(self, origin):
         return self.net.answers(origin)
@@ -157,6 +174,14 @@ SERVERS = {
     "knot": type("Knot", (InNamespace, B.Knot), {}),
     "nsd": type("Nsd", (InNamespace, B.Nsd), {}),
 }
+
+
+def make_server(spec, tmp, zones):
+    """SERVERS[name], or "xdp-reflector=OPTIONS", "apexd-xdp=OPTIONS"."""
+    name, _, options = spec.partition("=")
+    if options and name in ("xdp-reflector", "apexd-xdp"):
+        return SERVERS[name](tmp, zones, options)
+    return SERVERS[name](tmp, zones)
 
 
 def kxdpgun_file(tmp, label, dnsperf_file, do):
@@ -213,7 +238,7 @@ def run(args, net, tmp):
                 for rnd in range(args.rounds):
                     order = names[rnd % len(names):] + names[:rnd % len(names)]
                     for n in order:
-                        server = SERVERS[n](tmp, zones)
+                        server = make_server(n, tmp, zones)
                         server.start()
                         try:
                             res = measure(net, server, queries, args.seconds, rate)
@@ -284,7 +309,7 @@ def main():
         if shutil.which(tool) is None:
             ap.error("%s not found (Debian packages iproute2, util-linux, knot-dnsutils)" % tool)
     for n in args.servers.split(","):
-        if n not in SERVERS:
+        if n.partition("=")[0] not in SERVERS:
             ap.error("unknown server %s (%s)" % (n, ",".join(SERVERS)))
     # a timeout's SIGTERM still removes the namespaces
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))

@@ -2,7 +2,7 @@
 /*
  * xdp_reflector: the floor under apexd's AF_XDP path.
  *
- *   xdp_reflector [-w ROUNDS] IFNAME PORT [SECONDS]
+ *   xdp_reflector [-w ROUNDS] [-p BUSY_POLL_US] IFNAME PORT [SECONDS]
  *
  * Attaches apexd's XDP program (lib/xdp/program.h) to IFNAME for UDP
  * port PORT, opens one AF_XDP socket on its queue 0 (lib/xdp/xsk_socket.h)
@@ -149,9 +149,11 @@ static unsigned long serve(reflector_t *r, int rounds, double limit)
 
 int main(int argc, char **argv)
 {
-	int rounds = APEX_XDP_BATCHES_PER_WAKEUP, c;
+	int rounds = APEX_XDP_BATCHES_PER_WAKEUP, busy_poll_us = 0, c;
 
-	while ((c = getopt(argc, argv, "w:")) != -1) {
+	while ((c = getopt(argc, argv, "w:p:")) != -1) {
+		if (c == 'p' && (busy_poll_us = atoi(optarg)) > 0)
+			continue;
 		if (c != 'w' || (rounds = atoi(optarg)) < 1) {
 			rounds = -1;
 			break;
@@ -178,6 +180,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (apex_xsk_open(&r.xsk, ifname, 0, err, sizeof(err)) < 0) {
+		fprintf(stderr, "xdp_reflector: %s\n", err);
+	} else if (busy_poll_us > 0 &&
+		   apex_xsk_busy_poll(&r.xsk, busy_poll_us, APEX_XDP_BATCH, err, sizeof(err)) < 0) {
 		fprintf(stderr, "xdp_reflector: %s\n", err);
 	} else if (apex_xdp_program_add_socket(&prog, 0, r.xsk.fd) < 0) {
 		fprintf(stderr, "xdp_reflector: %s: cannot add the socket to the program\n",

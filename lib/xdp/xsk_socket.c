@@ -81,6 +81,36 @@ int apex_xsk_open(apex_xsk_t *xsk, const char *ifname, unsigned queue, char *err
 	return APEX_OK;
 }
 
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
+
+int apex_xsk_busy_poll(apex_xsk_t *xsk, int usecs, int budget, char *err, size_t err_size)
+{
+	static const struct {
+		int name;
+		const char *text;
+	} options[] = {
+		{ SO_PREFER_BUSY_POLL, "SO_PREFER_BUSY_POLL" },
+		{ SO_BUSY_POLL, "SO_BUSY_POLL" },
+		{ SO_BUSY_POLL_BUDGET, "SO_BUSY_POLL_BUDGET" },
+	};
+	int values[] = { 1, usecs, budget };
+
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+		if (setsockopt(xsk->fd, SOL_SOCKET, options[i].name, &values[i],
+			       sizeof(values[i])) < 0) {
+			int rc = -errno;
+
+			return apex_fail(err, err_size, rc, "queue %u: %s: %s", xsk->queue,
+					 options[i].text, apex_strerror(rc));
+		}
+	return APEX_OK;
+}
+
 void apex_xsk_close(apex_xsk_t *xsk)
 {
 	if (xsk->socket != NULL)

@@ -47,6 +47,15 @@ typedef struct apex_xsk {
  */
 int apex_xsk_open(apex_xsk_t *xsk, const char *ifname, unsigned queue, char *err, size_t err_size);
 
+/*
+ * Busy polling on the socket (the kernel's preferred busy polling): a
+ * wait on it runs the queue's NAPI poll in the caller for up to usecs
+ * microseconds, budget frames at a time, instead of leaving it to the
+ * interrupt's softirq.  Returns 0, or a negative apex code with the
+ * reason in err (a kernel before 5.11 has no SO_PREFER_BUSY_POLL).
+ */
+int apex_xsk_busy_poll(apex_xsk_t *xsk, int usecs, int budget, char *err, size_t err_size);
+
 /* Close the socket and free its frames (safe on one that failed to open). */
 void apex_xsk_close(apex_xsk_t *xsk);
 

@@ -85,7 +85,7 @@ def net():
 class Apexd:
     """apexd in the server namespace, on SERVER4 and SERVER6."""
 
-    def __init__(self, net, workdir, name, xdp_interface, zones, port=None):
+    def __init__(self, net, workdir, name, xdp_interface, zones, port=None, extra=()):
         self.net, self.port = net, port or servers.free_port()
         self.dir = os.path.join(str(workdir), name)
         os.makedirs(self.dir, exist_ok=True)
@@ -97,6 +97,8 @@ class Apexd:
                                                  self.ctl))
             if xdp_interface:
                 f.write("    xdp-interface: %s\n" % xdp_interface)
+            for line in extra:
+                f.write("    %s\n" % line)
             for origin, path in zones:
                 f.write("zone:\n    name: %s\n    file: %s\n" % (origin, path))
         self.logpath = os.path.join(self.dir, "apexd.log")
@@ -133,9 +135,9 @@ class Apexd:
         return self.proc.returncode
 
 
-def start_xdp(net, workdir, name, zones):
+def start_xdp(net, workdir, name, zones, extra=()):
     """apexd with XDP on, or a skip saying why XDP is not available."""
-    server = Apexd(net, workdir, name, net.server_if, zones)
+    server = Apexd(net, workdir, name, net.server_if, zones, extra=extra)
     text = server.log_text()
     if "serving on sockets only" in text:
         server.stop()
@@ -193,6 +195,31 @@ def test_answers_are_those_of_the_socket_path(net, tmp_path):
                      if a != b]
         assert not different, "%s: %d answers differ, the first to query %s" % (
             path, len(different), wires[different[0]].hex())
+
+
+def test_busy_poll(net, tmp_path):
+    """xdp-busy-poll: the socket set to the kernel's preferred busy polling,
+    and the answers still those of the socket path."""
+    wires = queries_of(ZONES)[::3]
+    server = start_xdp(net, tmp_path, "busy", ZONES, extra=["xdp-busy-poll: 50"])
+    try:
+        text = server.log_text()
+        if "without busy polling" in text:
+            pytest.skip("no busy polling on AF_XDP sockets here: " + text)
+        assert "through AF_XDP (the interface has 1 receive queues); busy polling" in text, text
+        through_xdp = server.net.exchange(SERVER4, server.port, wires)
+        stats = server.xdp_stats()
+    finally:
+        assert server.stop() == 0, server.log_text()
+    assert stats["received"] >= len(wires) and stats["sent"] == stats["received"], stats
+
+    server = Apexd(net, tmp_path, "busy-sockets", None, ZONES)
+    try:
+        through_sockets = server.net.exchange(SERVER4, server.port, wires)
+    finally:
+        assert server.stop() == 0, server.log_text()
+    assert None not in through_xdp
+    assert through_xdp == through_sockets
 
 
 def checksum(data):

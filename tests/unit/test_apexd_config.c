@@ -409,6 +409,7 @@ static void test_number_keys_at_their_bounds(void **state)
 		{ "rrl-table-size", 16, 1UL << 24 },
 		{ "receive-buffer-size", 0, 1UL << 30 },
 		{ "send-buffer-size", 0, 1UL << 30 },
+		{ "xdp-busy-poll", 0, 1000 },
 	};
 	char text[200], reason[300], err[900];
 
@@ -435,7 +436,8 @@ static void test_number_keys_at_their_bounds(void **state)
 		case 9: got = cfg.rrl.ipv6_prefix; break;
 		case 10: got = cfg.rrl.table_size; break;
 		case 11: got = cfg.receive_buffer_size; break;
-		default: got = cfg.send_buffer_size; break;
+		case 12: got = cfg.send_buffer_size; break;
+		default: got = cfg.xdp_busy_poll; break;
 		}
 		assert_int_equal(got, keys[i].max);
 		apex_config_free(&cfg);

@@ -161,6 +161,9 @@ typedef struct apex_config {
 	/* xdp-interface: UDP to the listen ports on this interface through
 	 * AF_XDP (xdp.h); NULL: sockets only */
 	char *xdp_interface;
+	/* xdp-busy-poll: microseconds of the kernel's preferred busy
+	 * polling on each AF_XDP socket; 0 (the default): none */
+	unsigned xdp_busy_poll;
 	/* memory-limit: a reload, transfer or added zone whose estimated
 	 * peak would cross it is refused (process/memory_limit.h): a number
 	 * of bytes, or a percentage of the limit of apexd's cgroup; neither

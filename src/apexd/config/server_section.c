@@ -447,6 +447,7 @@ static const key_def_t server_keys[] = {
 	UINT_KEY("receive-buffer-size", receive_buffer_size, 0, 1UL << 30),
 	UINT_KEY("send-buffer-size", send_buffer_size, 0, 1UL << 30),
 	CUSTOM_KEY("xdp-interface", key_xdp_interface),
+	UINT_KEY("xdp-busy-poll", xdp_busy_poll, 0, 1000),
 	CUSTOM_KEY("memory-limit", key_memory_limit),
 	CUSTOM_KEY("reload-priority", key_reload_priority),
 	CUSTOM_KEY("reload-nice", key_reload_priority),

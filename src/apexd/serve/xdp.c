@@ -173,6 +173,7 @@ bool apex_xdp_service_attach(apex_xdp_service_t *service, const apex_config_t *c
 	service->ifname = cfg->xdp_interface;
 	service->queues = apex_xsk_queue_count(service->ifname);
 	service->mtu = apex_xsk_mtu(service->ifname);
+	service->busy_poll = cfg->xdp_busy_poll;
 	service->port_count = listen_ports(cfg, service->ports,
 					   sizeof(service->ports) / sizeof(service->ports[0]));
 	if (apex_xdp_program_attach(&service->program, service->ifname, service->ports,
@@ -206,6 +207,10 @@ int apex_xdp_worker_open(apex_xdp_service_t *service, apex_xdp_worker_t *xdp,
 			     service->ifname, queue, err);
 		return rc;
 	}
+	/* busy polling is an optimisation: a kernel without it still serves */
+	if (service->busy_poll > 0 && apex_xsk_busy_poll(&xdp->xsk, (int)service->busy_poll,
+							 APEX_XDP_BATCH, err, sizeof(err)) < 0)
+		apex_warning("xdp-busy-poll: %s %s: without busy polling", service->ifname, err);
 	xdp->mtu = service->mtu;
 	xdp->answer_capacity = answer_capacity;
 	service->sockets++;
@@ -222,11 +227,12 @@ void apex_xdp_worker_close(apex_xdp_worker_t *xdp)
 void apex_xdp_service_log(const apex_xdp_service_t *service, unsigned workers)
 {
 	apex_info("xdp-interface %s: XDP program attached (%s mode); %u of %u workers answer "
-		  "UDP port%s %u%s through AF_XDP (the interface has %u receive queues)",
+		  "UDP port%s %u%s through AF_XDP (the interface has %u receive queues)%s",
 		  service->ifname, service->program.native ? "native" : "generic", service->sockets,
 		  workers, service->port_count > 1 ? "s" : "",
 		  service->port_count > 0 ? service->ports[0] : 0,
-		  service->port_count > 1 ? " and more" : "", service->queues);
+		  service->port_count > 1 ? " and more" : "", service->queues,
+		  service->busy_poll > 0 ? "; busy polling" : "");
 }
 
 void apex_xdp_service_detach(apex_xdp_service_t *service)

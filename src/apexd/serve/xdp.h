@@ -52,6 +52,7 @@ typedef struct apex_xdp_service {
 	const char *ifname; /* the configuration's */
 	unsigned queues;    /* the interface's receive queues */
 	unsigned mtu;       /* the interface's MTU (0: unknown) */
+	unsigned busy_poll; /* xdp-busy-poll, microseconds (0: none) */
 	unsigned sockets;   /* workers with an AF_XDP socket */
 	uint16_t ports[64]; /* the served UDP ports, host order */
 	size_t port_count;
