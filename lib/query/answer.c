@@ -796,10 +796,14 @@ static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg
 	if (!q->edns)
 		return 0;
 	bool nsid = q->nsid && cfg->nsid != NULL;
+	/* EXPIRE is answered to SOA and IXFR queries only (note_expire()):
+	 * room kept for it in any other answer would truncate over UDP one
+	 * that fits, and UDP would then differ from TCP */
+	bool expire = q->expire && (q->qtype == APEX_TYPE_SOA || q->qtype == APEX_TYPE_IXFR);
 	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) +
 	       (q->cookie_reply_size > 0 ? 4 + (size_t)q->cookie_reply_size : 0) +
 	       (ede != EDE_NONE ? 4 + 2 + strlen(ede_text(ede)) : 0) +
-	       (q->zoneversion ? 4 + ZONEVERSION_SIZE : 0) + (q->expire ? 4 + 4 : 0);
+	       (q->zoneversion ? 4 + ZONEVERSION_SIZE : 0) + (expire ? 4 + 4 : 0);
 }
 
 /*
