@@ -85,11 +85,10 @@ static unsigned reflect_batch(reflector_t *r)
 	apex_xsk_t *xsk = &r->xsk;
 	unsigned answers = 0;
 	uint32_t idx;
-	uint32_t n = xsk_ring_cons__peek(&xsk->rx, APEX_XDP_BATCH, &idx);
+	uint32_t n = apex_xsk_receive(xsk, APEX_XDP_BATCH, &idx);
 
 	if (n == 0)
 		return 0;
-	apex_xsk_reclaim(xsk);
 	r->received += n;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
@@ -97,14 +96,10 @@ static unsigned reflect_batch(reflector_t *r)
 		reflect_frame(r, desc->addr, desc->len, &answers);
 		r->refill[i] = xsk_umem__extract_addr(desc->addr);
 	}
-	xsk_ring_cons__release(&xsk->rx, n);
-	apex_xsk_refill(xsk, r->refill, n);
-	if (answers > 0) {
-		uint32_t sent = apex_xsk_send(xsk, r->tx_addr, r->tx_len, answers);
+	uint32_t sent = apex_xsk_end_batch(xsk, n, r->refill, r->tx_addr, r->tx_len, answers);
 
-		r->sent += sent;
-		r->no_frame += answers - sent;
-	}
+	r->sent += sent;
+	r->no_frame += answers - sent;
 	return n;
 }
 

@@ -109,6 +109,37 @@ void apex_xsk_refill(apex_xsk_t *xsk, const uint64_t *addrs, uint32_t n);
  */
 uint32_t apex_xsk_send(apex_xsk_t *xsk, const uint64_t *addrs, const uint32_t *lens, uint32_t n);
 
+/*
+ * A batch of at most max received frames: their count, the first one's
+ * index in the receive ring in *idx (read each with
+ * xsk_ring_cons__rx_desc()).  The frames the kernel has sent since the
+ * last batch are reclaimed first, so that the batch's answers find free
+ * frames.
+ */
+static inline uint32_t apex_xsk_receive(apex_xsk_t *xsk, uint32_t max, uint32_t *idx)
+{
+	uint32_t n = xsk_ring_cons__peek(&xsk->rx, max, idx);
+
+	if (n > 0)
+		apex_xsk_reclaim(xsk);
+	return n;
+}
+
+/*
+ * End a batch of n frames from apex_xsk_receive(): release them from the
+ * receive ring, give their buffers (received[0..n)) back to the fill
+ * ring, and queue the batch's answers (addrs[i], lens[i]) for sending;
+ * returns how many of the answers were queued (apex_xsk_send()).
+ */
+static inline uint32_t apex_xsk_end_batch(apex_xsk_t *xsk, uint32_t n, const uint64_t *received,
+					  const uint64_t *addrs, const uint32_t *lens,
+					  uint32_t answers)
+{
+	xsk_ring_cons__release(&xsk->rx, n);
+	apex_xsk_refill(xsk, received, n);
+	return answers > 0 ? apex_xsk_send(xsk, addrs, lens, answers) : 0;
+}
+
 /* The interface's MTU, or 0 when it cannot be read. */
 unsigned apex_xsk_mtu(const char *ifname);
 

@@ -71,13 +71,12 @@ unsigned apex_xdp_worker_serve(apex_xdp_worker_t *xdp)
 	apex_xsk_t *xsk = &xdp->xsk;
 	unsigned answers = 0;
 	uint32_t idx;
-	uint32_t n = xsk_ring_cons__peek(&xsk->rx, APEX_XDP_BATCH, &idx);
+	uint32_t n = apex_xsk_receive(xsk, APEX_XDP_BATCH, &idx);
 
 	if (n == 0)
 		return 0;
 	/* between batches: a newly published zoneset, the clock */
 	apex_worker_batch(worker, n == APEX_XDP_BATCH);
-	apex_xsk_reclaim(xsk);
 	APEX_STAT_ADD(worker->stats.xdp_received, n);
 	APEX_STAT_ADD(worker->stats.udp_queries, n);
 	APEX_STAT_ADD(worker->stats.udp_batches, 1);
@@ -88,16 +87,12 @@ unsigned apex_xdp_worker_serve(apex_xdp_worker_t *xdp)
 		answer_frame(xdp, desc->addr, desc->len, &answers);
 		xdp->refill[i] = xsk_umem__extract_addr(desc->addr);
 	}
-	xsk_ring_cons__release(&xsk->rx, n);
-	apex_xsk_refill(xsk, xdp->refill, n);
-	if (answers > 0) {
-		uint32_t sent = apex_xsk_send(xsk, xdp->tx_addr, xdp->tx_len, answers);
+	uint32_t sent = apex_xsk_end_batch(xsk, n, xdp->refill, xdp->tx_addr, xdp->tx_len, answers);
 
-		APEX_STAT_ADD(worker->stats.xdp_sent, sent);
-		if (sent < answers) {
-			APEX_STAT_ADD(worker->stats.xdp_no_frame, answers - sent);
-			APEX_STAT_ADD(worker->stats.dropped, answers - sent);
-		}
+	APEX_STAT_ADD(worker->stats.xdp_sent, sent);
+	if (sent < answers) {
+		APEX_STAT_ADD(worker->stats.xdp_no_frame, answers - sent);
+		APEX_STAT_ADD(worker->stats.dropped, answers - sent);
 	}
 	return n;
 }
