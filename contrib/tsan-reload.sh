@@ -28,7 +28,8 @@ autoreconf -fi
 	CFLAGS="-fsanitize=thread -fno-omit-frame-pointer -g -O1" \
 	LDFLAGS="-fsanitize=thread" >/dev/null
 make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap \
-	tests/unit/test_zone_load tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier
+	tests/unit/test_zone_load tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier \
+	tests/unit/test_page_pool
 
 # contrib/tsan.supp: what libuv's raw close() hides from TSan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$SRCDIR/contrib/tsan.supp"
@@ -37,9 +38,10 @@ export TSAN_OPTIONS
 # threads (test_build_in_parts); test_tls: handshakes on several threads
 # while another rotates the session tickets' keys; test_wire_feed: a
 # transfer's records handed to the builder's thread in batches;
-# test_verifier: a verifier's listener and feed threads beside its wait
+# test_verifier: a verifier's listener and feed threads beside its wait;
+# test_page_pool: pages freed on two threads while a third takes them
 for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap tests/unit/test_zone_load \
-	tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier; do
+	tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier tests/unit/test_page_pool; do
 	echo "tsan: $t"
 	./$t
 done

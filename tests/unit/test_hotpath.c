@@ -5,7 +5,8 @@
  *
  * 1. Interposition.  The test is linked with -Wl,--wrap for the
  *    allocator (malloc, calloc, realloc, free, posix_memalign,
- *    aligned_alloc, strdup, strndup, and jemalloc's xallocx) and for
+ *    aligned_alloc, strdup, strndup, jemalloc's xallocx, and the page
+ *    pool small arenas take their chunks from) and for
  *    every pthread lock function.  libapex is a static convenience library, so each of its
  *    references goes through the __wrap_ functions below, which count
  *    calls while `counting` is set.  It is set only around the calls of
@@ -75,6 +76,7 @@
 #include "query/answer.h"
 #include "query/precompute.h"
 #include "util/error.h"
+#include "util/page_pool.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
 #include "observe/dnstap.h" /* src/apexd: the worker's dnstap hook */
@@ -94,6 +96,8 @@ enum {
 	C_STRDUP,
 	C_STRNDUP,
 	C_XALLOCX,
+	C_PAGE_POOL_ALLOC,
+	C_PAGE_POOL_FREE,
 	C_MUTEX_LOCK,
 	C_MUTEX_TRYLOCK,
 	C_MUTEX_TIMEDLOCK,
@@ -124,6 +128,8 @@ static const char *const counter_names[C_COUNT] = {
 	"strdup",
 	"strndup",
 	"xallocx",
+	"apex_page_pool_alloc",
+	"apex_page_pool_free",
 	"pthread_mutex_lock",
 	"pthread_mutex_trylock",
 	"pthread_mutex_timedlock",
@@ -330,6 +336,27 @@ size_t __wrap_xallocx(void *p, size_t size, size_t extra, int flags)
 	return in_region(p) ? region_block_size(p) : __real_xallocx(p, size, extra, flags);
 }
 #endif
+
+void *__real_apex_page_pool_alloc(size_t pages);
+void __real_apex_page_pool_free(void *p, size_t pages);
+void *__wrap_apex_page_pool_alloc(size_t pages);
+void __wrap_apex_page_pool_free(void *p, size_t pages);
+
+/* The page pool's runs (small arenas' chunks) come from the region too,
+ * so that they are made read-only with the rest of the zones. */
+void *__wrap_apex_page_pool_alloc(size_t pages)
+{
+	count(C_PAGE_POOL_ALLOC);
+	return region_active ? region_alloc(pages * APEX_PAGE_POOL_PAGE, APEX_PAGE_POOL_PAGE)
+			     : __real_apex_page_pool_alloc(pages);
+}
+
+void __wrap_apex_page_pool_free(void *p, size_t pages)
+{
+	count(C_PAGE_POOL_FREE);
+	if (!in_region(p))
+		__real_apex_page_pool_free(p, pages);
+}
 
 char *__wrap_strdup(const char *s)
 {

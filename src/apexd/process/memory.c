@@ -16,6 +16,7 @@
 #endif
 
 #include "util/log.h"
+#include "util/page_pool.h"
 
 #ifdef HAVE_JEMALLOC
 /*
@@ -37,6 +38,7 @@ const char *malloc_conf = "thp:always,retain:false";
 
 void apex_memory_purge(void)
 {
+	(void)apex_page_pool_release(); /* small arenas' regions left empty */
 #ifdef HAVE_JEMALLOC
 	/* this thread's cached small objects first, then every arena's dirty
 	 * and muzzy pages (MALLCTL_ARENAS_ALL names all arenas at once) */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Page pool (page_pool.h).  Each region is 512 pages; its first page
+ * holds its page map, a bit per page, set while the page is in use.
+ * Runs are taken first fit, in the order the regions were mapped, so
+ * that the pages in use stay packed in the oldest regions and the newest
+ * empty first.  A free clears its bits with an atomic and (release): the
+ * thread that takes those pages again reads the map with acquire, so
+ * the freeing thread's last use of them comes before their reuse.
+ *
+ * Freed pages stay resident until taken again or until their whole
+ * region is empty and given back (apex_page_pool_release()): giving
+ * back a part of a region would split its huge page.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* _GNU_SOURCE */
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "util/page_pool.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_ASAN 1
+#endif
+#endif
+#ifdef POOL_ASAN
+#include <sanitizer/asan_interface.h>
+/* pages not handed out are poisoned: a use after free is reported */
+#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POOL_POISON(p, n) ((void)(p), (void)(n))
+#define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#define REGION_PAGES (APEX_PAGE_POOL_REGION / APEX_PAGE_POOL_PAGE)
+#define MAP_WORDS (REGION_PAGES / 64)
+
+typedef struct pool_region {
+	_Atomic uint64_t map[MAP_WORDS]; /* bit p % 64 of word p / 64: page p in use */
+	struct pool_region *next;        /* the pool's list, under its lock */
+} pool_region_t;
+
+_Static_assert(sizeof(pool_region_t) <= APEX_PAGE_POOL_PAGE, "a region's header is its first page");
+
+static struct {
+	pthread_mutex_t lock;
+	pool_region_t *head, *tail; /* in the order they were mapped */
+	size_t regions;
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A new empty region of the system, aligned to its size, or NULL. */
+static pool_region_t *region_map(void)
+{
+	size_t size = APEX_PAGE_POOL_REGION;
+	uint8_t *raw =
+		mmap(NULL, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	uintptr_t at = ((uintptr_t)raw + size - 1) & ~(uintptr_t)(size - 1);
+	size_t head = at - (uintptr_t)raw;
+
+	if (head > 0)
+		munmap(raw, head);
+	if (size - head > 0)
+		munmap((uint8_t *)at + size, size - head);
+#ifdef MADV_HUGEPAGE
+	(void)madvise((void *)at, size, MADV_HUGEPAGE); /* a hint: without, 4 KiB pages */
+#endif
+	pool_region_t *r = (pool_region_t *)at;
+
+	POOL_POISON((uint8_t *)r + APEX_PAGE_POOL_PAGE, size - APEX_PAGE_POOL_PAGE);
+	for (size_t w = 0; w < MAP_WORDS; w++)
+		atomic_init(&r->map[w], 0);
+	atomic_store_explicit(&r->map[0], 1, memory_order_relaxed); /* the header's page */
+	r->next = NULL;
+	return r;
+}
+
+/* The bits of pages [from, to) that fall in map word w. */
+static uint64_t word_mask(size_t w, size_t from, size_t to)
+{
+	size_t lo = w * 64, hi = lo + 64;
+
+	if (from > lo)
+		lo = from;
+	if (to < hi)
+		hi = to;
+	if (lo >= hi)
+		return 0;
+	size_t n = hi - lo;
+	uint64_t bits = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
+	return bits << (lo % 64);
+}
+
+/* The first page of the first run of pages free pages in r, or 0. */
+static size_t region_find(pool_region_t *r, size_t pages)
+{
+	size_t run = 0;
+
+	for (size_t p = 0; p < REGION_PAGES;) {
+		uint64_t word = atomic_load_explicit(&r->map[p / 64], memory_order_acquire);
+
+		if (p % 64 == 0 && word == 0) { /* 64 free pages */
+			run += 64;
+			p += 64;
+			if (run >= pages)
+				return p - run;
+			continue;
+		}
+		if (p % 64 == 0 && word == ~(uint64_t)0) {
+			run = 0;
+			p += 64;
+			continue;
+		}
+		if (word & ((uint64_t)1 << (p % 64))) {
+			run = 0;
+		} else if (++run == pages) {
+			return p + 1 - pages;
+		}
+		p++;
+	}
+	return 0;
+}
+
+/* Under the pool's lock: mark pages [first, first + pages) of r in use. */
+static void region_take(pool_region_t *r, size_t first, size_t pages)
+{
+	for (size_t w = first / 64; w < MAP_WORDS; w++) {
+		uint64_t mask = word_mask(w, first, first + pages);
+
+		if (mask == 0)
+			break;
+		atomic_fetch_or_explicit(&r->map[w], mask, memory_order_relaxed);
+	}
+}
+
+void *apex_page_pool_alloc(size_t pages)
+{
+	pool_region_t *r;
+	size_t first = 0;
+
+	if (pages == 0 || pages > APEX_PAGE_POOL_MAX_PAGES)
+		return NULL;
+	pthread_mutex_lock(&pool.lock);
+	for (r = pool.head; r != NULL; r = r->next)
+		if ((first = region_find(r, pages)) != 0)
+			break;
+	if (r == NULL && (r = region_map()) != NULL) {
+		if (pool.tail != NULL)
+			pool.tail->next = r;
+		else
+			pool.head = r;
+		pool.tail = r;
+		pool.regions++;
+		first = 1;
+	}
+	if (r != NULL)
+		region_take(r, first, pages);
+	pthread_mutex_unlock(&pool.lock);
+	if (r == NULL)
+		return NULL;
+	uint8_t *p = (uint8_t *)r + first * APEX_PAGE_POOL_PAGE;
+	POOL_UNPOISON(p, pages * APEX_PAGE_POOL_PAGE);
+	return p;
+}
+
+void apex_page_pool_free(void *p, size_t pages)
+{
+	if (p == NULL || pages == 0)
+		return;
+	pool_region_t *r =
+		(pool_region_t *)((uintptr_t)p & ~(uintptr_t)(APEX_PAGE_POOL_REGION - 1));
+	size_t first = ((uintptr_t)p - (uintptr_t)r) / APEX_PAGE_POOL_PAGE;
+
+	/* before the bits: once they are clear another thread may take them */
+	POOL_POISON(p, pages * APEX_PAGE_POOL_PAGE);
+	for (size_t w = first / 64; w < MAP_WORDS; w++) {
+		uint64_t mask = word_mask(w, first, first + pages);
+
+		if (mask == 0)
+			break;
+		atomic_fetch_and_explicit(&r->map[w], ~mask, memory_order_release);
+	}
+}
+
+static bool region_empty(pool_region_t *r)
+{
+	for (size_t w = 0; w < MAP_WORDS; w++)
+		if (atomic_load_explicit(&r->map[w], memory_order_acquire) != (w == 0 ? 1u : 0u))
+			return false;
+	return true;
+}
+
+size_t apex_page_pool_release(void)
+{
+	size_t released = 0;
+
+	pthread_mutex_lock(&pool.lock);
+	pool_region_t **link = &pool.head, *prev = NULL;
+	while (*link != NULL) {
+		pool_region_t *r = *link;
+
+		if (!region_empty(r)) { /* its pages cannot be taken while we hold the lock */
+			prev = r;
+			link = &r->next;
+			continue;
+		}
+		*link = r->next;
+		if (pool.tail == r)
+			pool.tail = prev;
+		pool.regions--;
+		POOL_UNPOISON(r, APEX_PAGE_POOL_REGION); /* the next mapping here starts clean */
+		munmap(r, APEX_PAGE_POOL_REGION);
+		released += APEX_PAGE_POOL_REGION;
+	}
+	pthread_mutex_unlock(&pool.lock);
+	return released;
+}
+
+void apex_page_pool_usage(size_t *mapped, size_t *in_use)
+{
+	size_t pages = 0;
+
+	pthread_mutex_lock(&pool.lock);
+	for (pool_region_t *r = pool.head; r != NULL; r = r->next)
+		for (size_t w = 0; w < MAP_WORDS; w++)
+			pages += (size_t)__builtin_popcountll(
+				atomic_load_explicit(&r->map[w], memory_order_relaxed));
+	*mapped = pool.regions * APEX_PAGE_POOL_REGION;
+	*in_use = (pages - pool.regions) * APEX_PAGE_POOL_PAGE; /* less the headers */
+	pthread_mutex_unlock(&pool.lock);
+}
