@@ -34,8 +34,9 @@ void *apex_arena_memdup(apex_arena_t *arena, const void *data, size_t size);
 char *apex_arena_strdup(apex_arena_t *arena, const char *str);
 
 /* size bytes with no alignment (for byte strings packed back to back:
- * two packed allocations in a row are adjacent unless a new chunk was
- * needed), owned by the arena; NULL on failure. */
+ * two packed allocations in a row are adjacent unless the chunk being
+ * filled had no room for the second), owned by the arena; NULL on
+ * failure. */
 void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size);
 
 /* Move all the memory of from into arena, then free from: what was

@@ -155,6 +155,41 @@ static void footprint_grows_with_use(void **state)
 	apex_arena_destroy(NULL); /* allowed */
 }
 
+/* A small arena takes an allocation from the room left in its other
+ * chunks (one that could not take an earlier allocation, one adopted
+ * from another arena) before it takes a new chunk. */
+static void small_arena_fills_its_chunks(void **state)
+{
+	(void)state;
+	apex_arena_t *a = apex_arena_create(), *part = apex_arena_create();
+	assert_non_null(a);
+	assert_non_null(part);
+	uint8_t *first = apex_arena_alloc(a, 1000); /* a first chunk of one page */
+	assert_non_null(first);
+	uint8_t *big = apex_arena_alloc(a, 3500); /* not in the 3 KB left: a new chunk */
+	assert_non_null(big);
+	size_t footprint = apex_arena_footprint(a);
+	assert_int_equal(footprint, 2 * 4096);
+	uint8_t *small = apex_arena_alloc(a, 2000); /* the first chunk's room */
+	assert_ptr_equal(small, first + 1008);
+	assert_int_equal(apex_arena_footprint(a), footprint);
+	memset(first, 1, 1000);
+	memset(big, 2, 3500);
+	memset(small, 3, 2000);
+	assert_int_equal(first[999], 1); /* nothing overlaps */
+	assert_int_equal(big[0], 2);
+
+	assert_non_null(apex_arena_alloc(part, 100));
+	apex_arena_adopt(a, part);
+	footprint = apex_arena_footprint(a);
+	uint8_t *in_part = apex_arena_alloc(a, 3000); /* only the adopted chunk has room */
+	assert_non_null(in_part);
+	memset(in_part, 4, 3000);
+	assert_int_equal(apex_arena_footprint(a), footprint);
+	assert_int_equal(small[1999], 3);
+	apex_arena_destroy(a);
+}
+
 #define HUGE_CHUNK (2u << 20)
 
 /* Once an arena holds 16 MiB its chunks are 2 MiB, aligned to 2 MiB (a
@@ -215,6 +250,7 @@ int main(void)
 		cmocka_unit_test(copies),
 		cmocka_unit_test(adoption),
 		cmocka_unit_test(footprint_grows_with_use),
+		cmocka_unit_test(small_arena_fills_its_chunks),
 		cmocka_unit_test(huge_chunks_once_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
