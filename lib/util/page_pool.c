@@ -44,7 +44,11 @@
 
 typedef struct pool_region {
 	_Atomic uint64_t map[MAP_WORDS]; /* bit p % 64 of word p / 64: page p in use */
-	struct pool_region *next;        /* the pool's list, under its lock */
+	/* pages free, never above the map's count but while the lock holder
+	 * takes pages (a free clears its bits first): a region that cannot
+	 * have room is passed over with one load */
+	_Atomic uint32_t free_pages;
+	struct pool_region *next; /* the pool's list, under its lock */
 } pool_region_t;
 
 _Static_assert(sizeof(pool_region_t) <= APEX_PAGE_POOL_PAGE, "a region's header is its first page");
@@ -80,6 +84,7 @@ static pool_region_t *region_map(void)
 	for (size_t w = 0; w < MAP_WORDS; w++)
 		atomic_init(&r->map[w], 0);
 	atomic_store_explicit(&r->map[0], 1, memory_order_relaxed); /* the header's page */
+	atomic_init(&r->free_pages, REGION_PAGES - 1);
 	r->next = NULL;
 	return r;
 }
@@ -140,6 +145,7 @@ static void region_take(pool_region_t *r, size_t first, size_t pages)
 			break;
 		atomic_fetch_or_explicit(&r->map[w], mask, memory_order_relaxed);
 	}
+	atomic_fetch_sub_explicit(&r->free_pages, (uint32_t)pages, memory_order_relaxed);
 }
 
 void *apex_page_pool_alloc(size_t pages)
@@ -151,7 +157,8 @@ void *apex_page_pool_alloc(size_t pages)
 		return NULL;
 	pthread_mutex_lock(&pool.lock);
 	for (r = pool.head; r != NULL; r = r->next)
-		if ((first = region_find(r, pages)) != 0)
+		if (atomic_load_explicit(&r->free_pages, memory_order_relaxed) >= pages &&
+		    (first = region_find(r, pages)) != 0)
 			break;
 	if (r == NULL && (r = region_map()) != NULL) {
 		if (pool.tail != NULL)
@@ -189,6 +196,7 @@ void apex_page_pool_free(void *p, size_t pages)
 			break;
 		atomic_fetch_and_explicit(&r->map[w], ~mask, memory_order_release);
 	}
+	atomic_fetch_add_explicit(&r->free_pages, (uint32_t)pages, memory_order_relaxed);
 }
 
 static bool region_empty(pool_region_t *r)
