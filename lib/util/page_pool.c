@@ -31,12 +31,20 @@
 #endif
 #ifdef POOL_ASAN
 #include <sanitizer/asan_interface.h>
+#include <sanitizer/lsan_interface.h>
 /* pages not handed out are poisoned: a use after free is reported */
 #define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+/* LeakSanitizer scans malloc'd blocks, stacks and globals, not our
+ * mappings: a region is a root of its own, or what only its pages point
+ * to (an arena's list of large chunks) would be reported as leaked */
+#define POOL_ROOT(p, n) __lsan_register_root_region((p), (n))
+#define POOL_UNROOT(p, n) __lsan_unregister_root_region((p), (n))
 #else
 #define POOL_POISON(p, n) ((void)(p), (void)(n))
 #define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#define POOL_ROOT(p, n) ((void)(p), (void)(n))
+#define POOL_UNROOT(p, n) ((void)(p), (void)(n))
 #endif
 
 #define REGION_PAGES (APEX_PAGE_POOL_REGION / APEX_PAGE_POOL_PAGE)
@@ -81,6 +89,7 @@ static pool_region_t *region_map(void)
 	pool_region_t *r = (pool_region_t *)at;
 
 	POOL_POISON((uint8_t *)r + APEX_PAGE_POOL_PAGE, size - APEX_PAGE_POOL_PAGE);
+	POOL_ROOT(r, size);
 	for (size_t w = 0; w < MAP_WORDS; w++)
 		atomic_init(&r->map[w], 0);
 	atomic_store_explicit(&r->map[0], 1, memory_order_relaxed); /* the header's page */
@@ -225,6 +234,7 @@ size_t apex_page_pool_release(void)
 		if (pool.tail == r)
 			pool.tail = prev;
 		pool.regions--;
+		POOL_UNROOT(r, APEX_PAGE_POOL_REGION);
 		POOL_UNPOISON(r, APEX_PAGE_POOL_REGION); /* the next mapping here starts clean */
 		munmap(r, APEX_PAGE_POOL_REGION);
 		released += APEX_PAGE_POOL_REGION;
