@@ -205,6 +205,7 @@ void apex_zonetable_destroy(apex_zonetable_t *table)
 	for (size_t i = 0; i < table->slots.count; i++)
 		free(table->slots.origins[i]);
 	free(table->slots.origins);
+	free(table->slots.index);
 	table->slots = (apex_zone_slots_t){ 0 };
 	for (size_t i = 0; i < table->unserved.count; i++)
 		free(table->unserved.entries[i].origin);
@@ -336,17 +337,57 @@ static void zonetable_swap(apex_zonetable_t *table, apex_zoneset_t *next)
 	apex_zoneset_release(old);
 }
 
+/* The slot of origin in s, or -1 (the caller holds publish_lock). */
+static ssize_t slot_find(const apex_zone_slots_t *s, const uint8_t *origin)
+{
+	if (s->index == NULL)
+		return -1;
+	uint32_t hash = apex_name_hash(origin), mask = (1u << s->bits) - 1;
+
+	for (uint32_t i = apex_hash_slots_first(hash, s->bits);; i = (i + 1) & mask) {
+		uint64_t slot = s->index[i];
+
+		if (slot == 0)
+			return -1;
+		if (apex_hash_slots_hash(slot) == hash &&
+		    apex_name_equal(s->origins[apex_hash_slots_index(slot)], origin))
+			return apex_hash_slots_index(slot);
+	}
+}
+
+/* s's index made room for one slot more (rebuilt twice the size when it
+ * would be more than half full).  APEX_OK or APEX_ENOMEM (s unchanged). */
+static int slot_index_room(apex_zone_slots_t *s)
+{
+	unsigned bits = apex_hash_slots_bits(s->count + 1);
+
+	if (s->index != NULL && bits <= s->bits)
+		return APEX_OK;
+	uint64_t *index = calloc((size_t)1 << bits, sizeof(*index));
+	if (index == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < s->count; i++)
+		apex_hash_slots_insert(index, bits, apex_name_hash(s->origins[i]), (uint32_t)i);
+	free(s->index);
+	s->index = index;
+	s->bits = bits;
+	return APEX_OK;
+}
+
 /* A new statistics slot for zone's origin (the caller holds publish_lock). */
 static int slot_new(apex_zone_slots_t *s, apex_zone_t *zone)
 {
 	uint8_t **grown = apex_grow(s->origins, &s->capacity, s->count, sizeof(*grown), 16);
-	if (grown == NULL || s->count >= UINT32_MAX)
+	if (grown == NULL || s->count >= UINT32_MAX - 1)
 		return APEX_ENOMEM;
 	s->origins = grown;
+	if (slot_index_room(s) != APEX_OK)
+		return APEX_ENOMEM;
 	size_t size = apex_name_size(zone->origin);
 	if ((s->origins[s->count] = malloc(size)) == NULL)
 		return APEX_ENOMEM;
 	memcpy(s->origins[s->count], zone->origin, size);
+	apex_hash_slots_insert(s->index, s->bits, apex_name_hash(zone->origin), (uint32_t)s->count);
 	zone->stats_slot = (uint32_t)s->count++;
 	return APEX_OK;
 }
@@ -358,20 +399,17 @@ static int slot_new(apex_zone_slots_t *s, apex_zone_t *zone)
  */
 static int zone_slot(apex_zonetable_t *table, const apex_zone_t *current, apex_zone_t *zone)
 {
-	apex_zone_slots_t *s = &table->slots;
-
 	if (current != NULL) {
 		if (current != zone) /* never written while workers may read it */
 			zone->stats_slot = current->stats_slot;
 		return APEX_OK;
 	}
-	for (size_t i = 0; i < s->count; i++) {
-		if (apex_name_equal(s->origins[i], zone->origin)) {
-			zone->stats_slot = (uint32_t)i;
-			return APEX_OK;
-		}
+	ssize_t slot = slot_find(&table->slots, zone->origin);
+	if (slot >= 0) {
+		zone->stats_slot = (uint32_t)slot;
+		return APEX_OK;
 	}
-	return slot_new(s, zone);
+	return slot_new(&table->slots, zone);
 }
 
 bool apex_zonetable_slot_origin(apex_zonetable_t *table, uint32_t slot, uint8_t *origin)
@@ -521,53 +559,6 @@ static int by_origin_key(const void *a, const void *b)
 				y->origin_key_size);
 }
 
-/* A statistics slot's origin key, for a sorted index of the slots. */
-typedef struct slot_key {
-	uint8_t key[APEX_KEY_MAX];
-	size_t size;
-	uint32_t slot;
-} slot_key_t;
-
-static int by_slot_key(const void *a, const void *b)
-{
-	const slot_key_t *x = a, *y = b;
-
-	return apex_key_compare(x->key, x->size, y->key, y->size);
-}
-
-/* The table's slots, sorted by origin key (the caller holds publish_lock
- * and frees it); NULL when out of memory (*count 0: none). */
-static slot_key_t *slots_sorted(const apex_zone_slots_t *s)
-{
-	slot_key_t *keys = malloc((s->count + 1) * sizeof(*keys));
-
-	if (keys == NULL)
-		return NULL;
-	for (size_t i = 0; i < s->count; i++) {
-		keys[i].size = apex_name_key(s->origins[i], keys[i].key, NULL);
-		keys[i].slot = (uint32_t)i;
-	}
-	qsort(keys, s->count, sizeof(*keys), by_slot_key);
-	return keys;
-}
-
-/* The statistics slot of a zone new to the set (zone_slot() for many:
- * the slot its origin had, found in keys, else a new one). */
-static int batch_slot(apex_zonetable_t *table, const slot_key_t *keys, size_t key_count,
-		      apex_zone_t *zone)
-{
-	slot_key_t probe;
-
-	probe.size = zone->origin_key_size;
-	memcpy(probe.key, zone->origin_key, probe.size);
-	const slot_key_t *hit = bsearch(&probe, keys, key_count, sizeof(*keys), by_slot_key);
-	if (hit != NULL) {
-		zone->stats_slot = hit->slot;
-		return APEX_OK;
-	}
-	return slot_new(&table->slots, zone);
-}
-
 /* cur's zones and the sorted batch merged into next (a batch zone
  * replaces cur's of its origin, which goes into replaced, *replaced_count
  * of them, and takes its slot); the slots of zones new to the set given.
@@ -576,10 +567,8 @@ static int batch_merge(apex_zonetable_t *table, const apex_zoneset_t *cur, apex_
 		       size_t count, apex_zoneset_t *next, apex_zone_t **replaced,
 		       size_t *replaced_count)
 {
-	size_t key_count = table->slots.count;
-	slot_key_t *keys = slots_sorted(&table->slots);
 	size_t i = 0, b = 0, j = 0;
-	int rc = keys != NULL ? APEX_OK : APEX_ENOMEM;
+	int rc = APEX_OK;
 
 	while (rc == APEX_OK && (i < cur->count || b < count)) {
 		int c = i == cur->count ? 1
@@ -593,10 +582,9 @@ static int batch_merge(apex_zonetable_t *table, const apex_zoneset_t *cur, apex_
 			batch[b]->stats_slot = cur->zones[i]->stats_slot;
 			replaced[(*replaced_count)++] = cur->zones[i++];
 		} else
-			rc = batch_slot(table, keys, key_count, batch[b]);
+			rc = zone_slot(table, NULL, batch[b]);
 		next->zones[j++] = batch[b++];
 	}
-	free(keys);
 	next->count = j;
 	return rc;
 }

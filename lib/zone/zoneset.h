@@ -83,6 +83,12 @@ typedef struct apex_zoneset {
 typedef struct apex_zone_slots {
 	uint8_t **origins; /* origins[slot]: wire format, owned */
 	size_t count, capacity;
+	/* origin hash to slot (util/hash_slots.h), 1 << bits of them, owned:
+	 * a zone new to the set finds the slot its origin had without
+	 * comparing every origin (thousands of catalog members added one by
+	 * one) */
+	uint64_t *index;
+	unsigned bits;
 } apex_zone_slots_t;
 
 /* Wire-format origins, each owned by the list, with their name hashes

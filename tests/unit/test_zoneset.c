@@ -231,6 +231,37 @@ static void test_stats_slots(void **state)
 	assert_true(apex_zonetable_slot_origin(&table, root, origin));
 	assert_true(apex_name_equal(origin, (const uint8_t *)""));
 	assert_false(apex_zonetable_slot_origin(&table, 4, origin));
+
+	/* many origins (the slot index grown several times), removed, then
+	 * added again one by one and as a batch: each its own slot again */
+	enum { MANY = 300 };
+	char name[32];
+	uint32_t slots[MANY];
+	apex_zone_t *batch[MANY / 2];
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "m%03d.example.", i);
+		assert_int_equal(apex_zonetable_publish(&table, make_zone(name, 1)), APEX_OK);
+		slots[i] = slot_of(&table, name);
+		assert_int_equal(slots[i], 4 + i);
+	}
+	for (int i = 0; i < MANY; i++) {
+		uint8_t wire[APEX_NAME_MAX];
+		snprintf(name, sizeof(name), "m%03d.example.", i);
+		assert_true(apex_name_from_str(name, wire) > 0);
+		assert_int_equal(apex_zonetable_remove(&table, wire), APEX_OK);
+	}
+	for (int i = 0; i < MANY / 2; i++) {
+		snprintf(name, sizeof(name), "m%03d.example.", MANY - 1 - i); /* from the end */
+		assert_int_equal(apex_zonetable_publish(&table, make_zone(name, 2)), APEX_OK);
+		snprintf(name, sizeof(name), "m%03d.example.", i);
+		batch[i] = make_zone(name, 2);
+	}
+	assert_int_equal(apex_zonetable_publish_many(&table, batch, MANY / 2), APEX_OK);
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "m%03d.example.", i);
+		assert_int_equal(slot_of(&table, name), slots[i]);
+	}
+	assert_int_equal(apex_zonetable_slot_count(&table), 4 + MANY);
 	apex_zonetable_destroy(&table);
 }
 
