@@ -5,6 +5,11 @@
  * slot after the last queued one and queues it; the feed's thread adds
  * the records of the first queued slot, then frees it.  Both take the
  * lock only to queue or free a slot, once per batch.
+ *
+ * The thread (and the ring's other batches) start only when the first
+ * batch is full: a zone whose records fit in one batch (most of the
+ * thousands of a catalog's members) is added at the end on the receiving
+ * thread, without a thread made and joined for it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_setname_np */
@@ -92,9 +97,8 @@ int apex_wire_feed_begin(apex_wire_feed_t **out, const uint8_t *origin, const ch
 	*out = NULL;
 	if (f == NULL)
 		return APEX_ENOMEM;
-	for (unsigned i = 0; i < FEED_BATCHES; i++)
-		if ((f->batches[i].data = malloc(FEED_BATCH_BYTES)) == NULL)
-			goto nomem;
+	if ((f->batches[0].data = malloc(FEED_BATCH_BYTES)) == NULL)
+		goto nomem;
 	if (apex_zone_from_wire_begin(&f->w, origin, source, err, err_size) != APEX_OK)
 		goto nomem;
 	pthread_mutex_init(&f->lock, NULL);
@@ -102,10 +106,26 @@ int apex_wire_feed_begin(apex_wire_feed_t **out, const uint8_t *origin, const ch
 	*out = f;
 	return APEX_OK;
 nomem:
-	for (unsigned i = 0; i < FEED_BATCHES; i++)
-		free(f->batches[i].data);
+	free(f->batches[0].data);
 	free(f);
 	return APEX_ENOMEM;
+}
+
+/* The first batch is full: the ring's other batches and the thread, or
+ * (either failing) the records added here from now on, the first batch's
+ * at once.  The builder's error if it failed. */
+static int start_thread(apex_wire_feed_t *f)
+{
+	for (unsigned i = 1; i < FEED_BATCHES && !f->threadless; i++)
+		f->threadless = (f->batches[i].data = malloc(FEED_BATCH_BYTES)) == NULL;
+	if (!f->threadless)
+		f->started = pthread_create(&f->thread, NULL, feed_main, f) == 0;
+	f->threadless = !f->started;
+	if (f->threadless) {
+		f->rc = add_batch(f, &f->batches[0]);
+		f->batches[0].used = 0;
+	}
+	return f->rc;
 }
 
 /* The slot being filled, queued; wait for the next to be free (left by
@@ -133,10 +153,6 @@ int apex_wire_feed_add(apex_wire_feed_t *f, const uint8_t *owner, uint16_t type,
 {
 	size_t n = apex_name_size(owner), size = n + 8u + rdlength;
 
-	if (!f->started && !f->threadless) {
-		f->started = pthread_create(&f->thread, NULL, feed_main, f) == 0;
-		f->threadless = !f->started;
-	}
 	if (f->threadless) {
 		int rc = f->rc < 0
 				 ? f->rc
@@ -147,9 +163,11 @@ int apex_wire_feed_add(apex_wire_feed_t *f, const uint8_t *owner, uint16_t type,
 	}
 	batch_t *b = &f->batches[f->fill];
 	if (b->used + size > FEED_BATCH_BYTES) {
-		int rc = queue_batch(f);
+		int rc = f->started ? queue_batch(f) : start_thread(f);
 		if (rc < 0)
 			return rc;
+		if (f->threadless)
+			return apex_wire_feed_add(f, owner, type, ttl, rdata, rdlength);
 		b = &f->batches[f->fill];
 	}
 	uint8_t *p = b->data + b->used;
@@ -162,12 +180,15 @@ int apex_wire_feed_add(apex_wire_feed_t *f, const uint8_t *owner, uint16_t type,
 	return APEX_OK;
 }
 
-/* End the thread (after the queued batches unless stop), free f but its
- * builder; the builder's error. */
+/* End the thread (after the queued batches unless stop; without a
+ * thread, the first batch's records added here), free f but its builder;
+ * the builder's error. */
 static int end_thread(apex_wire_feed_t *f, bool stop)
 {
 	int rc;
 
+	if (!f->started && !f->threadless && !stop && f->batches[0].used > 0)
+		f->rc = add_batch(f, &f->batches[0]);
 	if (f->started) {
 		pthread_mutex_lock(&f->lock);
 		if (!stop && f->rc == APEX_OK && f->batches[f->fill].used > 0)

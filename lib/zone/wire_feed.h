@@ -31,8 +31,9 @@ typedef struct apex_wire_feed apex_wire_feed_t;
  * A feed of the records of a version of origin from source, its messages
  * to err (kept until the builder is finished: as for
  * apex_zone_from_wire_begin(), whose builder it begins); its thread is
- * started at the first record.  APEX_OK with *out (the caller's: end or
- * abort it), or APEX_ENOMEM.
+ * started once a batch is full (the records of a smaller zone are added
+ * by apex_wire_feed_end(), on the caller's thread).  APEX_OK with *out
+ * (the caller's: end or abort it), or APEX_ENOMEM.
  */
 int apex_wire_feed_begin(apex_wire_feed_t **out, const uint8_t *origin, const char *source,
 			 char *err, size_t err_size);

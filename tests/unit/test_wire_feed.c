@@ -5,8 +5,10 @@
  * feed's thread in batches, holds exactly the records of the version it
  * came from; a record the builder refuses, many batches in, ends the feed
  * with the builder's reason and the record's number; a feed given up
- * half way leaves nothing behind.
+ * half way leaves nothing behind; a zone that fits in one batch is added
+ * without a thread, its errors told the same way.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -152,12 +154,60 @@ static void given_up_half_way(void **state)
 	apex_wire_feed_abort(f);
 }
 
+/* The threads of this process. */
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void small_zone_without_a_thread(void **state)
+{
+	(void)state;
+	char err[512] = "";
+	apex_wire_feed_t *f;
+	apex_zone_from_wire_t *w;
+	apex_zone_t *zone = NULL;
+	uint8_t origin[APEX_NAME_MAX];
+
+	assert_true(apex_name_from_str("example.", origin) > 0);
+	int before = threads();
+	assert_int_equal(apex_wire_feed_begin(&f, origin, "transfer", err, sizeof(err)), APEX_OK);
+	assert_int_equal(feed_records(f, 200, 0), APEX_OK);
+	assert_int_equal(threads(), before);
+	assert_int_equal(apex_wire_feed_end(f, &w), APEX_OK);
+	if (apex_zone_from_wire_finish(w, &zone) != APEX_OK)
+		fail_msg("%s", err);
+	assert_int_equal(zone->record_count, 200);
+	apex_zone_unref(zone);
+
+	/* a refused record: told at the end, with its number */
+	assert_int_equal(apex_wire_feed_begin(&f, origin, "transfer", err, sizeof(err)), APEX_OK);
+	assert_int_equal(feed_records(f, 200, 120), APEX_OK);
+	assert_int_equal(apex_wire_feed_end(f, &w), APEX_ELOAD);
+	assert_null(w);
+	if (strstr(err, "transfer:121:") == NULL)
+		fail_msg("the error does not name the record: %s", err);
+
+	/* given up: nothing added, nothing left */
+	assert_int_equal(apex_wire_feed_begin(&f, origin, "transfer", err, sizeof(err)), APEX_OK);
+	assert_int_equal(feed_records(f, 200, 0), APEX_OK);
+	apex_wire_feed_abort(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_records_as_the_file),
 		cmocka_unit_test(refused_record_ends_the_feed),
 		cmocka_unit_test(given_up_half_way),
+		cmocka_unit_test(small_zone_without_a_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
