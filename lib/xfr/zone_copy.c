@@ -6,6 +6,7 @@
 #include "xfr/zone_copy.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <ldns/ldns.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,14 +166,21 @@ int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
 	return rc == APEX_OK ? apex_version_records(zone, add_record, c) : rc;
 }
 
-/* Flush, sync and close the file, each checked: only a file whose every
- * byte reached the disk is renamed over FILE.  The copy is given up, its
- * file removed, on the first failure. */
-static int finish_file(apex_zone_copy_t *c)
+int apex_zone_copy_flush(apex_zone_copy_t *c)
+{
+	if (c->error == APEX_OK && fflush(c->fp) != 0)
+		give_up(c, apex_errno());
+	return c->error;
+}
+
+/* Flush, sync (unless synced already) and close the file, each checked:
+ * only a file whose every byte reached the disk is renamed over FILE.
+ * The copy is given up, its file removed, on the first failure. */
+static int finish_file(apex_zone_copy_t *c, bool synced)
 {
 	FILE *fp = c->fp;
 
-	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
+	if (fflush(fp) != 0 || (!synced && fsync(fileno(fp)) != 0))
 		return give_up(c, apex_errno());
 	c->fp = NULL;
 	if (fclose(fp) != 0) {
@@ -182,11 +190,12 @@ static int finish_file(apex_zone_copy_t *c)
 	return c->error;
 }
 
-int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size)
+/* apex_zone_copy_commit(), the file synced by the caller or not. */
+static int commit(apex_zone_copy_t *c, bool synced, char *err, size_t err_size)
 {
 	int rc = c->error;
 
-	if (rc == APEX_OK && (rc = finish_file(c)) == APEX_OK)
+	if (rc == APEX_OK && (rc = finish_file(c, synced)) == APEX_OK)
 		apex_crash_at("copy-renaming");
 	if (rc == APEX_OK && rename(c->tmp_path, c->path) != 0) {
 		rc = apex_errno();
@@ -198,6 +207,16 @@ int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size)
 	}
 	release(c);
 	return rc;
+}
+
+int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size)
+{
+	return commit(c, false, err, err_size);
+}
+
+int apex_zone_copy_commit_synced(apex_zone_copy_t *c, char *err, size_t err_size)
+{
+	return commit(c, true, err, err_size);
 }
 
 void apex_zone_copy_abort(apex_zone_copy_t *c)

@@ -70,6 +70,16 @@ int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone);
  * is then left as it was and FILE.xfr removed. */
 int apex_zone_copy_commit(apex_zone_copy_t *c, char *err, size_t err_size);
 
+/* Flush what c holds to the system (no sync): APEX_OK, or the copy's
+ * failure (it is given up).  For a batch (zone_copy_batch.h), which syncs
+ * many copies at once and then commits each by
+ * apex_zone_copy_commit_synced(). */
+int apex_zone_copy_flush(apex_zone_copy_t *c);
+
+/* apex_zone_copy_commit() for a copy whose file the caller synced after
+ * apex_zone_copy_flush() (syncfs(2)): closed and renamed, not synced again. */
+int apex_zone_copy_commit_synced(apex_zone_copy_t *c, char *err, size_t err_size);
+
 /* Remove the partial file; c is released (also one released already). */
 void apex_zone_copy_abort(apex_zone_copy_t *c);
 
