@@ -400,6 +400,35 @@ def test_secondary_of(kind, tmp):
             primary.stop()
 
 
+def test_copy_written_at_stop(tmp, monkeypatch):
+    """A small zone's copy waits to be synced with others (up to 200 ms,
+    doc/transfers.md; a minute here, by the test hook): a stop writes it,
+    so that a start with the primary gone serves the zone."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, _ = start_primary("knot", tmp)
+    apex = None
+    monkeypatch.setenv("APEX_TEST_COPY_BATCH_MS", "60000")
+    try:
+        apex = SecondaryApexd(os.path.join(tmp, "apexd"),
+                              ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)]).start()
+        assert serial_of(apex.port) == 1
+        time.sleep(0.5)
+        assert not os.path.exists(apex.copy)  # waiting
+        assert apex.stop() == 0, apex.log_tail(40)
+        assert os.path.exists(apex.copy), apex.log_tail(40)
+        assert not os.path.exists(apex.copy + ".xfr")
+        assert primary.stop() is not None
+        primary = None
+        apex.start()
+        assert serial_of(apex.port) == 1
+    finally:
+        if apex is not None:
+            assert apex.stop() == 0, apex.log_tail()
+        if primary is not None:
+            primary.stop()
+
+
 def test_wrong_key_is_not_served(tmp):
     """A transfer apexd cannot authenticate is never served."""
     if not have("knot"):

@@ -31,6 +31,7 @@
 #include "util/log.h"
 #include "xfr/notify_in.h"
 #include "xfr/xfr_client.h"
+#include "xfr/zone_copy_batch.h"
 
 static void refresh_handed(void *arg, void *item);
 static void refresh_ended(void *arg, void *item);
@@ -57,11 +58,12 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->notify_fd < 0 || s->stop_fd < 0)
 		return apex_errno();
-	return APEX_OK;
+	return apex_secondary_copies_init(s);
 }
 
 void apex_secondary_free(apex_secondary_t *s)
 {
+	apex_zone_copy_batch_free(s->copies); /* what waits, settled */
 	apex_secondary_free_zones(s->zones, s->count);
 	apex_refresh_pool_free(&s->pool);
 	apex_tls_clients_free(&s->tls_clients);

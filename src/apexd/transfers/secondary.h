@@ -131,6 +131,9 @@ typedef struct apex_secondary {
 	 * scheduler's, set by the refreshes): the next IXFR within
 	 * APEX_SECONDARY_PURGE_DELAY_MS reuses them (secondary_transfer.c). */
 	_Atomic uint64_t purge_due;
+	/* the copies of small zones received whole, settled together
+	 * (xfr/zone_copy_batch.h; secondary_copy.c); NULL: each on its own */
+	struct apex_zone_copy_batch *copies;
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;

@@ -7,24 +7,78 @@
  * drop the sets the copy needs, and at once when no journal holds them.
  * A crash while the copy lags loses nothing: at start the journal is
  * replayed over the copy (journal_replay.h).
+ *
+ * The copy of a small zone received whole (a catalog's member) waits in
+ * a batch to be synced with others (xfr/zone_copy_batch.h): a crash
+ * before loses it, and the next start asks the primary again.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* autoconf's: _GNU_SOURCE */
 #endif
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "transfers/copies.h"
 #include "transfers/secondary.h"
 #include "transfers/secondary_internal.h"
 #include "util/clock.h"
+#include "util/error.h"
 #include "util/log.h"
+#include "xfr/zone_copy_batch.h"
+
+/* A copy of the batch settled: logged as any other (copies.h). */
+static void copy_settled(void *arg, const char *name, const char *path, uint32_t serial, int rc,
+			 const char *err)
+{
+	(void)arg;
+	apexd_copy_written(name, path, serial, rc, err);
+}
+
+int apex_secondary_copies_init(apex_secondary_t *s)
+{
+	/* a test hook: copies that wait longer, so that a test sees them
+	 * settled at stop rather than when due */
+	const char *test_ms = getenv("APEX_TEST_COPY_BATCH_MS");
+	uint64_t ms = APEX_SECONDARY_COPY_BATCH_MS;
+
+	if (test_ms != NULL && test_ms[0] != '\0') {
+		ms = strtoull(test_ms, NULL, 10);
+		apex_warning("APEX_TEST_COPY_BATCH_MS=%llu: a test hook; the copies of small "
+			     "zones received whole wait that long to be synced",
+			     (unsigned long long)ms);
+	}
+	s->copies = apex_zone_copy_batch_new(APEX_SECONDARY_COPY_BATCH, ms, copy_settled, NULL);
+	return s->copies != NULL ? APEX_OK : APEX_ENOMEM;
+}
+
+void apex_secondary_commit_copy(apex_secondary_t *s, apex_secondary_zone_t *z,
+				apex_zone_copy_t *copy, const apex_zone_t *version)
+{
+	char err[512];
+	int rc;
+
+	(void)apex_zone_copy_version(copy, version); /* a failure is the commit's */
+	if (s->copies != NULL && version->memory < APEX_SECONDARY_COPY_BATCH_BYTES) {
+		apex_zone_copy_batch_add(s->copies, copy, z->name, version->serial,
+					 apex_monotonic_ms());
+		return;
+	}
+	rc = apex_zone_copy_commit(copy, err, sizeof(err));
+	apexd_copy_written(z->name, z->file, version->serial, rc, err);
+}
+
+void apex_secondary_copy_settle(apex_secondary_t *s, const apex_secondary_zone_t *z)
+{
+	if (s->copies != NULL && z->file != NULL)
+		apex_zone_copy_batch_settle(s->copies, z->file);
+}
 
 void apex_secondary_flush_copy(apex_secondary_t *s, apex_secondary_zone_t *z,
 			       const apex_zone_t *version, const char *why)
 {
 	char header[300];
 
-	(void)s;
+	apex_secondary_copy_settle(s, z);
 	z->copy_due = 0;
 	snprintf(header, sizeof(header), "zone %s, serial %u, written %s", z->name, version->serial,
 		 why);
@@ -94,6 +148,13 @@ uint64_t apex_secondary_flush_due(apex_secondary_t *s, uint64_t now, uint64_t ne
 		if (z->copy_due != 0 && z->copy_due < next)
 			next = z->copy_due;
 	}
+	uint64_t batch_due = s->copies != NULL ? apex_zone_copy_batch_due(s->copies) : 0;
+	if (batch_due != 0 && batch_due <= apex_monotonic_ms()) {
+		apex_zone_copy_batch_settle(s->copies, NULL);
+		batch_due = 0;
+	}
+	if (batch_due != 0 && batch_due < next)
+		next = batch_due;
 	return next;
 }
 
@@ -102,4 +163,6 @@ void apex_secondary_flush_all(apex_secondary_t *s, apex_secondary_zone_t *zones,
 {
 	for (size_t i = 0; i < count; i++)
 		flush_served(s, &zones[i], why);
+	if (s->copies != NULL)
+		apex_zone_copy_batch_settle(s->copies, NULL);
 }

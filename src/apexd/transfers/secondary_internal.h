@@ -15,6 +15,7 @@
 #include "process/memory_limit.h"
 #include "xfr/acl.h"
 #include "xfr/xfr_client.h"
+#include "xfr/zone_copy.h"
 #include "zone/zone.h"
 
 struct apex_secondary;      /* transfers/secondary.h */
@@ -33,6 +34,16 @@ struct apex_secondary_zone; /* transfers/secondary.h */
 #define APEX_SECONDARY_PURGE_DELAY_MS 3000
 /* an AXFR of a version this large gives back what it let go of at once */
 #define APEX_SECONDARY_PURGE_NOW_BYTES (16u << 20)
+
+/*
+ * The copy on disk of a zone received whole whose version takes less than
+ * APEX_SECONDARY_COPY_BATCH_BYTES waits for others to be synced with them
+ * (xfr/zone_copy_batch.h): up to APEX_SECONDARY_COPY_BATCH of them, at
+ * most APEX_SECONDARY_COPY_BATCH_MS.
+ */
+#define APEX_SECONDARY_COPY_BATCH_BYTES (1u << 20)
+#define APEX_SECONDARY_COPY_BATCH 64
+#define APEX_SECONDARY_COPY_BATCH_MS 200
 
 /* Before the first version: retry after 1 s, doubling up to 5 minutes. */
 #define FIRST_RETRY_MS 1000
@@ -103,6 +114,20 @@ void apex_secondary_copy_again(struct apex_secondary *s, struct apex_secondary_z
 
 /* ---------------------------------------------------------------- secondary_copy.c */
 
+/* The batch of s's copies received whole (s->copies); APEX_OK or
+ * APEX_ENOMEM. */
+int apex_secondary_copies_init(struct apex_secondary *s);
+
+/* The copy of z received whole, every record written from version: to
+ * the batch when the version is small, else committed now; its outcome
+ * logged (copies.h). */
+void apex_secondary_commit_copy(struct apex_secondary *s, struct apex_secondary_zone *z,
+				apex_zone_copy_t *copy, const apex_zone_t *version);
+
+/* Before a copy of z begins: the one of z waiting in the batch settled
+ * (the new one would truncate its file). */
+void apex_secondary_copy_settle(struct apex_secondary *s, const struct apex_secondary_zone *z);
+
 /* Write z's copy now, whole, from version (served, or the one an IXFR is
  * replacing); why is said in its header and the debug log.  The one
  * place a secondary's lagging copy is flushed. */
@@ -122,7 +147,8 @@ void apex_secondary_copy_after_ixfr(struct apex_secondary *s, struct apex_second
 				    const apex_zone_t *version, uint32_t old_serial);
 
 /* On the scheduler: flush the copies whose time has come (of zones no
- * refresh holds); returns the earlier of next and the next copy's time. */
+ * refresh holds) and settle the batch when due; returns the earlier of
+ * next and the next copy's or the batch's time. */
 uint64_t apex_secondary_flush_due(struct apex_secondary *s, uint64_t now, uint64_t next);
 
 /* Flush every lagging copy of zones[0..count) from the version served

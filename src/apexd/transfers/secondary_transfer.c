@@ -203,6 +203,7 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	apex_xfr_timeouts_t t;
 	int rc;
 
+	apex_secondary_copy_settle(s, z); /* before r's copy truncates its file */
 	memset(r, 0, sizeof(*r));
 	r->memory = memory;
 	r->x = x;
@@ -228,19 +229,6 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 			     "from %s",
 			     z->name, (unsigned long long)x->out_of_zone, e->text);
 	return rc;
-}
-
-/* Finish r's copy of z (a whole zone's) at serial with the records of
- * version; a failure is logged once (copies.h). */
-static void commit_copy(apex_secondary_zone_t *z, receiver_t *r, const apex_zone_t *version,
-			uint32_t serial)
-{
-	char err[512];
-	int rc;
-
-	(void)apex_zone_copy_version(&r->copy, version); /* a failure is the commit's */
-	rc = apex_zone_copy_commit(&r->copy, err, sizeof(err));
-	apexd_copy_written(z->name, z->file, serial, rc, err);
 }
 
 /* The bytes of the change sets r received (an IXFR's). */
@@ -364,7 +352,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 		apexd_crash_point("journal-appended");
 		apex_secondary_copy_after_ixfr(s, z, zone, old_serial);
 	} else {
-		commit_copy(z, r, zone, serial);
+		apex_secondary_commit_copy(s, z, &r->copy, zone);
 		z->copy_due = 0; /* the copy holds what is published */
 	}
 	/* kept for the next IXFR a while (secondary_internal.h); a small

@@ -20,6 +20,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "xfr/zone_copy_batch.h"
 
 static apex_acl_entry_t *copy_entries(const apex_acl_entry_t *from, size_t count)
 {
@@ -168,6 +169,8 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	apex_secondary_zone_t *zones;
 	size_t count, added = 0, changed = 0;
 
+	if (s->copies != NULL) /* the copies of zones the settings may remove */
+		apex_zone_copy_batch_settle(s->copies, NULL);
 	if (next == s->applied) {
 		apex_settings_put(next);
 		return;
