@@ -313,12 +313,14 @@ class ConsumerApexd(servers.Server):
         self.catalogs = catalogs
         self.socket = os.path.join(workdir, "control.sock")
         self.conf = os.path.join(workdir, "apex.conf")
+        self.extra_server = []  # more server: lines
 
     def config(self):
         lines = ["server:",
                  "\tlisten: 127.0.0.1@%d" % self.port,
                  "\tworkers: 2",
                  '\tcontrol-socket: "%s"' % self.socket]
+        lines += ["\t" + line for line in self.extra_server]
         for p in self.patterns:
             lines += ["pattern:",
                       '\tname: "%s"' % p.name,
@@ -908,6 +910,27 @@ def test_catalog_without_version_processes_nothing(procs, tmp_path):
     assert catalog_version(bind.port, CATALOG) == ["2"]
     for m in listed:
         wait_served(apex, m.zone, 1)
+
+
+def test_catalog_more_members_than_transfers_at_once(procs, tmp_path):
+    """24 members with xfr-in-max: 2: the scheduler hands them out two at
+    a time as transfers end (resuming where it stopped, without a pass over
+    every zone each time) and every one is served; then a change of one
+    member, NOTIFYed by Knot DNS, is served too."""
+    apex_port = servers.free_port()
+    members = {"m%02d.test." % i: None for i in range(24)}
+    knot = start_knot(procs, tmp_path, members, apex_port)
+    apex = ConsumerApexd(os.path.join(tmp_path, "apexd"), apex_port, patterns_for(knot.port, ()),
+                         [Catalog(CATALOG, "members", knot.port)])
+    apex.extra_server = ["xfr-in-max: 2"]
+    start(procs, apex)
+    for zone in members:
+        wait_served(apex, zone, 1)
+    knot.change_member("m07.test.", 2, "changed")
+    wait_served(apex, "m07.test.", 2)
+    assert www_text(apex.port, "m07.test.") == www_text(knot.port, "m07.test.")
+    for zone in members:
+        assert serial_of(apex.port, zone) == (2 if zone == "m07.test." else 1)
 
 
 def test_catalog_restart_serves_from_copies(procs, tmp_path):

@@ -81,6 +81,7 @@ void apex_secondary_settings_changed(apex_secondary_t *s)
 {
 	uint64_t one = 1;
 
+	atomic_store(&s->recheck, true);
 	if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
 }
@@ -99,6 +100,7 @@ int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full
 	pthread_rwlock_unlock(&s->zones_lock);
 	if (z == NULL)
 		return APEX_ENOENT;
+	atomic_store(&s->recheck, true);
 	if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return apex_errno();
 	return APEX_OK;
@@ -202,6 +204,7 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 		atomic_store(&z->notified_serial, res.has_serial ? (1ULL << 32) | res.serial : 0);
 		atomic_store(&z->notified_us, apex_monotonic_us());
 		atomic_store(&z->notified, true);
+		atomic_store(&s->recheck, true);
 		if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
 	} else if (n > 0) {
@@ -421,36 +424,6 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	}
 }
 
-/* Expire z when its SOA expire time has passed without a successful
- * refresh: its queries are answered SERVFAIL until a transfer succeeds. */
-static void check_expiry(apex_secondary_t *s, apex_secondary_zone_t *z, uint64_t now)
-{
-	apex_zone_t *current;
-
-	if (z->expire_at == 0 || now < z->expire_at)
-		return;
-	z->expire_at = 0;
-	current = apex_server_served_version(s->server, z->origin);
-	if (current == NULL)
-		return;
-	atomic_store(&current->expired, true);
-	apex_zone_unref(current);
-	apex_error("zone %s expired: no primary answered within the SOA expire time; "
-		   "queries get SERVFAIL until a transfer succeeds",
-		   z->name);
-	pthread_mutex_lock(&s->lock);
-	z->status.expired = true;
-	pthread_mutex_unlock(&s->lock);
-}
-
-/* Whether z is still configured (a reconfiguration may have removed it,
- * or removed it and added it again: then the new settings make it anew).
- * Asked of every zone, once, after the reloader took zones out. */
-static bool configured(apex_secondary_t *s, const apex_secondary_zone_t *z)
-{
-	return s->reloader == NULL || apex_reloader_has_id(s->reloader, z->reloader_id);
-}
-
 /* On a thread of the pool: refresh the zone handed over, then let the
  * scheduler have it again. */
 static void refresh_handed(void *arg, void *item)
@@ -459,6 +432,7 @@ static void refresh_handed(void *arg, void *item)
 
 	if (!apex_secondary_awaits_first_load(arg, z))
 		refresh(arg, z);
+	apex_secondary_schedule_ended(arg, z);
 	atomic_store(&z->busy, false);
 }
 
@@ -474,56 +448,6 @@ static void refresh_ended(void *arg, void *item)
 		apex_warning("secondary zones: notify eventfd: %s", strerror(errno));
 }
 
-/*
- * One pass of the scheduler over the zones at now: hand the zones whose
- * time has come to the pool (while it takes them: held when a
- * reconfiguration waits), expire those past their expiry, and return when
- * it should look again at the latest.
- */
-static uint64_t schedule(apex_secondary_t *s, uint64_t now, bool hold)
-{
-	uint64_t next = now + 3600 * 1000;
-	size_t max = s->applied->cfg->xfr_in_max;
-	/* a pass per refresh ended, over thousands of zones: each is checked
-	 * against the reloader only when it took zones out since the last */
-	unsigned long removals = s->reloader != NULL ? apex_reloader_removals(s->reloader) : 0;
-	bool verify = s->removals_seen != removals;
-
-	for (size_t i = 0; i < s->count; i++) {
-		apex_secondary_zone_t *z = &s->zones[i];
-
-		if (verify && !z->gone && !configured(s, z)) {
-			z->gone = true; /* removed: left alone */
-			z->expire_at = 0;
-		}
-		if (z->gone || atomic_load(&z->busy))
-			continue; /* a refresh wakes the scheduler when it ends */
-		/* read before the exchange: a pass writes no line of a zone
-		 * that was not notified */
-		if (atomic_load_explicit(&z->notified, memory_order_relaxed) &&
-		    atomic_exchange(&z->notified, false))
-			z->next_check = now;
-		check_expiry(s, z, now);
-		if (z->next_check <= now && !hold) {
-			atomic_store(&z->busy, true);
-			if (apex_refresh_pool_run(&s->pool, z, max))
-				continue;
-			atomic_store(&z->busy, false);
-			/* xfr-in-max in flight: the others due wait for the pass
-			 * after the next refresh ends, without trying */
-			hold = true;
-			if (apex_refresh_pool_in_flight(&s->pool) == 0 && now + 1000 < next)
-				next = now + 1000; /* no thread could start: try again */
-		}
-		if (z->next_check > now && z->next_check < next)
-			next = z->next_check;
-		if (z->expire_at != 0 && z->expire_at < next)
-			next = z->expire_at;
-	}
-	s->removals_seen = removals;
-	return next;
-}
-
 /* The scheduler: hands the zones whose time has come to the pool. */
 static void *secondary_main(void *arg)
 {
@@ -537,20 +461,21 @@ static void *secondary_main(void *arg)
 		/* a reconfig's zones are taken once no refresh runs: none is
 		 * handed over meanwhile, those under way end first */
 		bool reconfigured = apex_settings_generation(s->settings) != s->applied->generation;
+		bool applied = false;
 
 		if (reconfigured && apex_refresh_pool_in_flight(&s->pool) == 0) {
 			apex_secondary_apply_settings(s);
 			reconfigured = false;
+			applied = true;
 		}
 		uint64_t now = apex_monotonic_ms();
-		uint64_t next = schedule(s, now, reconfigured);
+		uint64_t next = apex_secondary_schedule(s, now, reconfigured, applied);
 		struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
 					 { .fd = s->notify_fd, .events = POLLIN } };
 		uint64_t count;
 
 		now = apex_monotonic_ms();
-		next = apex_secondary_flush_due(s, now, next);
-		now = apex_monotonic_ms();
+		next = apex_secondary_copies_due(s, now, next);
 		uint64_t purge_due = s->purge_due;
 		if (purge_due != 0 && purge_due <= now) {
 			apex_memory_purge(); /* no IXFR since: what it let go of goes back */

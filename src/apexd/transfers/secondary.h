@@ -129,6 +129,16 @@ typedef struct apex_secondary {
 	pthread_t thread; /* the scheduler */
 	bool thread_started;
 	apex_refresh_pool_t pool; /* the refreshes themselves, xfr-in-max at once */
+	/* The scheduler's passes (secondary_schedule.c): a whole pass asked
+	 * for by a NOTIFY or apexctl refresh (set before the eventfd is
+	 * written); the earliest time a refresh that ended since the last
+	 * whole pass left (UINT64_MAX: none); the scheduler's own: the zone
+	 * the next pass resumes at (SIZE_MAX: none waits for the pool) and
+	 * the time the last whole pass found. */
+	atomic_bool recheck;
+	_Atomic uint64_t ended_min;
+	size_t resume_at;
+	uint64_t pass_next;
 	/* When to give the allocator's unused pages back after a derived IXFR
 	 * (CLOCK_MONOTONIC milliseconds; 0: none pending; the transfer
 	 * scheduler's, set by the refreshes): the next IXFR within

@@ -148,14 +148,18 @@ uint64_t apex_secondary_flush_due(apex_secondary_t *s, uint64_t now, uint64_t ne
 		if (z->copy_due != 0 && z->copy_due < next)
 			next = z->copy_due;
 	}
-	uint64_t batch_due = s->copies != NULL ? apex_zone_copy_batch_due(s->copies) : 0;
-	if (batch_due != 0 && batch_due <= apex_monotonic_ms()) {
-		apex_zone_copy_batch_settle(s->copies, NULL);
-		batch_due = 0;
-	}
-	if (batch_due != 0 && batch_due < next)
-		next = batch_due;
 	return next;
+}
+
+uint64_t apex_secondary_copies_due(apex_secondary_t *s, uint64_t now, uint64_t next)
+{
+	uint64_t due = s->copies != NULL ? apex_zone_copy_batch_due(s->copies) : 0;
+
+	if (due != 0 && due <= now) {
+		apex_zone_copy_batch_settle(s->copies, NULL);
+		due = 0;
+	}
+	return due != 0 && due < next ? due : next;
 }
 
 void apex_secondary_flush_all(apex_secondary_t *s, apex_secondary_zone_t *zones, size_t count,

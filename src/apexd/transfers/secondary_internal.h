@@ -73,6 +73,21 @@ void apex_secondary_apply_settings(struct apex_secondary *s);
 struct apex_secondary_zone *apex_secondary_find_zone(struct apex_secondary *s,
 						     const uint8_t *origin);
 
+/* ---------------------------------------------------------------- secondary_schedule.c */
+
+/*
+ * On the scheduler at now: hand the zones whose time has come to the pool
+ * (none while hold: a reconfiguration waits), expire those past their
+ * expiry, flush the copies due; by a whole pass over the zones when whole,
+ * hold or anything but the end of refreshes asks for one, else from where
+ * the last pass stopped.  Returns when to look again at the latest.
+ */
+uint64_t apex_secondary_schedule(struct apex_secondary *s, uint64_t now, bool hold, bool whole);
+
+/* On z's refresh thread as it ends, before z is the scheduler's again:
+ * the times z's refresh left taken into the scheduler's next wake-up. */
+void apex_secondary_schedule_ended(struct apex_secondary *s, const struct apex_secondary_zone *z);
+
 /* ---------------------------------------------------------------- secondary_transfer.c */
 
 /* The primary e as the transfer client takes it. */
@@ -146,10 +161,14 @@ void apex_secondary_copy_before_journal(struct apex_secondary *s, struct apex_se
 void apex_secondary_copy_after_ixfr(struct apex_secondary *s, struct apex_secondary_zone *z,
 				    const apex_zone_t *version, uint32_t old_serial);
 
-/* On the scheduler: flush the copies whose time has come (of zones no
- * refresh holds) and settle the batch when due; returns the earlier of
- * next and the next copy's or the batch's time. */
+/* On the scheduler, in a whole pass: flush the copies whose time has come
+ * (of zones no refresh holds); returns the earlier of next and the next
+ * copy's time. */
 uint64_t apex_secondary_flush_due(struct apex_secondary *s, uint64_t now, uint64_t next);
+
+/* On the scheduler, at each wake-up: settle the batch of copies when due;
+ * returns the earlier of next and its time. */
+uint64_t apex_secondary_copies_due(struct apex_secondary *s, uint64_t now, uint64_t next);
 
 /* Flush every lagging copy of zones[0..count) from the version served
  * (at stop). */
