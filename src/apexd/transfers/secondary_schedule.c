@@ -143,11 +143,13 @@ uint64_t apex_secondary_schedule(apex_secondary_t *s, uint64_t now, bool hold, b
 		uint64_t ended = atomic_load(&s->ended_min);
 		return ended < s->pass_next ? ended : s->pass_next;
 	}
-	atomic_store(&s->ended_min, UINT64_MAX); /* the pass sees what ended before */
+	/* kept: a refresh that told its times may not have let go of its
+	 * zone yet (the pass leaves a busy zone alone) */
+	uint64_t ended = atomic_exchange(&s->ended_min, UINT64_MAX);
 	uint64_t next = whole_pass(s, now, hold, removals);
 	next = apex_secondary_flush_due(s, apex_monotonic_ms(), next);
-	s->pass_next = next;
-	return next;
+	s->pass_next = ended < next ? ended : next;
+	return s->pass_next;
 }
 
 void apex_secondary_schedule_ended(apex_secondary_t *s, const apex_secondary_zone_t *z)
