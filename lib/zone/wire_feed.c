@@ -111,23 +111,6 @@ nomem:
 	return APEX_ENOMEM;
 }
 
-/* The first batch is full: the ring's other batches and the thread, or
- * (either failing) the records added here from now on, the first batch's
- * at once.  The builder's error if it failed. */
-static int start_thread(apex_wire_feed_t *f)
-{
-	for (unsigned i = 1; i < FEED_BATCHES && !f->threadless; i++)
-		f->threadless = (f->batches[i].data = malloc(FEED_BATCH_BYTES)) == NULL;
-	if (!f->threadless)
-		f->started = pthread_create(&f->thread, NULL, feed_main, f) == 0;
-	f->threadless = !f->started;
-	if (f->threadless) {
-		f->rc = add_batch(f, &f->batches[0]);
-		f->batches[0].used = 0;
-	}
-	return f->rc;
-}
-
 /* The slot being filled, queued; wait for the next to be free (left by
  * the feed's thread).  The builder's error if it failed. */
 static int queue_batch(apex_wire_feed_t *f)
@@ -146,6 +129,24 @@ static int queue_batch(apex_wire_feed_t *f)
 	pthread_mutex_unlock(&f->lock);
 	f->batches[f->fill].used = 0;
 	return rc;
+}
+
+/* The first batch is full: the ring's other batches and the thread, or
+ * (either failing) the records added here from now on, the first batch's
+ * at once.  The builder's error if it failed. */
+static int start_thread(apex_wire_feed_t *f)
+{
+	for (unsigned i = 1; i < FEED_BATCHES && !f->threadless; i++)
+		f->threadless = (f->batches[i].data = malloc(FEED_BATCH_BYTES)) == NULL;
+	if (!f->threadless)
+		f->started = pthread_create(&f->thread, NULL, feed_main, f) == 0;
+	f->threadless = !f->started;
+	if (f->threadless) {
+		f->rc = add_batch(f, &f->batches[0]);
+		f->batches[0].used = 0;
+		return f->rc;
+	}
+	return queue_batch(f); /* the first batch, to the thread */
 }
 
 int apex_wire_feed_add(apex_wire_feed_t *f, const uint8_t *owner, uint16_t type, uint32_t ttl,
