@@ -144,15 +144,41 @@ size_t apex_name_key(const uint8_t *name, uint8_t *key, uint16_t *label_ends)
 	return k;
 }
 
+/* The start of each label of name, root excluded, first label first;
+ * returns their number. */
+static int label_starts(const uint8_t *name, const uint8_t **labels)
+{
+	int n = 0;
+	for (const uint8_t *p = name; *p != 0 && n < APEX_LABELS_MAX; p += 1 + *p)
+		labels[n++] = p;
+	return n;
+}
+
+/*
+ * Label by label from the root, without building the lookup keys: the
+ * order of apex_name_key()'s keys, which is RFC 4034's (a label that is
+ * a prefix of another sorts first, a name with fewer labels first).
+ * Sorting thousands of zone names calls this a million times.
+ */
 int apex_name_compare(const uint8_t *a, const uint8_t *b)
 {
-	uint8_t ka[APEX_KEY_MAX], kb[APEX_KEY_MAX];
-	size_t la = apex_name_key(a, ka, NULL);
-	size_t lb = apex_name_key(b, kb, NULL);
-	int c = memcmp(ka, kb, la < lb ? la : lb);
-	if (c != 0)
-		return c;
-	return la < lb ? -1 : (la > lb ? 1 : 0);
+	const uint8_t *la[APEX_LABELS_MAX], *lb[APEX_LABELS_MAX];
+	int na = label_starts(a, la);
+	int nb = label_starts(b, lb);
+
+	for (int i = na - 1, j = nb - 1; i >= 0 && j >= 0; i--, j--) {
+		const uint8_t *x = la[i], *y = lb[j];
+		uint8_t len = x[0] < y[0] ? x[0] : y[0];
+
+		for (uint8_t k = 1; k <= len; k++) {
+			uint8_t cx = lower(x[k]), cy = lower(y[k]);
+			if (cx != cy)
+				return cx < cy ? -1 : 1;
+		}
+		if (x[0] != y[0])
+			return x[0] < y[0] ? -1 : 1;
+	}
+	return (na > nb) - (na < nb);
 }
 
 void apex_name_lower(uint8_t *name)

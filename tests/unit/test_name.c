@@ -131,6 +131,50 @@ static void test_canonical_order(void **state)
 	assert_true(apex_name_compare(a, b) < 0);
 }
 
+/* A random name of few short labels over a small alphabet that has
+ * both cases and the bytes the keys escape, so that prefixes, equal
+ * labels and case-only differences are frequent. */
+static void random_name(uint8_t *out, unsigned *seed)
+{
+	static const uint8_t alphabet[] = { 0x00, 0x01, 0x02, '-', 'a', 'A', 'b', 'B', 0xff };
+	int labels = (int)(rand_r(seed) % 4);
+	size_t n = 0;
+
+	for (int i = 0; i < labels; i++) {
+		uint8_t len = (uint8_t)(1 + rand_r(seed) % 3);
+
+		out[n++] = len;
+		for (uint8_t j = 0; j < len; j++)
+			out[n++] = alphabet[rand_r(seed) % sizeof(alphabet)];
+	}
+	out[n] = 0;
+}
+
+static int sign(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+static void test_compare_matches_keys(void **state)
+{
+	unsigned seed = 38;
+
+	for (int i = 0; i < 200000; i++) {
+		uint8_t a[APEX_NAME_MAX], b[APEX_NAME_MAX];
+		uint8_t ka[APEX_KEY_MAX], kb[APEX_KEY_MAX];
+
+		random_name(a, &seed);
+		random_name(b, &seed);
+		size_t la = apex_name_key(a, ka, NULL);
+		size_t lb = apex_name_key(b, kb, NULL);
+		int want = sign(apex_key_compare(ka, la, kb, lb));
+
+		assert_int_equal(sign(apex_name_compare(a, b)), want);
+		assert_int_equal(sign(apex_name_compare(b, a)), -want);
+		assert_int_equal(apex_name_compare(a, b) == 0, apex_name_equal(a, b));
+	}
+}
+
 static void test_key_prefixes(void **state)
 {
 	uint8_t name[APEX_NAME_MAX], parent[APEX_NAME_MAX];
@@ -196,9 +240,13 @@ static void test_presentation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unpack_compression), cmocka_unit_test(test_unpack_rejects),
-		cmocka_unit_test(test_canonical_order),    cmocka_unit_test(test_key_prefixes),
-		cmocka_unit_test(test_relations),          cmocka_unit_test(test_presentation),
+		cmocka_unit_test(test_unpack_compression),
+		cmocka_unit_test(test_unpack_rejects),
+		cmocka_unit_test(test_canonical_order),
+		cmocka_unit_test(test_compare_matches_keys),
+		cmocka_unit_test(test_key_prefixes),
+		cmocka_unit_test(test_relations),
+		cmocka_unit_test(test_presentation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
