@@ -227,11 +227,28 @@ void apex_config_clear_listens(apex_config_t *cfg)
 	cfg->listen_count = 0;
 }
 
+/* Room in cfg->zones for one more entry.  The array doubles: a catalog
+ * of 10,000 members is appended one at a time. */
+static int zones_room(apex_config_t *cfg)
+{
+	apex_zone_config_t *grown;
+	size_t room;
+
+	if (cfg->zone_count < cfg->zone_room)
+		return APEX_OK;
+	room = cfg->zone_room > 0 ? cfg->zone_room * 2 : 16;
+	if ((grown = realloc(cfg->zones, room * sizeof(*grown))) == NULL)
+		return APEX_ENOMEM;
+	cfg->zones = grown;
+	cfg->zone_room = room;
+	return APEX_OK;
+}
+
 int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 			 const char *base_dir, char *err, size_t err_size)
 {
 	char canonical[APEX_NAME_MAX * 4 + 1]; /* every byte may need a \DDD escape */
-	apex_zone_config_t item, *grown;
+	apex_zone_config_t item;
 
 	memset(&item, 0, sizeof(item));
 	if (name[0] == '\0' || apex_name_from_str(name, item.origin) < 0)
@@ -250,15 +267,11 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 	item.verify_zone = -1;
 	item.verifier_feed_zone = -1;
 	item.verifier_timeout = -1;
-	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
-	if (item.name == NULL || item.file == NULL || grown == NULL) {
+	if (item.name == NULL || item.file == NULL || zones_room(cfg) < 0) {
 		free(item.name);
 		free(item.file);
-		if (grown != NULL)
-			cfg->zones = grown;
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	}
-	cfg->zones = grown;
 	cfg->zones[cfg->zone_count++] = item;
 	return APEX_OK;
 }
@@ -314,7 +327,7 @@ int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern
 			   const uint8_t *origin, char *err, size_t err_size)
 {
 	char text[APEX_NAME_MAX * 4 + 1];
-	apex_zone_config_t item = *pattern, *grown;
+	apex_zone_config_t item = *pattern;
 	size_t len;
 	bool ok = true;
 
@@ -338,10 +351,7 @@ int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern
 	item.allow_notify = copy_acl(pattern->allow_notify, pattern->allow_notify_count, &ok);
 	item.provide_xfr = copy_acl(pattern->provide_xfr, pattern->provide_xfr_count, &ok);
 	item.notify = copy_acl(pattern->notify, pattern->notify_count, &ok);
-	grown = realloc(cfg->zones, (cfg->zone_count + 1) * sizeof(*grown));
-	if (grown != NULL)
-		cfg->zones = grown;
-	if (!ok || grown == NULL || item.name == NULL || item.file == NULL ||
+	if (!ok || zones_room(cfg) < 0 || item.name == NULL || item.file == NULL ||
 	    (pattern->verifier != NULL && item.verifier == NULL)) {
 		free_zone(&item);
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");

@@ -116,6 +116,7 @@ typedef struct apex_config {
 	size_t listen_count;
 	apex_zone_config_t *zones;
 	size_t zone_count;
+	size_t zone_room; /* entries zones has room for */
 	/* pattern: sections, the settings a catalog's member zones take: each
 	 * entry's name is the pattern's, its file the template of the members'
 	 * files, made absolute ("%s" stands for the zone's name). */
