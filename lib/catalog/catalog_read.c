@@ -13,14 +13,33 @@
 
 #define NAME_TEXT 1100 /* a name in presentation format, every byte escaped */
 
+/* A member node as read, before it is kept. */
+typedef struct member_text {
+	uint8_t zone[APEX_NAME_MAX];
+	uint8_t id[64];
+	char group[256];
+	uint8_t coo[APEX_NAME_MAX];
+	bool has_coo;
+} member_text_t;
+
+/* Where a kept member's fields start in the reader's bytes (the bytes
+ * move as they grow); coo is NO_COO when it has none. */
+typedef struct kept {
+	uint32_t zone, id, group, coo;
+} kept_t;
+
+#define NO_COO UINT32_MAX
+
 /* One walk over a catalog's member nodes. */
 typedef struct reader {
 	const apex_zone_t *zone;
 	uint8_t zones[APEX_NAME_MAX]; /* zones.$CATZ */
 	apex_catalog_skip_fn skip;
 	void *ctx;
-	apex_catalog_member_t *members;
+	kept_t *kept;
 	size_t count, capacity;
+	uint8_t *bytes;
+	size_t used, room;
 } reader_t;
 
 /* The node of label (wire: its length byte, then its bytes) below parent, or NULL. */
@@ -91,7 +110,7 @@ static bool ptr_target(const uint8_t *rdata, uint16_t size, uint8_t *out)
 }
 
 /* The group property of member node into m->group; false (said why) if it cannot be read. */
-static bool read_group(const reader_t *r, const apex_node_t *node, apex_catalog_member_t *m)
+static bool read_group(const reader_t *r, const apex_node_t *node, member_text_t *m)
 {
 	const apex_node_t *group = find_below(r->zone, "\005group", node->name);
 	const apex_rrset_t *txt = group != NULL ? apex_node_rrset(group, APEX_TYPE_TXT) : NULL;
@@ -129,7 +148,7 @@ static bool read_group(const reader_t *r, const apex_node_t *node, apex_catalog_
 }
 
 /* The coo property of member node into m: one PTR record, else none. */
-static void read_coo(const reader_t *r, const apex_node_t *node, apex_catalog_member_t *m)
+static void read_coo(const reader_t *r, const apex_node_t *node, member_text_t *m)
 {
 	const apex_node_t *coo = find_below(r->zone, "\003coo", node->name);
 	const apex_rrset_t *ptr = coo != NULL ? apex_node_rrset(coo, APEX_TYPE_PTR) : NULL;
@@ -141,13 +160,59 @@ static void read_coo(const reader_t *r, const apex_node_t *node, apex_catalog_me
 	m->has_coo = ptr_target(rdata, size, m->coo);
 }
 
+/* size bytes of data appended to r's bytes; where they start, or -1 when
+ * out of memory. */
+static int64_t keep_bytes(reader_t *r, const void *data, size_t size)
+{
+	size_t at = r->used;
+
+	if (r->used + size > r->room) {
+		size_t room = r->room > 0 ? r->room * 2 : 4096;
+		uint8_t *grown;
+
+		while (room < r->used + size)
+			room *= 2;
+		if (room > NO_COO || (grown = realloc(r->bytes, room)) == NULL)
+			return -1;
+		r->bytes = grown;
+		r->room = room;
+	}
+	memcpy(r->bytes + at, data, size);
+	r->used += size;
+	return (int64_t)at;
+}
+
+/* m kept: its fields copied to r's bytes. */
+static int keep(reader_t *r, const member_text_t *m)
+{
+	int64_t zone, id, group, coo = NO_COO;
+
+	if (r->count == r->capacity) {
+		size_t capacity = r->capacity ? 2 * r->capacity : 16;
+		kept_t *grown = realloc(r->kept, capacity * sizeof(*grown));
+		if (grown == NULL)
+			return APEX_ENOMEM;
+		r->kept = grown;
+		r->capacity = capacity;
+	}
+	zone = keep_bytes(r, m->zone, apex_name_size(m->zone));
+	id = keep_bytes(r, m->id, 1 + (size_t)m->id[0]);
+	group = keep_bytes(r, m->group, strlen(m->group) + 1);
+	if (m->has_coo)
+		coo = keep_bytes(r, m->coo, apex_name_size(m->coo));
+	if (zone < 0 || id < 0 || group < 0 || coo < 0)
+		return APEX_ENOMEM;
+	r->kept[r->count++] =
+		(kept_t){ (uint32_t)zone, (uint32_t)id, (uint32_t)group, (uint32_t)coo };
+	return APEX_OK;
+}
+
 /* The member of member node node (with its PTR RRset ptr) added, or skipped. */
 static int read_member(reader_t *r, const apex_node_t *node, const apex_rrset_t *ptr)
 {
-	apex_catalog_member_t m;
+	member_text_t m;
 	char text[NAME_TEXT];
 	uint16_t size;
-
 	memset(&m, 0, sizeof(m));
 	if (ptr->count != 1) {
 		skipped(r, node->name, "%u PTR records, not one", ptr->count);
@@ -174,17 +239,7 @@ static int read_member(reader_t *r, const apex_node_t *node, const apex_rrset_t 
 	if (!read_group(r, node, &m))
 		return APEX_OK;
 	read_coo(r, node, &m);
-
-	if (r->count == r->capacity) {
-		size_t capacity = r->capacity ? 2 * r->capacity : 16;
-		apex_catalog_member_t *grown = realloc(r->members, capacity * sizeof(*grown));
-		if (grown == NULL)
-			return APEX_ENOMEM;
-		r->members = grown;
-		r->capacity = capacity;
-	}
-	r->members[r->count++] = m;
-	return APEX_OK;
+	return keep(r, &m);
 }
 
 /* Canonical order of two member node labels (length byte, then the label, lower-cased). */
@@ -214,30 +269,50 @@ static const uint8_t *member_node(const reader_t *r, const uint8_t *id, uint8_t 
 	return name;
 }
 
-/* Sort the members by zone name; of several with one zone, keep the first member node's. */
-static void sort_members(reader_t *r)
+/* The members r kept, pointing into its bytes (taken); sorted by zone
+ * name, and of several with one zone, the first member node's kept. */
+static int sort_members(reader_t *r, apex_catalog_t *out)
 {
 	uint8_t kept[APEX_NAME_MAX], later[APEX_NAME_MAX];
 	char text[NAME_TEXT], kept_text[NAME_TEXT];
+	apex_catalog_member_t *members;
 	size_t n = 0;
 
-	if (r->count > 1)
-		qsort(r->members, r->count, sizeof(*r->members), member_order);
+	if (r->count == 0)
+		return APEX_OK; /* out stays empty */
+	if ((members = malloc(r->count * sizeof(*members))) == NULL)
+		return APEX_ENOMEM;
 	for (size_t i = 0; i < r->count; i++) {
-		const apex_catalog_member_t *m = &r->members[i];
-		if (n > 0 && apex_name_equal(m->zone, r->members[n - 1].zone)) {
+		const kept_t *k = &r->kept[i];
+
+		members[i] = (apex_catalog_member_t){
+			.zone = r->bytes + k->zone,
+			.id = r->bytes + k->id,
+			.group = (const char *)r->bytes + k->group,
+			.coo = k->coo != NO_COO ? r->bytes + k->coo : NULL,
+		};
+	}
+	if (r->count > 1)
+		qsort(members, r->count, sizeof(*members), member_order);
+	for (size_t i = 0; i < r->count; i++) {
+		const apex_catalog_member_t *m = &members[i];
+		if (n > 0 && apex_name_equal(m->zone, members[n - 1].zone)) {
 			skipped(r, member_node(r, m->id, later),
 				"member zone %s already at member node %s",
 				apex_name_to_str(m->zone, text, sizeof(text)),
-				apex_name_to_str(member_node(r, r->members[n - 1].id, kept),
-						 kept_text, sizeof(kept_text)));
+				apex_name_to_str(member_node(r, members[n - 1].id, kept), kept_text,
+						 sizeof(kept_text)));
 			continue;
 		}
 		if (n != i)
-			r->members[n] = *m;
+			members[n] = *m;
 		n++;
 	}
-	r->count = n;
+	out->members = members;
+	out->count = n;
+	out->bytes = r->bytes;
+	r->bytes = NULL;
+	return APEX_OK;
 }
 
 /* Every member node below zones.$CATZ, in canonical order. */
@@ -271,6 +346,7 @@ int apex_catalog_read(const apex_zone_t *zone, apex_catalog_t *out, apex_catalog
 
 	out->members = NULL;
 	out->count = 0;
+	out->bytes = NULL;
 	if (!is_version_2(zone))
 		return apex_fail(err, err_size, APEX_EINVAL,
 				 "no version.%s TXT \"2\": not a catalog zone of schema version 2",
@@ -283,14 +359,11 @@ int apex_catalog_read(const apex_zone_t *zone, apex_catalog_t *out, apex_catalog
 	memcpy(r.zones + 6, zone->origin, origin_size);
 
 	int rc = read_members(&r);
-	if (rc != APEX_OK) {
-		free(r.members);
-		return rc;
-	}
-	sort_members(&r);
-	out->members = r.members;
-	out->count = r.count;
-	return APEX_OK;
+	if (rc == APEX_OK)
+		rc = sort_members(&r, out);
+	free(r.kept);
+	free(r.bytes);
+	return rc;
 }
 
 void apex_catalog_free(apex_catalog_t *catalog)
@@ -298,8 +371,10 @@ void apex_catalog_free(apex_catalog_t *catalog)
 	if (catalog == NULL)
 		return;
 	free(catalog->members);
+	free(catalog->bytes);
 	catalog->members = NULL;
 	catalog->count = 0;
+	catalog->bytes = NULL;
 }
 
 static int find_order(const void *key, const void *member)

@@ -29,17 +29,19 @@
 #include "dns/name.h" /* APEX_NAME_MAX */
 #include "zone/zone.h"
 
-/* One member zone of a catalog. */
+/* One member zone of a catalog.  Its fields point into the catalog's
+ * bytes: some 50 bytes a member, where the longest names would take
+ * 800 (a catalog of 10,000 members is read again at each change). */
 typedef struct apex_catalog_member {
 	/* the member zone's name, wire format, lower-cased */
-	uint8_t zone[APEX_NAME_MAX];
+	const uint8_t *zone;
 	/* its member node label <unique-N>: length byte then the label (lower-cased) */
-	uint8_t id[64];
+	const uint8_t *id;
 	/* its group property (TXT value, case kept), "" when none */
-	char group[256];
-	/* its coo property: the new owner catalog's name, wire, lower-cased */
-	uint8_t coo[APEX_NAME_MAX];
-	bool has_coo;
+	const char *group;
+	/* its coo property: the new owner catalog's name, wire, lower-cased;
+	 * NULL when none */
+	const uint8_t *coo;
 } apex_catalog_member_t;
 
 /* A catalog's members, sorted by zone name in canonical DNS order; owned, free with
@@ -47,6 +49,7 @@ typedef struct apex_catalog_member {
 typedef struct apex_catalog {
 	apex_catalog_member_t *members;
 	size_t count;
+	uint8_t *bytes; /* the names and groups the members point into */
 } apex_catalog_t;
 
 /* Told of each member node skipped: owner (presentation text of the member node name) and why. */

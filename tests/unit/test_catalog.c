@@ -133,7 +133,7 @@ static void assert_member(const apex_catalog_member_t *m, const char *zone, cons
 	assert_int_equal(m->id[0], strlen(id));
 	assert_memory_equal(m->id + 1, id, strlen(id));
 	assert_string_equal(m->group, group);
-	assert_int_equal(m->has_coo, coo != NULL);
+	assert_int_equal(m->coo != NULL, coo != NULL);
 	if (coo != NULL)
 		assert_name(m->coo, coo);
 }
@@ -360,7 +360,7 @@ static void test_coo_two_ptrs(void **state)
 	assert_int_equal(skips.count, 0);
 	assert_int_equal(cat.count, 1);
 	assert_member(&cat.members[0], "example.com.", "m1", "", NULL);
-	assert_false(cat.members[0].has_coo);
+	assert_null(cat.members[0].coo);
 	apex_catalog_free(&cat);
 }
 
@@ -380,7 +380,7 @@ static void test_uppercase(void **state)
 	assert_memory_equal(m->zone, "\007example\003com\000", 13);
 	assert_memory_equal(m->id, "\010mixed-id", 9);
 	assert_string_equal(m->group, "Case-Kept");
-	assert_true(m->has_coo);
+	assert_non_null(m->coo);
 	assert_memory_equal(m->coo, "\003new\007catalog\000", 13);
 	apex_catalog_free(&cat);
 }
@@ -568,7 +568,7 @@ static void test_produced_catalog(void **state)
 		assert_int_equal(m->id[0], APEX_CATALOG_ID_SIZE);
 		assert_memory_equal(m->id + 1, id[i], APEX_CATALOG_ID_SIZE);
 		assert_string_equal(m->group, i == 0 ? "blue" : "");
-		assert_false(m->has_coo);
+		assert_null(m->coo);
 	}
 	apex_catalog_free(&catalog);
 	apex_zone_unref(zone);

@@ -101,7 +101,7 @@ static int member_from(member_t *out, const consumer_t *k, size_t rank,
 	out->rank = rank;
 	out->zone = name_dup(m->zone);
 	out->catalog = name_dup(k->origin);
-	memcpy(out->id, m->id, sizeof(out->id));
+	memcpy(out->id, m->id, 1 + (size_t)m->id[0]);
 	if (m->group[0] != '\0')
 		out->group = strdup(m->group);
 	if (out->zone == NULL || out->catalog == NULL || (m->group[0] != '\0' && !out->group)) {
@@ -120,7 +120,7 @@ static bool moves_to(apexd_catalogs_t *c, const consumer_t *k, const uint8_t *zo
 	const apex_catalog_member_t *entry = apex_catalog_find(&k->catalog, zone);
 	const consumer_t *next;
 
-	if (entry == NULL || !entry->has_coo || (to != NULL && !apex_name_equal(entry->coo, to)))
+	if (entry == NULL || entry->coo == NULL || (to != NULL && !apex_name_equal(entry->coo, to)))
 		return false;
 	next = consumer_find(c, entry->coo);
 	return next != NULL && next != k && apex_catalog_find(&next->catalog, zone) != NULL;
