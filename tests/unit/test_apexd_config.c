@@ -760,7 +760,7 @@ static void test_patterns_and_catalogs(void **state)
 	assert_int_equal(members->request_xfr_count, 1);
 	assert_ptr_equal(members->request_xfr[0].key, &cfg.keys[0]);
 
-	/* a member made from a pattern: its lists copied, its file from the template */
+	/* a member made from a pattern: its lists the pattern's, its file from the template */
 	assert_int_equal(apex_name_from_str("Example.COM.", origin), 13);
 	apex_name_lower(origin);
 	assert_int_equal(apex_config_add_member(&cfg, members, origin, err, sizeof(err)), APEX_OK);
@@ -771,7 +771,9 @@ static void test_patterns_and_catalogs(void **state)
 	assert_string_equal(m->file, want);
 	assert_true(apex_name_equal(m->origin, origin));
 	assert_int_equal(m->request_xfr_count, 1);
-	assert_ptr_not_equal(m->request_xfr, members->request_xfr); /* a copy, owned */
+	assert_ptr_equal(m->request_xfr, members->request_xfr); /* shared, not freed twice */
+	assert_true(m->acls_shared);
+	assert_false(members->acls_shared);
 	assert_ptr_equal(m->request_xfr[0].key, &cfg.keys[0]);
 	assert_int_equal(m->allow_notify_count, 1);
 	assert_false(m->zonemd_verify);

@@ -106,6 +106,8 @@ static int append_members(apexd_catalogs_t *c, apex_config_t *cfg, member_t *lis
 {
 	char zone[APEX_NAME_MAX * 4 + 1], reason[512];
 
+	if (apex_config_reserve_zones(cfg, count) < 0)
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	for (size_t i = 0; i < count; i++) {
 		member_t *m = &list[i];
 		const consumer_t *k = m->catalog != NULL ? consumer_find(c, m->catalog) : NULL;

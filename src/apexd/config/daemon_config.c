@@ -76,10 +76,12 @@ static void free_zone(apex_zone_config_t *z)
 {
 	free(z->name);
 	free(z->file);
-	free(z->request_xfr);
-	free(z->allow_notify);
-	free(z->provide_xfr);
-	free(z->notify);
+	if (!z->acls_shared) {
+		free(z->request_xfr);
+		free(z->allow_notify);
+		free(z->provide_xfr);
+		free(z->notify);
+	}
 	free(z->verifier);
 	free(z->catalog_member_pattern);
 	free(z->catalog_producer_zone);
@@ -227,21 +229,31 @@ void apex_config_clear_listens(apex_config_t *cfg)
 	cfg->listen_count = 0;
 }
 
-/* Room in cfg->zones for one more entry.  The array doubles: a catalog
- * of 10,000 members is appended one at a time. */
-static int zones_room(apex_config_t *cfg)
+/* cfg->zones made room entries long. */
+static int zones_resize(apex_config_t *cfg, size_t room)
 {
-	apex_zone_config_t *grown;
-	size_t room;
+	apex_zone_config_t *grown = realloc(cfg->zones, room * sizeof(*grown));
 
-	if (cfg->zone_count < cfg->zone_room)
-		return APEX_OK;
-	room = cfg->zone_room > 0 ? cfg->zone_room * 2 : 16;
-	if ((grown = realloc(cfg->zones, room * sizeof(*grown))) == NULL)
+	if (grown == NULL)
 		return APEX_ENOMEM;
 	cfg->zones = grown;
 	cfg->zone_room = room;
 	return APEX_OK;
+}
+
+/* Room in cfg->zones for one more entry: the array doubles. */
+static int zones_room(apex_config_t *cfg)
+{
+	if (cfg->zone_count < cfg->zone_room)
+		return APEX_OK;
+	return zones_resize(cfg, cfg->zone_room > 0 ? cfg->zone_room * 2 : 16);
+}
+
+int apex_config_reserve_zones(apex_config_t *cfg, size_t more)
+{
+	if (cfg->zone_count + more <= cfg->zone_room)
+		return APEX_OK;
+	return zones_resize(cfg, cfg->zone_count + more);
 }
 
 int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
@@ -284,21 +296,6 @@ const apex_zone_config_t *apex_config_pattern(const apex_config_t *cfg, const ch
 	return NULL;
 }
 
-/* A copy of count entries (NULL for none); *ok false when out of memory. */
-static apex_acl_entry_t *copy_acl(const apex_acl_entry_t *entries, size_t count, bool *ok)
-{
-	apex_acl_entry_t *copy;
-
-	if (count == 0)
-		return NULL;
-	if ((copy = malloc(count * sizeof(*copy))) == NULL) {
-		*ok = false;
-		return NULL;
-	}
-	memcpy(copy, entries, count * sizeof(*copy));
-	return copy;
-}
-
 /* pattern's file template with each "%s" replaced by name; malloc'ed. */
 static char *expand_template(const char *template, const char *name)
 {
@@ -329,7 +326,6 @@ int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern
 	char text[APEX_NAME_MAX * 4 + 1];
 	apex_zone_config_t item = *pattern;
 	size_t len;
-	bool ok = true;
 
 	apex_name_to_str(origin, text, sizeof(text));
 	if (strchr(text, '/') != NULL)
@@ -347,11 +343,8 @@ int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern
 		text[len - 1] = '\0';
 	item.file = expand_template(pattern->file, text);
 	item.verifier = pattern->verifier != NULL ? strdup(pattern->verifier) : NULL;
-	item.request_xfr = copy_acl(pattern->request_xfr, pattern->request_xfr_count, &ok);
-	item.allow_notify = copy_acl(pattern->allow_notify, pattern->allow_notify_count, &ok);
-	item.provide_xfr = copy_acl(pattern->provide_xfr, pattern->provide_xfr_count, &ok);
-	item.notify = copy_acl(pattern->notify, pattern->notify_count, &ok);
-	if (!ok || zones_room(cfg) < 0 || item.name == NULL || item.file == NULL ||
+	item.acls_shared = true; /* item's lists are pattern's, both cfg's */
+	if (zones_room(cfg) < 0 || item.name == NULL || item.file == NULL ||
 	    (pattern->verifier != NULL && item.verifier == NULL)) {
 		free_zone(&item);
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");

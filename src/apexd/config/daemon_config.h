@@ -73,17 +73,23 @@ typedef struct apex_zone_config {
 	uint8_t origin[APEX_NAME_MAX]; /* wire format */
 	char *file;                    /* absolute path */
 	/* A secondary zone: its primaries in order of preference (request-xfr),
-	 * who may NOTIFY it (allow-notify).  Arrays owned. */
+	 * who may NOTIFY it (allow-notify).  Arrays owned, unless acls_shared. */
 	apex_acl_entry_t *request_xfr;
 	size_t request_xfr_count;
 	apex_acl_entry_t *allow_notify;
 	size_t allow_notify_count;
-	/* Who may transfer the zone from here (provide-xfr).  Array owned. */
+	/* Who may transfer the zone from here (provide-xfr).  Array owned,
+	 * unless acls_shared. */
 	apex_acl_entry_t *provide_xfr;
 	size_t provide_xfr_count;
-	/* Whom to NOTIFY of every new serial (notify).  Array owned. */
+	/* Whom to NOTIFY of every new serial (notify).  Array owned, unless
+	 * acls_shared. */
 	apex_acl_entry_t *notify;
 	size_t notify_count;
+	/* The four access lists are its pattern's, in the same configuration
+	 * (a catalog's member): not freed with the zone.  Half a kilobyte an
+	 * entry, copied for 10,000 members at each change of a catalog. */
+	bool acls_shared;
 	/* Check the zone's ZONEMD record (RFC 8976) before serving a version
 	 * (zonemd-verify; the default, and for zones given with -z). */
 	bool zonemd_verify;
@@ -270,9 +276,15 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 /* The pattern named name, or NULL. */
 const apex_zone_config_t *apex_config_pattern(const apex_config_t *cfg, const char *name);
 
+/* Room made in cfg->zones for more entries at once: a catalog's members
+ * are appended without moving the array (and faulting in fresh pages)
+ * again and again.  APEX_OK or APEX_ENOMEM. */
+int apex_config_reserve_zones(apex_config_t *cfg, size_t more);
+
 /*
  * Add the zone origin (wire format) with the settings of pattern, one of
- * cfg's: its access lists and verification, and its file template with
+ * cfg's: its access lists (shared with the pattern, acls_shared) and
+ * verification, and its file template with
  * "%s" replaced by the zone's name (without the final dot).  A catalog's
  * member (catalog/consumer.h), whose name the caller has checked against
  * the other zones.  A name whose text holds a '/' is refused: a file
