@@ -339,27 +339,53 @@ static void remove_lost(apexd_catalogs_t *c, member_t *list, size_t count)
 }
 
 /*
+ * The zones of origins (count of them) no longer served, at once: the
+ * members gone from every catalog, before the configuration without them
+ * is built and put in force (some 50 ms for 10,000 members), which takes
+ * them out of the reloader and the transfer thread.  Should that fail,
+ * they stay unserved, as their catalog says, and the next attempt
+ * finishes the job.
+ */
+static void withdraw(apexd_catalogs_t *c, const uint8_t **origins, size_t count)
+{
+	int rc = count > 0 ? apex_zonetable_remove_many(&c->ctx.server->zonetable, origins, count)
+			   : APEX_OK;
+
+	if (rc < 0 && rc != APEX_ENOENT)
+		apex_error("catalogs: %zu member zone(s) not withdrawn: %s", count,
+			   apex_strerror(rc));
+}
+
+/*
  * Put list (owned, taken) in force in place of the members in force.
  * Members that lose their state are taken out first and their files
  * removed; those of them list has again are then added afresh.
  */
 static void update(apexd_catalogs_t *c, member_t *list, size_t count)
 {
-	size_t lost = 0, readded = 0;
+	size_t lost = 0, readded = 0, gone = 0;
+	const uint8_t **origins;
 	int rc = APEX_OK;
 
 	if (!c->retry && !c->dirty && !differs(c, list, count)) {
 		members_free(list, count);
 		return;
 	}
+	/* the members no longer listed (a zone of the file by the same name
+	 * stays: it took the name) */
+	origins = malloc((c->member_count > 0 ? c->member_count : 1) * sizeof(*origins));
 	for (size_t i = 0; i < c->member_count; i++) {
 		bool again;
 
 		if (!keeps_state(&c->members[i], list, count, &again)) {
 			lost++;
 			readded += again;
+			if (!again && origins != NULL && !is_configured(c, c->members[i].zone))
+				origins[gone++] = c->members[i].zone;
 		}
 	}
+	withdraw(c, origins, gone);
+	free(origins);
 	if (readded > 0) {
 		/* without the members that start afresh */
 		member_t *first = calloc(count > 0 ? count : 1, sizeof(*first));
