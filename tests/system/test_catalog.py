@@ -53,6 +53,7 @@ import pytest
 
 import servers
 from conftest import SANITIZER_RE
+from test_reload import SCHED_IDLE, thread_priorities
 from test_secondary import apexctl
 
 CATALOG = "catalog.invalid."
@@ -726,6 +727,13 @@ def test_catalog_member_added_and_removed(procs, tmp_path):
     wait_path(apex, copy, exists=False)
     assert serial_of(apex.port, "m1.test.") == 1
     assert os.path.exists(apex.path("%s.zone", "m1.test."))
+
+    # the thread that puts the members in force runs below the workers,
+    # like the reload thread (reload-priority, by default idle)
+    threads = thread_priorities(apex.proc.pid)
+    catalog = [(nice, policy) for name, nice, policy in threads.values()
+               if name == "apexd-catalog"]
+    assert catalog == [(0, SCHED_IDLE)], threads
 
 
 def test_catalog_group_change_keeps_member(procs, tmp_path):

@@ -17,6 +17,7 @@
 #include "catalog/consumer_internal.h"
 #include "catalog/producer.h"
 #include "process/privs.h"
+#include "process/thread_priority.h"
 #include "control/commands.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -470,6 +471,7 @@ static void *catalogs_main(void *arg)
 	bool retry = false;
 
 	pthread_setname_np(pthread_self(), "apexd-catalog");
+	apex_thread_lower_priority("catalog thread", c->idle, c->nice);
 	pthread_mutex_lock(&c->wake_lock);
 	while (!c->stopping) {
 		if (!c->woken && retry) {
@@ -509,6 +511,8 @@ apexd_catalogs_t *apexd_catalogs_new(const struct apex_command_context *ctx,
 	pthread_mutex_init(&c->wake_lock, NULL);
 	pthread_cond_init(&c->wake_cond, NULL);
 	c->woken = true; /* the catalogs loaded from their copies */
+	c->idle = cfg->reload_idle;
+	c->nice = (int)cfg->reload_nice;
 	if (sync_consumers(c, cfg) < 0 || sync_configured(c, cfg) < 0 ||
 	    zone_list_configure(c, cfg) < 0) {
 		apexd_catalogs_free(c);

@@ -77,6 +77,11 @@ struct apexd_catalogs {
 	pthread_cond_t wake_cond;
 	bool woken, stopping, started;
 	pthread_t thread;
+	/* the thread's priority: the reload thread's (reload-priority); it
+	 * builds configurations and removes files, none of which may take a
+	 * CPU from the workers */
+	bool idle;
+	int nice;
 };
 
 /* A copy of name (malloc'ed), or NULL. */
