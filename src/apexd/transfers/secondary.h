@@ -80,9 +80,11 @@ typedef struct apex_secondary_zone {
 	 * at once with a swap of the zones): a zone removed and added again
 	 * by reconfigs has a new one, and is kept afresh */
 	uint64_t reloader_id;
-	apex_acl_entry_t *primaries; /* owned copies */
+	/* the lists of the snapshot the zones were made from (applied): not
+	 * copied, half a kilobyte an entry for thousands of zones */
+	const apex_acl_entry_t *primaries;
 	size_t primary_count;
-	apex_acl_entry_t *allow_notify;
+	const apex_acl_entry_t *allow_notify;
 	size_t allow_notify_count;
 	bool zonemd_verify; /* a transfer's ZONEMD is checked before it is served */
 	/* the EDNS EXPIRE value (RFC 7314) of the last transfer's answer; -1:
@@ -107,8 +109,8 @@ typedef struct apex_secondary_zone {
 typedef struct apex_secondary {
 	apex_server_t *server;
 	/* The settings in force (a reconfig replaces them), and the snapshot
-	 * the zones were made from: their primaries and allow-notify entries
-	 * point at its keys.  The scheduler alone applies new settings, when
+	 * the zones were made from: their primaries and allow-notify lists
+	 * are its own, and point at its keys.  The scheduler alone applies new settings, when
 	 * no refresh runs, swapping zones, count and applied under zones_lock;
 	 * the workers (NOTIFY) and the control thread read them under it.
 	 * The scheduler and the refreshes read them without it: nobody writes

@@ -22,32 +22,24 @@
 #include "util/log.h"
 #include "xfr/zone_copy_batch.h"
 
-static apex_acl_entry_t *copy_entries(const apex_acl_entry_t *from, size_t count)
-{
-	apex_acl_entry_t *to = count > 0 ? malloc(count * sizeof(*to)) : NULL;
-
-	if (to != NULL)
-		memcpy(to, from, count * sizeof(*to));
-	return to;
-}
-
 void apex_secondary_free_zones(apex_secondary_zone_t *zones, size_t count)
 {
 	for (size_t i = 0; i < count && zones != NULL; i++) {
 		free(zones[i].name);
 		free(zones[i].file);
-		free(zones[i].primaries);
-		free(zones[i].allow_notify);
 	}
 	free(zones);
 }
 
 /* The secondary zones of cfg, fresh (to be checked at once), into *out
- * (owned; NULL when none).  Returns 0 or APEX_ENOMEM. */
+ * (owned; NULL when none), their lists cfg's, sorted by origin (found by
+ * binary search: a worker looks a NOTIFY's zone up among thousands).
+ * Returns 0 or APEX_ENOMEM. */
 int apex_secondary_make_zones(const apex_config_t *cfg, apex_secondary_zone_t **out,
 			      size_t *out_count)
 {
 	size_t count = 0, n = 0;
+	apex_name_ref_t *sorted;
 
 	*out = NULL;
 	*out_count = 0;
@@ -56,33 +48,57 @@ int apex_secondary_make_zones(const apex_config_t *cfg, apex_secondary_zone_t **
 	if (count == 0)
 		return APEX_OK;
 	apex_secondary_zone_t *zones = calloc(count, sizeof(*zones));
-	if (zones == NULL)
+	if (zones == NULL || (sorted = malloc(count * sizeof(*sorted))) == NULL) {
+		free(zones);
 		return APEX_ENOMEM;
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		const apex_zone_config_t *zc = &cfg->zones[i];
-		apex_secondary_zone_t *z;
+	}
+	for (size_t i = 0; i < cfg->zone_count; i++)
+		if (cfg->zones[i].request_xfr_count > 0)
+			sorted[n++] = (apex_name_ref_t){ cfg->zones[i].origin, i };
+	apex_name_refs_sort(sorted, count);
+	for (n = 0; n < count; n++) {
+		const apex_zone_config_t *zc = &cfg->zones[sorted[n].index];
+		apex_secondary_zone_t *z = &zones[n];
 
-		if (zc->request_xfr_count == 0)
-			continue;
-		z = &zones[n++];
 		z->name = strdup(zc->name);
 		z->file = strdup(zc->file);
 		memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
-		z->primaries = copy_entries(zc->request_xfr, zc->request_xfr_count);
+		z->primaries = zc->request_xfr;
 		z->primary_count = zc->request_xfr_count;
-		z->allow_notify = copy_entries(zc->allow_notify, zc->allow_notify_count);
+		z->allow_notify = zc->allow_notify;
 		z->allow_notify_count = zc->allow_notify_count;
 		z->zonemd_verify = zc->zonemd_verify;
 		z->retry_ms = FIRST_RETRY_MS;
-		if (z->name == NULL || z->file == NULL || z->primaries == NULL ||
-		    (zc->allow_notify_count > 0 && z->allow_notify == NULL)) {
-			apex_secondary_free_zones(zones, n);
+		if (z->name == NULL || z->file == NULL) {
+			apex_secondary_free_zones(zones, n + 1);
+			free(sorted);
 			return APEX_ENOMEM;
 		}
 	}
+	free(sorted);
 	*out = zones;
 	*out_count = count;
 	return APEX_OK;
+}
+
+/* The zone of origin among zones (count, sorted by origin), or NULL. */
+static apex_secondary_zone_t *find_in(apex_secondary_zone_t *zones, size_t count,
+				      const uint8_t *origin)
+{
+	size_t lo = 0, hi = count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = apex_name_compare(origin, zones[mid].origin);
+
+		if (c == 0)
+			return &zones[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
 }
 
 static bool same_key(const apex_tsig_key_t *a, const apex_tsig_key_t *b)
@@ -146,19 +162,6 @@ void apex_secondary_bind_zones(apex_secondary_t *s, apex_secondary_zone_t *zones
 	free(ids);
 }
 
-/* The zones in force sorted by origin (dns/name_refs.h); NULL when out of
- * memory or none. */
-static apex_name_ref_t *sort_zones(const apex_secondary_t *s)
-{
-	apex_name_ref_t *sorted = s->count > 0 ? calloc(s->count, sizeof(*sorted)) : NULL;
-
-	for (size_t i = 0; i < s->count && sorted != NULL; i++)
-		sorted[i] = (apex_name_ref_t){ s->zones[i].origin, i };
-	if (sorted != NULL)
-		apex_name_refs_sort(sorted, s->count);
-	return sorted;
-}
-
 /* On the scheduler, when no refresh runs: take the secondary zones
  * of the settings in force when they changed (secondary.h).  A zone the
  * reconfigs removed and added again (a new reloader id) is taken as new,
@@ -187,16 +190,13 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	pthread_rwlock_wrlock(&s->zones_lock);
 	apexd_hold_point("secondary-zones-swapping");
 	pthread_mutex_lock(&s->lock);
-	/* by origin, so that thousands of zones match in N log N; without the
-	 * memory for it, each zone is taken as new (checked at once) */
-	apex_name_ref_t *held = sort_zones(s);
+	/* both sorted by origin: thousands of zones match in N log N */
 	for (size_t i = 0; i < count; i++) {
-		apex_secondary_zone_t *z = &zones[i], *was = NULL;
-		const apex_name_ref_t *found =
-			held != NULL ? apex_name_refs_find(held, s->count, z->origin) : NULL;
+		apex_secondary_zone_t *z = &zones[i];
+		apex_secondary_zone_t *was = find_in(s->zones, s->count, z->origin);
 
-		if (found != NULL && s->zones[found->index].reloader_id == z->reloader_id)
-			was = &s->zones[found->index];
+		if (was != NULL && was->reloader_id != z->reloader_id)
+			was = NULL;
 		if (was == NULL) {
 			added++;
 			atomic_store(&z->notified, true);
@@ -221,7 +221,6 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 			changed++;
 		}
 	}
-	free(held);
 	size_t removed = s->count + added - count;
 	apex_secondary_zone_t *old_zones = s->zones;
 	size_t old_count = s->count;
@@ -265,11 +264,7 @@ bool apex_secondary_awaits_first_load(apex_secondary_t *s, apex_secondary_zone_t
 
 apex_secondary_zone_t *apex_secondary_find_zone(apex_secondary_t *s, const uint8_t *origin)
 {
-	for (size_t i = 0; i < s->count; i++) {
-		if (apex_name_equal(s->zones[i].origin, origin))
-			return &s->zones[i];
-	}
-	return NULL;
+	return find_in(s->zones, s->count, origin);
 }
 
 void apex_secondary_rebase(apex_secondary_t *s,
