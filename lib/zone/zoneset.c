@@ -15,9 +15,12 @@
 /* A new zoneset with room for count zones and one reference; caller owns it. */
 static apex_zoneset_t *zoneset_new(size_t count)
 {
-	apex_zoneset_t *set = calloc(1, sizeof(*set) + count * sizeof(set->zones[0]));
+	/* the zones are left to the caller, who writes all it counts: not
+	 * cleared, a set of 10,000 zones is built for each publication */
+	apex_zoneset_t *set = malloc(sizeof(*set) + count * sizeof(set->zones[0]));
 	if (set == NULL)
 		return NULL;
+	memset(set, 0, sizeof(*set));
 	atomic_init(&set->refcount, 1);
 	set->count = count;
 	set->max_origin_labels = -1;
