@@ -34,27 +34,93 @@ typedef struct conn {
 	const apex_xfr_primary_t *primary;
 	char *err;
 	size_t err_size;
+	bool reused; /* a kept connection */
 } conn_t;
 
-/* The exchange ended: close_notify over TLS when it went well, then the
- * connection closed. */
-static void conn_close(conn_t *c, int rc)
+void apex_xfr_kept_close(apex_xfr_kept_t *kept, uint64_t older_than_ms)
 {
-	apex_tcp_stream_tls_end(&c->io, rc == APEX_OK);
-	close(c->io.fd);
+	if (kept == NULL || kept->fd < 0)
+		return;
+	if (older_than_ms > 0 && apex_monotonic_ms() - kept->since_ms < older_than_ms)
+		return;
+	close(kept->fd);
+	kept->fd = -1;
 }
 
+/* Whether p can be asked on a kept connection: plain TCP. */
+static bool keeps(const apex_xfr_primary_t *p)
+{
+	return p->kept != NULL && p->tls == NULL && p->tls_name == NULL;
+}
+
+/* The exchange ended: close_notify over TLS when it went well, then the
+ * connection closed, or kept when it went well and p keeps one. */
+static void conn_close(conn_t *c, int rc)
+{
+	apex_xfr_kept_t *kept = c->primary->kept;
+
+	apex_tcp_stream_tls_end(&c->io, rc == APEX_OK);
+	if (rc != APEX_OK || !keeps(c->primary)) {
+		close(c->io.fd);
+		return;
+	}
+	apex_xfr_kept_close(kept, 0);
+	kept->fd = c->io.fd;
+	memcpy(&kept->addr, &c->primary->addr, sizeof(kept->addr));
+	kept->addr_len = c->primary->addr_len;
+	kept->since_ms = apex_monotonic_ms();
+}
+
+/* The connection p's thread keeps for p's address, when there is one
+ * young enough and still open (the primary has not closed it, nor sent
+ * anything unasked): true with c on it. */
+static bool conn_take_kept(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_timeouts_t *t,
+			   char *err, size_t err_size)
+{
+	apex_xfr_kept_t *kept = p->kept;
+	struct pollfd pfd;
+	int fd;
+
+	if (!keeps(p) || kept->fd < 0)
+		return false;
+	if (kept->addr_len != p->addr_len || memcmp(&kept->addr, &p->addr, p->addr_len) != 0 ||
+	    apex_monotonic_ms() - kept->since_ms >= APEX_XFR_KEPT_MS) {
+		apex_xfr_kept_close(kept, 0);
+		return false;
+	}
+	fd = kept->fd;
+	kept->fd = -1;
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN | POLLRDHUP };
+	if (poll(&pfd, 1, 0) != 0) {
+		close(fd);
+		return false;
+	}
+	c->primary = p;
+	c->err = err;
+	c->err_size = err_size;
+	c->reused = true;
+	apex_tcp_stream_init(&c->io, fd, t, p->text, err, err_size);
+	return true;
+}
+
+/* A connection to p for an exchange: a kept one if reuse allows and
+ * there is one, else a new one. */
 static int conn_open(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_timeouts_t *t,
-		     char *err, size_t err_size)
+		     bool reuse, char *err, size_t err_size)
 {
 	apex_xfr_timeouts_t connecting = *t;
 	int rc, soerr = 0;
 	socklen_t len = sizeof(soerr);
-	int fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd;
 
+	if (reuse && conn_take_kept(c, p, t, err, err_size))
+		return APEX_OK;
+	apex_xfr_kept_close(p->kept, 0); /* one connection at a time */
+	fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	c->primary = p;
 	c->err = err;
 	c->err_size = err_size;
+	c->reused = false;
 	if (fd < 0)
 		return apex_fail(err, err_size, apex_errno(), "%s: socket: %s", p->text,
 				 strerror(errno));
@@ -245,70 +311,81 @@ static int soa_serial(conn_t *c, const uint8_t *msg, size_t size, uint16_t id,
 	return rc;
 }
 
+/* The SOA query on one connection (a kept one if reuse); *again when it
+ * failed on a kept connection before any answer (the primary let it go:
+ * worth asking once more on a new one). */
+static int soa_once(const apex_xfr_primary_t *primary, const uint8_t *origin,
+		    const apex_xfr_timeouts_t *t, bool reuse, uint8_t *msg, uint32_t *serial,
+		    int64_t *expire, bool *again, char *err, size_t err_size)
+{
+	uint16_t id = random_id();
+	apex_tsig_mac_t mac;
+	apex_tsig_stream_t stream;
+	size_t size;
+	conn_t c;
+	int rc = conn_open(&c, primary, t, reuse, err, err_size);
+
+	*again = false;
+	if (rc < 0)
+		return rc;
+	rc = send_request(&c, origin, APEX_TYPE_SOA, 0, id, &mac);
+	if (rc == APEX_OK)
+		rc = apex_tcp_stream_recv_message(&c.io, msg, &size);
+	*again = rc < 0 && c.reused;
+	apex_tsig_stream_init(&stream, primary->key, &mac);
+	if (rc == APEX_OK)
+		rc = check_signature(&c, &stream, msg, &size);
+	if (rc == APEX_OK)
+		rc = soa_serial(&c, msg, size, id, origin, serial);
+	*expire = rc == APEX_OK ? expire_of(msg, size) : -1;
+	apex_tsig_stream_clear(&stream);
+	conn_close(&c, rc);
+	return rc;
+}
+
 int apex_xfr_client_soa(const apex_xfr_primary_t *primary, const uint8_t *origin,
 			const apex_xfr_timeouts_t *t, uint32_t *serial, int64_t *expire, char *err,
 			size_t err_size)
 {
 	uint8_t *msg = malloc(MESSAGE_MAX);
-	uint16_t id = random_id();
-	apex_tsig_mac_t mac;
-	apex_tsig_stream_t stream;
-	size_t size;
-	conn_t c;
+	bool again;
 	int rc;
 
 	if (msg == NULL)
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
-	rc = conn_open(&c, primary, t, err, err_size);
-	if (rc == APEX_OK) {
-		rc = send_request(&c, origin, APEX_TYPE_SOA, 0, id, &mac);
-		if (rc == APEX_OK)
-			rc = apex_tcp_stream_recv_message(&c.io, msg, &size);
-		apex_tsig_stream_init(&stream, primary->key, &mac);
-		if (rc == APEX_OK)
-			rc = check_signature(&c, &stream, msg, &size);
-		if (rc == APEX_OK)
-			rc = soa_serial(&c, msg, size, id, origin, serial);
-		*expire = rc == APEX_OK ? expire_of(msg, size) : -1;
-		apex_tsig_stream_clear(&stream);
-		conn_close(&c, rc);
-	}
+	rc = soa_once(primary, origin, t, true, msg, serial, expire, &again, err, err_size);
+	if (again)
+		rc = soa_once(primary, origin, t, false, msg, serial, expire, &again, err,
+			      err_size);
 	free(msg);
 	return rc;
 }
 
-int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *origin,
-			     uint16_t qtype, uint32_t known_serial,
-			     const apex_xfr_in_handler_t *handler,
-			     const apex_xfr_in_limits_t *limits, const apex_xfr_timeouts_t *t,
-			     apex_xfr_in_t *x, char *err, size_t err_size)
+/* The transfer on one connection (a kept one if reuse) into x; *again
+ * as for soa_once(): no message of the answer came on a kept one. */
+static int transfer_once(const apex_xfr_primary_t *primary, const uint8_t *origin, uint16_t qtype,
+			 uint32_t known_serial, const apex_xfr_timeouts_t *t, bool reuse,
+			 apex_xfr_in_t *x, uint8_t *msg, bool *again, char *err, size_t err_size)
 {
-	uint8_t *msg;
-	uint16_t id = random_id();
 	apex_tsig_mac_t mac;
 	apex_tsig_stream_t stream;
 	size_t size;
 	conn_t c;
-	int rc = apex_xfr_in_init(x, origin, id, qtype, known_serial, handler, limits);
+	bool answered = false;
+	int rc = conn_open(&c, primary, t, reuse, err, err_size);
 
+	*again = false;
 	if (rc < 0)
-		return apex_fail(err, err_size, rc, "out of memory");
-	x->expire = -1;
-	msg = malloc(MESSAGE_MAX);
-	if (msg == NULL)
-		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
-	rc = conn_open(&c, primary, t, err, err_size);
-	if (rc < 0) {
-		free(msg);
 		return rc;
-	}
-	rc = send_request(&c, origin, qtype, known_serial, id, &mac);
+	rc = send_request(&c, origin, qtype, known_serial, x->id, &mac);
 	x->requested_us = apex_monotonic_us();
 	apex_tsig_stream_init(&stream, primary->key, &mac);
 	while (rc == APEX_OK && !apex_xfr_in_done(x)) {
 		rc = apex_tcp_stream_recv_message(&c.io, msg, &size);
 		if (x->first_message_us == 0)
 			x->first_message_us = apex_monotonic_us();
+		if (rc == APEX_OK)
+			answered = true;
 		if (rc == APEX_OK)
 			rc = check_signature(&c, &stream, msg, &size);
 		if (rc == APEX_OK && x->expire < 0)
@@ -325,8 +402,35 @@ int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *o
 		rc = apex_fail(err, err_size, APEX_EMALFORMED,
 			       "%s: the last message of the answer is not signed with TSIG",
 			       primary->text);
+	*again = rc < 0 && c.reused && !answered;
 	apex_tsig_stream_clear(&stream);
 	conn_close(&c, rc);
+	return rc;
+}
+
+int apex_xfr_client_transfer(const apex_xfr_primary_t *primary, const uint8_t *origin,
+			     uint16_t qtype, uint32_t known_serial,
+			     const apex_xfr_in_handler_t *handler,
+			     const apex_xfr_in_limits_t *limits, const apex_xfr_timeouts_t *t,
+			     apex_xfr_in_t *x, char *err, size_t err_size)
+{
+	uint8_t *msg;
+	bool again;
+	int rc = apex_xfr_in_init(x, origin, random_id(), qtype, known_serial, handler, limits);
+
+	if (rc < 0)
+		return apex_fail(err, err_size, rc, "out of memory");
+	x->expire = -1;
+	msg = malloc(MESSAGE_MAX);
+	if (msg == NULL)
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
+	rc = transfer_once(primary, origin, qtype, known_serial, t, true, x, msg, &again, err,
+			   err_size);
+	if (again) { /* a kept connection the primary let go */
+		x->first_message_us = 0;
+		rc = transfer_once(primary, origin, qtype, known_serial, t, false, x, msg, &again,
+				   err, err_size);
+	}
 	free(msg);
 	return rc;
 }

@@ -8,7 +8,7 @@
  *
  * The calls block, each within its time limits: they run on the thread
  * that keeps the secondary zones, never on a worker.  The socket is
- * closed before they return.
+ * closed before they return, or kept in primary->kept.
  */
 #ifndef APEX_XFR_XFR_CLIENT_H
 #define APEX_XFR_XFR_CLIENT_H
@@ -20,6 +20,36 @@
 #include "tsig/tsig.h"
 #include "xfr/tcp_stream.h"
 #include "xfr/xfr_in.h"
+
+/*
+ * A connection to a primary kept open after an exchange that went well,
+ * for the next exchange of the same thread with the same address (RFC
+ * 5936 section 4.1: a connection may carry several requests; RFC 7766
+ * section 6.2.1).  A catalog's thousand new members come from one
+ * primary back to back: a TCP handshake and close less each.  Plain TCP
+ * only; used again within APEX_XFR_KEPT_MS, and checked to be still open
+ * first; a request the kept connection does not answer is sent again on
+ * a new one.  fd -1: none.  One per thread, owned by it.
+ */
+typedef struct apex_xfr_kept {
+	int fd;
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	uint64_t since_ms; /* CLOCK_MONOTONIC */
+} apex_xfr_kept_t;
+
+/* Shorter than any primary's idle limit (Knot DNS 10 s, BIND 30 s, NSD
+ * 120 s): a connection is closed by apexd, never left to time out. */
+#define APEX_XFR_KEPT_MS 2000
+
+#define APEX_XFR_KEPT_NONE \
+	{                  \
+		.fd = -1   \
+	}
+
+/* The connection kept closed, if there is one and older_than_ms (0: any
+ * age) have passed since. */
+void apex_xfr_kept_close(apex_xfr_kept_t *kept, uint64_t older_than_ms);
 
 typedef struct apex_xfr_primary {
 	struct sockaddr_storage addr;
@@ -34,6 +64,9 @@ typedef struct apex_xfr_primary {
 	SSL_CTX *tls;
 	const char *tls_name;
 	const char *tls_error;
+	/* where the calling thread keeps a connection (plain TCP only); NULL:
+	 * each exchange on a connection of its own */
+	apex_xfr_kept_t *kept;
 } apex_xfr_primary_t;
 
 /*

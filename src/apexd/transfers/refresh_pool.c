@@ -5,8 +5,10 @@
 #endif
 #include "transfers/refresh_pool.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "process/thread_priority.h"
 #include "util/error.h"
@@ -14,13 +16,15 @@
 #include "util/log.h"
 
 void apex_refresh_pool_init(apex_refresh_pool_t *p, void (*run)(void *arg, void *item),
-			    void (*done)(void *arg, void *item), void *arg, bool idle, int nice)
+			    void (*done)(void *arg, void *item), void (*rest)(void *arg), void *arg,
+			    bool idle, int nice)
 {
 	memset(p, 0, sizeof(*p));
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
 	p->run = run;
 	p->done = done;
+	p->rest = rest;
 	p->arg = arg;
 	p->idle = idle;
 	p->nice = nice;
@@ -42,10 +46,31 @@ static void *pool_main(void *arg)
 	apex_thread_lower_priority("transfer thread", p->idle, p->nice);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
+		bool rested = p->rest == NULL;
+
 		while (p->queued == 0 && !p->stopping) {
 			p->idle_threads++;
-			pthread_cond_wait(&p->work, &p->lock);
+			if (rested) {
+				pthread_cond_wait(&p->work, &p->lock);
+				p->idle_threads--;
+				continue;
+			}
+			/* a while without work: rest once, then wait for it */
+			struct timespec until;
+			int err;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += APEX_REFRESH_POOL_REST_MS * 1000000L;
+			until.tv_sec += until.tv_nsec / 1000000000L;
+			until.tv_nsec %= 1000000000L;
+			err = pthread_cond_timedwait(&p->work, &p->lock, &until);
 			p->idle_threads--;
+			if (err == ETIMEDOUT && p->queued == 0 && !p->stopping) {
+				pthread_mutex_unlock(&p->lock);
+				p->rest(p->arg);
+				pthread_mutex_lock(&p->lock);
+				rested = true;
+			}
 		}
 		if (p->queued == 0)
 			break; /* stopping, nothing left */
@@ -63,6 +88,8 @@ static void *pool_main(void *arg)
 		pthread_mutex_lock(&p->lock);
 	}
 	pthread_mutex_unlock(&p->lock);
+	if (p->rest != NULL)
+		p->rest(p->arg);
 	return NULL;
 }
 

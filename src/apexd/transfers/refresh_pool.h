@@ -26,6 +26,10 @@ typedef struct apex_refresh_pool {
 	/* after each item's refresh, with no lock held (e.g. to wake the
 	 * scheduler) */
 	void (*done)(void *arg, void *item);
+	/* on a thread that found nothing to do for APEX_REFRESH_POOL_REST_MS,
+	 * and on each thread as it stops, with no lock held (e.g. to close
+	 * what the thread keeps open between refreshes); NULL: nothing */
+	void (*rest)(void *arg);
 	void *arg;
 	bool idle; /* the threads' priority (thread_priority.h) */
 	int nice;
@@ -38,9 +42,12 @@ typedef struct apex_refresh_pool {
 	bool stopping;
 } apex_refresh_pool_t;
 
-/* An empty pool (no thread yet) for run and done. */
+#define APEX_REFRESH_POOL_REST_MS 500
+
+/* An empty pool (no thread yet) for run, done and rest. */
 void apex_refresh_pool_init(apex_refresh_pool_t *p, void (*run)(void *arg, void *item),
-			    void (*done)(void *arg, void *item), void *arg, bool idle, int nice);
+			    void (*done)(void *arg, void *item), void (*rest)(void *arg), void *arg,
+			    bool idle, int nice);
 
 /* Items handed over and not done yet. */
 size_t apex_refresh_pool_in_flight(apex_refresh_pool_t *p);

@@ -46,7 +46,7 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_rwlock_init(&s->zones_lock, NULL);
 	s->applied = apex_settings_get(settings);
-	apex_refresh_pool_init(&s->pool, refresh_handed, refresh_ended, s,
+	apex_refresh_pool_init(&s->pool, refresh_handed, refresh_ended, apex_secondary_rest, s,
 			       s->applied->cfg->reload_idle, (int)s->applied->cfg->reload_nice);
 	int rc = apex_secondary_make_zones(s->applied->cfg, &s->zones, &s->count);
 	if (rc < 0)

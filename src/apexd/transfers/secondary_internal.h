@@ -90,9 +90,14 @@ void apex_secondary_schedule_ended(struct apex_secondary *s, const struct apex_s
 
 /* ---------------------------------------------------------------- secondary_transfer.c */
 
-/* The primary e as the transfer client takes it. */
+/* The primary e as the transfer client takes it, with the connection
+ * the calling thread keeps (plain TCP). */
 void apex_secondary_primary_of(const struct apex_secondary *s, const apex_acl_entry_t *e,
 			       apex_xfr_primary_t *p);
+
+/* The pool's rest (refresh_pool.h): the calling thread's kept connection
+ * closed. */
+void apex_secondary_rest(void *arg);
 
 /* The time limits of an exchange with a primary, cancelled by a stop. */
 void apex_secondary_timeouts_of(const struct apex_secondary *s, apex_xfr_timeouts_t *t);

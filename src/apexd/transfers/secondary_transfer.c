@@ -132,6 +132,17 @@ static void receiver_abort(receiver_t *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The connection the calling thread of the pool keeps to a primary
+ * (xfr_client.h): the next check or transfer from the same primary,
+ * a catalog's next member, uses it again. */
+static __thread apex_xfr_kept_t kept = APEX_XFR_KEPT_NONE;
+
+void apex_secondary_rest(void *arg)
+{
+	(void)arg;
+	apex_xfr_kept_close(&kept, 0);
+}
+
 void apex_secondary_primary_of(const apex_secondary_t *s, const apex_acl_entry_t *e,
 			       apex_xfr_primary_t *p)
 {
@@ -139,6 +150,7 @@ void apex_secondary_primary_of(const apex_secondary_t *s, const apex_acl_entry_t
 	p->addr_len = apex_acl_sockaddr(e, &p->addr);
 	p->key = e->key;
 	p->text = e->text;
+	p->kept = &kept;
 	if (e->tls_auth != NULL) {
 		p->tls_name = e->tls_auth->auth_domain_name;
 		p->tls = apex_tls_clients_get(&s->tls_clients, e->tls_auth, &p->tls_error);
