@@ -48,7 +48,7 @@ struct apex_secondary_zone; /* transfers/secondary.h */
 /* Before the first version: retry after 1 s, doubling up to 5 minutes. */
 #define FIRST_RETRY_MS 1000
 /* a zone just added, whose first load is under way: looked at again after */
-#define FIRST_LOAD_WAIT_MS 100
+#define FIRST_LOAD_WAIT_MS 20
 #define MAX_FIRST_RETRY_MS 300000
 
 /* ---------------------------------------------------------------- secondary_zones.c */
