@@ -90,7 +90,9 @@ static bool conn_take_kept(conn_t *c, const apex_xfr_primary_t *p, const apex_xf
 	}
 	fd = kept->fd;
 	kept->fd = -1;
-	pfd = (struct pollfd){ .fd = fd, .events = POLLIN | POLLRDHUP };
+	/* readable: the primary's end of stream (or bytes nobody asked for);
+	 * POLLHUP and POLLERR come unasked */
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 	if (poll(&pfd, 1, 0) != 0) {
 		close(fd);
 		return false;
