@@ -12,9 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdint.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 
 #include "dns/wire.h"
@@ -74,10 +72,11 @@ int apex_tcp_stream_wait(apex_tcp_stream_t *s, short events, const char *what)
 	return APEX_OK;
 }
 
-static int send_plain(apex_tcp_stream_t *s, const uint8_t *buf, size_t size)
+/* All of buf sent, with more (0 or MSG_MORE: more follows at once). */
+static int send_plain(apex_tcp_stream_t *s, const uint8_t *buf, size_t size, int more)
 {
 	while (size > 0) {
-		ssize_t n = send(s->fd, buf, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = send(s->fd, buf, size, MSG_NOSIGNAL | MSG_DONTWAIT | more);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 			int rc = apex_tcp_stream_wait(s, POLLOUT, "sending");
@@ -100,7 +99,7 @@ static int flush_tls(apex_tcp_stream_t *s)
 	size_t n;
 
 	while ((n = apex_tls_session_take_output(s->tls, chunk, sizeof chunk)) > 0) {
-		int rc = send_plain(s, chunk, n);
+		int rc = send_plain(s, chunk, n, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -128,7 +127,7 @@ static int send_tls(apex_tcp_stream_t *s, const uint8_t *buf, size_t size)
 
 int apex_tcp_stream_send(apex_tcp_stream_t *s, const uint8_t *buf, size_t size)
 {
-	return s->tls != NULL ? send_tls(s, buf, size) : send_plain(s, buf, size);
+	return s->tls != NULL ? send_tls(s, buf, size) : send_plain(s, buf, size, 0);
 }
 
 /* Through TLS, the length goes in one record with the start of the
@@ -148,42 +147,20 @@ static int send_message_tls(apex_tcp_stream_t *s, const uint8_t *msg, size_t siz
 	return tls_result(s, rc, reason);
 }
 
-/*
- * The length and the message in one call: written apart, the message
- * would wait behind the length for the peer's delayed acknowledgement
- * (Nagle's algorithm: 40 ms a request on a connection used again).
- */
-static int send_message_plain(apex_tcp_stream_t *s, const uint8_t *msg, size_t size)
-{
-	uint8_t prefix[2];
-	struct iovec iov[2] = { { prefix, 2 }, { (void *)(uintptr_t)msg, size } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-
-	apex_write_u16(prefix, (uint16_t)size);
-	for (;;) {
-		ssize_t n = sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			int rc = apex_tcp_stream_wait(s, POLLOUT, "sending");
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if (n < 0)
-			return fail(s, apex_errno(), "%s: send: %s", s->peer, strerror(errno));
-		if ((size_t)n < 2) { /* the rest of the length, then the message */
-			int rc = send_plain(s, prefix + n, 2 - (size_t)n);
-			return rc < 0 ? rc : send_plain(s, msg, size);
-		}
-		return send_plain(s, msg + (n - 2), size - (size_t)(n - 2));
-	}
-}
-
 int apex_tcp_stream_send_message(apex_tcp_stream_t *s, const uint8_t *msg, size_t size)
 {
+	uint8_t prefix[2];
+	int rc;
+
 	if (s->tls != NULL)
 		return send_message_tls(s, msg, size);
-	return send_message_plain(s, msg, size);
+	/* the length held back (MSG_MORE) to leave with the message: sent
+	 * alone, the message would wait behind it for the peer's delayed
+	 * acknowledgement (Nagle's algorithm: 40 ms a request on a connection
+	 * used again) */
+	apex_write_u16(prefix, (uint16_t)size);
+	rc = send_plain(s, prefix, 2, MSG_MORE);
+	return rc < 0 ? rc : send_plain(s, msg, size, 0);
 }
 
 static int closed_early(apex_tcp_stream_t *s, bool before_message)

@@ -74,8 +74,7 @@ static void conn_close(conn_t *c, int rc)
 /* The connection p's thread keeps for p's address, when there is one
  * young enough and still open (the primary has not closed it, nor sent
  * anything unasked): true with c on it. */
-static bool conn_take_kept(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_timeouts_t *t,
-			   char *err, size_t err_size)
+static bool conn_take_kept(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_timeouts_t *t)
 {
 	apex_xfr_kept_t *kept = p->kept;
 	struct pollfd pfd;
@@ -97,11 +96,8 @@ static bool conn_take_kept(conn_t *c, const apex_xfr_primary_t *p, const apex_xf
 		close(fd);
 		return false;
 	}
-	c->primary = p;
-	c->err = err;
-	c->err_size = err_size;
 	c->reused = true;
-	apex_tcp_stream_init(&c->io, fd, t, p->text, err, err_size);
+	apex_tcp_stream_init(&c->io, fd, t, p->text, c->err, c->err_size);
 	return true;
 }
 
@@ -115,14 +111,14 @@ static int conn_open(conn_t *c, const apex_xfr_primary_t *p, const apex_xfr_time
 	socklen_t len = sizeof(soerr);
 	int fd;
 
-	if (reuse && conn_take_kept(c, p, t, err, err_size))
-		return APEX_OK;
-	apex_xfr_kept_close(p->kept, 0); /* one connection at a time */
-	fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	c->primary = p;
 	c->err = err;
 	c->err_size = err_size;
 	c->reused = false;
+	if (reuse && conn_take_kept(c, p, t))
+		return APEX_OK;
+	apex_xfr_kept_close(p->kept, 0); /* one connection at a time */
+	fd = socket(p->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return apex_fail(err, err_size, apex_errno(), "%s: socket: %s", p->text,
 				 strerror(errno));
