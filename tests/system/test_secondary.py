@@ -277,6 +277,28 @@ def wait_copy(server):
         time.sleep(0.05)
 
 
+def copy_serial(server):
+    """The SOA serial of the server's copy of the zone (written whole under
+    a temporary name, then renamed), or None without one."""
+    try:
+        with open(server.copy) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    zone = dns.zone.from_text(text, origin=ORIGIN, relativize=False, check_origin=False)
+    return zone.find_rdataset(ORIGIN, dns.rdatatype.SOA)[0].serial
+
+
+def wait_copy_serial(server, serial):
+    """Wait for the server's copy to hold serial: it is written after the
+    version is served, small zones' copies in batches (doc/transfers.md)."""
+    deadline = time.monotonic() + WAIT
+    while copy_serial(server) != serial:
+        assert time.monotonic() < deadline, "the copy never reached serial %d:\n%s" % (
+            serial, server.log_tail(40))
+        time.sleep(0.05)
+
+
 def wait_serial(port, serial, server):
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
@@ -780,6 +802,7 @@ def test_unsigned_messages_between_signed_ones(mode, tmp):
             wait_serial(apex.port, 2, apex)
             r = query(apex.port, "host199." + ORIGIN, dns.rdatatype.A)
             assert [rr.address for rr in r.answer[0]] == ["10.0.0.200"]
+            wait_copy_serial(apex, 2)  # written after serial 2 is served
             assert "host199" in open(apex.copy).read()
             return
         deadline = time.monotonic() + 15
@@ -872,6 +895,7 @@ def test_out_of_zone_records_dropped(tmp):
         r = query(apex.port, "host1." + ORIGIN, dns.rdatatype.A)
         assert [rr.address for rr in r.answer[0]] == ["10.0.0.2"]
         assert "outside the zone dropped" in apex.log_tail(60)
+        wait_copy_serial(apex, 2)  # written after serial 2 is served
         assert "elsewhere" not in open(apex.copy).read()
     finally:
         assert apex.stop() == 0, apex.log_tail()
