@@ -10,17 +10,10 @@
 #include "util/error.h"
 #include "util/hash_slots.h"
 
-struct apex_zone_bag {
-	atomic_uint refcount;
-	size_t count;
-	apex_zone_t *zones[]; /* each holds one reference */
-};
-
-/* The bag of a zone: from its origin's name hash, spread as the hash
- * slots spread it. */
+/* The bag of a zone: from its origin's name hash (zone_bags.h). */
 static unsigned bag_of(const apex_zone_t *zone)
 {
-	return apex_hash_slots_first(zone->apex->hash, APEX_ZONE_BAG_BITS);
+	return apex_zone_bags_bag(apex_zone_bags_spread(zone->apex->hash));
 }
 
 static void bag_release(apex_zone_bag_t *bag)
@@ -68,6 +61,27 @@ static bool among(apex_zone_t *const *from, size_t count, const apex_zone_t *zon
 	return false;
 }
 
+/* Fill bag's slots and max_origin_labels once its zones are in. */
+static void bag_index(apex_zone_bag_t *bag, uint64_t *slots)
+{
+	uint32_t mask = (1u << bag->bits) - 1;
+
+	memset(slots, 0, ((size_t)1 << bag->bits) * sizeof(*slots));
+	bag->max_origin_labels = -1;
+	for (uint32_t n = 0; n < bag->count; n++) {
+		const apex_zone_t *z = bag->zones[n];
+		uint32_t hash = z->apex->hash;
+		uint32_t i = apex_zone_bags_first(apex_zone_bags_spread(hash), bag->bits);
+
+		while (slots[i] != 0)
+			i = (i + 1) & mask;
+		slots[i] = (uint64_t)hash << 32 | (n + 1u);
+		if (z->origin_labels > bag->max_origin_labels)
+			bag->max_origin_labels = z->origin_labels;
+	}
+	bag->slots = slots;
+}
+
 /* Bag b made again from old (NULL: none): its zones but the `lost` ones,
  * and the `gained` ones, each with a new reference; NULL when none is
  * left (*rc APEX_OK) or out of memory (*rc APEX_ENOMEM). */
@@ -76,12 +90,20 @@ static apex_zone_bag_t *bag_remake(const apex_zone_bag_t *old, apex_zone_t *cons
 				   size_t gained_count, int *rc)
 {
 	size_t most = (old != NULL ? old->count : 0) + gained_count;
+	/* the slots' bits are those below the bag's in a 32-bit spread hash */
+	unsigned bits = apex_hash_slots_bits(most);
 	apex_zone_bag_t *bag;
 
 	*rc = APEX_OK;
 	if (most == 0)
 		return NULL;
-	if ((bag = malloc(sizeof(*bag) + most * sizeof(bag->zones[0]))) == NULL) {
+	if (most >= UINT32_MAX || bits > 32 - APEX_ZONE_BAG_BITS) {
+		*rc = APEX_ENOMEM;
+		return NULL;
+	}
+	/* the zones, then the slots, 8-byte aligned after them */
+	size_t slots_at = sizeof(*bag) + most * sizeof(bag->zones[0]);
+	if ((bag = malloc(slots_at + ((size_t)1 << bits) * sizeof(uint64_t))) == NULL) {
 		*rc = APEX_ENOMEM;
 		return NULL;
 	}
@@ -98,8 +120,20 @@ static apex_zone_bag_t *bag_remake(const apex_zone_bag_t *old, apex_zone_t *cons
 	for (size_t i = 0; i < n; i++)
 		apex_zone_ref(bag->zones[i]);
 	atomic_init(&bag->refcount, 1);
-	bag->count = n;
+	bag->count = (uint32_t)n;
+	bag->bits = bits;
+	bag_index(bag, (uint64_t *)((uint8_t *)bag + slots_at));
 	return bag;
+}
+
+int apex_zone_bags_max_origin_labels(const apex_zone_bags_t *bags)
+{
+	int most = -1;
+
+	for (unsigned b = 0; b < APEX_ZONE_BAGS; b++)
+		if (bags->bag[b] != NULL && bags->bag[b]->max_origin_labels > most)
+			most = bags->bag[b]->max_origin_labels;
+	return most;
 }
 
 int apex_zone_bags_derive(apex_zone_bags_t *next, const apex_zone_bags_t *cur,

@@ -1,40 +1,102 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The references a zone set (zoneset.h) holds to its zones, kept in
- * APEX_ZONE_BAGS bags by origin hash.  A bag is immutable and shared by
- * every set in which none of its zones changed, so that the set published
- * for one zone's new version takes new references to one bag's zones
- * (about one in 256 of them) and to the bags, not to every zone: with
- * thousands of zones transferred one after another (a catalog's members)
- * those references, one cache miss each, were most of a publication.
+ * A zone set's zones (zoneset.h), kept in APEX_ZONE_BAGS bags by origin
+ * hash, each with hash slots of its own from origin hash to zone.  A bag
+ * is immutable and shared by every set in which none of its zones
+ * changed, so that the set published for one zone's new version makes one
+ * bag again (about one zone in 256) and takes a reference to each bag:
+ * nothing in it grows with the zones served.  With thousands of zones
+ * transferred one after another (a catalog's members), a set of all of
+ * them built again for each, its array and its slots, was most of a
+ * publication.
  */
 #ifndef APEX_ZONE_ZONE_BAGS_H
 #define APEX_ZONE_ZONE_BAGS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "util/hash_slots.h"
 #include "zone/zone.h"
 
 #define APEX_ZONE_BAG_BITS 8
 #define APEX_ZONE_BAGS (1u << APEX_ZONE_BAG_BITS)
 
-typedef struct apex_zone_bag apex_zone_bag_t; /* zone_bags.c */
+typedef struct apex_zone_bag {
+	atomic_uint refcount;
+	uint32_t count;
+	unsigned bits;         /* log2 of the number of slots */
+	int max_origin_labels; /* the most labels of its zones' origins */
+	/* 1 << bits slots (util/hash_slots.h) from origin hash to index in
+	 * zones, in the same allocation, after them */
+	const uint64_t *slots;
+	apex_zone_t *zones[]; /* each holds one reference; in no order */
+} apex_zone_bag_t;
 
 typedef struct apex_zone_bags {
 	apex_zone_bag_t *bag[APEX_ZONE_BAGS]; /* NULL: no zone; one reference each */
 } apex_zone_bags_t;
 
+/* The spread hash a bag and its slots take their bits from: the bag the
+ * top APEX_ZONE_BAG_BITS, its first slot the bits below them. */
+static inline uint32_t apex_zone_bags_spread(uint32_t hash)
+{
+	return hash * 0x9E3779B1u;
+}
+
+static inline unsigned apex_zone_bags_bag(uint32_t spread)
+{
+	return spread >> (32 - APEX_ZONE_BAG_BITS);
+}
+
+static inline uint32_t apex_zone_bags_first(uint32_t spread, unsigned bits)
+{
+	return (spread << APEX_ZONE_BAG_BITS) >> (32 - bits);
+}
+
+/*
+ * The zone whose origin has this name hash (dns/name_hash.h) and lookup
+ * key (dns/name.h), or NULL.  One bag pointer, then one probe of its
+ * slots (usually one cache line); no allocation, no shared write.
+ */
+static inline apex_zone_t *apex_zone_bags_find(const apex_zone_bags_t *bags, uint32_t hash,
+					       const uint8_t *key, size_t key_size)
+{
+	uint32_t spread = apex_zone_bags_spread(hash);
+	const apex_zone_bag_t *bag = bags->bag[apex_zone_bags_bag(spread)];
+
+	if (bag == NULL)
+		return NULL;
+	uint32_t mask = (1u << bag->bits) - 1;
+	for (uint32_t i = apex_zone_bags_first(spread, bag->bits);; i = (i + 1) & mask) {
+		uint64_t slot = bag->slots[i];
+		if (slot == 0)
+			return NULL;
+		if (apex_hash_slots_hash(slot) != hash)
+			continue;
+		apex_zone_t *z = bag->zones[apex_hash_slots_index(slot)];
+		if (z->origin_key_size == key_size && memcmp(z->origin_key, key, key_size) == 0)
+			return z;
+	}
+}
+
 /*
  * Fill next (its bags all NULL) from cur's (NULL: none), for a set whose
  * zones are cur's but those of leaving (zones of cur) and with those of
- * joining: a bag that neither touches is shared, the others are made
- * again.  Every zone held gets a reference of the bags' own; the caller's
- * references to the joining zones stay the caller's.  APEX_ENOMEM when
- * out of memory: then next holds nothing.
+ * joining (none of the same origin as a zone of cur that stays): a bag
+ * that neither touches is shared, the others are made again.  Every zone
+ * held gets a reference of the bags' own; the caller's references to the
+ * joining zones stay the caller's.  APEX_ENOMEM when out of memory: then
+ * next holds nothing.
  */
 int apex_zone_bags_derive(apex_zone_bags_t *next, const apex_zone_bags_t *cur,
 			  apex_zone_t *const *leaving, size_t leaving_count,
 			  apex_zone_t *const *joining, size_t joining_count);
+
+/* The most labels of an origin in bags; -1 when there is no zone. */
+int apex_zone_bags_max_origin_labels(const apex_zone_bags_t *bags);
 
 /* Let go of every bag (the last holder of a bag lets go of its zones). */
 void apex_zone_bags_release(apex_zone_bags_t *bags);

@@ -12,17 +12,13 @@
 #include "zone/zone_bags.h"
 #include "zone/zoneset.h"
 
-/* A new zoneset with room for count zones and one reference; caller owns it. */
-static apex_zoneset_t *zoneset_new(size_t count)
+/* A new empty zoneset with one reference; caller owns it. */
+static apex_zoneset_t *zoneset_new(void)
 {
-	/* the zones are left to the caller, who writes all it counts: not
-	 * cleared, a set of 10,000 zones is built for each publication */
-	apex_zoneset_t *set = malloc(sizeof(*set) + count * sizeof(set->zones[0]));
+	apex_zoneset_t *set = calloc(1, sizeof(*set));
 	if (set == NULL)
 		return NULL;
-	memset(set, 0, sizeof(*set));
 	atomic_init(&set->refcount, 1);
-	set->count = count;
 	set->max_origin_labels = -1;
 	return set;
 }
@@ -103,66 +99,9 @@ static void zoneset_attach_unserved(apex_zoneset_t *set, apex_unserved_index_t *
 /* Free a set: its indexes, and its references to its zones' bags. */
 static void zoneset_free(apex_zoneset_t *set)
 {
-	free(set->slots);
 	apex_zone_bags_release(&set->bags);
 	unserved_index_release(set->unserved_index);
 	free(set);
-}
-
-/* Fill set->slots and max_origin_labels once set->zones is filled. */
-static int zoneset_index(apex_zoneset_t *set)
-{
-	unsigned bits = apex_hash_slots_bits(set->count);
-	uint64_t *slots = calloc((size_t)1 << bits, sizeof(*slots));
-	if (slots == NULL)
-		return APEX_ENOMEM;
-	for (size_t i = 0; i < set->count; i++) {
-		const apex_zone_t *z = set->zones[i];
-		apex_hash_slots_insert(slots, bits, z->apex->hash, (uint32_t)i);
-		if (z->origin_labels > set->max_origin_labels)
-			set->max_origin_labels = z->origin_labels;
-	}
-	set->slots = slots;
-	set->bits = bits;
-	return APEX_OK;
-}
-
-/*
- * Fill next->slots and max_origin_labels from cur's, next being cur with
- * the zone at index at inserted (a zone new to the set) or replaced:
- * cur's slots copied, an insertion moving the indices from at on up by
- * one and adding its own; a full index when the slots must grow.  A pass
- * over the slots, rather than a probe for each zone, whose hash is one
- * pointer chase away: a thousand zones transferred one after another
- * (a catalog's members) each publish a set of all.
- */
-static int zoneset_index_from(apex_zoneset_t *next, const apex_zoneset_t *cur, size_t at,
-			      bool inserted)
-{
-	unsigned bits = apex_hash_slots_bits(next->count);
-	if (bits != cur->bits)
-		return zoneset_index(next);
-	size_t n = (size_t)1 << bits;
-	uint64_t *slots = malloc(n * sizeof(*slots));
-	if (slots == NULL)
-		return APEX_ENOMEM;
-	const apex_zone_t *zone = next->zones[at];
-	if (inserted) {
-		for (size_t i = 0; i < n; i++) {
-			uint64_t slot = cur->slots[i];
-			/* the low half is the index + 1: one more */
-			slots[i] = slot != 0 && apex_hash_slots_index(slot) >= at ? slot + 1 : slot;
-		}
-		apex_hash_slots_insert(slots, bits, zone->apex->hash, (uint32_t)at);
-	} else {
-		memcpy(slots, cur->slots, n * sizeof(*slots));
-	}
-	next->slots = slots;
-	next->bits = bits;
-	next->max_origin_labels = cur->max_origin_labels > zone->origin_labels
-					  ? cur->max_origin_labels
-					  : zone->origin_labels;
-	return APEX_OK;
 }
 
 void apex_zoneset_release(apex_zoneset_t *set)
@@ -183,11 +122,7 @@ int apex_zonetable_init(apex_zonetable_t *table)
 		apex_rwlock_destroy(&table->lock);
 		return APEX_ENOMEM;
 	}
-	table->current = zoneset_new(0);
-	if (table->current != NULL && zoneset_index(table->current) != APEX_OK) {
-		zoneset_free(table->current);
-		table->current = NULL;
-	}
+	table->current = zoneset_new();
 	if (table->current == NULL) {
 		pthread_mutex_destroy(&table->publish_lock);
 		apex_rwlock_destroy(&table->lock);
@@ -220,26 +155,11 @@ void apex_zonetable_destroy(apex_zonetable_t *table)
 	apex_rwlock_destroy(&table->lock);
 }
 
-/* Index of the zone with this origin key in set, or where it would go (*found false). */
-static size_t zoneset_search(const apex_zoneset_t *set, const uint8_t *key, size_t key_size,
-			     bool *found)
+/* The zone of set with zone's origin, or NULL. */
+static apex_zone_t *zoneset_same_origin(const apex_zoneset_t *set, const apex_zone_t *zone)
 {
-	size_t lo = 0, hi = set->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const apex_zone_t *z = set->zones[mid];
-		int c = apex_key_compare(z->origin_key, z->origin_key_size, key, key_size);
-		if (c == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	return apex_zone_bags_find(&set->bags, zone->apex->hash, zone->origin_key,
+				   zone->origin_key_size);
 }
 
 /* Index of origin in list, or -1. */
@@ -332,6 +252,7 @@ static void unserved_next_commit(apex_zonetable_t *table, const unserved_next_t 
  */
 static void zonetable_swap(apex_zonetable_t *table, apex_zoneset_t *next)
 {
+	next->max_origin_labels = apex_zone_bags_max_origin_labels(&next->bags);
 	apex_rwlock_wrlock(&table->lock);
 	apex_zoneset_t *old = table->current;
 	table->current = next;
@@ -438,22 +359,18 @@ uint32_t apex_zonetable_slot_count(apex_zonetable_t *table)
 }
 
 /*
- * Index `next`, whose zones are filled (each holding a reference but
- * `keep`, which stays the caller's; its slots too if the caller filled
- * them), with the table's unserved origins
- * but the one at index skip (-1: none), and swap it in; that origin is
- * now served, or removed (`removal`, which also covers a served zone
- * removed).  On failure next is freed.  The caller holds publish_lock.
+ * Give `next`, whose bags are filled, the table's unserved origins but the
+ * one at index skip (-1: none), and swap it in; that origin is now served,
+ * or removed (`removal`, which also covers a served zone removed).  On
+ * failure next is freed.  The caller holds publish_lock.
  */
 static int zonetable_commit(apex_zonetable_t *table, apex_zoneset_t *next, ssize_t skip,
 			    bool removal)
 {
 	unserved_next_t unserved;
-	int rc = next->slots != NULL ? APEX_OK : zoneset_index(next);
+	int rc = unserved_next(table, &table->unserved, skip, !removal && skip >= 0 ? 1 : 0,
+			       removal, &unserved);
 
-	if (rc == APEX_OK)
-		rc = unserved_next(table, &table->unserved, skip, !removal && skip >= 0 ? 1 : 0,
-				   removal, &unserved);
 	if (rc != APEX_OK) {
 		zoneset_free(next);
 		return APEX_ENOMEM;
@@ -491,24 +408,19 @@ static void zonetable_commit_kept(apex_zonetable_t *table, apex_zoneset_t *next,
 	table->unserved.count = table->unserved.capacity = kept->count;
 }
 
-/* A new set with cur's zones but the one at index drop (SIZE_MAX: none),
- * not yet indexed; NULL if out of memory. */
-static apex_zoneset_t *zoneset_copy(const apex_zoneset_t *cur, size_t drop)
+/* A new set with cur's zones but `drop` (NULL: none), not yet swapped in;
+ * NULL if out of memory. */
+static apex_zoneset_t *zoneset_copy(const apex_zoneset_t *cur, apex_zone_t *drop)
 {
-	bool drops = drop < cur->count;
-	apex_zoneset_t *next = zoneset_new(cur->count - (drops ? 1 : 0));
+	apex_zoneset_t *next = zoneset_new();
 	if (next == NULL)
 		return NULL;
-	if (apex_zone_bags_derive(&next->bags, &cur->bags, drops ? &cur->zones[drop] : NULL,
-				  drops ? 1 : 0, NULL, 0) != APEX_OK) {
+	if (apex_zone_bags_derive(&next->bags, &cur->bags, &drop, drop != NULL ? 1 : 0, NULL, 0) !=
+	    APEX_OK) {
 		zoneset_free(next);
 		return NULL;
 	}
-	size_t head = drops ? drop : cur->count;
-	memcpy(next->zones, cur->zones, head * sizeof(next->zones[0]));
-	if (drops)
-		memcpy(&next->zones[drop], &cur->zones[drop + 1],
-		       (cur->count - drop - 1) * sizeof(next->zones[0]));
+	next->count = cur->count - (drop != NULL ? 1 : 0);
 	return next;
 }
 
@@ -516,16 +428,15 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 {
 	/* The new set is built beside the current one, publishers taking
 	 * turns so that none loses another's zone; workers go on picking up
-	 * the current set meanwhile. */
+	 * the current set meanwhile.  Only the zone's bag is made again. */
 	pthread_mutex_lock(&table->publish_lock);
 	const apex_zoneset_t *cur = table->current;
-	bool found;
-	size_t at = zoneset_search(cur, zone->origin_key, zone->origin_key_size, &found);
+	apex_zone_t *was = zoneset_same_origin(cur, zone);
 	apex_zoneset_t *next = NULL;
-	if (zone_slot(table, found ? cur->zones[at] : NULL, zone) == APEX_OK)
-		next = zoneset_new(cur->count + (found ? 0 : 1));
-	if (next != NULL && apex_zone_bags_derive(&next->bags, &cur->bags, &cur->zones[at],
-						  found ? 1 : 0, &zone, 1) != APEX_OK) {
+	if (zone_slot(table, was, zone) == APEX_OK)
+		next = zoneset_new();
+	if (next != NULL && apex_zone_bags_derive(&next->bags, &cur->bags, &was,
+						  was != NULL ? 1 : 0, &zone, 1) != APEX_OK) {
 		zoneset_free(next);
 		next = NULL;
 	}
@@ -533,15 +444,7 @@ int apex_zonetable_publish(apex_zonetable_t *table, apex_zone_t *zone)
 		pthread_mutex_unlock(&table->publish_lock);
 		return APEX_ENOMEM;
 	}
-	/* cur's zones before at, the zone, and cur's after it (or after the
-	 * one it replaces) */
-	size_t after = found ? at + 1 : at;
-	memcpy(next->zones, cur->zones, at * sizeof(next->zones[0]));
-	next->zones[at] = zone;
-	memcpy(&next->zones[at + 1], &cur->zones[after],
-	       (cur->count - after) * sizeof(next->zones[0]));
-	if (zoneset_index_from(next, cur, at, !found) != APEX_OK)
-		next->slots = NULL; /* zonetable_commit() tries a whole index */
+	next->count = cur->count + (was != NULL ? 0 : 1);
 	/* served from now on: no longer among the unserved */
 	int rc = zonetable_commit(table, next, origin_list_find(&table->unserved, zone->origin),
 				  false);
@@ -562,33 +465,21 @@ static int by_origin_key(const void *a, const void *b)
 				y->origin_key_size);
 }
 
-/* cur's zones and the sorted batch merged into next (a batch zone
- * replaces cur's of its origin, which goes into replaced, *replaced_count
- * of them, and takes its slot); the slots of zones new to the set given.
- * next->count set. */
-static int batch_merge(apex_zonetable_t *table, const apex_zoneset_t *cur, apex_zone_t **batch,
-		       size_t count, apex_zoneset_t *next, apex_zone_t **replaced,
-		       size_t *replaced_count)
+/* The zones of cur the batch replaces into replaced, *replaced_count of
+ * them (a batch zone takes the statistics slot of the one it replaces),
+ * and the slots of the batch's zones new to the set given. */
+static int batch_replaced(apex_zonetable_t *table, const apex_zoneset_t *cur, apex_zone_t **batch,
+			  size_t count, apex_zone_t **replaced, size_t *replaced_count)
 {
-	size_t i = 0, b = 0, j = 0;
 	int rc = APEX_OK;
 
-	while (rc == APEX_OK && (i < cur->count || b < count)) {
-		int c = i == cur->count ? 1
-			: b == count    ? -1
-					: by_origin_key(&cur->zones[i], &batch[b]);
-		if (c < 0) {
-			next->zones[j++] = cur->zones[i++];
-			continue;
-		}
-		if (c == 0) {
-			batch[b]->stats_slot = cur->zones[i]->stats_slot;
-			replaced[(*replaced_count)++] = cur->zones[i++];
-		} else
-			rc = zone_slot(table, NULL, batch[b]);
-		next->zones[j++] = batch[b++];
+	for (size_t b = 0; rc == APEX_OK && b < count; b++) {
+		apex_zone_t *was = zoneset_same_origin(cur, batch[b]);
+
+		if (was != NULL)
+			replaced[(*replaced_count)++] = was;
+		rc = zone_slot(table, was, batch[b]);
 	}
-	next->count = j;
 	return rc;
 }
 
@@ -620,7 +511,7 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 	qsort(zones, count, sizeof(*zones), by_origin_key);
 	pthread_mutex_lock(&table->publish_lock);
 	const apex_zoneset_t *cur = table->current;
-	apex_zoneset_t *next = zoneset_new(cur->count + count);
+	apex_zoneset_t *next = zoneset_new();
 	/* the unserved origins that stay so: a view of the table's list */
 	apex_origin_list_t kept = { malloc((table->unserved.count + 1) * sizeof(*kept.entries)), 0,
 				    0 };
@@ -629,19 +520,17 @@ int apex_zonetable_publish_many(apex_zonetable_t *table, apex_zone_t **zones, si
 	unserved_next_t unserved = { 0 };
 	int rc = next != NULL && kept.entries != NULL && replaced != NULL ? APEX_OK : APEX_ENOMEM;
 
-	if (next != NULL)
-		next->count = 0; /* filled by batch_merge() */
 	for (size_t i = 0; rc == APEX_OK && i < table->unserved.count; i++)
 		if (!in_batch(zones, count, table->unserved.entries[i].origin))
 			kept.entries[kept.count++] = table->unserved.entries[i];
 	if (rc == APEX_OK)
-		rc = batch_merge(table, cur, zones, count, next, replaced, &replaced_count);
+		rc = batch_replaced(table, cur, zones, count, replaced, &replaced_count);
 	if (rc == APEX_OK)
 		rc = apex_zone_bags_derive(&next->bags, &cur->bags, replaced, replaced_count, zones,
 					   count);
 	free(replaced);
 	if (rc == APEX_OK)
-		rc = zoneset_index(next);
+		next->count = cur->count + count - replaced_count;
 	if (rc == APEX_OK)
 		rc = unserved_next(table, &kept, -1, table->unserved.count - kept.count, false,
 				   &unserved);
@@ -678,7 +567,7 @@ int apex_zonetable_configure_many(apex_zonetable_t *table, const uint8_t *const 
 			rc = origin_list_add(&table->unserved, origins[i]);
 	}
 	if (rc == APEX_OK && table->unserved.count > before) {
-		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
+		apex_zoneset_t *next = zoneset_copy(cur, NULL);
 		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, -1, true);
 	}
 	while (rc != APEX_OK && table->unserved.count > before)
@@ -704,33 +593,31 @@ int apex_zonetable_remove_many(apex_zonetable_t *table, const uint8_t *const *or
 
 	pthread_mutex_lock(&table->publish_lock);
 	const apex_zoneset_t *cur = table->current;
-	apex_zoneset_t *next = zoneset_new(cur->count);
+	apex_zoneset_t *next = zoneset_new();
 	/* the unserved origins that stay so: a view of the table's list */
 	apex_origin_list_t kept = { malloc((table->unserved.count + 1) * sizeof(*kept.entries)), 0,
 				    0 };
 	apex_zone_t **gone = malloc((count + 1) * sizeof(*gone));
 	unserved_next_t unserved = { 0 };
 	int rc = next != NULL && kept.entries != NULL && gone != NULL ? APEX_OK : APEX_ENOMEM;
-	size_t j = 0, gone_count = 0;
+	size_t gone_count = 0;
 
 	for (size_t i = 0; rc == APEX_OK && i < table->unserved.count; i++)
 		if (!in_refs(refs, count, table->unserved.entries[i].origin))
 			kept.entries[kept.count++] = table->unserved.entries[i];
-	for (size_t i = 0; rc == APEX_OK && i < cur->count; i++) {
-		if (in_refs(refs, count, cur->zones[i]->origin))
-			gone[gone_count++] = cur->zones[i];
-		else
-			next->zones[j++] = cur->zones[i];
+	for (size_t i = 0; rc == APEX_OK && i < count; i++) {
+		apex_zone_t *z = apex_zoneset_get(cur, origins[i]);
+
+		if (z != NULL)
+			gone[gone_count++] = z;
 	}
-	if (next != NULL)
-		next->count = j;
 	if (rc == APEX_OK && gone_count == 0 && kept.count == table->unserved.count)
 		rc = APEX_ENOENT; /* none of them served or configured */
 	if (rc == APEX_OK)
 		rc = apex_zone_bags_derive(&next->bags, &cur->bags, gone, gone_count, NULL, 0);
 	free(gone);
 	if (rc == APEX_OK)
-		rc = zoneset_index(next);
+		next->count = cur->count - gone_count;
 	if (rc == APEX_OK)
 		rc = unserved_next(table, &kept, -1, 0, true, &unserved);
 	if (rc != APEX_OK) {
@@ -749,16 +636,13 @@ int apex_zonetable_remove_many(apex_zonetable_t *table, const uint8_t *const *or
 
 int apex_zonetable_remove(apex_zonetable_t *table, const uint8_t *origin)
 {
-	uint8_t key[APEX_KEY_MAX];
-	size_t key_size = apex_name_key(origin, key, NULL);
 	pthread_mutex_lock(&table->publish_lock);
 	const apex_zoneset_t *cur = table->current;
-	bool found;
-	size_t at = zoneset_search(cur, key, key_size, &found);
+	apex_zone_t *found = apex_zoneset_get(cur, origin);
 	ssize_t unserved = origin_list_find(&table->unserved, origin);
 	int rc = APEX_ENOENT;
-	if (found || unserved >= 0) {
-		apex_zoneset_t *next = zoneset_copy(cur, found ? at : SIZE_MAX);
+	if (found != NULL || unserved >= 0) {
+		apex_zoneset_t *next = zoneset_copy(cur, found);
 		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, unserved, true);
 	}
 	pthread_mutex_unlock(&table->publish_lock);
@@ -773,7 +657,7 @@ int apex_zonetable_configure(apex_zonetable_t *table, const uint8_t *origin)
 	if (apex_zoneset_get(cur, origin) == NULL &&
 	    origin_list_find(&table->unserved, origin) < 0 &&
 	    (rc = origin_list_add(&table->unserved, origin)) == APEX_OK) {
-		apex_zoneset_t *next = zoneset_copy(cur, SIZE_MAX);
+		apex_zoneset_t *next = zoneset_copy(cur, NULL);
 		rc = next == NULL ? APEX_ENOMEM : zonetable_commit(table, next, -1, true);
 		if (rc != APEX_OK)
 			origin_list_drop(&table->unserved, table->unserved.count - 1);
@@ -796,24 +680,14 @@ apex_zoneset_t *apex_zonetable_acquire(apex_zonetable_t *table, unsigned long lo
 const apex_zone_t *apex_zoneset_find_name(const apex_zoneset_t *set, const apex_lookup_name_t *name,
 					  int labels)
 {
-	uint32_t mask = (1u << set->bits) - 1;
 	/* Longest match first: the name itself, then each ancestor, from
 	 * the most labels an origin has. */
 	for (int l = labels < set->max_origin_labels ? labels : set->max_origin_labels; l >= 0;
 	     l--) {
-		uint32_t hash = name->hashes[l];
-		size_t key_size = name->ends[l];
-		for (uint32_t i = apex_hash_slots_first(hash, set->bits);; i = (i + 1) & mask) {
-			uint64_t slot = set->slots[i];
-			if (slot == 0)
-				break;
-			if (apex_hash_slots_hash(slot) != hash)
-				continue;
-			const apex_zone_t *z = set->zones[apex_hash_slots_index(slot)];
-			if (z->origin_key_size == key_size &&
-			    memcmp(z->origin_key, name->key, key_size) == 0)
-				return z;
-		}
+		const apex_zone_t *z =
+			apex_zone_bags_find(&set->bags, name->hashes[l], name->key, name->ends[l]);
+		if (z != NULL)
+			return z;
 	}
 	return NULL;
 }
@@ -845,7 +719,18 @@ apex_zone_t *apex_zoneset_get(const apex_zoneset_t *set, const uint8_t *origin)
 {
 	uint8_t key[APEX_KEY_MAX];
 	size_t key_size = apex_name_key(origin, key, NULL);
-	bool found;
-	size_t at = zoneset_search(set, key, key_size, &found);
-	return found ? set->zones[at] : NULL;
+	return apex_zone_bags_find(&set->bags, apex_name_hash(origin), key, key_size);
+}
+
+void apex_zoneset_list(const apex_zoneset_t *set, const apex_zone_t **zones)
+{
+	size_t n = 0;
+
+	for (unsigned b = 0; b < APEX_ZONE_BAGS; b++) {
+		const apex_zone_bag_t *bag = set->bags.bag[b];
+
+		for (uint32_t i = 0; bag != NULL && i < bag->count; i++)
+			zones[n++] = bag->zones[i];
+	}
+	qsort(zones, n, sizeof(*zones), by_origin_key);
 }

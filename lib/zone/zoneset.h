@@ -2,8 +2,8 @@
 /*
  * The table of served zones.
  *
- * A zoneset is an immutable sorted array of zone versions with an
- * atomic reference count.  The zonetable holds the current zoneset; a
+ * A zoneset is an immutable set of zone versions with an atomic reference
+ * count, found by origin hash in bags shared between sets (zone_bags.h).  The zonetable holds the current zoneset; a
  * fair rwlock guards only the pointer swap on publish and the pick-up
  * by a worker.  Workers keep a reference to the zoneset they picked up
  * and check the table's generation number between batches (one relaxed
@@ -52,11 +52,7 @@ typedef struct apex_unserved_index apex_unserved_index_t;
 
 typedef struct apex_zoneset {
 	atomic_uint refcount;
-	size_t count;
-	/* Hash slots (util/hash_slots.h) from each origin's name hash to its
-	 * index in zones, 1 << bits of them; owned by the set. */
-	uint64_t *slots;
-	unsigned bits;
+	size_t count;          /* zones in bags */
 	int max_origin_labels; /* the most labels of any origin; -1 if empty */
 	/* Configured origins not served, with hash slots into unserved as
 	 * for zones: the arrays of unserved_index, of which the set holds a
@@ -69,8 +65,9 @@ typedef struct apex_zoneset {
 	const uint64_t *unserved_slots;
 	unsigned unserved_bits;
 	apex_unserved_index_t *unserved_index;
-	apex_zone_bags_t bags; /* the set's references to its zones */
-	apex_zone_t *zones[];  /* sorted by origin key */
+	/* the zones, by origin hash, and the set's references to them: bags
+	 * a publication did not touch are shared with the set before */
+	apex_zone_bags_t bags;
 } apex_zoneset_t;
 
 /*
@@ -205,5 +202,12 @@ bool apex_zoneset_unserved(const apex_zoneset_t *set, const apex_lookup_name_t *
 
 /* The zone with exactly this origin, or NULL. */
 apex_zone_t *apex_zoneset_get(const apex_zoneset_t *set, const uint8_t *origin);
+
+/*
+ * The set's zones sorted by origin (canonical order) into zones, which
+ * has room for set->count of them; the set's references, valid while the
+ * caller holds the set.  For the control thread, not the query path.
+ */
+void apex_zoneset_list(const apex_zoneset_t *set, const apex_zone_t **zones);
 
 #endif

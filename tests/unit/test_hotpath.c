@@ -911,9 +911,14 @@ static void test_wrapping_counts(void **state)
 static void test_zones_in_region(void **state)
 {
 	(void)state;
+	const apex_zone_t *listed[Z_COUNT];
 	assert_true(in_region(zones));
+	assert_int_equal(zones->count, Z_COUNT);
+	apex_zoneset_list(zones, listed);
 	for (size_t i = 0; i < zones->count; i++) {
-		const apex_zone_t *z = zones->zones[i];
+		const apex_zone_t *z = listed[i];
+		assert_true(in_region(
+			zones->bags.bag[apex_zone_bags_bag(apex_zone_bags_spread(z->apex->hash))]));
 		assert_true(in_region(z));
 		assert_true(in_region(z->node_pages));
 		assert_true(in_region(z->node_pages[0]));
@@ -1307,7 +1312,9 @@ static void test_concurrent_read_only(void **state)
 	pid_t child = fork();
 	if (child == 0) {
 		signal(SIGSEGV, SIG_DFL);
-		*(volatile uint8_t *)zones->zones[0]->node_pages[0] = 0;
+		const apex_zone_t *listed[Z_COUNT];
+		apex_zoneset_list(zones, listed);
+		*(volatile uint8_t *)listed[0]->node_pages[0] = 0;
 		_exit(0);
 	}
 	pid_t child2 = fork();

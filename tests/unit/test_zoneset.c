@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "dns/name.h"
+#include "dns/name_hash.h"
 #include "util/error.h"
 #include "zone/load.h"
 #include "zone/zoneset.h"
@@ -667,6 +668,99 @@ static void test_concurrent_publish(void **state)
 	free(versions);
 }
 
+/* The bag of the zone with this origin (zone_bags.h). */
+static unsigned bag_of_name(const char *origin)
+{
+	uint8_t wire[APEX_NAME_MAX];
+	assert_true(apex_name_from_str(origin, wire) > 0);
+	return apex_zone_bags_bag(apex_zone_bags_spread(apex_name_hash(wire)));
+}
+
+/* Whether a and b share every bag but `except` (and differ there). */
+static void shares_bags_but(const apex_zoneset_t *a, const apex_zoneset_t *b, unsigned except)
+{
+	for (unsigned i = 0; i < APEX_ZONE_BAGS; i++) {
+		if (i == except)
+			assert_ptr_not_equal(a->bags.bag[i], b->bags.bag[i]);
+		else
+			assert_ptr_equal(a->bags.bag[i], b->bags.bag[i]);
+	}
+}
+
+/*
+ * A publication does not copy the table of all zones: among 2,000, a new
+ * version, a new zone or a removal makes one bag again and shares every
+ * other with the set before; every zone is still found, the listing is in
+ * canonical order.
+ */
+static void test_publication_touches_one_bag(void **state)
+{
+	(void)state;
+	enum { COUNT = 2000 };
+	static char names[COUNT][32];
+	apex_zone_t *zones[COUNT];
+	apex_zonetable_t table;
+
+	assert_int_equal(apex_zonetable_init(&table), APEX_OK);
+	for (int i = 0; i < COUNT; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%04d.test.", i);
+		zones[i] = make_zone(names[i], 1);
+	}
+	assert_int_equal(apex_zonetable_publish_many(&table, zones, COUNT - 1), APEX_OK);
+	apex_zoneset_t *before = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(before->count, COUNT - 1);
+
+	/* a new version of one */
+	assert_int_equal(apex_zonetable_publish(&table, make_zone(names[7], 2)), APEX_OK);
+	apex_zoneset_t *after = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(after->count, COUNT - 1);
+	shares_bags_but(before, after, bag_of_name(names[7]));
+	assert_int_equal(find(after, "www.m0007.test.")->serial, 2);
+	assert_int_equal(find(before, "www.m0007.test.")->serial, 1);
+	apex_zoneset_release(before);
+
+	/* a zone new to the set */
+	before = after;
+	assert_int_equal(apex_zonetable_publish(&table, zones[COUNT - 1]), APEX_OK);
+	after = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(after->count, COUNT);
+	shares_bags_but(before, after, bag_of_name(names[COUNT - 1]));
+	apex_zoneset_release(before);
+
+	/* a removal */
+	uint8_t wire[APEX_NAME_MAX];
+	assert_true(apex_name_from_str(names[1234], wire) > 0);
+	before = after;
+	assert_int_equal(apex_zonetable_remove(&table, wire), APEX_OK);
+	after = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(after->count, COUNT - 1);
+	shares_bags_but(before, after, bag_of_name(names[1234]));
+	assert_null(apex_zoneset_get(after, wire));
+	assert_non_null(apex_zoneset_get(before, wire));
+	apex_zoneset_release(before);
+
+	/* every other zone found, by origin and below it; listed in order */
+	const apex_zone_t **listed = malloc(after->count * sizeof(*listed));
+	assert_non_null(listed);
+	apex_zoneset_list(after, listed);
+	for (int i = 0, n = 0; i < COUNT; i++) {
+		char below[48];
+		snprintf(below, sizeof(below), "a.b.%s", names[i]);
+		assert_true(apex_name_from_str(names[i], wire) > 0);
+		if (i == 1234) {
+			assert_null(find(after, below));
+			continue;
+		}
+		assert_non_null(apex_zoneset_get(after, wire));
+		assert_true(apex_name_equal(find(after, below)->origin, wire));
+		assert_true(apex_name_equal(listed[n++]->origin, wire));
+	}
+	free(listed);
+	assert_int_equal(after->max_origin_labels, 2);
+	apex_zoneset_release(after);
+	apex_zonetable_destroy(&table);
+}
+
 /*
  * A publisher that is kept off the CPU while it builds the next set (the
  * reload thread runs at the lowest priority) must not hold up a worker's
@@ -705,7 +799,7 @@ static void test_pickup_never_waits_for_a_publisher(void **state)
 	pthread_join(publisher, NULL);
 	assert_true(apex_zonetable_generation(&table) > generation);
 	set = apex_zonetable_acquire(&table, &generation);
-	assert_int_equal(apex_zoneset_get(set, set->zones[0]->origin)->serial, 2);
+	assert_int_equal(find(set, "www.example.")->serial, 2);
 	apex_zoneset_release(set);
 	apex_zonetable_destroy(&table);
 }
@@ -722,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_many_zones),
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_concurrent_publish),
+		cmocka_unit_test(test_publication_touches_one_bag),
 		cmocka_unit_test(test_pickup_never_waits_for_a_publisher),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

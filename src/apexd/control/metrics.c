@@ -317,16 +317,22 @@ static int render_zones(apex_ctl_buf_t *out, const apex_command_context_t *ctx,
 	apex_stats_zone_names_free(&names);
 
 	apex_zoneset_t *set = apex_zonetable_acquire(&ctx->server->zonetable, NULL);
+	const apex_zone_t **zones = malloc((set->count + 1) * sizeof(*zones));
+	if (zones == NULL) {
+		apex_zoneset_release(set);
+		return APEX_ENOMEM;
+	}
+	apex_zoneset_list(set, zones);
 	for (size_t g = 0; g < sizeof(zone_gauges) / sizeof(zone_gauges[0]); g++) {
 		apex_metrics_family(out, zone_gauges[g].name, "gauge", zone_gauges[g].help);
 		for (size_t i = 0; i < set->count; i++)
-			apex_metrics_sample(
-				out, zone_gauges[g].name, "zone",
-				apex_name_to_str(set->zones[i]->origin, text, sizeof(text)),
-				zone_gauges[g].value(set->zones[i]));
+			apex_metrics_sample(out, zone_gauges[g].name, "zone",
+					    apex_name_to_str(zones[i]->origin, text, sizeof(text)),
+					    zone_gauges[g].value(zones[i]));
 	}
 	apex_metrics_family(out, "apex_zones_served", "gauge", "Zones served.");
 	apex_metrics_sample(out, "apex_zones_served", NULL, NULL, set->count);
+	free(zones);
 	apex_zoneset_release(set);
 	return APEX_OK;
 }
