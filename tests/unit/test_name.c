@@ -4,11 +4,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "dns/name.h"
+#include "dns/name_index.h"
 #include "util/error.h"
 
 static void wire(const char *str, uint8_t *out)
@@ -221,6 +223,45 @@ static void test_relations(void **state)
 	assert_int_equal(apex_name_labels(root), 0);
 }
 
+/* The name index finds every indexed name, in either case, and no other;
+ * an empty index finds nothing. */
+static void test_name_index(void **state)
+{
+	(void)state;
+	enum { COUNT = 5000 };
+	static uint8_t names[COUNT][32], upper[COUNT][32];
+	static apex_name_ref_t refs[COUNT];
+	apex_name_index_t index;
+	char text[64];
+
+	for (size_t i = 0; i < COUNT; i++) {
+		snprintf(text, sizeof(text), "m%zu.tld%zu.", i, i % 7);
+		assert_true(apex_name_from_str(text, names[i]) > 0);
+		snprintf(text, sizeof(text), "M%zu.TLD%zu.", i, i % 7);
+		assert_true(apex_name_from_str(text, upper[i]) > 0);
+		refs[i] = (apex_name_ref_t){ names[i], COUNT - i };
+	}
+	assert_int_equal(apex_name_index_init(&index, refs, COUNT), APEX_OK);
+	for (size_t i = 0; i < COUNT; i++) {
+		const apex_name_ref_t *found = apex_name_index_find(&index, upper[i]);
+		assert_non_null(found);
+		assert_ptr_equal(found, &refs[i]);
+		assert_int_equal(found->index, COUNT - i);
+	}
+	uint8_t other[32];
+	assert_true(apex_name_from_str("m5000.tld2.", other) > 0);
+	assert_null(apex_name_index_find(&index, other));
+	assert_true(apex_name_from_str("m1.tld2.", other) > 0); /* m1 is under tld1 */
+	assert_null(apex_name_index_find(&index, other));
+	assert_true(apex_name_from_str("tld1.", other) > 0);
+	assert_null(apex_name_index_find(&index, other));
+	apex_name_index_free(&index);
+
+	assert_int_equal(apex_name_index_init(&index, refs, 0), APEX_OK);
+	assert_null(apex_name_index_find(&index, names[0]));
+	apex_name_index_free(&index);
+}
+
 static void test_presentation(void **state)
 {
 	uint8_t w[APEX_NAME_MAX];
@@ -247,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_key_prefixes),
 		cmocka_unit_test(test_relations),
 		cmocka_unit_test(test_presentation),
+		cmocka_unit_test(test_name_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

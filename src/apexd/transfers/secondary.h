@@ -72,9 +72,12 @@ typedef struct apex_secondary_zone {
 	/* found no longer configured (the reloader has not that id): the
 	 * scheduler leaves it alone until a reconfig's zones replace it */
 	bool gone;
-	char *name;
-	uint8_t origin[APEX_NAME_MAX];
-	char *file;
+	/* the zone's config's, in the snapshot the zones were made from
+	 * (applied): not copied, a quarter of a kilobyte for each of
+	 * thousands of zones made again at every change of a catalog */
+	const char *name;
+	const uint8_t *origin;
+	const char *file;
 	/* the reloader's id of the configured zone this one keeps (reload.h),
 	 * set by the scheduler, read by it and by the zone's refresh (never
 	 * at once with a swap of the zones): a zone removed and added again

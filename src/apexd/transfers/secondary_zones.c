@@ -24,10 +24,7 @@
 
 void apex_secondary_free_zones(apex_secondary_zone_t *zones, size_t count)
 {
-	for (size_t i = 0; i < count && zones != NULL; i++) {
-		free(zones[i].name);
-		free(zones[i].file);
-	}
+	(void)count; /* the zones own nothing: their strings are the config's */
 	free(zones);
 }
 
@@ -60,20 +57,15 @@ int apex_secondary_make_zones(const apex_config_t *cfg, apex_secondary_zone_t **
 		const apex_zone_config_t *zc = &cfg->zones[sorted[n].index];
 		apex_secondary_zone_t *z = &zones[n];
 
-		z->name = strdup(zc->name);
-		z->file = strdup(zc->file);
-		memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
+		z->name = zc->name;
+		z->file = zc->file;
+		z->origin = zc->origin;
 		z->primaries = zc->request_xfr;
 		z->primary_count = zc->request_xfr_count;
 		z->allow_notify = zc->allow_notify;
 		z->allow_notify_count = zc->allow_notify_count;
 		z->zonemd_verify = zc->zonemd_verify;
 		z->retry_ms = FIRST_RETRY_MS;
-		if (z->name == NULL || z->file == NULL) {
-			apex_secondary_free_zones(zones, n + 1);
-			free(sorted);
-			return APEX_ENOMEM;
-		}
 	}
 	free(sorted);
 	*out = zones;
@@ -271,8 +263,11 @@ void apex_secondary_rebase(apex_secondary_t *s,
 			   const char *(*rebase)(const char *base, const char *path),
 			   const char *base)
 {
+	/* the files are the applied config's (at start-up, the daemon's own,
+	 * which nothing reads as seen from outside the chroot from here on):
+	 * rebased there, before any other thread reads them */
 	for (size_t i = 0; i < s->count; i++) {
-		char *file = s->zones[i].file;
+		char *file = (char *)s->zones[i].file;
 		const char *inside = rebase(base, file);
 
 		if (inside != file)

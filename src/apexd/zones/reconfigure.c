@@ -13,41 +13,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dns/name_refs.h"
+#include "dns/name_index.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
 #include "util/log.h"
 
-/* cfg's zones by origin (dns/name_refs.h); NULL when out of memory. */
-static apex_name_ref_t *sort_config(const apex_config_t *cfg)
+/* cfg's zones by origin (dns/name_index.h): the refs into *refs (owned),
+ * the index into index; APEX_ENOMEM when out of memory. */
+static int index_config(const apex_config_t *cfg, apex_name_ref_t **refs, apex_name_index_t *index)
 {
-	apex_name_ref_t *sorted =
-		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*sorted));
-
-	if (sorted == NULL)
-		return NULL;
+	*refs = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(**refs));
+	if (*refs == NULL)
+		return APEX_ENOMEM;
 	for (size_t j = 0; j < cfg->zone_count; j++)
-		sorted[j] = (apex_name_ref_t){ cfg->zones[j].origin, j };
-	apex_name_refs_sort(sorted, cfg->zone_count);
-	return sorted;
+		(*refs)[j] = (apex_name_ref_t){ cfg->zones[j].origin, j };
+	return apex_name_index_init(index, *refs, cfg->zone_count);
+}
+
+/* Under the lock: the reloader's zones by origin, as index_config(). */
+static int index_held(const apex_reloader_t *r, apex_name_ref_t **refs, apex_name_index_t *index)
+{
+	*refs = calloc(r->count > 0 ? r->count : 1, sizeof(**refs));
+	if (*refs == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < r->count; i++)
+		(*refs)[i] = (apex_name_ref_t){ r->zones[i]->origin, i };
+	return apex_name_index_init(index, *refs, r->count);
 }
 
 /*
  * Under the lock: the zones that cfg no longer has (configured: cfg's
- * zones sorted) out of the table now, they are not served from here on,
- * all in one new set (a catalog's thousand members removed at once), and
- * out of the reloader; origins has room for all of them.
+ * zones by origin) out of the table now, they are not served from here
+ * on, all in one new set (a catalog's thousand members removed at once),
+ * and out of the reloader; origins has room for all of them.
  */
-static int remove_unconfigured(apex_reloader_t *r, const apex_config_t *cfg,
-			       const apex_name_ref_t *configured, const uint8_t **origins,
-			       size_t *removed)
+static int remove_unconfigured(apex_reloader_t *r, const apex_name_index_t *configured,
+			       const uint8_t **origins, size_t *removed)
 {
 	size_t o = 0;
 
 	for (size_t i = 0; i < r->count; i++)
-		if (apex_name_refs_find(configured, cfg->zone_count, r->zones[i]->origin) == NULL)
+		if (apex_name_index_find(configured, r->zones[i]->origin) == NULL)
 			origins[o++] = r->zones[i]->origin;
-	int rc = o > 0 ? apex_zonetable_remove_many(&r->server->zonetable, origins, o) : APEX_OK;
+	if (o == 0)
+		return APEX_OK;
+	int rc = apex_zonetable_remove_many(&r->server->zonetable, origins, o);
 	if (rc < 0 && rc != APEX_ENOENT) {
 		apex_error("reconfig: %zu zone(s) not removed: %s", o, apex_strerror(rc));
 		return rc;
@@ -55,7 +65,7 @@ static int remove_unconfigured(apex_reloader_t *r, const apex_config_t *cfg,
 	for (size_t i = 0; i < r->count;) {
 		apex_managed_zone_t *z = r->zones[i];
 
-		if (apex_name_refs_find(configured, cfg->zone_count, z->origin) != NULL) {
+		if (apex_name_index_find(configured, z->origin) != NULL) {
 			i++;
 			continue;
 		}
@@ -73,37 +83,35 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 {
 	apex_reload_ticket_t *list =
 		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
-	apex_name_ref_t *configured = sort_config(cfg), *held = NULL;
+	apex_name_ref_t *configured_refs = NULL, *held_refs = NULL;
+	apex_name_index_t configured = { 0 }, held = { 0 };
 	const uint8_t **origins = NULL;
-	size_t n = 0, o = 0, held_count;
-	int rc = APEX_OK;
+	size_t n = 0, o = 0;
+	int rc = index_config(cfg, &configured_refs, &configured);
 
 	*tickets = NULL;
 	*count = *added = *removed = *changed = 0;
 	pthread_mutex_lock(&r->lock);
 	/* room for the origins removed, then for those added */
-	if (list != NULL && configured != NULL)
+	if (list != NULL && rc == APEX_OK)
 		origins = malloc((r->count + cfg->zone_count + 1) * sizeof(*origins));
 	if (origins == NULL) {
 		pthread_mutex_unlock(&r->lock);
 		free(list);
-		free(configured);
+		apex_name_index_free(&configured);
+		free(configured_refs);
 		return APEX_ENOMEM;
 	}
-	if ((rc = remove_unconfigured(r, cfg, configured, origins, removed)) < 0)
+	if ((rc = remove_unconfigured(r, &configured, origins, removed)) < 0)
 		goto out;
 	/* new zones, and zones whose file changed (those pushed meanwhile are
-	 * not in held: cfg names each zone once); both sides sorted by origin,
-	 * so that thousands of zones (a catalog's) match in N log N under the
+	 * not in held: cfg names each zone once); found by hash, so that
+	 * thousands of zones (a catalog's) match in one probe each under the
 	 * lock */
-	if ((held = apex_reloader_sorted_zones(r)) == NULL) {
-		rc = APEX_ENOMEM;
+	if ((rc = index_held(r, &held_refs, &held)) < 0)
 		goto out;
-	}
-	held_count = r->count;
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		const apex_name_ref_t *found =
-			apex_name_refs_find(held, held_count, cfg->zones[j].origin);
+		const apex_name_ref_t *found = apex_name_index_find(&held, cfg->zones[j].origin);
 
 		if (found != NULL) {
 			apex_managed_zone_t *z = r->zones[found->index];
@@ -144,8 +152,10 @@ out:
 		apex_warning("reconfig: %zu zone(s) added REFUSED until loaded: out of memory", o);
 	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
-	free(configured);
-	free(held);
+	apex_name_index_free(&configured);
+	apex_name_index_free(&held);
+	free(configured_refs);
+	free(held_refs);
 	free(origins);
 	*tickets = list;
 	*count = n;

@@ -204,7 +204,8 @@ unsigned long apex_reloader_removals(apex_reloader_t *r);
 bool apex_reloader_first_load_pending(apex_reloader_t *r, uint64_t id);
 
 /* The ids of the configured zones with these origins (0 for one not
- * configured), into ids (one lock, N log N). */
+ * configured), into ids (one lock, one probe for each of the reloader's
+ * zones). */
 int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, size_t count,
 			   uint64_t *ids);
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "dns/name_refs.h"
+#include "dns/name_index.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
 
@@ -44,20 +44,31 @@ bool apex_reloader_first_load_pending(apex_reloader_t *r, uint64_t id)
 int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, size_t count,
 			   uint64_t *ids)
 {
-	apex_name_ref_t *sorted;
+	apex_name_index_t index;
 
-	pthread_mutex_lock(&r->lock);
-	if ((sorted = apex_reloader_sorted_zones(r)) == NULL) {
-		pthread_mutex_unlock(&r->lock);
+	/* the origins indexed, each of the reloader's zones probed once:
+	 * thousands of catalog members matched under the lock */
+	apex_name_ref_t *refs = malloc((count + 1) * sizeof(*refs));
+	if (refs == NULL)
+		return APEX_ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		refs[i] = (apex_name_ref_t){ origins[i], i };
+		ids[i] = 0;
+	}
+	if (apex_name_index_init(&index, refs, count) < 0) {
+		free(refs);
 		return APEX_ENOMEM;
 	}
-	for (size_t i = 0; i < count; i++) {
-		const apex_name_ref_t *found = apex_name_refs_find(sorted, r->count, origins[i]);
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->count; i++) {
+		const apex_name_ref_t *found = apex_name_index_find(&index, r->zones[i]->origin);
 
-		ids[i] = found != NULL ? r->zones[found->index]->id : 0;
+		if (found != NULL)
+			ids[found->index] = r->zones[i]->id;
 	}
 	pthread_mutex_unlock(&r->lock);
-	free(sorted);
+	apex_name_index_free(&index);
+	free(refs);
 	return APEX_OK;
 }
 
