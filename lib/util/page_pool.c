@@ -11,6 +11,12 @@
  * Freed pages stay resident until taken again or until their whole
  * region is empty and given back (apex_page_pool_release()): giving
  * back a part of a region would split its huge page.
+ *
+ * The pool's list of regions and their free page counts are arrays of
+ * its own, so that looking for room reads a few cache lines rather than
+ * the header of each region, each on a huge page of its own: with a few
+ * hundred regions (10,000 small zones), a walk over their headers missed
+ * the TLB at every one and was most of taking pages.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* _GNU_SOURCE */
@@ -52,19 +58,26 @@
 
 typedef struct pool_region {
 	_Atomic uint64_t map[MAP_WORDS]; /* bit p % 64 of word p / 64: page p in use */
-	/* pages free, never above the map's count but while the lock holder
-	 * takes pages (a free clears its bits first): a region that cannot
-	 * have room is passed over with one load */
-	_Atomic uint32_t free_pages;
-	struct pool_region *next; /* the pool's list, under its lock */
+	uint32_t slot;                   /* its place in the pool's arrays */
 } pool_region_t;
 
 _Static_assert(sizeof(pool_region_t) <= APEX_PAGE_POOL_PAGE, "a region's header is its first page");
 
+/* 128 GiB of regions; the arrays are zero pages until used */
+#define POOL_SLOTS 65536u
+
 static struct {
 	pthread_mutex_t lock;
-	pool_region_t *head, *tail; /* in the order they were mapped */
-	size_t regions;
+	size_t slots;   /* slots used so far, under the lock */
+	size_t regions; /* regions mapped now, under the lock */
+	/* the regions, oldest first but where one given back left a slot
+	 * a newer one took; NULL: a free slot.  Under the lock. */
+	pool_region_t *region[POOL_SLOTS];
+	/* pages free in each: a region that cannot have room is passed over
+	 * with one load.  Never below the map's count but while the lock
+	 * holder takes pages; above it while a free sets its bits before
+	 * its count (the map decides). */
+	_Atomic uint32_t free_pages[POOL_SLOTS];
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A new empty region of the system, aligned to its size, or NULL. */
@@ -93,8 +106,28 @@ static pool_region_t *region_map(void)
 	for (size_t w = 0; w < MAP_WORDS; w++)
 		atomic_init(&r->map[w], 0);
 	atomic_store_explicit(&r->map[0], 1, memory_order_relaxed); /* the header's page */
-	atomic_init(&r->free_pages, REGION_PAGES - 1);
-	r->next = NULL;
+	return r;
+}
+
+/* Under the pool's lock: a new region in the first free slot, or NULL
+ * (no slot, or the system gave none). */
+static pool_region_t *region_add(void)
+{
+	size_t slot = 0;
+
+	while (slot < pool.slots && pool.region[slot] != NULL)
+		slot++;
+	if (slot == POOL_SLOTS)
+		return NULL;
+	pool_region_t *r = region_map();
+	if (r == NULL)
+		return NULL;
+	r->slot = (uint32_t)slot;
+	atomic_store_explicit(&pool.free_pages[slot], REGION_PAGES - 1, memory_order_relaxed);
+	pool.region[slot] = r;
+	if (slot == pool.slots)
+		pool.slots++;
+	pool.regions++;
 	return r;
 }
 
@@ -154,30 +187,24 @@ static void region_take(pool_region_t *r, size_t first, size_t pages)
 			break;
 		atomic_fetch_or_explicit(&r->map[w], mask, memory_order_relaxed);
 	}
-	atomic_fetch_sub_explicit(&r->free_pages, (uint32_t)pages, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&pool.free_pages[r->slot], (uint32_t)pages, memory_order_relaxed);
 }
 
 void *apex_page_pool_alloc(size_t pages)
 {
-	pool_region_t *r;
+	pool_region_t *r = NULL;
 	size_t first = 0;
 
 	if (pages == 0 || pages > APEX_PAGE_POOL_MAX_PAGES)
 		return NULL;
 	pthread_mutex_lock(&pool.lock);
-	for (r = pool.head; r != NULL; r = r->next)
-		if (atomic_load_explicit(&r->free_pages, memory_order_relaxed) >= pages &&
-		    (first = region_find(r, pages)) != 0)
-			break;
-	if (r == NULL && (r = region_map()) != NULL) {
-		if (pool.tail != NULL)
-			pool.tail->next = r;
-		else
-			pool.head = r;
-		pool.tail = r;
-		pool.regions++;
+	for (size_t i = 0; i < pool.slots && r == NULL; i++)
+		if (pool.region[i] != NULL &&
+		    atomic_load_explicit(&pool.free_pages[i], memory_order_relaxed) >= pages &&
+		    (first = region_find(pool.region[i], pages)) != 0)
+			r = pool.region[i];
+	if (r == NULL && (r = region_add()) != NULL)
 		first = 1;
-	}
 	if (r != NULL)
 		region_take(r, first, pages);
 	pthread_mutex_unlock(&pool.lock);
@@ -196,7 +223,9 @@ void apex_page_pool_free(void *p, size_t pages)
 		(pool_region_t *)((uintptr_t)p & ~(uintptr_t)(APEX_PAGE_POOL_REGION - 1));
 	size_t first = ((uintptr_t)p - (uintptr_t)r) / APEX_PAGE_POOL_PAGE;
 
-	/* before the bits: once they are clear another thread may take them */
+	/* before the bits: once they are clear another thread may take them,
+	 * and once all are, the region may be given back */
+	uint32_t slot = r->slot;
 	POOL_POISON(p, pages * APEX_PAGE_POOL_PAGE);
 	for (size_t w = first / 64; w < MAP_WORDS; w++) {
 		uint64_t mask = word_mask(w, first, first + pages);
@@ -205,7 +234,7 @@ void apex_page_pool_free(void *p, size_t pages)
 			break;
 		atomic_fetch_and_explicit(&r->map[w], ~mask, memory_order_release);
 	}
-	atomic_fetch_add_explicit(&r->free_pages, (uint32_t)pages, memory_order_relaxed);
+	atomic_fetch_add_explicit(&pool.free_pages[slot], (uint32_t)pages, memory_order_relaxed);
 }
 
 static bool region_empty(pool_region_t *r)
@@ -221,18 +250,13 @@ size_t apex_page_pool_release(void)
 	size_t released = 0;
 
 	pthread_mutex_lock(&pool.lock);
-	pool_region_t **link = &pool.head, *prev = NULL;
-	while (*link != NULL) {
-		pool_region_t *r = *link;
+	for (size_t i = 0; i < pool.slots; i++) {
+		pool_region_t *r = pool.region[i];
 
-		if (!region_empty(r)) { /* its pages cannot be taken while we hold the lock */
-			prev = r;
-			link = &r->next;
+		/* its pages cannot be taken while we hold the lock */
+		if (r == NULL || !region_empty(r))
 			continue;
-		}
-		*link = r->next;
-		if (pool.tail == r)
-			pool.tail = prev;
+		pool.region[i] = NULL;
 		pool.regions--;
 		POOL_UNROOT(r, APEX_PAGE_POOL_REGION);
 		POOL_UNPOISON(r, APEX_PAGE_POOL_REGION); /* the next mapping here starts clean */
@@ -248,10 +272,10 @@ void apex_page_pool_usage(size_t *mapped, size_t *in_use)
 	size_t pages = 0;
 
 	pthread_mutex_lock(&pool.lock);
-	for (pool_region_t *r = pool.head; r != NULL; r = r->next)
-		for (size_t w = 0; w < MAP_WORDS; w++)
-			pages += (size_t)__builtin_popcountll(
-				atomic_load_explicit(&r->map[w], memory_order_relaxed));
+	for (size_t i = 0; i < pool.slots; i++)
+		for (size_t w = 0; pool.region[i] != NULL && w < MAP_WORDS; w++)
+			pages += (size_t)__builtin_popcountll(atomic_load_explicit(
+				&pool.region[i]->map[w], memory_order_relaxed));
 	*mapped = pool.regions * APEX_PAGE_POOL_REGION;
 	*in_use = (pages - pool.regions) * APEX_PAGE_POOL_PAGE; /* less the headers */
 	pthread_mutex_unlock(&pool.lock);

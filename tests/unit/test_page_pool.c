@@ -138,6 +138,52 @@ static void regions_given_back_when_empty(void **state)
 	assert_int_equal(apex_page_pool_release(), REGION);
 }
 
+/* Three regions, the middle one given back: room is looked for oldest
+ * first (a hole in the first region before the third's free pages), and
+ * a new region is mapped only once none has room; what is freed in a
+ * region is counted as free there again. */
+static void oldest_region_with_room_first(void **state)
+{
+	uint8_t *runs[45];
+	size_t mapped, in_use;
+
+	(void)state;
+	for (size_t i = 0; i < 45; i++) /* 15 runs of 32 pages a region: three */
+		assert_non_null(runs[i] = apex_page_pool_alloc(32));
+	uintptr_t first = region_of(runs[0]), middle = region_of(runs[15]);
+	uintptr_t last = region_of(runs[30]);
+	assert_true(first != middle && middle != last && first != last);
+	for (size_t i = 15; i < 30; i++) {
+		assert_int_equal(region_of(runs[i]), middle);
+		apex_page_pool_free(runs[i], 32);
+	}
+	assert_int_equal(apex_page_pool_release(), REGION);
+	apex_page_pool_free(runs[3], 32);
+	apex_page_pool_free(runs[33], 32);
+	assert_ptr_equal(apex_page_pool_alloc(32), runs[3]); /* the oldest first */
+	/* the first region's last 31 pages, then the third's hole and end */
+	uint8_t *a = apex_page_pool_alloc(31);
+	assert_int_equal(region_of(a), first);
+	assert_ptr_equal(apex_page_pool_alloc(16), runs[33]);
+	uint8_t *b = apex_page_pool_alloc(31);
+	assert_ptr_equal(b, runs[44] + 32 * PAGE);
+	assert_ptr_equal(apex_page_pool_alloc(16), runs[33] + 16 * PAGE);
+	apex_page_pool_usage(&mapped, &in_use);
+	assert_int_equal(mapped, 2 * REGION);
+	uint8_t *c = apex_page_pool_alloc(32); /* no room: a region mapped again */
+	assert_non_null(c);
+	assert_true(region_of(c) != first && region_of(c) != last);
+	apex_page_pool_usage(&mapped, &in_use);
+	assert_int_equal(mapped, 3 * REGION);
+	apex_page_pool_free(c, 32);
+	apex_page_pool_free(a, 31);
+	apex_page_pool_free(b, 31);
+	for (size_t i = 0; i < 45; i++)
+		if (i < 15 || i >= 30)
+			apex_page_pool_free(runs[i], 32);
+	assert_int_equal(apex_page_pool_release(), 3 * REGION);
+}
+
 /* A small arena's chunks come from the pool, and the pool's pages are
  * what it gives back when destroyed; its trim gives back whole pages. */
 static void small_arenas_use_the_pool(void **state)
@@ -262,6 +308,7 @@ int main(void)
 		cmocka_unit_test_setup(runs_are_distinct_and_aligned, pool_empty),
 		cmocka_unit_test_setup(holes_are_reused, pool_empty),
 		cmocka_unit_test_setup(regions_given_back_when_empty, pool_empty),
+		cmocka_unit_test_setup(oldest_region_with_room_first, pool_empty),
 		cmocka_unit_test_setup(small_arenas_use_the_pool, pool_empty),
 		cmocka_unit_test_setup(frees_on_other_threads, pool_empty),
 		cmocka_unit_test_setup(pool_pages_are_leak_roots, pool_empty),
