@@ -25,12 +25,28 @@ static void bag_release(apex_zone_bag_t *bag)
 	free(bag);
 }
 
+struct apex_zone_shelf {
+	atomic_uint refcount;
+	apex_zone_bag_t *bag[APEX_ZONE_SHELF_BAGS]; /* one reference each; NULL: none */
+};
+
+static void shelf_release(apex_zone_shelf_t *shelf)
+{
+	if (shelf == NULL ||
+	    atomic_fetch_sub_explicit(&shelf->refcount, 1, memory_order_acq_rel) != 1)
+		return;
+	for (unsigned i = 0; i < APEX_ZONE_SHELF_BAGS; i++)
+		bag_release(shelf->bag[i]);
+	free(shelf);
+}
+
 void apex_zone_bags_release(apex_zone_bags_t *bags)
 {
-	for (unsigned b = 0; b < APEX_ZONE_BAGS; b++) {
-		bag_release(bags->bag[b]);
-		bags->bag[b] = NULL;
+	for (unsigned s = 0; s < APEX_ZONE_SHELVES; s++) {
+		shelf_release(bags->shelf[s]);
+		bags->shelf[s] = NULL;
 	}
+	memset(bags->bag, 0, sizeof(bags->bag));
 }
 
 /*
@@ -136,6 +152,51 @@ int apex_zone_bags_max_origin_labels(const apex_zone_bags_t *bags)
 	return most;
 }
 
+/* Whether bag b neither loses nor gains a zone. */
+static bool untouched(const uint32_t *lost, const uint32_t *gained, unsigned b)
+{
+	return lost[b] == lost[b + 1] && gained[b] == gained[b + 1];
+}
+
+/* Shelf s of next made again from cur's (NULL: none): its untouched bags
+ * shared, the others made again.  APEX_ENOMEM when out of memory (what
+ * was made is in next, for the caller to let go of). */
+static int shelf_remake(apex_zone_bags_t *next, const apex_zone_bags_t *cur, unsigned s,
+			apex_zone_t **leave, const uint32_t *lost, apex_zone_t **join,
+			const uint32_t *gained)
+{
+	const apex_zone_shelf_t *old = cur != NULL ? cur->shelf[s] : NULL;
+	apex_zone_shelf_t *shelf = calloc(1, sizeof(*shelf));
+	int rc = APEX_OK;
+	bool any = false;
+
+	if (shelf == NULL)
+		return APEX_ENOMEM;
+	atomic_init(&shelf->refcount, 1);
+	next->shelf[s] = shelf;
+	for (unsigned i = 0; rc == APEX_OK && i < APEX_ZONE_SHELF_BAGS; i++) {
+		unsigned b = s * APEX_ZONE_SHELF_BAGS + i;
+		apex_zone_bag_t *was = old != NULL ? old->bag[i] : NULL;
+
+		if (untouched(lost, gained, b)) {
+			if (was != NULL)
+				atomic_fetch_add_explicit(&was->refcount, 1, memory_order_relaxed);
+			shelf->bag[i] = was;
+		} else {
+			shelf->bag[i] =
+				bag_remake(was, leave + lost[b], lost[b + 1] - lost[b],
+					   join + gained[b], gained[b + 1] - gained[b], &rc);
+		}
+		next->bag[b] = shelf->bag[i];
+		any |= shelf->bag[i] != NULL;
+	}
+	if (rc == APEX_OK && !any) { /* no zone left on it */
+		free(shelf);
+		next->shelf[s] = NULL;
+	}
+	return rc;
+}
+
 int apex_zone_bags_derive(apex_zone_bags_t *next, const apex_zone_bags_t *cur,
 			  apex_zone_t *const *leaving, size_t leaving_count,
 			  apex_zone_t *const *joining, size_t joining_count)
@@ -149,17 +210,23 @@ int apex_zone_bags_derive(apex_zone_bags_t *next, const apex_zone_bags_t *cur,
 		group(leaving, leaving_count, leave, lost);
 		group(joining, joining_count, join, gained);
 	}
-	for (unsigned b = 0; rc == APEX_OK && b < APEX_ZONE_BAGS; b++) {
-		apex_zone_bag_t *old = cur != NULL ? cur->bag[b] : NULL;
+	for (unsigned s = 0; rc == APEX_OK && s < APEX_ZONE_SHELVES; s++) {
+		unsigned first = s * APEX_ZONE_SHELF_BAGS;
+		bool touched = false;
 
-		if (lost[b] == lost[b + 1] && gained[b] == gained[b + 1]) {
-			if (old != NULL)
-				atomic_fetch_add_explicit(&old->refcount, 1, memory_order_relaxed);
-			next->bag[b] = old;
+		for (unsigned b = first; b < first + APEX_ZONE_SHELF_BAGS; b++)
+			touched |= !untouched(lost, gained, b);
+		if (touched) {
+			rc = shelf_remake(next, cur, s, leave, lost, join, gained);
 			continue;
 		}
-		next->bag[b] = bag_remake(old, leave + lost[b], lost[b + 1] - lost[b],
-					  join + gained[b], gained[b + 1] - gained[b], &rc);
+		apex_zone_shelf_t *old = cur != NULL ? cur->shelf[s] : NULL;
+		if (old != NULL)
+			atomic_fetch_add_explicit(&old->refcount, 1, memory_order_relaxed);
+		next->shelf[s] = old;
+		if (old != NULL) /* next's are NULL otherwise */
+			memcpy(&next->bag[first], &cur->bag[first],
+			       APEX_ZONE_SHELF_BAGS * sizeof(next->bag[0]));
 	}
 	free(by_bag);
 	if (rc != APEX_OK)

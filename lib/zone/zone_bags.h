@@ -35,8 +35,22 @@ typedef struct apex_zone_bag {
 	apex_zone_t *zones[]; /* each holds one reference; in no order */
 } apex_zone_bag_t;
 
+/* The set's references are to shelves of bags, shared as bags are: a
+ * publication takes one reference to each of 16 shelves and one to each
+ * of the other bags of the shelf it makes again, not one to each of 256
+ * bags (each on a cache line of its own, and given back by the worker
+ * that lets go of the set last). */
+#define APEX_ZONE_SHELF_BITS 4
+#define APEX_ZONE_SHELVES (1u << APEX_ZONE_SHELF_BITS)
+#define APEX_ZONE_SHELF_BAGS (APEX_ZONE_BAGS / APEX_ZONE_SHELVES)
+
+typedef struct apex_zone_shelf apex_zone_shelf_t; /* zone_bags.c */
+
 typedef struct apex_zone_bags {
-	apex_zone_bag_t *bag[APEX_ZONE_BAGS]; /* NULL: no zone; one reference each */
+	apex_zone_shelf_t *shelf[APEX_ZONE_SHELVES]; /* NULL: no zone; one reference each */
+	/* the shelves' bags, found without going through the shelves (not
+	 * references of their own); NULL: no zone */
+	apex_zone_bag_t *bag[APEX_ZONE_BAGS];
 } apex_zone_bags_t;
 
 /* The spread hash a bag and its slots take their bits from: the bag the
@@ -83,10 +97,10 @@ static inline apex_zone_t *apex_zone_bags_find(const apex_zone_bags_t *bags, uin
 }
 
 /*
- * Fill next (its bags all NULL) from cur's (NULL: none), for a set whose
- * zones are cur's but those of leaving (zones of cur) and with those of
- * joining (none of the same origin as a zone of cur that stays): a bag
- * that neither touches is shared, the others are made again.  Every zone
+ * Fill next (all NULL) from cur's (NULL: none), for a set whose zones are
+ * cur's but those of leaving (zones of cur) and with those of joining
+ * (none of the same origin as a zone of cur that stays): a bag, and a
+ * shelf, that neither touches is shared, the others are made again.  Every zone
  * held gets a reference of the bags' own; the caller's references to the
  * joining zones stay the caller's.  APEX_ENOMEM when out of memory: then
  * next holds nothing.
@@ -98,7 +112,8 @@ int apex_zone_bags_derive(apex_zone_bags_t *next, const apex_zone_bags_t *cur,
 /* The most labels of an origin in bags; -1 when there is no zone. */
 int apex_zone_bags_max_origin_labels(const apex_zone_bags_t *bags);
 
-/* Let go of every bag (the last holder of a bag lets go of its zones). */
+/* Let go of every shelf (the last holder of a shelf lets go of its bags,
+ * that of a bag of its zones). */
 void apex_zone_bags_release(apex_zone_bags_t *bags);
 
 #endif

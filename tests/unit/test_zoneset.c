@@ -676,7 +676,8 @@ static unsigned bag_of_name(const char *origin)
 	return apex_zone_bags_bag(apex_zone_bags_spread(apex_name_hash(wire)));
 }
 
-/* Whether a and b share every bag but `except` (and differ there). */
+/* Whether a and b share every bag but `except` (and differ there), and
+ * every shelf of bags but except's. */
 static void shares_bags_but(const apex_zoneset_t *a, const apex_zoneset_t *b, unsigned except)
 {
 	for (unsigned i = 0; i < APEX_ZONE_BAGS; i++) {
@@ -684,6 +685,12 @@ static void shares_bags_but(const apex_zoneset_t *a, const apex_zoneset_t *b, un
 			assert_ptr_not_equal(a->bags.bag[i], b->bags.bag[i]);
 		else
 			assert_ptr_equal(a->bags.bag[i], b->bags.bag[i]);
+	}
+	for (unsigned s = 0; s < APEX_ZONE_SHELVES; s++) {
+		if (s == except / APEX_ZONE_SHELF_BAGS)
+			assert_ptr_not_equal(a->bags.shelf[s], b->bags.shelf[s]);
+		else
+			assert_ptr_equal(a->bags.shelf[s], b->bags.shelf[s]);
 	}
 }
 
