@@ -606,7 +606,10 @@ int apex_zonetable_remove_many(apex_zonetable_t *table, const uint8_t *const *or
 		if (!in_refs(refs, count, table->unserved.entries[i].origin))
 			kept.entries[kept.count++] = table->unserved.entries[i];
 	for (size_t i = 0; rc == APEX_OK && i < count; i++) {
-		apex_zone_t *z = apex_zoneset_get(cur, origins[i]);
+		/* sorted: an origin given twice is taken once */
+		if (i > 0 && apex_name_equal(refs[i].name, refs[i - 1].name))
+			continue;
+		apex_zone_t *z = apex_zoneset_get(cur, refs[i].name);
 
 		if (z != NULL)
 			gone[gone_count++] = z;

@@ -765,6 +765,15 @@ static void test_publication_touches_one_bag(void **state)
 	free(listed);
 	assert_int_equal(after->max_origin_labels, 2);
 	apex_zoneset_release(after);
+
+	/* an origin given twice to remove_many is removed once */
+	assert_true(apex_name_from_str(names[5], wire) > 0);
+	const uint8_t *twice[2] = { wire, wire };
+	assert_int_equal(apex_zonetable_remove_many(&table, twice, 2), APEX_OK);
+	after = apex_zonetable_acquire(&table, NULL);
+	assert_int_equal(after->count, COUNT - 2);
+	assert_null(apex_zoneset_get(after, wire));
+	apex_zoneset_release(after);
 	apex_zonetable_destroy(&table);
 }
 
