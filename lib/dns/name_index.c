@@ -9,7 +9,8 @@
 #include "util/error.h"
 #include "util/hash_slots.h"
 
-int apex_name_index_init(apex_name_index_t *index, const apex_name_ref_t *refs, size_t count)
+int apex_name_index_init_hashed(apex_name_index_t *index, const apex_name_ref_t *refs,
+				const uint32_t *hashes, size_t count)
 {
 	unsigned bits = apex_hash_slots_bits(count);
 
@@ -22,14 +23,21 @@ int apex_name_index_init(apex_name_index_t *index, const apex_name_ref_t *refs, 
 		return APEX_ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++)
-		apex_hash_slots_insert(index->slots, bits, apex_name_hash(refs[i].name),
+		apex_hash_slots_insert(index->slots, bits,
+				       hashes != NULL ? hashes[i] : apex_name_hash(refs[i].name),
 				       (uint32_t)i);
 	return APEX_OK;
 }
 
-const apex_name_ref_t *apex_name_index_find(const apex_name_index_t *index, const uint8_t *name)
+int apex_name_index_init(apex_name_index_t *index, const apex_name_ref_t *refs, size_t count)
 {
-	uint32_t hash = apex_name_hash(name), mask = (1u << index->bits) - 1;
+	return apex_name_index_init_hashed(index, refs, NULL, count);
+}
+
+const apex_name_ref_t *apex_name_index_find_hashed(const apex_name_index_t *index,
+						   const uint8_t *name, uint32_t hash)
+{
+	uint32_t mask = (1u << index->bits) - 1;
 
 	for (uint32_t i = apex_hash_slots_first(hash, index->bits);; i = (i + 1) & mask) {
 		uint64_t slot = index->slots[i];
@@ -42,6 +50,11 @@ const apex_name_ref_t *apex_name_index_find(const apex_name_index_t *index, cons
 		if (apex_name_equal(ref->name, name))
 			return ref;
 	}
+}
+
+const apex_name_ref_t *apex_name_index_find(const apex_name_index_t *index, const uint8_t *name)
+{
+	return apex_name_index_find_hashed(index, name, apex_name_hash(name));
 }
 
 void apex_name_index_free(apex_name_index_t *index)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "dns/name.h"
+#include "dns/name_hash.h"
 #include "dns/name_index.h"
 #include "util/error.h"
 
@@ -255,6 +256,18 @@ static void test_name_index(void **state)
 	assert_null(apex_name_index_find(&index, other));
 	assert_true(apex_name_from_str("tld1.", other) > 0);
 	assert_null(apex_name_index_find(&index, other));
+	apex_name_index_free(&index);
+
+	/* with the hashes known: the same finds; a wrong hash finds nothing */
+	static uint32_t hashes[COUNT];
+	for (size_t i = 0; i < COUNT; i++)
+		hashes[i] = apex_name_hash(names[i]);
+	assert_int_equal(apex_name_index_init_hashed(&index, refs, hashes, COUNT), APEX_OK);
+	for (size_t i = 0; i < COUNT; i++) {
+		assert_ptr_equal(apex_name_index_find_hashed(&index, upper[i], hashes[i]), &refs[i]);
+		assert_ptr_equal(apex_name_index_find(&index, names[i]), &refs[i]);
+	}
+	assert_null(apex_name_index_find_hashed(&index, names[1], hashes[1] ^ 0x5A5A5A5Au));
 	apex_name_index_free(&index);
 
 	assert_int_equal(apex_name_index_init(&index, refs, 0), APEX_OK);

@@ -13,32 +13,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/name_hash.h"
 #include "dns/name_index.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
 #include "util/log.h"
 
-/* cfg's zones by origin (dns/name_index.h): the refs into *refs (owned),
- * the index into index; APEX_ENOMEM when out of memory. */
-static int index_config(const apex_config_t *cfg, apex_name_ref_t **refs, apex_name_index_t *index)
+/* cfg's zones by origin (dns/name_index.h): the refs into *refs and
+ * their origins' hashes into *hashes (both owned), the index into index;
+ * APEX_ENOMEM when out of memory. */
+static int index_config(const apex_config_t *cfg, apex_name_ref_t **refs, uint32_t **hashes,
+			apex_name_index_t *index)
 {
 	*refs = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(**refs));
-	if (*refs == NULL)
+	*hashes = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(**hashes));
+	if (*refs == NULL || *hashes == NULL)
 		return APEX_ENOMEM;
-	for (size_t j = 0; j < cfg->zone_count; j++)
+	for (size_t j = 0; j < cfg->zone_count; j++) {
 		(*refs)[j] = (apex_name_ref_t){ cfg->zones[j].origin, j };
-	return apex_name_index_init(index, *refs, cfg->zone_count);
+		(*hashes)[j] = apex_name_hash(cfg->zones[j].origin);
+	}
+	return apex_name_index_init_hashed(index, *refs, *hashes, cfg->zone_count);
 }
 
-/* Under the lock: the reloader's zones by origin, as index_config(). */
+/* Under the lock: the reloader's zones by origin, as index_config(), with
+ * the hashes they keep. */
 static int index_held(const apex_reloader_t *r, apex_name_ref_t **refs, apex_name_index_t *index)
 {
+	uint32_t *hashes = calloc(r->count > 0 ? r->count : 1, sizeof(*hashes));
+
 	*refs = calloc(r->count > 0 ? r->count : 1, sizeof(**refs));
-	if (*refs == NULL)
+	if (*refs == NULL || hashes == NULL) {
+		free(hashes);
 		return APEX_ENOMEM;
-	for (size_t i = 0; i < r->count; i++)
+	}
+	for (size_t i = 0; i < r->count; i++) {
 		(*refs)[i] = (apex_name_ref_t){ r->zones[i]->origin, i };
-	return apex_name_index_init(index, *refs, r->count);
+		hashes[i] = r->zones[i]->origin_hash;
+	}
+	int rc = apex_name_index_init_hashed(index, *refs, hashes, r->count);
+	free(hashes);
+	return rc;
 }
 
 /*
@@ -53,7 +68,8 @@ static int remove_unconfigured(apex_reloader_t *r, const apex_name_index_t *conf
 	size_t o = 0;
 
 	for (size_t i = 0; i < r->count; i++)
-		if (apex_name_index_find(configured, r->zones[i]->origin) == NULL)
+		if (apex_name_index_find_hashed(configured, r->zones[i]->origin,
+						r->zones[i]->origin_hash) == NULL)
 			origins[o++] = r->zones[i]->origin;
 	if (o == 0)
 		return APEX_OK;
@@ -65,7 +81,7 @@ static int remove_unconfigured(apex_reloader_t *r, const apex_name_index_t *conf
 	for (size_t i = 0; i < r->count;) {
 		apex_managed_zone_t *z = r->zones[i];
 
-		if (apex_name_index_find(configured, z->origin) != NULL) {
+		if (apex_name_index_find_hashed(configured, z->origin, z->origin_hash) != NULL) {
 			i++;
 			continue;
 		}
@@ -84,10 +100,11 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 	apex_reload_ticket_t *list =
 		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
 	apex_name_ref_t *configured_refs = NULL, *held_refs = NULL;
+	uint32_t *configured_hashes = NULL;
 	apex_name_index_t configured = { 0 }, held = { 0 };
 	const uint8_t **origins = NULL;
 	size_t n = 0, o = 0;
-	int rc = index_config(cfg, &configured_refs, &configured);
+	int rc = index_config(cfg, &configured_refs, &configured_hashes, &configured);
 
 	*tickets = NULL;
 	*count = *added = *removed = *changed = 0;
@@ -100,6 +117,7 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 		free(list);
 		apex_name_index_free(&configured);
 		free(configured_refs);
+		free(configured_hashes);
 		return APEX_ENOMEM;
 	}
 	if ((rc = remove_unconfigured(r, &configured, origins, removed)) < 0)
@@ -111,7 +129,8 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 	if ((rc = index_held(r, &held_refs, &held)) < 0)
 		goto out;
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		const apex_name_ref_t *found = apex_name_index_find(&held, cfg->zones[j].origin);
+		const apex_name_ref_t *found = apex_name_index_find_hashed(
+			&held, cfg->zones[j].origin, configured_hashes[j]);
 
 		if (found != NULL) {
 			apex_managed_zone_t *z = r->zones[found->index];
@@ -155,6 +174,7 @@ out:
 	apex_name_index_free(&configured);
 	apex_name_index_free(&held);
 	free(configured_refs);
+	free(configured_hashes);
 	free(held_refs);
 	free(origins);
 	*tickets = list;

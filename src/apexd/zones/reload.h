@@ -50,6 +50,9 @@ typedef enum {
 typedef struct apex_managed_zone {
 	uint64_t id; /* unique, never reused */
 	char *name;  /* canonical text, e.g. "example." */
+	/* apex_name_hash() of origin: thousands of zones matched by it at
+	 * each reconfig (a catalog's change) without reading each name */
+	uint32_t origin_hash;
 	uint8_t origin[APEX_NAME_MAX];
 	char *file;
 	bool secondary;     /* kept from primaries (request-xfr): the file is its copy */

@@ -61,7 +61,8 @@ int apex_reloader_zone_ids(apex_reloader_t *r, const uint8_t *const *origins, si
 	}
 	pthread_mutex_lock(&r->lock);
 	for (size_t i = 0; i < r->count; i++) {
-		const apex_name_ref_t *found = apex_name_index_find(&index, r->zones[i]->origin);
+		const apex_name_ref_t *found = apex_name_index_find_hashed(
+			&index, r->zones[i]->origin, r->zones[i]->origin_hash);
 
 		if (found != NULL)
 			ids[found->index] = r->zones[i]->id;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/name_hash.h"
 #include "dns/name_refs.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
@@ -35,6 +36,7 @@ apex_managed_zone_t *apex_reloader_zone_new(apex_reloader_t *r, const apex_zone_
 	if (z == NULL)
 		return NULL;
 	memcpy(z->origin, zc->origin, apex_name_size(zc->origin));
+	z->origin_hash = apex_name_hash(z->origin);
 	apex_name_to_str(z->origin, text, sizeof(text));
 	z->name = strdup(text);
 	z->file = strdup(zc->file);
