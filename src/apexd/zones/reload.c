@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,7 +131,15 @@ int apex_reloader_load_whole(apex_reloader_t *r, apex_load_job_t *job, apex_zone
 	int rc = apex_reloader_memory_claim(r, job->file, job->origin, job->loaded_size,
 					    &job->file_size, &job->claim, job->err,
 					    sizeof(job->err));
+	struct stat st;
 
+	/* a file that is not there (a catalog's new member, before its first
+	 * transfer) fails as the load would, without a version begun for it */
+	if (rc == APEX_OK && job->file_size == 0 && stat(job->file, &st) != 0) {
+		snprintf(job->err, sizeof(job->err), "%s: cannot open: %s", job->file,
+			 strerror(errno));
+		return APEX_ELOAD;
+	}
 	if (rc == APEX_OK)
 		rc = apex_zone_load(job->file, job->origin, zone, job->err, sizeof(job->err));
 	if (rc == APEX_OK)
