@@ -69,7 +69,9 @@ every one (--server-defaults: each server's own defaults instead), with
          on them; default: the number of CPUs, 2 here), 1 UDP and 1 TCP
          worker; catalog-role: interpret, catalog-template with the
          primary and the NOTIFY ACL; its defaults otherwise (zone files
-         written after each transfer, the catalog database).
+         written after each transfer, the catalog database), its log at
+         its default level, info, as apexd's and BIND's (at notice it
+         writes none of the lines each member's transfer logs at info).
   BIND   transfers-in K and transfers-per-ns K (defaults 10 and 2),
          serial-query-rate 10000 (default 20 SOA queries a second: a new
          member's refresh starts with one, so 10,000 members would take
@@ -357,7 +359,7 @@ class KnotConsumer(Consumer):
             lines.append("    background-workers: %d" % self.k)
         lines += ["database:", '    storage: "%s/db"' % d,
                   "control:", '    listen: "%s/knot.sock"' % d,
-                  "log:", "  - target: stderr", "    any: notice",
+                  "log:", "  - target: stderr", "    any: info",
                   "remote:", "  - id: primary",
                   "    address: %s@%d" % (B.LOOPBACK, self.primary_port),
                   "acl:", "  - id: notify", "    address: 127.0.0.0/8", "    action: notify",
