@@ -264,7 +264,8 @@ static void test_name_index(void **state)
 		hashes[i] = apex_name_hash(names[i]);
 	assert_int_equal(apex_name_index_init_hashed(&index, refs, hashes, COUNT), APEX_OK);
 	for (size_t i = 0; i < COUNT; i++) {
-		assert_ptr_equal(apex_name_index_find_hashed(&index, upper[i], hashes[i]), &refs[i]);
+		assert_ptr_equal(apex_name_index_find_hashed(&index, upper[i], hashes[i]),
+				 &refs[i]);
 		assert_ptr_equal(apex_name_index_find(&index, names[i]), &refs[i]);
 	}
 	assert_null(apex_name_index_find_hashed(&index, names[1], hashes[1] ^ 0x5A5A5A5Au));
