@@ -9,8 +9,7 @@
 #include "util/error.h"
 #include "util/hash_slots.h"
 
-int apex_name_index_init_hashed(apex_name_index_t *index, const apex_name_ref_t *refs,
-				const uint32_t *hashes, size_t count)
+int apex_name_index_init(apex_name_index_t *index, const apex_name_ref_t *refs, size_t count)
 {
 	unsigned bits = apex_hash_slots_bits(count);
 
@@ -23,15 +22,9 @@ int apex_name_index_init_hashed(apex_name_index_t *index, const apex_name_ref_t 
 		return APEX_ENOMEM;
 	}
 	for (size_t i = 0; i < count; i++)
-		apex_hash_slots_insert(index->slots, bits,
-				       hashes != NULL ? hashes[i] : apex_name_hash(refs[i].name),
+		apex_hash_slots_insert(index->slots, bits, apex_name_hash(refs[i].name),
 				       (uint32_t)i);
 	return APEX_OK;
-}
-
-int apex_name_index_init(apex_name_index_t *index, const apex_name_ref_t *refs, size_t count)
-{
-	return apex_name_index_init_hashed(index, refs, NULL, count);
 }
 
 const apex_name_ref_t *apex_name_index_find_hashed(const apex_name_index_t *index,

@@ -26,11 +26,6 @@ typedef struct apex_name_index {
  * APEX_ENOMEM. */
 int apex_name_index_init(apex_name_index_t *index, const apex_name_ref_t *refs, size_t count);
 
-/* apex_name_index_init() with hashes[i] the apex_name_hash() of refs[i]'s
- * name, known to the caller. */
-int apex_name_index_init_hashed(apex_name_index_t *index, const apex_name_ref_t *refs,
-				const uint32_t *hashes, size_t count);
-
 /* The ref of name (compared ASCII case-insensitively), or NULL. */
 const apex_name_ref_t *apex_name_index_find(const apex_name_index_t *index, const uint8_t *name);
 

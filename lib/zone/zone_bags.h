@@ -4,8 +4,9 @@
  * hash, each with hash slots of its own from origin hash to zone.  A bag
  * is immutable and shared by every set in which none of its zones
  * changed, so that the set published for one zone's new version makes one
- * bag again (about one zone in 256) and takes a reference to each bag:
- * nothing in it grows with the zones served.  With thousands of zones
+ * bag again (about one zone in 256), and one shelf of 16 bags (below), and
+ * takes a reference to each other shelf: nothing in it grows with the
+ * zones served.  With thousands of zones
  * transferred one after another (a catalog's members), a set of all of
  * them built again for each, its array and its slots, was most of a
  * publication.

@@ -96,7 +96,7 @@ static void zoneset_attach_unserved(apex_zoneset_t *set, apex_unserved_index_t *
 	set->unserved_bits = index->bits;
 }
 
-/* Free a set: its indexes, and its references to its zones' bags. */
+/* Free a set: its unserved index, and its references to its zones' shelves of bags. */
 static void zoneset_free(apex_zoneset_t *set)
 {
 	apex_zone_bags_release(&set->bags);

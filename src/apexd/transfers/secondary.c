@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -64,7 +65,7 @@ int apex_secondary_init(apex_secondary_t *s, apex_server_t *server,
 void apex_secondary_free(apex_secondary_t *s)
 {
 	apex_zone_copy_batch_free(s->copies); /* what waits, settled */
-	apex_secondary_free_zones(s->zones, s->count);
+	free(s->zones);                       /* they own nothing: their names are the config's */
 	apex_refresh_pool_free(&s->pool);
 	apex_tls_clients_free(&s->tls_clients);
 	apex_settings_put(s->applied);

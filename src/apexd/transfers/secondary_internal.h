@@ -54,11 +54,10 @@ struct apex_secondary_zone; /* transfers/secondary.h */
 /* ---------------------------------------------------------------- secondary_zones.c */
 
 /* The secondary zones of cfg, fresh (to be checked at once), into *out
- * (owned; NULL when none).  Returns 0 or APEX_ENOMEM. */
+ * (owned, one allocation: free() it; NULL when none), their names and
+ * lists cfg's.  Returns 0 or APEX_ENOMEM. */
 int apex_secondary_make_zones(const apex_config_t *cfg, struct apex_secondary_zone **out,
 			      size_t *out_count);
-
-void apex_secondary_free_zones(struct apex_secondary_zone *zones, size_t count);
 
 /* The reloader's ids of zones (0 without a reloader). */
 void apex_secondary_bind_zones(struct apex_secondary *s, struct apex_secondary_zone *zones,

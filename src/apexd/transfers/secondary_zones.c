@@ -22,12 +22,6 @@
 #include "util/log.h"
 #include "xfr/zone_copy_batch.h"
 
-void apex_secondary_free_zones(apex_secondary_zone_t *zones, size_t count)
-{
-	(void)count; /* the zones own nothing: their strings are the config's */
-	free(zones);
-}
-
 /* The secondary zones of cfg, fresh (to be checked at once), into *out
  * (owned; NULL when none), their lists cfg's, sorted by origin (found by
  * binary search: a worker looks a NOTIFY's zone up among thousands).
@@ -215,7 +209,6 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	}
 	size_t removed = s->count + added - count;
 	apex_secondary_zone_t *old_zones = s->zones;
-	size_t old_count = s->count;
 	apex_settings_t *old = s->applied;
 	s->zones = zones;
 	s->count = count;
@@ -224,7 +217,7 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 	s->tls_clients = clients;
 	pthread_mutex_unlock(&s->lock);
 	pthread_rwlock_unlock(&s->zones_lock);
-	apex_secondary_free_zones(old_zones, old_count);
+	free(old_zones); /* they own nothing: their names are the config's */
 	apex_tls_clients_free(&old_clients);
 	apex_settings_put(old);
 	apex_info("secondary zones: %zu now (%zu added, %zu no longer secondary, %zu with new "

@@ -13,64 +13,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dns/name_hash.h"
 #include "dns/name_index.h"
 #include "zones/reload_internal.h"
 #include "util/error.h"
 #include "util/log.h"
 
-/* cfg's zones by origin (dns/name_index.h): the refs into *refs and
- * their origins' hashes into *hashes (both owned), the index into index;
- * APEX_ENOMEM when out of memory. */
-static int index_config(const apex_config_t *cfg, apex_name_ref_t **refs, uint32_t **hashes,
-			apex_name_index_t *index)
+/* cfg's zones by origin (dns/name_index.h): the refs into *refs (owned),
+ * the index into index; APEX_ENOMEM when out of memory. */
+static int index_config(const apex_config_t *cfg, apex_name_ref_t **refs, apex_name_index_t *index)
 {
 	*refs = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(**refs));
-	*hashes = calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(**hashes));
-	if (*refs == NULL || *hashes == NULL)
+	if (*refs == NULL)
 		return APEX_ENOMEM;
-	for (size_t j = 0; j < cfg->zone_count; j++) {
+	for (size_t j = 0; j < cfg->zone_count; j++)
 		(*refs)[j] = (apex_name_ref_t){ cfg->zones[j].origin, j };
-		(*hashes)[j] = apex_name_hash(cfg->zones[j].origin);
-	}
-	return apex_name_index_init_hashed(index, *refs, *hashes, cfg->zone_count);
-}
-
-/* Under the lock: the reloader's zones by origin, as index_config(), with
- * the hashes they keep. */
-static int index_held(const apex_reloader_t *r, apex_name_ref_t **refs, apex_name_index_t *index)
-{
-	uint32_t *hashes = calloc(r->count > 0 ? r->count : 1, sizeof(*hashes));
-
-	*refs = calloc(r->count > 0 ? r->count : 1, sizeof(**refs));
-	if (*refs == NULL || hashes == NULL) {
-		free(hashes);
-		return APEX_ENOMEM;
-	}
-	for (size_t i = 0; i < r->count; i++) {
-		(*refs)[i] = (apex_name_ref_t){ r->zones[i]->origin, i };
-		hashes[i] = r->zones[i]->origin_hash;
-	}
-	int rc = apex_name_index_init_hashed(index, *refs, hashes, r->count);
-	free(hashes);
-	return rc;
+	return apex_name_index_init(index, *refs, cfg->zone_count);
 }
 
 /*
  * Under the lock: the zones that cfg no longer has (configured: cfg's
  * zones by origin) out of the table now, they are not served from here
  * on, all in one new set (a catalog's thousand members removed at once),
- * and out of the reloader; origins has room for all of them.
+ * and out of the reloader; origins has room for all of them.  Those it
+ * still has go to held_of[j], j their index in cfg (the others stay NULL).
  */
 static int remove_unconfigured(apex_reloader_t *r, const apex_name_index_t *configured,
-			       const uint8_t **origins, size_t *removed)
+			       apex_managed_zone_t **held_of, const uint8_t **origins,
+			       size_t *removed)
 {
 	size_t o = 0;
 
-	for (size_t i = 0; i < r->count; i++)
-		if (apex_name_index_find_hashed(configured, r->zones[i]->origin,
-						r->zones[i]->origin_hash) == NULL)
-			origins[o++] = r->zones[i]->origin;
+	for (size_t i = 0; i < r->count; i++) {
+		apex_managed_zone_t *z = r->zones[i];
+		const apex_name_ref_t *found =
+			apex_name_index_find_hashed(configured, z->origin, z->origin_hash);
+
+		if (found != NULL)
+			held_of[found->index] = z;
+		else
+			origins[o++] = z->origin;
+	}
 	if (o == 0)
 		return APEX_OK;
 	int rc = apex_zonetable_remove_many(&r->server->zonetable, origins, o);
@@ -99,41 +81,38 @@ int apex_reloader_reconfigure(apex_reloader_t *r, const apex_config_t *cfg,
 {
 	apex_reload_ticket_t *list =
 		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*list));
-	apex_name_ref_t *configured_refs = NULL, *held_refs = NULL;
-	uint32_t *configured_hashes = NULL;
-	apex_name_index_t configured = { 0 }, held = { 0 };
+	/* the reloader's zone of each of cfg's, NULL for one it has not */
+	apex_managed_zone_t **held_of =
+		calloc(cfg->zone_count > 0 ? cfg->zone_count : 1, sizeof(*held_of));
+	apex_name_ref_t *configured_refs = NULL;
+	apex_name_index_t configured = { 0 };
 	const uint8_t **origins = NULL;
 	size_t n = 0, o = 0;
-	int rc = index_config(cfg, &configured_refs, &configured_hashes, &configured);
+	int rc = index_config(cfg, &configured_refs, &configured);
 
 	*tickets = NULL;
 	*count = *added = *removed = *changed = 0;
 	pthread_mutex_lock(&r->lock);
 	/* room for the origins removed, then for those added */
-	if (list != NULL && rc == APEX_OK)
+	if (list != NULL && held_of != NULL && rc == APEX_OK)
 		origins = malloc((r->count + cfg->zone_count + 1) * sizeof(*origins));
 	if (origins == NULL) {
 		pthread_mutex_unlock(&r->lock);
 		free(list);
+		free(held_of);
 		apex_name_index_free(&configured);
 		free(configured_refs);
-		free(configured_hashes);
 		return APEX_ENOMEM;
 	}
-	if ((rc = remove_unconfigured(r, &configured, origins, removed)) < 0)
+	/* the reloader's zones matched with cfg's by hash, one probe each
+	 * under the lock: thousands of zones (a catalog's) */
+	if ((rc = remove_unconfigured(r, &configured, held_of, origins, removed)) < 0)
 		goto out;
-	/* new zones, and zones whose file changed (those pushed meanwhile are
-	 * not in held: cfg names each zone once); found by hash, so that
-	 * thousands of zones (a catalog's) match in one probe each under the
-	 * lock */
-	if ((rc = index_held(r, &held_refs, &held)) < 0)
-		goto out;
+	/* new zones, and zones whose file changed (cfg names each zone once,
+	 * so those pushed meanwhile are none of held_of's) */
 	for (size_t j = 0; j < cfg->zone_count; j++) {
-		const apex_name_ref_t *found = apex_name_index_find_hashed(
-			&held, cfg->zones[j].origin, configured_hashes[j]);
-
-		if (found != NULL) {
-			apex_managed_zone_t *z = r->zones[found->index];
+		if (held_of[j] != NULL) {
+			apex_managed_zone_t *z = held_of[j];
 			char *file;
 
 			z->secondary = cfg->zones[j].request_xfr_count > 0;
@@ -172,10 +151,8 @@ out:
 	pthread_cond_broadcast(&r->work);
 	pthread_mutex_unlock(&r->lock);
 	apex_name_index_free(&configured);
-	apex_name_index_free(&held);
 	free(configured_refs);
-	free(configured_hashes);
-	free(held_refs);
+	free(held_of);
 	free(origins);
 	*tickets = list;
 	*count = n;
