@@ -1014,6 +1014,60 @@ static void test_command_line(void **state)
 	apex_config_free(&cfg);
 }
 
+/* Zones are found by origin through an index that grows with them: a name
+ * given twice is refused however many zones come between, in either case,
+ * members appended by a catalog are found too, and every zone is found at
+ * its own index. */
+static void test_many_zones_indexed(void **state)
+{
+	apex_config_t cfg;
+	apex_zone_config_t pattern;
+	char err[512] = "", name[64];
+	uint8_t origin[APEX_NAME_MAX];
+
+	(void)state;
+	memset(&pattern, 0, sizeof(pattern));
+	pattern.name = "p";
+	pattern.file = "/z/%s.zone";
+	apex_config_init(&cfg);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "zone%d.example.", i);
+		assert_int_equal(apex_config_add_zone(&cfg, name, "z", "/", err, sizeof(err)),
+				 APEX_OK);
+	}
+	for (int i = 0; i < 700; i++) {
+		snprintf(name, sizeof(name), "member%d.example.", i);
+		assert_true(apex_name_from_str(name, origin) > 0);
+		assert_int_equal(apex_config_add_member(&cfg, &pattern, origin, err, sizeof(err)),
+				 APEX_OK);
+	}
+	assert_int_equal(cfg.zone_count, 5700);
+	for (size_t i = 0; i < cfg.zone_count; i++)
+		assert_int_equal(apex_config_find_zone(&cfg, cfg.zones[i].origin), (long)i);
+	assert_true(apex_name_from_str("ZONE4321.Example.", origin) > 0);
+	assert_int_equal(apex_config_find_zone(&cfg, origin), 4321);
+	assert_true(apex_name_from_str("member699.example.", origin) > 0);
+	assert_int_equal(apex_config_find_zone(&cfg, origin), 5699);
+	assert_true(apex_name_from_str("zone5000.example.", origin) > 0);
+	assert_int_equal(apex_config_find_zone(&cfg, origin), -1);
+
+	assert_int_equal(apex_config_add_zone(&cfg, "Zone0.EXAMPLE.", "z", "/", err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_string_equal(err, "zone Zone0.EXAMPLE. given twice");
+	assert_int_equal(apex_config_add_zone(&cfg, "zone4999.example", "z", "/", err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_int_equal(apex_config_add_zone(&cfg, "member3.example.", "z", "/", err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_string_equal(err, "zone member3.example. given twice");
+	assert_int_equal(cfg.zone_count, 5700);
+	assert_int_equal(
+		apex_config_add_zone(&cfg, "zone5000.example.", "z", "/", err, sizeof(err)),
+		APEX_OK);
+	assert_true(apex_name_from_str("zone5000.example.", origin) > 0);
+	assert_int_equal(apex_config_find_zone(&cfg, origin), 5700);
+	apex_config_free(&cfg);
+}
+
 static void test_missing_file(void **state)
 {
 	apex_config_t cfg;
@@ -1049,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(test_tls_errors),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_many_zones_indexed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,7 +18,10 @@
 #include <unistd.h>
 
 #include "config/daemon_config_internal.h"
+#include "dns/name.h"
+#include "dns/name_hash.h"
 #include "util/error.h"
+#include "util/hash_slots.h"
 #include "util/log.h"
 
 void apex_config_init(apex_config_t *cfg)
@@ -93,6 +96,7 @@ void apex_config_free(apex_config_t *cfg)
 	for (size_t i = 0; i < cfg->zone_count; i++)
 		free_zone(&cfg->zones[i]);
 	free(cfg->zones);
+	free(cfg->origin_slots);
 	for (size_t i = 0; i < cfg->pattern_count; i++)
 		free_zone(&cfg->patterns[i]);
 	free(cfg->patterns);
@@ -241,6 +245,56 @@ static int zones_resize(apex_config_t *cfg, size_t room)
 	return APEX_OK;
 }
 
+long apex_config_find_zone(const apex_config_t *cfg, const uint8_t *origin)
+{
+	uint32_t hash = apex_name_hash(origin), mask = (1u << cfg->origin_bits) - 1;
+
+	if (cfg->origin_slots == NULL)
+		return -1;
+	for (uint32_t i = apex_hash_slots_first(hash, cfg->origin_bits);; i = (i + 1) & mask) {
+		uint64_t slot = cfg->origin_slots[i];
+
+		if (slot == 0)
+			return -1;
+		if (apex_hash_slots_hash(slot) == hash &&
+		    apex_name_equal(cfg->zones[apex_hash_slots_index(slot)].origin, origin))
+			return apex_hash_slots_index(slot);
+	}
+}
+
+/* The zone just appended to cfg->zones (the last) entered in
+ * cfg->origin_slots, which are made twice as many when it would be more
+ * than half full. */
+static int index_last_zone(apex_config_t *cfg)
+{
+	size_t count = cfg->zone_count;
+	const uint8_t *origin = cfg->zones[count - 1].origin;
+
+	if (count >= UINT32_MAX)
+		return APEX_ENOMEM;
+	if (cfg->origin_slots == NULL || 2 * count > (size_t)1 << cfg->origin_bits) {
+		unsigned bits = apex_hash_slots_bits(count < 512 ? 512 : count);
+		uint64_t *slots = calloc((size_t)1 << bits, sizeof(*slots));
+
+		if (slots == NULL)
+			return APEX_ENOMEM;
+		for (size_t i = 0; cfg->origin_slots != NULL && i < (size_t)1 << cfg->origin_bits;
+		     i++) {
+			uint64_t slot = cfg->origin_slots[i];
+
+			if (slot != 0)
+				apex_hash_slots_insert(slots, bits, apex_hash_slots_hash(slot),
+						       apex_hash_slots_index(slot));
+		}
+		free(cfg->origin_slots);
+		cfg->origin_slots = slots;
+		cfg->origin_bits = bits;
+	}
+	apex_hash_slots_insert(cfg->origin_slots, cfg->origin_bits, apex_name_hash(origin),
+			       (uint32_t)(count - 1));
+	return APEX_OK;
+}
+
 /* Room in cfg->zones for one more entry: the array doubles. */
 static int zones_room(apex_config_t *cfg)
 {
@@ -268,11 +322,8 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 	apex_name_to_str(item.origin, canonical, sizeof(canonical));
 	if (file[0] == '\0')
 		return apex_fail(err, err_size, APEX_EINVAL, "zone %s: empty file name", canonical);
-	for (size_t i = 0; i < cfg->zone_count; i++) {
-		if (apex_name_equal(cfg->zones[i].origin, item.origin))
-			return apex_fail(err, err_size, APEX_EINVAL, "zone %s given twice",
-					 canonical);
-	}
+	if (apex_config_find_zone(cfg, item.origin) >= 0)
+		return apex_fail(err, err_size, APEX_EINVAL, "zone %s given twice", canonical);
 	item.name = strdup(canonical);
 	item.file = apex_config_absolute_path(file, base_dir);
 	item.zonemd_verify = true;
@@ -285,6 +336,10 @@ int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	}
 	cfg->zones[cfg->zone_count++] = item;
+	if (index_last_zone(cfg) < 0) {
+		free_zone(&cfg->zones[--cfg->zone_count]);
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
+	}
 	return APEX_OK;
 }
 
@@ -350,6 +405,10 @@ int apex_config_add_member(apex_config_t *cfg, const apex_zone_config_t *pattern
 		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
 	}
 	cfg->zones[cfg->zone_count++] = item;
+	if (index_last_zone(cfg) < 0) {
+		free_zone(&cfg->zones[--cfg->zone_count]);
+		return apex_fail(err, err_size, APEX_ENOMEM, "out of memory");
+	}
 	return APEX_OK;
 }
 

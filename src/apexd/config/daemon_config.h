@@ -123,6 +123,12 @@ typedef struct apex_config {
 	apex_zone_config_t *zones;
 	size_t zone_count;
 	size_t zone_room; /* entries zones has room for */
+	/* zones by origin (apex_config_find_zone()): util/hash_slots.h, 1 <<
+	 * origin_bits of them, owned; NULL while there is no zone.  A name
+	 * served twice is then found with one probe, not a pass over every
+	 * zone configured before it. */
+	uint64_t *origin_slots;
+	unsigned origin_bits;
 	/* pattern: sections, the settings a catalog's member zones take: each
 	 * entry's name is the pattern's, its file the template of the members'
 	 * files, made absolute ("%s" stands for the zone's name). */
@@ -272,6 +278,10 @@ void apex_config_clear_listens(apex_config_t *cfg);
  */
 int apex_config_add_zone(apex_config_t *cfg, const char *name, const char *file,
 			 const char *base_dir, char *err, size_t err_size);
+
+/* The index in cfg->zones of the zone origin (wire format, compared
+ * ASCII case-insensitively), or -1. */
+long apex_config_find_zone(const apex_config_t *cfg, const uint8_t *origin);
 
 /* The pattern named name, or NULL. */
 const apex_zone_config_t *apex_config_pattern(const apex_config_t *cfg, const char *name);

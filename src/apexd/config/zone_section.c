@@ -332,13 +332,12 @@ static int key_member_pattern(parser_t *p, const char *key, const char *value)
 static bool is_producer(const apex_config_t *cfg, const char *name)
 {
 	uint8_t origin[APEX_NAME_MAX];
+	long i;
 
 	if (apex_name_from_str(name, origin) < 0)
 		return false;
-	for (size_t i = 0; i < cfg->zone_count; i++)
-		if (cfg->zones[i].catalog_producer && apex_name_equal(cfg->zones[i].origin, origin))
-			return true;
-	return false;
+	i = apex_config_find_zone(cfg, origin);
+	return i >= 0 && cfg->zones[i].catalog_producer;
 }
 
 /* Once the file is read: each consumer's pattern exists, each producer
