@@ -188,6 +188,32 @@ void apex_zone_copy_batch_settle(apex_zone_copy_batch_t *b, const char *path)
 	pthread_mutex_unlock(&b->settle_lock);
 }
 
+size_t apex_zone_copy_batch_drop(apex_zone_copy_batch_t *b, const char *path)
+{
+	size_t dropped = 0, kept = 0;
+
+	pthread_mutex_lock(&b->settle_lock); /* a settle under way renames first */
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->count; i++) {
+		waiting_t *w = &b->waiting[i];
+
+		if (strcmp(w->path, path) != 0) {
+			b->waiting[kept++] = *w;
+			continue;
+		}
+		apex_zone_copy_abort(&w->copy);
+		free(w->name);
+		free(w->path);
+		dropped++;
+	}
+	b->count = kept;
+	if (kept == 0)
+		b->first_ms = 0;
+	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(&b->settle_lock);
+	return dropped;
+}
+
 void apex_zone_copy_batch_free(apex_zone_copy_batch_t *b)
 {
 	if (b == NULL)

@@ -59,4 +59,11 @@ uint64_t apex_zone_copy_batch_due(apex_zone_copy_batch_t *b);
  * begin (it would truncate the waiting one's file). */
 void apex_zone_copy_batch_settle(apex_zone_copy_batch_t *b, const char *path);
 
+/* Drop the copies of path waiting, if any, once a settle under way has
+ * ended: each is aborted (its FILE.xfr removed), not renamed over path,
+ * nor told.  For a zone no longer served whose files are being removed:
+ * settled later, its copy would fail to be renamed, or bring the file
+ * back.  Returns how many were dropped. */
+size_t apex_zone_copy_batch_drop(apex_zone_copy_batch_t *b, const char *path);
+
 #endif

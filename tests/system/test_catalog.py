@@ -736,6 +736,37 @@ def test_catalog_member_added_and_removed(procs, tmp_path):
     assert catalog == [(0, SCHED_IDLE)], threads
 
 
+def test_catalog_member_removed_while_its_copy_waits(procs, tmp_path, monkeypatch):
+    """A member's copy waits to be synced with others (a minute here, by
+    the test hook; 200 ms by default): removed from the catalog meanwhile,
+    the member's files are gone and stay gone, its waiting copy is dropped,
+    not renamed over the removed file (nor a failure logged), while the
+    copy of the member that stays is written at stop."""
+    monkeypatch.setenv("APEX_TEST_COPY_BATCH_MS", "60000")
+    apex_port = servers.free_port()
+    knot = start_knot(procs, tmp_path, {"m1.test.": None}, apex_port)
+    apex = start_consumer_of(procs, tmp_path, apex_port, knot)
+    wait_served(apex, "m1.test.", 1)
+
+    knot.transaction(*knot.add_commands("m4.test."))
+    knot.wait_catalog()
+    wait_served(apex, "m4.test.", 1)
+    copy = apex.path("%s.zone", "m4.test.")
+    wait_path(apex, copy + ".xfr")  # written, waiting to be synced
+    assert not os.path.exists(copy)
+
+    knot.transaction(*knot.remove_commands("m4.test."))
+    knot.wait_catalog()
+    wait_refused(apex, "m4.test.")
+    wait_path(apex, copy + ".xfr", exists=False)
+    assert apex.stop() == 0, apex.log_tail(60)
+    assert not os.path.exists(copy), os.listdir(apex.workdir)
+    assert not os.path.exists(copy + ".xfr"), os.listdir(apex.workdir)
+    assert os.path.exists(apex.path("%s.zone", "m1.test.")), os.listdir(apex.workdir)
+    log = log_text(apex)
+    assert "is not written" not in log, log
+
+
 def test_catalog_group_change_keeps_member(procs, tmp_path):
     """Knot DNS moves m1 into group "other" and m2 out of it, and adds m5,
     in one catalog change.  The unique ids stay: m1 and m2 keep being

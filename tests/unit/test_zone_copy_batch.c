@@ -3,8 +3,8 @@
  * xfr/zone_copy_batch: copies wait, their files untouched, until the
  * batch is full (settled by the adding thread), due, asked for by path or
  * freed; then each is renamed over its file and told.  A copy that failed
- * is told at once, its old file kept.  Threads adding at once lose no
- * copy and overfill no batch.
+ * is told at once, its old file kept.  A copy dropped is never renamed.
+ * Threads adding at once lose no copy and overfill no batch.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -240,6 +240,45 @@ static void failed_copy_told_at_once(void **state)
 	assert_true(is_new(0));
 }
 
+/* A dropped copy (its zone gone, its files being removed) is not renamed
+ * over its file, nor told, and its FILE.xfr is gone; the others still
+ * wait and are settled. */
+static void dropped_copy_never_renamed(void **state)
+{
+	fixture_t *f = *state;
+	apex_zone_copy_batch_t *b = apex_zone_copy_batch_new(4, 60000, settled, f);
+	char path[128], tmp[160];
+
+	assert_non_null(b);
+	add(b, 0, 1000);
+	add(b, 1, 1001);
+	add(b, 2, 1002);
+	file_of(path, sizeof(path), 1);
+	snprintf(tmp, sizeof(tmp), "%s.xfr", path);
+	assert_true(exists(tmp));
+	assert_int_equal(apex_zone_copy_batch_drop(b, path), 1);
+	assert_false(exists(tmp));
+	assert_int_equal(apex_zone_copy_batch_drop(b, path), 0);
+	assert_int_equal(f->told, 0);
+	assert_int_equal(apex_zone_copy_batch_due(b), 61000); /* the others wait */
+	assert_int_equal(unlink(path), 0);                    /* the zone's files removed */
+	apex_zone_copy_batch_settle(b, NULL);
+	assert_int_equal(f->told, 2);
+	assert_int_equal(f->failed, 0);
+	assert_true(is_new(0) && is_new(2));
+	assert_false(exists(path));
+	assert_false(exists(tmp));
+
+	/* the last one waiting dropped: nothing is due any more */
+	add(b, 3, 2000);
+	file_of(path, sizeof(path), 3);
+	assert_int_equal(apex_zone_copy_batch_drop(b, path), 1);
+	assert_int_equal(apex_zone_copy_batch_due(b), 0);
+	assert_true(is_old(3));
+	apex_zone_copy_batch_free(b);
+	assert_int_equal(f->told, 2);
+}
+
 #define ADDERS 4
 
 static void *adder_main(void *arg)
@@ -278,6 +317,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(full_batch_settled_by_the_adder, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_copy_told_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(threads_adding_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(dropped_copy_never_renamed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

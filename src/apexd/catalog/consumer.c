@@ -19,6 +19,7 @@
 #include "process/privs.h"
 #include "process/thread_priority.h"
 #include "control/commands.h"
+#include "transfers/secondary.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "zone/zoneset.h"
@@ -272,14 +273,17 @@ static int put_in_force(apexd_catalogs_t *c, member_t *list, size_t count)
 }
 
 /* A member's state gone with it: its file, its journal and a transfer's
- * temporary copy (xfr/zone_copy.h). */
-static void remove_files(const member_t *m)
+ * temporary copy (xfr/zone_copy.h), the last also when it waits to be
+ * synced with others. */
+static void remove_files(apexd_catalogs_t *c, const member_t *m)
 {
 	static const char *const suffixes[] = { "", ".jnl", ".xfr" };
 	char path[4096];
 
 	if (m->file == NULL)
 		return;
+	if (c->ctx.secondary != NULL)
+		apex_secondary_drop_copy(c->ctx.secondary, m->file);
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		snprintf(path, sizeof(path), "%s%s", m->file, suffixes[i]);
 		if (unlink(path) < 0 && errno != ENOENT)
@@ -335,7 +339,7 @@ static void remove_lost(apexd_catalogs_t *c, member_t *list, size_t count)
 		bool again;
 
 		if (!keeps_state(&c->members[i], list, count, &again))
-			remove_files(&c->members[i]);
+			remove_files(c, &c->members[i]);
 	}
 }
 
@@ -433,7 +437,7 @@ static void update(apexd_catalogs_t *c, member_t *list, size_t count)
 		if (now != NULL && keeps_state(&c->members[i], list, count, &again) &&
 		    c->members[i].file != NULL && now->file != NULL &&
 		    strcmp(c->members[i].file, now->file) != 0)
-			remove_files(&c->members[i]);
+			remove_files(c, &c->members[i]);
 	}
 	members_free(c->members, c->member_count);
 	c->members = list;

@@ -235,4 +235,10 @@ void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *f
 /* Whether origin is a secondary zone here. */
 bool apex_secondary_has(apex_secondary_t *s, const uint8_t *origin);
 
+/* The copy of file (a zone no longer served, whose files are about to be
+ * removed) dropped if it waits to be synced with others
+ * (xfr/zone_copy_batch.h), so that it is not renamed over file after it
+ * was removed.  Any thread. */
+void apex_secondary_drop_copy(apex_secondary_t *s, const char *file);
+
 #endif

@@ -73,6 +73,12 @@ void apex_secondary_copy_settle(apex_secondary_t *s, const apex_secondary_zone_t
 		apex_zone_copy_batch_settle(s->copies, z->file);
 }
 
+void apex_secondary_drop_copy(apex_secondary_t *s, const char *file)
+{
+	if (s->copies != NULL && apex_zone_copy_batch_drop(s->copies, file) > 0)
+		apex_debug("%s: the copy waiting to be synced is dropped: its zone is gone", file);
+}
+
 void apex_secondary_flush_copy(apex_secondary_t *s, apex_secondary_zone_t *z,
 			       const apex_zone_t *version, const char *why)
 {
