@@ -44,11 +44,24 @@ int apex_node_records(const apex_zone_t *zone, const apex_node_t *n, apex_rr_fn 
 
 int apex_version_records(const apex_zone_t *zone, apex_rr_fn fn, void *ctx)
 {
+	size_t i = 0, k = 0;
 	int rc = APEX_OK;
 
-	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++)
-		rc = apex_node_records(zone, apex_zone_node_at(zone, i), fn, ctx);
-	for (size_t i = 0; i < zone->nsec3_owner_count && rc == APEX_OK; i++)
-		rc = apex_node_records(zone, apex_zone_nsec3_owner_at(zone, i), fn, ctx);
+	/* the two lists, each in canonical order, merged */
+	while (rc == APEX_OK && (i < zone->node_count || k < zone->nsec3_owner_count)) {
+		const apex_node_t *name = i < zone->node_count ? apex_zone_node_at(zone, i) : NULL;
+		const apex_node_t *nsec3 =
+			k < zone->nsec3_owner_count ? apex_zone_nsec3_owner_at(zone, k) : NULL;
+
+		if (nsec3 == NULL ||
+		    (name != NULL && apex_key_compare(apex_node_key(name), name->key_size,
+						      apex_node_key(nsec3), nsec3->key_size) < 0)) {
+			rc = apex_node_records(zone, name, fn, ctx);
+			i++;
+		} else {
+			rc = apex_node_records(zone, nsec3, fn, ctx);
+			k++;
+		}
+	}
 	return rc;
 }

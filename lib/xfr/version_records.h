@@ -16,8 +16,10 @@ typedef int (*apex_rr_fn)(void *ctx, const apex_rr_t *rr);
 /*
  * Give fn every record of zone but its SOA (zone->soa, which the caller
  * places), each RRset followed by its RRSIGs (the SOA's included), then a
- * name's stray RRSIGs (zone.h): the names in canonical order, then the
- * owners of NSEC3 records only.
+ * name's stray RRSIGs (zone.h): the names, those of the index and the
+ * owners of NSEC3 records only, in canonical order, as a zone file in that
+ * order lists them (a copy so written, and a version built compact from
+ * these records, are built without moving the records: zone/build_sort.c).
  * Returns APEX_OK or fn's error.
  */
 int apex_version_records(const apex_zone_t *zone, apex_rr_fn fn, void *ctx);

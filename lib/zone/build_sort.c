@@ -235,10 +235,10 @@ static int place_owners(void *ctx, size_t begin, size_t end)
 			uint32_t count =
 				(i + 1 < n ? pairs[i + 1].extra : (uint32_t)j->b->rr_count) - at;
 			const apex_build_rr_t *run = &rrs[run_first[e]];
-			for (uint32_t k = 0; k < count; k++) {
-				j->out[at + k] = run[k];
+			if (j->out != rrs) /* else run is already there (in order) */
+				memcpy(&j->out[at], run, count * sizeof(*run));
+			for (uint32_t k = 0; k < count; k++)
 				j->out[at + k].owner = r;
-			}
 			if (i > 0 && j->starts[i] == j->starts[i - 1])
 				continue;
 			const apex_build_owner_t *o = &owners[e];
@@ -311,9 +311,7 @@ static int sort_owners(sort_job_t *j)
 	j->starts = malloc((n ? n : 1) * sizeof(*j->starts));
 	j->sorted = malloc((n ? n : 1) * sizeof(*j->sorted));
 	j->first = malloc((n + 1) * sizeof(*j->first));
-	j->out = malloc((count ? count : 1) * sizeof(*j->out));
-	if (j->pairs == NULL || j->starts == NULL || j->sorted == NULL || j->first == NULL ||
-	    j->out == NULL)
+	if (j->pairs == NULL || j->starts == NULL || j->sorted == NULL || j->first == NULL)
 		return APEX_ENOMEM;
 	j->skip = zone->origin_key_size;
 	apex_parallel_for(n, threads, min, take_prefixes, j);
@@ -340,6 +338,16 @@ static int sort_owners(sort_job_t *j)
 		at += records;
 	}
 	j->first[unique] = at;
+	/* Records whose runs already lie in their owners' order (a file in
+	 * canonical order, most transfers, a version's records built compact)
+	 * are renumbered where they are, not copied into a second array of
+	 * them (40 bytes a record, beside the first at the build's peak). */
+	bool in_order = true;
+	for (size_t i = 0; i < n && in_order; i++)
+		in_order = j->pairs[i].value == i;
+	j->out = in_order ? b->rrs : malloc((count ? count : 1) * sizeof(*j->out));
+	if (j->out == NULL)
+		return APEX_ENOMEM;
 	rc = place_all_owners(j, n, threads, min);
 	if (rc != APEX_OK)
 		return rc;
@@ -347,7 +355,8 @@ static int sort_owners(sort_job_t *j)
 	b->owners = j->sorted;
 	j->sorted = NULL;
 	b->owner_count = unique;
-	free(b->rrs);
+	if (b->rrs != j->out)
+		free(b->rrs);
 	b->rrs = j->out; /* sort_records() and compact_records() work on it as j->out */
 	return APEX_OK;
 }
@@ -438,7 +447,8 @@ int apex_build_sort(apex_zone_builder_t *b, uint32_t **owner_first)
 	free(j.starts);
 	free(j.sorted);
 	if (rc != APEX_OK) {
-		free(j.out); /* b->rrs is still the loader's */
+		if (j.out != b->rrs)
+			free(j.out); /* b->rrs is still the loader's */
 		free(j.first);
 		return rc;
 	}

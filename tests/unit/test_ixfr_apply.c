@@ -16,10 +16,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "dns/name.h"
 #include "util/error.h"
 #include "xfr/condense.h"
 #include "xfr/diff.h"
 #include "xfr/ixfr_apply.h"
+#include "xfr/version_records.h"
 #include "zone/load.h"
 #include "zone/zone_from_wire.h"
 #include "zone_records.h"
@@ -252,6 +254,53 @@ static void guarded_whole_build(void **state)
 	apex_zone_unref(again);
 }
 
+/* What apex_version_records() gives: the owners' keys in order. */
+typedef struct owner_walk {
+	uint8_t last[APEX_KEY_MAX];
+	size_t last_size, records, out_of_order, nsec3_before_others;
+	bool seen_nsec3;
+} owner_walk_t;
+
+static int walk_owner(void *ctx, const apex_rr_t *rr)
+{
+	owner_walk_t *w = ctx;
+	uint8_t key[APEX_KEY_MAX];
+	size_t size = apex_name_key(rr->owner, key, NULL);
+
+	if (w->records > 0 && apex_key_compare(w->last, w->last_size, key, size) > 0)
+		w->out_of_order++;
+	if (rr->type == APEX_TYPE_NSEC3)
+		w->seen_nsec3 = true;
+	else if (w->seen_nsec3 && rr->type != APEX_TYPE_RRSIG)
+		w->nsec3_before_others++;
+	memcpy(w->last, key, size);
+	w->last_size = size;
+	w->records++;
+	return APEX_OK;
+}
+
+/* Every record but the SOA, the owners in canonical order: the owners of
+ * NSEC3 records among the others, not after them (a copy or a compact
+ * version built from them keeps its records where they are,
+ * zone/build_sort.c). */
+static void records_in_canonical_order(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		apex_zone_t *zone = load_file(files[i], "example.");
+		owner_walk_t w = { .records = 0 };
+
+		assert_int_equal(apex_version_records(zone, walk_owner, &w), APEX_OK);
+		assert_int_equal(w.records, zone->record_count - 1);
+		assert_int_equal(w.out_of_order, 0);
+		if (zone->dnssec == APEX_DNSSEC_NSEC3) {
+			assert_true(zone->nsec3_owner_count > 0);
+			assert_true(w.nsec3_before_others > 0); /* interleaved */
+		}
+		apex_zone_unref(zone);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +309,7 @@ int main(void)
 		cmocka_unit_test(one_set_twice),
 		cmocka_unit_test(set_for_another_version),
 		cmocka_unit_test(guarded_whole_build),
+		cmocka_unit_test(records_in_canonical_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
