@@ -78,8 +78,9 @@ void apex_arena_destroy(apex_arena_t *arena)
 }
 
 /* A chunk of at least size usable bytes, from the page pool while the
- * arena is small and the chunk fits one of its runs. */
-static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
+ * arena is small and the chunk fits one of its runs; its data zeroed
+ * when asked (zeroed). */
+static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size, bool zeroed)
 {
 	size_t bytes = sizeof(arena_chunk_t) + size;
 	size_t pages = (bytes + APEX_PAGE_POOL_PAGE - 1) / APEX_PAGE_POOL_PAGE;
@@ -92,6 +93,8 @@ static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
 			pooled->used = 0;
 			pooled->pages = pages;
 			arena->footprint += pages * APEX_PAGE_POOL_PAGE;
+			if (zeroed)
+				memset(pooled->data, 0, pooled->size);
 			return pooled;
 		}
 	}
@@ -105,8 +108,14 @@ static arena_chunk_t *arena_chunk_new(apex_arena_t *arena, size_t size)
 		}
 	}
 #endif
-	arena_chunk_t *chunk =
-		bytes == ARENA_CHUNK_HUGE ? aligned_alloc(ARENA_CHUNK_HUGE, bytes) : malloc(bytes);
+	/* calloc(): the allocator zeroes only memory it does not know to be
+	 * zero, where a memset() would fault in every page of memory fresh
+	 * from the system before it is written (a zone build's node and
+	 * RRset arrays: tens of MB at once, beside the records they are
+	 * filled from, util/give_back.h) */
+	arena_chunk_t *chunk = zeroed                      ? calloc(1, bytes)
+			       : bytes == ARENA_CHUNK_HUGE ? aligned_alloc(ARENA_CHUNK_HUGE, bytes)
+							   : malloc(bytes);
 	if (chunk == NULL)
 		return NULL;
 	chunk->size = size;
@@ -125,7 +134,9 @@ static size_t aligned_offset(const arena_chunk_t *chunk, size_t used, size_t ali
 	return (size_t)(((base + used + align - 1) & ~(uintptr_t)(align - 1)) - base);
 }
 
-static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
+/* size bytes aligned to align.  With zeroed, they are zero: a chunk of
+ * their own is taken zeroed, room in a chunk is cleared. */
+static void *arena_take(apex_arena_t *arena, size_t size, size_t align, bool zeroed)
 {
 	arena_chunk_t *chunk = arena->current;
 	/* room to align in a new chunk, whose data is aligned to ARENA_ALIGN */
@@ -135,6 +146,8 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 		size_t at = aligned_offset(chunk, chunk->used, align);
 		if (at <= chunk->size && chunk->size - at >= size) {
 			chunk->used = at + size;
+			if (zeroed)
+				memset(chunk->data + at, 0, size);
 			return chunk->data + at;
 		}
 	}
@@ -147,6 +160,8 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 			size_t at = aligned_offset(other, other->used, align);
 			if (at <= other->size && other->size - at >= size) {
 				other->used = at + size;
+				if (zeroed)
+					memset(other->data + at, 0, size);
 				return other->data + at;
 			}
 		}
@@ -154,7 +169,7 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 	if (size > ARENA_CHUNK / 4) {
 		/* A chunk of its own, linked behind the current one so the
 		 * free space of the current chunk is not wasted. */
-		arena_chunk_t *big = arena_chunk_new(arena, size + pad);
+		arena_chunk_t *big = arena_chunk_new(arena, size + pad, zeroed);
 		if (big == NULL)
 			return NULL;
 		size_t at = aligned_offset(big, 0, align);
@@ -184,13 +199,15 @@ static void *arena_take(apex_arena_t *arena, size_t size, size_t align)
 		if (small < chunk_size)
 			chunk_size = small;
 	}
-	arena_chunk_t *fresh = arena_chunk_new(arena, chunk_size - sizeof(arena_chunk_t));
+	arena_chunk_t *fresh = arena_chunk_new(arena, chunk_size - sizeof(arena_chunk_t), false);
 	if (fresh == NULL)
 		return NULL;
 	fresh->next = chunk;
 	arena->current = fresh;
 	size_t at = aligned_offset(fresh, 0, align);
 	fresh->used = at + size;
+	if (zeroed)
+		memset(fresh->data + at, 0, size);
 	return fresh->data + at;
 }
 
@@ -199,7 +216,7 @@ void *apex_arena_alloc(apex_arena_t *arena, size_t size)
 	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 	if (size == 0)
 		size = ARENA_ALIGN;
-	return arena_take(arena, size, ARENA_ALIGN);
+	return arena_take(arena, size, ARENA_ALIGN, false);
 }
 
 void *apex_arena_alloc_aligned(apex_arena_t *arena, size_t size, size_t align)
@@ -209,12 +226,12 @@ void *apex_arena_alloc_aligned(apex_arena_t *arena, size_t size, size_t align)
 	size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 	if (size == 0)
 		size = ARENA_ALIGN;
-	return arena_take(arena, size, align);
+	return arena_take(arena, size, align, false);
 }
 
 void *apex_arena_alloc_packed(apex_arena_t *arena, size_t size)
 {
-	return arena_take(arena, size ? size : 1, 1);
+	return arena_take(arena, size ? size : 1, 1, false);
 }
 
 /* The unused end of a chunk nothing will be taken from any more, given
@@ -285,10 +302,8 @@ void *apex_arena_calloc(apex_arena_t *arena, size_t count, size_t size)
 {
 	if (size != 0 && count > SIZE_MAX / size)
 		return NULL;
-	void *p = apex_arena_alloc(arena, count * size);
-	if (p != NULL)
-		memset(p, 0, count * size);
-	return p;
+	size_t bytes = (count * size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	return arena_take(arena, bytes > 0 ? bytes : ARENA_ALIGN, ARENA_ALIGN, true);
 }
 
 void *apex_arena_memdup(apex_arena_t *arena, const void *data, size_t size)

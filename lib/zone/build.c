@@ -26,6 +26,7 @@
 #include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
+#include "util/give_back.h"
 #include "util/log.h"
 #include "util/parallel.h"
 #include "zone/build.h"
@@ -1190,7 +1191,9 @@ static int fill_plan(build_t *bd, const node_desc_t *descs, fill_plan_t *plan)
  * them, in canonical order (build_sort.c); empty non-terminals share
  * their descendant's.  The records' RDATA lies in file order: a later
  * owner's is asked for ahead (FILL_AHEAD), so that its cache miss
- * overlaps this owner's work.
+ * overlaps this owner's work.  The records filled are given back to the
+ * system as the part goes (util/give_back.h): the array of records and
+ * the nodes' memory are not both resident at the build's peak.
  */
 #define FILL_AHEAD 8 /* owners */
 
@@ -1202,8 +1205,10 @@ static int fill_part(fill_part_t *p)
 	apex_rrset_t *rrset_next = p->rrset_next, *sig_next = p->sig_next;
 	uint8_t *blob = p->blob_next;
 	size_t nsec3_index = p->nsec3, d = p->desc;
+	apex_give_back_t filled;
 	int rc = APEX_OK;
 
+	apex_give_back_init(&filled, &bd->b->rrs[bd->owner_first[p->first]]);
 	for (uint32_t r = p->first; r < p->end && rc == APEX_OK; r++) {
 		const apex_build_owner_t *o = &owners[r];
 		apex_node_t *node;
@@ -1234,6 +1239,7 @@ static int fill_part(fill_part_t *p)
 		assert(apex_node_key(node) == o->key);
 		node->labels = o->labels;
 		rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
+		apex_give_back_below(&filled, &bd->b->rrs[bd->owner_first[r + 1]]);
 	}
 	return rc;
 }

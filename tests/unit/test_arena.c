@@ -9,13 +9,16 @@
 #endif
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "util/arena.h"
+#include "util/give_back.h"
 
 static void alignment_and_zeroing(void **state)
 {
@@ -240,6 +243,77 @@ static void huge_chunks_once_large(void **state)
 	apex_arena_destroy(a);
 }
 
+/* Whether [p, p + size) is all zero. */
+static bool all_zero(const uint8_t *p, size_t size)
+{
+	for (size_t i = 0; i < size; i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+/* apex_arena_calloc() is zero however its memory is taken: a chunk of its
+ * own (calloc(): memory the allocator had handed out and got back, here
+ * written all over first), the rest of the current chunk, a new chunk,
+ * and in a large arena a huge chunk's rest. */
+static void calloc_zeroed_every_way(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		apex_arena_t *dirty = apex_arena_create();
+		assert_non_null(dirty);
+		for (size_t size = (size_t)1 << 17; size <= (size_t)8 << 20; size *= 2)
+			memset(apex_arena_alloc(dirty, size), 0xa5, size);
+		apex_arena_destroy(dirty);
+
+		apex_arena_t *a = apex_arena_create();
+		assert_non_null(a);
+		for (size_t size = (size_t)1 << 17; size <= (size_t)8 << 20; size *= 2) {
+			uint8_t *big = apex_arena_calloc(a, size, 1);
+			assert_non_null(big);
+			assert_true(all_zero(big, size));
+			memset(big, 0x5a, size);
+		}
+		for (int i = 0; i < 2000; i++) { /* small ones, through 16 MiB */
+			uint8_t *p = apex_arena_alloc(a, 4000);
+			assert_non_null(p);
+			memset(p, 0x5a, 4000);
+			uint8_t *z = apex_arena_calloc(a, 1000 + (size_t)i % 7, 3);
+			assert_non_null(z);
+			assert_true(all_zero(z, (1000 + (size_t)i % 7) * 3));
+		}
+		apex_arena_destroy(a);
+	}
+}
+
+/* Memory read through is given back in whole 2 MiB units, from the first
+ * whole unit of the region on, never past the unit the end falls in:
+ * those read as zeros, every other byte keeps its value. */
+static void give_back_whole_units(void **state)
+{
+	(void)state;
+	size_t unit = APEX_GIVE_BACK_UNIT, size = 8 * unit;
+	uint8_t *map =
+		mmap(NULL, size + unit, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	uint8_t *base = (uint8_t *)(((uintptr_t)map + unit - 1) & ~(uintptr_t)(unit - 1));
+	memset(base, 0x77, size);
+
+	apex_give_back_t g;
+	uint8_t *start = base + 1000; /* the region's first unit is partly another's */
+	apex_give_back_init(&g, start);
+	assert_int_equal(apex_give_back_below(&g, base + unit + 5), 0); /* within unit 1 */
+	assert_int_equal(apex_give_back_below(&g, base + 3 * unit + 5), 2 * unit);
+	assert_int_equal(apex_give_back_below(&g, base + 2 * unit), 0); /* never back */
+	assert_int_equal(apex_give_back_below(&g, base + 5 * unit), 2 * unit);
+	for (size_t i = 0; i < size; i += 4096) {
+		bool given = i >= unit && i < 5 * unit;
+		assert_int_equal(base[i], given ? 0 : 0x77);
+		assert_int_equal(base[i + 4095], given ? 0 : 0x77);
+	}
+	munmap(map, size + unit);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +326,8 @@ int main(void)
 		cmocka_unit_test(footprint_grows_with_use),
 		cmocka_unit_test(small_arena_fills_its_chunks),
 		cmocka_unit_test(huge_chunks_once_large),
+		cmocka_unit_test(calloc_zeroed_every_way),
+		cmocka_unit_test(give_back_whole_units),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
