@@ -569,6 +569,7 @@ class FakePrimary:
         self.mode = mode
         self.records = records or []
         self.keyring = keyring
+        self.refresh = 1  # the SOA refresh (seconds)
         if mode in ("many-messages", "malformed-middle"):
             self.many = self.many_messages()
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -580,6 +581,7 @@ class FakePrimary:
         self.stopping = threading.Event()
         self.axfrs = 0
         self.ixfrs = 0
+        self.requests = 0  # of every kind
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -612,12 +614,14 @@ class FakePrimary:
 
     def soa(self, serial):
         return dns.rrset.from_text(ORIGIN, 300, "IN", "SOA",
-                                   "ns1.%s hostmaster.%s %d 1 1 3600 60" % (ORIGIN, ORIGIN, serial))
+                                   "ns1.%s hostmaster.%s %d %d 1 3600 60"
+                                   % (ORIGIN, ORIGIN, serial, self.refresh))
 
     def answer(self, conn):
         q = self.read_message(conn)
         r = dns.message.make_response(q)
         r.flags |= dns.flags.AA
+        self.requests += 1
         if q.question[0].rdtype == dns.rdatatype.SOA:
             r.answer.append(self.soa(2))
             self.send(conn, r)
@@ -724,6 +728,36 @@ def secondary_of_fake(tmp, fake, key="NOKEY", dirname="apexd"):
     with open(apex.copy, "w") as f:
         f.write(zone_text(1, refresh=1))
     return apex
+
+
+def wait_requests(fake, count, apex):
+    """Wait for fake to have had count requests in all."""
+    deadline = time.monotonic() + WAIT
+    while fake.requests < count:
+        assert time.monotonic() < deadline, "%d requests of %d came:\n%s" % (
+            fake.requests, count, apex.log_tail(40))
+        time.sleep(0.05)
+
+
+def test_notify_during_refresh(tmp):
+    """A NOTIFY that comes while its zone's check is under way (a transfer
+    of 1.5 s) is not lost: the zone is checked again once that check
+    ends, not at its refresh (an hour)."""
+    fake = FakePrimary("slow", base_records())
+    fake.refresh = 3600
+    apex = secondary_of_fake(tmp, fake)
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1))  # refresh 3600
+    try:
+        apex.start()
+        wait_requests(fake, 2, apex)  # the SOA query at start, then the transfer
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        assert fake.axfrs == 1 and serial_of(apex.port) == 1  # still under way
+        wait_serial(apex.port, 2, apex)
+        wait_requests(fake, 3, apex)  # the NOTIFY's check
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
 
 
 @pytest.mark.parametrize("mode", ["truncated", "no-closing-soa", "other-serial", "stall",

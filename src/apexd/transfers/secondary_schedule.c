@@ -7,7 +7,8 @@
  * ends cost more than the transfers' own CPU.  So a wake-up by the end of
  * refreshes alone resumes handing out the zones due from where the last
  * pass stopped, and a whole pass is made only when something else may
- * have changed: a NOTIFY or apexctl refresh (s->recheck), settings or a
+ * have changed: a NOTIFY or apexctl refresh (s->recheck, asked again
+ * while the zone it is for is still busy with a refresh), settings or a
  * reloader's removals, the time the last pass found, or a time a refresh
  * that ended left earlier than that (s->ended_min: a retry, an expiry, a
  * copy due).
@@ -77,8 +78,19 @@ static uint64_t whole_pass(apex_secondary_t *s, uint64_t now, bool hold, unsigne
 			z->gone = true; /* removed: left alone */
 			z->expire_at = 0;
 		}
-		if (z->gone || atomic_load(&z->busy))
-			continue; /* a refresh wakes the scheduler when it ends */
+		if (z->gone)
+			continue;
+		if (atomic_load(&z->busy)) {
+			/* A refresh wakes the scheduler when it ends; a NOTIFY
+			 * that came meanwhile (this pass the one it asked for)
+			 * is for the pass after it: that one is whole, and
+			 * finds the zone no longer busy.  The refresh under way
+			 * may have asked before the primary had what the
+			 * NOTIFY says. */
+			if (atomic_load_explicit(&z->notified, memory_order_relaxed))
+				atomic_store(&s->recheck, true);
+			continue;
+		}
 		/* read before the exchange: a pass writes no line of a zone
 		 * that was not notified */
 		if (atomic_load_explicit(&z->notified, memory_order_relaxed) &&
