@@ -496,11 +496,15 @@ def test_refresh_timer(tmp):
         primary.stop()
 
 
-def notify(port, zone, keyring=None, keyname=None, edns=-1, source=None):
+def notify(port, zone, keyring=None, keyname=None, edns=-1, source=None, serial=None):
+    """A NOTIFY for zone; with serial, its SOA in the answer section."""
     q = dns.message.make_query(zone, dns.rdatatype.SOA, use_edns=edns)
     q.set_opcode(dns.opcode.NOTIFY)
     q.flags = dns.flags.AA | (q.flags & ~dns.flags.RD)
     q.set_opcode(dns.opcode.NOTIFY)
+    if serial is not None:
+        q.answer.append(dns.rrset.from_text(
+            zone, 300, "IN", "SOA", "ns1.%s hostmaster.%s %d 1 1 3600 60" % (zone, zone, serial)))
     if keyring is not None:
         q.use_tsig(keyring, keyname, algorithm="hmac-sha256")
     return dns.query.udp(q, "127.0.0.1", port=port, timeout=5, source=source)
@@ -563,7 +567,9 @@ class FakePrimary:
     """A primary that misbehaves on purpose, unsigned, on a free TCP port:
     it claims serial 2 and answers an AXFR as `mode` says.  With a keyring
     it signs with TSIG, leaving messages of its AXFR answer unsigned as the
-    `sparse-*` modes say (SPARSE)."""
+    `sparse-*` modes say (SPARSE).  In mode `behind` it serves the serial
+    its attribute `serial` says (1 at first), whatever a NOTIFY said: a
+    primary of several servers, one of which has not the new serial yet."""
 
     def __init__(self, mode, records=None, keyring=None):
         self.mode = mode
@@ -582,6 +588,7 @@ class FakePrimary:
         self.axfrs = 0
         self.ixfrs = 0
         self.requests = 0  # of every kind
+        self.serial = 1  # mode behind: the serial served
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -622,6 +629,14 @@ class FakePrimary:
         r = dns.message.make_response(q)
         r.flags |= dns.flags.AA
         self.requests += 1
+        if self.mode == "behind" and self.serial == 1:
+            # a SOA query, or an IXFR from serial 1 (up to date): the SOA
+            r.answer.append(self.soa(1))
+            if q.question[0].rdtype == dns.rdatatype.AXFR:
+                r.answer.extend([dns.rrset.from_text(n, 300, "IN", t, d)
+                                 for n, t, d in self.records] + [self.soa(1)])
+            self.send(conn, r)
+            return
         if q.question[0].rdtype == dns.rdatatype.SOA:
             r.answer.append(self.soa(2))
             self.send(conn, r)
@@ -737,6 +752,47 @@ def wait_requests(fake, count, apex):
         assert time.monotonic() < deadline, "%d requests of %d came:\n%s" % (
             fake.requests, count, apex.log_tail(40))
         time.sleep(0.05)
+
+
+def test_notify_serial_not_served_yet(tmp):
+    """A NOTIFY said serial 2 and the primary answers serial 1 (a server of
+    the primary that has not the change yet, as NSD's old processes just
+    after its reload): apexd checks again at the SOA retry interval (1 s)
+    rather than at the refresh (an hour), and serves serial 2 once the
+    primary does.  A primary that never serves what its NOTIFY said is
+    checked again five times, then left to the refresh timer."""
+    fake = FakePrimary("behind", base_records())
+    apex = secondary_of_fake(tmp, fake)
+    with open(apex.copy, "w") as f:
+        f.write(zone_text(1))  # refresh 3600, retry 1
+    try:
+        apex.start()
+        wait_requests(fake, 1, apex)  # the check at start: serial 1 is current
+        time.sleep(0.5)  # its answer read
+        mark = fake.requests
+
+        # never served: the check the NOTIFY asked for and five more, then none
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME, serial=2).rcode() == \
+            dns.rcode.NOERROR
+        wait_log(apex, "left to the refresh timer")
+        assert fake.requests == mark + 6, apex.log_tail(20)
+        assert "checked again in 1 s (SOA retry), 5 of 5" in apex.log_tail(20)
+        time.sleep(2.5)  # more than two retry intervals: no other check
+        assert fake.requests == mark + 6, apex.log_tail(20)
+        assert serial_of(apex.port) == 1
+
+        # served at the second check again
+        mark = fake.requests
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME, serial=2).rcode() == \
+            dns.rcode.NOERROR
+        wait_requests(fake, mark + 2, apex)  # the NOTIFY's check and the first again
+        fake.serial = 2
+        wait_serial(apex.port, 2, apex)
+        r = query(apex.port, "host0." + ORIGIN, dns.rdatatype.A)  # the fake's records
+        assert [rr.address for rr in r.answer[0]] == ["10.0.0.1"], r
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+        fake.stop()
 
 
 def test_notify_during_refresh(tmp):

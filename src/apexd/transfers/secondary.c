@@ -329,6 +329,46 @@ static uint64_t spread(uint64_t ms)
 }
 
 /*
+ * Whether z is to be checked again soon, at the SOA retry interval
+ * (retry_s), rather than at the next refresh: a NOTIFY said a serial
+ * (z->announced) that the check just made did not find.  A primary made of
+ * several servers may answer from one that does not have it yet: NSD's
+ * old server processes go on answering for a moment after its reload, the
+ * one that sends the NOTIFY, and the servers of a distribution cluster
+ * behind one address are updated one after another.  The refresh timer
+ * (an hour or a day) would otherwise leave the change unserved, with
+ * nothing more to come from the primary, whose NOTIFY was answered.
+ * ANNOUNCED_RECHECKS checks at most: a primary that never serves what
+ * its NOTIFY said is then left to the refresh timer.
+ */
+static bool announced_missing(apex_secondary_t *s, apex_secondary_zone_t *z, uint32_t retry_s)
+{
+	if (z->announced_left == 0)
+		return false;
+
+	apex_zone_t *served = apex_server_served_version(s->server, z->origin);
+	bool found = served != NULL && !apex_serial_newer(z->announced, served->serial);
+	uint32_t serial = served != NULL ? served->serial : 0;
+
+	apex_zone_unref(served);
+	if (found) {
+		z->announced_left = 0;
+		return false;
+	}
+	if (--z->announced_left == 0) {
+		apex_warning("zone %s: a NOTIFY said serial %u, the primaries still serve %u after "
+			     "%d checks: left to the refresh timer",
+			     z->name, z->announced, serial, ANNOUNCED_RECHECKS + 1);
+		return false;
+	}
+	apex_info("zone %s: a NOTIFY said serial %u, the primaries serve %u: checked again "
+		  "in %u s (SOA retry), %d of %d",
+		  z->name, z->announced, serial, retry_s > 0 ? retry_s : 60,
+		  ANNOUNCED_RECHECKS + 1 - z->announced_left, ANNOUNCED_RECHECKS);
+	return true;
+}
+
+/*
  * Check z with its primaries in order, transferring it when a primary has
  * a newer serial or nothing is served, and schedule the next check.
  */
@@ -351,6 +391,11 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	if (have_version) {
 		serial = current->serial;
 		soa_timers(current, &refresh_s, &retry_s, &expire_s);
+		if ((hint >> 32) != 0 && apex_serial_newer((uint32_t)hint, serial)) {
+			z->announced = (uint32_t)hint;
+			/* this check, then ANNOUNCED_RECHECKS more */
+			z->announced_left = ANNOUNCED_RECHECKS + 1;
+		}
 	}
 	for (size_t i = 0; i < z->primary_count && !ok; i++) {
 		const apex_acl_entry_t *e = &z->primaries[i];
@@ -413,7 +458,10 @@ static void refresh(apex_secondary_t *s, apex_secondary_zone_t *z)
 	pthread_mutex_unlock(&s->lock);
 	uint64_t now = apex_monotonic_ms();
 	if (ok) {
-		z->next_check = now + spread((uint64_t)refresh_s * 1000);
+		uint32_t in_s =
+			announced_missing(s, z, retry_s) ? (retry_s > 0 ? retry_s : 60) : refresh_s;
+
+		z->next_check = now + spread((uint64_t)in_s * 1000);
 		renew_expiry(s, z, asked, now, expire_s, expire_option);
 		z->retry_ms = FIRST_RETRY_MS;
 	} else if (have_version) {

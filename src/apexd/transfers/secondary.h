@@ -95,6 +95,11 @@ typedef struct apex_secondary_zone {
 	int64_t expire_option;
 	uint64_t retry_ms; /* the next retry interval when nothing is served */
 	uint32_t copy_serial;
+	/* A NOTIFY's serial the primaries did not serve yet (announced) and
+	 * how many checks are left to find it, the one under way included (0:
+	 * none pending): the refresh's own, secondary.c's announced_missing(). */
+	uint32_t announced;
+	uint8_t announced_left;
 	/* the serial a NOTIFY's SOA said, with bit 32 set; 0: none (said) */
 	atomic_ullong notified_serial;
 	atomic_bool force; /* apexctl retransfer: transfer even if not newer */

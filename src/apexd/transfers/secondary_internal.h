@@ -50,6 +50,9 @@ struct apex_secondary_zone; /* transfers/secondary.h */
 /* a zone just added, whose first load is under way: looked at again after */
 #define FIRST_LOAD_WAIT_MS 20
 #define MAX_FIRST_RETRY_MS 300000
+/* Checks made again, at the SOA retry interval, for a NOTIFY's serial the
+ * primaries did not serve yet (secondary.c's announced_missing()). */
+#define ANNOUNCED_RECHECKS 5
 
 /* ---------------------------------------------------------------- secondary_zones.c */
 
