@@ -51,7 +51,9 @@ Zones: nu.nsec3 and nu.nsec (1M records, NSEC3 and NSEC; the .xz of
 APEX_ZONEDIR decompressed into the scratch directory) and scale10m, the
 10M-record synthetic unsigned TLD of contrib/bench/scale.py (generated
 once into the scratch directory; BENCH_TMPDIR keeps it between runs).
-The scratch directory is removed at the end unless BENCH_TMPDIR names it.
+The scratch directory is removed at the end unless BENCH_TMPDIR names it;
+the servers' own directories in it are made afresh at each run (no
+journal, no copy of an earlier run's).
 
 Only loopback traffic; every process is stopped by its PID.  Markdown
 table on stdout, progress on stderr.
@@ -264,8 +266,10 @@ def mib(n):
 def run_secondary(args, name, primary, zone, tmp):
     """AXFR in and the rounds for one secondary; a list of table rows."""
     cls = P.SECONDARIES[name]
-    sec = cls(os.path.join(tmp, "sec-%s-%s" % (zone.label, name)), zone.origin,
-              args.secondary_cpus, primary.port)
+    workdir = os.path.join(tmp, "sec-%s-%s" % (zone.label, name))
+    # with BENCH_TMPDIR kept, an earlier run's copy would spare the AXFR
+    shutil.rmtree(workdir, ignore_errors=True)
+    sec = cls(workdir, zone.origin, args.secondary_cpus, primary.port)
     if name.startswith("apex") and args.apex_reload_priority:
         sec.extra_server = ["    reload-priority: %s" % args.apex_reload_priority]
     rows = []
@@ -358,8 +362,11 @@ def main():
         for label in args.zones.split(","):
             source, origin = zone_source(tmp, label)
             zone = Zone(tmp, label, source, origin, max(args.changes) // 2)
-            primary = P.PRIMARIES[args.primary](os.path.join(tmp, "primary-" + label), origin,
-                                                args.primary_cpus, zone.main)
+            workdir = os.path.join(tmp, "primary-" + label)
+            # with BENCH_TMPDIR kept, an earlier run's journal would have the
+            # primary serve that run's last serial, not the file's
+            shutil.rmtree(workdir, ignore_errors=True)
+            primary = P.PRIMARIES[args.primary](workdir, origin, args.primary_cpus, zone.main)
             try:
                 t = primary.start_until(zone.serial, timeout=args.start_timeout)
                 B.log("%s: %s primary serves serial %d after %.1f s" % (
