@@ -22,6 +22,7 @@ import subprocess
 import threading
 import time
 import unittest.mock
+import urllib.request
 
 import dns.edns
 import dns.exception
@@ -763,6 +764,8 @@ def test_notify_serial_not_served_yet(tmp):
     checked again five times, then left to the refresh timer."""
     fake = FakePrimary("behind", base_records())
     apex = secondary_of_fake(tmp, fake)
+    metrics_port = servers.free_port()
+    apex.extra_server.append("    metrics: 127.0.0.1@%d" % metrics_port)
     with open(apex.copy, "w") as f:
         f.write(zone_text(1))  # refresh 3600, retry 1
     try:
@@ -780,6 +783,12 @@ def test_notify_serial_not_served_yet(tmp):
         time.sleep(2.5)  # more than two retry intervals: no other check
         assert fake.requests == mark + 6, apex.log_tail(20)
         assert serial_of(apex.port) == 1
+        # counted once per NOTIFY, not per check: in zone-status and the statistics
+        st = json.loads(apexctl(apex, "--json", "zone-status", ORIGIN).stdout)
+        st = st["zones"][0]["secondary"]
+        assert (st["notifies_ahead"], st["notifies_ahead_given_up"]) == (1, 1), st
+        assert "NOTIFY ahead of the primaries: 1 (given up after the rechecks: 1)" in \
+            apexctl(apex, "zone-status", ORIGIN).stdout
 
         # served at the second check again
         mark = fake.requests
@@ -790,6 +799,15 @@ def test_notify_serial_not_served_yet(tmp):
         wait_serial(apex.port, 2, apex)
         r = query(apex.port, "host0." + ORIGIN, dns.rdatatype.A)  # the fake's records
         assert [rr.address for rr in r.answer[0]] == ["10.0.0.1"], r
+        stats = json.loads(apexctl(apex, "--json", "stats").stdout)["transfers"]
+        assert (stats["notify_in_accepted"], stats["notify_in_ahead"],
+                stats["notify_in_ahead_given_up"]) == (2, 2, 1), stats
+        assert "ahead=2 ahead-given-up=1" in apexctl(apex, "stats").stdout
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port,
+                                    timeout=WAIT) as r:
+            metrics = r.read().decode()
+        assert "\napex_notifies_ahead_total 2\n" in metrics, metrics
+        assert "\napex_notifies_ahead_given_up_total 1\n" in metrics, metrics
     finally:
         assert apex.stop() == 0, apex.log_tail()
         fake.stop()

@@ -355,6 +355,14 @@ static void render_transfers(apex_ctl_buf_t *out, const apex_thread_stats_t *x)
 		{ notify, NULL, dir, "in", res, "dropped", x->notify_in_dropped },
 		{ notify, NULL, dir, "out", res, "ok", x->notify_out_ok },
 		{ notify, NULL, dir, "out", res, "failed", x->notify_out_failed },
+		{ "apex_notifies_ahead_total",
+		  "NOTIFYs accepted whose serial the primaries did not serve yet at the check "
+		  "it asked for (the zone is checked again at its SOA retry interval).",
+		  NULL, NULL, NULL, NULL, x->notify_in_ahead },
+		{ "apex_notifies_ahead_given_up_total",
+		  "NOTIFYs whose serial the primaries still did not serve after the rechecks "
+		  "(the zone left to its refresh timer).",
+		  NULL, NULL, NULL, NULL, x->notify_in_ahead_given_up },
 	};
 	render_rows(out, rows, sizeof(rows) / sizeof(rows[0]));
 }

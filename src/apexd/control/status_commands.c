@@ -144,11 +144,13 @@ static void report_secondary(const zone_report_t *r, const apex_managed_zone_t *
 				    "\"next_check_seconds\":%.1f,\"expire_seconds\":%.1f,"
 				    "\"expired\":%s,\"transfers\":%" PRIu64 ",\"failures\":%" PRIu64
 				    ",\"notifies_accepted\":%" PRIu64
-				    ",\"notifies_refused\":%" PRIu64 ",\"last_result\":",
+				    ",\"notifies_refused\":%" PRIu64 ",\"notifies_ahead\":%" PRIu64
+				    ",\"notifies_ahead_given_up\":%" PRIu64 ",\"last_result\":",
 				    checked, transferred, (double)st.next_check_ms / 1000.0,
 				    (double)st.expire_in_ms / 1000.0, st.expired ? "true" : "false",
 				    st.transfers, st.failures, st.notifies_accepted,
-				    st.notifies_refused);
+				    st.notifies_refused, st.notifies_ahead,
+				    st.notifies_ahead_given_up);
 		apex_ctl_json_string(out, st.last_result);
 		apex_ctl_buf_puts(out, "}");
 		return;
@@ -168,6 +170,11 @@ static void report_secondary(const zone_report_t *r, const apex_managed_zone_t *
 			    "  transfers: %" PRIu64 " (failed: %" PRIu64
 			    "); NOTIFY accepted: %" PRIu64 ", refused: %" PRIu64 "\n",
 			    st.transfers, st.failures, st.notifies_accepted, st.notifies_refused);
+	if (st.notifies_ahead > 0)
+		apex_ctl_buf_printf(out,
+				    "  NOTIFY ahead of the primaries: %" PRIu64
+				    " (given up after the rechecks: %" PRIu64 ")\n",
+				    st.notifies_ahead, st.notifies_ahead_given_up);
 }
 
 /* A verified zone's verifier and its last verdict (zone-status). */
@@ -316,10 +323,18 @@ void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_st
 {
 	apex_thread_stats_t xfr = { 0 };
 
-	if (ctx->secondary != NULL)
-		apex_secondary_totals(ctx->secondary, &xfr.in_ok, &xfr.in_failed,
-				      &xfr.notify_in_accepted, &xfr.notify_in_refused,
-				      &xfr.notify_in_dropped);
+	if (ctx->secondary != NULL) {
+		apex_secondary_totals_t in;
+
+		apex_secondary_totals(ctx->secondary, &in);
+		xfr.in_ok = in.transfers;
+		xfr.in_failed = in.failures;
+		xfr.notify_in_accepted = in.notifies_accepted;
+		xfr.notify_in_refused = in.notifies_refused;
+		xfr.notify_in_dropped = in.notifies_dropped;
+		xfr.notify_in_ahead = in.notifies_ahead;
+		xfr.notify_in_ahead_given_up = in.notifies_ahead_given_up;
+	}
 	if (ctx->xfr_out != NULL) {
 		xfr.out_ok = atomic_load(&ctx->xfr_out->served);
 		xfr.out_refused = atomic_load(&ctx->xfr_out->refused);

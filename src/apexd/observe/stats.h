@@ -257,6 +257,9 @@ typedef struct apex_thread_stats {
 	uint64_t out_ok, out_refused, out_failed; /* transfers sent */
 	uint64_t notify_in_accepted, notify_in_refused;
 	uint64_t notify_in_dropped; /* unanswered: the secondary zones were being swapped */
+	/* accepted, whose serial the primaries did not serve at the check it
+	 * asked for; of those, still not after the rechecks (given up) */
+	uint64_t notify_in_ahead, notify_in_ahead_given_up;
 	uint64_t notify_out_ok, notify_out_failed;
 	bool dnstap;                          /* dnstap is on: */
 	uint64_t dnstap_written, dnstap_lost; /* frames written, and lost (no collector) */

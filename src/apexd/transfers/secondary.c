@@ -134,22 +134,23 @@ bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_seco
 	return true;
 }
 
-void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *failures,
-			   uint64_t *notifies_accepted, uint64_t *notifies_refused,
-			   uint64_t *notifies_dropped)
+void apex_secondary_totals(apex_secondary_t *s, apex_secondary_totals_t *out)
 {
-	*transfers = *failures = *notifies_accepted = *notifies_refused = 0;
-	*notifies_dropped = atomic_load(&s->notifies_dropped);
+	*out = (apex_secondary_totals_t){ .notifies_dropped = atomic_load(&s->notifies_dropped) };
 	pthread_rwlock_rdlock(&s->zones_lock);
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->count; i++) {
-		*transfers += s->zones[i].status.transfers;
-		*failures += s->zones[i].status.failures;
+		const apex_secondary_status_t *st = &s->zones[i].status;
+
+		out->transfers += st->transfers;
+		out->failures += st->failures;
+		out->notifies_ahead += st->notifies_ahead;
+		out->notifies_ahead_given_up += st->notifies_ahead_given_up;
 	}
 	pthread_mutex_unlock(&s->lock);
 	for (size_t i = 0; i < s->count; i++) {
-		*notifies_accepted += atomic_load(&s->zones[i].notifies_accepted);
-		*notifies_refused += atomic_load(&s->zones[i].notifies_refused);
+		out->notifies_accepted += atomic_load(&s->zones[i].notifies_accepted);
+		out->notifies_refused += atomic_load(&s->zones[i].notifies_refused);
 	}
 	pthread_rwlock_unlock(&s->zones_lock);
 }
@@ -355,6 +356,12 @@ static bool announced_missing(apex_secondary_t *s, apex_secondary_zone_t *z, uin
 		z->announced_left = 0;
 		return false;
 	}
+	pthread_mutex_lock(&s->lock);
+	if (z->announced_left == ANNOUNCED_RECHECKS + 1)
+		z->status.notifies_ahead++; /* the check the NOTIFY asked for */
+	if (z->announced_left == 1)
+		z->status.notifies_ahead_given_up++;
+	pthread_mutex_unlock(&s->lock);
 	if (--z->announced_left == 0) {
 		apex_warning("zone %s: a NOTIFY said serial %u, the primaries still serve %u after "
 			     "%d checks: left to the refresh timer",

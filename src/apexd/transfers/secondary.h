@@ -49,6 +49,11 @@ typedef struct apex_secondary_status {
 	uint64_t next_check_ms; /* from now */
 	uint64_t expire_in_ms;  /* from now; 0: no expiry pending */
 	uint64_t notifies_accepted, notifies_refused;
+	/* Accepted NOTIFYs whose serial the primaries did not serve at the
+	 * check it asked for (ahead), and of those, the ones still not served
+	 * after ANNOUNCED_RECHECKS more checks (given up: left to the refresh
+	 * timer); secondary.c's announced_missing() */
+	uint64_t notifies_ahead, notifies_ahead_given_up;
 } apex_secondary_status_t;
 
 typedef struct apex_secondary_zone {
@@ -231,11 +236,16 @@ int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full
 bool apex_secondary_report(apex_secondary_t *s, const uint8_t *origin, apex_secondary_status_t *out,
 			   char *primaries, size_t primaries_size);
 
-/* Totals of every secondary zone: transfers, failures, NOTIFYs (and
- * those dropped while the transfer thread swapped its zones). */
-void apex_secondary_totals(apex_secondary_t *s, uint64_t *transfers, uint64_t *failures,
-			   uint64_t *notifies_accepted, uint64_t *notifies_refused,
-			   uint64_t *notifies_dropped);
+/* The totals of every secondary zone (apex_secondary_totals()). */
+typedef struct apex_secondary_totals {
+	uint64_t transfers, failures;
+	uint64_t notifies_accepted, notifies_refused;
+	uint64_t notifies_dropped; /* while the transfer thread swapped its zones */
+	uint64_t notifies_ahead, notifies_ahead_given_up; /* apex_secondary_status_t's */
+} apex_secondary_totals_t;
+
+/* The totals of every secondary zone: transfers, failures, NOTIFYs. */
+void apex_secondary_totals(apex_secondary_t *s, apex_secondary_totals_t *out);
 
 /* Whether origin is a secondary zone here. */
 bool apex_secondary_has(apex_secondary_t *s, const uint8_t *origin);
