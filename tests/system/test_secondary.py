@@ -497,15 +497,19 @@ def test_refresh_timer(tmp):
         primary.stop()
 
 
+def soa_rrset(zone, serial, refresh=1):
+    """The SOA of zone at serial (retry 1 s, expire an hour, minimum 60)."""
+    return dns.rrset.from_text(zone, 300, "IN", "SOA", "ns1.%s hostmaster.%s %d %d 1 3600 60"
+                               % (zone, zone, serial, refresh))
+
+
 def notify(port, zone, keyring=None, keyname=None, edns=-1, source=None, serial=None):
     """A NOTIFY for zone; with serial, its SOA in the answer section."""
     q = dns.message.make_query(zone, dns.rdatatype.SOA, use_edns=edns)
     q.set_opcode(dns.opcode.NOTIFY)
     q.flags = dns.flags.AA | (q.flags & ~dns.flags.RD)
-    q.set_opcode(dns.opcode.NOTIFY)
     if serial is not None:
-        q.answer.append(dns.rrset.from_text(
-            zone, 300, "IN", "SOA", "ns1.%s hostmaster.%s %d 1 1 3600 60" % (zone, zone, serial)))
+        q.answer.append(soa_rrset(zone, serial))
     if keyring is not None:
         q.use_tsig(keyring, keyname, algorithm="hmac-sha256")
     return dns.query.udp(q, "127.0.0.1", port=port, timeout=5, source=source)
@@ -621,9 +625,7 @@ class FakePrimary:
         conn.sendall(struct.pack("!H", len(wire)) + wire)
 
     def soa(self, serial):
-        return dns.rrset.from_text(ORIGIN, 300, "IN", "SOA",
-                                   "ns1.%s hostmaster.%s %d %d 1 3600 60"
-                                   % (ORIGIN, ORIGIN, serial, self.refresh))
+        return soa_rrset(ORIGIN, serial, self.refresh)
 
     def answer(self, conn):
         q = self.read_message(conn)
