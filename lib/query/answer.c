@@ -791,7 +791,8 @@ static void write_opt(apex_writer_t *w, const apex_query_t *q, const apex_answer
 	}
 }
 
-static size_t reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg, ede_t ede)
+static inline __attribute__((always_inline)) size_t
+reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg, ede_t ede)
 {
 	if (!q->edns)
 		return 0;
