@@ -560,24 +560,56 @@ def test_control_protocol_garbage(reload_server):
     assert r.returncode == 1 and r.stderr.startswith("apexctl: cannot connect")
 
 
+def settled_rss(s, bound=30):
+    """apexd's resident size once it stops falling: a reload of a file under
+    1 MiB is not followed by a purge (src/apexd/zones/reload.c), and what it
+    let go of goes back through jemalloc's decay, over about ten seconds.
+    Two samples a second apart within 256 KiB of each other, or the last
+    after bound seconds."""
+    rss = s.ctl_json("status")["rss_bytes"]
+    for _ in range(bound):
+        time.sleep(1)
+        now = s.ctl_json("status")["rss_bytes"]
+        if abs(now - rss) <= 256 << 10:
+            return now
+        rss = now
+    return rss
+
+
 @pytest.mark.skipif(os.environ.get("APEX_RELOAD_SKIP_RSS") == "1",
                     reason="APEX_RELOAD_SKIP_RSS=1 (sanitizer allocators keep freed memory)")
 def test_rss_returns_to_baseline_after_100_reloads(reload_server):
     """Nothing leaks across 100 reloads: the resident size comes back."""
     s = reload_server
     big_a, big_b = zone_text("A", hosts=30000), zone_text("B", hosts=30000)
-    for i in range(4):  # warm up: allocator arenas, the stats
-        write_atomically(s.zonefile, big_a if i % 2 else big_b)
-        s.ctl_ok("reload")
-    baseline = s.ctl_json("status")["rss_bytes"]
+    # Warm up until the resident size stops growing: each load's parser
+    # threads are new threads, which jemalloc spreads over its arenas (4
+    # per CPU), and the first use of an arena maps it its own 2 MiB pages
+    # (apexd asks for transparent huge pages), so a baseline taken after a
+    # few reloads may lack some of them (the likely cause of a CI run that
+    # grew by 10.6 MiB over the 100 reloads from a baseline of 40.9 MiB, to
+    # the 51.5 this module otherwise settles at, after 4 warm-up reloads).
+    # A leak never settles: it is in both the warm-up and the 100 reloads.
+    # Each sample is taken with the allocator's decay over (settled_rss()).
+    baseline, warm_up = None, 0
+    for batch in range(8):
+        for i in range(10):
+            write_atomically(s.zonefile, big_a if i % 2 else big_b)
+            s.ctl_ok("reload")
+        warm_up += 10
+        rss = settled_rss(s)
+        if baseline is not None and rss <= baseline + (1 << 20):
+            baseline = min(baseline, rss)
+            break
+        baseline = rss
     for i in range(100):
         write_atomically(s.zonefile, big_a if i % 2 else big_b)
         s.ctl_ok("reload")
-    after = s.ctl_json("status")["rss_bytes"]
+    after = settled_rss(s)
     zone_memory = s.ctl_json("zone-status")["zones"][0]["memory_bytes"]
     assert s.serial() == VERSIONS["A"]  # i == 99: version A
-    print("RSS: %.1f MiB after 4 reloads, %.1f MiB after 100 more; one version: %.1f MiB" % (
-        baseline / 2**20, after / 2**20, zone_memory / 2**20))
+    print("RSS: %.1f MiB after %d reloads, %.1f MiB after 100 more; one version: %.1f MiB" % (
+        baseline / 2**20, warm_up, after / 2**20, zone_memory / 2**20))
     # at most a fraction of one version more than before (allocator slack),
     # where a leak of one version per reload would be 100 versions
     assert after <= baseline + zone_memory // 2 + (4 << 20), (baseline, after, zone_memory)
