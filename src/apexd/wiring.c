@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "observe/logging.h"
+#include "process/hold_point.h"
 #include "transfers/journal_replay.h"
 #include "tsig/signed_answer.h"
 #include "util/error.h"
@@ -24,6 +25,7 @@ static void zone_published(void *arg, const apex_zone_t *old, const apex_zone_t 
 {
 	apexd_t *d = arg;
 
+	apexd_hold_point("journal-recording"); /* a test's: an IXFR in between */
 	if (old != NULL || !apex_journal_replay_zone(&d->journals, &d->server, &d->reloader,
 						     version->origin, false))
 		apex_journals_record(&d->journals, old, version, sets, count);

@@ -16,6 +16,7 @@ import pwd
 import re
 import shutil
 import signal
+import threading
 import time
 
 import dns.edns
@@ -31,7 +32,8 @@ import pytest
 import servers
 from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, SecondaryApexd, apexctl,
                             assert_same_records, expire_of, have, primary_records,
-                            records_after_ixfr, serial_of, start_primary, wait_log, zone_text)
+                            records_after_ixfr, serial_of, start_primary, wait_log, wait_path,
+                            zone_text)
 
 WAIT = 30.0
 
@@ -380,6 +382,72 @@ def test_ixfr_from_journal(tmp_path):
         soas = ixfr_soas(apex.port, 1)
         assert soas == [3, 1, 3, 3], soas
     finally:
+        assert apex.stop() == 0, apex.log_tail()
+
+
+def timed_ixfr_soas(port, serial):
+    """ixfr_soas(), and how long its answer took in seconds."""
+    start = time.monotonic()
+    soas = ixfr_soas(port, serial)
+    return soas, time.monotonic() - start
+
+
+def reload_held(apex, hold, serial, extra):
+    """Reload apex's zone at serial (with extra), its reload thread held
+    between publication and journal record while hold exists; returns once
+    the serial is served."""
+    with open(hold, "w"):
+        pass
+    write_zone(apex.path, serial, extra)
+    apex.proc.send_signal(signal.SIGHUP)
+    wait_path(hold + ".held", True, apex)
+    wait_serial(apex.port, serial, apex)
+
+
+def test_ixfr_between_publication_and_journal(tmp_path, monkeypatch):
+    """A reload's change is journaled after its version is published.  An
+    IXFR that comes in between (the test holds the reload thread there)
+    waits for the journal and gets the change set, not the whole zone;
+    one for a version whose record is held past the wait's bound (1 s)
+    gets the whole zone after it, and the next IXFR for that version does
+    not wait again; once the record is made, IXFR comes from the journal."""
+    tmp = str(tmp_path)
+    hold = os.path.join(tmp, "hold")
+    monkeypatch.setenv("APEX_TEST_HOLD_AT", "journal-recording:" + hold)
+    path = os.path.join(tmp, "secret.test.zone")
+    write_zone(path, 1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path).start()
+    try:
+        # an IXFR sent while the record is held, which is let go 0.5 s later
+        reload_held(apex, hold, 2, "new IN A 192.0.2.99\n")
+        got = {}
+        asker = threading.Thread(
+            target=lambda: got.update(answer=timed_ixfr_soas(apex.port, 1)))
+        asker.start()
+        time.sleep(0.5)
+        os.unlink(hold)
+        asker.join(WAIT)
+        soas, took = got["answer"]
+        assert soas == [2, 1, 2, 2], (soas, apex.log_tail())  # the change set
+        assert took >= 0.4, took  # answered once the record was let go
+        assert records_after_ixfr(apex.port, 1, zone_text(1)) == primary_records(apex.port)
+
+        # a record held past the bound: the whole zone, after the wait
+        reload_held(apex, hold, 3, "new IN A 192.0.2.100\n")
+        soas, took = timed_ixfr_soas(apex.port, 2)
+        assert soas == [3, 3], soas  # the whole zone, between its SOA twice
+        assert took >= 0.9, took
+        wait_log(apex, "serial 3 not recorded within 1000 ms")
+        soas, _ = timed_ixfr_soas(apex.port, 2)
+        assert soas == [3, 3], soas
+        assert apex.log_tail(400).count("serial 3 not recorded within") == 1, apex.log_tail()
+        os.unlink(hold)
+        wait_log(apex, "journal: serial 2 to 3")
+        soas = ixfr_soas(apex.port, 2)
+        assert soas == [3, 2, 3, 3], soas
+    finally:
+        if os.path.exists(hold):
+            os.unlink(hold)
         assert apex.stop() == 0, apex.log_tail()
 
 

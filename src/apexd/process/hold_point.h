@@ -10,6 +10,9 @@
  *   secondary-zones-swapping  the transfer thread applying a reconfig's
  *                     secondary zones, the write side of its zones_lock
  *                     held (transfers/secondary_zones.c)
+ *   journal-recording  the reload thread between a reload's publication
+ *                     and its journal record (wiring.c), for
+ *                     tests/system/test_primary.py
  *
  * The variable is read once at start; apexd warns that it is set.
  * Without it, a hold point costs one comparison with NULL.

@@ -5,9 +5,11 @@
 #endif
 #include "transfers/journals.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dns/serial.h"
 #include "observe/write_failures.h"
@@ -73,6 +75,11 @@ static int add_entry(apex_journals_t *js, const apex_zone_config_t *zc, const ch
 	}
 	memcpy(zj->origin, zc->origin, apex_name_size(zc->origin));
 	pthread_mutex_init(&zj->lock, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&zj->recorded_cond, &attr);
+	pthread_condattr_destroy(&attr);
 	open_journal(zj, path, js->size);
 	js->zones[js->count++] = zj;
 	return APEX_OK;
@@ -137,6 +144,7 @@ void apex_journals_free(apex_journals_t *js)
 		if (zj->open)
 			apex_journal_close(&zj->journal);
 		pthread_mutex_destroy(&zj->lock);
+		pthread_cond_destroy(&zj->recorded_cond);
 		free(zj->name);
 		free(zj->path);
 		free(zj);
@@ -213,6 +221,15 @@ static bool sets_lead(const apex_changes_t *sets, size_t count, uint32_t from, u
 	return count > 0 && from == to;
 }
 
+/* Under zj's lock: version's record is over, whatever became of it; an
+ * IXFR waiting for it goes on (reader_changes()). */
+static void recorded(apex_zone_journal_t *zj, const apex_zone_t *version)
+{
+	zj->has_recorded = true;
+	zj->recorded = version->serial;
+	pthread_cond_broadcast(&zj->recorded_cond);
+}
+
 void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const apex_zone_t *version,
 			  const apex_changes_t *sets, size_t count)
 {
@@ -225,6 +242,7 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 		return;
 	pthread_mutex_lock(&zj->lock);
 	if (!zj->open) {
+		recorded(zj, version);
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
@@ -232,6 +250,7 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 	    last == version->serial) {
 		/* a first load at the serial the journal ends at: its history
 		 * stays, as at start-up */
+		recorded(zj, version);
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
@@ -239,6 +258,7 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 		/* no history to the new version (a first load, a serial not newer) */
 		if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0)
 			apex_warning("zone %s: journal: %s", zj->name, err);
+		recorded(zj, version);
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
@@ -246,6 +266,7 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 		for (size_t i = 0; i < count; i++)
 			if (!append(zj, &sets[i]))
 				break; /* the next sets would not chain on the journal */
+		recorded(zj, version);
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
@@ -255,6 +276,7 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 	else
 		apex_warning("zone %s: journal: the difference could not be computed", zj->name);
 	apex_changes_free(&set);
+	recorded(zj, version);
 	pthread_mutex_unlock(&zj->lock);
 }
 
@@ -360,6 +382,47 @@ static void condense_sets(sets_t *s)
 	free(views);
 }
 
+/* Under zj's lock: whether the version of serial `to` may still be on
+ * its way into the journal (published, its record not over yet): neither
+ * it nor a newer version recorded, the journal ending before it. */
+static bool record_pending(const apex_zone_journal_t *zj, uint32_t to)
+{
+	uint32_t last;
+
+	if (!zj->open || (zj->has_recorded && !apex_serial_newer(to, zj->recorded)))
+		return false; /* recorded, or a newer version was */
+	return !apex_journal_last_serial(&zj->journal, &last) || apex_serial_newer(to, last);
+}
+
+/* Under zj's lock: wait (APEX_JOURNAL_RECORD_WAIT_MS at most, journals.h)
+ * until the version of serial `to`, published, is recorded; a version
+ * that is not by then counts as recorded, so no other IXFR waits for it. */
+static void wait_recorded(apex_zone_journal_t *zj, uint32_t to)
+{
+	struct timespec until;
+
+	if (!record_pending(zj, to))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += APEX_JOURNAL_RECORD_WAIT_MS / 1000;
+	until.tv_nsec += (long)(APEX_JOURNAL_RECORD_WAIT_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (record_pending(zj, to))
+		if (pthread_cond_timedwait(&zj->recorded_cond, &zj->lock, &until) == ETIMEDOUT) {
+			if (record_pending(zj, to)) {
+				apex_info("zone %s: journal: serial %u not recorded within %d ms; "
+					  "IXFR answered without it",
+					  zj->name, to, APEX_JOURNAL_RECORD_WAIT_MS);
+				zj->has_recorded = true;
+				zj->recorded = to;
+			}
+			break;
+		}
+}
+
 static void reader_changes(void *ctx, const uint8_t *zone, uint32_t from, uint32_t to,
 			   const uint8_t *const **sets, const size_t **sizes, size_t *count,
 			   void **sets_ctx)
@@ -375,6 +438,7 @@ static void reader_changes(void *ctx, const uint8_t *zone, uint32_t from, uint32
 	if (zj == NULL || s == NULL)
 		return;
 	pthread_mutex_lock(&zj->lock);
+	wait_recorded(zj, to);
 	if (zj->open && apex_journal_last_serial(&zj->journal, &last) && last == to &&
 	    apex_journal_find(&zj->journal, from, &first) == APEX_OK && first < zj->journal.count)
 		ok = read_sets(zj, first, s);

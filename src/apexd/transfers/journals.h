@@ -44,6 +44,13 @@ typedef struct apex_zone_journal {
 	pthread_mutex_t lock;
 	apex_journal_t journal;
 	bool open;
+	/* The serial of the last version apex_journals_record() was given
+	 * (whatever became of it), or one an IXFR gave up waiting for; an
+	 * IXFR that comes between a version's publication and its record
+	 * waits on `recorded_cond` (CLOCK_MONOTONIC) for it. */
+	bool has_recorded;
+	uint32_t recorded;
+	pthread_cond_t recorded_cond;
 } apex_zone_journal_t;
 
 /* The table only grows (a reconfig adds journals), so an entry found
@@ -114,7 +121,16 @@ int apex_journals_replay_sets(apex_journals_t *js, const uint8_t *origin, uint32
 			      apex_replay_rule_t rule, apex_changes_t **sets, size_t *count,
 			      char *err, size_t err_size);
 
-/* How an outgoing IXFR reads them (xfr_serve.h); ctx is the apex_journals_t. */
+/*
+ * How an outgoing IXFR reads them (xfr_serve.h); ctx is the apex_journals_t.
+ * The journal is appended after the version is published, so an IXFR for
+ * a version not recorded yet waits for its record, on the outgoing
+ * transfer's own thread and at most APEX_JOURNAL_RECORD_WAIT_MS once per
+ * version (a version that is never recorded: a journal opened after it
+ * was published); then, or when the record did not reach the journal,
+ * the whole zone is sent, as for any serial the journal does not hold.
+ */
+#define APEX_JOURNAL_RECORD_WAIT_MS 1000
 extern const apex_xfr_serve_journal_t apex_journals_reader_template;
 
 #endif
