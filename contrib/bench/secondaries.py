@@ -33,7 +33,12 @@ there: never two secondaries at once), with no copy of the zone:
               Reported: median and max of the rounds, the peak RSS over the
               rounds (VmHWM, reset through /proc/PID/clear_refs before
               them), and the RSS after them (--settle seconds after the
-              last).  Rounds are --pause seconds apart.  Before the next
+              last).  Rounds are --pause seconds apart.  For apexd, its
+              own account of the rounds' path follows on stderr (the
+              medians of its log's "served ... after the NOTIFY" lines:
+              the transfer, the derivation, the rest), so that a slow
+              phase of the machine, felt in the derivation's copies, is
+              told apart from the rest of the path.  Before the next
               secondary, the primary's zone is brought back to the original
               (with a new serial) if the rounds added more than 0.1% to
               its delegations: each secondary transfers the same zone.
@@ -62,6 +67,7 @@ table on stdout, progress on stderr.
 import argparse
 import contextlib
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -263,6 +269,36 @@ def mib(n):
     return "%.0f" % (n / 2**20)
 
 
+PATH_LINE = re.compile(r"serial (\d+) served ([0-9.]+) ms after the NOTIFY: (.*?); after serving")
+
+
+def apex_path(log_path, serials):
+    """apexd's account of the path of the rounds that served serials (its
+    log's "served ... after the NOTIFY" lines): a line of medians in ms,
+    or None when the log has none of them."""
+    steps = {}
+    try:
+        with open(log_path, errors="replace") as f:
+            for line in f:
+                m = PATH_LINE.search(line)
+                if m is None or int(m.group(1)) not in serials:
+                    continue
+                parts = dict(p.rsplit(" ", 1) for p in m.group(3).split(", "))
+                steps.setdefault("to serving", []).append(float(m.group(2)))
+                steps.setdefault("transfer", []).append(sum(
+                    float(parts.get(k, 0)) for k in ("connect and request", "first message",
+                                                      "rest of the answer")))
+                steps.setdefault("derivation", []).append(float(
+                    parts.get("derivation", parts.get("build", 0))))
+    except OSError:
+        return None
+    if not steps:
+        return None
+    steps["the rest"] = [t - x - d for t, x, d in zip(
+        steps["to serving"], steps["transfer"], steps["derivation"])]
+    return ", ".join("%s %.1f" % (k, statistics.median(v)) for k, v in steps.items())
+
+
 def run_secondary(args, name, primary, zone, tmp):
     """AXFR in and the rounds for one secondary; a list of table rows."""
     cls = P.SECONDARIES[name]
@@ -283,6 +319,7 @@ def run_secondary(args, name, primary, zone, tmp):
         first = True
         for count in args.changes:
             times = []
+            serials = set()
             sec.reset_peak()
             for r in range(args.rounds):
                 time.sleep(args.pause)
@@ -301,6 +338,7 @@ def run_secondary(args, name, primary, zone, tmp):
                     raise RuntimeError("%s did not serve serial %d within %d s" % (
                         name, zone.serial, args.round_timeout))
                 times.append(took)
+                serials.add(zone.serial)
                 B.log("  %s, %d changes, round %d: %.1f ms (primary: %s, %.2f s%s)" % (
                     name, count, r + 1, took * 1e3, how, prep,
                     "" if notify.sent == 1 else "; NOTIFY sent %d times" % notify.sent))
@@ -313,6 +351,10 @@ def run_secondary(args, name, primary, zone, tmp):
                          mib(peak), mib(after)])
             first = False
             B.log("  row: | %s |" % " | ".join(str(c) for c in rows[-1]))
+            own = apex_path(os.path.join(sec.workdir, "log"), serials) \
+                if name.startswith("apex") else None
+            if own is not None:
+                B.log("  %s's own account, %d changes, medians in ms: %s" % (name, count, own))
         probe.close()
         probe_primary.close()
     except RuntimeError as e:  # told in the table; the next secondary goes on
