@@ -386,10 +386,12 @@ def test_ixfr_from_journal(tmp_path):
 
 
 def timed_ixfr_soas(port, serial):
-    """ixfr_soas(), and how long its answer took in seconds."""
+    """ixfr_soas(), how long its answer took in seconds, and when it ended
+    (time.monotonic())."""
     start = time.monotonic()
     soas = ixfr_soas(port, serial)
-    return soas, time.monotonic() - start
+    end = time.monotonic()
+    return soas, end - start, end
 
 
 def reload_held(apex, hold, serial, extra):
@@ -425,21 +427,21 @@ def test_ixfr_between_publication_and_journal(tmp_path, monkeypatch):
             target=lambda: got.update(answer=timed_ixfr_soas(apex.port, 1)))
         asker.start()
         time.sleep(0.5)
+        released = time.monotonic()
         os.unlink(hold)
         asker.join(WAIT)
-        soas, took = got["answer"]
+        soas, _, ended = got["answer"]
         assert soas == [2, 1, 2, 2], (soas, apex.log_tail())  # the change set
-        assert took >= 0.4, took  # answered once the record was let go
+        assert ended >= released  # answered once the record was let go
         assert records_after_ixfr(apex.port, 1, zone_text(1)) == primary_records(apex.port)
 
         # a record held past the bound: the whole zone, after the wait
         reload_held(apex, hold, 3, "new IN A 192.0.2.100\n")
-        soas, took = timed_ixfr_soas(apex.port, 2)
+        soas, took, _ = timed_ixfr_soas(apex.port, 2)
         assert soas == [3, 3], soas  # the whole zone, between its SOA twice
-        assert took >= 0.9, took
+        assert took >= 0.9, took  # after the wait
         wait_log(apex, "serial 3 not recorded within 1000 ms")
-        soas, _ = timed_ixfr_soas(apex.port, 2)
-        assert soas == [3, 3], soas
+        assert ixfr_soas(apex.port, 2) == [3, 3]  # no wait again (the log says it once)
         assert apex.log_tail(400).count("serial 3 not recorded within") == 1, apex.log_tail()
         os.unlink(hold)
         wait_log(apex, "journal: serial 2 to 3")
