@@ -197,7 +197,8 @@ static void choose_source(source_t *src, const request_t *r, const apex_zone_t *
 	}
 	apex_axfr_out_init(&src->axfr, version, r->id, r->qname);
 	src->axfr.qtype = r->qtype;
-	res->how = r->qtype == APEX_TYPE_IXFR ? "IXFR as AXFR" : "AXFR";
+	res->whole = r->qtype == APEX_TYPE_IXFR;
+	res->how = res->whole ? "IXFR as AXFR" : "AXFR";
 }
 
 /* Check the request; *version and *key when it is allowed, else the

@@ -17,6 +17,7 @@
 #ifndef APEX_XFR_XFR_SERVE_H
 #define APEX_XFR_XFR_SERVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -59,6 +60,7 @@ typedef struct apex_xfr_serve_result {
 	uint8_t rcode;   /* of the answer */
 	uint16_t qtype;  /* asked: AXFR or IXFR (0 when unknown) */
 	const char *how; /* "AXFR", "IXFR", "IXFR as AXFR", "IXFR up to date" */
+	bool whole;      /* an IXFR answered with the whole zone ("IXFR as AXFR") */
 	const char *why; /* when refused or failed: the reason */
 	uint8_t zone[APEX_NAME_MAX];
 	uint32_t serial;

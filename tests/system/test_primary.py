@@ -11,6 +11,7 @@ are refused with no zone data.  A chain Knot DNS -> apexd -> NSD carries a
 change from end to end.
 """
 
+import json
 import os
 import pwd
 import re
@@ -32,8 +33,8 @@ import pytest
 import servers
 from test_secondary import (KEY_NAME, KEYRING, ORIGIN, SECRET, SecondaryApexd, apexctl,
                             assert_same_records, expire_of, have, primary_records,
-                            records_after_ixfr, serial_of, start_primary, wait_log, wait_path,
-                            zone_text)
+                            records_after_ixfr, scrape_metrics, serial_of, start_primary, wait_log,
+                            wait_path, zone_text)
 
 WAIT = 30.0
 
@@ -412,13 +413,19 @@ def test_ixfr_between_publication_and_journal(tmp_path, monkeypatch):
     waits for the journal and gets the change set, not the whole zone;
     one for a version whose record is held past the wait's bound (1 s)
     gets the whole zone after it, and the next IXFR for that version does
-    not wait again; once the record is made, IXFR comes from the journal."""
+    not wait again; once the record is made, IXFR comes from the journal.
+    The statistics and the metrics count the IXFRs answered, and those
+    answered with the whole zone."""
     tmp = str(tmp_path)
     hold = os.path.join(tmp, "hold")
     monkeypatch.setenv("APEX_TEST_HOLD_AT", "journal-recording:" + hold)
     path = os.path.join(tmp, "secret.test.zone")
     write_zone(path, 1)
-    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path).start()
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path)
+    apex.socket = os.path.join(tmp, "control.sock")
+    metrics_port = servers.free_port()
+    apex.extra_server.append("    metrics: 127.0.0.1@%d" % metrics_port)
+    apex.start()
     try:
         # an IXFR sent while the record is held, which is let go 0.5 s later
         reload_held(apex, hold, 2, "new IN A 192.0.2.99\n")
@@ -447,6 +454,21 @@ def test_ixfr_between_publication_and_journal(tmp_path, monkeypatch):
         wait_log(apex, "journal: serial 2 to 3")
         soas = ixfr_soas(apex.port, 2)
         assert soas == [3, 2, 3, 3], soas
+
+        # five IXFRs answered (three from the journal), two with the whole
+        # zone, and primary_records()'s AXFR; counted once the answer is
+        # sent, so waited for
+        deadline = time.monotonic() + WAIT
+        while True:
+            xfr = json.loads(apexctl(apex, "--json", "stats").stdout)["transfers"]
+            if xfr["out_ixfr"] >= 5 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert (xfr["out_ok"], xfr["out_ixfr"], xfr["out_ixfr_whole"]) == (6, 5, 2), xfr
+        assert "ixfr=5 ixfr-whole=2" in apexctl(apex, "stats").stdout
+        metrics = scrape_metrics(metrics_port)
+        assert '\napex_ixfr_out_total{answer="incremental"} 3\n' in metrics, metrics
+        assert '\napex_ixfr_out_total{answer="whole"} 2\n' in metrics, metrics
     finally:
         if os.path.exists(hold):
             os.unlink(hold)

@@ -319,6 +319,12 @@ def primary_records(port):
     return {(name, rds.rdtype): rds for name, node in z.nodes.items() for rds in node}
 
 
+def scrape_metrics(port):
+    """The text of apexd's metrics endpoint on 127.0.0.1@port."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=WAIT) as r:
+        return r.read().decode()
+
+
 def records_after_ixfr(port, serial, text):
     """The zone text of serial brought up to date by an IXFR from
     127.0.0.1@port (with the key), applied by dnspython: its RRsets."""
@@ -805,9 +811,7 @@ def test_notify_serial_not_served_yet(tmp):
         assert (stats["notify_in_accepted"], stats["notify_in_ahead"],
                 stats["notify_in_ahead_given_up"]) == (2, 2, 1), stats
         assert "ahead=2 ahead-given-up=1" in apexctl(apex, "stats").stdout
-        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port,
-                                    timeout=WAIT) as r:
-            metrics = r.read().decode()
+        metrics = scrape_metrics(metrics_port)
         assert "\napex_notifies_ahead_total 2\n" in metrics, metrics
         assert "\napex_notifies_ahead_given_up_total 1\n" in metrics, metrics
     finally:

@@ -349,6 +349,12 @@ static void render_transfers(apex_ctl_buf_t *out, const apex_thread_stats_t *x)
 		{ xfr, NULL, dir, "out", res, "ok", x->out_ok },
 		{ xfr, NULL, dir, "out", res, "refused", x->out_refused },
 		{ xfr, NULL, dir, "out", res, "failed", x->out_failed },
+		{ "apex_ixfr_out_total",
+		  "IXFR requests answered, by the answer: change sets from the journal (or the "
+		  "SOA alone, when up to date), or the whole zone (the journal did not hold the "
+		  "secondary's serial).",
+		  "answer", "incremental", NULL, NULL, x->out_ixfr - x->out_ixfr_whole },
+		{ "apex_ixfr_out_total", NULL, "answer", "whole", NULL, NULL, x->out_ixfr_whole },
 		{ notify, "NOTIFY messages, by direction and result.", dir, "in", res, "accepted",
 		  x->notify_in_accepted },
 		{ notify, NULL, dir, "in", res, "refused", x->notify_in_refused },

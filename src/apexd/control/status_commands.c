@@ -339,6 +339,10 @@ void apex_command_thread_stats(const apex_command_context_t *ctx, apex_thread_st
 		xfr.out_ok = atomic_load(&ctx->xfr_out->served);
 		xfr.out_refused = atomic_load(&ctx->xfr_out->refused);
 		xfr.out_failed = atomic_load(&ctx->xfr_out->failed);
+		/* whole first: a transfer counts its IXFR before its whole
+		 * answer, so that the IXFRs read are never fewer */
+		xfr.out_ixfr_whole = atomic_load(&ctx->xfr_out->ixfr_whole);
+		xfr.out_ixfr = atomic_load(&ctx->xfr_out->ixfr);
 	}
 	if (ctx->notifier != NULL) {
 		xfr.notify_out_ok = atomic_load(&ctx->notifier->sent);

@@ -437,26 +437,28 @@ static void render_xfr(apex_ctl_buf_t *buf, apex_ctl_format_t format, const apex
 			buf,
 			",\"transfers\":{\"in_ok\":%" PRIu64 ",\"in_failed\":%" PRIu64
 			",\"out_ok\":%" PRIu64 ",\"out_refused\":%" PRIu64
-			",\"out_failed\":%" PRIu64 ",\"notify_in_accepted\":%" PRIu64
+			",\"out_failed\":%" PRIu64 ",\"out_ixfr\":%" PRIu64
+			",\"out_ixfr_whole\":%" PRIu64 ",\"notify_in_accepted\":%" PRIu64
 			",\"notify_in_refused\":%" PRIu64 ",\"notify_in_dropped\":%" PRIu64
 			",\"notify_in_ahead\":%" PRIu64 ",\"notify_in_ahead_given_up\":%" PRIu64
 			",\"notify_out_ok\":%" PRIu64 ",\"notify_out_failed\":%" PRIu64 "}",
 			x->in_ok, x->in_failed, x->out_ok, x->out_refused, x->out_failed,
-			x->notify_in_accepted, x->notify_in_refused, x->notify_in_dropped,
-			x->notify_in_ahead, x->notify_in_ahead_given_up, x->notify_out_ok,
-			x->notify_out_failed);
+			x->out_ixfr, x->out_ixfr_whole, x->notify_in_accepted, x->notify_in_refused,
+			x->notify_in_dropped, x->notify_in_ahead, x->notify_in_ahead_given_up,
+			x->notify_out_ok, x->notify_out_failed);
 		return;
 	}
 	apex_ctl_buf_printf(buf,
 			    "transfers: in ok=%" PRIu64 " failed=%" PRIu64 "; out ok=%" PRIu64
-			    " refused=%" PRIu64 " failed=%" PRIu64 "; notify in accepted=%" PRIu64
+			    " refused=%" PRIu64 " failed=%" PRIu64 " ixfr=%" PRIu64
+			    " ixfr-whole=%" PRIu64 "; notify in accepted=%" PRIu64
 			    " refused=%" PRIu64 " dropped=%" PRIu64 " ahead=%" PRIu64
 			    " ahead-given-up=%" PRIu64 "; notify out ok=%" PRIu64 " failed=%" PRIu64
 			    "\n",
 			    x->in_ok, x->in_failed, x->out_ok, x->out_refused, x->out_failed,
-			    x->notify_in_accepted, x->notify_in_refused, x->notify_in_dropped,
-			    x->notify_in_ahead, x->notify_in_ahead_given_up, x->notify_out_ok,
-			    x->notify_out_failed);
+			    x->out_ixfr, x->out_ixfr_whole, x->notify_in_accepted,
+			    x->notify_in_refused, x->notify_in_dropped, x->notify_in_ahead,
+			    x->notify_in_ahead_given_up, x->notify_out_ok, x->notify_out_failed);
 }
 
 void apex_stats_render(apex_ctl_buf_t *buf, apex_ctl_format_t format,

@@ -255,6 +255,8 @@ void apex_stats_add(apex_stats_totals_t *total, const apex_stats_totals_t *one);
 typedef struct apex_thread_stats {
 	uint64_t in_ok, in_failed;                /* transfers received */
 	uint64_t out_ok, out_refused, out_failed; /* transfers sent */
+	/* of out_ok, the IXFRs, and of these those answered with the whole zone */
+	uint64_t out_ixfr, out_ixfr_whole;
 	uint64_t notify_in_accepted, notify_in_refused;
 	uint64_t notify_in_dropped; /* unanswered: the secondary zones were being swapped */
 	/* accepted, whose serial the primaries did not serve at the check it

@@ -170,6 +170,10 @@ static void log_result(apex_xfr_out_t *x, const job_t *job, const char *peer, in
 				     zone, asked, peer, res->rcode, res->why);
 	} else {
 		atomic_fetch_add(&x->served, 1);
+		if (res->qtype == APEX_TYPE_IXFR)
+			atomic_fetch_add(&x->ixfr, 1);
+		if (res->whole)
+			atomic_fetch_add(&x->ixfr_whole, 1);
 		apex_info("zone %s: %s serial %u to %s: %llu messages, %llu bytes, %.3f s", zone,
 			  res->how, res->serial, peer, (unsigned long long)res->messages,
 			  (unsigned long long)res->bytes, seconds);

@@ -42,6 +42,9 @@ typedef struct apex_xfr_out {
 	int stop_fd; /* eventfd: abandon the transfers under way */
 	/* counts, for the statistics */
 	atomic_ullong served, refused, failed;
+	/* of those served, the IXFRs, and of these the ones answered with the
+	 * whole zone (the journal did not hold the secondary's serial) */
+	atomic_ullong ixfr, ixfr_whole;
 	/* refusals already logged: one line per client address and zone a minute */
 	pthread_mutex_t log_lock;
 	struct {
