@@ -20,6 +20,7 @@
 #include "zone/build.h"
 #include "zone/derive.h"
 #include "zone/derive_state.h"
+#include "zone/index_block.h"
 #include "zone/node_table.h"
 
 void apex_derive_init_fresh(apex_derive_t *d, uint32_t r, apex_node_t *node)
@@ -265,20 +266,66 @@ static size_t next_fresh(const apex_derive_t *d, uint32_t *r)
 	return apex_zone_rank(d->old, b->owners[*r].key, b->owners[*r].key_size);
 }
 
-/* The name index of the new version: old's in runs copied whole, without
- * the removed names, the new ones put in where they sort. */
-static int merge_index(apex_derive_t *d, const uint8_t *gone, apex_arena_t *arena)
+/* The names in the new version's index. */
+static size_t index_count(const apex_derive_t *d)
+{
+	return d->old->node_count - d->removed_count + d->fresh_count - d->fresh_nsec3 +
+	       d->ent_count;
+}
+
+/* The new version's hash table is old's copied with the changes, rather
+ * than built again: it stays at most half full (count names) and every
+ * id fits its slots. */
+static bool table_copied(const apex_derive_t *d, size_t count)
+{
+	return 2 * count <= d->old->node_table_size && d->zone->id_count <= d->old->node_table_mask;
+}
+
+/* The arrays of the new version's name index, in one block (64-byte
+ * aligned each) that its chain keeps for the next derivation once no
+ * version reads them (zone/index_block.h). */
+typedef struct index_arrays {
+	uint64_t *prefixes;
+	uint32_t *order;
+	uint32_t *slots; /* the hash table's, when copied; else NULL */
+} index_arrays_t;
+
+static size_t line_up(size_t bytes)
+{
+	return (bytes + 63) & ~(size_t)63;
+}
+
+static int take_index_arrays(apex_derive_t *d, apex_index_mem_t *mem, size_t count,
+			     index_arrays_t *a)
+{
+	size_t prefix_bytes = line_up((count + 1) * sizeof(*a->prefixes));
+	size_t order_bytes = line_up((count + 1) * sizeof(*a->order));
+	size_t slot_bytes =
+		table_copied(d, count) ? d->old->node_table_length * sizeof(*a->slots) : 0;
+	uint8_t *block =
+		apex_index_block_take(mem, d->old, prefix_bytes + order_bytes + slot_bytes);
+
+	if (block == NULL)
+		return APEX_ENOMEM;
+	/* a block taken fresh from the system is faulted in at once; a kept
+	 * one is resident and left alone (util/populate.h) */
+	apex_populate_for_write(block, prefix_bytes + order_bytes + slot_bytes);
+	a->prefixes = (uint64_t *)block;
+	a->order = (uint32_t *)(block + prefix_bytes);
+	a->slots = slot_bytes > 0 ? (uint32_t *)(block + prefix_bytes + order_bytes) : NULL;
+	return APEX_OK;
+}
+
+/* The name index of the new version, into order and prefixes (count + 1
+ * each): old's in runs copied whole, without the removed names, the new
+ * ones put in where they sort. */
+static int merge_index(apex_derive_t *d, const uint8_t *gone, uint32_t *order, uint64_t *prefixes)
 {
 	const apex_zone_t *old = d->old;
-	size_t count =
-		old->node_count - d->removed_count + d->fresh_count - d->fresh_nsec3 + d->ent_count;
+	size_t count = index_count(d);
 	size_t k = 0, src = 0;
-	uint32_t *order = apex_arena_alloc(arena, (count + 1) * sizeof(*order));
-	uint64_t *prefixes = apex_arena_alloc(arena, (count + 1) * sizeof(*prefixes));
-	apex_populate_for_write(order, (count + 1) * sizeof(*order));
-	apex_populate_for_write(prefixes, (count + 1) * sizeof(*prefixes));
 	size_t *ranks = malloc((d->removed_count + 1) * sizeof(*ranks));
-	int rc = order && prefixes && ranks ? removed_ranks(d, gone, ranks) : APEX_ENOMEM;
+	int rc = ranks != NULL ? removed_ranks(d, gone, ranks) : APEX_ENOMEM;
 	uint32_t r = 0;
 	size_t removed = 0, fresh = next_fresh(d, &r), e = 0;
 
@@ -415,23 +462,20 @@ static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash,
 	slots[i] = 0;
 }
 
-/* The hash table: old's copied, the removed names out, the new ones in;
- * built again, with room to spare (node_table.h), when it would be more
- * than half full, an id would not fit its slots or a run its tail. */
-static int update_table(apex_derive_t *d, apex_arena_t *arena)
+/* The hash table: old's copied into slots, the removed names out, the
+ * new ones in; built again in arena, with room to spare (node_table.h),
+ * when it would be more than half full or an id would not fit its slots
+ * (slots NULL: table_copied()), or a run its tail. */
+static int update_table(apex_derive_t *d, uint32_t *slots, apex_arena_t *arena)
 {
 	apex_zone_t *zone = d->zone;
 	const apex_zone_t *old = d->old;
 	uint32_t size = old->node_table_size, length = old->node_table_length;
 	uint32_t mask = old->node_table_mask;
 
-	if (2 * zone->node_count > size || zone->id_count > mask)
+	if (slots == NULL)
 		return apex_node_table_build_in(zone, arena,
 						APEX_NODE_TABLE_SPARE(zone->node_count));
-	uint32_t *slots = apex_arena_alloc(arena, length * sizeof(*slots));
-	if (slots == NULL)
-		return APEX_ENOMEM;
-	apex_populate_for_write(slots, length * sizeof(*slots));
 	memcpy(slots, old->node_table, length * sizeof(*slots));
 	for (size_t i = 0; i < d->removed_count; i++)
 		table_delete(slots, old, apex_zone_node_of(old, d->removed[i])->hash,
@@ -513,10 +557,14 @@ int apex_derive_names(apex_derive_t *d)
 	if (mem != NULL)
 		apex_index_mem_unref(
 			atomic_exchange_explicit(&d->zone->index_mem, mem, memory_order_acq_rel));
+	index_arrays_t a = { 0 };
+
 	for (size_t i = 0; rc == APEX_OK && i < d->removed_count; i++)
 		apex_derive_mark(gone, d->removed[i]);
 	if (rc == APEX_OK)
-		rc = merge_index(d, gone, mem->arena);
+		rc = take_index_arrays(d, mem, index_count(d), &a);
+	if (rc == APEX_OK)
+		rc = merge_index(d, gone, a.order, a.prefixes);
 	free(gone);
 	/* owners are in canonical order, and the empty non-terminals made
 	 * come before the first owner below them: a new parent comes first */
@@ -533,7 +581,7 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = forget_wildcards(d);
 	if (rc == APEX_OK)
-		rc = update_table(d, mem->arena);
+		rc = update_table(d, a.slots, mem->arena);
 	if (rc == APEX_OK && d->fresh_nsec3 + d->removed_nsec3_count > 0)
 		rc = derive_nsec3_arrays(d);
 	if (d->zone->dnssec == APEX_DNSSEC_NSEC3) {

@@ -12,19 +12,12 @@ _Atomic size_t apex_spare_pages_max = 256;
 /* See pages_kept_max(). */
 #define APEX_SPARE_SHARE 64
 
-/* The chain's whole build: the version without a base. */
-static const apex_zone_t *chain_root(const apex_zone_t *zone)
-{
-	while (zone->base != NULL)
-		zone = zone->base;
-	return zone;
-}
-
 /* The chain's kept pages are the one thing of a whole build its derived
- * versions change; spare_lock guards them. */
+ * versions change (with its kept index block, zone/index_block.h);
+ * spare_lock guards them. */
 static apex_zone_t *spare_owner(const apex_zone_t *zone)
 {
-	return (apex_zone_t *)chain_root(zone);
+	return apex_zone_chain_root(zone);
 }
 
 /* Pages root's chain keeps: apex_spare_pages_max, and at most 1/64 of the
@@ -146,8 +139,8 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 /* bytes less what zone's chain gave back, at least 0. */
 static size_t less_given_back(const apex_zone_t *zone, size_t bytes)
 {
-	size_t given =
-		atomic_load_explicit(&chain_root(zone)->pages_discarded, memory_order_relaxed);
+	size_t given = atomic_load_explicit(&apex_zone_chain_root(zone)->pages_discarded,
+					    memory_order_relaxed);
 
 	return bytes > given ? bytes - given : 0;
 }

@@ -225,10 +225,31 @@ void apex_index_mem_ref(apex_index_mem_t *mem)
 	atomic_fetch_add_explicit(&mem->refcount, 1, memory_order_relaxed);
 }
 
+/* mem's block, its last reference going: kept by the chain it was taken
+ * for when that chain keeps none, else freed (zone/index_block.h). */
+static void index_block_release(apex_index_mem_t *mem)
+{
+	apex_zone_t *root = mem->keeper;
+	void *block = mem->block;
+
+	mem->block = NULL;
+	if (block != NULL && root != NULL) {
+		pthread_mutex_lock(&root->spare_lock);
+		if (root->spare_index == NULL) {
+			root->spare_index = block;
+			root->spare_index_size = mem->block_size;
+			block = NULL;
+		}
+		pthread_mutex_unlock(&root->spare_lock);
+	}
+	free(block);
+}
+
 void apex_index_mem_unref(apex_index_mem_t *mem)
 {
 	if (mem != NULL &&
 	    atomic_fetch_sub_explicit(&mem->refcount, 1, memory_order_acq_rel) == 1) {
+		index_block_release(mem);
 		apex_arena_destroy(mem->arena);
 		free(mem);
 	}
@@ -258,6 +279,7 @@ void apex_zone_unref(apex_zone_t *zone)
 			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);
 		pthread_mutex_destroy(&zone->spare_lock);
 		free(zone->spare_pages); /* pointers into its chain's arenas */
+		free(zone->spare_index);
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);
 		zone = base;

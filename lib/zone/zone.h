@@ -228,6 +228,12 @@ typedef struct apex_stray_rrsig {
 typedef struct apex_index_mem {
 	atomic_uint refcount;
 	apex_arena_t *arena;
+	/* The name index's arrays, in a block its chain keeps for the next
+	 * derivation once this is let go (zone/index_block.h), or NULL;
+	 * keeper: that chain's whole build. */
+	void *block;
+	size_t block_size;
+	struct apex_zone *keeper;
 } apex_index_mem_t;
 
 /* A new one (one reference), or NULL. */
@@ -360,6 +366,11 @@ typedef struct apex_zone {
 	pthread_mutex_t spare_lock;
 	struct apex_node **spare_pages;
 	uint32_t spare_count, spare_cap;
+	/* Of a whole build, under spare_lock: the block of a name index its
+	 * chain no longer reads, kept for the next derivation's (malloc'd;
+	 * zone/index_block.h), or NULL. */
+	void *spare_index;
+	size_t spare_index_size;
 	/* Where the name index lives when not in arena (one reference), or
 	 * NULL.  Dropped with the version, or before by
 	 * apex_zone_release_index() once it is replaced and only versions
@@ -388,6 +399,16 @@ typedef struct apex_zone {
 	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
+
+/* The whole build of zone's chain: the version without a base that zone
+ * is derived from in the end (zone itself for a whole build).  Where a
+ * chain keeps the memory its versions no longer read. */
+static inline apex_zone_t *apex_zone_chain_root(const apex_zone_t *zone)
+{
+	while (zone->base != NULL)
+		zone = zone->base;
+	return (apex_zone_t *)zone;
+}
 
 /* The stray RRSIG sets of node (zone->stray_rrsigs), *count of them. */
 const apex_stray_rrsig_t *apex_zone_stray_rrsigs(const apex_zone_t *zone, const apex_node_t *node,

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A derived version's name index in a block its chain keeps (see
+ * index_block.h). */
+#include "zone/index_block.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size)
+{
+	apex_zone_t *root = apex_zone_chain_root(zone);
+	void *block = NULL, *unfit = NULL;
+	size_t block_size = 0;
+
+	pthread_mutex_lock(&root->spare_lock);
+	if (root->spare_index != NULL) {
+		if (root->spare_index_size >= size && root->spare_index_size / 2 <= size) {
+			block = root->spare_index;
+			block_size = root->spare_index_size;
+		} else {
+			unfit = root->spare_index; /* the zone grew, or shrank by half */
+		}
+		root->spare_index = NULL;
+		root->spare_index_size = 0;
+	}
+	pthread_mutex_unlock(&root->spare_lock);
+	free(unfit);
+	if (block == NULL) {
+		block_size = size + size / 16;
+		block = malloc(block_size);
+		if (block == NULL)
+			return NULL;
+	}
+	mem->block = block;
+	mem->block_size = block_size;
+	mem->keeper = root;
+	return block;
+}
+
+size_t apex_index_block_kept(const apex_zone_t *zone)
+{
+	apex_zone_t *root = apex_zone_chain_root(zone);
+
+	pthread_mutex_lock(&root->spare_lock);
+	size_t size = root->spare_index_size;
+	pthread_mutex_unlock(&root->spare_lock);
+	return size;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The name index's block kept for the chain's next derivation
+ * (zone/index_block.h): a version derived with a name added has its index
+ * in a block of its own; once the version is released, its chain keeps
+ * the block, and the next derivation with a name added writes its index
+ * there; the versions read every record as a whole build of theirs does;
+ * a block is not kept twice, and one kept goes with the chain.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dns/name.h"
+#include "dns/rrtype.h"
+#include "query/precompute.h"
+#include "util/error.h"
+#include "xfr/version_compact.h"
+#include "zone/index_block.h"
+#include "ixfr_one_record.h"
+#include "zone_records.h"
+
+/* The version after old with a TXT record at the new name "index-k." (a
+ * name added: the index is copied), derived in place. */
+static apex_zone_t *name_more(apex_zone_t *old, unsigned k)
+{
+	char text[32];
+	uint8_t name[APEX_NAME_MAX], txt[] = { 1, 'x' };
+	bool in_place = false;
+
+	snprintf(text, sizeof(text), "index-%u.", k);
+	assert_true(apex_name_from_str(text, name) > 0);
+	apex_rr_t rr = { name, APEX_TYPE_TXT, APEX_CLASS_IN, 3600, sizeof(txt), txt };
+	apex_zone_t *zone = one_record_more(old, &rr, &in_place);
+	assert_true(in_place);
+	assert_ptr_not_equal(zone->order, old->order);
+	return zone;
+}
+
+/* zone's index block (the derivation made its index: not shared). */
+static void *block_of(const apex_zone_t *zone)
+{
+	const apex_index_mem_t *mem = atomic_load(&zone->index_mem);
+
+	assert_non_null(mem);
+	assert_non_null(mem->block);
+	assert_true((const uint8_t *)zone->key_prefixes >= (const uint8_t *)mem->block);
+	assert_true((const uint8_t *)zone->key_prefixes <
+		    (const uint8_t *)mem->block + mem->block_size);
+	return mem->block;
+}
+
+/* zone holds the same records as a whole build of them. */
+static void assert_as_whole(const apex_zone_t *zone)
+{
+	apex_zone_t *copy = NULL;
+	char err[256];
+
+	if (apex_version_compact(zone, "test", &copy, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	assert_int_equal(apex_precompute(copy), APEX_OK);
+	assert_same_version(copy, zone);
+	for (size_t i = 0; i < zone->node_count; i++) {
+		const apex_node_t *node = apex_zone_node_at(zone, i);
+		assert_ptr_equal(apex_zone_find(zone, apex_node_key(node), node->key_size), node);
+	}
+	apex_zone_unref(copy);
+}
+
+static void kept_and_taken_again(void **state)
+{
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	apex_zone_t *v1 = name_more(v0, 1);
+	void *b1 = block_of(v1);
+	assert_int_equal(apex_index_block_kept(v1), 0);
+
+	/* v2's index in a block of its own: v1 is still read */
+	apex_zone_t *v2 = name_more(v1, 2);
+	void *b2 = block_of(v2);
+	assert_ptr_not_equal(b2, b1);
+	assert_int_equal(apex_index_block_kept(v2), 0);
+
+	/* v1 released: its block is kept by the chain, v2 reads its own */
+	size_t b1_size = atomic_load(&v1->index_mem)->block_size;
+	apex_zone_release_index(v1);
+	assert_int_equal(apex_index_block_kept(v2), b1_size);
+	assert_ptr_equal(v0->spare_index, b1);
+	assert_as_whole(v2);
+
+	/* the next derivation writes its index into the block kept */
+	apex_zone_t *v3 = name_more(v2, 3);
+	assert_ptr_equal(block_of(v3), b1);
+	assert_int_equal(apex_index_block_kept(v3), 0);
+	assert_as_whole(v3);
+	assert_as_whole(v2);
+
+	/* one block kept at a time: v2's kept, then v3's freed */
+	apex_zone_release_index(v2);
+	assert_ptr_equal(v0->spare_index, b2);
+	apex_zone_t *v4 = name_more(v3, 4);
+	assert_ptr_equal(block_of(v4), b2);
+	apex_zone_t *v5 = name_more(v4, 5);
+	apex_zone_release_index(v3);
+	assert_ptr_equal(v0->spare_index, b1);
+	apex_zone_release_index(v4); /* the chain keeps one: b2 is freed */
+	assert_ptr_equal(v0->spare_index, b1);
+	assert_as_whole(v5);
+
+	/* the block kept goes with the chain (ASan's leak check) */
+	apex_zone_unref(v1);
+	apex_zone_unref(v2);
+	apex_zone_unref(v3);
+	apex_zone_unref(v4);
+	apex_zone_unref(v0);
+	apex_zone_unref(v5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(kept_and_taken_again),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
