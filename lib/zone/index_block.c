@@ -37,6 +37,18 @@ void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size
 	return block;
 }
 
+void apex_index_block_drop(const apex_zone_t *zone)
+{
+	apex_zone_t *root = apex_zone_chain_root(zone);
+
+	pthread_mutex_lock(&root->spare_lock);
+	void *block = root->spare_index;
+	root->spare_index = NULL;
+	root->spare_index_size = 0;
+	pthread_mutex_unlock(&root->spare_lock);
+	free(block);
+}
+
 size_t apex_index_block_kept(const apex_zone_t *zone)
 {
 	apex_zone_t *root = apex_zone_chain_root(zone);

@@ -14,8 +14,9 @@
  * replaced and released, its index is read by no one; its block is then
  * kept at the chain's whole build (one block, under spare_lock), and the
  * next derivation writes its index there, into pages written an IXFR ago.
- * A chain therefore holds one index beyond the versions that use one;
- * the block goes with the chain's whole build (a compaction).
+ * A chain therefore holds one index beyond the versions that use one
+ * until the block is dropped (apex_index_block_drop()) or goes with the
+ * chain's whole build (a compaction).
  */
 #ifndef APEX_ZONE_INDEX_BLOCK_H
 #define APEX_ZONE_INDEX_BLOCK_H
@@ -34,6 +35,11 @@
  * larger, still fit.  Returns the block (its contents undefined) or NULL.
  */
 void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size);
+
+/* The block zone's chain keeps, freed (nothing if none): what a server
+ * gives back once no derivation is expected soon (apexd: a few seconds
+ * after the last IXFR, at once after a reload). */
+void apex_index_block_drop(const apex_zone_t *zone);
 
 /* The bytes of the block zone's chain keeps (0 if none). */
 size_t apex_index_block_kept(const apex_zone_t *zone);

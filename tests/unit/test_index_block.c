@@ -5,7 +5,8 @@
  * in a block of its own; once the version is released, its chain keeps
  * the block, and the next derivation with a name added writes its index
  * there; the versions read every record as a whole build of theirs does;
- * a block is not kept twice, and one kept goes with the chain.
+ * a block is not kept twice, one dropped is kept no more, and one kept
+ * goes with the chain.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,6 +114,16 @@ static void kept_and_taken_again(void **state)
 	assert_ptr_equal(v0->spare_index, b1);
 	assert_as_whole(v5);
 
+	/* dropped (apexd: at its purge): nothing kept until a version is
+	 * released again */
+	apex_index_block_drop(v5);
+	assert_int_equal(apex_index_block_kept(v5), 0);
+	apex_zone_t *v6 = name_more(v5, 6);
+	assert_int_equal(apex_index_block_kept(v6), 0);
+	apex_zone_release_index(v5);
+	assert_true(apex_index_block_kept(v6) > 0);
+	assert_as_whole(v6);
+
 	/* the block kept goes with the chain (ASan's leak check) */
 	apex_zone_unref(v1);
 	apex_zone_unref(v2);
@@ -120,6 +131,7 @@ static void kept_and_taken_again(void **state)
 	apex_zone_unref(v4);
 	apex_zone_unref(v0);
 	apex_zone_unref(v5);
+	apex_zone_unref(v6);
 }
 
 int main(void)

@@ -33,6 +33,7 @@
 #include "xfr/notify_in.h"
 #include "xfr/xfr_client.h"
 #include "xfr/zone_copy_batch.h"
+#include "zone/index_block.h"
 
 static void refresh_handed(void *arg, void *item);
 static void refresh_ended(void *arg, void *item);
@@ -505,6 +506,22 @@ static void refresh_ended(void *arg, void *item)
 }
 
 /* The scheduler: hands the zones whose time has come to the pool. */
+/* The index blocks of the zones derived since the last purge, dropped
+ * with it (zone/index_block.h): kept for an IXFR that follows soon, not
+ * for good.  A zone whose refresh is under way keeps its own. */
+static void drop_index_blocks(apex_secondary_t *s)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		apex_secondary_zone_t *z = &s->zones[i];
+		if (atomic_load(&z->busy) || !atomic_exchange(&z->index_kept, false))
+			continue;
+		apex_zone_t *zone = apex_server_served_version(s->server, z->origin);
+		if (zone != NULL)
+			apex_index_block_drop(zone);
+		apex_zone_unref(zone);
+	}
+}
+
 static void *secondary_main(void *arg)
 {
 	apex_secondary_t *s = arg;
@@ -534,6 +551,7 @@ static void *secondary_main(void *arg)
 		next = apex_secondary_copies_due(s, now, next);
 		uint64_t purge_due = s->purge_due;
 		if (purge_due != 0 && purge_due <= now) {
+			drop_index_blocks(s);
 			apex_memory_purge(); /* no IXFR since: what it let go of goes back */
 			s->purge_due = purge_due = 0;
 		}

@@ -74,6 +74,9 @@ typedef struct apex_secondary_zone {
 	 * scheduler leaves the zone alone (refresh_pool.h) */
 	atomic_bool busy;
 	atomic_bool notified; /* a NOTIFY came (or apexctl refresh): check now */
+	/* an IXFR was derived since the last purge: the zone's chain may keep
+	 * an index block (zone/index_block.h), dropped at the purge */
+	atomic_bool index_kept;
 	/* found no longer configured (the reloader has not that id): the
 	 * scheduler leaves it alone until a reconfig's zones replace it */
 	bool gone;

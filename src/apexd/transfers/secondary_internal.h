@@ -28,8 +28,10 @@ struct apex_secondary_zone; /* transfers/secondary.h */
  * the system this long after
  * the last IXFR, not at once: an IXFR that follows within it takes its
  * copies in pages already resident instead of faulting fresh ones in on
- * its way to serving.  A whole build (AXFR, compaction) gives its memory
- * back at once.
+ * its way to serving.  The replaced index itself is kept by the zone's
+ * chain for that IXFR, which writes its own there (zone/index_block.h),
+ * and freed at the purge.  A whole build (AXFR, compaction) gives its
+ * memory back at once.
  */
 #define APEX_SECONDARY_PURGE_DELAY_MS 3000
 /* an AXFR of a version this large gives back what it let go of at once */

@@ -370,6 +370,8 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	/* kept for the next IXFR a while (secondary_internal.h); a small
 	 * zone's AXFR too: a purge per zone of thousands transferred at once
 	 * (a catalog's members) cost more than their transfers */
+	if (r->derived)
+		atomic_store(&z->index_kept, true);
 	if (r->derived || zone->memory < APEX_SECONDARY_PURGE_NOW_BYTES)
 		s->purge_due = apex_monotonic_ms() + APEX_SECONDARY_PURGE_DELAY_MS;
 	else

@@ -32,6 +32,7 @@
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/log.h"
+#include "zone/index_block.h"
 #include "zone/load.h"
 
 /* A file at least this large lets enough go, once its load is done, to
@@ -295,6 +296,11 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 			r->published(r->published_arg, old, zone, job.have_set ? &job.set : NULL,
 				     job.have_set ? 1 : 0);
 		apex_server_retire(r->server, old, r->live);
+		/* the retired version's index, kept by the chain for a next
+		 * derivation (zone/index_block.h), goes back with the rest of
+		 * what the reload let go of: reloads are not seconds apart */
+		if (derived)
+			apex_index_block_drop(zone);
 		apex_zone_unref(zone);
 	} else {
 		apex_zone_unref(old); /* NULL unless publishing failed */
