@@ -42,6 +42,7 @@
 #include "dns/serial.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/answer_ahead.h"
 #include "query/answer_record.h"
 #include "query/cookie.h"
 #include "query/opt.h"
@@ -992,10 +993,10 @@ static inline void ctx_init(ctx_t *c, const apex_query_t *q, const apex_zone_t *
 }
 
 /* The zone to answer from; DS at a zone apex goes to the parent zone if served. */
-static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q,
-				      const apex_lookup_name_t *k)
+static inline const apex_zone_t *select_zone_of(const apex_zoneset_t *zones, const apex_query_t *q,
+						const apex_lookup_name_t *k,
+						const apex_zone_t *zone)
 {
-	const apex_zone_t *zone = apex_zoneset_find_name(zones, k, k->labels);
 	if (zone != NULL && q->qtype == APEX_TYPE_DS && k->labels > 0 &&
 	    zone->origin_labels == k->labels) {
 		const apex_zone_t *parent = apex_zoneset_find_name(zones, k, k->labels - 1);
@@ -1003,6 +1004,13 @@ static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_qu
 			zone = parent;
 	}
 	return zone;
+}
+
+/* The zone to answer from, as above, the name found in none yet. */
+static const apex_zone_t *select_zone(const apex_zoneset_t *zones, const apex_query_t *q,
+				      const apex_lookup_name_t *k)
+{
+	return select_zone_of(zones, q, k, apex_zoneset_find_name(zones, k, k->labels));
 }
 
 /*
@@ -1080,10 +1088,12 @@ size_t apex_answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
 				info);
 }
 
-size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
-			apex_transport_t transport, const apex_answer_client_t *client,
-			const uint8_t *query, size_t query_size, uint8_t *out, size_t out_capacity,
-			apex_answer_info_t *info)
+/* apex_answer_from(), and apex_answer_ahead() when ahead is not NULL:
+ * inline into both, so that the first pays nothing for the second. */
+static inline __attribute__((always_inline)) size_t
+answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg, apex_transport_t transport,
+       const apex_answer_client_t *client, apex_answer_ahead_t *ahead, const uint8_t *query,
+       size_t query_size, uint8_t *out, size_t out_capacity, apex_answer_info_t *info)
 {
 	apex_query_t q;
 	apex_parse_result_t parsed = apex_query_parse(query, query_size, &q);
@@ -1129,10 +1139,20 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		return write_error(&q, cfg, transport, APEX_RCODE_REFUSED, EDE_NONE, out,
 				   out_capacity, info);
 
-	apex_lookup_name_t k;
-	apex_lookup_name_init(&k, q.qname);
-	const apex_zone_t *zone = select_zone(zones, &q, &k);
-	ede_t unusable = zone_unusable(zones, &q, &k, zone);
+	/* The name and its zone as the query's lookahead prepared them (the
+	 * same name: query/answer_ahead.h), or prepared here. */
+	apex_lookup_name_t local;
+	apex_lookup_name_t *kp = &local;
+	const apex_zone_t *zone;
+	if (ahead != NULL && ahead->named) {
+		kp = &ahead->name;
+		zone = select_zone_of(zones, &q, kp, ahead->zone);
+	} else {
+		apex_lookup_name_init(kp, q.qname);
+		zone = select_zone(zones, &q, kp);
+	}
+	apex_lookup_name_t *const k = kp;
+	ede_t unusable = zone_unusable(zones, &q, k, zone);
 	if (info != NULL && zone != NULL)
 		info->zone_slot = zone->stats_slot;
 	if (__builtin_expect(unusable != EDE_NONE, 0))
@@ -1147,12 +1167,12 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 	const uint8_t *name = q.qname;
 	for (int link = 0; link <= APEX_CHAIN_MAX && name != NULL; link++) {
 		if (link > 0) {
-			apex_lookup_name_init(&k, name);
-			c.zone = select_zone(zones, &q, &k);
+			apex_lookup_name_init(k, name);
+			c.zone = select_zone(zones, &q, k);
 			if (c.zone == NULL)
 				break; /* the chain leaves what we serve: the client follows it */
 		}
-		name = resolve(&c, name, &k);
+		name = resolve(&c, name, k);
 	}
 
 	/* Write: answer, authority, additional (required glue first), OPT. */
@@ -1171,6 +1191,24 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 		info->truncated = tc;
 	}
 	return apex_writer_finish(&w, q.id, response_flags(&q, c.aa, tc, c.rcode));
+}
+
+size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
+			apex_transport_t transport, const apex_answer_client_t *client,
+			const uint8_t *query, size_t query_size, uint8_t *out, size_t out_capacity,
+			apex_answer_info_t *info)
+{
+	return answer(zones, cfg, transport, client, NULL, query, query_size, out, out_capacity,
+		      info);
+}
+
+size_t apex_answer_ahead(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
+			 apex_transport_t transport, const apex_answer_client_t *client,
+			 apex_answer_ahead_t *ahead, const uint8_t *query, size_t query_size,
+			 uint8_t *out, size_t out_capacity, apex_answer_info_t *info)
+{
+	return answer(zones, cfg, transport, client, ahead, query, query_size, out, out_capacity,
+		      info);
 }
 
 size_t apex_answer_badcookie(const apex_answer_config_t *cfg, const apex_answer_client_t *client,

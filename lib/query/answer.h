@@ -89,6 +89,17 @@ size_t apex_answer_from(const apex_zoneset_t *zones, const apex_answer_config_t 
 			const uint8_t *query, size_t query_size, uint8_t *out, size_t out_capacity,
 			apex_answer_info_t *info);
 
+/* A query read ahead of its answer (query/answer_ahead.h). */
+typedef struct apex_answer_ahead apex_answer_ahead_t;
+
+/* apex_answer_from() for a query read ahead into a (its name and zone
+ * taken from a when it has them).  The answer is the one
+ * apex_answer_from() gives. */
+size_t apex_answer_ahead(const apex_zoneset_t *zones, const apex_answer_config_t *cfg,
+			 apex_transport_t transport, const apex_answer_client_t *client,
+			 apex_answer_ahead_t *a, const uint8_t *query, size_t query_size,
+			 uint8_t *out, size_t out_capacity, apex_answer_info_t *info);
+
 /*
  * The BADCOOKIE answer (RFC 7873 section 5.2.3) to query from client:
  * the question and an OPT record with the client cookie and a new server

@@ -9,6 +9,7 @@
 
 #include "util/error.h"
 #include "util/hash_slots.h"
+#include "zone/lookup_ahead.h"
 
 /* The bag of a zone: from its origin's name hash (zone_bags.h). */
 static unsigned bag_of(const apex_zone_t *zone)
@@ -77,13 +78,14 @@ static bool among(apex_zone_t *const *from, size_t count, const apex_zone_t *zon
 	return false;
 }
 
-/* Fill bag's slots and max_origin_labels once its zones are in. */
+/* Fill bag's slots, max_origin_labels and ahead_count once its zones are in. */
 static void bag_index(apex_zone_bag_t *bag, uint64_t *slots)
 {
 	uint32_t mask = (1u << bag->bits) - 1;
 
 	memset(slots, 0, ((size_t)1 << bag->bits) * sizeof(*slots));
 	bag->max_origin_labels = -1;
+	bag->ahead_count = 0;
 	for (uint32_t n = 0; n < bag->count; n++) {
 		const apex_zone_t *z = bag->zones[n];
 		uint32_t hash = z->apex->hash;
@@ -94,6 +96,7 @@ static void bag_index(apex_zone_bag_t *bag, uint64_t *slots)
 		slots[i] = (uint64_t)hash << 32 | (n + 1u);
 		if (z->origin_labels > bag->max_origin_labels)
 			bag->max_origin_labels = z->origin_labels;
+		bag->ahead_count += apex_lookup_ahead_worth(z);
 	}
 	bag->slots = slots;
 }
@@ -150,6 +153,14 @@ int apex_zone_bags_max_origin_labels(const apex_zone_bags_t *bags)
 		if (bags->bag[b] != NULL && bags->bag[b]->max_origin_labels > most)
 			most = bags->bag[b]->max_origin_labels;
 	return most;
+}
+
+bool apex_zone_bags_read_ahead(const apex_zone_bags_t *bags)
+{
+	for (unsigned b = 0; b < APEX_ZONE_BAGS; b++)
+		if (bags->bag[b] != NULL && bags->bag[b]->ahead_count > 0)
+			return true;
+	return false;
 }
 
 /* Whether bag b neither loses nor gains a zone. */

@@ -15,6 +15,7 @@
 #define APEX_ZONE_ZONE_BAGS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,6 +31,9 @@ typedef struct apex_zone_bag {
 	uint32_t count;
 	unsigned bits;         /* log2 of the number of slots */
 	int max_origin_labels; /* the most labels of its zones' origins */
+	/* its zones whose name table is read ahead of queries
+	 * (apex_lookup_ahead_worth()) */
+	uint32_t ahead_count;
 	/* 1 << bits slots (util/hash_slots.h) from origin hash to index in
 	 * zones, in the same allocation, after them */
 	const uint64_t *slots;
@@ -112,6 +116,10 @@ int apex_zone_bags_derive(apex_zone_bags_t *next, const apex_zone_bags_t *cur,
 
 /* The most labels of an origin in bags; -1 when there is no zone. */
 int apex_zone_bags_max_origin_labels(const apex_zone_bags_t *bags);
+
+/* Whether a zone of bags has a name table worth reading ahead of its
+ * queries (zone/lookup_ahead.h). */
+bool apex_zone_bags_read_ahead(const apex_zone_bags_t *bags);
 
 /* Let go of every shelf (the last holder of a shelf lets go of its bags,
  * that of a bag of its zones). */

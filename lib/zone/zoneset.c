@@ -253,6 +253,7 @@ static void unserved_next_commit(apex_zonetable_t *table, const unserved_next_t 
 static void zonetable_swap(apex_zonetable_t *table, apex_zoneset_t *next)
 {
 	next->max_origin_labels = apex_zone_bags_max_origin_labels(&next->bags);
+	next->read_ahead = apex_zone_bags_read_ahead(&next->bags);
 	apex_rwlock_wrlock(&table->lock);
 	apex_zoneset_t *old = table->current;
 	table->current = next;

@@ -54,6 +54,11 @@ typedef struct apex_zoneset {
 	atomic_uint refcount;
 	size_t count;          /* zones in bags */
 	int max_origin_labels; /* the most labels of any origin; -1 if empty */
+	/* A zone's name table is large enough for the queries to be read
+	 * ahead of their answers (zone/lookup_ahead.h,
+	 * query/answer_ahead.h): a batch of queries to a set without one is
+	 * answered one by one, with nothing read ahead. */
+	bool read_ahead;
 	/* Configured origins not served, with hash slots into unserved as
 	 * for zones: the arrays of unserved_index, of which the set holds a
 	 * reference; NULL and 0 when every configured zone is served.  The

@@ -13,7 +13,10 @@
  *    apex_worker_answer() (src/apexd/serve/worker.h: the daemon's answer path,
  *    with the client's address, server cookies, NSID, response rate
  *    limiting and the worker's statistics, exactly as a worker calls
- *    it); a control proves that a call inside the window is counted.
+ *    it), and of the same path for queries read ahead in batches as a
+ *    worker's UDP batch reads them where a zone is large
+ *    (apex_answer_ahead_step(), apex_worker_answer_ahead()); a control
+ *    proves that a call inside the window is counted.
  *    With jemalloc, the per-thread allocated/deallocated byte counters
  *    are checked too: they also see allocations made inside the C
  *    library on the engine's behalf, which --wrap cannot.
@@ -74,6 +77,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/answer_ahead.h"
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/page_pool.h"
@@ -814,6 +818,37 @@ static size_t answer_one(apex_worker_t *w, const query_t *q, uint8_t *out)
 	return apex_worker_answer(w, q->transport, &q->peer, q->wire, q->size, out, capacity, NULL);
 }
 
+/*
+ * The n queries from first answered as a worker's UDP batch answers them
+ * where its zoneset reads ahead (src/apexd/serve/udp.c): each read ahead
+ * (query/answer_ahead.h) some queries before its answer, which reuses
+ * what was read.  Each answer is compared with the reference; returns
+ * the mismatches, the bytes answered added to *bytes.
+ */
+static unsigned long answer_read_ahead(apex_worker_t *w, apex_answer_ahead_t *ring, size_t first,
+				       int n, uint8_t *out, size_t *bytes)
+{
+	unsigned long mismatches = 0;
+
+	for (int i = -APEX_AHEAD_BEGIN; i < n; i++) {
+		int j = i + APEX_AHEAD_BEGIN;
+		const query_t *next = j >= 0 && j < n ? &queries[first + (size_t)j] : NULL;
+		apex_answer_ahead_step(ring, w->zones, i, n, next != NULL ? next->wire : NULL,
+				       next != NULL ? next->size : 0);
+		if (i < 0)
+			continue;
+		const query_t *q = &queries[first + (size_t)i];
+		size_t capacity = q->transport == APEX_TRANSPORT_TCP ? APEX_MAX_MESSAGE : 1232;
+		size_t size = apex_worker_answer_ahead(w, q->transport, &q->peer,
+						       &ring[i % APEX_AHEAD_RING], q->wire, q->size,
+						       out, capacity, NULL);
+		if (size != q->answer_size || fnv1a(out, size) != q->answer_hash)
+			mismatches++;
+		*bytes += size;
+	}
+	return mismatches;
+}
+
 static void *worker_main(void *arg)
 {
 	worker_t *w = arg;
@@ -824,9 +859,21 @@ static void *worker_main(void *arg)
 			 mallctl("thread.deallocatedp", &deallocatedp, &len, NULL, 0) == 0;
 	uint64_t a0 = w->jemalloc_ok ? *allocatedp : 0, d0 = w->jemalloc_ok ? *deallocatedp : 0;
 #endif
+	apex_answer_ahead_t ring[APEX_AHEAD_RING];
+	size_t bytes = 0;
+
 	pthread_barrier_wait(w->start);
 	for (int round = 0; round < ROUNDS; round++) {
 		begin_batch(w->worker);
+		if (round % 2 == 1) { /* read ahead, in batches of 64 */
+			for (size_t i = 0; i < QUERY_COUNT; i += 64) {
+				int n = QUERY_COUNT - i < 64 ? (int)(QUERY_COUNT - i) : 64;
+				w->mismatches +=
+					answer_read_ahead(w->worker, ring, i, n, w->out, &bytes);
+				w->answered += (unsigned long)n;
+			}
+			continue;
+		}
 		for (size_t i = 0; i < QUERY_COUNT; i++) {
 			const query_t *q = &queries[i];
 			size_t size = answer_one(w->worker, q, w->out);
@@ -983,7 +1030,8 @@ static void test_mix_covers_answer_kinds(void **state)
 	assert_true(feature_answers >= 100);
 }
 
-/* No allocator or lock call, one thread, thousands of queries. */
+/* No allocator or lock call, one thread, thousands of queries, answered
+ * one by one and read ahead. */
 static void test_no_malloc_no_lock(void **state)
 {
 	(void)state;
@@ -991,6 +1039,8 @@ static void test_no_malloc_no_lock(void **state)
 	assert_non_null(out);
 	reference_answers(out); /* also warms every code path up first */
 
+	static apex_answer_ahead_t ring[APEX_AHEAD_RING];
+	unsigned long mismatches = 0;
 	reset_calls();
 	counting = 1;
 	size_t total = 0;
@@ -998,8 +1048,14 @@ static void test_no_malloc_no_lock(void **state)
 		begin_batch(reference_worker);
 		for (size_t i = 0; i < QUERY_COUNT; i++)
 			total += answer_one(reference_worker, &queries[i], out);
+		/* and read ahead, as a batch whose zoneset reads ahead */
+		for (size_t i = 0; i < QUERY_COUNT; i += 64)
+			mismatches += answer_read_ahead(
+				reference_worker, ring, i,
+				QUERY_COUNT - i < 64 ? (int)(QUERY_COUNT - i) : 64, out, &total);
 	}
 	counting = 0;
+	assert_int_equal(mismatches, 0);
 	free(out);
 	assert_true(total > 0);
 	for (int i = 0; i < C_COUNT; i++) {
@@ -1143,9 +1199,8 @@ static size_t query_frame(const query_t *q, uint8_t *f)
  * no allocator or lock call inside it, and each answer frame's message is
  * what apex_worker_answer() gives another worker at the same clock.
  */
-static void test_xdp_no_malloc_no_lock(void **state)
+static void xdp_no_malloc_no_lock(bool read_ahead)
 {
-	(void)state;
 	fake_rings_t *rings = malloc(sizeof(*rings)); /* not in .bss: that is protected */
 	apex_xdp_worker_t *xdp = malloc(sizeof(*xdp));
 	protection_t saved;
@@ -1161,6 +1216,11 @@ static void test_xdp_no_malloc_no_lock(void **state)
 	assert_non_null(rings);
 	fake_xsk(xdp, w, rings);
 	apex_worker_batch(w, false);
+	/* a set of small zones is not read ahead; told it is, the batch
+	 * reads every frame and query ahead (the lookups' own steps skip
+	 * small tables) */
+	bool was = zones->read_ahead;
+	zones->read_ahead = read_ahead;
 	/* the zones and the program's data read-only while a batch is served */
 	arm_protection(&saved);
 	for (size_t i = 0; i < QUERY_COUNT;) {
@@ -1216,9 +1276,10 @@ static void test_xdp_no_malloc_no_lock(void **state)
 		rings->consumer[2] = rings->producer[2];
 	}
 	disarm_protection(&saved);
-	print_message("xdp: %zu frames served, %zu answers compared, the zones and the "
+	zones->read_ahead = was;
+	print_message("xdp%s: %zu frames served, %zu answers compared, the zones and the "
 		      "program's data read-only\n",
-		      served, answered);
+		      read_ahead ? " (read ahead)" : "", served, answered);
 	for (int i = 0; i < C_COUNT; i++) {
 		if (atomic_load(&calls[i]) != 0)
 			print_error("%s called %lu times in the XDP path\n", counter_names[i],
@@ -1238,6 +1299,13 @@ static void test_xdp_no_malloc_no_lock(void **state)
 	apex_worker_free(sockets);
 	free(w);
 	free(sockets);
+}
+
+static void test_xdp_no_malloc_no_lock(void **state)
+{
+	(void)state;
+	xdp_no_malloc_no_lock(false);
+	xdp_no_malloc_no_lock(true);
 }
 
 /* The worker's own statistics saw every query, and the cookie paths ran. */

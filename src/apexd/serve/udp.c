@@ -169,17 +169,34 @@ static void count_kernel_drops(apex_udp_socket_t *sock, apex_worker_t *worker, s
 	}
 }
 
-/* The answer of datagram i into its slot of the batch; 0: nothing to send. */
-static size_t answer_datagram(apex_worker_t *worker, apex_udp_batch_t *b, unsigned i)
+/*
+ * The lookahead of the datagrams after datagram i of n, before i is
+ * answered (query/answer_ahead.h).  In a zone of a million names each
+ * query's lookup misses the caches several times; asked for this way,
+ * the misses of several queries overlap.
+ */
+static inline void read_ahead(apex_udp_batch_t *b, const apex_zoneset_t *zones, int i, int n)
+{
+	int j = i + APEX_AHEAD_BEGIN;
+	bool in = j >= 0 && j < n;
+	apex_answer_ahead_step(b->ahead, zones, i, n,
+			       in ? b->queries + (size_t)j * APEX_UDP_QUERY_MAX : NULL,
+			       in ? b->in[j].msg_len : 0);
+}
+
+/* The answer of datagram i into its slot of the batch, read ahead into
+ * ahead (NULL: not read ahead); 0: nothing to send. */
+static inline size_t answer_datagram(apex_worker_t *worker, apex_udp_batch_t *b,
+				     apex_answer_ahead_t *ahead, unsigned i)
 {
 	if (b->in[i].msg_hdr.msg_flags & MSG_TRUNC) {
 		apex_worker_drop(worker); /* larger than any query we take */
 		return 0;
 	}
-	return apex_worker_answer(worker, APEX_TRANSPORT_UDP, &b->peer[i],
-				  b->queries + (size_t)i * APEX_UDP_QUERY_MAX, b->in[i].msg_len,
-				  b->answers + (size_t)i * b->answer_capacity, b->answer_capacity,
-				  NULL);
+	return apex_worker_answer_ahead(
+		worker, APEX_TRANSPORT_UDP, &b->peer[i], ahead,
+		b->queries + (size_t)i * APEX_UDP_QUERY_MAX, b->in[i].msg_len,
+		b->answers + (size_t)i * b->answer_capacity, b->answer_capacity, NULL);
 }
 
 /*
@@ -244,10 +261,24 @@ static int serve_batch(apex_udp_socket_t *sock)
 	APEX_STAT_ADD(worker->stats.udp_queries, (unsigned)n);
 	APEX_STAT_ADD(worker->stats.udp_batches, 1);
 	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index((unsigned)n)], 1);
+	/* queries read ahead only where a zone's name table is large */
+	bool ahead = !sock->proxy && worker->zones->read_ahead;
+	if (ahead) {
+		for (int i = -APEX_AHEAD_BEGIN; i < 0; i++)
+			read_ahead(b, worker->zones, i, n);
+	}
 	for (unsigned i = 0; i < (unsigned)n; i++) {
 		struct msghdr *in = &b->in[i].msg_hdr;
-		size_t size = __builtin_expect(sock->proxy, 0) ? answer_proxied(udp, b, i)
-							       : answer_datagram(worker, b, i);
+		size_t size;
+
+		if (__builtin_expect(sock->proxy, 0)) {
+			size = answer_proxied(udp, b, i);
+		} else if (ahead) {
+			read_ahead(b, worker->zones, (int)i, n);
+			size = answer_datagram(worker, b, &b->ahead[i % APEX_AHEAD_RING], i);
+		} else {
+			size = answer_datagram(worker, b, NULL, i);
+		}
 
 		if (size == 0)
 			continue;

@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "config/daemon_config.h"
+#include "query/answer_ahead.h"
 #include "util/prefix.h"
 
 struct apex_worker;
@@ -48,6 +49,9 @@ typedef struct apex_udp_batch {
 	uint8_t *queries; /* APEX_UDP_BATCH * APEX_UDP_QUERY_MAX */
 	uint8_t *answers; /* APEX_UDP_BATCH * answer_capacity */
 	size_t answer_capacity;
+	/* the queries read ahead of their answers, datagram i in
+	 * ahead[i % APEX_AHEAD_RING] (query/answer_ahead.h) */
+	apex_answer_ahead_t ahead[APEX_AHEAD_RING];
 } apex_udp_batch_t;
 
 typedef struct apex_udp_worker {

@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 
 #include "query/answer.h"
+#include "query/answer_ahead.h"
 #include "query/cookie.h"
 #include "rrl/rrl.h"
 #include "observe/stats.h"
@@ -140,12 +141,12 @@ static inline void apex_worker_client(apex_answer_client_t *client,
 	client->now = now;
 }
 
-/* apex_worker_answer() without the traffic counters. */
+/* apex_worker_answer_ahead() without the traffic counters. */
 static inline size_t apex_worker_answer_message(apex_worker_t *worker, apex_transport_t transport,
 						const struct sockaddr_storage *peer,
-						const uint8_t *query, size_t query_size,
-						uint8_t *out, size_t out_capacity,
-						apex_answer_info_t *info)
+						apex_answer_ahead_t *ahead, const uint8_t *query,
+						size_t query_size, uint8_t *out,
+						size_t out_capacity, apex_answer_info_t *info)
 {
 	apex_answer_info_t local = { 0 };
 	apex_answer_client_t client;
@@ -160,8 +161,12 @@ static inline size_t apex_worker_answer_message(apex_worker_t *worker, apex_tran
 			return n;
 	}
 	apex_worker_client(&client, peer, worker->now);
-	size_t size = apex_answer_from(worker->zones, worker->answer_config, transport, &client,
-				       query, query_size, out, out_capacity, info);
+	size_t size = ahead != NULL ? apex_answer_ahead(worker->zones, worker->answer_config,
+							transport, &client, ahead, query,
+							query_size, out, out_capacity, info)
+				    : apex_answer_from(worker->zones, worker->answer_config,
+						       transport, &client, query, query_size, out,
+						       out_capacity, info);
 	if (__builtin_expect(info->tsig, 0) && size > 0 && worker->tsig_answer != NULL)
 		size = worker->tsig_answer(worker->tsig_ctx, query, query_size, out, size,
 					   out_capacity);
@@ -198,13 +203,15 @@ static inline size_t apex_worker_answer_message(apex_worker_t *worker, apex_tran
  * as BADCOOKIE to a client that sent a cookie; a valid server cookie is
  * never limited). Returns the size to send, 0 to send nothing. info, if
  * not NULL, gets what the engine reported (before rate limiting).
+ * ahead: the query as apex_answer_ahead_begin() read it ahead, or NULL.
  * Inline: it is the query path of both transports, called once per
  * query.
  */
-static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t transport,
-					const struct sockaddr_storage *peer, const uint8_t *query,
-					size_t query_size, uint8_t *out, size_t out_capacity,
-					apex_answer_info_t *info)
+static inline size_t apex_worker_answer_ahead(apex_worker_t *worker, apex_transport_t transport,
+					      const struct sockaddr_storage *peer,
+					      apex_answer_ahead_t *ahead, const uint8_t *query,
+					      size_t query_size, uint8_t *out, size_t out_capacity,
+					      apex_answer_info_t *info)
 {
 	apex_worker_stats_t *s = &worker->stats;
 	unsigned family = peer->ss_family == AF_INET6;
@@ -213,8 +220,8 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 	APEX_STAT_ADD(s->received[x][family], 1);
 	APEX_STAT_ADD(s->request_size[x][apex_stats_request_size_index(query_size)], 1);
 	APEX_STAT_ADD(s->request_bytes[x], query_size);
-	size_t size = apex_worker_answer_message(worker, transport, peer, query, query_size, out,
-						 out_capacity, info);
+	size_t size = apex_worker_answer_message(worker, transport, peer, ahead, query, query_size,
+						 out, out_capacity, info);
 	if (size > 0) {
 		APEX_STAT_ADD(s->sent[x][family], 1);
 		APEX_STAT_ADD(s->response_size[x][apex_stats_response_size_index(size)], 1);
@@ -223,6 +230,16 @@ static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t 
 	if (__builtin_expect(worker->tap != NULL, 0))
 		worker->tap(worker->tap_ctx, transport, peer, query, query_size, out, size);
 	return size;
+}
+
+/* apex_worker_answer_ahead() for a query not read ahead. */
+static inline size_t apex_worker_answer(apex_worker_t *worker, apex_transport_t transport,
+					const struct sockaddr_storage *peer, const uint8_t *query,
+					size_t query_size, uint8_t *out, size_t out_capacity,
+					apex_answer_info_t *info)
+{
+	return apex_worker_answer_ahead(worker, transport, peer, NULL, query, query_size, out,
+					out_capacity, info);
 }
 
 #endif

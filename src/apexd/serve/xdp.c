@@ -32,17 +32,27 @@ static inline size_t answer_room(const apex_xdp_worker_t *xdp, const apex_xdp_fr
 	return room;
 }
 
-/* Answer the frame at addr (len bytes) into a free frame, added to the
- * batch's answers (*answers of them so far) when there is one to send. */
+/*
+ * Answer the frame at addr (len bytes) into a free frame, added to the
+ * batch's answers (*answers of them so far) when there is one to send.
+ * read: the frame as read ahead (read_ahead()), its query's lookahead in
+ * ahead; NULL, NULL: not read ahead.
+ */
 static inline void answer_frame(apex_xdp_worker_t *xdp, uint64_t addr, uint32_t len,
-				unsigned *answers)
+				const apex_xdp_frame_t *read, bool read_ok,
+				apex_answer_ahead_t *ahead, unsigned *answers)
 {
 	apex_worker_t *worker = xdp->worker;
 	const uint8_t *frame = apex_xsk_frame(&xdp->xsk, addr);
-	apex_xdp_frame_t q;
+	apex_xdp_frame_t parsed;
+	const apex_xdp_frame_t *q = read;
 	uint64_t out_addr;
 
-	if (apex_xdp_frame_parse(frame, len, &q) != APEX_XDP_FRAME_OK) {
+	if (q == NULL) {
+		read_ok = apex_xdp_frame_parse(frame, len, &parsed) == APEX_XDP_FRAME_OK;
+		q = &parsed;
+	}
+	if (!read_ok) {
 		APEX_STAT_ADD(worker->stats.xdp_invalid, 1);
 		apex_worker_drop(worker); /* counted as a query received and dropped */
 		return;
@@ -53,16 +63,42 @@ static inline void answer_frame(apex_xdp_worker_t *xdp, uint64_t addr, uint32_t 
 		return;
 	}
 	uint8_t *out = apex_xsk_frame(&xdp->xsk, out_addr);
-	size_t size =
-		apex_worker_answer(worker, APEX_TRANSPORT_UDP, &q.peer, frame + q.header_size,
-				   q.payload_size, out + q.header_size, answer_room(xdp, &q), NULL);
+	size_t size = apex_worker_answer_ahead(worker, APEX_TRANSPORT_UDP, &q->peer, ahead,
+					       frame + q->header_size, q->payload_size,
+					       out + q->header_size, answer_room(xdp, q), NULL);
 	if (size == 0) {
 		apex_xsk_give_back(&xdp->xsk, out_addr);
 		return;
 	}
 	xdp->tx_addr[*answers] = out_addr;
-	xdp->tx_len[*answers] = (uint32_t)apex_xdp_frame_reply(frame, &q, out, size);
+	xdp->tx_len[*answers] = (uint32_t)apex_xdp_frame_reply(frame, q, out, size);
 	(*answers)++;
+}
+
+/*
+ * The lookahead of the frames after frame i of the n received from idx,
+ * before i is answered, as serve/udp.c's read_ahead(): the frame
+ * APEX_AHEAD_BEGIN later read (its headers, kept for its answer) and its
+ * query begun, the later steps of those before it.
+ */
+static inline void read_ahead(apex_xdp_worker_t *xdp, uint32_t idx, int i, int n)
+{
+	int j = i + APEX_AHEAD_BEGIN;
+	const uint8_t *next = NULL;
+	size_t next_size = 0;
+
+	if (j >= 0 && j < n) {
+		const struct xdp_desc *desc =
+			xsk_ring_cons__rx_desc(&xdp->xsk.rx, idx + (uint32_t)j);
+		const uint8_t *frame = apex_xsk_frame(&xdp->xsk, desc->addr);
+		apex_xdp_frame_t *f = &xdp->frames[j % APEX_AHEAD_RING];
+		bool ok = apex_xdp_frame_parse(frame, desc->len, f) == APEX_XDP_FRAME_OK;
+
+		xdp->frame_ok[j % APEX_AHEAD_RING] = ok;
+		next = ok ? frame + f->header_size : frame;
+		next_size = ok ? f->payload_size : 0; /* not a query: not read ahead */
+	}
+	apex_answer_ahead_step(xdp->ahead, xdp->worker->zones, i, n, next, next_size);
 }
 
 unsigned apex_xdp_worker_serve(apex_xdp_worker_t *xdp)
@@ -81,10 +117,24 @@ unsigned apex_xdp_worker_serve(apex_xdp_worker_t *xdp)
 	APEX_STAT_ADD(worker->stats.udp_queries, n);
 	APEX_STAT_ADD(worker->stats.udp_batches, 1);
 	APEX_STAT_ADD(worker->stats.batch_fill[apex_stats_fill_index(n)], 1);
+	/* queries read ahead only where a zone's name table is large */
+	bool ahead = worker->zones->read_ahead;
+	if (ahead) {
+		for (int i = -APEX_AHEAD_BEGIN; i < 0; i++)
+			read_ahead(xdp, idx, i, (int)n);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
 
-		answer_frame(xdp, desc->addr, desc->len, &answers);
+		if (ahead) {
+			unsigned r = i % APEX_AHEAD_RING;
+
+			read_ahead(xdp, idx, (int)i, (int)n);
+			answer_frame(xdp, desc->addr, desc->len, &xdp->frames[r], xdp->frame_ok[r],
+				     &xdp->ahead[r], &answers);
+		} else {
+			answer_frame(xdp, desc->addr, desc->len, NULL, false, NULL, &answers);
+		}
 		xdp->refill[i] = xsk_umem__extract_addr(desc->addr);
 	}
 	uint32_t sent = apex_xsk_end_batch(xsk, n, xdp->refill, xdp->tx_addr, xdp->tx_len, answers);

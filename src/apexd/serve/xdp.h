@@ -22,6 +22,8 @@
 #include <uv.h>
 
 #include "config/daemon_config.h"
+#include "query/answer_ahead.h"
+#include "xdp/frame.h"
 #include "xdp/program.h"
 #include "xdp/xsk_socket.h"
 
@@ -43,6 +45,12 @@ typedef struct apex_xdp_worker {
 	uint64_t refill[APEX_XDP_BATCH];
 	uint64_t tx_addr[APEX_XDP_BATCH];
 	uint32_t tx_len[APEX_XDP_BATCH];
+	/* where the zoneset reads ahead (query/answer_ahead.h): frame i of
+	 * the batch read at frames[i % APEX_AHEAD_RING] (frame_ok: it is a
+	 * query's) and its query at ahead[i % APEX_AHEAD_RING] */
+	apex_xdp_frame_t frames[APEX_AHEAD_RING];
+	bool frame_ok[APEX_AHEAD_RING];
+	apex_answer_ahead_t ahead[APEX_AHEAD_RING];
 } apex_xdp_worker_t;
 
 /* The program on the interface, shared by the workers' sockets. */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "zone/lookup_ahead.h"
+
+#include "zone/node_slots.h"
+
+void apex_lookup_ahead_slots(apex_lookup_ahead_t *a, const apex_zone_t *zone,
+			     const apex_lookup_name_t *name)
+{
+	a->zone = NULL;
+	if (zone == NULL || !apex_lookup_ahead_worth(zone))
+		return;
+	a->zone = zone;
+	a->count = 0;
+	for (int l = name->labels; l > zone->origin_labels && a->count < APEX_LOOKUP_AHEAD_NAMES;
+	     l--) {
+		uint32_t hash = name->hashes[l];
+		a->hashes[a->count++] = hash;
+		__builtin_prefetch(
+			&zone->node_table[apex_node_table_first(hash, zone->node_table_size)]);
+	}
+}
+
+void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a)
+{
+	const apex_zone_t *zone = a->zone;
+	if (zone == NULL)
+		return;
+	uint32_t mask = zone->node_table_mask;
+	for (unsigned i = 0; i < a->count; i++) {
+		uint32_t hash = a->hashes[i];
+		a->ids[i] = APEX_NODE_NONE;
+		/* runs never wrap around, and end with a free slot */
+		for (const uint32_t *s =
+			     &zone->node_table[apex_node_table_first(hash, zone->node_table_size)];
+		     *s != 0; s++) {
+			if (apex_node_table_tag_is(*s, hash, mask)) {
+				a->ids[i] = apex_node_table_id(*s, mask);
+				__builtin_prefetch(apex_zone_node_of(zone, a->ids[i]));
+				break;
+			}
+		}
+	}
+}
+
+void apex_lookup_ahead_data(const apex_lookup_ahead_t *a)
+{
+	if (a->zone == NULL)
+		return;
+	for (unsigned i = 0; i < a->count; i++) {
+		if (a->ids[i] == APEX_NODE_NONE)
+			continue;
+		const apex_node_t *node = apex_zone_node_of(a->zone, a->ids[i]);
+		__builtin_prefetch(node->name);
+		__builtin_prefetch(node->rrsets);
+	}
+}

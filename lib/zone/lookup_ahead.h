@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A name's lookup in a large zone asked of memory ahead of the lookup,
+ * in three steps that a batch of queries interleaves (serve/udp.c): the
+ * name table's slots of the name and of its parent, then the nodes their
+ * tags point at, then those nodes' keys and RRsets.  Each step only
+ * reads what the step before asked for, so that the misses of several
+ * queries overlap instead of following one another: in a zone of a
+ * million names each of these is a cache miss, and a query waits for
+ * them one after the other (doc/performance.md §1, "The lookahead").
+ *
+ * Only a prefetch: nothing is decided here, the lookup itself
+ * (apex_zone_lookup_name()) is made as before.  Zones whose table fits
+ * in the caches are not looked at (the steps would cost instructions for
+ * nothing), and a zoneset without a zone that is
+ * (apex_zoneset_t.read_ahead) has no query read ahead at all.
+ * Read-only, no allocation.
+ */
+#ifndef APEX_ZONE_LOOKUP_AHEAD_H
+#define APEX_ZONE_LOOKUP_AHEAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "zone/lookup_name.h"
+#include "zone/zone.h"
+
+/* The names a lookahead fetches: the name and its parent (the zone cut
+ * of a referral, the most common answer of a TLD). */
+#define APEX_LOOKUP_AHEAD_NAMES 2
+
+typedef struct apex_lookup_ahead {
+	const apex_zone_t *zone; /* NULL: nothing to fetch */
+	unsigned count;          /* names fetched */
+	uint32_t hashes[APEX_LOOKUP_AHEAD_NAMES];
+	uint32_t ids[APEX_LOOKUP_AHEAD_NAMES]; /* APEX_NODE_NONE: no tag matched */
+} apex_lookup_ahead_t;
+
+/* Tables of at most this many slots stay in the caches
+ * (zone/node_slots.h: 1 MiB) and are not fetched ahead. */
+#define APEX_LOOKUP_AHEAD_MIN_SLOTS ((uint32_t)1 << 18)
+
+/* Whether zone's name table is fetched ahead of its lookups. */
+static inline bool apex_lookup_ahead_worth(const apex_zone_t *zone)
+{
+	return zone->node_table != NULL && zone->node_table_size > APEX_LOOKUP_AHEAD_MIN_SLOTS;
+}
+
+/* Step 1: the slots of name (prepared) in zone (NULL: none), unless the
+ * zone is small. */
+void apex_lookup_ahead_slots(apex_lookup_ahead_t *a, const apex_zone_t *zone,
+			     const apex_lookup_name_t *name);
+
+/* Step 2: the nodes the slots' tags point at. */
+void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a);
+
+/* Step 3: those nodes' keys and RRsets. */
+void apex_lookup_ahead_data(const apex_lookup_ahead_t *a);
+
+#endif
