@@ -214,6 +214,22 @@ class Apexd(Server):
         return cmd
 
 
+class ApexdBuild(Apexd):
+    """apexd of another build, "apexd=BUILDDIR": two builds side by side in
+    one run (the ratios are given for each)."""
+
+    def __init__(self, workdir, zones, spec):
+        self.builddir = os.path.abspath(spec.partition("=")[2])
+        self.name = "apexd-" + re.sub(r"[^A-Za-z0-9_-]+", "_", self.builddir)  # its directory
+        super().__init__(workdir, zones)
+        self.name = spec
+
+    def command(self):
+        cmd = super().command()
+        cmd[0] = os.path.join(self.builddir, "apexd")
+        return cmd
+
+
 class Nsd(Server):
     """NSD, one server process, response rate limiting off."""
 

@@ -2,7 +2,7 @@
 /*
  * engine_bench: the query engine alone, without sockets.
  *
- *   engine_bench [-D] [-s SECONDS] [-t MAXTHREADS] -q QUERYFILE -z ORIGIN=FILE...
+ *   engine_bench [-D] [-a] [-s SECONDS] [-t MAXTHREADS] -q QUERYFILE -z ORIGIN=FILE...
  *
  * Loads the zones, turns every "name type" line of QUERYFILE (dnsperf's
  * format) into a query message (EDNS, payload 1232, DO with -D), then
@@ -12,7 +12,10 @@
  * thread (which stays flat when nothing is shared, even on a machine
  * where other work steals wall-clock time), and the CPU ratio: threads
  * x that rate / one thread's rate, the scaling the engine would show
- * with a CPU to each thread.
+ * with a CPU to each thread.  With -a the queries are answered in batches
+ * of 64 read ahead as a worker's UDP batch reads them
+ * (query/answer_ahead.h, src/apexd/serve/udp.c); without it, one by one
+ * with nothing read ahead.
  */
 #define _GNU_SOURCE
 #ifdef HAVE_CONFIG_H
@@ -35,6 +38,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
+#include "query/answer_ahead.h"
 #include "query/precompute.h"
 #include "util/error.h"
 #include "zone/load.h"
@@ -50,6 +54,7 @@ typedef struct bench {
 	uint16_t *sizes;
 	size_t count;
 	double seconds;
+	bool ahead; /* -a */
 	atomic_bool stop;
 } bench_t;
 
@@ -162,11 +167,50 @@ static int read_queries(bench_t *b, const char *path, bool dnssec_ok)
 	return b->count > 0 ? 0 : -1;
 }
 
+/* Queries answered together with -a, as many as a worker's UDP batch. */
+#define BATCH 64
+
+/* The lookahead before query i of a batch of n from first, as
+ * src/apexd/serve/udp.c's read_ahead(). */
+static void read_ahead(bench_t *b, apex_answer_ahead_t *ring, size_t first, int i, int n)
+{
+	int j = i + APEX_AHEAD_BEGIN;
+	bool in = j >= 0 && j < n;
+	apex_answer_ahead_step(ring, b->zones, i, n,
+			       in ? b->queries + (first + (size_t)j) * QUERY_ROOM : NULL,
+			       in ? b->sizes[first + (size_t)j] : 0);
+}
+
+/* Answer the n queries from first, read ahead; returns the bytes. */
+static size_t answer_batch(bench_t *b, size_t first, size_t n, apex_answer_ahead_t *ring,
+			   uint8_t *out, size_t out_size)
+{
+	size_t bytes = 0;
+	if (!b->zones->read_ahead) { /* as the worker's batch: nothing read ahead */
+		for (size_t i = first; i < first + n; i++)
+			bytes += apex_answer(b->zones, &b->cfg, APEX_TRANSPORT_UDP,
+					     b->queries + i * QUERY_ROOM, b->sizes[i], out,
+					     out_size, NULL);
+		return bytes;
+	}
+	for (int i = -APEX_AHEAD_BEGIN; i < 0; i++)
+		read_ahead(b, ring, first, i, (int)n);
+	for (size_t i = 0; i < n; i++) {
+		read_ahead(b, ring, first, (int)i, (int)n);
+		bytes += apex_answer_ahead(b->zones, &b->cfg, APEX_TRANSPORT_UDP, NULL,
+					   &ring[i % APEX_AHEAD_RING],
+					   b->queries + (first + i) * QUERY_ROOM,
+					   b->sizes[first + i], out, out_size, NULL);
+	}
+	return bytes;
+}
+
 static void *worker_main(void *arg)
 {
 	worker_t *w = arg;
 	bench_t *b = w->bench;
 	uint8_t out[1232];
+	apex_answer_ahead_t ring[APEX_AHEAD_RING];
 	unsigned long answered = 0;
 	size_t bytes = 0;
 
@@ -179,10 +223,17 @@ static void *worker_main(void *arg)
 	double cpu0 = now(CLOCK_THREAD_CPUTIME_ID);
 	while (!atomic_load_explicit(&b->stop, memory_order_relaxed)) {
 		/* one pass over the list, then look at the stop flag again */
-		for (size_t i = 0; i < b->count; i++) {
-			bytes += apex_answer(b->zones, &b->cfg, APEX_TRANSPORT_UDP,
-					     b->queries + i * QUERY_ROOM, b->sizes[i], out,
-					     sizeof(out), NULL);
+		if (b->ahead) {
+			for (size_t i = 0; i < b->count; i += BATCH)
+				bytes += answer_batch(b, i,
+						      b->count - i < BATCH ? b->count - i : BATCH,
+						      ring, out, sizeof(out));
+		} else {
+			for (size_t i = 0; i < b->count; i++) {
+				bytes += apex_answer(b->zones, &b->cfg, APEX_TRANSPORT_UDP,
+						     b->queries + i * QUERY_ROOM, b->sizes[i], out,
+						     sizeof(out), NULL);
+			}
 		}
 		answered += b->count;
 	}
@@ -264,9 +315,10 @@ int main(int argc, char **argv)
 	if (apex_zonetable_init(&table) != APEX_OK)
 		return 1;
 	apex_answer_config_init(&b.cfg);
-	while ((c = getopt(argc, argv, "Ds:t:q:z:h")) != -1) {
+	while ((c = getopt(argc, argv, "Das:t:q:z:h")) != -1) {
 		switch (c) {
 		case 'D': dnssec_ok = true; break;
+		case 'a': b.ahead = true; break;
 		case 's': b.seconds = atof(optarg); break;
 		case 't': max_threads = atoi(optarg); break;
 		case 'q': query_file = optarg; break;
@@ -276,7 +328,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-D] [-s SECONDS] [-t MAXTHREADS] -q QUERYFILE "
+				"usage: %s [-D] [-a] [-s SECONDS] [-t MAXTHREADS] -q QUERYFILE "
 				"-z ORIGIN=FILE...\n",
 				argv[0]);
 			return c == 'h' ? 0 : 2;

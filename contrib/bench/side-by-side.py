@@ -10,6 +10,9 @@ same dnsperf load.
 A reflector variant (contrib/bench/reflector.c, reflector_uring.c) is
 a server named PROGRAM=OPTIONS, measured next to the others, e.g.
   --servers "reflector,reflector=-m block,reflector_uring=-o send -k"
+apexd of another build is "apexd=BUILDDIR", e.g. the build before a
+change beside this one:
+  --servers "apexd,apexd=/path/to/the/other/build,reflector"
 
 Each server runs with one worker pinned to CPU 0 (taskset), dnsperf is
 pinned to CPU 1.  For every zone and DO setting the servers are measured
@@ -52,6 +55,8 @@ class ReflectorVariant(B.Reflector):
 def make_server(name, tmp, zones):
     if name in B.SERVERS:
         return B.SERVERS[name](tmp, zones)
+    if name.startswith("apexd="):
+        return B.ApexdBuild(tmp, zones, name)
     return ReflectorVariant(tmp, zones, name)
 
 
@@ -113,20 +118,20 @@ def main():
     # apexd against the others, same zone and DO
     ratio_rows = []
     for label, do, name, med in results:
-        if name != "apexd":
+        if name != "apexd" and not name.startswith("apexd="):
             continue
         peers = {n: m["cpu_us_per_q"] for l, d, n, m in results if l == label and d == do}
         best = min([peers[n] for n in ("nsd", "knot") if n in peers and peers[n] > 0],
                    default=0)
         floor = peers.get("reflector", 0)
-        ratio_rows.append([label, do, "%.2f" % med["cpu_us_per_q"],
+        ratio_rows.append([label, do, name, "%.2f" % med["cpu_us_per_q"],
                            "%.2f" % best if best else "-",
                            "%.2f" % (med["cpu_us_per_q"] / best) if best else "-",
                            "%.2f" % floor if floor else "-",
                            "%.2f" % (med["cpu_us_per_q"] / floor) if floor else "-"])
     if ratio_rows:
         print()
-        print(B.table(["zone", "DO", "apexd us/q", "best peer us/q", "x best peer (<= 0.70)",
+        print(B.table(["zone", "DO", "server", "apexd us/q", "best peer us/q", "x best peer (<= 0.70)",
                        "reflector us/q", "x reflector (<= 1.25)"], ratio_rows))
 
 

@@ -17,7 +17,8 @@ xdp-interface on the server's end of the pair, knot-xdp Knot DNS with
 its xdp: listen on it; xdp-reflector (contrib/bench/xdp_reflector.c)
 is the AF_XDP path's floor, apexd's ring and frame handling answering
 each query with its own bytes, and reflector (reflector.c) the socket
-path's.  Each (zone, DO, rate) measures every server in
+path's.  Two builds of apexd side by side: "apexd=BUILDDIR" on sockets,
+"apexd-xdp=build: BUILDDIR" through XDP.  Each (zone, DO, rate) measures every server in
 turn, the order rotating each round, starting and stopping it each time
 (one XDP program per interface).  Reported per server: the median of
 the rounds of the answered share, the answers per second, and the
@@ -92,12 +93,17 @@ class InNamespace:
 
 class ApexdXdp(InNamespace, B.Apexd):
     """apexd with xdp-interface; "apexd-xdp=xdp-busy-poll: 20" adds server:
-    lines (separated by ';')."""
+    lines (separated by ';'), except "build: DIR", the apexd of another
+    build."""
 
     name = "apexd-xdp"
 
     def __init__(self, workdir, zones, options=""):
         self.options = [o.strip() for o in options.split(";") if o.strip()]
+        builds = [o for o in self.options if o.startswith("build:")]
+        self.builddir = (os.path.abspath(builds[-1].partition(":")[2].strip()) if builds
+                         else B.BUILDDIR)
+        self.options = [o for o in self.options if not o.startswith("build:")]
         if options:
             self.name = "apexd-xdp_" + re.sub(r"[^A-Za-z0-9_-]+", "_", options)
         super().__init__(workdir, zones)
@@ -119,7 +125,7 @@ class ApexdXdp(InNamespace, B.Apexd):
             lines += ["zone:", "    name: %s" % origin, "    file: %s" % os.path.abspath(path)]
         with open(conf, "w") as f:
             f.write("\n".join(lines) + "\n")
-        return [os.path.join(B.BUILDDIR, "apexd"), "-f", "-c", conf]
+        return [os.path.join(self.builddir, "apexd"), "-f", "-c", conf]
 
 
 class KnotXdp(InNamespace, B.Knot):
@@ -177,10 +183,13 @@ SERVERS = {
 
 
 def make_server(spec, tmp, zones):
-    """SERVERS[name], or "xdp-reflector=OPTIONS", "apexd-xdp=OPTIONS"."""
+    """SERVERS[name], or "xdp-reflector=OPTIONS", "apexd-xdp=OPTIONS",
+    "apexd=BUILDDIR" (apexd of another build, on sockets)."""
     name, _, options = spec.partition("=")
     if options and name in ("xdp-reflector", "apexd-xdp"):
         return SERVERS[name](tmp, zones, options)
+    if options and name == "apexd":
+        return type("ApexdBuild", (InNamespace, B.ApexdBuild), {})(tmp, zones, spec)
     return SERVERS[name](tmp, zones)
 
 
