@@ -10,7 +10,8 @@
  *
  * A batch runs, for each query j in turn, apex_answer_ahead_begin() on
  * query j + APEX_AHEAD_BEGIN, apex_lookup_ahead_nodes() on j +
- * APEX_AHEAD_NODES, apex_lookup_ahead_data() on j + APEX_AHEAD_DATA
+ * APEX_AHEAD_NODES, apex_lookup_ahead_data() on j + APEX_AHEAD_DATA,
+ * apex_lookup_ahead_rdata() on j + APEX_AHEAD_RDATA
  * (apex_answer_ahead_step()), then answers j: each step reads what the
  * step before asked for some queries earlier (src/apexd/serve/udp.c).
  */
@@ -30,6 +31,7 @@
 #define APEX_AHEAD_BEGIN 8
 #define APEX_AHEAD_NODES 4
 #define APEX_AHEAD_DATA 2
+#define APEX_AHEAD_RDATA 1
 #define APEX_AHEAD_RING 16 /* a power of two above APEX_AHEAD_BEGIN */
 
 typedef struct apex_answer_ahead {
@@ -53,8 +55,9 @@ void apex_answer_ahead_begin(apex_answer_ahead_t *a, const apex_zoneset_t *zones
  * batch's queries read ahead into ring (query j at ring[j %
  * APEX_AHEAD_RING]): query i + APEX_AHEAD_BEGIN, which the caller gives
  * as next (ignored past the batch's end), begun; the nodes of query i +
- * APEX_AHEAD_NODES asked for, then the keys and RRsets of query i +
- * APEX_AHEAD_DATA.  Called for i = -APEX_AHEAD_BEGIN .. -1 first, it
+ * APEX_AHEAD_NODES asked for, the keys and RRsets of query i +
+ * APEX_AHEAD_DATA, then the RDATA and additional data of query i +
+ * APEX_AHEAD_RDATA's first RRsets.  Called for i = -APEX_AHEAD_BEGIN .. -1 first, it
  * starts the batch.
  */
 static inline void apex_answer_ahead_step(apex_answer_ahead_t *ring, const apex_zoneset_t *zones,
@@ -69,6 +72,9 @@ static inline void apex_answer_ahead_step(apex_answer_ahead_t *ring, const apex_
 	j = i + APEX_AHEAD_DATA;
 	if (j >= 0 && j < n)
 		apex_lookup_ahead_data(&ring[j % APEX_AHEAD_RING].lookup);
+	j = i + APEX_AHEAD_RDATA;
+	if (j >= 0 && j < n)
+		apex_lookup_ahead_rdata(&ring[j % APEX_AHEAD_RING].lookup);
 }
 
 #endif

@@ -54,3 +54,18 @@ void apex_lookup_ahead_data(const apex_lookup_ahead_t *a)
 		__builtin_prefetch(node->rrsets);
 	}
 }
+
+void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a)
+{
+	if (a->zone == NULL)
+		return;
+	for (unsigned i = 0; i < a->count; i++) {
+		if (a->ids[i] == APEX_NODE_NONE)
+			continue;
+		const apex_node_t *node = apex_zone_node_of(a->zone, a->ids[i]);
+		if (node->rrset_count == 0)
+			continue;
+		__builtin_prefetch(node->rrsets[0].rdata);
+		__builtin_prefetch(node->rrsets[0].additional);
+	}
+}

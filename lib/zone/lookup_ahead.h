@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A name's lookup in a large zone asked of memory ahead of the lookup,
- * in three steps that a batch of queries interleaves (serve/udp.c): the
+ * in four steps that a batch of queries interleaves (serve/udp.c): the
  * name table's slots of the name and of its parent, then the nodes their
- * tags point at, then those nodes' keys and RRsets.  Each step only
+ * tags point at, then those nodes' keys and RRsets, then the RDATA and
+ * additional data of their first RRsets (a cut's NS and its glue list).  Each step only
  * reads what the step before asked for, so that the misses of several
  * queries overlap instead of following one another: in a zone of a
  * million names each of these is a cache miss, and a query waits for
@@ -56,5 +57,10 @@ void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a);
 
 /* Step 3: those nodes' keys and RRsets. */
 void apex_lookup_ahead_data(const apex_lookup_ahead_t *a);
+
+/* Step 4: the RDATA and additional data of those nodes' first RRsets
+ * (RRsets are sorted by type: at a zone cut, NS; at most names, the
+ * address the query asks for). */
+void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a);
 
 #endif

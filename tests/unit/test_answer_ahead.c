@@ -235,6 +235,7 @@ static void lookahead_reaches_the_nodes(void **state)
 		assert_int_equal(a.lookup.count, 2);
 		apex_lookup_ahead_nodes(&a.lookup);
 		apex_lookup_ahead_data(&a.lookup);
+		apex_lookup_ahead_rdata(&a.lookup);
 
 		uint8_t cut[APEX_NAME_MAX], key[APEX_KEY_MAX];
 		uint16_t ends[APEX_LABELS_MAX];
