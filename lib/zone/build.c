@@ -721,7 +721,14 @@ int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node)
 		return APEX_EINVAL;
 	const apex_nsec3_t *n3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
 	node->nsec3 = matched ? n3->node : APEX_NODE_NONE;
-	if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
+	/* A delegation is never the closest encloser of a name that does not
+	 * exist: a query below it is referred.  Its wildcard proof is never
+	 * asked for, so not hashed (most names of a TLD are delegations:
+	 * half of the hashes of its load, and of an IXFR's new names).  A
+	 * derivation never makes a delegation of a name that was none, or
+	 * the reverse (zone/derive.c, same_structure()). */
+	node->wildcard_nsec3 = APEX_NODE_NONE;
+	if ((node->flags & APEX_NODE_DELEGATION) || (size_t)node->name_size + 2 > APEX_NAME_MAX)
 		return APEX_OK;
 	uint8_t wild[APEX_NAME_MAX];
 	wild[0] = 1;

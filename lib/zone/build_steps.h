@@ -102,7 +102,8 @@ uint32_t apex_build_wildcard_nsec(const apex_zone_t *zone, const apex_node_t *no
 				  const apex_node_t *next);
 
 /* node->nsec3 and node->wildcard_nsec3 from zone's complete NSEC3 chain
- * (none for an occluded node); APEX_EINVAL if hashing fails. */
+ * (none for an occluded node; no wildcard_nsec3 for a delegation, whose
+ * flags must be set); APEX_EINVAL if hashing fails. */
 int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node);
 
 /* zone->soa, serial and negative TTL from the apex's SOA RRset. */

@@ -161,7 +161,8 @@ typedef struct apex_node {
 	/* NSEC3 zones: the NSEC3 owner node whose hash matches this name
 	 * (none if none, e.g. occluded names or opt-out), and the one whose
 	 * NSEC3 covers the hash of "*.<name>" (the wildcard proof when this
-	 * node is the closest encloser).  None in other zones. */
+	 * node is the closest encloser; none at a delegation, which never
+	 * is).  None in other zones. */
 	uint32_t nsec3;
 	union {
 		uint32_t wildcard_nsec3;
