@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		times[round - 1] = t2 - t0;
-		printf("round %d: %zu names %s, %s: version %.1f ms, precomputed answers %.1f ms\n",
+		printf("round %d: %zu names %s, %s: version %.2f ms, precomputed answers %.2f ms\n",
 		       round, changes, round > 1 ? "replaced" : "added",
 		       in_place ? "derived in place" : "built whole", (t1 - t0) * 1e3,
 		       (t2 - t1) * 1e3);
@@ -286,7 +286,7 @@ int main(int argc, char **argv)
 			give_back_memory();
 	}
 	qsort(times, (size_t)rounds, sizeof(times[0]), by_value);
-	printf("median: %.1f ms\n", times[rounds / 2] * 1e3);
+	printf("median: %.2f ms\n", times[rounds / 2] * 1e3);
 	printf("chain: %u versions, %.1f MiB held beyond the whole build, %.1f MiB of replaced "
 	       "node pages given back; compaction %s\n",
 	       zone->derived_depth, (double)zone->chain_memory / (1 << 20),

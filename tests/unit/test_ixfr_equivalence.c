@@ -24,6 +24,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@
 #include "util/log.h"
 #include "xfr/changes.h"
 #include "xfr/ixfr_apply.h"
+#include "zone/load_tuning.h"
 #include "zone/zone_from_wire.h"
 #include "zone/zoneset.h"
 #include "served_zone.h"
@@ -63,13 +65,19 @@ static apex_zone_t *finish(apex_zone_from_wire_t *w, char *err)
 }
 
 /* The version the secondary makes of old and set (NULL: refused, why in
- * err); *in_place says whether it was derived in place. */
+ * err); *in_place says whether it was derived in place.  Every other call
+ * on one thread (load-threads: 1, a daemon pinned to one CPU), the others
+ * on two: a derivation splits work between threads where it has them. */
 static apex_zone_t *derived(apex_zone_t *old, const apex_changes_t *set, bool *in_place, char *err,
 			    size_t err_size)
 {
+	static unsigned calls;
 	apex_zone_t *zone = NULL;
 
-	if (apex_ixfr_version(old, set, 1, "ixfr", &zone, in_place, err, err_size) != APEX_OK)
+	atomic_store(&apex_load_threads, calls++ % 2 == 0 ? 1u : 2u);
+	int rc = apex_ixfr_version(old, set, 1, "ixfr", &zone, in_place, err, err_size);
+	atomic_store(&apex_load_threads, 0u);
+	if (rc != APEX_OK)
 		return NULL;
 	if (apex_precompute(zone) != APEX_OK) {
 		strcpy(err, "precompute failed");
