@@ -29,7 +29,7 @@ autoreconf -fi
 	LDFLAGS="-fsanitize=thread" >/dev/null
 make -j"$JOBS" apexd apexctl tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap \
 	tests/unit/test_zone_load tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier \
-	tests/unit/test_page_pool tests/unit/test_zone_copy_batch
+	tests/unit/test_page_pool tests/unit/test_zone_copy_batch tests/unit/test_ixfr_equivalence
 
 # contrib/tsan.supp: what libuv's raw close() hides from TSan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$SRCDIR/contrib/tsan.supp"
@@ -40,10 +40,12 @@ export TSAN_OPTIONS
 # transfer's records handed to the builder's thread in batches;
 # test_verifier: a verifier's listener and feed threads beside its wait;
 # test_page_pool: pages freed on two threads while a third takes them;
-# test_zone_copy_batch: copies added on four threads, batches settled
+# test_zone_copy_batch: copies added on four threads, batches settled;
+# test_ixfr_equivalence: derivations that merge the name index on one
+# thread while another copies the hash table
 for t in tests/unit/test_zoneset tests/unit/test_rwlock tests/unit/test_dnstap tests/unit/test_zone_load \
 	tests/unit/test_tls tests/unit/test_wire_feed tests/unit/test_verifier tests/unit/test_page_pool \
-	tests/unit/test_zone_copy_batch; do
+	tests/unit/test_zone_copy_batch tests/unit/test_ixfr_equivalence; do
 	echo "tsan: $t"
 	./$t
 done
