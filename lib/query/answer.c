@@ -238,7 +238,14 @@ static const apex_node_t *add_closest_encloser_proof(ctx_t *c, const uint8_t *na
 	while (ce->nsec3 == APEX_NODE_NONE && ce->parent != APEX_NODE_NONE)
 		ce = apex_zone_node(c->zone, ce->parent);
 	add_nsec3(c, ce->nsec3);
-	if (apex_name_labels(name) > ce->labels)
+	int labels = apex_name_labels(name);
+	/* name is a delegation's own (a referral's or a DS query's opt-out
+	 * proof) one label below ce: the next closer name is name itself,
+	 * whose NSEC3 the load found (zone.h, own_nsec3) */
+	if (labels == encloser->labels && labels == ce->labels + 1 &&
+	    (encloser->flags & APEX_NODE_DELEGATION))
+		add_nsec3(c, encloser->own_nsec3);
+	else if (labels > ce->labels)
 		add_nsec3(c, nsec3_for_name(c->zone, name_suffix(name, ce->labels + 1)));
 	if (wildcard)
 		add_nsec3(c, ce->wildcard_nsec3);

@@ -724,11 +724,16 @@ int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node)
 	/* A delegation is never the closest encloser of a name that does not
 	 * exist: a query below it is referred.  Its wildcard proof is never
 	 * asked for, so not hashed (most names of a TLD are delegations:
-	 * half of the hashes of its load, and of an IXFR's new names).  A
+	 * half of the hashes of its load, and of an IXFR's new names); it
+	 * keeps the NSEC3 of its own hash instead (zone.h, own_nsec3).  A
 	 * derivation never makes a delegation of a name that was none, or
 	 * the reverse (zone/derive.c, same_structure()). */
+	if (node->flags & APEX_NODE_DELEGATION) {
+		node->own_nsec3 = n3->node;
+		return APEX_OK;
+	}
 	node->wildcard_nsec3 = APEX_NODE_NONE;
-	if ((node->flags & APEX_NODE_DELEGATION) || (size_t)node->name_size + 2 > APEX_NAME_MAX)
+	if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
 		return APEX_OK;
 	uint8_t wild[APEX_NAME_MAX];
 	wild[0] = 1;

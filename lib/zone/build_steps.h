@@ -101,9 +101,9 @@ bool apex_build_nsec3_in_chain(const apex_nsec3_params_t *params, const uint8_t 
 uint32_t apex_build_wildcard_nsec(const apex_zone_t *zone, const apex_node_t *node,
 				  const apex_node_t *next);
 
-/* node->nsec3 and node->wildcard_nsec3 from zone's complete NSEC3 chain
- * (none for an occluded node; no wildcard_nsec3 for a delegation, whose
- * flags must be set); APEX_EINVAL if hashing fails. */
+/* node->nsec3 and node->wildcard_nsec3 (node->own_nsec3 at a delegation,
+ * whose flags must be set) from zone's complete NSEC3 chain (none for an
+ * occluded node); APEX_EINVAL if hashing fails. */
 int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node);
 
 /* zone->soa, serial and negative TTL from the apex's SOA RRset. */

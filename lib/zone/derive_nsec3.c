@@ -4,8 +4,10 @@
  * list of owners of NSEC3 records only and the chain are copied with
  * them; then the links of the names they reach are found again:
  *  - the names whose own NSEC3 (node->nsec3) was removed;
- *  - the names whose wildcard proof (node->wildcard_nsec3) was removed,
- *    or is the NSEC3 before one inserted (which may cover it now);
+ *  - the names whose wildcard proof (node->wildcard_nsec3; at a
+ *    delegation the NSEC3 of its own hash, node->own_nsec3, in the same
+ *    place) was removed, or is the NSEC3 before one inserted (which may
+ *    cover it now);
  *  - the changed names, whose hash may match an inserted NSEC3.
  * A name's hash is fixed, so an inserted NSEC3 matches at most one name:
  * if it is no changed or new name, it would be an unchanged one, which

@@ -161,11 +161,18 @@ typedef struct apex_node {
 	/* NSEC3 zones: the NSEC3 owner node whose hash matches this name
 	 * (none if none, e.g. occluded names or opt-out), and the one whose
 	 * NSEC3 covers the hash of "*.<name>" (the wildcard proof when this
-	 * node is the closest encloser; none at a delegation, which never
+	 * node is the closest encloser; never at a delegation, which never
 	 * is).  None in other zones. */
 	uint32_t nsec3;
 	union {
 		uint32_t wildcard_nsec3;
+		/* NSEC3 zones, at a delegation instead: the NSEC3 owner node
+		 * matching or covering the hash of the name itself, which a
+		 * referral's opt-out proof (RFC 5155 7.2.7) gives for the
+		 * next closer name when its closest provable encloser is the
+		 * delegation's parent (every unsigned delegation of a TLD):
+		 * found once at load, not hashed and searched per query. */
+		uint32_t own_nsec3;
 		/* NSEC zones: the node whose NSEC covers (or matches)
 		 * "*.<name>", i.e. the node "*.<name>" would follow in
 		 * canonical order (the wildcard proof when this node is the

@@ -469,7 +469,8 @@ static void test_fj_nsec3(void **state)
 	/* No opt-out: every authoritative name has its NSEC3, and the
 	 * wildcard link is the NSEC3 matching or covering *.<name>, except at
 	 * a delegation, which is never the closest encloser of a name that
-	 * does not exist: none there. */
+	 * does not exist: there the same place holds the NSEC3 of its own
+	 * hash (own_nsec3), here its matching one. */
 	size_t linked = 0, delegations = 0;
 	for (size_t i = 0; i < zone->node_count; i++) {
 		const apex_node_t *node = apex_zone_node_at(zone, i);
@@ -485,7 +486,7 @@ static void test_fj_nsec3(void **state)
 		assert_non_null(N(node->nsec3));
 		assert_memory_equal(nsec3_of(zone, N(node->nsec3))->hash, hash, 20);
 		if (node->flags & APEX_NODE_DELEGATION) {
-			assert_int_equal(node->wildcard_nsec3, APEX_NODE_NONE);
+			assert_int_equal(node->own_nsec3, node->nsec3);
 			delegations++;
 			continue;
 		}
@@ -529,6 +530,44 @@ static void test_fj_nsec3(void **state)
 	apex_zone_unref(zone);
 }
 
+/* With opt-out (example.nsec3.zone): a delegation without an NSEC3 of its
+ * own keeps the one covering its hash, which a referral's opt-out proof
+ * gives for the next closer name; one with an NSEC3 keeps that. */
+static void test_opt_out_own_nsec3(void **state)
+{
+	(void)state;
+	apex_zone_t *zone = load_real("example.nsec3.zone", "example.");
+	const apex_nsec3_params_t *p = &zone->nsec3_params;
+	size_t covered = 0, matched_own = 0;
+
+	assert_int_equal(zone->dnssec, APEX_DNSSEC_NSEC3);
+	for (size_t i = 0; i < zone->node_count; i++) {
+		const apex_node_t *node = apex_zone_node_at(zone, i);
+		uint8_t hash[20];
+		bool matched;
+		if (!(node->flags & APEX_NODE_DELEGATION) || (node->flags & APEX_NODE_OCCLUDED))
+			continue;
+		assert_int_equal(
+			apex_nsec3_hash(1, p->salt, p->salt_size, p->iterations, node->name, hash),
+			20);
+		const apex_nsec3_t *want = brute_nsec3(zone, hash, &matched);
+		assert_int_equal(node->own_nsec3, want->node);
+		assert_int_equal(node->nsec3, matched ? want->node : APEX_NODE_NONE);
+		if (matched)
+			matched_own++;
+		else
+			covered++;
+	}
+	/* nods.example (no DS: covered) and sub.example (DS: matched) */
+	assert_int_equal(covered, 1);
+	assert_int_equal(matched_own, 1);
+	const apex_node_t *nods = find(zone, "nods.example.");
+	assert_non_null(nods);
+	assert_null(N(nods->nsec3));
+	assert_non_null(N(nods->own_nsec3));
+	apex_zone_unref(zone);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_refcount),
 		cmocka_unit_test(test_root_zone),
 		cmocka_unit_test(test_fj_nsec3),
+		cmocka_unit_test(test_opt_out_own_nsec3),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
