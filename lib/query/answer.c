@@ -203,12 +203,10 @@ static uint32_t nsec3_for_name(const apex_zone_t *zone, const uint8_t *name)
 {
 	if (zone->nsec3_count == 0)
 		return APEX_NODE_NONE;
-	uint8_t lower[APEX_NAME_MAX];
-	memcpy(lower, name, apex_name_size(name));
-	apex_name_lower(lower);
 	uint8_t hash[20];
 	const apex_nsec3_params_t *p = &zone->nsec3_params;
-	int size = apex_nsec3_hash(p->algorithm, p->salt, p->salt_size, p->iterations, lower, hash);
+	/* apex_nsec3_hash() hashes the name in lower case */
+	int size = apex_nsec3_hash(p->algorithm, p->salt, p->salt_size, p->iterations, name, hash);
 	if (size < 0)
 		return APEX_NODE_NONE;
 	bool matched;
