@@ -7,6 +7,7 @@ void apex_lookup_ahead_slots(apex_lookup_ahead_t *a, const apex_zone_t *zone,
 			     const apex_lookup_name_t *name)
 {
 	a->zone = NULL;
+	a->proofs = false;
 	if (zone == NULL || !apex_lookup_ahead_worth(zone))
 		return;
 	a->zone = zone;
@@ -52,7 +53,24 @@ void apex_lookup_ahead_data(const apex_lookup_ahead_t *a)
 		const apex_node_t *node = apex_zone_node_of(a->zone, a->ids[i]);
 		__builtin_prefetch(node->name);
 		__builtin_prefetch(node->rrsets);
+		if (a->proofs && node->nsec3 != APEX_NODE_NONE)
+			__builtin_prefetch(apex_zone_node_of(a->zone, node->nsec3));
 	}
+}
+
+/* The proofs' part of step 4 for node: its other RRsets' RDATA and
+ * RRSIGs (a cut's DS), and its NSEC3 owner's RRsets. */
+static void ahead_proofs(const apex_zone_t *zone, const apex_node_t *node)
+{
+	unsigned n = node->rrset_count < 4 ? node->rrset_count : 4;
+
+	for (unsigned k = 0; k < n; k++) {
+		if (k > 0)
+			__builtin_prefetch(node->rrsets[k].rdata);
+		__builtin_prefetch(node->rrsets[k].rrsig);
+	}
+	if (node->nsec3 != APEX_NODE_NONE)
+		__builtin_prefetch(apex_zone_node_of(zone, node->nsec3)->rrsets);
 }
 
 void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a)
@@ -67,5 +85,7 @@ void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a)
 			continue;
 		__builtin_prefetch(node->rrsets[0].rdata);
 		__builtin_prefetch(node->rrsets[0].additional);
+		if (a->proofs)
+			ahead_proofs(a->zone, node);
 	}
 }

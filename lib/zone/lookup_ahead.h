@@ -33,6 +33,11 @@
 typedef struct apex_lookup_ahead {
 	const apex_zone_t *zone; /* NULL: nothing to fetch */
 	unsigned count;          /* names fetched */
+	/* An NSEC3 zone's query with DO: the found names' other RRsets
+	 * (a cut's DS, the RRSIGs) and their NSEC3 are fetched too, which
+	 * a referral's or a NODATA answer's proof reads.  Set by the
+	 * caller after step 1 (false until then). */
+	bool proofs;
 	uint32_t hashes[APEX_LOOKUP_AHEAD_NAMES];
 	uint32_t ids[APEX_LOOKUP_AHEAD_NAMES]; /* APEX_NODE_NONE: no tag matched */
 } apex_lookup_ahead_t;
@@ -55,12 +60,14 @@ void apex_lookup_ahead_slots(apex_lookup_ahead_t *a, const apex_zone_t *zone,
 /* Step 2: the nodes the slots' tags point at. */
 void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a);
 
-/* Step 3: those nodes' keys and RRsets. */
+/* Step 3: those nodes' keys and RRsets; with proofs, their NSEC3
+ * owners' nodes. */
 void apex_lookup_ahead_data(const apex_lookup_ahead_t *a);
 
 /* Step 4: the RDATA and additional data of those nodes' first RRsets
  * (RRsets are sorted by type: at a zone cut, NS; at most names, the
- * address the query asks for). */
+ * address the query asks for); with proofs, the RDATA and RRSIGs of
+ * their other RRsets and their NSEC3 owners' RRsets. */
 void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a);
 
 #endif

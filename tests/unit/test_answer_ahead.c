@@ -4,9 +4,10 @@
  * zone/lookup_ahead.h): in a zone whose name table is too large for the
  * caches, a batch of queries read ahead as a worker's UDP batch reads
  * them is answered byte for byte as each query alone; the lookahead
- * reaches the nodes the lookups find; a zoneset reads ahead only when
- * it holds such a zone; a message whose name cannot be read ahead
- * (compressed, cut short, no question) is answered as without it.
+ * reaches the nodes the lookups find, and with DO in an NSEC3 zone the
+ * proofs' records; a zoneset reads ahead only when it holds such a zone;
+ * a message whose name cannot be read ahead (compressed, cut short, no
+ * question) is answered as without it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "dns/name.h"
+#include "dns/nsec3hash.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/answer.h"
@@ -71,6 +73,58 @@ static apex_zone_t *load_written(const char *origin, void (*write)(FILE *))
 	return zone;
 }
 
+/* The NSEC3 hashes of the large zone's names (no salt, no iterations). */
+typedef struct hashes {
+	uint8_t (*h)[20];
+	size_t count;
+} hashes_t;
+
+static void hash_name(hashes_t *hs, const char *fmt, unsigned k)
+{
+	char text[64];
+	uint8_t name[APEX_NAME_MAX];
+
+	snprintf(text, sizeof(text), fmt, k);
+	assert_true(apex_name_from_str(text, name) > 0);
+	assert_int_equal(apex_nsec3_hash(1, NULL, 0, 0, name, hs->h[hs->count++]), 20);
+}
+
+static int by_hash(const void *a, const void *b)
+{
+	return memcmp(a, b, 20);
+}
+
+/* The large zone is signed with NSEC3 (its chain without RRSIGs: nothing
+ * here checks them), so that queries with DO fetch the proofs' records
+ * ahead too (apex_lookup_ahead_t.proofs): an NSEC3 for every name that is
+ * not glue. */
+static void write_nsec3_chain(FILE *fp)
+{
+	hashes_t hs = { malloc((DELEGATIONS + DELEGATIONS / 10 + DELEGATIONS / 50 + 8) * 20), 0 };
+	char owner[40], next[40];
+
+	assert_non_null(hs.h);
+	hash_name(&hs, "big.", 0);
+	hash_name(&hs, "ns.big.", 0);
+	hash_name(&hs, "w.big.", 0);
+	hash_name(&hs, "*.w.big.", 0);
+	for (unsigned k = 0; k < DELEGATIONS; k++) {
+		hash_name(&hs, "d%u.big.", k);
+		if (k % 10 == 0)
+			hash_name(&hs, "h%u.big.", k);
+		if (k % 50 == 0)
+			hash_name(&hs, "c%u.big.", k);
+	}
+	qsort(hs.h, hs.count, 20, by_hash);
+	fputs("@ NSEC3PARAM 1 0 0 -\n", fp);
+	for (size_t i = 0; i < hs.count; i++) {
+		owner[apex_base32hex_encode(hs.h[i], 20, owner)] = '\0';
+		next[apex_base32hex_encode(hs.h[(i + 1) % hs.count], 20, next)] = '\0';
+		fprintf(fp, "%s NSEC3 1 0 0 - %s A\n", owner, next);
+	}
+	free(hs.h);
+}
+
 static void write_large(FILE *fp)
 {
 	fputs("$ORIGIN big.\n$TTL 3600\n"
@@ -81,11 +135,18 @@ static void write_large(FILE *fp)
 		fprintf(fp, "d%u NS ns.other.example.\n", k);
 		if (k % 3 == 0)
 			fprintf(fp, "d%u NS ns.d%u\nns.d%u A 192.0.2.%u\n", k, k, k, k % 250 + 1);
+		if (k % 4 == 1)
+			fprintf(fp,
+				"d%u DS 12345 13 2 "
+				"49FD46E6C4B45C55D4AC69CBD3CD34AC1AFE51DE18EC9A3A0B8D1C8E0B5E22FD"
+				"\n",
+				k);
 		if (k % 10 == 0)
 			fprintf(fp, "h%u A 198.51.100.%u\nh%u MX 10 ns\n", k, k % 250 + 1, k);
 		if (k % 50 == 0)
 			fprintf(fp, "c%u CNAME h%u\n", k, (k + 10) % DELEGATIONS);
 	}
+	write_nsec3_chain(fp);
 }
 
 static void write_small(FILE *fp)
@@ -224,15 +285,20 @@ static void lookahead_reaches_the_nodes(void **state)
 
 	apex_zoneset_t *set = apex_zonetable_acquire(&f->table, &generation);
 	assert_true(set->read_ahead);
+	assert_int_equal(f->large->dnssec, APEX_DNSSEC_NSEC3);
 	for (unsigned i = 0; i < 1000; i++) {
 		unsigned k = rng(DELEGATIONS);
+		/* with DO (its OPT the only additional record), the proofs
+		 * too; without DO or without EDNS, not */
+		bool edns = i % 3 != 0, dnssec_ok = i % 3 == 1;
 		snprintf(text, sizeof(text), "www.d%u.big.", k);
-		size_t size = make_query(q, text, APEX_TYPE_A, true, false);
+		size_t size = make_query(q, text, APEX_TYPE_A, edns, dnssec_ok);
 		apex_answer_ahead_begin(&a, set, q, size);
 		assert_true(a.named);
 		assert_ptr_equal(a.zone, f->large);
 		assert_ptr_equal(a.lookup.zone, f->large);
 		assert_int_equal(a.lookup.count, 2);
+		assert_int_equal(a.lookup.proofs, dnssec_ok);
 		apex_lookup_ahead_nodes(&a.lookup);
 		apex_lookup_ahead_data(&a.lookup);
 		apex_lookup_ahead_rdata(&a.lookup);
@@ -250,12 +316,18 @@ static void lookahead_reaches_the_nodes(void **state)
 			assert_int_not_equal(a.lookup.ids[0], node->id);
 		assert_int_equal(a.lookup.ids[1], node->id);
 	}
+	/* an OPT record cut short: no proofs fetched */
+	size_t size = make_query(q, "www.d7.big.", APEX_TYPE_A, true, true);
+	apex_answer_ahead_begin(&a, set, q, size - 3);
+	assert_true(a.named);
+	assert_false(a.lookup.proofs);
 	/* outside the large zone nothing is fetched, the name is still read */
-	size_t size = make_query(q, "www.small.", APEX_TYPE_A, true, false);
+	size = make_query(q, "www.small.", APEX_TYPE_A, true, true);
 	apex_answer_ahead_begin(&a, set, q, size);
 	assert_true(a.named);
 	assert_ptr_equal(a.zone, f->small);
 	assert_null(a.lookup.zone);
+	assert_false(a.lookup.proofs);
 	size = make_query(q, "www.example.org.", APEX_TYPE_A, true, false);
 	apex_answer_ahead_begin(&a, set, q, size);
 	assert_true(a.named);
