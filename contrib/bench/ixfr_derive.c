@@ -18,7 +18,8 @@
  * apexd gives them back after a whole build, so that the next round's
  * copies touch fresh memory.  Printed: the zone's load time, and per
  * round the time of apex_ixfr_version() and of the precomputed answers,
- * whether it was derived in place; then the median, and what the chain
+ * whether it was derived in place, and a derivation's steps
+ * (zone/derive_profile.h); then the median, and what the chain
  * holds and gave back.
  */
 #include <config.h> /* HAVE_JEMALLOC */
@@ -43,6 +44,7 @@
 #include "xfr/changes.h"
 #include "xfr/ixfr_apply.h"
 #include "xfr/version_compact.h"
+#include "zone/derive_profile.h"
 #include "zone/load.h"
 #include "zone/page_discard.h"
 #include "zone/zone.h"
@@ -277,6 +279,11 @@ int main(int argc, char **argv)
 		       round, changes, round > 1 ? "replaced" : "added",
 		       in_place ? "derived in place" : "built whole", (t1 - t0) * 1e3,
 		       (t2 - t1) * 1e3);
+		if (in_place) {
+			char steps[200];
+			apex_derive_profile_text(next->derive_ms, steps, sizeof(steps));
+			printf("  derivation: %s ms\n", steps);
+		}
 		/* as apexd's retire step does once only next holds zone */
 		apex_zone_release_index(zone);
 		given_back += apex_zone_discard_replaced(zone, next);

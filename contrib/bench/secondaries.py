@@ -38,7 +38,11 @@ there: never two secondaries at once), with no copy of the zone:
               medians of its log's "served ... after the NOTIFY" lines:
               the transfer, the derivation, the rest), so that a slow
               phase of the machine, felt in the derivation's copies, is
-              told apart from the rest of the path.  Before the next
+              told apart from the rest of the path; with --apex-steps
+              (apexd at log-level debug), the derivation's own steps too:
+              the change set's lookups, the changed owners and their node
+              pages, the name index copied, the new names, the links.
+              Before the next
               secondary, the primary's zone is brought back to the original
               (with a new serial) if the rounds added more than 0.1% to
               its delegations: each secondary transfers the same zone.
@@ -270,16 +274,29 @@ def mib(n):
 
 
 PATH_LINE = re.compile(r"serial (\d+) served ([0-9.]+) ms after the NOTIFY: (.*?); after serving")
+# apexd at log-level debug (--apex-steps): the derivation's steps
+STEPS_LINE = re.compile(r"serial (\d+) derivation [0-9.]+ ms: (.*)$")
+STEP_NAMES = {"change set read and its owners looked up": "lookups",
+              "owners and node pages": "node pages",
+              "name index copied": "name index", "new names": "new names", "links": "links"}
 
 
 def apex_path(log_path, serials):
     """apexd's account of the path of the rounds that served serials (its
-    log's "served ... after the NOTIFY" lines): a line of medians in ms,
-    or None when the log has none of them."""
-    steps = {}
+    log's "served ... after the NOTIFY" lines, and at log-level debug the
+    derivation's steps): a line of medians in ms, or None when the log has
+    none of them."""
+    steps, derivation = {}, {}
     try:
         with open(log_path, errors="replace") as f:
             for line in f:
+                s = STEPS_LINE.search(line.rstrip("\n"))
+                if s is not None and int(s.group(1)) in serials:
+                    for part in s.group(2).split(", "):
+                        label, value = part.rsplit(" ", 1)
+                        if label in STEP_NAMES:
+                            derivation.setdefault(STEP_NAMES[label], []).append(float(value))
+                    continue
                 m = PATH_LINE.search(line)
                 if m is None or int(m.group(1)) not in serials:
                     continue
@@ -296,7 +313,11 @@ def apex_path(log_path, serials):
         return None
     steps["the rest"] = [t - x - d for t, x, d in zip(
         steps["to serving"], steps["transfer"], steps["derivation"])]
-    return ", ".join("%s %.1f" % (k, statistics.median(v)) for k, v in steps.items())
+    text = ", ".join("%s %.1f" % (k, statistics.median(v)) for k, v in steps.items())
+    if derivation:
+        text += "; the derivation's steps: " + ", ".join(
+            "%s %.2f" % (k, statistics.median(v)) for k, v in derivation.items())
+    return text
 
 
 def run_secondary(args, name, primary, zone, tmp):
@@ -308,6 +329,8 @@ def run_secondary(args, name, primary, zone, tmp):
     sec = cls(workdir, zone.origin, args.secondary_cpus, primary.port)
     if name.startswith("apex") and args.apex_reload_priority:
         sec.extra_server = ["    reload-priority: %s" % args.apex_reload_priority]
+    if name.startswith("apex") and args.apex_steps:
+        sec.extra_server = sec.extra_server + ["    log-level: debug"]
     rows = []
     try:
         axfr = sec.start_until(zone.serial, timeout=args.start_timeout)
@@ -386,6 +409,9 @@ def main():
                     help="time the rounds at normal priority (default: SCHED_FIFO, if allowed)")
     ap.add_argument("--apex-reload-priority", default=None,
                     help="apexd's reload-priority (default: its own, idle)")
+    ap.add_argument("--apex-steps", action="store_true",
+                    help="apexd at log-level debug, and the medians of its derivation's "
+                         "steps reported with its own account")
     ap.add_argument("--round-timeout", type=float, default=300.0)
     ap.add_argument("--start-timeout", type=float, default=1200.0)
     args = ap.parse_args()

@@ -28,4 +28,14 @@ static inline uint64_t apex_monotonic_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* Nanoseconds of CLOCK_MONOTONIC, for steps of a few microseconds (a
+ * derivation's, zone/derive_profile.h). */
+static inline uint64_t apex_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
 #endif

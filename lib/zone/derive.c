@@ -635,8 +635,9 @@ static int derive(derive_t *d)
 	/* The RRsets hold the records now (build.h). */
 	free(b->rrs);
 	b->rrs = NULL;
+	apex_derive_profile_step(&d->profile, APEX_DERIVE_OWNERS);
 	if (d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
-		rc = apex_derive_names(d);
+		rc = apex_derive_names(d); /* its own steps, INDEX and NAMES */
 	d->zone->apex = apex_zone_node_of(d->zone, d->old->apex->id);
 	if (rc == APEX_OK)
 		rc = link_rrsigs(d);
@@ -646,6 +647,7 @@ static int derive(derive_t *d)
 		rc = link_owners(d);
 	if (rc == APEX_OK)
 		rc = relink(d);
+	apex_derive_profile_step(&d->profile, APEX_DERIVE_LINKS);
 	return rc;
 }
 
@@ -661,6 +663,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 
 	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)
 		return APEX_ENOTSUP;
+	d.profile.mark_ns = apex_monotonic_ns(); /* the rest zeroed above */
 	rc = apex_build_begin(&d.bd, b);
 	if (rc == APEX_OK && b->owner_count + owners->changed_count < owners->count)
 		rc = APEX_ENOTSUP; /* cannot happen: every owner is old's or new */
@@ -674,6 +677,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 		atomic_fetch_add_explicit(&old->base_refs, 1, memory_order_relaxed);
 		zone->base = old;
 		zone->derived_depth = old->derived_depth + 1;
+		memcpy(zone->derive_ms, d.profile.ms, sizeof(zone->derive_ms));
 	} else {
 		/* the chain's kept pages this derivation took, kept again */
 		for (size_t p = 0; d.copied != NULL && p < d.page_count; p++)

@@ -608,6 +608,7 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = copy_index(d, gone, &a);
 	free(gone);
+	apex_derive_profile_step(&d->profile, APEX_DERIVE_INDEX);
 	/* owners are in canonical order, and the empty non-terminals made
 	 * come before the first owner below them: a new parent comes first */
 	size_t e = 0;
@@ -635,5 +636,6 @@ int apex_derive_names(apex_derive_t *d)
 	}
 	if (rc == APEX_OK && d->zone->dnssec == APEX_DNSSEC_NSEC)
 		rc = apex_derive_nsec(d);
+	apex_derive_profile_step(&d->profile, APEX_DERIVE_NAMES);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "zone/build_steps.h"
+#include "zone/derive_profile.h"
 #include "zone/zone.h"
 
 /* An empty non-terminal a derivation makes: a missing ancestor of a new
@@ -56,6 +57,7 @@ typedef struct apex_derive {
 	uint8_t *changed;   /* bit per id: a changed owner's node, a removed or made one */
 	size_t old_records; /* records old's changed owners held */
 	bool cuts_changed;  /* a zone cut added or removed */
+	apex_derive_profile_t profile; /* where the time goes, step by step */
 } apex_derive_t;
 
 static inline bool apex_derive_marked(const uint8_t *bits, uint32_t id)

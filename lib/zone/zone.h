@@ -29,6 +29,7 @@
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/arena.h"
+#include "zone/derive_profile.h"
 #include "zone/file_digest.h"
 
 struct apex_node;
@@ -357,6 +358,9 @@ typedef struct apex_zone {
 	 * hold, this one's included (0 for a whole build): what a chain keeps
 	 * beyond the whole build's, replaced records among it. */
 	size_t chain_memory;
+	/* Of a derived version: the milliseconds its derivation took, step
+	 * by step (zone/derive_profile.h); zero for a whole build. */
+	float derive_ms[APEX_DERIVE_STEPS];
 	bool cuts_as_base; /* derived without a zone cut added or removed */
 	/* Of refcount, the references of versions derived from this one
 	 * (their base): whoever waits for the users of a replaced version to

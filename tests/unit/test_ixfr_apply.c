@@ -24,6 +24,7 @@
 #include "xfr/version_records.h"
 #include "zone/load.h"
 #include "zone/zone_from_wire.h"
+#include "ixfr_one_record.h"
 #include "zone_records.h"
 
 static int add_to_builder(void *ctx, const apex_rr_t *rr)
@@ -254,6 +255,31 @@ static void guarded_whole_build(void **state)
 	apex_zone_unref(again);
 }
 
+/* A version derived in place keeps the time of its derivation's steps
+ * (zone/derive_profile.h), which apexd logs; a whole build has none. */
+static void derivation_steps_timed(void **state)
+{
+	apex_zone_t *plain = load_file("example.zone", "example.");
+	uint8_t name[APEX_NAME_MAX], txt[] = { 4, 'm', 'o', 'r', 'e' };
+	bool in_place = false;
+
+	(void)state;
+	for (int i = 0; i < APEX_DERIVE_STEPS; i++)
+		assert_true(plain->derive_ms[i] == 0.0f);
+	assert_true(apex_name_from_str("new-name.example.", name) > 0);
+	apex_rr_t rr = { name, APEX_TYPE_TXT, APEX_CLASS_IN, 300, sizeof(txt), txt };
+	/* a new name: every step runs, the name index copied among them */
+	apex_zone_t *next = one_record_more(plain, &rr, &in_place);
+	assert_true(in_place);
+	for (int i = 0; i < APEX_DERIVE_STEPS; i++)
+		assert_true(next->derive_ms[i] > 0.0f);
+	char text[200];
+	apex_derive_profile_text(next->derive_ms, text, sizeof(text));
+	assert_non_null(strstr(text, "name index copied "));
+	apex_zone_unref(next);
+	apex_zone_unref(plain);
+}
+
 /* What apex_version_records() gives: the owners' keys in order. */
 typedef struct owner_walk {
 	uint8_t last[APEX_KEY_MAX];
@@ -309,6 +335,7 @@ int main(void)
 		cmocka_unit_test(one_set_twice),
 		cmocka_unit_test(set_for_another_version),
 		cmocka_unit_test(guarded_whole_build),
+		cmocka_unit_test(derivation_steps_timed),
 		cmocka_unit_test(records_in_canonical_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

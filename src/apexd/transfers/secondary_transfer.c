@@ -34,6 +34,7 @@
 #include "xfr/ixfr_apply.h"
 #include "xfr/xfr_client.h"
 #include "xfr/zone_copy.h"
+#include "zone/derive_profile.h"
 #include "zone/wire_feed.h"
 #include "zone/zone_from_wire.h"
 
@@ -70,6 +71,8 @@ typedef struct receiver {
 	 * made, its answers precomputed, published, the journal appended, the
 	 * old version let go */
 	uint64_t start, received, made, precomputed, published, journaled, retired;
+	/* the derivation's steps, when in_place (zone/derive_profile.h) */
+	float derive_ms[APEX_DERIVE_STEPS];
 	/* memory-limit: the transfer's claim, raised from the counts of x as
 	 * the records of a whole zone arrive */
 	apex_transfer_memory_t *memory;
@@ -297,6 +300,19 @@ static void log_path(const apex_secondary_zone_t *z, const receiver_t *r, uint32
 		  ms_between(r->received, r->made), ms_between(r->made, r->precomputed),
 		  ms_between(r->precomputed, r->published), ms_between(r->published, r->journaled),
 		  ms_between(r->journaled, r->retired));
+	if (r->in_place) {
+		/* the derivation in parts: what its change costs, and what its
+		 * copies proportional to the zone cost (derive_profile.h) */
+		float steps = 0;
+		char text[200];
+		for (int i = 0; i < APEX_DERIVE_STEPS; i++)
+			steps += r->derive_ms[i];
+		double all = ms_between(r->received, r->made);
+		apex_derive_profile_text(r->derive_ms, text, sizeof(text));
+		apex_debug("zone %s: serial %u derivation %.2f ms: change set read and its owners "
+			   "looked up %.2f, %s",
+			   z->name, serial, all, all > steps ? all - steps : 0.0, text);
+	}
 }
 
 /*
@@ -463,6 +479,8 @@ static int transfer(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_ac
 	if (rc == APEX_OK)
 		rc = received_version(&r, current, &zone, err, err_size);
 	r.made = apex_monotonic_us();
+	if (rc == APEX_OK && r.in_place)
+		memcpy(r.derive_ms, zone->derive_ms, sizeof(r.derive_ms));
 	snprintf(detail, sizeof(detail), "from %s%s: %llu messages, %llu bytes, %.3f s%s", e->text,
 		 e->tls_auth != NULL ? " over TLS" : "", (unsigned long long)x.messages,
 		 (unsigned long long)x.bytes, (double)(apex_monotonic_us() - start) / 1e6,

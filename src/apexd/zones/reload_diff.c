@@ -29,6 +29,7 @@
 #include "util/log.h"
 #include "xfr/file_diff.h"
 #include "xfr/ixfr_apply.h"
+#include "zone/derive_profile.h"
 #include "zones/compact.h"
 #include "zones/reload_internal.h"
 
@@ -81,6 +82,11 @@ static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
 		  job->name, job->file, old->serial, job->set.removed, job->set.added,
 		  (*zone)->serial, in_place ? "derived in place" : "built whole",
 		  seconds_since(t0));
+	if (in_place) {
+		char steps[200];
+		apex_derive_profile_text((*zone)->derive_ms, steps, sizeof(steps));
+		apex_debug("zone %s: serial %u derived: %s ms", job->name, (*zone)->serial, steps);
+	}
 	job->have_set = true;
 	return apex_reloader_ready(job, zone);
 }
