@@ -28,6 +28,13 @@
  * the version); only whole 4 KiB pages inside a node page are given back.
  * What was given back is counted at the chain's whole build, and the
  * rules that bound a chain's memory count it out (apex_zone_chain_memory()).
+ *
+ * The same conditions free the whole build's own name index (its key
+ * prefixes), hash table and NSEC3 arrays once the successor holds copies
+ * of its own, which a derivation makes when names (or NSEC3 owners) come
+ * or go: no version of the chain reads the whole build's again.  They are
+ * given back once, counted out of the zone's memory (apex_zone_memory())
+ * but not of its chain's, whose copies replace them.
  */
 #ifndef APEX_ZONE_PAGE_DISCARD_H
 #define APEX_ZONE_PAGE_DISCARD_H
@@ -45,9 +52,10 @@ extern _Atomic size_t apex_spare_pages_max;
 
 /*
  * Keep, or give back, old's node pages that successor (derived from old)
- * replaced, if the conditions above hold; old must be released.  Returns
- * the bytes given back (0 when the conditions do not hold, or when every
- * page was kept).
+ * replaced, and the whole build's arrays successor no longer shares, if
+ * the conditions above hold; old must be released.  Returns the bytes
+ * given back (0 when the conditions do not hold, or when every page was
+ * kept and no array is left to give back).
  */
 size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor);
 

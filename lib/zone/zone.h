@@ -372,6 +372,12 @@ typedef struct apex_zone {
 	/* Of a whole build: the bytes of node pages its chain of derived
 	 * versions gave back to the system (zone/page_discard.h). */
 	atomic_size_t pages_discarded;
+	/* Of a whole build: the bytes of its own name index, hash table and
+	 * NSEC3 arrays given back once no version of its chain read them
+	 * (zone/page_discard.h), and which of them (APEX_GIVEN_BACK_*), under
+	 * spare_lock. */
+	atomic_size_t arrays_discarded;
+	uint8_t arrays_given_back;
 	/* Of a whole build: node pages of its chain that no version reads
 	 * any more, kept for the copies of the chain's next derivations
 	 * (zone/page_discard.h), under spare_lock: malloc'd array. */

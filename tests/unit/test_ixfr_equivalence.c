@@ -42,6 +42,7 @@
 #include "util/log.h"
 #include "xfr/changes.h"
 #include "xfr/ixfr_apply.h"
+#include "zone/page_discard.h"
 #include "zone/load_tuning.h"
 #include "zone/zone_from_wire.h"
 #include "zone/zoneset.h"
@@ -283,8 +284,10 @@ static void chain_rounds(const char *file, const char *origin, unsigned steps, t
 		if (d != NULL) {
 			in_place += derived_in_place;
 			/* as apexd's retire step does: cur's own index memory
-			 * goes now, and d must not need it (ASan sees if it does) */
+			 * goes now, and d must not need it (ASan sees if it does),
+			 * nor what cur's chain gives back (zone/page_discard.h) */
 			apex_zone_release_index(cur);
+			(void)apex_zone_discard_replaced(cur, d);
 			apex_zone_unref(cur);
 			cur = d; /* the next step changes this one, which holds the chain */
 		}
@@ -406,6 +409,7 @@ static void links_follow_names(const char *file)
 		if (d == NULL || !in_place)
 			fail_msg("%s: not derived in place", what);
 		apex_zone_release_index(old);
+		(void)apex_zone_discard_replaced(old, d);
 		apex_zone_unref(old);
 		old = d;
 		change_free(&c);

@@ -44,6 +44,33 @@ static apex_zone_t *apex_txt_more(apex_zone_t *old, unsigned k)
 	return zone;
 }
 
+/* The version after old with a TXT record at a new name below the apex:
+ * names change, so the derived version has a name index and hash table
+ * of its own (zone/derive.h). */
+static apex_zone_t *apex_new_name(apex_zone_t *old, const char *name_text)
+{
+	uint8_t name[APEX_NAME_MAX], txt[] = { 3, 'n', 'e', 'w' };
+	bool in_place = false;
+
+	assert_true(apex_name_from_str(name_text, name) > 0);
+	apex_rr_t rr = { name, APEX_TYPE_TXT, APEX_CLASS_IN, 3600, sizeof(txt), txt };
+	apex_zone_t *zone = one_record_more(old, &rr, &in_place);
+	assert_true(in_place);
+	return zone;
+}
+
+/* The first whole system page inside [p, p + size) is all zero. */
+static bool first_page_zero(const void *p, size_t size)
+{
+	uintptr_t from = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+
+	assert_true(from + 4096 <= (uintptr_t)p + size);
+	for (const uint8_t *b = (const uint8_t *)from; b < (const uint8_t *)from + 4096; b++)
+		if (*b != 0)
+			return false;
+	return true;
+}
+
 /* The version built whole from zone's records, to compare zone with
  * once pages are given back. */
 static apex_zone_t *whole_copy(const apex_zone_t *zone)
@@ -233,12 +260,64 @@ static void kept_for_the_next_copy(void **state)
 	atomic_store(&apex_spare_pages_max, (size_t)256);
 }
 
+/* A whole build's name index and hash table, which a version derived with
+ * new names replaces by copies of its own, are given back once the whole
+ * build is released; not while it can be read, not when the derived
+ * version shares them, and counted out of the zone's memory but not of
+ * its chain's. */
+static void whole_build_arrays_given_back(void **state)
+{
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	atomic_store(&apex_spare_pages_max, (size_t)0);
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	/* the index shared: nothing of it given back */
+	apex_zone_t *v1 = apex_txt_more(v0, 1);
+	assert_ptr_equal(v1->key_prefixes, v0->key_prefixes);
+	apex_zone_release_index(v0);
+	(void)apex_zone_discard_replaced(v0, v1);
+	assert_int_equal(v0->arrays_given_back, 0);
+	assert_false(first_page_zero(v0->node_table, v0->node_table_length * sizeof(uint32_t)));
+	/* a new name: v2 has copies of its own, v0's read by nobody once
+	 * v1 is released too */
+	apex_zone_t *v2 = apex_new_name(v1, "new-name.");
+	apex_zone_t *copy = whole_copy(v2);
+	assert_ptr_not_equal(v2->key_prefixes, v0->key_prefixes);
+	assert_ptr_not_equal(v2->node_table, v0->node_table);
+	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0); /* v1 not released */
+	assert_int_equal(v0->arrays_given_back, 0);
+	apex_zone_release_index(v1);
+	size_t chain = apex_zone_chain_memory(v2), memory = apex_zone_memory(v2);
+	size_t bytes = apex_zone_discard_replaced(v1, v2);
+	size_t arrays = atomic_load(&v0->arrays_discarded);
+	assert_true(arrays >= 4096);
+	assert_true(bytes >= arrays);
+	assert_true(first_page_zero(v0->key_prefixes, (v0->node_count + 1) * sizeof(uint64_t)));
+	assert_true(first_page_zero(v0->node_table, v0->node_table_length * sizeof(uint32_t)));
+	assert_int_equal(apex_zone_memory(v2), memory - bytes);
+	assert_int_equal(apex_zone_chain_memory(v2), chain - (bytes - arrays));
+	/* what v2 serves is intact */
+	assert_same_version(copy, v2);
+	/* once only */
+	apex_zone_t *v3 = apex_new_name(v2, "newer-name.");
+	apex_zone_release_index(v2);
+	(void)apex_zone_discard_replaced(v2, v3);
+	assert_int_equal(atomic_load(&v0->arrays_discarded), arrays);
+	apex_zone_unref(v0);
+	apex_zone_unref(v1);
+	apex_zone_unref(v2);
+	apex_zone_unref(v3);
+	apex_zone_unref(copy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(given_back_after_release),
 		cmocka_unit_test(kept_while_another_can_read),
 		cmocka_unit_test(kept_for_the_next_copy),
+		cmocka_unit_test(whole_build_arrays_given_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
