@@ -5,7 +5,7 @@
  * the last mark, and the version keeps the totals (zone->derive_ms) for
  * its caller to log.  A small IXFR's derivation is mostly two copies
  * proportional to the zone (the node pages its changed names are on and
- * the name index), which run several times slower in apexd than in a
+ * the name index), which run about twice as slowly in apexd as in a
  * process that just made the version before (cold caches): this tells
  * them apart from the work proportional to the change, where it runs.
  */

@@ -374,7 +374,7 @@ typedef struct apex_zone {
 	atomic_size_t pages_discarded;
 	/* Of a whole build: the bytes of its own name index, hash table and
 	 * NSEC3 arrays given back once no version of its chain read them
-	 * (zone/page_discard.h), and which of them (APEX_GIVEN_BACK_*), under
+	 * (zone/page_discard.h), and which of them (page_discard.c's GIVEN_BACK_*), under
 	 * spare_lock. */
 	atomic_size_t arrays_discarded;
 	uint8_t arrays_given_back;
