@@ -27,7 +27,8 @@ typedef struct rdata_ref {
 } rdata_ref_t;
 
 typedef struct diff {
-	apex_changes_t *out;
+	apex_changes_t *out; /* NULL: the set's size is counted (bytes) */
+	size_t bytes;
 	apex_change_kind_t kind;    /* REMOVE or ADD: what this pass emits */
 	rdata_ref_t *mine, *theirs; /* scratch, grown as needed; owned */
 	size_t scratch;
@@ -80,6 +81,10 @@ static int emit(diff_t *d, const uint8_t *owner, uint16_t type, uint32_t ttl, co
 		.rdlength = r->size,
 		.rdata = r->data,
 	};
+	if (d->out == NULL) { /* as apex_changes_append() stores it */
+		d->bytes += apex_name_size(owner) + 10u + r->size;
+		return APEX_OK;
+	}
 	return apex_changes_append(d->out, d->kind, &rr);
 }
 
@@ -195,7 +200,13 @@ static int walk(diff_t *d, const apex_zone_t *mine, size_t mine_count, const ape
 			j++;
 		if (j < theirs_count && c == 0)
 			other = at(theirs, j);
-		rc = node_difference(d, mine, node, theirs, other);
+		if (other != NULL && other->rrsets == node->rrsets &&
+		    other->rrset_count == node->rrset_count)
+			/* one version derived from the other shares the owner's
+			 * RRsets, records and RRSIGs (zone/derive.h): the same */
+			rc = stray_difference(d, mine, node, theirs, other);
+		else
+			rc = node_difference(d, mine, node, theirs, other);
 	}
 	return rc;
 }
@@ -223,6 +234,27 @@ static int append_soa(apex_changes_t *out, apex_change_kind_t kind, const apex_z
 	return apex_changes_append(out, kind, &rr);
 }
 
+/* The bytes of zone's SOA in a change set. */
+static size_t soa_bytes(const apex_zone_t *zone)
+{
+	return apex_name_size(zone->origin) + 10u + apex_read_u16(zone->soa->rdata);
+}
+
+/* The bytes of the records only in from and of those only in to, as a
+ * change set stores them (the SOAs not counted). */
+static int diff_size(const apex_zone_t *from, const apex_zone_t *to, size_t *bytes)
+{
+	diff_t d = { .out = NULL };
+	int rc = pass(&d, from, to);
+
+	if (rc == APEX_OK)
+		rc = pass(&d, to, from);
+	free(d.mine);
+	free(d.theirs);
+	*bytes = d.bytes;
+	return rc;
+}
+
 int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t *out)
 {
 	diff_t d = { .out = out };
@@ -230,6 +262,18 @@ int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t
 
 	if (!apex_name_equal(from->origin, to->origin))
 		return APEX_EINVAL;
+	if (to->base == from) {
+		/* Derived from it: the walk skips the owners they share, and
+		 * is made twice to size the set first, which growing would
+		 * hold twice for a moment (a reload of a tenth of a 1M-record
+		 * zone: 8 MB copied into 16 at the derivation's peak). */
+		size_t bytes;
+		rc = diff_size(from, to, &bytes);
+		if (rc == APEX_OK)
+			rc = apex_changes_reserve(out, bytes + soa_bytes(from) + soa_bytes(to));
+		if (rc != APEX_OK)
+			return rc;
+	}
 	rc = append_soa(out, APEX_CHANGE_OLD_SOA, from);
 	d.kind = APEX_CHANGE_REMOVE;
 	if (rc == APEX_OK)

@@ -9,6 +9,12 @@
  * removed and added again, so that a secondary applying the set ends with
  * the new TTL. RRSIGs are compared like any other record; the SOA is not
  * (it opens each half of the set).
+ *
+ * A version derived from the other (zone/derive.h) shares the RRsets of
+ * the owners it did not change: those are not compared, and the set is
+ * sized by a first walk and allocated once (a reload of a large change
+ * compares its versions for the journal at the peak of its memory,
+ * zones/reload_diff.c).
  */
 #ifndef APEX_XFR_DIFF_H
 #define APEX_XFR_DIFF_H
