@@ -357,6 +357,7 @@ static void net_free(net_t *net)
 	free(net->removed_prefix);
 	free(net->found);
 	apex_changes_free(&net->condensed);
+	memset(net, 0, sizeof(*net));
 }
 
 /* Every removal matched a record of old, or APEX_EMALFORMED and why. */
@@ -575,9 +576,11 @@ static int by_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The version derived from old (zone/derive.h), or APEX_ENOTSUP. */
-static int derived(apex_zone_t *old, net_t *net, const char *source, apex_zone_t **out, char *err,
-		   size_t err_size)
+/* The version derived from old (zone/derive.h), or APEX_ENOTSUP.  Once
+ * the change is read into the builder, the net (which points into the
+ * sets) is freed and the guard told (*released) when it asks to be. */
+static int derived(apex_zone_t *old, net_t *net, const char *source, const apex_ixfr_guard_t *guard,
+		   bool *released, apex_zone_t **out, char *err, size_t err_size)
 {
 	const apex_node_t *apex = old->apex;
 	apex_zone_from_wire_t *w = NULL;
@@ -611,6 +614,11 @@ static int derived(apex_zone_t *old, net_t *net, const char *source, apex_zone_t
 		 * of 225,000 records) */
 		free(ts.t);
 		ts.t = NULL;
+		if (guard != NULL && guard->sets_read != NULL) {
+			net_free(net);
+			guard->sets_read(guard->ctx);
+			*released = true;
+		}
 		owners.changed = nodes;
 		owners.found = found;
 		rc = apex_zone_from_wire_derive(w, old, &owners, out);
@@ -649,15 +657,17 @@ int apex_ixfr_version_guarded(apex_zone_t *old, const apex_changes_t *sets, size
 {
 	net_t net;
 	int rc = net_begin(sets, count, &net, err, err_size);
+	bool released = false;
 
 	*out = NULL;
 	*in_place = false;
 	if (rc == APEX_OK) {
-		rc = derived(old, &net, source, out, err, err_size);
+		rc = derived(old, &net, source, guard, &released, out, err, err_size);
 		*in_place = rc == APEX_OK;
-		if (rc == APEX_ENOTSUP) {
-			if (err_size > 0)
-				err[0] = '\0';
+		if (rc == APEX_ENOTSUP && err_size > 0)
+			err[0] = '\0';
+		/* the sets released: the caller builds the version otherwise */
+		if (rc == APEX_ENOTSUP && !released) {
 			rc = guard != NULL ? guard->whole(guard->ctx, err, err_size) : APEX_OK;
 			if (rc == APEX_OK)
 				rc = whole(old, &net, source, out, err, err_size);

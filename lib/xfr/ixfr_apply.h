@@ -62,9 +62,17 @@ int apex_ixfr_version(apex_zone_t *old, const apex_changes_t *sets, size_t count
 typedef struct apex_ixfr_guard {
 	int (*whole)(void *ctx, char *err, size_t err_size);
 	void *ctx;
+	/* Or NULL.  Told once a derivation in place has read all it needs of
+	 * the sets, before it builds the version: the caller may free them
+	 * then, so that they are not held through the derivation's peak (a
+	 * reload's set of 100,000 changes, 10 MB).  A derivation that fails
+	 * after it cannot fall back on a whole build, which would read them:
+	 * apex_ixfr_version_guarded() returns APEX_ENOTSUP instead. */
+	void (*sets_read)(void *ctx);
 } apex_ixfr_guard_t;
 
-/* apex_ixfr_version(), with guard (NULL: none) asked before a whole build. */
+/* apex_ixfr_version(), with guard (NULL: none) asked before a whole build
+ * and told when the sets are read (then APEX_ENOTSUP too: above). */
 int apex_ixfr_version_guarded(apex_zone_t *old, const apex_changes_t *sets, size_t count,
 			      const char *source, const apex_ixfr_guard_t *guard, apex_zone_t **out,
 			      bool *in_place, char *err, size_t err_size);

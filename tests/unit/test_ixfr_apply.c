@@ -214,7 +214,8 @@ static void guarded_whole_build(void **state)
 	apex_zone_t *plain = load_file("example.zone", "example."),
 		    *nsec = load_file("example.nsec.zone", "example."),
 		    *again = load_file("example.zone", "example.");
-	apex_ixfr_guard_t refuse = { refuse_whole, "no room" }, allow = { allow_whole, NULL };
+	apex_ixfr_guard_t refuse = { refuse_whole, "no room", NULL },
+			  allow = { allow_whole, NULL, NULL };
 	apex_changes_t set, none;
 	apex_zone_t *out = NULL;
 	bool in_place = true;
@@ -253,6 +254,83 @@ static void guarded_whole_build(void **state)
 	apex_zone_unref(plain);
 	apex_zone_unref(nsec);
 	apex_zone_unref(again);
+}
+
+/* apex_ixfr_guard_t's sets_read, as apexd's reload of a large change
+ * uses it: the set freed (under ASan, a read of it after would fail). */
+static int sets_read_calls;
+
+static void free_set(void *ctx)
+{
+	sets_read_calls++;
+	apex_changes_free(ctx);
+}
+
+/* A guard told when the sets are read is told once, before the version
+ * is built, which then reads nothing of them; the journal's difference
+ * of the two versions (one derived from the other) is sized exactly and
+ * holds the same records.  A change the derivation turns down once the
+ * sets are released comes back APEX_ENOTSUP, not built whole from sets
+ * that are gone. */
+static void sets_released_once_read(void **state)
+{
+	apex_zone_t *plain = load_file("example.zone", "example."),
+		    *nsec = load_file("example.nsec.zone", "example.");
+	uint8_t name[APEX_NAME_MAX], txt[] = { 4, 'm', 'o', 'r', 'e' };
+	apex_changes_t set, again;
+	apex_ixfr_guard_t tell = { allow_whole, &set, free_set };
+	apex_zone_t *out = NULL;
+	bool in_place = false;
+	char err[256] = "";
+
+	(void)state;
+	assert_true(apex_name_from_str("new-name.example.", name) > 0);
+	apex_rr_t rr = { name, APEX_TYPE_TXT, APEX_CLASS_IN, 300, sizeof(txt), txt };
+	apex_zone_t *expected = one_record_more(plain, &rr, &in_place);
+	assert_true(in_place);
+	apex_changes_init(&set);
+	apex_changes_init(&again);
+	assert_int_equal(apex_xfr_diff(plain, expected, &set), APEX_OK);
+	assert_int_equal(set.capacity, set.size); /* sized first: derived from plain */
+	assert_int_equal(set.added, 1);
+	uint8_t bytes[1024];
+	size_t size = set.size;
+	assert_true(size <= sizeof(bytes));
+	memcpy(bytes, set.data, size);
+
+	guard_calls = sets_read_calls = 0;
+	in_place = false;
+	assert_int_equal(apex_ixfr_version_guarded(plain, &set, 1, "test", &tell, &out, &in_place,
+						   err, sizeof(err)),
+			 APEX_OK);
+	assert_true(in_place);
+	assert_int_equal(sets_read_calls, 1);
+	assert_int_equal(guard_calls, 0);
+	assert_null(set.data);
+	assert_same_version(out, expected);
+	assert_int_equal(apex_xfr_diff(plain, out, &again), APEX_OK);
+	assert_int_equal(again.capacity, again.size);
+	assert_int_equal(again.size, size);
+	assert_memory_equal(again.data, bytes, size);
+	apex_zone_unref(out);
+	out = NULL;
+
+	/* NSEC records at existing names: the derivation reads the set,
+	 * then turns the change down (a whole build makes it) */
+	apex_changes_free(&again);
+	assert_int_equal(apex_xfr_diff(plain, nsec, &set), APEX_OK);
+	assert_int_equal(apex_ixfr_version_guarded(plain, &set, 1, "test", &tell, &out, &in_place,
+						   err, sizeof(err)),
+			 APEX_ENOTSUP);
+	assert_null(out);
+	assert_false(in_place);
+	assert_int_equal(sets_read_calls, 2);
+	assert_int_equal(guard_calls, 0);
+	assert_string_equal(err, "");
+	apex_changes_free(&set);
+	apex_zone_unref(expected);
+	apex_zone_unref(plain);
+	apex_zone_unref(nsec);
 }
 
 /* A version derived in place keeps the time of its derivation's steps
@@ -335,6 +413,7 @@ int main(void)
 		cmocka_unit_test(one_set_twice),
 		cmocka_unit_test(set_for_another_version),
 		cmocka_unit_test(guarded_whole_build),
+		cmocka_unit_test(sets_released_once_read),
 		cmocka_unit_test(derivation_steps_timed),
 		cmocka_unit_test(records_in_canonical_order),
 	};

@@ -420,7 +420,7 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 static int received_version(receiver_t *r, apex_zone_t *current, apex_zone_t **out, char *err,
 			    size_t err_size)
 {
-	apex_ixfr_guard_t guard = { apex_transfer_memory_whole, r->memory };
+	apex_ixfr_guard_t guard = { apex_transfer_memory_whole, r->memory, NULL };
 	int rc;
 
 	if (!r->derived)
