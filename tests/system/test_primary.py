@@ -386,6 +386,36 @@ def test_ixfr_from_journal(tmp_path):
         assert apex.stop() == 0, apex.log_tail()
 
 
+def test_ixfr_after_large_reload(tmp_path):
+    """A reload whose change set is large beside the zone (over 1/64 of its
+    memory) frees the set once the derivation has read it, and the journal
+    compares the two versions instead (zones/reload_diff.c): an IXFR from
+    the serial before, applied by dnspython, gives exactly the zone served,
+    as one change set."""
+    tmp = str(tmp_path)
+    path = os.path.join(tmp, "secret.test.zone")
+    write_zone(path, 1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path).start()
+    try:
+        extra = "".join("reg%04d IN NS ns.reg%04d\nns.reg%04d IN A 192.0.2.%d\n"
+                        % (i, i, i, i % 250 + 1) for i in range(1500))
+        text2 = zone_text(2, extra).replace("mail IN MX 10", "mail IN MX 30")
+        with open(path, "w") as f:
+            f.write(text2)
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, 2, apex)
+        log = apex.log_tail(60)
+        # the MX and the TXT that holds the serial changed, 3,000 records added
+        assert re.search(r"2 removed, 3002 added, serial 2 derived in place in \S+ s \(the "
+                         r"change set freed once read", log), log
+        wait_log(apex, "journal: serial 1 to 2, 2 removed, 3002 added")
+        got = records_after_ixfr(apex.port, 1, zone_text(1))
+        assert got == primary_records(apex.port)
+        assert ixfr_soas(apex.port, 1) == [2, 1, 2, 2]
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+
+
 def timed_ixfr_soas(port, serial):
     """ixfr_soas(), how long its answer took in seconds, and when it ended
     (time.monotonic())."""

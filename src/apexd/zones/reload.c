@@ -284,7 +284,7 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 
 	pthread_mutex_lock(&r->lock);
 	rc = finish_load(r, &job, rc, &zone, &old);
-	derived = rc == APEX_OK && zone != NULL && job.have_set;
+	derived = rc == APEX_OK && zone != NULL && job.derived;
 	if (derived) /* no other thread loads it before its compaction below */
 		apex_reloader_find_id(r, job.id)->loading = true;
 	pthread_mutex_unlock(&r->lock);
@@ -292,6 +292,10 @@ static void load_picked(apex_reloader_t *r, apex_managed_zone_t *z)
 	if (rc == APEX_OK && zone != NULL) {
 		if (r->live) /* a reload, not the first load */
 			apexd_crash_point("reload-published");
+		/* a set freed once read (reload_diff.c): the journal compares
+		 * the versions, once what the derivation freed is given back */
+		if (r->live && job.derived && !job.have_set)
+			apex_memory_purge();
 		if (r->live && r->published != NULL)
 			r->published(r->published_arg, old, zone, job.have_set ? &job.set : NULL,
 				     job.have_set ? 1 : 0);

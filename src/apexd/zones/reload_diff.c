@@ -39,6 +39,27 @@ typedef struct whole_guard {
 	apex_load_job_t *job;
 } whole_guard_t;
 
+/* A change set larger than this share of the version served is freed once
+ * the derivation has read it (apex_ixfr_guard_t's sets_read), and the
+ * journal, if the zone has one, compares the two versions after the new
+ * one is published instead (xfr/diff.h): 9.6 MB for an edit of a tenth of
+ * a 1M-record zone, 7% of its steady memory, no longer held through the
+ * derivation's peak.  A smaller one is kept: comparing the versions walks
+ * both indexes, where the set costs nothing more. */
+#define APEX_RELOAD_SET_KEPT_SHARE 64
+
+/* apex_ixfr_guard_t's sets_read: the job's set freed (not for the
+ * journal), and given back to the system with what the derivation freed
+ * before (its index of the set), rather than left to the allocator's
+ * decay under the derivation's peak. */
+static void release_set(void *ctx)
+{
+	whole_guard_t *g = ctx;
+
+	apex_changes_free(&g->job->set);
+	apex_memory_purge();
+}
+
 /* apex_ixfr_guard_t's whole: the claim a whole load of the file makes. */
 static int claim_whole(void *ctx, char *err, size_t err_size)
 {
@@ -64,7 +85,9 @@ static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
 		  const apex_file_digest_t *digest, const struct timespec *t0, apex_zone_t **zone)
 {
 	whole_guard_t g = { r, job };
-	apex_ixfr_guard_t guard = { claim_whole, &g };
+	bool large = job->set.size > old->memory / APEX_RELOAD_SET_KEPT_SHARE;
+	apex_ixfr_guard_t guard = { claim_whole, &g, large ? release_set : NULL };
+	size_t removed = job->set.removed, added = job->set.added;
 	bool in_place;
 	int rc = apex_ixfr_version_guarded(old, &job->set, 1, job->file, &guard, zone, &in_place,
 					   job->err, sizeof(job->err));
@@ -75,19 +98,25 @@ static int derive(apex_reloader_t *r, apex_load_job_t *job, apex_zone_t *old,
 		apexd_memory_limit_release(r->memory_limit, &job->claim);
 		return APEX_ENOTSUP;
 	}
+	if (rc == APEX_ENOTSUP) /* turned down once the set was freed (ixfr_apply.h) */
+		apex_debug("zone %s: %s: the change is not derived in place; loaded whole",
+			   job->name, job->file);
 	if (rc != APEX_OK)
 		return rc;
 	(*zone)->file_digest = *digest; /* not yet published: ours to write */
-	apex_info("zone %s: %s against serial %u: %zu removed, %zu added, serial %u %s in %.3f s",
-		  job->name, job->file, old->serial, job->set.removed, job->set.added,
-		  (*zone)->serial, in_place ? "derived in place" : "built whole",
-		  seconds_since(t0));
+	apex_info("zone %s: %s against serial %u: %zu removed, %zu added, serial %u %s in %.3f s%s",
+		  job->name, job->file, old->serial, removed, added, (*zone)->serial,
+		  in_place ? "derived in place" : "built whole", seconds_since(t0),
+		  job->set.data == NULL ? " (the change set freed once read: the journal "
+					  "compares the versions)"
+					: "");
 	if (in_place) {
 		char steps[200];
 		apex_derive_profile_text((*zone)->derive_ms, steps, sizeof(steps));
 		apex_debug("zone %s: serial %u derived: %s ms", job->name, (*zone)->serial, steps);
 	}
-	job->have_set = true;
+	job->derived = true;
+	job->have_set = job->set.data != NULL; /* not released: apex_changes_free() */
 	return apex_reloader_ready(job, zone);
 }
 

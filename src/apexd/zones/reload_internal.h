@@ -71,10 +71,14 @@ typedef struct apex_load_job {
 	uint64_t loaded_size; /* of the file the last successful load read */
 	uint64_t file_size;   /* of the file now */
 	apexd_memory_claim_t claim;
-	/* a version derived from the one served: the change set from it
-	 * (have_set), for the journal; owned (initialised by the pick) */
+	/* a version made from the one served by the change found
+	 * (reload_diff.c), derived in place or built whole: derived; the
+	 * change set from it (have_set), for the journal, unless it was
+	 * large enough to be freed before the derivation's peak (then the
+	 * journal compares the two versions); owned (initialised by the
+	 * pick) */
 	apex_changes_t set;
-	bool have_set;
+	bool derived, have_set;
 	uint32_t unchanged_serial; /* the file holds what is served: its serial */
 	bool unchanged_bytes;      /* ... byte for byte: it was not parsed */
 	char err[APEX_RELOAD_ERROR_MAX];
