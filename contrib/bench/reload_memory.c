@@ -9,10 +9,13 @@
  * Loads ZONEFILE and precomputes its answers as apexd serves it, then
  * does what apexd's reload thread does with EDITED_FILE: the comparison
  * (apex_file_diff()), the version derived from the change
- * (apex_ixfr_version()) after the allocator is purged, its precomputed
- * answers, the change set freed (apexd keeps it for the journal until
- * the version is published), the old version let go and the allocator
- * purged.  A thread samples the resident size every
+ * (apex_ixfr_version_guarded()) after the allocator is purged, its
+ * precomputed answers, the change set freed (apexd keeps it for the
+ * journal until the version is published, unless it is larger than 1/64
+ * of the version served: then it is freed once the derivation has read
+ * it, and the journal compares the two versions instead once the
+ * allocator is purged, timed here as "journal's difference"), the old
+ * version let go and the allocator purged.  A thread samples the resident size every
  * millisecond; printed for each step: its peak and its end, in MiB above
  * the steady state (the version loaded, purged), and jemalloc's
  * allocated bytes at its end.  Run with apexd's allocator options (they
@@ -38,7 +41,9 @@ const char *malloc_conf = "thp:always,retain:false"; /* apexd's (process/memory.
 #include "dns/name.h"
 #include "query/precompute.h"
 #include "util/error.h"
+#include "util/clock.h"
 #include "xfr/changes.h"
+#include "xfr/diff.h"
 #include "xfr/file_diff.h"
 #include "xfr/ixfr_apply.h"
 #include "zone/load.h"
@@ -106,6 +111,23 @@ static void purge(void)
 #endif
 }
 
+static void purge(void);
+
+/* As apexd's reload does with a large set (zones/reload_diff.c). */
+static void release_set(void *ctx)
+{
+	apex_changes_free(ctx);
+	purge();
+}
+
+static int no_whole(void *ctx, char *err, size_t err_size)
+{
+	(void)ctx;
+	(void)err;
+	(void)err_size;
+	return APEX_OK;
+}
+
 static double mib(size_t bytes, size_t base)
 {
 	return ((double)bytes - (double)base) / (1024.0 * 1024.0);
@@ -157,8 +179,12 @@ int main(int argc, char **argv)
 	purge(); /* as apexd does before a derivation (zones/reload_diff.c) */
 	step("allocator purged", steady);
 	if (rc == APEX_OK && result == APEX_FILE_DIFF_CHANGED) {
-		rc = apex_ixfr_version(old, &set, 1, argv[3], &zone, &in_place, err, sizeof(err));
+		bool large = set.size > old->memory / 64; /* zones/reload_diff.c's share */
+		apex_ixfr_guard_t guard = { no_whole, &set, large ? release_set : NULL };
+		rc = apex_ixfr_version_guarded(old, &set, 1, argv[3], &guard, &zone, &in_place, err,
+					       sizeof(err));
 		step(in_place ? "derivation (in place)" : "derivation (built whole)", steady);
+		printf("change set %s\n", set.data == NULL ? "freed once read" : "kept");
 		if (rc == APEX_OK) {
 			apex_index_mem_t *im = atomic_load(&zone->index_mem);
 			printf("new version: arena %.1f MiB, name index %.1f MiB, %zu ids\n",
@@ -170,6 +196,19 @@ int main(int argc, char **argv)
 		if (rc == APEX_OK)
 			rc = apex_precompute(zone);
 		step("precomputed answers", steady);
+		if (rc == APEX_OK && set.data == NULL) {
+			apex_changes_t journal;
+			purge(); /* as apexd does before (zones/reload.c) */
+			step("allocator purged", steady);
+			uint64_t t0 = apex_monotonic_ns();
+			apex_changes_init(&journal);
+			rc = apex_xfr_diff(old, zone, &journal);
+			printf("journal's difference: %zu removed, %zu added, %.1f MiB in %.3f s\n",
+			       journal.removed, journal.added, (double)journal.size / 1048576.0,
+			       (double)(apex_monotonic_ns() - t0) / 1e9);
+			apex_changes_free(&journal);
+			step("journal's difference, freed", steady);
+		}
 	}
 	apex_changes_free(&set);
 	step("change set freed", steady);
