@@ -1387,9 +1387,12 @@ static int build_index(build_t *bd)
 	apex_build_profile_step(&b->profile, APEX_BUILD_FILL);
 	if (rc == APEX_OK) {
 		/* The RRsets hold everything of the records now: their array
-		 * (40 bytes a record) goes before the rest is built. */
+		 * (40 bytes a record) goes before the rest is built, with the
+		 * canonical RDATA the sort read. */
 		free(b->rrs);
 		b->rrs = NULL;
+		apex_arena_destroy(b->canonical);
+		b->canonical = NULL;
 		rc = publish_index(bd, descs, desc_count, arrays.nodes);
 	}
 	free(descs);

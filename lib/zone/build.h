@@ -93,6 +93,14 @@ typedef struct apex_zone_builder {
 	size_t owner_count;
 	apex_build_rr_t *rrs; /* malloc'ed by the loader, in file order; see apex_zone_build() */
 	size_t rr_count;
+	/* The loader's memory (zone_sink.h), or NULL: names holds the owners'
+	 * names and keys as parsed, which owners points to until the sort
+	 * copies them into the version (apex_build_sort() then destroys it:
+	 * 10 MB for the 400,000 names of a 1M-record TLD, not held through the
+	 * build's peak); canonical holds the records' canonical RDATA that
+	 * differs from their RDATA, destroyed with rrs.  Both set to NULL
+	 * once destroyed; the caller destroys what is left. */
+	apex_arena_t *names, *canonical;
 
 	/* Threads the build may use for the work it does per name (0 or 1:
 	 * only the calling thread). */
@@ -117,7 +125,8 @@ typedef struct apex_zone_builder {
  * builder->owners (one entry per key left, owner_count updated) and
  * builder->rrs (both may be replaced by new arrays),
  * and frees builder->rrs (set to NULL; rr_count stays the count of
- * records kept) as soon as the version's RRsets hold the records.  Returns APEX_OK,
+ * records kept) and builder->canonical as soon as the version's RRsets
+ * hold the records, builder->names once the sort has copied them.  Returns APEX_OK,
  * APEX_ELOAD (reason in builder->err: no SOA at the apex, more than one
  * SOA, CNAME beside other data, ...) or APEX_ENOMEM.  Warnings (RRsets
  * with differing TTLs, missing glue) are logged.  On failure the zone's

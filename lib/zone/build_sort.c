@@ -452,6 +452,9 @@ int apex_build_sort(apex_zone_builder_t *b, uint32_t **owner_first)
 		free(j.first);
 		return rc;
 	}
+	/* The owners' names are the version's now (place_owners()). */
+	apex_arena_destroy(b->names);
+	b->names = NULL;
 	sort_records_by_owner(&j);
 	*owner_first = j.first;
 	return APEX_OK;

@@ -642,6 +642,8 @@ static int derive(derive_t *d)
 	apex_give_back_below(&given, b->rrs + b->rr_count);
 	free(b->rrs);
 	b->rrs = NULL;
+	apex_arena_destroy(b->canonical);
+	b->canonical = NULL;
 	apex_derive_profile_step(&d->profile, APEX_DERIVE_OWNERS);
 	if (d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_names(d); /* its own steps, INDEX and NAMES */

@@ -177,10 +177,22 @@ void apex_version_abort(apex_version_build_t *v)
 {
 	apex_arena_destroy(v->arena);
 	apex_arena_destroy(v->b.tmp);
+	apex_arena_destroy(v->b.names);
+	apex_arena_destroy(v->b.canonical);
 	free(v->b.owners);
 	free(v->b.rrs);
 	free(v->b.files);
 	memset(v, 0, sizeof(*v));
+}
+
+/* *from's memory moved into *to (made *from if *to is NULL); *from NULL. */
+static void take_arena(apex_arena_t **to, apex_arena_t **from)
+{
+	if (*to == NULL)
+		*to = *from;
+	else
+		apex_arena_adopt(*to, *from);
+	*from = NULL;
 }
 
 /* The builder takes the records of sinks[0] and the version the memory
@@ -200,12 +212,16 @@ static size_t take_records(apex_version_build_t *v, apex_sink_t *const *sinks, s
 	s0->owners = NULL;
 	s0->rrs = NULL;
 	size_t memory = b->rr_count * sizeof(*b->rrs) + b->owner_count * sizeof(*b->owners);
-	/* Names, keys and RDATA become the version's (build.h). */
+	/* RDATA becomes the version's; the names and keys as parsed and the
+	 * canonical RDATA the builder's, which frees them once read (build.h). */
 	for (size_t i = 0; i < sink_count; i++) {
 		memory += apex_arena_footprint(sinks[i]->keep) +
+			  apex_arena_footprint(sinks[i]->names) +
 			  apex_arena_footprint(sinks[i]->scratch);
 		apex_arena_adopt(v->arena, sinks[i]->keep);
 		sinks[i]->keep = NULL;
+		take_arena(&b->names, &sinks[i]->names);
+		take_arena(&b->canonical, &sinks[i]->scratch);
 	}
 	return memory;
 }

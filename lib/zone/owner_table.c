@@ -56,7 +56,7 @@ static bool owner_is(const apex_build_owner_t *o, const uint8_t *key, size_t key
 }
 
 /* A new entry at the end of s->owners for `like`: its name and key
- * copied into s's scratch memory, or shared with the entry `same` (an
+ * copied into s's names memory, or shared with the entry `same` (an
  * earlier one with the same key) unless that is -1.  Its index, or -1
  * (APEX_ENOMEM). */
 static int64_t owner_add(apex_sink_t *s, const apex_build_owner_t *like, int64_t same)
@@ -76,8 +76,8 @@ static int64_t owner_add(apex_sink_t *s, const apex_build_owner_t *like, int64_t
 		*o = s->owners[same];
 	} else {
 		*o = *like;
-		/* In scratch memory: the build copies them in canonical order. */
-		if (apex_build_owner_copy(s->scratch, o, like) != APEX_OK)
+		/* Apart: the build copies them in canonical order, then frees them. */
+		if (apex_build_owner_copy(s->names, o, like) != APEX_OK)
 			return -1;
 	}
 	return (int64_t)s->owner_count++;

@@ -17,9 +17,11 @@ apex_sink_t *apex_sink_new(void)
 		return NULL;
 	memset(s, 0, offsetof(apex_sink_t, rdata));
 	s->keep = apex_arena_create();
+	s->names = apex_arena_create();
 	s->scratch = apex_arena_create();
-	if (s->keep == NULL || s->scratch == NULL) {
+	if (s->keep == NULL || s->names == NULL || s->scratch == NULL) {
 		apex_arena_destroy(s->keep);
+		apex_arena_destroy(s->names);
 		apex_arena_destroy(s->scratch);
 		free(s);
 		return NULL;
@@ -37,7 +39,8 @@ void *apex_sink_dup(apex_arena_t *a, const void *data, size_t size)
 
 void apex_sink_free(apex_sink_t *s)
 {
-	apex_arena_destroy(s->keep); /* NULL once the version adopted it */
+	apex_arena_destroy(s->keep);  /* NULL once the version adopted it */
+	apex_arena_destroy(s->names); /* and these once the builder took them */
 	apex_arena_destroy(s->scratch);
 	free(s->owners);
 	free(s->table);

@@ -6,8 +6,10 @@
  * form.  RDATA is packed (no alignment, no per-object header: a
  * record's RDATA is often 4 to 20 bytes) into `keep`, whose memory the
  * version adopts before it is built, so the version uses it where the
- * loader wrote it (build.h).  Owner names and keys go to `scratch`: the
- * build copies them into the version in canonical order.
+ * loader wrote it (build.h).  Owner names and keys go to `names`: the
+ * build copies them into the version in canonical order, then frees them
+ * (build_sort.c); canonical forms that differ from the RDATA go to
+ * `scratch`, freed once the version's RRsets hold the records.
  *
  * apex_sink_add_rr() is the entry for a record already in wire form: the
  * text parsers (zone_file_reader.h) end there, and so will records that
@@ -27,8 +29,9 @@
 
 typedef struct apex_sink {
 	apex_arena_t *keep;
-	/* owner names and keys, canonical forms that differ: freed after the build */
-	apex_arena_t *scratch;
+	/* owner names and keys as parsed; canonical forms that differ: the
+	 * builder takes both (apex_zone_builder_t's names and canonical) */
+	apex_arena_t *names, *scratch;
 	apex_build_owner_t *owners;
 	size_t owner_count, owner_cap;
 	uint64_t *table;      /* cache of owners: hash << 32 | index + 1, 0 = empty */

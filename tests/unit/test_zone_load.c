@@ -14,9 +14,13 @@
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
+#include "zone/build_steps.h"
+#include "zone/file_map.h"
 #include "zone/load.h"
 #include "zone/load_tuning.h"
+#include "zone/version_build.h"
 #include "zone/zone.h"
+#include "zone/zone_sink.h"
 
 static char dir[256];
 
@@ -1131,6 +1135,92 @@ static void restart_none(void *ctx)
  * same bytes written anew and for a parsed-only (filtered) read, in one
  * thread or several; another for one byte changed; none when an
  * $INCLUDE was read, nor after a failed parse. */
+/* A builder given the records of a zone whose name server's name is
+ * written in capitals (its canonical RDATA a copy in lower case), and the
+ * sink's memory as apex_version_finish() hands it over (version_build.h). */
+static apex_zone_builder_t *parsed_builder(apex_version_build_t *v, apex_sink_t *s)
+{
+	uint8_t origin[APEX_NAME_MAX], ns[APEX_NAME_MAX], soa[128], addr[4] = { 192, 0, 2, 1 };
+	uint8_t upper[APEX_NAME_MAX], lower[APEX_NAME_MAX];
+	apex_loader_t ld = { .b = &v->b };
+	uint16_t file = 0;
+	char err[256] = "";
+
+	wire("example.", origin);
+	wire("ns1.example.", ns);
+	wire("NS1.Example.", upper);
+	wire("ns1.example.", lower);
+	size_t n = apex_name_size(ns), size = 2 * n;
+	memcpy(soa, ns, n);
+	memcpy(soa + n, ns, n);
+	memset(soa + size, 0, 20);
+	assert_int_equal(apex_version_begin(v, origin, "test", err, sizeof(err)), APEX_OK);
+	assert_int_equal(apex_loader_add_file(&ld, "test", &file), APEX_OK);
+	assert_int_equal(
+		apex_sink_add_rr(s, origin, APEX_TYPE_SOA, 300, soa, size + 20, NULL, file, 1),
+		APEX_OK);
+	assert_int_equal(apex_sink_add_rr(s, origin, APEX_TYPE_NS, 300, upper, n, lower, file, 2),
+			 APEX_OK);
+	assert_int_equal(apex_sink_add_rr(s, ns, APEX_TYPE_A, 300, addr, 4, NULL, file, 3),
+			 APEX_OK);
+	v->b.owners = s->owners;
+	v->b.owner_count = s->owner_count;
+	v->b.rrs = s->rrs;
+	v->b.rr_count = s->rr_count;
+	s->owners = NULL;
+	s->rrs = NULL;
+	apex_arena_adopt(v->arena, s->keep);
+	s->keep = NULL;
+	v->b.names = s->names;
+	v->b.canonical = s->scratch;
+	s->names = s->scratch = NULL;
+	return &v->b;
+}
+
+/* The loader's memory goes with the build as soon as it is read
+ * (build.h): the owners' names as parsed once the sort has copied them,
+ * the canonical RDATA once the RRsets hold the records; the version
+ * reads its own copies (under ASan, a read of the freed memory fails). */
+static void test_parsed_memory_freed_once_read(void **state)
+{
+	apex_version_build_t v;
+	apex_sink_t *s = apex_sink_new();
+	apex_build_t bd;
+
+	(void)state;
+	assert_non_null(s);
+	apex_zone_builder_t *b = parsed_builder(&v, s);
+	assert_non_null(b->names);
+	assert_non_null(b->canonical);
+	assert_int_equal(apex_build_begin(&bd, b), APEX_OK);
+	assert_null(b->names);
+	assert_non_null(b->canonical); /* the fill reads it */
+	apex_build_end(&bd);
+	apex_version_abort(&v);
+	apex_sink_free(s);
+
+	s = apex_sink_new();
+	assert_non_null(s);
+	b = parsed_builder(&v, s);
+	assert_int_equal(apex_zone_build(b), APEX_OK);
+	assert_null(b->names);
+	assert_null(b->canonical);
+	apex_zone_t *zone = b->zone;
+	v.arena = NULL; /* the version's */
+	apex_version_abort(&v);
+	apex_sink_free(s);
+	uint8_t name[APEX_NAME_MAX], key[APEX_KEY_MAX];
+	wire("ns1.example.", name);
+	const apex_node_t *ns = apex_zone_find(zone, key, apex_name_key(name, key, NULL));
+	assert_non_null(ns);
+	assert_non_null(apex_node_rrset(ns, APEX_TYPE_A));
+	const apex_rrset_t *set = apex_node_rrset(zone->apex, APEX_TYPE_NS);
+	assert_non_null(set);
+	wire("NS1.Example.", name); /* served as written */
+	assert_memory_equal(set->rdata + 2, name, apex_name_size(name));
+	apex_zone_unref(zone);
+}
+
 static void test_file_digest(void **state)
 {
 	static const char text[] = "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
@@ -1253,6 +1343,7 @@ int main(void)
 		cmocka_unit_test(test_records_in_order_built_in_place),
 		cmocka_unit_test(test_real_zones),
 		cmocka_unit_test(test_file_digest),
+		cmocka_unit_test(test_parsed_memory_freed_once_read),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
