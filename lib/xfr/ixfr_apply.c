@@ -569,6 +569,24 @@ static void found_owners(const touch_t *t, size_t count, apex_derive_found_t *fo
 							       t[i].in_index, t[i].node };
 }
 
+/* What the derivation's found points into: the touches' keys and found
+ * itself, freed once it has matched the owners (derive.h's found_read). */
+typedef struct found_memory {
+	touches_t *ts;
+	apex_derive_found_t **found;
+} found_memory_t;
+
+static void free_found(void *ctx)
+{
+	found_memory_t *m = ctx;
+
+	touches_free(m->ts);
+	m->ts->t = NULL;
+	m->ts->keys = NULL;
+	free(*m->found);
+	*m->found = NULL;
+}
+
 static int by_id(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -588,6 +606,7 @@ static int derived(apex_zone_t *old, net_t *net, const char *source, const apex_
 	uint32_t *nodes = NULL;
 	apex_derive_found_t *found = NULL;
 	apex_derive_owners_t owners = { 0 };
+	found_memory_t found_memory = { &ts, &found };
 
 	if (!apex_zone_derivable(old) || apex_name_size(net->soa.owner) != apex->name_size ||
 	    memcmp(net->soa.owner, apex->name, apex->name_size) != 0)
@@ -621,6 +640,8 @@ static int derived(apex_zone_t *old, net_t *net, const char *source, const apex_
 		}
 		owners.changed = nodes;
 		owners.found = found;
+		owners.found_read = free_found;
+		owners.found_ctx = &found_memory;
 		rc = apex_zone_from_wire_derive(w, old, &owners, out);
 	} else if (w != NULL) {
 		apex_zone_from_wire_abort(w);

@@ -631,6 +631,10 @@ static int derive(derive_t *d)
 	apex_zone_builder_t *b = d->bd.b;
 	int rc = owners_of(d);
 
+	if (d->found_read != NULL) {
+		d->found = NULL; /* not read again: the caller's to free */
+		d->found_read(d->found_ctx);
+	}
 	if (rc != APEX_OK)
 		return rc;
 	/* The RRsets hold the records now (build.h).  Given back to the
@@ -667,7 +671,9 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 		       .touched = owners->changed,
 		       .touched_count = owners->changed_count,
 		       .found = owners->found,
-		       .found_count = owners->found_count };
+		       .found_count = owners->found_count,
+		       .found_read = owners->found_read,
+		       .found_ctx = owners->found_ctx };
 	int rc = APEX_OK;
 
 	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)

@@ -39,7 +39,9 @@ typedef struct apex_derive {
 	size_t touched_count;
 	const struct apex_derive_found *found; /* the caller's lookups (derive.h), or NULL */
 	size_t found_count, found_at;          /* the next owner's, found_at on */
-	const apex_node_t **pages;             /* the new version's page table */
+	void (*found_read)(void *found_ctx);   /* derive.h's, or NULL */
+	void *found_ctx;
+	const apex_node_t **pages; /* the new version's page table */
 	size_t page_count;
 	uint8_t *copied;   /* per page: 0, or already the new version's own: */
 	apex_node_t *pool; /* pages for the copies, faulted in together */
