@@ -6,7 +6,9 @@
 #include "process/memory.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #ifdef HAVE_JEMALLOC
@@ -52,6 +54,45 @@ void apex_memory_purge(void)
 #else
 	malloc_trim(0);
 #endif
+}
+
+#ifdef HAVE_JEMALLOC
+/* The arena of apex_memory_thread_gives_back(), made once; 0: none. */
+static unsigned give_back_arena;
+static pthread_once_t give_back_once = PTHREAD_ONCE_INIT;
+
+static void give_back_arena_make(void)
+{
+	unsigned index = 0;
+	size_t size = sizeof(index);
+	ssize_t zero = 0;
+	char name[64];
+	int rc = mallctl("arenas.create", &index, &size, NULL, 0);
+
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", index,
+			 i == 0 ? "dirty" : "muzzy");
+		rc = mallctl(name, NULL, NULL, &zero, sizeof(zero));
+	}
+	if (rc != 0)
+		apex_debug("jemalloc: no arena that gives memory back at once: error %d", rc);
+	else
+		give_back_arena = index;
+}
+#endif
+
+bool apex_memory_thread_gives_back(void)
+{
+#ifdef HAVE_JEMALLOC
+	pthread_once(&give_back_once, give_back_arena_make);
+	unsigned index = give_back_arena;
+	if (index == 0)
+		return false;
+	if (mallctl("thread.arena", NULL, NULL, &index, sizeof(index)) == 0)
+		return true;
+	apex_debug("jemalloc: thread.arena %u refused", index);
+#endif
+	return false;
 }
 
 /* /proc/self/statm kept open (apex_memory_keep_statm()), or -1. */

@@ -11,10 +11,27 @@
 #ifndef APEXD_MEMORY_H
 #define APEXD_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Return the allocator's unused pages to the system (jemalloc: purge every arena). */
 void apex_memory_purge(void);
+
+/*
+ * The calling thread allocates from now on in a jemalloc arena that gives
+ * freed memory back to the system at once (its decay times 0), shared by
+ * the threads that ask: the reload threads once apexd serves, whose
+ * temporaries (the change set, the builder's arrays, the parsed names)
+ * would else stay resident for jemalloc's 10 s of decay under the peak
+ * that follows (a reload of a tenth of a 1M-record zone: 1.35 times
+ * steady against 1.29, doc/reload.md).  Not the transfer threads: an
+ * AXFR in of that zone then peaked 4 MiB higher (its parser threads'
+ * memory, in the automatic arenas, is not reused by this one).  Memory
+ * that thread allocates keeps to that arena whoever frees it.  Returns
+ * whether the thread now does: false without jemalloc, or when the arena
+ * cannot be made (logged at debug level).
+ */
+bool apex_memory_thread_gives_back(void);
 
 /* Resident set size of this process in bytes (0 if unknown). */
 size_t apex_memory_rss(void);
