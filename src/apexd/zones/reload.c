@@ -336,7 +336,6 @@ void *apex_reloader_thread_main(void *arg)
 	if (r->live) {
 		pthread_setname_np(pthread_self(), "apexd-reload");
 		apex_thread_lower_priority("reload thread", r->idle, r->nice);
-		apex_memory_thread_gives_back();
 	}
 	pthread_mutex_lock(&r->lock);
 	while (!r->stopping) {
