@@ -96,7 +96,7 @@ typedef struct apex_zone_builder {
 	/* The loader's memory (zone_sink.h), or NULL: names holds the owners'
 	 * names and keys as parsed, which owners points to until the sort
 	 * copies them into the version (apex_build_sort() then destroys it:
-	 * 10 MB for the 400,000 names of a 1M-record TLD, not held through the
+	 * 20 MB for the 400,000 owners of a 1M-record TLD, not held through the
 	 * build's peak); canonical holds the records' canonical RDATA that
 	 * differs from their RDATA, destroyed with rrs.  Both set to NULL
 	 * once destroyed; the caller destroys what is left. */
