@@ -15,10 +15,10 @@
  * of the version served: then it is freed once the derivation has read
  * it, and the journal compares the two versions instead once the
  * allocator is purged, timed here as "journal's difference"), the old
- * version let go and the allocator purged.  A thread samples the resident size every
- * millisecond; printed for each step: its peak and its end, in MiB above
- * the steady state (the version loaded, purged), and jemalloc's
- * allocated bytes at its end.  Run with apexd's allocator options (they
+ * version let go and the allocator purged.  A thread samples the
+ * resident size every millisecond; printed for each step: its peak and
+ * its end, in MiB above the steady state (the version loaded, purged),
+ * and jemalloc's allocated bytes at its end.  Run with apexd's allocator options (they
  * are set below as apexd sets them).
  */
 #ifdef HAVE_CONFIG_H
@@ -110,8 +110,6 @@ static void purge(void)
 	mallctl("arena.4096.purge", NULL, NULL, NULL, 0); /* MALLCTL_ARENAS_ALL */
 #endif
 }
-
-static void purge(void);
 
 /* As apexd's reload does with a large set (zones/reload_diff.c). */
 static void release_set(void *ctx)

@@ -436,10 +436,12 @@ static uint64_t touch_chunk(const void *item, size_t offset, bool *more)
 	return offset < t->key_size ? apex_key_prefix(t->key + offset, t->key_size - offset) : 0;
 }
 
+/* Freed, and left empty: freeing it again does nothing. */
 static void touches_free(touches_t *ts)
 {
 	free(ts->t);
 	free(ts->keys);
+	memset(ts, 0, sizeof(*ts));
 }
 
 static int add_to_builder(void *ctx, const apex_rr_t *rr)
@@ -581,8 +583,6 @@ static void free_found(void *ctx)
 	found_memory_t *m = ctx;
 
 	touches_free(m->ts);
-	m->ts->t = NULL;
-	m->ts->keys = NULL;
 	free(*m->found);
 	*m->found = NULL;
 }
