@@ -9,9 +9,12 @@ guard in make check").
 
 tests/perf/count_answers answers tests/perf/root.queries from
 zones/root.zone through apex_worker_answer(), once with DO=0 and once
-with DO=1, under valgrind --tool=callgrind, counting only
-apex_perf_counted_pass() (the second pass over the queries; loading and
-the warm-up pass are not counted).  Each set runs twice, and the two
+with DO=1, and the queries of a TLD of 20,000 delegations
+(tests/perf/tld_zone.py writes both, the same on every machine) with
+DO=0, whose referrals are written name by name rather than copied from
+precomputed fragments as the root zone's are, under valgrind
+--tool=callgrind, counting only apex_perf_counted_pass() (the second
+pass over the queries; loading and the warm-up pass are not counted).  Each set runs twice, and the two
 totals must be equal: the count is a property of the code, not of the
 machine or the moment.  The C library's string functions are pinned to
 their baseline x86-64 versions (GLIBC_TUNABLES below), so the CPU does
@@ -37,9 +40,11 @@ import tempfile
 THRESHOLD = 0.03  # a set may cost this much more than the baseline
 MIN_STORED = 0.1  # functions stored in the baseline: at least this many a query
 SHOWN = 15  # rows of the per-function difference
-SETS = [("do0", "DO=0", []), ("do1", "DO=1", ["-D"])]
-ZONE = os.path.join("zones", "root.zone")
-QUERIES = os.path.join("tests", "perf", "root.queries")
+# key, label, count_answers' flags, and the zone and queries: under the
+# source tree, or (None) written by tests/perf/tld_zone.py
+ROOT = (".", os.path.join("zones", "root.zone"), os.path.join("tests", "perf", "root.queries"))
+SETS = [("do0", "DO=0", [], ROOT), ("do1", "DO=1", ["-D"], ROOT),
+        ("tld0", "TLD, DO=0", [], None)]
 BASELINE = os.path.join("tests", "perf", "baseline.txt")
 COUNTED = "apex_perf_counted_pass"
 # Every feature above the x86-64 baseline that selects a variant of
@@ -92,12 +97,23 @@ def annotate(out_file):
     return total, funcs
 
 
-def count(prog, srcdir, flags, tmp, tag):
+def inputs(srcdir, tmp, spec):
+    """(origin, zone file, query file) of a set."""
+    if spec is not None:
+        return spec[0], os.path.join(srcdir, spec[1]), os.path.join(srcdir, spec[2])
+    if not os.path.exists(os.path.join(tmp, "tld.zone")):
+        subprocess.run(["/usr/bin/python3", os.path.join(srcdir, "tests", "perf", "tld_zone.py"),
+                        tmp], check=True)
+    return "tld.", os.path.join(tmp, "tld.zone"), os.path.join(tmp, "tld.queries")
+
+
+def count(prog, srcdir, flags, spec, tmp, tag):
     """One run of count_answers under callgrind: (queries, Ir, {function: Ir})."""
     out_file = os.path.join(tmp, "callgrind.%s" % tag)
+    origin, zone, queries = inputs(srcdir, tmp, spec)
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out_file,
            "--toggle-collect=" + COUNTED, prog] + flags + [
-           "-q", os.path.join(srcdir, QUERIES), "-z", ".=" + os.path.join(srcdir, ZONE)]
+           "-q", queries, "-z", origin + "=" + zone]
     env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          env=env)
@@ -112,9 +128,9 @@ def measure(prog, srcdir):
     """{set: (queries, Ir, {function: Ir})}, each set counted twice."""
     result = {}
     with tempfile.TemporaryDirectory(prefix="apex-perf.") as tmp:
-        for key, label, flags in SETS:
-            first = count(prog, srcdir, flags, tmp, key + ".1")
-            second = count(prog, srcdir, flags, tmp, key + ".2")
+        for key, label, flags, spec in SETS:
+            first = count(prog, srcdir, flags, spec, tmp, key + ".1")
+            second = count(prog, srcdir, flags, spec, tmp, key + ".2")
             print(first[3])
             if first[1] != second[1]:
                 done(FAIL, "%s: two runs counted %d and %d instructions: the count is not "
@@ -153,13 +169,14 @@ def read_baseline(path):
 
 def write_baseline(path, build, result):
     lines = ["# The query path's instructions (callgrind's Ir) for tests/perf/root.queries",
-             "# against zones/root.zone through apex_worker_answer(), DO=0 and DO=1: the",
-             "# total of a pass and its functions' own cost (self Ir), every function of at",
-             "# least %.1f instructions a query; the rest in \"other\".  Written by" % MIN_STORED,
+             "# against zones/root.zone through apex_worker_answer(), DO=0 and DO=1, and",
+             "# for tests/perf/tld_zone.py's TLD and queries, DO=0 (tld0): the total of a",
+             "# pass and its functions' own cost (self Ir), every function of at least",
+             "# %.1f instructions a query; the rest in \"other\".  Written by" % MIN_STORED,
              "# `make perf-baseline` (tests/perf/guard.py --update), never by hand; the",
              "# commit that changes it says why (doc/performance.md).",
              "build " + build]
-    for key, _, _ in SETS:
+    for key, _, _, _ in SETS:
         queries, total, funcs = result[key]
         top = sorted(((name, ir) for name, ir in funcs.items() if ir >= MIN_STORED * queries),
                      key=lambda kv: (-kv[1], kv[0]))
@@ -228,13 +245,13 @@ def main():
         done(FAIL if required else SKIP,
              "the baseline was counted with %s; this build is %s: its counts are not "
              "comparable" % (base_build, build))
-    missing = [label for key, label, _ in SETS if base.get(key, (0,))[0] == 0]
+    missing = [label for key, label, _, _ in SETS if base.get(key, (0,))[0] == 0]
     if missing:
         done(ERROR, "%s has no figures for %s: `make perf-baseline`" % (baseline,
                                                                       ", ".join(missing)))
     result = measure(prog, srcdir)
     over = []
-    for key, label, _ in SETS:
+    for key, label, _, _ in SETS:
         change = difference(label, base[key], result[key])
         if change > THRESHOLD:
             over.append(label)
