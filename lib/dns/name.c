@@ -3,12 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dns/ascii.h"
 #include "dns/name.h"
 #include "util/error.h"
 
 static inline uint8_t lower(uint8_t c)
 {
-	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+	return apex_ascii_lower(c);
 }
 
 int apex_name_unpack(const uint8_t *pkt, size_t pkt_len, size_t *pos, uint8_t *out)

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "dns/ascii.h"
+
 #define APEX_NAME_HASH_ROOT 0x811C9DC5u
 #define APEX_NAME_HASH_PRIME 0x01000193u
 
@@ -18,10 +20,7 @@ static inline uint32_t apex_name_hash_label(uint32_t parent_hash, const uint8_t 
 {
 	uint32_t h = (parent_hash ^ label[0]) * APEX_NAME_HASH_PRIME;
 	for (unsigned i = 1; i <= label[0]; i++) {
-		uint8_t c = label[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (uint8_t)(c + 32);
-		h = (h ^ c) * APEX_NAME_HASH_PRIME;
+		h = (h ^ apex_ascii_lower(label[i])) * APEX_NAME_HASH_PRIME;
 	}
 	return h;
 }

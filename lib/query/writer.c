@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
+#include "dns/ascii.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "query/writer.h"
@@ -156,9 +157,12 @@ static int find_suffix(const apex_writer_t *w, suffixes_t *s, int i)
 		if (index == 0)
 			return -1;
 		const apex_compress_entry_t *e = &w->compress[index - 1];
+		/* the same bytes first: names in a zone are mostly written in
+		 * one case, and memcmp() compares them a word at a time where
+		 * apex_name_equal() folds the case of each byte */
 		if (e->hash == hash && e->size == size &&
 		    ((node != NULL && e->node == node) || e->name == suffix ||
-		     apex_name_equal(e->name, suffix)))
+		     memcmp(e->name, suffix, size) == 0 || apex_name_equal(e->name, suffix)))
 			return e->offset;
 	}
 }
@@ -450,11 +454,6 @@ int apex_writer_opt(apex_writer_t *w, uint16_t payload, uint8_t ext_rcode, bool 
 	return APEX_OK;
 }
 
-static uint8_t ascii_lower(uint8_t c)
-{
-	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
-}
-
 /* True if the label just below f->base in qname is one of f->labels. */
 static bool shares_labels(const apex_fragment_t *f, const uint8_t *qname, int qlabels)
 {
@@ -466,7 +465,7 @@ static bool shares_labels(const apex_fragment_t *f, const uint8_t *qname, int ql
 		if (other[0] != label[0])
 			continue;
 		unsigned j = 1;
-		while (j <= label[0] && ascii_lower(other[j]) == ascii_lower(label[j]))
+		while (j <= label[0] && apex_ascii_lower(other[j]) == apex_ascii_lower(label[j]))
 			j++;
 		if (j > label[0])
 			return true;

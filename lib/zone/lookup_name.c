@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "zone/lookup_name.h"
 
+#include "dns/ascii.h"
 #include "dns/name_hash.h"
-
-/* ASCII lowercase without a branch: 'A'..'Z' get 0x20 added. */
-static inline uint8_t lower(uint8_t c)
-{
-	return (uint8_t)(c + (((unsigned)c - 'A' < 26u) << 5));
-}
 
 void apex_lookup_name_init(apex_lookup_name_t *ln, const uint8_t *name)
 {
@@ -28,7 +23,7 @@ void apex_lookup_name_init(apex_lookup_name_t *ln, const uint8_t *name)
 		unsigned len = label[0];
 		h = (h ^ len) * APEX_NAME_HASH_PRIME;
 		for (unsigned j = 1; j <= len; j++) {
-			uint8_t c = lower(label[j]);
+			uint8_t c = apex_ascii_lower(label[j]);
 			h = (h ^ c) * APEX_NAME_HASH_PRIME;
 			if (c > 1) {
 				*k++ = c;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "dns/ascii.h"
 #include "dns/name.h"
 #include "dns/name_hash.h"
 #include "dns/name_index.h"
@@ -276,6 +277,23 @@ static void test_name_index(void **state)
 	apex_name_index_free(&index);
 }
 
+/* The table folds 'A' to 'Z' and leaves every other byte, and the hash of
+ * a name is the same in any case (RFC 4343). */
+static void test_ascii_lower(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < 256; c++)
+		assert_int_equal(apex_ascii_lower((uint8_t)c), c >= 'A' && c <= 'Z' ? c + 32 : c);
+
+	uint8_t a[64], b[64];
+	wire("Ns1.ProVider-7.EXAMPLE.", a);
+	wire("ns1.provider-7.example.", b);
+	assert_int_equal(apex_name_hash(a), apex_name_hash(b));
+	assert_true(apex_name_equal(a, b));
+	wire("ns1.provider-8.example.", b);
+	assert_false(apex_name_equal(a, b));
+}
+
 static void test_presentation(void **state)
 {
 	uint8_t w[APEX_NAME_MAX];
@@ -302,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_key_prefixes),
 		cmocka_unit_test(test_relations),
 		cmocka_unit_test(test_presentation),
+		cmocka_unit_test(test_ascii_lower),
 		cmocka_unit_test(test_name_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
