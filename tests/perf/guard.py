@@ -10,9 +10,11 @@ guard in make check").
 tests/perf/count_answers answers tests/perf/root.queries from
 zones/root.zone through apex_worker_answer(), once with DO=0 and once
 with DO=1, and the queries of a TLD of 20,000 delegations
-(tests/perf/tld_zone.py writes both, the same on every machine) with
-DO=0, whose referrals are written name by name rather than copied from
-precomputed fragments as the root zone's are, under valgrind
+(tests/perf/tld_zone.py writes them, the same on every machine), whose
+referrals are written name by name rather than copied from precomputed
+fragments as the root zone's are, with DO=0, and with DO=1 from the same
+TLD signed with NSEC3 opt-out (its proofs, and the SHA-1 of the names
+its NXDOMAIN answers hash), under valgrind
 --tool=callgrind, counting only apex_perf_counted_pass() (the second
 pass over the queries; loading and the warm-up pass are not counted).  Each set runs twice, and the two
 totals must be equal: the count is a property of the code, not of the
@@ -40,11 +42,18 @@ import tempfile
 THRESHOLD = 0.03  # a set may cost this much more than the baseline
 MIN_STORED = 0.1  # functions stored in the baseline: at least this many a query
 SHOWN = 15  # rows of the per-function difference
-# key, label, count_answers' flags, and the zone and queries: under the
-# source tree, or (None) written by tests/perf/tld_zone.py
-ROOT = (".", os.path.join("zones", "root.zone"), os.path.join("tests", "perf", "root.queries"))
+# key, label, count_answers' flags, and the origin, zone and queries:
+# in the source tree, or (generated) written by tests/perf/tld_zone.py
+ROOT = (".", os.path.join("zones", "root.zone"), os.path.join("tests", "perf", "root.queries"),
+        False)
+TLD = ("tld.", "tld.zone", "tld.queries", True)
+TLD_NSEC3 = ("tld.", "tld-nsec3.zone", "tld.queries", True)
 SETS = [("do0", "DO=0", [], ROOT), ("do1", "DO=1", ["-D"], ROOT),
-        ("tld0", "TLD, DO=0", [], None)]
+        ("tld0", "TLD, DO=0", [], TLD), ("tld1", "TLD with NSEC3, DO=1", ["-D"], TLD_NSEC3)]
+# The SHA-1 of NSEC3 (lib/dns/sha1.c) is chosen by the CPU: the counts
+# are only a property of the code with the portable one, which valgrind,
+# not running SHA instructions, makes apex choose.
+SHA_BY_CPU = "sha1_block_shani"
 BASELINE = os.path.join("tests", "perf", "baseline.txt")
 COUNTED = "apex_perf_counted_pass"
 # Every feature above the x86-64 baseline that selects a variant of
@@ -99,12 +108,13 @@ def annotate(out_file):
 
 def inputs(srcdir, tmp, spec):
     """(origin, zone file, query file) of a set."""
-    if spec is not None:
-        return spec[0], os.path.join(srcdir, spec[1]), os.path.join(srcdir, spec[2])
-    if not os.path.exists(os.path.join(tmp, "tld.zone")):
+    origin, zone, queries, generated = spec
+    if not generated:
+        return origin, os.path.join(srcdir, zone), os.path.join(srcdir, queries)
+    if not os.path.exists(os.path.join(tmp, zone)):
         subprocess.run(["/usr/bin/python3", os.path.join(srcdir, "tests", "perf", "tld_zone.py"),
                         tmp], check=True)
-    return "tld.", os.path.join(tmp, "tld.zone"), os.path.join(tmp, "tld.queries")
+    return origin, os.path.join(tmp, zone), os.path.join(tmp, queries)
 
 
 def count(prog, srcdir, flags, spec, tmp, tag):
@@ -121,6 +131,9 @@ def count(prog, srcdir, flags, spec, tmp, tag):
     if res.returncode != 0 or m is None:
         done(ERROR, "%s failed (%d):\n%s" % (" ".join(cmd), res.returncode, res.stdout))
     total, funcs = annotate(out_file)
+    if SHA_BY_CPU in funcs:
+        done(ERROR, "%s ran %s: the SHA-1 chosen by this CPU, whose count is not the "
+             "portable code's (lib/dns/sha1.c)" % (" ".join(cmd), SHA_BY_CPU))
     return int(m.group(1)), total, funcs, m.group(0)
 
 
@@ -170,11 +183,12 @@ def read_baseline(path):
 def write_baseline(path, build, result):
     lines = ["# The query path's instructions (callgrind's Ir) for tests/perf/root.queries",
              "# against zones/root.zone through apex_worker_answer(), DO=0 and DO=1, and",
-             "# for tests/perf/tld_zone.py's TLD and queries, DO=0 (tld0): the total of a",
-             "# pass and its functions' own cost (self Ir), every function of at least",
-             "# %.1f instructions a query; the rest in \"other\".  Written by" % MIN_STORED,
-             "# `make perf-baseline` (tests/perf/guard.py --update), never by hand; the",
-             "# commit that changes it says why (doc/performance.md).",
+             "# for tests/perf/tld_zone.py's TLD and queries, DO=0 (tld0), and its TLD",
+             "# signed with NSEC3, DO=1 (tld1): the total of a pass and its functions' own",
+             "# cost (self Ir), every function of at least %.1f instructions a query;" % MIN_STORED,
+             "# the rest in \"other\".  Written by `make perf-baseline`",
+             "# (tests/perf/guard.py --update), never by hand; the commit that changes it",
+             "# says why (doc/performance.md).",
              "build " + build]
     for key, _, _, _ in SETS:
         queries, total, funcs = result[key]
