@@ -7,11 +7,6 @@
 #include "dns/name.h"
 #include "util/error.h"
 
-static inline uint8_t lower(uint8_t c)
-{
-	return apex_ascii_lower(c);
-}
-
 int apex_name_unpack(const uint8_t *pkt, size_t pkt_len, size_t *pos, uint8_t *out)
 {
 	size_t p = *pos;
@@ -97,7 +92,7 @@ bool apex_name_equal(const uint8_t *a, const uint8_t *b)
 		if (len == 0)
 			return true;
 		for (uint8_t i = 1; i <= len; i++) {
-			if (lower(a[i]) != lower(b[i]))
+			if (apex_ascii_lower(a[i]) != apex_ascii_lower(b[i]))
 				return false;
 		}
 		a += 1 + len;
@@ -128,7 +123,7 @@ size_t apex_name_key(const uint8_t *name, uint8_t *key, uint16_t *label_ends)
 	for (int i = n - 1; i >= 0; i--) {
 		const uint8_t *label = labels[i];
 		for (uint8_t j = 1; j <= label[0]; j++) {
-			uint8_t c = lower(label[j]);
+			uint8_t c = apex_ascii_lower(label[j]);
 			if (c <= 1) {
 				/* Escape so that 0x00 stays the separator and
 				 * order is kept: 0x00 -> 01 01, 0x01 -> 01 02. */
@@ -172,7 +167,7 @@ int apex_name_compare(const uint8_t *a, const uint8_t *b)
 		uint8_t len = x[0] < y[0] ? x[0] : y[0];
 
 		for (uint8_t k = 1; k <= len; k++) {
-			uint8_t cx = lower(x[k]), cy = lower(y[k]);
+			uint8_t cx = apex_ascii_lower(x[k]), cy = apex_ascii_lower(y[k]);
 			if (cx != cy)
 				return cx < cy ? -1 : 1;
 		}
@@ -187,7 +182,7 @@ void apex_name_lower(uint8_t *name)
 	while (*name != 0) {
 		uint8_t len = *name;
 		for (uint8_t i = 1; i <= len; i++)
-			name[i] = lower(name[i]);
+			name[i] = apex_ascii_lower(name[i]);
 		name += 1 + len;
 	}
 }

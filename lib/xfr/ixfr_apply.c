@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dns/ascii.h"
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
@@ -27,11 +28,6 @@ static void record_at(const uint8_t *p, apex_rr_t *rr)
 	apex_changes_record_at(p, apex_name_size(p), rr);
 }
 
-static inline uint8_t lower(uint8_t c)
-{
-	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
-}
-
 /* A total order of records by their identity for IXFR (owner without
  * regard to case, type, class, RDATA): 0 for the same identity.  (A
  * label's length byte is never a capital letter's code.) */
@@ -40,7 +36,7 @@ static int compare_identity(const apex_rr_t *a, const apex_rr_t *b)
 	size_t as = apex_name_size(a->owner), bs = apex_name_size(b->owner);
 
 	for (size_t i = 0; i < as && i < bs; i++) {
-		uint8_t x = lower(a->owner[i]), y = lower(b->owner[i]);
+		uint8_t x = apex_ascii_lower(a->owner[i]), y = apex_ascii_lower(b->owner[i]);
 		if (x != y)
 			return x < y ? -1 : 1;
 	}
@@ -68,7 +64,7 @@ static uint64_t owner_chunk(const uint8_t *owner, size_t offset)
 	uint64_t v = 0;
 
 	for (size_t i = offset; i < offset + 8; i++)
-		v = v << 8 | (i < size ? lower(owner[i]) : 0);
+		v = v << 8 | (i < size ? apex_ascii_lower(owner[i]) : 0);
 	return v;
 }
 

@@ -29,10 +29,10 @@ void apex_memory_purge(void);
  * costs 2 to 3 MiB of its own once used (its small objects' pages),
  * which a server that never asks does not pay.  Not the transfer
  * threads: an AXFR in of that zone then peaked 4 MiB higher (its parser
- * threads' memory, in the automatic arenas, is not reused by this one).  Memory that thread allocates keeps to that
- * arena whoever frees it.  Returns whether the thread now does: false
- * without jemalloc, or when the arena cannot be made (logged at debug
- * level).
+ * threads' memory, in the automatic arenas, is not reused by this one).
+ * Memory that thread allocates keeps to that arena whoever frees it.
+ * Returns whether the thread now does: false without jemalloc, or when
+ * the arena cannot be made (logged at debug level).
  */
 bool apex_memory_thread_gives_back(void);
 
