@@ -101,6 +101,12 @@ typedef struct apex_zone_builder {
 	 * differs from their RDATA, destroyed with rrs.  Both set to NULL
 	 * once destroyed; the caller destroys what is left. */
 	apex_arena_t *names, *canonical;
+	/* Set by a derivation (zone/derive.h) before the sort: the sort
+	 * copies the owners' names into sorted_names (made then) instead of
+	 * the version, which keeps copies of its new names only (the nodes
+	 * of the names it had keep theirs): the derivation destroys it. */
+	bool names_apart;
+	apex_arena_t *sorted_names;
 
 	/* Threads the build may use for the work it does per name (0 or 1:
 	 * only the calling thread). */

@@ -266,8 +266,16 @@ static int place_all_owners(sort_job_t *j, size_t n, unsigned threads, size_t mi
 	}
 	if (rc == APEX_OK)
 		rc = apex_parallel_for(count, (unsigned)count, 1, place_owners, parts);
+	/* a derivation's owners: most are names the version has already */
+	if (j->b->names_apart && j->b->sorted_names == NULL &&
+	    (j->b->sorted_names = apex_arena_create()) == NULL)
+		rc = APEX_ENOMEM;
+	apex_arena_t *into = j->b->names_apart ? j->b->sorted_names : j->b->zone->arena;
 	for (size_t p = 0; p < count; p++)
-		apex_arena_adopt(j->b->zone->arena, parts[p].arena); /* NULL: nothing */
+		if (into != NULL)
+			apex_arena_adopt(into, parts[p].arena); /* NULL: nothing */
+		else
+			apex_arena_destroy(parts[p].arena);
 	return rc;
 }
 
@@ -452,7 +460,8 @@ int apex_build_sort(apex_zone_builder_t *b, uint32_t **owner_first)
 		free(j.first);
 		return rc;
 	}
-	/* The owners' names are the version's now (place_owners()). */
+	/* The owners' names are the version's now, or in b->sorted_names
+	 * (place_owners()). */
 	apex_arena_destroy(b->names);
 	b->names = NULL;
 	sort_records_by_owner(&j);

@@ -247,6 +247,9 @@ static int match_owner(derive_t *d, uint32_t r)
 		return APEX_ENOTSUP;
 	d->bd.owner_is_nsec3[r] = nsec3_owner;
 	d->ids[r] = node->id;
+	/* the same bytes, in memory the derivation does not free */
+	d->bd.b->owners[r].name = node->name;
+	d->bd.b->owners[r].key = apex_node_key(node);
 	apex_derive_mark(d->changed, node->id);
 	return APEX_OK;
 }
@@ -601,6 +604,17 @@ static int owners_of(derive_t *d)
 		return APEX_ENOMEM;
 	for (uint32_t r = 0; r < n && rc == APEX_OK; r++)
 		rc = match_owner(d, r);
+	/* The new names' copies are the version's, and the empty
+	 * non-terminals made above them point into them; the other owners
+	 * point at their nodes' names in old now (match_owner()): the sort's
+	 * copies are let go before the derivation's peak (b->names_apart). */
+	for (uint32_t r = 0; r < n && rc == APEX_OK; r++)
+		if (d->fresh[r])
+			rc = apex_build_owner_copy(d->zone->arena, &b->owners[r], &b->owners[r]);
+	if (rc == APEX_OK) {
+		apex_arena_destroy(b->sorted_names);
+		b->sorted_names = NULL;
+	}
 	if (rc == APEX_OK && (d->fresh[0] || d->ids[0] != d->old->apex->id))
 		rc = APEX_ENOTSUP; /* the apex sorts first: it has no record left */
 	if (rc == APEX_OK)
@@ -682,6 +696,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)
 		return APEX_ENOTSUP;
 	d.profile.mark_ns = apex_monotonic_ns(); /* the rest zeroed above */
+	b->names_apart = true;
 	rc = apex_build_begin(&d.bd, b);
 	if (rc == APEX_OK && b->owner_count + owners->changed_count < owners->count)
 		rc = APEX_ENOTSUP; /* cannot happen: every owner is old's or new */
@@ -708,6 +723,8 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 			atomic_exchange_explicit(&d.zone->nsec3_mem, NULL, memory_order_acq_rel));
 	}
 	apex_build_end(&d.bd);
+	apex_arena_destroy(b->sorted_names); /* when the derivation failed early */
+	b->sorted_names = NULL;
 	free(d.copied);
 	free(d.ids);
 	free(d.fresh);

@@ -17,11 +17,13 @@
 #include <cmocka.h>
 
 #include "dns/name.h"
+#include "util/arena.h"
 #include "util/error.h"
 #include "xfr/condense.h"
 #include "xfr/diff.h"
 #include "xfr/ixfr_apply.h"
 #include "xfr/version_records.h"
+#include "zone/derive.h"
 #include "zone/load.h"
 #include "zone/zone_from_wire.h"
 #include "ixfr_one_record.h"
@@ -358,6 +360,138 @@ static void derivation_steps_timed(void **state)
 	apex_zone_unref(plain);
 }
 
+/* The name, key and size of the node of name (text) in zone. */
+static void assert_node_named(const apex_zone_t *zone, const char *text)
+{
+	uint8_t name[APEX_NAME_MAX], key[APEX_KEY_MAX];
+	int size = apex_name_from_str(text, name);
+	size_t key_size = apex_name_key(name, key, NULL);
+
+	assert_true(size > 0);
+	const apex_node_t *node = apex_zone_find_owner(zone, name, NULL);
+	if (node == NULL)
+		fail_msg("%s: no node", text);
+	assert_int_equal(node->name_size, size);
+	assert_memory_equal(node->name, name, (size_t)size);
+	assert_int_equal(node->key_size, key_size);
+	assert_memory_equal(apex_node_key(node), key, key_size);
+}
+
+/* A derivation leaves a changed owner that old has its name where old
+ * keeps it, and gives a new name and the empty non-terminals made above
+ * it a copy of their own: the sort's copies of the owners' names are
+ * freed within the derivation (zone/build.h, names_apart), which the
+ * sanitizer build would see read afterwards. */
+static void derived_names(void **state)
+{
+	apex_zone_t *plain = load_file("example.zone", "example.");
+	uint8_t www[APEX_NAME_MAX], deep[APEX_NAME_MAX], txt[] = { 4, 'm', 'o', 'r', 'e' };
+	bool in_place = false;
+
+	(void)state;
+	assert_true(apex_name_from_str("www.example.", www) > 0);
+	apex_rr_t rr = { www, APEX_TYPE_TXT, APEX_CLASS_IN, 300, sizeof(txt), txt };
+	apex_zone_t *next = one_record_more(plain, &rr, &in_place);
+	assert_true(in_place);
+	const apex_node_t *was = apex_zone_find_owner(plain, www, NULL);
+	const apex_node_t *now = apex_zone_find_owner(next, www, NULL);
+	assert_non_null(was);
+	assert_non_null(now);
+	assert_ptr_not_equal(now, was); /* a changed owner: its node copied */
+	assert_ptr_equal(now->name, was->name);
+	assert_non_null(apex_node_rrset(now, APEX_TYPE_TXT));
+
+	assert_true(apex_name_from_str("a.b.new.example.", deep) > 0);
+	rr.owner = deep;
+	apex_zone_t *third = one_record_more(next, &rr, &in_place);
+	assert_true(in_place);
+	apex_zone_unref(next);
+	assert_node_named(third, "a.b.new.example.");
+	assert_node_named(third, "b.new.example.");
+	assert_node_named(third, "new.example.");
+	assert_node_named(third, "www.example.");
+	apex_zone_unref(third);
+	apex_zone_unref(plain);
+}
+
+/* The i-th of many long names under example. (197 bytes). */
+static void long_name(unsigned i, uint8_t *name)
+{
+	size_t at = 0;
+
+	name[at++] = 4;
+	at += (size_t)snprintf((char *)name + at, 5, "n%03u", i);
+	for (int l = 0; l < 3; l++) {
+		name[at++] = 60;
+		memset(name + at, 'x', 60);
+		at += 60;
+	}
+	memcpy(name + at, "\7example", 9);
+	name[at + 9] = 0;
+}
+
+/* A change to names the version has takes no copy of their names: the
+ * derived version's memory stays below what the names alone would take
+ * (each name and its key, 394 bytes a name here). */
+static void derived_names_not_copied(void **state)
+{
+	enum { NAMES = 400 };
+	uint8_t origin[APEX_NAME_MAX], name[APEX_NAME_MAX], soa[64],
+		txt[] = { 4, 'm', 'o', 'r', 'e' };
+	uint8_t a[] = { 192, 0, 2, 1 };
+	apex_zone_from_wire_t *w;
+	apex_zone_t *old = NULL, *next = NULL;
+	char err[256];
+	bool in_place = false;
+
+	(void)state;
+	assert_true(apex_name_from_str("example.", origin) > 0);
+	assert_int_equal(apex_zone_from_wire_begin(&w, origin, "test", err, sizeof(err)), APEX_OK);
+	static const uint8_t soa_names[] = "\2ns\7example\0\4host\7example";
+	size_t names = sizeof(soa_names) - 1 + 1;
+	memcpy(soa, soa_names, names);
+	memset(soa + names, 0, 20);
+	soa[names + 3] = 1; /* serial 1 */
+	assert_int_equal(
+		apex_zone_from_wire_add(w, origin, APEX_TYPE_SOA, 300, soa, (uint16_t)(names + 20)),
+		APEX_OK);
+	for (unsigned i = 0; i < NAMES; i++) {
+		long_name(i, name);
+		assert_int_equal(apex_zone_from_wire_add(w, name, APEX_TYPE_A, 300, a, sizeof(a)),
+				 APEX_OK);
+	}
+	assert_int_equal(apex_zone_from_wire_finish(w, &old), APEX_OK);
+
+	uint8_t old_soa[512], new_soa[512];
+	apex_changes_t set;
+	apex_changes_init(&set);
+	apex_rr_t rr = {
+		origin, APEX_TYPE_SOA, APEX_CLASS_IN, 300, soa_at(old, 1, old_soa), old_soa
+	};
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_OLD_SOA, &rr), APEX_OK);
+	rr.rdlength = soa_at(old, 2, new_soa);
+	rr.rdata = new_soa;
+	assert_int_equal(apex_changes_append(&set, APEX_CHANGE_NEW_SOA, &rr), APEX_OK);
+	for (unsigned i = 0; i < NAMES; i++) {
+		apex_rr_t add = { name, APEX_TYPE_TXT, APEX_CLASS_IN, 300, sizeof(txt), txt };
+		long_name(i, name);
+		assert_int_equal(apex_changes_append(&set, APEX_CHANGE_ADD, &add), APEX_OK);
+	}
+	assert_int_equal(
+		apex_ixfr_version(old, &set, 1, "test", &next, &in_place, err, sizeof(err)),
+		APEX_OK);
+	assert_true(in_place);
+	uint8_t key[APEX_KEY_MAX];
+	long_name(0, name);
+	size_t name_bytes = NAMES * (apex_name_size(name) + apex_name_key(name, key, NULL));
+	if (apex_arena_footprint(next->arena) >= name_bytes)
+		fail_msg("derived version's arena %zu bytes, the names %zu",
+			 apex_arena_footprint(next->arena), name_bytes);
+	apex_changes_free(&set);
+	apex_zone_unref(next);
+	apex_zone_unref(old);
+}
+
 /* What apex_version_records() gives: the owners' keys in order. */
 typedef struct owner_walk {
 	uint8_t last[APEX_KEY_MAX];
@@ -415,6 +549,8 @@ int main(void)
 		cmocka_unit_test(guarded_whole_build),
 		cmocka_unit_test(sets_released_once_read),
 		cmocka_unit_test(derivation_steps_timed),
+		cmocka_unit_test(derived_names),
+		cmocka_unit_test(derived_names_not_copied),
 		cmocka_unit_test(records_in_canonical_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
