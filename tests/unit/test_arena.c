@@ -66,6 +66,14 @@ static void large_allocations(void **state)
 	assert_true(apex_arena_footprint(a) >= before + big);
 	/* small ones still work after a large one */
 	assert_non_null(apex_arena_alloc(a, 10));
+	/* a chunk of its own counts what was asked, not the allocator's
+	 * size class above it (with jemalloc 5 MiB and a bit are 6 MiB),
+	 * which nothing would write */
+	before = apex_arena_footprint(a);
+	big = (5u << 20) + 4096;
+	assert_non_null(apex_arena_alloc_aligned(a, big, 4096));
+	assert_true(apex_arena_footprint(a) >= before + big);
+	assert_true(apex_arena_footprint(a) <= before + big + 2 * 4096);
 	apex_arena_destroy(a);
 }
 
