@@ -185,10 +185,19 @@ int main(int argc, char **argv)
 		printf("change set %s\n", set.data == NULL ? "freed once read" : "kept");
 		if (rc == APEX_OK) {
 			apex_index_mem_t *im = atomic_load(&zone->index_mem);
-			printf("new version: arena %.1f MiB, name index %.1f MiB, %zu ids\n",
+			/* the index: its arena (a hash table built again) and its
+			 * block (key prefixes, order, a hash table copied:
+			 * zone/index_block.h) */
+			printf("new version: arena %.1f MiB, name index %.1f MiB (arena %.1f, "
+			       "block %.1f), %zu ids\n",
 			       (double)apex_arena_footprint(zone->arena) / 1048576.0,
+			       im != NULL ? (double)(apex_arena_footprint(im->arena) +
+						     im->block_size) /
+						    1048576.0
+					  : 0.0,
 			       im != NULL ? (double)apex_arena_footprint(im->arena) / 1048576.0
 					  : 0.0,
+			       im != NULL ? (double)im->block_size / 1048576.0 : 0.0,
 			       zone->id_count);
 		}
 		if (rc == APEX_OK)
