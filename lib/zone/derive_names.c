@@ -187,9 +187,11 @@ static bool keeps_child(const apex_derive_t *d, const apex_node_t *ent, const ui
 		if (!apex_derive_marked(gone, n->id))
 			return true;
 	}
+	/* a new owner of NSEC3 records only is no name of the index, and
+	 * keeps no empty non-terminal above it (ents_of() makes none) */
 	for (size_t r = 0; r < d->bd.b->owner_count; r++) {
 		const apex_build_owner_t *o = &d->bd.b->owners[r];
-		if (d->fresh[r] && o->key_size > ent->key_size &&
+		if (d->fresh[r] && !d->bd.owner_is_nsec3[r] && o->key_size > ent->key_size &&
 		    memcmp(o->key, apex_node_key(ent), ent->key_size) == 0)
 			return true;
 	}
