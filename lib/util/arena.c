@@ -36,6 +36,23 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
+/* Pages of a chain's arenas given back are poisoned under AddressSanitizer
+ * (zone/chain_sweep.h): unpoisoned before the chunk goes back. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define APEX_ARENA_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define APEX_ARENA_ASAN 1
+#endif
+#ifdef APEX_ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#define ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define ARENA_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #define ARENA_CHUNK (256 * 1024)
 #define ARENA_CHUNK_FIRST (4 * 1024) /* the first chunk; growing up to ARENA_CHUNK */
 #define ARENA_PAGE 4096
@@ -68,6 +85,7 @@ void apex_arena_destroy(apex_arena_t *arena)
 	arena_chunk_t *chunk = arena->current;
 	while (chunk != NULL) {
 		arena_chunk_t *next = chunk->next;
+		ARENA_UNPOISON(chunk->data, chunk->size);
 		if (chunk->pages != 0)
 			apex_page_pool_free(chunk, chunk->pages);
 		else
@@ -328,4 +346,22 @@ char *apex_arena_strdup(apex_arena_t *arena, const char *str)
 size_t apex_arena_footprint(const apex_arena_t *arena)
 {
 	return arena->footprint;
+}
+
+void apex_arena_each_chunk(const apex_arena_t *arena,
+			   void (*fn)(void *ctx, const unsigned char *data, size_t used), void *ctx)
+{
+	for (const arena_chunk_t *chunk = arena->current; chunk != NULL; chunk = chunk->next)
+		if (chunk->used > 0)
+			fn(ctx, chunk->data, chunk->used);
+}
+
+bool apex_arena_holds(const apex_arena_t *arena, const void *p)
+{
+	uintptr_t at = (uintptr_t)p;
+
+	for (const arena_chunk_t *chunk = arena->current; chunk != NULL; chunk = chunk->next)
+		if (at >= (uintptr_t)chunk->data && at < (uintptr_t)chunk->data + chunk->used)
+			return true;
+	return false;
 }

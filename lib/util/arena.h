@@ -8,6 +8,7 @@
 #ifndef APEX_UTIL_ARENA_H
 #define APEX_UTIL_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct apex_arena apex_arena_t;
@@ -49,6 +50,15 @@ void apex_arena_adopt(apex_arena_t *arena, apex_arena_t *from);
  * of the chunk being filled is given back where the allocator can.  More
  * may be allocated after it, from a new chunk. */
 void apex_arena_trim(apex_arena_t *arena);
+
+/* Each chunk of the arena: fn(ctx, data, used) for the bytes it handed out
+ * there, in one piece (its header not among them). */
+void apex_arena_each_chunk(const apex_arena_t *arena,
+			   void (*fn)(void *ctx, const unsigned char *data, size_t used),
+			   void *ctx);
+
+/* Whether p lies in the memory the arena handed out. */
+bool apex_arena_holds(const apex_arena_t *arena, const void *p);
 
 /* Bytes obtained from the system by this arena so far. */
 size_t apex_arena_footprint(const apex_arena_t *arena);
