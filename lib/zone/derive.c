@@ -20,7 +20,9 @@ bool apex_zone_derivable(const apex_zone_t *zone)
 {
 	size_t whole = zone->memory > zone->chain_memory ? zone->memory - zone->chain_memory : 0;
 	size_t chain = apex_zone_chain_memory(zone); /* less the pages given back */
+	size_t residue = atomic_load_explicit(&zone->compact_held, memory_order_relaxed);
 
+	chain = chain > residue ? chain - residue : 0;
 	return zone->derived_depth < APEX_DERIVE_DEPTH_MAX &&
 	       (chain <= APEX_DERIVE_CHAIN_FLOOR || chain * APEX_DERIVE_CHAIN_SHARE <= whole);
 }
@@ -681,6 +683,17 @@ static int derive(derive_t *d)
 	return rc;
 }
 
+/* One derivation from old's chain more (1) or less (-1): the sweep of its
+ * memory waits for none (zone/chain_sweep.h). */
+static void deriving(const apex_zone_t *old, int step)
+{
+	apex_zone_t *root = apex_zone_chain_root(old);
+
+	pthread_mutex_lock(&root->spare_lock);
+	root->deriving += (unsigned)step;
+	pthread_mutex_unlock(&root->spare_lock);
+}
+
 int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive_owners_t *owners)
 {
 	derive_t d = { .zone = b->zone,
@@ -696,6 +709,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)
 		return APEX_ENOTSUP;
 	d.profile.mark_ns = apex_monotonic_ns(); /* the rest zeroed above */
+	deriving(old, 1);
 	b->names_apart = true;
 	rc = apex_build_begin(&d.bd, b);
 	if (rc == APEX_OK && b->owner_count + owners->changed_count < owners->count)
@@ -710,6 +724,10 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 		atomic_fetch_add_explicit(&old->base_refs, 1, memory_order_relaxed);
 		zone->base = old;
 		zone->derived_depth = old->derived_depth + 1;
+		atomic_store_explicit(
+			&zone->compact_held,
+			atomic_load_explicit(&old->compact_held, memory_order_relaxed),
+			memory_order_relaxed);
 		memcpy(zone->derive_ms, d.profile.ms, sizeof(zone->derive_ms));
 	} else {
 		/* the chain's kept pages this derivation took, kept again */
@@ -732,5 +750,6 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 	free(d.removed_nsec3);
 	free(d.ents);
 	free(d.changed);
+	deriving(old, -1);
 	return rc;
 }

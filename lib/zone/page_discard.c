@@ -84,10 +84,7 @@ void apex_zone_return_spare_page(const apex_zone_t *zone, apex_node_t *page)
 	pthread_mutex_unlock(&root->spare_lock);
 }
 
-/* Nobody reads a page of zone's that its one derived version replaced:
- * zone and every version before it are released, and each has that one
- * derived version only. */
-static bool chain_is_private(const apex_zone_t *zone)
+bool apex_zone_chain_is_private(const apex_zone_t *zone)
 {
 	for (; zone != NULL; zone = zone->base)
 		if (!atomic_load_explicit(&zone->released, memory_order_acquire) ||
@@ -165,7 +162,7 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 	size_t pages = (old->id_count + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE, bytes = 0;
 
 	if (successor == NULL || successor->base != old || system_page <= 0 ||
-	    !chain_is_private(old))
+	    !apex_zone_chain_is_private(old))
 		return 0;
 	apex_zone_t *root = spare_owner(old);
 

@@ -40,6 +40,7 @@
 #define APEX_ZONE_PAGE_DISCARD_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "zone/zone.h"
@@ -72,6 +73,11 @@ size_t apex_zone_spare_memory(const apex_zone_t *zone);
 /* A page taken from zone's chain but not used (the derivation failed)
  * kept again, or left to its arena when the chain keeps enough. */
 void apex_zone_return_spare_page(const apex_zone_t *zone, struct apex_node *page);
+
+/* Nobody reads what zone's one derived version replaced: zone and every
+ * version before it are released, and each has that one derived version
+ * only. */
+bool apex_zone_chain_is_private(const apex_zone_t *zone);
 
 /* The memory zone's chain holds beyond its whole build (zone->chain_memory)
  * less what the chain gave back. */

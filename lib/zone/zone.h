@@ -389,6 +389,22 @@ typedef struct apex_zone {
 	 * zone/index_block.h), or NULL. */
 	void *spare_index;
 	size_t spare_index_size;
+	/* Of a whole build, under spare_lock: versions being derived from
+	 * its chain (their copies may lie in its kept pages, reachable from
+	 * no version yet: zone/chain_sweep.h waits for none). */
+	unsigned deriving;
+	/* What the chain held beyond its whole build (apex_zone_chain_memory())
+	 * when it was last made compact part by part (xfr/version_part.h):
+	 * what parts leave that a whole build would not (names and ids of
+	 * names removed since the whole build, among names kept), which the
+	 * rules that bound a chain leave out; the versions derived from it
+	 * inherit it.  0 for a chain never made compact so.  Set by the thread
+	 * that made the parts, once the last is published. */
+	atomic_size_t compact_held;
+	/* A version built again part by part (xfr/version_part.h): once its
+	 * base is released, the chain's memory no version reads is given
+	 * back (zone/chain_sweep.h). */
+	bool sweeps_base;
 	/* Where the name index lives when not in arena (one reference), or
 	 * NULL.  Dropped with the version, or before by
 	 * apex_zone_release_index() once it is replaced and only versions

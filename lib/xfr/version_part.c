@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* One part of a served version built again as it is (version_part.h). */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#include "xfr/version_part.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "dns/rrtype.h"
+#include "dns/wire.h"
+#include "util/arena.h"
+#include "util/error.h"
+#include "xfr/version_records.h"
+#include "zone/derive.h"
+#include "zone/zone_from_wire.h"
+
+/* The records of a part as the builder takes them, and how many. */
+typedef struct part_records {
+	apex_zone_from_wire_t *w;
+	size_t records;
+} part_records_t;
+
+static int add_record(void *ctx, const apex_rr_t *rr)
+{
+	part_records_t *p = ctx;
+
+	p->records++;
+	return apex_zone_from_wire_add(p->w, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
+}
+
+/* node's records to the builder; its id into ids when it has any (an
+ * empty non-terminal has none: not an owner). */
+static int add_owner(const apex_zone_t *zone, const apex_node_t *node, part_records_t *p,
+		     uint32_t *ids, size_t *count)
+{
+	size_t before = p->records;
+	int rc = apex_node_records(zone, node, add_record, p);
+
+	if (rc == APEX_OK && (p->records > before || node == zone->apex))
+		ids[(*count)++] = node->id;
+	return rc;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* [part * n / parts, (part + 1) * n / parts) */
+static void share_of(size_t n, unsigned part, unsigned parts, size_t *first, size_t *end)
+{
+	*first = (size_t)((unsigned __int128)n * part / parts);
+	*end = (size_t)((unsigned __int128)n * (part + 1) / parts);
+}
+
+/* The version derived from zone with the owners of nodes (count ids,
+ * in canonical order) built again, and the apex's, as they are. */
+static int rebuild(apex_zone_t *zone, const uint32_t *nodes, size_t count, const char *source,
+		   apex_zone_t **out, char *err, size_t err_size)
+{
+	const apex_rrset_t *soa = zone->soa;
+	part_records_t p = { 0 };
+	size_t owners = 0;
+	uint32_t *ids = malloc((count + 1) * sizeof(*ids));
+	int rc = ids != NULL ? apex_zone_from_wire_begin(&p.w, zone->origin, source, err, err_size)
+			     : APEX_ENOMEM;
+
+	if (rc != APEX_OK) {
+		free(ids);
+		return rc;
+	}
+	rc = apex_zone_from_wire_add(p.w, zone->origin, APEX_TYPE_SOA, soa->ttl, soa->rdata + 2,
+				     apex_read_u16(soa->rdata));
+	/* the apex in every one, as every IXFR has it among the changed
+	 * owners for its SOA (rank 0: first) */
+	if (rc == APEX_OK)
+		rc = add_owner(zone, zone->apex, &p, ids, &owners);
+	for (size_t i = 0; i < count && rc == APEX_OK; i++)
+		if (nodes[i] != zone->apex->id)
+			rc = add_owner(zone, apex_zone_node_of(zone, nodes[i]), &p, ids, &owners);
+	if (rc != APEX_OK) {
+		apex_zone_from_wire_abort(p.w);
+		free(ids);
+		return rc;
+	}
+	qsort(ids, owners, sizeof(*ids), by_id);
+	apex_derive_owners_t changed = { .changed = ids, .changed_count = owners, .count = owners };
+	rc = apex_zone_from_wire_derive(p.w, zone, &changed, out);
+	free(ids);
+	if (rc == APEX_OK) {
+		/* the same version to its readers (as version_compact.c) */
+		(*out)->loaded_at = zone->loaded_at;
+		(*out)->load_seconds = zone->load_seconds;
+		(*out)->file_digest = zone->file_digest;
+		(*out)->sweeps_base = true;
+	}
+	return rc;
+}
+
+/* The ids of names of ranks [first, end) and of the owners of NSEC3
+ * records only [nsec3_first, nsec3_end), merged in canonical order, into
+ * ids; their count. */
+static size_t range_ids(const apex_zone_t *zone, size_t first, size_t end, size_t nsec3_first,
+			size_t nsec3_end, uint32_t *ids)
+{
+	size_t count = 0;
+
+	while (first < end || nsec3_first < nsec3_end) {
+		const apex_node_t *name = first < end ? apex_zone_node_at(zone, first) : NULL;
+		const apex_node_t *nsec3 = nsec3_first < nsec3_end
+						   ? apex_zone_nsec3_owner_at(zone, nsec3_first)
+						   : NULL;
+
+		if (nsec3 == NULL ||
+		    (name != NULL && apex_key_compare(apex_node_key(name), name->key_size,
+						      apex_node_key(nsec3), nsec3->key_size) < 0)) {
+			ids[count++] = name->id;
+			first++;
+		} else {
+			ids[count++] = nsec3->id;
+			nsec3_first++;
+		}
+	}
+	return count;
+}
+
+int apex_version_rebuild_part(apex_zone_t *zone, unsigned part, unsigned parts, const char *source,
+			      apex_zone_t **out, char *err, size_t err_size)
+{
+	size_t first, end, nsec3_first, nsec3_end;
+
+	*out = NULL;
+	if (parts == 0 || part >= parts)
+		return APEX_EINVAL;
+	share_of(zone->node_count, part, parts, &first, &end);
+	share_of(zone->nsec3_owner_count, part, parts, &nsec3_first, &nsec3_end);
+	uint32_t *ids = malloc((end - first + nsec3_end - nsec3_first + 1) * sizeof(*ids));
+	if (ids == NULL)
+		return APEX_ENOMEM;
+	size_t count = range_ids(zone, first, end, nsec3_first, nsec3_end, ids);
+	int rc = rebuild(zone, ids, count, source, out, err, err_size);
+	free(ids);
+	return rc;
+}
+
+/* One chunk of a part's arena, and which part. */
+typedef struct part_span {
+	uintptr_t start, end;
+	unsigned part;
+} part_span_t;
+
+typedef struct part_spans {
+	part_span_t *items;
+	size_t count, capacity;
+	unsigned part;
+	bool failed;
+} part_spans_t;
+
+static void add_span(void *ctx, const unsigned char *data, size_t used)
+{
+	part_spans_t *s = ctx;
+
+	if (s->count == s->capacity) {
+		size_t capacity = s->capacity ? 2 * s->capacity : 64;
+		part_span_t *grown = realloc(s->items, capacity * sizeof(*grown));
+		if (grown == NULL) {
+			s->failed = true;
+			return;
+		}
+		s->items = grown;
+		s->capacity = capacity;
+	}
+	s->items[s->count++] = (part_span_t){ (uintptr_t)data, (uintptr_t)data + used, s->part };
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const part_span_t *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The part whose arena holds at, or parts if none. */
+static unsigned part_of(const part_spans_t *s, const void *at, unsigned parts)
+{
+	uintptr_t a = (uintptr_t)at;
+	size_t lo = 0, hi = s->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->items[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->count && s->items[lo].start <= a ? s->items[lo].part : parts;
+}
+
+/* Whether node, the i-th of n (names or NSEC3 owners), has RRsets that
+ * a part other than its own copied. */
+static bool relinked(const part_spans_t *s, const apex_node_t *node, size_t i, size_t n,
+		     unsigned parts)
+{
+	size_t first, end;
+
+	if (node->rrset_count == 0)
+		return false;
+	unsigned part = part_of(s, node->rrsets, parts);
+	if (part == parts)
+		return false;
+	share_of(n, part, parts, &first, &end);
+	return i < first || i >= end;
+}
+
+int apex_version_rebuild_relinked(apex_zone_t *zone, unsigned parts, const char *source,
+				  apex_zone_t **out, char *err, size_t err_size)
+{
+	part_spans_t s = { 0 };
+	const apex_zone_t *v = zone;
+	size_t count = 0;
+	int rc;
+
+	*out = NULL;
+	for (unsigned j = parts; j-- > 0; v = v->base) {
+		if (v == NULL || !v->sweeps_base || v->base == NULL) {
+			free(s.items);
+			return APEX_EINVAL;
+		}
+		s.part = j;
+		apex_arena_each_chunk(v->arena, add_span, &s);
+	}
+	uint32_t *ids = malloc((zone->node_count + zone->nsec3_owner_count + 1) * sizeof(*ids));
+	if (s.failed || ids == NULL) {
+		free(s.items);
+		free(ids);
+		return APEX_ENOMEM;
+	}
+	qsort(s.items, s.count, sizeof(*s.items), by_start);
+	for (size_t i = 0; i < zone->node_count; i++) {
+		const apex_node_t *node = apex_zone_node_at(zone, i);
+		if (relinked(&s, node, i, zone->node_count, parts))
+			ids[count++] = node->id;
+	}
+	for (size_t i = 0; i < zone->nsec3_owner_count; i++) {
+		const apex_node_t *node = apex_zone_nsec3_owner_at(zone, i);
+		if (relinked(&s, node, i, zone->nsec3_owner_count, parts))
+			ids[count++] = node->id;
+	}
+	free(s.items);
+	rc = rebuild(zone, ids, count, source, out, err, err_size);
+	free(ids);
+	if (rc == APEX_OK)
+		(*out)->derived_depth = 0; /* the chain is compact again */
+	return rc;
+}

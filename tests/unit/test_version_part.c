@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A version built again part by part (xfr/version_part.h): after each
+ * part the version holds the same records, structure and answers as the
+ * version it was made from, and once every part is built no owner's
+ * records lie in that version's memory any more.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "util/arena.h"
+#include "xfr/version_part.h"
+#include "zone/chain_sweep.h"
+#include "zone/load.h"
+#include "zone/page_discard.h"
+
+#include "equivalence.h"
+
+static const struct {
+	const char *file, *origin;
+} zones[] = {
+	{ "example.zone", "example." },
+	{ "example.nsec.zone", "example." },
+	{ "example.nsec3.zone", "example." },
+	{ "fj.zone", "fj." },
+};
+
+/* A zone with an owner the build only warns of (sl.zone: DS records at
+ * names without NS) is not derived (zone/derive.h): a part of it is
+ * refused, and the caller builds it whole instead. */
+static void part_refused(void **state)
+{
+	apex_zone_t *zone = load_file("sl.zone", "sl."), *next = NULL;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(apex_version_rebuild_part(zone, 0, 1, "test", &next, err, sizeof(err)),
+			 APEX_ENOTSUP);
+	assert_null(next);
+	apex_zone_unref(zone);
+}
+
+/* Whether any record of node lies in arena. */
+static bool records_in(const apex_node_t *node, const apex_arena_t *arena)
+{
+	for (uint16_t i = 0; i < node->rrset_count; i++) {
+		const apex_rrset_t *rs = &node->rrsets[i];
+
+		if (apex_arena_holds(arena, rs) || apex_arena_holds(arena, rs->rdata) ||
+		    (rs->rrsig != NULL && (apex_arena_holds(arena, rs->rrsig) ||
+					   apex_arena_holds(arena, rs->rrsig->rdata))))
+			return true;
+	}
+	return false;
+}
+
+static void in_parts(const char *file, const char *origin, unsigned parts)
+{
+	apex_zone_t *whole = load_file(file, origin), *zone = whole;
+	char what[160], err[256];
+	change_t none = { 0 };
+	tally_t t = { 0 };
+
+	assert_int_equal(apex_precompute(whole), APEX_OK);
+	apex_zone_ref(whole);
+	for (unsigned part = 0; part < parts; part++) {
+		apex_zone_t *next = NULL;
+		int rc = apex_version_rebuild_part(zone, part, parts, "test", &next, err,
+						   sizeof(err));
+
+		snprintf(what, sizeof(what), "%s, part %u of %u", file, part + 1, parts);
+		if (rc != APEX_OK)
+			fail_msg("%s: %s (%d)", what, err, rc);
+		assert_int_equal(apex_precompute(next), APEX_OK);
+		assert_ptr_equal(next->base, zone);
+		assert_int_equal(next->derived_depth, part + 1);
+		assert_same_records(next, whole, what);
+		assert_same_structure(next, whole, what);
+		compare_answers(next, whole, &none, what, &t);
+		apex_zone_unref(zone); /* next holds it */
+		zone = next;
+	}
+	/* every owner's records are the parts' copies */
+	for (size_t i = 0; i < zone->node_count; i++)
+		if (records_in(apex_zone_node_at(zone, i), whole->arena))
+			fail_msg("%s in %u parts: %s's records still in the whole build's", file,
+				 parts, (const char *)apex_zone_node_at(zone, i)->name);
+	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
+		assert_false(records_in(apex_zone_nsec3_owner_at(zone, i), whole->arena));
+	assert_true(t.queries > 0);
+	apex_zone_unref(zone);
+	apex_zone_unref(whole);
+}
+
+/* The parts of file's zone built, each published over the one before
+ * as apexd does: the one before released, its replaced pages given back
+ * and the chain swept (zone/chain_sweep.h).  Every part answers as the
+ * zone loaded anew (under AddressSanitizer the pages given back are
+ * poisoned: a read of one fails the test), and the sweeps give back
+ * most of the whole build's memory. */
+static void swept_parts(const char *file, const char *origin, unsigned parts)
+{
+	apex_zone_t *reference = load_file(file, origin), *zone = load_file(file, origin);
+	size_t whole = zone->memory, swept = 0;
+	char what[160], err[256];
+	change_t none = { 0 };
+	tally_t t = { 0 };
+
+	assert_int_equal(apex_precompute(reference), APEX_OK);
+	assert_int_equal(apex_precompute(zone), APEX_OK);
+	for (unsigned part = 0; part <= parts; part++) {
+		apex_zone_t *next = NULL;
+		/* the parts, then the owners they copied in passing */
+		int rc = part < parts ? apex_version_rebuild_part(zone, part, parts, "test", &next,
+								  err, sizeof(err))
+				      : apex_version_rebuild_relinked(zone, parts, "test", &next,
+								      err, sizeof(err));
+
+		snprintf(what, sizeof(what), "%s, swept part %u of %u", file, part + 1, parts);
+		if (rc != APEX_OK)
+			fail_msg("%s: %s (%d)", what, err, rc);
+		assert_true(next->sweeps_base);
+		assert_int_equal(apex_precompute(next), APEX_OK);
+		/* not while the version before is read */
+		assert_int_equal(apex_zone_sweep_chain(zone, next, next), 0);
+		apex_zone_release_index(zone);
+		apex_zone_discard_replaced(zone, next);
+		swept += apex_zone_sweep_chain(zone, next, next);
+		apex_zone_unref(zone);
+		zone = next;
+		assert_same_records(zone, reference, what);
+		assert_same_structure(zone, reference, what);
+		compare_answers(zone, reference, &none, what, &t);
+	}
+	/* at the end, the whole build keeps its names and little else, and
+	 * the chain counts as compact again */
+	assert_int_equal(zone->derived_depth, 0);
+	if (swept * 2 < whole)
+		fail_msg("%s in %u parts: %zu bytes swept of the whole build's %zu", file, parts,
+			 swept, whole);
+	assert_true(apex_zone_chain_memory(zone) < zone->chain_memory);
+	apex_zone_unref(zone);
+	apex_zone_unref(reference);
+}
+
+static void each_zone_swept(void **state)
+{
+	(void)state;
+	swept_parts("fj.zone", "fj.", 4);
+	swept_parts("example.nsec3.zone", "example.", 3);
+}
+
+static void each_zone_in_parts(void **state)
+{
+	(void)state;
+	for (size_t z = 0; z < sizeof(zones) / sizeof(zones[0]); z++) {
+		in_parts(zones[z].file, zones[z].origin, 1);
+		in_parts(zones[z].file, zones[z].origin, 4);
+		in_parts(zones[z].file, zones[z].origin, 7);
+	}
+}
+
+static void part_out_of_range(void **state)
+{
+	apex_zone_t *zone = load_file("example.zone", "example."), *next = NULL;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(apex_version_rebuild_part(zone, 3, 3, "test", &next, err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_null(next);
+	assert_int_equal(apex_version_rebuild_part(zone, 0, 0, "test", &next, err, sizeof(err)),
+			 APEX_EINVAL);
+	/* not the last of parts: a whole build */
+	assert_int_equal(apex_version_rebuild_relinked(zone, 2, "test", &next, err, sizeof(err)),
+			 APEX_EINVAL);
+	assert_null(next);
+	apex_zone_unref(zone);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(each_zone_in_parts),
+		cmocka_unit_test(each_zone_swept),
+		cmocka_unit_test(part_out_of_range),
+		cmocka_unit_test(part_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
