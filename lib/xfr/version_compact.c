@@ -14,8 +14,10 @@ bool apex_version_wants_compact(const apex_zone_t *zone)
 	size_t whole = zone->memory > zone->chain_memory ? zone->memory - zone->chain_memory : 0;
 	size_t chain = apex_zone_chain_memory(zone); /* less the pages given back */
 	size_t spare = apex_zone_spare_memory(zone); /* bounded apart (page_discard.h) */
+	/* what the last compaction in parts left, bounded apart (compact.c) */
+	size_t residue = atomic_load_explicit(&zone->compact_held, memory_order_relaxed);
 
-	chain = chain > spare ? chain - spare : 0;
+	chain = chain > spare + residue ? chain - spare - residue : 0;
 
 	if (zone->base == NULL)
 		return false; /* built whole: nothing held */

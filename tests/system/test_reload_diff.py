@@ -234,3 +234,54 @@ def test_chain_of_derived_reloads_is_built_compact(server, workdir):
     for (name, rdtype, want), (_, _, have) in zip(expected, got):
         assert have == want, "%s/%s: %r != %r" % (name, rdtype, have, want)
     assert len(got) == len(expected) > 30
+
+
+def test_chain_built_again_in_parts(workdir, monkeypatch):
+    """A zone from APEX_TEST_COMPACT_PARTS_FROM bytes (a test hook: the
+    daemon's threshold is 64 MiB) is made compact part by part rather than
+    built whole: the parts are published one after the other, and the
+    version served at the end answers byte for byte as a whole load of the
+    same file."""
+    monkeypatch.setenv("APEX_TEST_COMPACT_PARTS_FROM", "0")
+    s = ReloadServer(workdir, "reload-diff-parts")
+    monkeypatch.delenv("APEX_TEST_COMPACT_PARTS_FROM")
+    try:
+        base = VERSIONS["A"] + 500
+        start = len(s.log())
+        parts = None
+        for i in range(1, COMPACT_DEPTH + 1):
+            text = edited(base + i,
+                          [(None, "chain%d A 198.18.0.%d" % (j, j)) for j in range(1, i + 1)])
+            write_atomically(s.zonefile, text)
+            s.ctl_ok("reload", ORIGIN)
+            # the reload thread's reply to an unchanged file: past the parts
+            s.ctl_ok("reload", ORIGIN)
+            parts = re.search(r"zone reload\.test\.: serial (\d+) built again in (\d+) parts in "
+                              r"[\d.]+ s, [\d.]+ MiB of derived versions let go \(a chain of "
+                              r"(\d+)\), [\d.]+ MiB left", s.log()[start:])
+            if parts is not None:
+                break
+        assert parts is not None, \
+            "no compaction after %d derived reloads:\n%s" % (COMPACT_DEPTH, s.log()[start:][-3000:])
+        assert int(parts.group(1)) == base + i and int(parts.group(2)) > 1
+        assert "built compact" not in s.log()[start:]
+        assert "not built again in parts" not in s.log()[start:]
+        assert s.serial() == base + i
+        whole = ReloadServer(workdir, "reload-diff-parts-whole", workers=1, text=text)
+        try:
+            expected = answer_set(whole.port, i)
+        finally:
+            check_clean_exit(whole, whole.stop())
+        got = answer_set(s.port, i)
+        for (name, rdtype, want), (_, _, have) in zip(expected, got):
+            assert have == want, "%s/%s: %r != %r" % (name, rdtype, have, want)
+        assert len(got) == len(expected) > 30
+        # and the chain goes on: one more reload is derived from the parts
+        text = edited(base + i + 1,
+                      [(None, "chain%d A 198.18.0.%d" % (j, j)) for j in range(1, i + 2)])
+        write_atomically(s.zonefile, text)
+        s.ctl_ok("reload", ORIGIN)
+        assert re.search(r"serial %d derived in place" % (base + i + 1), s.log()[start:])
+        assert s.serial() == base + i + 1
+    finally:
+        check_clean_exit(s, s.stop())

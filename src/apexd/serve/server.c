@@ -16,6 +16,7 @@
 #include "process/quiet_thread.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "zone/chain_sweep.h"
 #include "zone/page_discard.h"
 
 int apex_server_init(apex_server_t *server, const apex_config_t *cfg, unsigned workers)
@@ -367,8 +368,17 @@ static void discard_replaced(apex_server_t *server, apex_zone_t *old)
 
 	while (successor != NULL && successor->base != old)
 		successor = successor->base;
-	if (successor != NULL)
+	if (successor != NULL) {
 		apex_zone_discard_replaced(old, successor);
+		/* a part built again: what it replaced, records among it */
+		if (successor->sweeps_base) {
+			size_t swept = apex_zone_sweep_chain(old, successor, served);
+			apex_debug("serial %u: %.1f MiB of its chain no version reads given back, "
+				   "%.1f MiB held beyond its whole build",
+				   successor->serial, (double)swept / 1048576.0,
+				   (double)apex_zone_chain_memory(successor) / 1048576.0);
+		}
+	}
 	apex_zone_unref(served);
 }
 

@@ -9,7 +9,10 @@
 #include "zones/compact.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "process/memory.h"
 #include "process/memory_estimate.h"
@@ -18,10 +21,55 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/version_compact.h"
+#include "xfr/version_part.h"
 #include "zones/reload.h"
 #include "zone/page_discard.h"
 
 #define MIB(x) ((double)(x) / 1048576.0)
+
+/* A zone from this much memory is made compact part by part
+ * (xfr/version_part.h): a whole build beside it would double its memory
+ * for a second.  In this many parts: the peak is a part beside it. */
+#define APEX_COMPACT_PARTS_FROM ((size_t)64 << 20)
+#define APEX_COMPACT_PARTS 16
+/* What parts leave that a whole build would not (the residue,
+ * zone->compact_held) is left out of the rule that asks for the next
+ * compaction; once it passes 1/8 of the whole build, that compaction is
+ * whole, and lets go of it. */
+#define APEX_COMPACT_RESIDUE_SHARE 8
+
+/* APEX_COMPACT_PARTS_FROM, or (a test hook: the parts of a small zone)
+ * the bytes APEX_TEST_COMPACT_PARTS_FROM says. */
+static size_t parts_from(void)
+{
+	const char *test = getenv("APEX_TEST_COMPACT_PARTS_FROM");
+
+	return test != NULL && test[0] != '\0' ? (size_t)strtoull(test, NULL, 10)
+					       : APEX_COMPACT_PARTS_FROM;
+}
+
+/* Whether served is made compact part by part. */
+static bool by_parts(const apex_zone_t *served)
+{
+	size_t whole =
+		served->memory > served->chain_memory ? served->memory - served->chain_memory : 0;
+	size_t residue = atomic_load_explicit(&served->compact_held, memory_order_relaxed);
+
+	return apex_zone_memory(served) >= parts_from() &&
+	       residue * APEX_COMPACT_RESIDUE_SHARE <= whole;
+}
+
+/* The residue of the parts just published (by_parts()): what the chain
+ * of now holds beyond its whole build, its kept pages apart (counted
+ * apart by the rule). */
+static size_t keep_residue(apex_zone_t *now)
+{
+	size_t chain = apex_zone_chain_memory(now), spare = apex_zone_spare_memory(now);
+	size_t residue = chain > spare ? chain - spare : 0;
+
+	atomic_store_explicit(&now->compact_held, residue, memory_order_relaxed);
+	return residue;
+}
 
 /* memory-limit: a whole build beside the version served, as large as it. */
 static int claim(const apex_compact_zone_t *z, const apex_zone_t *served, apexd_memory_claim_t *c,
@@ -77,11 +125,105 @@ static int publish(const apex_compact_zone_t *z, const apex_zone_t *served, apex
 	return apex_zonetable_publish(&z->server->zonetable, compact);
 }
 
+/* memory-limit: one part of served built again beside it. */
+static int claim_part(const apex_compact_zone_t *z, const apex_zone_t *served,
+		      apexd_memory_claim_t *c, char *err, size_t err_size)
+{
+	char what[200];
+
+	if (!apexd_memory_limit_on(z->limit))
+		return APEX_OK;
+	snprintf(what, sizeof(what), "a part of %.100s built again (1/%u of %.1f MiB)", z->name,
+		 APEX_COMPACT_PARTS, MIB(apex_zone_memory(served)));
+	return apexd_memory_limit_claim(
+		z->limit, z->kind, c,
+		apexd_estimate_like(apex_zone_memory(served) / APEX_COMPACT_PARTS,
+				    served->record_count / APEX_COMPACT_PARTS, 1.0),
+		what, err, err_size);
+}
+
+/* Part `part` of served built again (xfr/version_part.h; part
+ * APEX_COMPACT_PARTS: the owners the parts copied in passing), precomputed,
+ * published over served, and served let go of: once the workers have,
+ * the chain's memory no version reads any more is given back
+ * (apex_server_retire(), zone/chain_sweep.h).  served's reference is
+ * the caller's, taken here on success. */
+static int publish_part(const apex_compact_zone_t *z, apex_zone_t *served, unsigned part, char *err,
+			size_t err_size)
+{
+	apexd_memory_claim_t c = { 0 };
+	apex_zone_t *next = NULL;
+	char source[200];
+	int rc;
+
+	if (part < APEX_COMPACT_PARTS)
+		snprintf(source, sizeof(source), "part %u of %u of %s built again", part + 1,
+			 APEX_COMPACT_PARTS, z->name);
+	else
+		snprintf(source, sizeof(source), "owners of %s the parts copied built again",
+			 z->name);
+	rc = claim_part(z, served, &c, err, err_size);
+	if (rc == APEX_OK && part < APEX_COMPACT_PARTS)
+		rc = apex_version_rebuild_part(served, part, APEX_COMPACT_PARTS, source, &next, err,
+					       err_size);
+	else if (rc == APEX_OK) /* last: what the parts copied in passing */
+		rc = apex_version_rebuild_relinked(served, APEX_COMPACT_PARTS, source, &next, err,
+						   err_size);
+	if (rc == APEX_OK && (rc = apex_precompute(next)) < 0)
+		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
+	apexd_memory_limit_release(z->limit, &c);
+	if (rc == APEX_OK && (rc = publish(z, served, next)) < 0)
+		snprintf(err, err_size, "not published: %s",
+			 rc == -ESTALE ? "replaced meanwhile" : apex_strerror(rc));
+	if (rc < 0) {
+		apex_zone_unref(next);
+		return rc;
+	}
+	apex_server_retire(z->server, served, true);
+	return APEX_OK;
+}
+
+/*
+ * served (the caller's reference) made compact part by part.  Returns 1
+ * when every part was published, APEX_ENOTSUP when the first could not be
+ * derived (served's reference left to the caller, who builds it whole),
+ * or another negative code with err set (the parts published stay served:
+ * each is a whole version of the zone).  Else served's reference is taken.
+ */
+static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err, size_t err_size)
+{
+	for (unsigned part = 0; part < APEX_COMPACT_PARTS; part++) {
+		int rc = publish_part(z, served, part, err, err_size);
+
+		if (rc == APEX_ENOTSUP && part == 0)
+			return rc;
+		if (rc < 0) {
+			if (rc == APEX_ENOTSUP)
+				snprintf(err, err_size, "part %u not derived", part + 1);
+			apex_zone_unref(served);
+			return rc;
+		}
+		served = apex_server_served_version(z->server, z->origin);
+		if (served == NULL) {
+			snprintf(err, err_size, "the zone is no longer served");
+			return APEX_EINVAL;
+		}
+	}
+	int rc = publish_part(z, served, APEX_COMPACT_PARTS, err, err_size);
+	if (rc < 0) {
+		apex_zone_unref(served);
+		return rc;
+	}
+	return 1;
+}
+
 int apex_compact_served(const apex_compact_zone_t *z)
 {
 	apex_zone_t *served = apex_server_served_version(z->server, z->origin), *compact;
 	uint64_t start = apex_monotonic_ms();
 	size_t held;
+	unsigned depth;
+	uint32_t serial;
 	char err[512];
 	int rc;
 
@@ -90,6 +232,29 @@ int apex_compact_served(const apex_compact_zone_t *z)
 		return 0;
 	}
 	held = apex_zone_chain_memory(served);
+	depth = served->derived_depth;
+	serial = served->serial;
+	if (by_parts(served)) {
+		/* served is let go of as the parts replace it */
+		rc = in_parts(z, served, err, sizeof(err));
+		if (rc == 1) {
+			apex_zone_t *now = apex_server_served_version(z->server, z->origin);
+			apex_info("zone %s: serial %u built again in %u parts in %.3f s, %.1f MiB "
+				  "of derived versions let go (a chain of %u), %.1f MiB left",
+				  z->name, serial, APEX_COMPACT_PARTS,
+				  (double)(apex_monotonic_ms() - start) / 1000.0, MIB(held), depth,
+				  now != NULL ? MIB(keep_residue(now)) : 0.0);
+			apex_zone_unref(now);
+			apex_memory_purge();
+			return 1;
+		}
+		if (rc != APEX_ENOTSUP) {
+			apex_info("zone %s: serial %u not built again in parts: %s", z->name,
+				  serial, err);
+			return rc;
+		}
+		/* not derived (an owner the build only warns of): whole */
+	}
 	rc = build(z, served, &compact, err, sizeof(err));
 	if (rc == APEX_OK && (rc = publish(z, served, compact)) < 0) {
 		snprintf(err, sizeof(err), "not published: %s",
