@@ -224,15 +224,21 @@ def test_chain_of_derived_reloads_is_built_compact(server, workdir):
     assert "kept as derived" not in s.log()[start:]
     assert s.serial() == base + i
     # the compact version answers as a whole load of the same file
-    whole = ReloadServer(workdir, "reload-diff-whole", workers=1, text=text)
+    assert_answers_as_whole_load(s, workdir, "reload-diff-whole", text, i)
+
+
+def assert_answers_as_whole_load(s, workdir, name, text, chain):
+    """s answers answer_set() byte for byte as a second apexd (name) that
+    loaded text whole."""
+    whole = ReloadServer(workdir, name, workers=1, text=text)
     try:
-        expected = answer_set(whole.port, i)
+        expected = answer_set(whole.port, chain)
         assert "derived" not in whole.log()
     finally:
         check_clean_exit(whole, whole.stop())
-    got = answer_set(s.port, i)
-    for (name, rdtype, want), (_, _, have) in zip(expected, got):
-        assert have == want, "%s/%s: %r != %r" % (name, rdtype, have, want)
+    got = answer_set(s.port, chain)
+    for (qname, rdtype, want), (_, _, have) in zip(expected, got):
+        assert have == want, "%s/%s: %r != %r" % (qname, rdtype, have, want)
     assert len(got) == len(expected) > 30
 
 
@@ -267,15 +273,7 @@ def test_chain_built_again_in_parts(workdir, monkeypatch):
         assert "built compact" not in s.log()[start:]
         assert "not built again in parts" not in s.log()[start:]
         assert s.serial() == base + i
-        whole = ReloadServer(workdir, "reload-diff-parts-whole", workers=1, text=text)
-        try:
-            expected = answer_set(whole.port, i)
-        finally:
-            check_clean_exit(whole, whole.stop())
-        got = answer_set(s.port, i)
-        for (name, rdtype, want), (_, _, have) in zip(expected, got):
-            assert have == want, "%s/%s: %r != %r" % (name, rdtype, have, want)
-        assert len(got) == len(expected) > 30
+        assert_answers_as_whole_load(s, workdir, "reload-diff-parts-whole", text, i)
         # and the chain goes on: one more reload is derived from the parts
         text = edited(base + i + 1,
                       [(None, "chain%d A 198.18.0.%d" % (j, j)) for j in range(1, i + 2)])
