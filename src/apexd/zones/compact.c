@@ -17,6 +17,7 @@
 #include "process/memory.h"
 #include "process/memory_estimate.h"
 #include "query/precompute.h"
+#include "util/arena.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -28,35 +29,41 @@
 #define MIB(x) ((double)(x) / 1048576.0)
 
 /* A zone from this much memory is made compact part by part
- * (xfr/version_part.h): a whole build beside it would double its memory
- * for a second.  In this many parts: the peak is a part beside it. */
+ * (xfr/version_part.h) when the version served was derived by a large
+ * change, at least 1/APEX_COMPACT_LARGE_SHARE of the zone (a reload of an
+ * edited file, a large IXFR): a whole build beside it would come on top
+ * of that change's own peak.  In this many parts: the peak is a part
+ * beside it.  A chain of small IXFRs is still built whole, which lets go
+ * of all it holds: the parts leave a residue (below) of about 5% of the
+ * zone, which would keep the resident size of a secondary fed by small
+ * IXFRs that much above a fresh load's. */
 #define APEX_COMPACT_PARTS_FROM ((size_t)64 << 20)
 #define APEX_COMPACT_PARTS 16
+#define APEX_COMPACT_LARGE_SHARE 16
 /* What parts leave that a whole build would not (the residue,
  * zone->compact_held) is left out of the rule that asks for the next
  * compaction; once it passes 1/8 of the whole build, that compaction is
  * whole, and lets go of it. */
 #define APEX_COMPACT_RESIDUE_SHARE 8
 
-/* APEX_COMPACT_PARTS_FROM, or (a test hook: the parts of a small zone)
- * the bytes APEX_TEST_COMPACT_PARTS_FROM says. */
-static size_t parts_from(void)
-{
-	const char *test = getenv("APEX_TEST_COMPACT_PARTS_FROM");
-
-	return test != NULL && test[0] != '\0' ? (size_t)strtoull(test, NULL, 10)
-					       : APEX_COMPACT_PARTS_FROM;
-}
-
-/* Whether served is made compact part by part. */
+/* Whether served is made compact part by part.  A test hook:
+ * APEX_TEST_COMPACT_PARTS_FROM=BYTES makes every compaction of a zone of
+ * that many bytes and more one in parts. */
 static bool by_parts(const apex_zone_t *served)
 {
+	const char *test = getenv("APEX_TEST_COMPACT_PARTS_FROM");
 	size_t whole =
 		served->memory > served->chain_memory ? served->memory - served->chain_memory : 0;
 	size_t residue = atomic_load_explicit(&served->compact_held, memory_order_relaxed);
+	/* the memory of the change that made served (its own arena) */
+	size_t change = apex_arena_footprint(served->arena);
 
-	return apex_zone_memory(served) >= parts_from() &&
-	       residue * APEX_COMPACT_RESIDUE_SHARE <= whole;
+	if (residue * APEX_COMPACT_RESIDUE_SHARE > whole)
+		return false;
+	if (test != NULL && test[0] != '\0')
+		return apex_zone_memory(served) >= (size_t)strtoull(test, NULL, 10);
+	return apex_zone_memory(served) >= APEX_COMPACT_PARTS_FROM &&
+	       change * APEX_COMPACT_LARGE_SHARE >= whole;
 }
 
 /* The residue of the parts just published (by_parts()): what the chain
