@@ -11,7 +11,7 @@
 
 #include "dns/rrtype.h"
 #include "dns/wire.h"
-#include "util/arena.h"
+#include "util/arena_map.h"
 #include "util/error.h"
 #include "xfr/version_records.h"
 #include "zone/derive.h"
@@ -58,8 +58,8 @@ static void share_of(size_t n, unsigned part, unsigned parts, size_t *first, siz
 	*end = (size_t)((unsigned __int128)n * (part + 1) / parts);
 }
 
-/* The version derived from zone with the owners of nodes (count ids,
- * in canonical order) built again, and the apex's, as they are. */
+/* The version derived from zone with the owners of nodes (count ids, in
+ * any order) built again, and the apex's, as they are. */
 static int rebuild(apex_zone_t *zone, const uint32_t *nodes, size_t count, const char *source,
 		   apex_zone_t **out, char *err, size_t err_size)
 {
@@ -148,110 +148,56 @@ int apex_version_rebuild_part(apex_zone_t *zone, unsigned part, unsigned parts, 
 	return rc;
 }
 
-/* One chunk of a part's arena, and which part. */
-typedef struct part_span {
-	uintptr_t start, end;
-	unsigned part;
-} part_span_t;
-
-typedef struct part_spans {
-	part_span_t *items;
-	size_t count, capacity;
-	unsigned part;
-	bool failed;
-} part_spans_t;
-
-static void add_span(void *ctx, const unsigned char *data, size_t used)
-{
-	part_spans_t *s = ctx;
-
-	if (s->count == s->capacity) {
-		size_t capacity = s->capacity ? 2 * s->capacity : 64;
-		part_span_t *grown = realloc(s->items, capacity * sizeof(*grown));
-		if (grown == NULL) {
-			s->failed = true;
-			return;
-		}
-		s->items = grown;
-		s->capacity = capacity;
-	}
-	s->items[s->count++] = (part_span_t){ (uintptr_t)data, (uintptr_t)data + used, s->part };
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const part_span_t *x = a, *y = b;
-
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/* The part whose arena holds at, or parts if none. */
-static unsigned part_of(const part_spans_t *s, const void *at, unsigned parts)
-{
-	uintptr_t a = (uintptr_t)at;
-	size_t lo = 0, hi = s->count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->items[mid].end <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->count && s->items[lo].start <= a ? s->items[lo].part : parts;
-}
-
 /* Whether node, the i-th of n (names or NSEC3 owners), has RRsets that
  * a part other than its own copied. */
-static bool relinked(const part_spans_t *s, const apex_node_t *node, size_t i, size_t n,
+static bool relinked(const apex_arena_map_t *map, const apex_node_t *node, size_t i, size_t n,
 		     unsigned parts)
 {
 	size_t first, end;
 
 	if (node->rrset_count == 0)
 		return false;
-	unsigned part = part_of(s, node->rrsets, parts);
-	if (part == parts)
+	size_t at = apex_arena_map_find(map, node->rrsets);
+	if (at == map->count) /* not in a part's arena */
 		return false;
-	share_of(n, part, parts, &first, &end);
+	share_of(n, map->spans[at].tag, parts, &first, &end);
 	return i < first || i >= end;
 }
 
 int apex_version_rebuild_relinked(apex_zone_t *zone, unsigned parts, const char *source,
 				  apex_zone_t **out, char *err, size_t err_size)
 {
-	part_spans_t s = { 0 };
+	apex_arena_map_t map = { 0 };
 	const apex_zone_t *v = zone;
 	size_t count = 0;
 	int rc;
 
 	*out = NULL;
+	/* each part's arena, tagged with its part */
 	for (unsigned j = parts; j-- > 0; v = v->base) {
 		if (v == NULL || !v->sweeps_base || v->base == NULL) {
-			free(s.items);
+			apex_arena_map_free(&map);
 			return APEX_EINVAL;
 		}
-		s.part = j;
-		apex_arena_each_chunk(v->arena, add_span, &s);
+		apex_arena_map_add(&map, v->arena, j);
 	}
 	uint32_t *ids = malloc((zone->node_count + zone->nsec3_owner_count + 1) * sizeof(*ids));
-	if (s.failed || ids == NULL) {
-		free(s.items);
+	if (!apex_arena_map_sort(&map) || ids == NULL) {
+		apex_arena_map_free(&map);
 		free(ids);
 		return APEX_ENOMEM;
 	}
-	qsort(s.items, s.count, sizeof(*s.items), by_start);
 	for (size_t i = 0; i < zone->node_count; i++) {
 		const apex_node_t *node = apex_zone_node_at(zone, i);
-		if (relinked(&s, node, i, zone->node_count, parts))
+		if (relinked(&map, node, i, zone->node_count, parts))
 			ids[count++] = node->id;
 	}
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++) {
 		const apex_node_t *node = apex_zone_nsec3_owner_at(zone, i);
-		if (relinked(&s, node, i, zone->nsec3_owner_count, parts))
+		if (relinked(&map, node, i, zone->nsec3_owner_count, parts))
 			ids[count++] = node->id;
 	}
-	free(s.items);
+	apex_arena_map_free(&map);
 	rc = rebuild(zone, ids, count, source, out, err, err_size);
 	free(ids);
 	if (rc == APEX_OK)

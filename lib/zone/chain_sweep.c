@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "util/arena.h"
+#include "util/arena_map.h"
 #include "zone/page_discard.h"
 #include "zone/version_walk.h"
 
@@ -25,79 +25,37 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* One chunk of a chain arena: the whole system pages inside the bytes it
- * handed out, [first, first + pages * system page), and their marks from
- * mark (an index into the sweep's marks). */
-typedef struct span {
-	uintptr_t start, end; /* the bytes handed out */
-	uintptr_t first;      /* the first whole page */
+/* The whole system pages inside one chunk of a chain arena (a span of
+ * the sweep's map, same index): [first, first + pages * system page),
+ * and their marks from mark (an index into the sweep's marks). */
+typedef struct span_pages {
+	uintptr_t first;
 	size_t pages, mark;
-} span_t;
+} span_pages_t;
 
 typedef struct sweep {
-	span_t *spans;
-	size_t count, capacity, pages;
+	apex_arena_map_t map; /* the chain's chunks */
+	span_pages_t *spans;  /* map.count of them */
+	size_t pages;
 	uintptr_t page; /* the system page size */
 	uint8_t *live;  /* one per whole page of the spans */
-	bool failed;
 } sweep_t;
-
-static void add_span(void *ctx, const unsigned char *data, size_t used)
-{
-	sweep_t *s = ctx;
-	uintptr_t start = (uintptr_t)data, end = start + used;
-	uintptr_t first = (start + s->page - 1) & ~(s->page - 1), last = end & ~(s->page - 1);
-
-	if (s->count == s->capacity) {
-		size_t capacity = s->capacity ? 2 * s->capacity : 256;
-		span_t *grown = realloc(s->spans, capacity * sizeof(*grown));
-		if (grown == NULL) {
-			s->failed = true;
-			return;
-		}
-		s->spans = grown;
-		s->capacity = capacity;
-	}
-	s->spans[s->count++] =
-		(span_t){ start, end, first, last > first ? (last - first) / s->page : 0, 0 };
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const span_t *x = a, *y = b;
-
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/* The span holding address at, or NULL. */
-static const span_t *span_of(const sweep_t *s, uintptr_t at)
-{
-	size_t lo = 0, hi = s->count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->spans[mid].end <= at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->count && s->spans[lo].start <= at ? &s->spans[lo] : NULL;
-}
 
 /* A piece some version reads: the whole pages it touches stay. */
 static void mark(void *ctx, const void *start, size_t size)
 {
 	sweep_t *s = ctx;
-	uintptr_t from = (uintptr_t)start, to = from + size;
-	const span_t *span = span_of(s, from);
+	size_t at = apex_arena_map_find(&s->map, start);
 
 	/* pieces lie in one chunk each; one outside the chain's arenas
 	 * (a newer version's own, an index's) holds nothing of the chain */
-	if (span == NULL || span->pages == 0)
+	if (at == s->map.count || s->spans[at].pages == 0)
 		return;
-	if (to > span->end)
-		to = span->end;
+	const span_pages_t *span = &s->spans[at];
+	uintptr_t from = (uintptr_t)start, to = from + size;
 	uintptr_t last = span->first + span->pages * s->page;
+	if (to > s->map.spans[at].end)
+		to = s->map.spans[at].end;
 	uintptr_t a = from < span->first ? span->first : from & ~(s->page - 1);
 	for (; a < to && a < last; a += s->page)
 		s->live[span->mark + (a - span->first) / s->page] = 1;
@@ -135,8 +93,8 @@ static size_t sweep_spans(const sweep_t *s, size_t *unread)
 	size_t bytes = 0;
 
 	*unread = 0;
-	for (size_t i = 0; i < s->count; i++) {
-		const span_t *span = &s->spans[i];
+	for (size_t i = 0; i < s->map.count; i++) {
+		const span_pages_t *span = &s->spans[i];
 		for (size_t p = 0; p < span->pages;) {
 			if (s->live[span->mark + p]) {
 				p++;
@@ -153,17 +111,21 @@ static size_t sweep_spans(const sweep_t *s, size_t *unread)
 	return bytes;
 }
 
-/* The spans of the arenas of old and every version before it, sorted,
- * and their marks, zeroed: false when out of memory. */
+/* The chunks of the arenas of old and every version before it, the whole
+ * pages inside each, and their marks, zeroed: false when out of memory. */
 static bool chain_spans(sweep_t *s, const apex_zone_t *old)
 {
 	for (const apex_zone_t *v = old; v != NULL; v = v->base)
-		apex_arena_each_chunk(v->arena, add_span, s);
-	if (s->failed)
+		apex_arena_map_add(&s->map, v->arena, 0);
+	if (!apex_arena_map_sort(&s->map) ||
+	    (s->spans = malloc((s->map.count + 1) * sizeof(*s->spans))) == NULL)
 		return false;
-	qsort(s->spans, s->count, sizeof(*s->spans), by_start);
-	for (size_t i = 0; i < s->count; i++) {
-		s->spans[i].mark = s->pages;
+	for (size_t i = 0; i < s->map.count; i++) {
+		uintptr_t first = (s->map.spans[i].start + s->page - 1) & ~(s->page - 1);
+		uintptr_t last = s->map.spans[i].end & ~(s->page - 1);
+
+		s->spans[i] = (span_pages_t){ first, last > first ? (last - first) / s->page : 0,
+					      s->pages };
 		s->pages += s->spans[i].pages;
 	}
 	s->live = calloc(s->pages + 1, 1);
@@ -176,7 +138,6 @@ size_t apex_zone_sweep_chain(apex_zone_t *old, const apex_zone_t *successor,
 	long system_page = sysconf(_SC_PAGESIZE);
 	sweep_t s = { .page = system_page > 0 ? (uintptr_t)system_page : 4096 };
 	size_t bytes = 0, unread = 0;
-	bool swept = false;
 
 	if (successor == NULL || successor->base != old || system_page <= 0)
 		return 0;
@@ -200,9 +161,6 @@ size_t apex_zone_sweep_chain(apex_zone_t *old, const apex_zone_t *successor,
 				mark(&s, v->file, strlen(v->file) + 1);
 		}
 		bytes = sweep_spans(&s, &unread);
-		swept = true;
-	}
-	if (swept) {
 		/* What the chain holds that no version reads, counted whole
 		 * now: the node pages given back before are among it, and so
 		 * are the whole build's arrays, counted apart (page_discard.h) */
@@ -211,6 +169,7 @@ size_t apex_zone_sweep_chain(apex_zone_t *old, const apex_zone_t *successor,
 				      memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&root->spare_lock);
+	apex_arena_map_free(&s.map);
 	free(s.spans);
 	free(s.live);
 	return bytes;

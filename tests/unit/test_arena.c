@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "util/arena.h"
+#include "util/arena_map.h"
 #include "util/give_back.h"
 
 static void alignment_and_zeroing(void **state)
@@ -322,6 +323,45 @@ static void give_back_whole_units(void **state)
 	munmap(map, size + unit);
 }
 
+/* The map of two arenas' chunks finds the chunk, and the tag of the arena,
+ * of every allocation, and none for memory of neither. */
+static void map_of_two_arenas(void **state)
+{
+	apex_arena_t *a = apex_arena_create(), *b = apex_arena_create();
+	apex_arena_map_t map = { 0 };
+	void *in_a[40], *in_b[40];
+	int outside = 0;
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		/* small ones and chunks of their own, interleaved */
+		in_a[i] = apex_arena_alloc(a, i % 7 == 0 ? 300000 : 5000);
+		in_b[i] = apex_arena_alloc(b, i % 5 == 0 ? 200000 : 3000);
+		assert_non_null(in_a[i]);
+		assert_non_null(in_b[i]);
+	}
+	assert_true(apex_arena_holds(a, in_a[7]));
+	assert_false(apex_arena_holds(a, in_b[7]));
+	apex_arena_map_add(&map, a, 1);
+	apex_arena_map_add(&map, b, 2);
+	assert_true(apex_arena_map_sort(&map));
+	for (size_t i = 1; i < map.count; i++)
+		assert_true(map.spans[i - 1].end <= map.spans[i].start);
+	for (int i = 0; i < 40; i++) {
+		size_t at = apex_arena_map_find(&map, in_a[i]);
+		assert_true(at < map.count);
+		assert_int_equal(map.spans[at].tag, 1);
+		at = apex_arena_map_find(&map, (uint8_t *)in_b[i] + 100);
+		assert_true(at < map.count);
+		assert_int_equal(map.spans[at].tag, 2);
+	}
+	assert_int_equal(apex_arena_map_find(&map, &outside), map.count);
+	apex_arena_map_free(&map);
+	assert_int_equal(map.count, 0);
+	apex_arena_destroy(a);
+	apex_arena_destroy(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +376,7 @@ int main(void)
 		cmocka_unit_test(huge_chunks_once_large),
 		cmocka_unit_test(calloc_zeroed_every_way),
 		cmocka_unit_test(give_back_whole_units),
+		cmocka_unit_test(map_of_two_arenas),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

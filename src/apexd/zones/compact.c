@@ -199,7 +199,8 @@ static int publish_part(const apex_compact_zone_t *z, apex_zone_t *served, unsig
  */
 static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err, size_t err_size)
 {
-	for (unsigned part = 0; part < APEX_COMPACT_PARTS; part++) {
+	/* the parts, then (part APEX_COMPACT_PARTS) what they copied */
+	for (unsigned part = 0;; part++) {
 		int rc = publish_part(z, served, part, err, err_size);
 
 		if (rc == APEX_ENOTSUP && part == 0)
@@ -210,18 +211,14 @@ static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err
 			apex_zone_unref(served);
 			return rc;
 		}
+		if (part == APEX_COMPACT_PARTS)
+			return 1;
 		served = apex_server_served_version(z->server, z->origin);
 		if (served == NULL) {
 			snprintf(err, err_size, "the zone is no longer served");
 			return APEX_EINVAL;
 		}
 	}
-	int rc = publish_part(z, served, APEX_COMPACT_PARTS, err, err_size);
-	if (rc < 0) {
-		apex_zone_unref(served);
-		return rc;
-	}
-	return 1;
 }
 
 int apex_compact_served(const apex_compact_zone_t *z)
