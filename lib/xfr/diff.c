@@ -12,6 +12,7 @@
 
 #include "xfr/diff.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ typedef struct rdata_ref {
 typedef struct diff {
 	apex_changes_t *out; /* NULL: the set's size is counted (bytes) */
 	size_t bytes;
+	size_t max_bytes;           /* a set larger is not made (APEX_ESPACE) */
 	apex_change_kind_t kind;    /* REMOVE or ADD: what this pass emits */
 	rdata_ref_t *mine, *theirs; /* scratch, grown as needed; owned */
 	size_t scratch;
@@ -83,9 +85,10 @@ static int emit(diff_t *d, const uint8_t *owner, uint16_t type, uint32_t ttl, co
 	};
 	if (d->out == NULL) { /* as apex_changes_append() stores it */
 		d->bytes += apex_name_size(owner) + 10u + r->size;
-		return APEX_OK;
+		return d->bytes > d->max_bytes ? APEX_ESPACE : APEX_OK;
 	}
-	return apex_changes_append(d->out, d->kind, &rr);
+	int rc = apex_changes_append(d->out, d->kind, &rr);
+	return rc == APEX_OK && d->out->size > d->max_bytes ? APEX_ESPACE : rc;
 }
 
 /* Emit the records of mine (an RRset of this pass's side, never NULL) that
@@ -242,9 +245,10 @@ static size_t soa_bytes(const apex_zone_t *zone)
 
 /* The bytes of the records only in from and of those only in to, as a
  * change set stores them (the SOAs not counted). */
-static int diff_size(const apex_zone_t *from, const apex_zone_t *to, size_t *bytes)
+static int diff_size(const apex_zone_t *from, const apex_zone_t *to, size_t max_bytes,
+		     size_t *bytes)
 {
-	diff_t d = { .out = NULL };
+	diff_t d = { .out = NULL, .max_bytes = max_bytes };
 	int rc = pass(&d, from, to);
 
 	if (rc == APEX_OK)
@@ -257,20 +261,30 @@ static int diff_size(const apex_zone_t *from, const apex_zone_t *to, size_t *byt
 
 int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t *out)
 {
-	diff_t d = { .out = out };
+	return apex_xfr_diff_within(from, to, SIZE_MAX, out);
+}
+
+int apex_xfr_diff_within(const apex_zone_t *from, const apex_zone_t *to, size_t max_bytes,
+			 apex_changes_t *out)
+{
+	diff_t d = { .out = out, .max_bytes = max_bytes };
 	int rc;
 
 	if (!apex_name_equal(from->origin, to->origin))
 		return APEX_EINVAL;
+	size_t soas = soa_bytes(from) + soa_bytes(to);
+	if (soas > max_bytes)
+		return APEX_ESPACE;
 	if (to->base == from) {
 		/* Derived from it: the walk skips the owners they share, and
 		 * is made twice to size the set first, which growing would
 		 * hold twice for a moment (a reload of a tenth of a 1M-record
-		 * zone: 8 MB copied into 16 at the derivation's peak). */
+		 * zone: 8 MB copied into 16 at the derivation's peak).  A set
+		 * past the bound stops the first walk and is never made. */
 		size_t bytes;
-		rc = diff_size(from, to, &bytes);
+		rc = diff_size(from, to, max_bytes - soas, &bytes);
 		if (rc == APEX_OK)
-			rc = apex_changes_reserve(out, bytes + soa_bytes(from) + soa_bytes(to));
+			rc = apex_changes_reserve(out, bytes + soas);
 		if (rc != APEX_OK)
 			return rc;
 	}

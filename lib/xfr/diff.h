@@ -31,4 +31,16 @@
  */
 int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t *out);
 
+/*
+ * apex_xfr_diff(), for a set of at most max_bytes (as apex_changes_t
+ * stores it, the SOAs included): a larger one is APEX_ESPACE, and out
+ * holds whatever was made before that was known (the caller frees it as
+ * always).  Where to is derived from from, the size is known before
+ * anything is allocated, and a set past the bound costs one walk of the
+ * changed owners, stopped where it passes, and no memory (a journal
+ * that would not keep the set, xfr/journal.h).
+ */
+int apex_xfr_diff_within(const apex_zone_t *from, const apex_zone_t *to, size_t max_bytes,
+			 apex_changes_t *out);
+
 #endif

@@ -417,6 +417,15 @@ static size_t dropped_for(const apex_journal_t *j, uint64_t total)
 	return drop;
 }
 
+uint64_t apex_journal_payload_max(const apex_journal_t *j)
+{
+	uint64_t overhead = j->header_size + ENTRY_HEADER + CHECKSUM_SIZE;
+
+	if (j->max_size <= overhead)
+		return 0;
+	return j->max_size - overhead < UINT32_MAX ? j->max_size - overhead : UINT32_MAX;
+}
+
 size_t apex_journal_dropped_by(const apex_journal_t *j, uint64_t payload)
 {
 	return dropped_for(j, ENTRY_HEADER + payload + CHECKSUM_SIZE);
@@ -464,7 +473,7 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
 				 "%s: the journal ends at serial %u, not %u", j->path,
 				 j->entries[j->count - 1].serial_to, serial_from);
 	uint64_t total = (uint64_t)size + ENTRY_HEADER + CHECKSUM_SIZE;
-	if (size > UINT32_MAX || j->header_size + total > j->max_size)
+	if (size > apex_journal_payload_max(j))
 		return apex_journal_clear(j, err, err_size);
 	rc = make_room(j, total, err, err_size);
 	if (rc < 0)

@@ -109,6 +109,10 @@ int apex_journal_clear(apex_journal_t *j, char *err, size_t err_size);
  */
 int apex_journal_find(const apex_journal_t *j, uint32_t serial, size_t *first);
 
+/* The largest payload an append stores: a larger one empties the
+ * journal (apex_journal_append()). */
+uint64_t apex_journal_payload_max(const apex_journal_t *j);
+
 /* How many of the oldest entries an append of payload bytes would drop
  * to keep the journal within its bound (0 while it fits). */
 size_t apex_journal_dropped_by(const apex_journal_t *j, uint64_t payload);

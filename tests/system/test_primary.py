@@ -416,6 +416,42 @@ def test_ixfr_after_large_reload(tmp_path):
         assert apex.stop() == 0, apex.log_tail()
 
 
+def test_reload_past_journal_size(tmp_path):
+    """A reload whose difference is larger than journal-size allows does
+    not make it: the walk that sizes it stops at the bound (lib/xfr/diff.h),
+    the journal is emptied and says so, and an IXFR from the serial before
+    gets the whole zone.  The next change that fits is journaled again."""
+    tmp = str(tmp_path)
+    path = os.path.join(tmp, "secret.test.zone")
+    write_zone(path, 1)
+    apex = PrimaryApexd(os.path.join(tmp, "apexd"), path)
+    apex.extra_server = ["    journal-size: 4096"]
+    apex.start()
+    try:
+        # 3,000 records added: about 90 KB of change set, freed once the
+        # derivation has read it, so that the journal compares the versions
+        extra = "".join("reg%04d IN NS ns.reg%04d\nns.reg%04d IN A 192.0.2.%d\n"
+                        % (i, i, i, i % 250 + 1) for i in range(1500))
+        write_zone(path, 2, extra)
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, 2, apex)
+        wait_log(apex, "journal: the change from serial 1 to 2 (more than ")
+        log = apex.log_tail(100)
+        assert "the change set freed once read" in log, log
+        assert "is larger than journal-size allows" in log, log
+        assert "journal: serial 1 to 2" not in log, log
+        assert ixfr_soas(apex.port, 1) == [2, 2]  # the whole zone, between its SOA twice
+
+        write_zone(path, 3, extra + "new IN A 192.0.2.99\n")
+        apex.proc.send_signal(signal.SIGHUP)
+        wait_serial(apex.port, 3, apex)
+        wait_log(apex, "journal: serial 2 to 3, 1 removed, 2 added")
+        assert ixfr_soas(apex.port, 2) == [3, 2, 3, 3]
+        assert ixfr_soas(apex.port, 1) == [3, 3]
+    finally:
+        assert apex.stop() == 0, apex.log_tail()
+
+
 def timed_ixfr_soas(port, serial):
     """ixfr_soas(), how long its answer took in seconds, and when it ended
     (time.monotonic())."""

@@ -394,6 +394,28 @@ static void oversized_entry_empties_the_journal(void **state)
 	apex_journal_close(&j);
 }
 
+/* apex_journal_payload_max() is exactly the largest payload an append
+ * keeps: the journal alone in its file, at its bound. */
+static void payload_max_is_the_largest_kept(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	struct stat st;
+
+	open_ok(f, &j, 4096, NULL);
+	uint64_t max = apex_journal_payload_max(&j);
+	assert_true(max > 0 && max < 4096);
+	append_ok(f, &j, 1, 2, 100);
+	append_ok(f, &j, 2, 3, (size_t)max); /* drops the first to fit */
+	assert_int_equal(j.count, 1);
+	check_entry(&j, 0, 2, 3, (size_t)max);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, 4096);
+	append_ok(f, &j, 3, 4, (size_t)max + 1);
+	assert_int_equal(j.count, 0);
+	apex_journal_close(&j);
+}
+
 static void failed_append_leaves_the_journal(void **state)
 {
 	fixture_t *f = *state;
@@ -490,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(drops_are_told_beforehand, setup, teardown),
 		cmocka_unit_test_setup_teardown(oversized_entry_empties_the_journal, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(payload_max_is_the_largest_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_append_leaves_the_journal, setup, teardown),
 		cmocka_unit_test_setup_teardown(foreign_files_are_refused, setup, teardown),
 	};

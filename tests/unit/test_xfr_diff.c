@@ -22,6 +22,7 @@
 #include "util/error.h"
 #include "xfr/changes.h"
 #include "xfr/diff.h"
+#include "xfr/ixfr_apply.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 #include "zone_records.h"
@@ -258,6 +259,59 @@ static void other_zone_is_refused(void **state)
 	apex_zone_unref(sl);
 }
 
+/* A set within the bound is the set apex_xfr_diff() makes, byte for
+ * byte; one byte less is APEX_ESPACE.  Where to is derived from from,
+ * the set past the bound is never allocated. */
+static void check_bound(const apex_zone_t *from, const apex_zone_t *to, bool derived)
+{
+	apex_changes_t whole, within, past;
+
+	apex_changes_init(&whole);
+	assert_int_equal(apex_xfr_diff(from, to, &whole), APEX_OK);
+	assert_true(whole.size > 0);
+	apex_changes_init(&within);
+	assert_int_equal(apex_xfr_diff_within(from, to, whole.size, &within), APEX_OK);
+	assert_int_equal(within.size, whole.size);
+	assert_memory_equal(within.data, whole.data, whole.size);
+	assert_int_equal(within.removed, whole.removed);
+	assert_int_equal(within.added, whole.added);
+	apex_changes_init(&past);
+	assert_int_equal(apex_xfr_diff_within(from, to, whole.size - 1, &past), APEX_ESPACE);
+	if (derived)
+		assert_int_equal(past.capacity, 0);
+	apex_changes_free(&past);
+	apex_changes_init(&past);
+	assert_int_equal(apex_xfr_diff_within(from, to, 10, &past), APEX_ESPACE); /* < the SOAs */
+	assert_int_equal(past.capacity, 0);
+	apex_changes_free(&past);
+	apex_changes_free(&within);
+	apex_changes_free(&whole);
+}
+
+static void bound_refuses_a_larger_set(void **state)
+{
+	(void)state;
+	apex_zone_t *from = load_text(old_zone), *to = load_text(new_zone);
+	apex_zone_t *derived = NULL;
+	apex_changes_t set;
+	bool in_place = false;
+	char err[256];
+
+	check_bound(from, to, false);
+	apex_changes_init(&set);
+	assert_int_equal(apex_xfr_diff(from, to, &set), APEX_OK);
+	if (apex_ixfr_version(from, &set, 1, "test", &derived, &in_place, err, sizeof(err)) !=
+	    APEX_OK)
+		fail_msg("%s", err);
+	assert_true(in_place);
+	assert_ptr_equal(derived->base, from);
+	check_bound(from, derived, true);
+	apex_changes_free(&set);
+	apex_zone_unref(derived);
+	apex_zone_unref(from);
+	apex_zone_unref(to);
+}
+
 /* The writer keeps IXFR order; the reader refuses what is not one change
  * set. */
 static void order_is_enforced(void **state)
@@ -329,7 +383,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exact_changes),     cmocka_unit_test(same_version_has_no_changes),
 		cmocka_unit_test(signing_changes),   cmocka_unit_test(other_zone_is_refused),
-		cmocka_unit_test(order_is_enforced),
+		cmocka_unit_test(order_is_enforced), cmocka_unit_test(bound_refuses_a_larger_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,6 +180,29 @@ static void append_failed(apex_zone_journal_t *zj, const apex_changes_t *set, in
 		     zj->name, err, set->serial_from, set->serial_to);
 }
 
+/* Under zj's lock: the change from serial from to serial to, of bytes
+ * (0: more than the journal takes, not counted to the end), passes the
+ * journal's bound; the journal is emptied, as apex_journal_append() does
+ * with such a set, and says so. */
+static void too_large(apex_zone_journal_t *zj, uint32_t from, uint32_t to, size_t bytes)
+{
+	char err[512], size[64];
+
+	if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0) {
+		apex_warning("zone %s: journal: %s", zj->name, err);
+		return;
+	}
+	if (bytes > 0)
+		snprintf(size, sizeof(size), "%zu bytes", bytes);
+	else
+		snprintf(size, sizeof(size), "more than %llu bytes",
+			 (unsigned long long)apex_journal_payload_max(&zj->journal));
+	apex_info("zone %s: journal: the change from serial %u to %u (%s) is larger than "
+		  "journal-size allows: the journal is emptied, and an IXFR from an older serial "
+		  "gets the whole zone",
+		  zj->name, from, to, size);
+}
+
 /*
  * Under zj's lock: append the change set, clearing first a history it
  * does not chain on.  A failed append (a full disk) leaves the journal as
@@ -192,6 +215,10 @@ static bool append(apex_zone_journal_t *zj, const apex_changes_t *set)
 	bool chained = !apex_journal_last_serial(&zj->journal, &last) || last == set->serial_from;
 	int rc = chained ? APEX_OK : apex_journal_clear(&zj->journal, err, sizeof(err));
 
+	if (rc == APEX_OK && set->size > apex_journal_payload_max(&zj->journal)) {
+		too_large(zj, set->serial_from, set->serial_to, set->size);
+		return true; /* the sets after it chain on the empty journal */
+	}
 	if (rc == APEX_OK)
 		rc = apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
 					 set->size, err, sizeof(err));
@@ -270,9 +297,15 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
+	/* A difference the journal would not keep is not made: at 10M
+	 * records a reload of a tenth of the zone compares into 107 MiB, at
+	 * the top of its memory, past the default journal-size. */
 	apex_changes_init(&set);
-	if (apex_xfr_diff(old, version, &set) == APEX_OK)
+	int rc = apex_xfr_diff_within(old, version, apex_journal_payload_max(&zj->journal), &set);
+	if (rc == APEX_OK)
 		append(zj, &set);
+	else if (rc == APEX_ESPACE)
+		too_large(zj, old->serial, version->serial, 0);
 	else
 		apex_warning("zone %s: journal: the difference could not be computed", zj->name);
 	apex_changes_free(&set);
