@@ -9,47 +9,16 @@
 #include <sys/random.h>
 
 #include "util/error.h"
-
-static inline uint64_t rotl(uint64_t x, int b)
-{
-	return (x << b) | (x >> (64 - b));
-}
-
-static inline uint64_t read_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-#define SIPROUND                   \
-	do {                       \
-		v0 += v1;          \
-		v1 = rotl(v1, 13); \
-		v1 ^= v0;          \
-		v0 = rotl(v0, 32); \
-		v2 += v3;          \
-		v3 = rotl(v3, 16); \
-		v3 ^= v2;          \
-		v0 += v3;          \
-		v3 = rotl(v3, 21); \
-		v3 ^= v0;          \
-		v2 += v1;          \
-		v1 = rotl(v1, 17); \
-		v1 ^= v2;          \
-		v2 = rotl(v2, 32); \
-	} while (0)
+#include "util/siphash_rounds.h"
 
 uint64_t apex_siphash24(const uint8_t key[APEX_SIPHASH_KEY_SIZE], const void *data, size_t size)
 {
 	const uint8_t *in = data;
 	uint64_t k0 = read_le64(key), k1 = read_le64(key + 8);
-	uint64_t v0 = 0x736f6d6570736575ULL ^ k0;
-	uint64_t v1 = 0x646f72616e646f6dULL ^ k1;
-	uint64_t v2 = 0x6c7967656e657261ULL ^ k0;
-	uint64_t v3 = 0x7465646279746573ULL ^ k1;
+	uint64_t v0 = SIPHASH_V0 ^ k0;
+	uint64_t v1 = SIPHASH_V1 ^ k1;
+	uint64_t v2 = SIPHASH_V2 ^ k0;
+	uint64_t v3 = SIPHASH_V3 ^ k1;
 	size_t whole = size - size % 8;
 	uint64_t m, b = (uint64_t)size << 56;
 
