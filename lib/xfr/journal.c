@@ -31,6 +31,7 @@
 #include "util/error.h"
 #include "util/grow.h"
 #include "util/siphash.h"
+#include "util/siphash_stream.h"
 
 #define JOURNAL_MAGIC "APEXJRNL"
 #define JOURNAL_VERSION 1
@@ -459,12 +460,30 @@ int apex_journal_clear(apex_journal_t *j, char *err, size_t err_size)
 	return APEX_OK;
 }
 
-int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial_to,
-			const void *payload, size_t size, char *err, size_t err_size)
+/* A writer's entry given up (rc, the cause): the file cut back to the
+ * last whole entry, the journal as before it began.  Returns rc, with
+ * the message in err when err_size allows. */
+static int journal_writer_failed(apex_journal_writer_t *w, int rc, char *err, size_t err_size)
 {
-	uint8_t head[ENTRY_HEADER], tail[CHECKSUM_SIZE];
-	int rc;
+	apex_journal_t *j = w->j;
 
+	w->j = NULL;
+	if (j == NULL)
+		return rc;
+	/* a failure here too is repaired by the next open, which cuts the
+	 * torn tail */
+	if (ftruncate(j->fd, (off_t)j->file_size) < 0) {
+		/* nothing more to do */
+	}
+	if (err_size == 0)
+		return rc;
+	return apex_fail(err, err_size, rc, "%s: cannot append: %s", j->path, apex_strerror(rc));
+}
+
+int apex_journal_begin(apex_journal_t *j, uint32_t serial_from, uint32_t serial_to, size_t size,
+		       apex_journal_writer_t *w, char *err, size_t err_size)
+{
+	memset(w, 0, sizeof(*w));
 	if (!apex_serial_newer(serial_to, serial_from))
 		return apex_fail(err, err_size, APEX_EINVAL, "%s: serial %u is not newer than %u",
 				 j->path, serial_to, serial_from);
@@ -472,42 +491,89 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
 		return apex_fail(err, err_size, APEX_EINVAL,
 				 "%s: the journal ends at serial %u, not %u", j->path,
 				 j->entries[j->count - 1].serial_to, serial_from);
+	if (size > apex_journal_payload_max(j)) {
+		int rc = apex_journal_clear(j, err, err_size);
+		return rc < 0 ? rc : APEX_ESPACE;
+	}
 	uint64_t total = (uint64_t)size + ENTRY_HEADER + CHECKSUM_SIZE;
-	if (size > apex_journal_payload_max(j))
-		return apex_journal_clear(j, err, err_size);
-	rc = make_room(j, total, err, err_size);
+	int rc = make_room(j, total, err, err_size);
 	if (rc < 0)
 		return rc;
+	w->j = j;
+	w->size = size;
+	apex_write_u32(w->head, ENTRY_MAGIC);
+	apex_write_u32(w->head + 4, (uint32_t)size);
+	apex_write_u32(w->head + 8, serial_from);
+	apex_write_u32(w->head + 12, serial_to);
+	apex_siphash_stream_init(&w->payload_hash, checksum_key);
+	rc = write_all(j->fd, w->head, sizeof(w->head), j->file_size);
+	if (rc < 0)
+		return journal_writer_failed(w, rc, err, err_size);
+	return APEX_OK;
+}
 
-	apex_write_u32(head, ENTRY_MAGIC);
-	apex_write_u32(head + 4, (uint32_t)size);
-	apex_write_u32(head + 8, serial_from);
-	apex_write_u32(head + 12, serial_to);
-	write_u64(tail, entry_checksum(head, payload, size));
-	rc = write_all(j->fd, head, sizeof(head), j->file_size);
-	if (rc == APEX_OK)
-		rc = write_all(j->fd, payload, size, j->file_size + sizeof(head));
-	if (rc == APEX_OK)
-		apex_crash_at("journal-append-writing");
-	if (rc == APEX_OK)
-		rc = write_all(j->fd, tail, sizeof(tail), j->file_size + sizeof(head) + size);
+int apex_journal_write(apex_journal_writer_t *w, const void *data, size_t size, char *err,
+		       size_t err_size)
+{
+	apex_journal_t *j = w->j;
+
+	if (size > w->size - w->written)
+		return journal_writer_failed(w, APEX_EINVAL, err, err_size);
+	int rc = write_all(j->fd, data, size, j->file_size + ENTRY_HEADER + w->written);
+	if (rc < 0)
+		return journal_writer_failed(w, rc, err, err_size);
+	apex_siphash_stream_add(&w->payload_hash, data, size);
+	w->written += size;
+	return APEX_OK;
+}
+
+int apex_journal_commit(apex_journal_writer_t *w, char *err, size_t err_size)
+{
+	apex_journal_t *j = w->j;
+	uint8_t tail[CHECKSUM_SIZE], sum[ENTRY_HEADER + 8];
+
+	if (w->written != w->size)
+		return journal_writer_failed(w, APEX_EINVAL, err, err_size);
+	apex_crash_at("journal-append-writing");
+	/* SipHash(entry header | SipHash(payload)): entry_checksum() */
+	memcpy(sum, w->head, ENTRY_HEADER);
+	write_u64(sum + ENTRY_HEADER, apex_siphash_stream_end(&w->payload_hash));
+	write_u64(tail, apex_siphash24(checksum_key, sum, sizeof(sum)));
+	uint64_t total = (uint64_t)w->size + ENTRY_HEADER + CHECKSUM_SIZE;
+	int rc = write_all(j->fd, tail, sizeof(tail), j->file_size + ENTRY_HEADER + w->size);
 	if (rc == APEX_OK && j->sync && fdatasync(j->fd) < 0)
 		rc = apex_errno();
 	if (rc == APEX_OK) {
-		apex_journal_entry_t e = { serial_from, serial_to, j->file_size, (uint32_t)size };
+		apex_journal_entry_t e = { apex_read_u32(w->head + 8), apex_read_u32(w->head + 12),
+					   j->file_size, (uint32_t)w->size };
 		rc = index_push(j, &e);
 	}
-	if (rc < 0) {
-		/* Leave the file as it was; a failure here too is repaired
-		 * by the next open, which cuts the torn tail. */
-		if (ftruncate(j->fd, (off_t)j->file_size) < 0) {
-			/* nothing more to do */
-		}
-		return apex_fail(err, err_size, rc, "%s: cannot append: %s", j->path,
-				 apex_strerror(rc));
-	}
+	if (rc < 0)
+		return journal_writer_failed(w, rc, err, err_size);
 	j->file_size += total;
+	w->j = NULL;
 	return APEX_OK;
+}
+
+void apex_journal_abort(apex_journal_writer_t *w)
+{
+	if (w->j != NULL)
+		journal_writer_failed(w, APEX_EIO, NULL, 0);
+}
+
+int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial_to,
+			const void *payload, size_t size, char *err, size_t err_size)
+{
+	apex_journal_writer_t w;
+	int rc = apex_journal_begin(j, serial_from, serial_to, size, &w, err, err_size);
+
+	if (rc == APEX_ESPACE)
+		return APEX_OK; /* emptied: the history is gone, the set not stored */
+	if (rc == APEX_OK)
+		rc = apex_journal_write(&w, payload, size, err, err_size);
+	if (rc == APEX_OK)
+		rc = apex_journal_commit(&w, err, err_size);
+	return rc;
 }
 
 /* ------------------------------------------------------------ read */

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "dns/name.h"
+#include "util/siphash_stream.h"
 
 /* Bytes of the file one entry takes besides its payload. */
 #define APEX_JOURNAL_ENTRY_OVERHEAD 24
@@ -94,6 +95,34 @@ void apex_journal_close(apex_journal_t *j);
  */
 int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial_to,
 			const void *payload, size_t size, char *err, size_t err_size);
+
+/*
+ * An entry appended in pieces, for a payload that never lies whole in
+ * memory (a reload's difference, xfr/journal_diff.h): its size is known
+ * beforehand.  apex_journal_begin() checks the chain as
+ * apex_journal_append() does, makes room, and writes the entry's header;
+ * a payload larger than the journal takes empties it and is
+ * APEX_ESPACE, with nothing to write.  apex_journal_write() adds the
+ * next bytes of the payload, apex_journal_commit() ends the entry once
+ * all are written (its checksum, fdatasync if asked, then the entry
+ * counts).  Until then the journal is as before the entry: a crash
+ * leaves a torn tail that the next open cuts, and a failed write, a
+ * commit before the last byte, or apex_journal_abort() cut the file
+ * back.  Nothing else is done with the journal in between.
+ */
+typedef struct apex_journal_writer {
+	apex_journal_t *j; /* NULL once committed or given up */
+	uint8_t head[16];
+	size_t size, written;
+	apex_siphash_stream_t payload_hash;
+} apex_journal_writer_t;
+
+int apex_journal_begin(apex_journal_t *j, uint32_t serial_from, uint32_t serial_to, size_t size,
+		       apex_journal_writer_t *w, char *err, size_t err_size);
+int apex_journal_write(apex_journal_writer_t *w, const void *data, size_t size, char *err,
+		       size_t err_size);
+int apex_journal_commit(apex_journal_writer_t *w, char *err, size_t err_size);
+void apex_journal_abort(apex_journal_writer_t *w);
 
 /* Forget every entry (a zone whose history is broken: a new AXFR, a serial
  * that went backwards).  The file is cut back to its header in place,

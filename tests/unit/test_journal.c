@@ -416,6 +416,77 @@ static void payload_max_is_the_largest_kept(void **state)
 	apex_journal_close(&j);
 }
 
+/* The file's bytes, into buf (at most size); how many. */
+static size_t file_bytes(const char *path, uint8_t *buf, size_t size)
+{
+	FILE *fp = fopen(path, "rb");
+	assert_non_null(fp);
+	size_t n = fread(buf, 1, size, fp);
+	fclose(fp);
+	return n;
+}
+
+/* An entry written in pieces is the entry apex_journal_append() writes,
+ * byte for byte, and reads back after a reopen; one given up (aborted,
+ * committed short, written past its size) leaves the journal as it was. */
+static void entry_in_pieces(void **state)
+{
+	fixture_t *f = *state;
+	apex_journal_t j;
+	apex_journal_writer_t w;
+	uint8_t buf[3000], once[8192], pieces[8192];
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 1, 2, 100);
+	append_ok(f, &j, 2, 3, 2500);
+	apex_journal_close(&j);
+	size_t n = file_bytes(f->path, once, sizeof(once));
+	unlink(f->path);
+
+	open_ok(f, &j, 1 << 20, NULL);
+	append_ok(f, &j, 1, 2, 100);
+	off_t before = file_size(f->path);
+	payload(3, 2500, buf);
+	assert_int_equal(apex_journal_begin(&j, 2, 3, 2500, &w, f->err, sizeof(f->err)), APEX_OK);
+	assert_int_equal(apex_journal_write(&w, buf, 7, f->err, sizeof(f->err)), APEX_OK);
+	apex_journal_abort(&w);
+	assert_int_equal(file_size(f->path), before);
+	assert_int_equal(j.count, 1);
+
+	assert_int_equal(apex_journal_begin(&j, 2, 3, 2500, &w, f->err, sizeof(f->err)), APEX_OK);
+	assert_int_equal(apex_journal_write(&w, buf, 2499, f->err, sizeof(f->err)), APEX_OK);
+	assert_int_equal(apex_journal_commit(&w, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(file_size(f->path), before);
+	assert_int_equal(j.count, 1);
+
+	assert_int_equal(apex_journal_begin(&j, 2, 3, 2500, &w, f->err, sizeof(f->err)), APEX_OK);
+	assert_int_equal(apex_journal_write(&w, buf, 2000, f->err, sizeof(f->err)), APEX_OK);
+	assert_int_equal(apex_journal_write(&w, buf, 501, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(file_size(f->path), before);
+	assert_int_equal(j.count, 1);
+
+	assert_int_equal(apex_journal_begin(&j, 2, 3, 2500, &w, f->err, sizeof(f->err)), APEX_OK);
+	for (size_t at = 0; at < 2500; at += 333)
+		assert_int_equal(apex_journal_write(&w, buf + at, 2500 - at < 333 ? 2500 - at : 333,
+						    f->err, sizeof(f->err)),
+				 APEX_OK);
+	assert_int_equal(apex_journal_commit(&w, f->err, sizeof(f->err)), APEX_OK);
+	check_entry(&j, 1, 2, 3, 2500);
+	apex_journal_close(&j);
+	assert_int_equal(file_bytes(f->path, pieces, sizeof(pieces)), n);
+	assert_memory_equal(pieces, once, n);
+	open_ok(f, &j, 1 << 20, NULL);
+	assert_int_equal(j.count, 2);
+	check_entry(&j, 1, 2, 3, 2500);
+
+	/* larger than the journal takes: emptied, nothing to write */
+	assert_int_equal(apex_journal_begin(&j, 3, 4, (size_t)apex_journal_payload_max(&j) + 1, &w,
+					    f->err, sizeof(f->err)),
+			 APEX_ESPACE);
+	assert_int_equal(j.count, 0);
+	apex_journal_close(&j);
+}
+
 static void failed_append_leaves_the_journal(void **state)
 {
 	fixture_t *f = *state;
@@ -513,6 +584,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(oversized_entry_empties_the_journal, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(payload_max_is_the_largest_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(entry_in_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_append_leaves_the_journal, setup, teardown),
 		cmocka_unit_test_setup_teardown(foreign_files_are_refused, setup, teardown),
 	};
