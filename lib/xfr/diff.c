@@ -30,7 +30,11 @@ typedef struct rdata_ref {
 typedef struct diff {
 	apex_changes_t *out; /* NULL: the set's size is counted (bytes) */
 	size_t bytes;
-	size_t max_bytes;           /* a set larger is not made (APEX_ESPACE) */
+	size_t max_bytes; /* a set larger is not made (APEX_ESPACE) */
+	/* Given out's bytes whenever it holds APEX_XFR_DIFF_PIECE, then
+	 * out emptied (apex_xfr_diff_stream()); NULL: out holds the set. */
+	apex_xfr_diff_sink_t sink;
+	void *sink_ctx;
 	apex_change_kind_t kind;    /* REMOVE or ADD: what this pass emits */
 	rdata_ref_t *mine, *theirs; /* scratch, grown as needed; owned */
 	size_t scratch;
@@ -88,6 +92,10 @@ static int emit(diff_t *d, const uint8_t *owner, uint16_t type, uint32_t ttl, co
 		return d->bytes > d->max_bytes ? APEX_ESPACE : APEX_OK;
 	}
 	int rc = apex_changes_append(d->out, d->kind, &rr);
+	if (rc == APEX_OK && d->sink != NULL && d->out->size >= APEX_XFR_DIFF_PIECE) {
+		rc = d->sink(d->sink_ctx, d->out->data, d->out->size);
+		d->out->size = 0;
+	}
 	return rc == APEX_OK && d->out->size > d->max_bytes ? APEX_ESPACE : rc;
 }
 
@@ -264,16 +272,49 @@ int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t
 	return apex_xfr_diff_within(from, to, SIZE_MAX, out);
 }
 
+/* The set from from to to into d->out (initialised, empty, as big as it
+ * needs where it is given whole): from's SOA, the records only in from,
+ * to's SOA, the records only in to. */
+static int make(diff_t *d, const apex_zone_t *from, const apex_zone_t *to)
+{
+	int rc = append_soa(d->out, APEX_CHANGE_OLD_SOA, from);
+
+	d->kind = APEX_CHANGE_REMOVE;
+	if (rc == APEX_OK)
+		rc = pass(d, from, to);
+	if (rc == APEX_OK)
+		rc = append_soa(d->out, APEX_CHANGE_NEW_SOA, to);
+	d->kind = APEX_CHANGE_ADD;
+	if (rc == APEX_OK)
+		rc = pass(d, to, from);
+	free(d->mine);
+	free(d->theirs);
+	return rc;
+}
+
+int apex_xfr_diff_size(const apex_zone_t *from, const apex_zone_t *to, size_t max_bytes,
+		       size_t *bytes)
+{
+	size_t soas = soa_bytes(from) + soa_bytes(to), records = 0;
+
+	*bytes = 0;
+	if (!apex_name_equal(from->origin, to->origin) || to->base != from)
+		return APEX_EINVAL;
+	if (soas > max_bytes)
+		return APEX_ESPACE;
+	int rc = diff_size(from, to, max_bytes - soas, &records);
+	*bytes = soas + records;
+	return rc;
+}
+
 int apex_xfr_diff_within(const apex_zone_t *from, const apex_zone_t *to, size_t max_bytes,
 			 apex_changes_t *out)
 {
 	diff_t d = { .out = out, .max_bytes = max_bytes };
-	int rc;
 
 	if (!apex_name_equal(from->origin, to->origin))
 		return APEX_EINVAL;
-	size_t soas = soa_bytes(from) + soa_bytes(to);
-	if (soas > max_bytes)
+	if (soa_bytes(from) + soa_bytes(to) > max_bytes)
 		return APEX_ESPACE;
 	if (to->base == from) {
 		/* Derived from it: the walk skips the owners they share, and
@@ -282,22 +323,28 @@ int apex_xfr_diff_within(const apex_zone_t *from, const apex_zone_t *to, size_t 
 		 * zone: 8 MB copied into 16 at the derivation's peak).  A set
 		 * past the bound stops the first walk and is never made. */
 		size_t bytes;
-		rc = diff_size(from, to, max_bytes - soas, &bytes);
+		int rc = apex_xfr_diff_size(from, to, max_bytes, &bytes);
 		if (rc == APEX_OK)
-			rc = apex_changes_reserve(out, bytes + soas);
+			rc = apex_changes_reserve(out, bytes);
 		if (rc != APEX_OK)
 			return rc;
 	}
-	rc = append_soa(out, APEX_CHANGE_OLD_SOA, from);
-	d.kind = APEX_CHANGE_REMOVE;
+	return make(&d, from, to);
+}
+
+int apex_xfr_diff_stream(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t *out,
+			 apex_xfr_diff_sink_t sink, void *ctx)
+{
+	diff_t d = { .out = out, .max_bytes = SIZE_MAX, .sink = sink, .sink_ctx = ctx };
+
+	if (!apex_name_equal(from->origin, to->origin))
+		return APEX_EINVAL;
+	/* a piece and the largest record past it: never grown */
+	int rc = apex_changes_reserve(out, APEX_XFR_DIFF_PIECE + APEX_XFR_DIFF_RR_MAX);
 	if (rc == APEX_OK)
-		rc = pass(&d, from, to);
-	if (rc == APEX_OK)
-		rc = append_soa(out, APEX_CHANGE_NEW_SOA, to);
-	d.kind = APEX_CHANGE_ADD;
-	if (rc == APEX_OK)
-		rc = pass(&d, to, from);
-	free(d.mine);
-	free(d.theirs);
+		rc = make(&d, from, to);
+	if (rc == APEX_OK && out->size > 0)
+		rc = sink(ctx, out->data, out->size);
+	out->size = 0;
 	return rc;
 }

@@ -43,4 +43,23 @@ int apex_xfr_diff(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t
 int apex_xfr_diff_within(const apex_zone_t *from, const apex_zone_t *to, size_t max_bytes,
 			 apex_changes_t *out);
 
+/* The size of the set apex_xfr_diff() makes from from to to, where to is
+ * derived from from (APEX_EINVAL otherwise: only then is the walk short),
+ * counted without making it; past max_bytes the count stops:
+ * APEX_ESPACE. */
+int apex_xfr_diff_size(const apex_zone_t *from, const apex_zone_t *to, size_t max_bytes,
+		       size_t *bytes);
+
+/* The set apex_xfr_diff() makes, given in pieces to sink in order (each
+ * of APEX_XFR_DIFF_PIECE bytes or a little more, the last one shorter),
+ * never whole in memory: out (initialised, empty) is the buffer the
+ * pieces are made in, and after the call its counts (removed, added) and
+ * serials are the set's; its data, the caller's to free as always, holds
+ * nothing.  A sink's error ends the walk and is returned. */
+#define APEX_XFR_DIFF_PIECE (256u * 1024)
+#define APEX_XFR_DIFF_RR_MAX (APEX_NAME_MAX + 10u + 65535u) /* one record, stored */
+typedef int (*apex_xfr_diff_sink_t)(void *ctx, const uint8_t *data, size_t size);
+int apex_xfr_diff_stream(const apex_zone_t *from, const apex_zone_t *to, apex_changes_t *out,
+			 apex_xfr_diff_sink_t sink, void *ctx);
+
 #endif

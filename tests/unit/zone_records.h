@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "dns/wire.h"
 #include "util/error.h"
 #include "xfr/axfr_out.h"
+#include "xfr/diff.h"
+#include "xfr/ixfr_apply.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 
@@ -35,6 +38,48 @@ static inline apex_zone_t *load_file(const char *file, const char *origin_text)
 	if (apex_zone_load(path, origin, &zone, err, sizeof(err)) != APEX_OK)
 		fail_msg("%s", err);
 	return zone;
+}
+
+/* The version loaded from text, a zone file's content, with origin
+ * origin_text (through a temporary file, removed); the test fails with
+ * the loader's message if it does not load.  The caller releases it. */
+static inline apex_zone_t *load_text(const char *text, const char *origin_text)
+{
+	char path[] = "/tmp/apex-zone-text-XXXXXX", err[512];
+	uint8_t origin[APEX_NAME_MAX];
+	apex_zone_t *zone = NULL;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_true(apex_name_from_str(origin_text, origin) > 0);
+	int rc = apex_zone_load(path, origin, &zone, err, sizeof(err));
+	unlink(path);
+	if (rc != APEX_OK)
+		fail_msg("%s", err);
+	return zone;
+}
+
+/* The version that the difference from from to to makes when it is
+ * applied to from as an IXFR: derived in place (the test fails
+ * otherwise), its base from.  The caller releases it. */
+static inline apex_zone_t *derive_in_place(apex_zone_t *from, const apex_zone_t *to)
+{
+	apex_changes_t set;
+	apex_zone_t *derived = NULL;
+	bool in_place = false;
+	char err[512];
+
+	apex_changes_init(&set);
+	assert_int_equal(apex_xfr_diff(from, to, &set), APEX_OK);
+	if (apex_ixfr_version(from, &set, 1, "test", &derived, &in_place, err, sizeof(err)) !=
+	    APEX_OK)
+		fail_msg("%s", err);
+	assert_true(in_place);
+	assert_ptr_equal(derived->base, from);
+	apex_changes_free(&set);
+	return derived;
 }
 
 /* "owner type ttl hex-rdata", owner in lower case: one record. */

@@ -16,7 +16,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/condense.h"
-#include "xfr/diff.h"
+#include "xfr/journal_diff.h"
 
 /* Under zj's lock (or before anyone else sees zj): zj's journal in path,
  * opened; a failure is logged and leaves it closed. */
@@ -164,34 +164,29 @@ static apex_zone_journal_t *find(apex_journals_t *js, const uint8_t *origin)
 	return zj;
 }
 
-/* Under zj's lock: an append of set failed with rc (err: the file and
- * why), logged once until the journal is written again. */
-static void append_failed(apex_zone_journal_t *zj, const apex_changes_t *set, int rc,
+/* Under zj's lock: an append of the change from serial from to serial
+ * to failed with rc (err: the file and why), logged once until the
+ * journal is written again. */
+static void append_failed(apex_zone_journal_t *zj, uint32_t from, uint32_t to, int rc,
 			  const char *err)
 {
 	if (!apexd_write_failed(zj->path, rc)) {
-		apex_debug("zone %s: journal: %s (serial %u to %u)", zj->name, err,
-			   set->serial_from, set->serial_to);
+		apex_debug("zone %s: journal: %s (serial %u to %u)", zj->name, err, from, to);
 		return;
 	}
 	apex_warning("zone %s: journal: %s; the change from serial %u to %u is not recorded: "
 		     "an IXFR from an older serial gets the whole zone, and the journal starts "
 		     "again with the next change it can record (not logged again until then)",
-		     zj->name, err, set->serial_from, set->serial_to);
+		     zj->name, err, from, to);
 }
 
 /* Under zj's lock: the change from serial from to serial to, of bytes
- * (0: more than the journal takes, not counted to the end), passes the
- * journal's bound; the journal is emptied, as apex_journal_append() does
- * with such a set, and says so. */
+ * (0: more than the journal takes, not counted to the end), passed the
+ * journal's bound, which emptied it (apex_journal_append()); said so. */
 static void too_large(apex_zone_journal_t *zj, uint32_t from, uint32_t to, size_t bytes)
 {
-	char err[512], size[64];
+	char size[64];
 
-	if (apex_journal_clear(&zj->journal, err, sizeof(err)) < 0) {
-		apex_warning("zone %s: journal: %s", zj->name, err);
-		return;
-	}
 	if (bytes > 0)
 		snprintf(size, sizeof(size), "%zu bytes", bytes);
 	else
@@ -203,38 +198,71 @@ static void too_large(apex_zone_journal_t *zj, uint32_t from, uint32_t to, size_
 		  zj->name, from, to, size);
 }
 
-/*
- * Under zj's lock: append the change set, clearing first a history it
- * does not chain on.  A failed append (a full disk) leaves the journal as
- * it was, its file cut back to its last whole entry: false.
- */
-static bool append(apex_zone_journal_t *zj, const apex_changes_t *set)
+/* Under zj's lock: what an append of the change from serial from to
+ * serial to came to (rc, err), told; false when it failed (a full disk:
+ * the journal as it was, its file cut back to its last whole entry). */
+static bool appended(apex_zone_journal_t *zj, uint32_t from, uint32_t to, int rc, const char *err,
+		     size_t bytes, size_t removed, size_t added)
 {
-	char err[512];
-	uint32_t last;
-	bool chained = !apex_journal_last_serial(&zj->journal, &last) || last == set->serial_from;
-	int rc = chained ? APEX_OK : apex_journal_clear(&zj->journal, err, sizeof(err));
-
-	if (rc == APEX_OK && set->size > apex_journal_payload_max(&zj->journal)) {
-		too_large(zj, set->serial_from, set->serial_to, set->size);
+	if (rc == APEX_ESPACE) {
+		too_large(zj, from, to, bytes);
 		return true; /* the sets after it chain on the empty journal */
 	}
-	if (rc == APEX_OK)
-		rc = apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
-					 set->size, err, sizeof(err));
 	if (rc < 0) {
-		append_failed(zj, set, rc, err);
+		append_failed(zj, from, to, rc, err);
 		return false;
 	}
 	if (apexd_write_worked(zj->path))
 		apex_info("zone %s: writing the journal %s works again: its history starts again "
 			  "at serial %u",
 			  zj->name, zj->path,
-			  zj->journal.count > 0 ? zj->journal.entries[0].serial_from
-						: set->serial_to); /* a set past the bound */
-	apex_info("zone %s: journal: serial %u to %u, %zu removed, %zu added", zj->name,
-		  set->serial_from, set->serial_to, set->removed, set->added);
+			  zj->journal.count > 0 ? zj->journal.entries[0].serial_from : to);
+	apex_info("zone %s: journal: serial %u to %u, %zu removed, %zu added", zj->name, from, to,
+		  removed, added);
 	return true;
+}
+
+/* Under zj's lock: a history the change from serial from does not chain
+ * on, cleared. */
+static int chain_from(apex_zone_journal_t *zj, uint32_t from, char *err, size_t err_size)
+{
+	uint32_t last;
+
+	if (!apex_journal_last_serial(&zj->journal, &last) || last == from)
+		return APEX_OK;
+	return apex_journal_clear(&zj->journal, err, err_size);
+}
+
+/* Under zj's lock: append the change set, clearing first a history it
+ * does not chain on; false when it failed (appended()). */
+static bool append(apex_zone_journal_t *zj, const apex_changes_t *set)
+{
+	char err[512] = "";
+	int rc = chain_from(zj, set->serial_from, err, sizeof(err));
+
+	if (rc == APEX_OK && set->size > apex_journal_payload_max(&zj->journal))
+		rc = apex_journal_clear(&zj->journal, err, sizeof(err)) < 0 ? APEX_EIO
+									    : APEX_ESPACE;
+	if (rc == APEX_OK)
+		rc = apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
+					 set->size, err, sizeof(err));
+	return appended(zj, set->serial_from, set->serial_to, rc, err, set->size, set->removed,
+			set->added);
+}
+
+/* Under zj's lock: the difference from old to version appended, written
+ * in pieces where version is derived from old (xfr/journal_diff.h). */
+static void append_difference(apex_zone_journal_t *zj, const apex_zone_t *old,
+			      const apex_zone_t *version)
+{
+	char err[512] = "";
+	size_t removed = 0, added = 0;
+	int rc = chain_from(zj, old->serial, err, sizeof(err));
+
+	if (rc == APEX_OK)
+		rc = apex_journal_append_diff(&zj->journal, old, version, &removed, &added, err,
+					      sizeof(err));
+	appended(zj, old->serial, version->serial, rc, err, 0, removed, added);
 }
 
 /* sets[0..count) lead from serial `from` to serial `to`, one after the other. */
@@ -261,7 +289,6 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 			  const apex_changes_t *sets, size_t count)
 {
 	apex_zone_journal_t *zj = find(js, version->origin);
-	apex_changes_t set;
 	char err[512];
 	uint32_t last;
 
@@ -297,18 +324,7 @@ void apex_journals_record(apex_journals_t *js, const apex_zone_t *old, const ape
 		pthread_mutex_unlock(&zj->lock);
 		return;
 	}
-	/* A difference the journal would not keep is not made: at 10M
-	 * records a reload of a tenth of the zone compares into 107 MiB, at
-	 * the top of its memory, past the default journal-size. */
-	apex_changes_init(&set);
-	int rc = apex_xfr_diff_within(old, version, apex_journal_payload_max(&zj->journal), &set);
-	if (rc == APEX_OK)
-		append(zj, &set);
-	else if (rc == APEX_ESPACE)
-		too_large(zj, old->serial, version->serial, 0);
-	else
-		apex_warning("zone %s: journal: the difference could not be computed", zj->name);
-	apex_changes_free(&set);
+	append_difference(zj, old, version);
 	recorded(zj, version);
 	pthread_mutex_unlock(&zj->lock);
 }
