@@ -14,8 +14,9 @@
  * journal until the version is published, unless it is larger than 1/64
  * of the version served: then it is freed once the derivation has read
  * it, and the journal compares the two versions instead once the
- * allocator is purged, timed here as "journal's difference", made only
- * when it is within JOURNAL_SIZE, default 64 MiB as apexd's journal-size), the old
+ * allocator is purged, timed here as "journal's difference": written in
+ * pieces into a journal of JOURNAL_SIZE bytes, default 64 MiB as apexd's
+ * journal-size, in a file of its own that is removed after), the old
  * version let go and the allocator purged.  A thread samples the
  * resident size every millisecond; printed for each step: its peak and
  * its end, in MiB above the steady state (the version loaded, purged),
@@ -47,6 +48,7 @@ const char *malloc_conf = "thp:always,retain:false"; /* apexd's (process/memory.
 #include "xfr/diff.h"
 #include "xfr/file_diff.h"
 #include "xfr/ixfr_apply.h"
+#include "xfr/journal_diff.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 
@@ -142,6 +144,48 @@ static void step(const char *what, size_t base)
 	fflush(stdout);
 }
 
+/* What apexd's journal does after the reload when the change set was
+ * freed once read: the difference of the two versions appended to a
+ * journal of journal_size bytes, in a file of its own, removed after
+ * (xfr/journal_diff.h). */
+static int journal_difference(const apex_zone_t *old, const apex_zone_t *zone, size_t journal_size,
+			      size_t steady)
+{
+	char path[] = "/tmp/apex-reload-memory-XXXXXX", err[512];
+	apex_journal_t j;
+	size_t removed = 0, added = 0;
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return APEX_EIO;
+	close(fd);
+	unlink(path);
+	purge(); /* as apexd does before (zones/reload.c) */
+	step("allocator purged", steady);
+	int rc = apex_journal_open(&j, path, old->origin, journal_size, false, NULL, err,
+				   sizeof(err));
+	if (rc != APEX_OK) {
+		fprintf(stderr, "%s\n", err);
+		return rc;
+	}
+	uint64_t t0 = apex_monotonic_ns();
+	rc = apex_journal_append_diff(&j, old, zone, &removed, &added, err, sizeof(err));
+	double s = (double)(apex_monotonic_ns() - t0) / 1e9;
+	if (rc == APEX_ESPACE)
+		printf("journal's difference: larger than journal-size (%zu bytes), not made, in "
+		       "%.3f s\n",
+		       journal_size, s);
+	else if (rc == APEX_OK)
+		printf("journal's difference: %zu removed, %zu added, %.1f MiB written in %.3f s\n",
+		       removed, added, (double)j.entries[0].size / 1048576.0, s);
+	else
+		fprintf(stderr, "journal: %s\n", err);
+	apex_journal_close(&j);
+	unlink(path);
+	step("journal's difference, written", steady);
+	return rc == APEX_ESPACE ? APEX_OK : rc;
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t origin[APEX_NAME_MAX];
@@ -207,29 +251,8 @@ int main(int argc, char **argv)
 		if (rc == APEX_OK)
 			rc = apex_precompute(zone);
 		step("precomputed answers", steady);
-		if (rc == APEX_OK && set.data == NULL) {
-			apex_changes_t journal;
-			purge(); /* as apexd does before (zones/reload.c) */
-			step("allocator purged", steady);
-			uint64_t t0 = apex_monotonic_ns();
-			apex_changes_init(&journal);
-			rc = apex_xfr_diff_within(old, zone, journal_size, &journal);
-			if (rc == APEX_ESPACE)
-				printf("journal's difference: larger than journal-size (%zu "
-				       "bytes), "
-				       "not made, in %.3f s\n",
-				       journal_size, (double)(apex_monotonic_ns() - t0) / 1e9);
-			else
-				printf("journal's difference: %zu removed, %zu added, %.1f MiB in "
-				       "%.3f s\n",
-				       journal.removed, journal.added,
-				       (double)journal.size / 1048576.0,
-				       (double)(apex_monotonic_ns() - t0) / 1e9);
-			if (rc == APEX_ESPACE)
-				rc = APEX_OK;
-			apex_changes_free(&journal);
-			step("journal's difference, freed", steady);
-		}
+		if (rc == APEX_OK && set.data == NULL)
+			rc = journal_difference(old, zone, journal_size, steady);
 	}
 	apex_changes_free(&set);
 	step("change set freed", steady);
