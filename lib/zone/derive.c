@@ -332,6 +332,12 @@ static int fill_owners(derive_t *d)
 	uint8_t *blob_next = apex_arena_alloc(d->zone->arena, blob + 1);
 	if (rrset_next == NULL || sig_next == NULL || blob_next == NULL)
 		return APEX_ENOMEM;
+	/* The records read given back as the RRsets are built, as a whole
+	 * build does (zone/build.c's fill_part()): 40 bytes a record, 80 MB
+	 * for a reload of a tenth of a 10M-record zone, otherwise resident
+	 * beside the node pages and RRsets until the last owner is built. */
+	apex_give_back_t filled;
+	apex_give_back_init(&filled, bd->b->rrs);
 	for (uint32_t r = 0; r < n; r++) {
 		apex_node_t *node = apex_derive_writable(d, d->ids[r]);
 		if (node == NULL)
@@ -341,6 +347,7 @@ static int fill_owners(derive_t *d)
 		int rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob_next);
 		if (rc != APEX_OK)
 			return rc;
+		apex_give_back_below(&filled, &bd->b->rrs[bd->owner_first[r + 1]]);
 		if (d->fresh[r])
 			continue;
 		const apex_node_t *old = apex_zone_node_of(d->old, d->ids[r]);
@@ -663,6 +670,14 @@ static int derive(derive_t *d)
 		/* each owner's first record in b->rrs: gone with them */
 		free(d->bd.owner_first);
 		d->bd.owner_first = NULL;
+		/* The owners' names and keys are the nodes' from here on
+		 * (apex_derive_fresh_node()): the builder's list of them (24
+		 * bytes an owner, 24 MB for a reload of a tenth of a
+		 * 10M-record zone) goes before the name index is copied, the
+		 * steps at which the derivation's memory is highest
+		 * (doc/reload.md). */
+		free(b->owners);
+		b->owners = NULL;
 	}
 	if (d->found_read != NULL) {
 		d->found = NULL; /* not read again: the caller's to free */
@@ -673,12 +688,6 @@ static int derive(derive_t *d)
 	apex_derive_profile_step(&d->profile, APEX_DERIVE_OWNERS);
 	if (d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_names(d); /* its own steps, INDEX and NAMES */
-	/* The owners' names and keys are the nodes' from here on: the
-	 * builder's list of them (24 bytes an owner, 24 MB for a reload of
-	 * a tenth of a 10M-record zone) goes before the links, the step at
-	 * which the derivation's memory is highest (doc/reload.md). */
-	free(b->owners);
-	b->owners = NULL;
 	d->zone->apex = apex_zone_node_of(d->zone, d->old->apex->id);
 	if (rc == APEX_OK)
 		rc = link_rrsigs(d);

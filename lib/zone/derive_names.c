@@ -267,7 +267,8 @@ static size_t next_fresh(const apex_derive_t *d, uint32_t *r)
 		(*r)++;
 	if (*r == b->owner_count)
 		return d->old->node_count + 1;
-	return apex_zone_rank(d->old, b->owners[*r].key, b->owners[*r].key_size);
+	const apex_node_t *node = apex_derive_fresh_node(d, *r);
+	return apex_zone_rank(d->old, apex_node_key(node), node->key_size);
 }
 
 /* The names in the new version's index. */
@@ -349,7 +350,7 @@ static int merge_index(apex_derive_t *d, const uint8_t *gone, uint32_t *order, u
 		k += stop - src;
 		src = stop;
 		if (fresh == src) { /* a new name sorts before old's at src */
-			const apex_build_owner_t *o = &d->bd.b->owners[r];
+			const apex_node_t *o = apex_derive_fresh_node(d, r);
 			/* the empty non-terminals above it, just before it (old
 			 * has no name below them) */
 			for (; e < d->ent_count && d->ents[e].before == r && k < count; e++) {
@@ -362,7 +363,7 @@ static int merge_index(apex_derive_t *d, const uint8_t *gone, uint32_t *order, u
 				break;
 			}
 			order[k] = d->ids[r];
-			prefixes[k++] = apex_key_prefix(o->key, o->key_size);
+			prefixes[k++] = apex_key_prefix(apex_node_key(o), o->key_size);
 			r++;
 			fresh = next_fresh(d, &r);
 		} else if (removed < d->removed_count && ranks[removed] == src) {

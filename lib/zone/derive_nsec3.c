@@ -40,11 +40,11 @@ static int merge_owners(apex_derive_t *d, const uint8_t *gone, apex_arena_t *are
 		const apex_node_t *n =
 			i < old->nsec3_owner_count ? apex_zone_nsec3_owner_at(old, i) : NULL;
 		for (; r < b->owner_count; r++) {
-			const apex_build_owner_t *o = &b->owners[r];
 			if (!d->fresh[r] || !d->bd.owner_is_nsec3[r])
 				continue;
-			if (n != NULL && apex_key_compare(o->key, o->key_size, apex_node_key(n),
-							  n->key_size) > 0)
+			const apex_node_t *o = apex_derive_fresh_node(d, r);
+			if (n != NULL && apex_key_compare(apex_node_key(o), o->key_size,
+							  apex_node_key(n), n->key_size) > 0)
 				break;
 			if (k == count)
 				return APEX_ENOTSUP; /* cannot happen: the counts agree */

@@ -72,6 +72,14 @@ static inline void apex_derive_mark(uint8_t *bits, uint32_t id)
 	bits[id >> 3] |= (uint8_t)(1u << (id & 7));
 }
 
+/* The node of owner rank r when it is new (d->fresh[r]): its name and key
+ * are the owner's, copied into the version (apex_derive_init_fresh()),
+ * where they stay after the builder's list of owners is freed. */
+static inline const apex_node_t *apex_derive_fresh_node(const apex_derive_t *d, uint32_t r)
+{
+	return apex_zone_node_of(d->zone, d->ids[r]);
+}
+
 /* The node of id in the new version, writable: its page becomes the new
  * version's own (copied, or new and zeroed) the first time.  NULL: out of
  * memory. */
