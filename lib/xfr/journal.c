@@ -517,6 +517,8 @@ int apex_journal_write(apex_journal_writer_t *w, const void *data, size_t size, 
 {
 	apex_journal_t *j = w->j;
 
+	if (j == NULL) /* committed or given up already */
+		return APEX_EINVAL;
 	if (size > w->size - w->written)
 		return journal_writer_failed(w, APEX_EINVAL, err, err_size);
 	int rc = write_all(j->fd, data, size, j->file_size + ENTRY_HEADER + w->written);
@@ -532,6 +534,8 @@ int apex_journal_commit(apex_journal_writer_t *w, char *err, size_t err_size)
 	apex_journal_t *j = w->j;
 	uint8_t tail[CHECKSUM_SIZE], sum[ENTRY_HEADER + 8];
 
+	if (j == NULL) /* committed or given up already */
+		return APEX_EINVAL;
 	if (w->written != w->size)
 		return journal_writer_failed(w, APEX_EINVAL, err, err_size);
 	apex_crash_at("journal-append-writing");

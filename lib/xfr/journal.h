@@ -108,7 +108,8 @@ int apex_journal_append(apex_journal_t *j, uint32_t serial_from, uint32_t serial
  * counts).  Until then the journal is as before the entry: a crash
  * leaves a torn tail that the next open cuts, and a failed write, a
  * commit before the last byte, or apex_journal_abort() cut the file
- * back.  Nothing else is done with the journal in between.
+ * back; a writer committed or given up takes nothing more (APEX_EINVAL).
+ * Nothing else is done with the journal in between.
  */
 typedef struct apex_journal_writer {
 	apex_journal_t *j; /* NULL once committed or given up */

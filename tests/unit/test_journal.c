@@ -452,6 +452,10 @@ static void entry_in_pieces(void **state)
 	apex_journal_abort(&w);
 	assert_int_equal(file_size(f->path), before);
 	assert_int_equal(j.count, 1);
+	/* a writer given up takes nothing more */
+	assert_int_equal(apex_journal_write(&w, buf, 7, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(apex_journal_commit(&w, f->err, sizeof(f->err)), APEX_EINVAL);
+	assert_int_equal(file_size(f->path), before);
 
 	assert_int_equal(apex_journal_begin(&j, 2, 3, 2500, &w, f->err, sizeof(f->err)), APEX_OK);
 	assert_int_equal(apex_journal_write(&w, buf, 2499, f->err, sizeof(f->err)), APEX_OK);
