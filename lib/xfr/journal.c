@@ -60,14 +60,20 @@ static uint64_t header_checksum(const uint8_t *header, size_t size)
 }
 
 /* An entry's checksum: SipHash(entry header | SipHash(payload)), so that
- * the header and payload need not lie together in memory. */
-static uint64_t entry_checksum(const uint8_t head[ENTRY_HEADER], const void *payload, size_t size)
+ * the header and payload need not lie together in memory; payload_hash
+ * is the payload's (hashed whole, or in pieces as it is written). */
+static uint64_t entry_checksum_of(const uint8_t head[ENTRY_HEADER], uint64_t payload_hash)
 {
 	uint8_t buf[ENTRY_HEADER + 8];
 
 	memcpy(buf, head, ENTRY_HEADER);
-	write_u64(buf + ENTRY_HEADER, apex_siphash24(checksum_key, payload, size));
+	write_u64(buf + ENTRY_HEADER, payload_hash);
 	return apex_siphash24(checksum_key, buf, sizeof(buf));
+}
+
+static uint64_t entry_checksum(const uint8_t head[ENTRY_HEADER], const void *payload, size_t size)
+{
+	return entry_checksum_of(head, apex_siphash24(checksum_key, payload, size));
 }
 
 /* pwrite all of it, or return -errno. */
@@ -532,17 +538,14 @@ int apex_journal_write(apex_journal_writer_t *w, const void *data, size_t size, 
 int apex_journal_commit(apex_journal_writer_t *w, char *err, size_t err_size)
 {
 	apex_journal_t *j = w->j;
-	uint8_t tail[CHECKSUM_SIZE], sum[ENTRY_HEADER + 8];
+	uint8_t tail[CHECKSUM_SIZE];
 
 	if (j == NULL) /* committed or given up already */
 		return APEX_EINVAL;
 	if (w->written != w->size)
 		return journal_writer_failed(w, APEX_EINVAL, err, err_size);
 	apex_crash_at("journal-append-writing");
-	/* SipHash(entry header | SipHash(payload)): entry_checksum() */
-	memcpy(sum, w->head, ENTRY_HEADER);
-	write_u64(sum + ENTRY_HEADER, apex_siphash_stream_end(&w->payload_hash));
-	write_u64(tail, apex_siphash24(checksum_key, sum, sizeof(sum)));
+	write_u64(tail, entry_checksum_of(w->head, apex_siphash_stream_end(&w->payload_hash)));
 	uint64_t total = (uint64_t)w->size + ENTRY_HEADER + CHECKSUM_SIZE;
 	int rc = write_all(j->fd, tail, sizeof(tail), j->file_size + ENTRY_HEADER + w->size);
 	if (rc == APEX_OK && j->sync && fdatasync(j->fd) < 0)

@@ -182,7 +182,7 @@ static void append_failed(apex_zone_journal_t *zj, uint32_t from, uint32_t to, i
 
 /* Under zj's lock: the change from serial from to serial to, of bytes
  * (0: more than the journal takes, not counted to the end), passed the
- * journal's bound, which emptied it (apex_journal_append()); said so. */
+ * journal's bound, which emptied it (apex_journal_begin()); said so. */
 static void too_large(apex_zone_journal_t *zj, uint32_t from, uint32_t to, size_t bytes)
 {
 	char size[64];
@@ -234,18 +234,22 @@ static int chain_from(apex_zone_journal_t *zj, uint32_t from, char *err, size_t 
 }
 
 /* Under zj's lock: append the change set, clearing first a history it
- * does not chain on; false when it failed (appended()). */
+ * does not chain on; false when it failed (appended()).  Written through
+ * the journal's writer rather than apex_journal_append(), which takes a
+ * set past the bound (APEX_ESPACE here, the journal emptied) for done. */
 static bool append(apex_zone_journal_t *zj, const apex_changes_t *set)
 {
 	char err[512] = "";
+	apex_journal_writer_t w;
 	int rc = chain_from(zj, set->serial_from, err, sizeof(err));
 
-	if (rc == APEX_OK && set->size > apex_journal_payload_max(&zj->journal))
-		rc = apex_journal_clear(&zj->journal, err, sizeof(err)) < 0 ? APEX_EIO
-									    : APEX_ESPACE;
 	if (rc == APEX_OK)
-		rc = apex_journal_append(&zj->journal, set->serial_from, set->serial_to, set->data,
-					 set->size, err, sizeof(err));
+		rc = apex_journal_begin(&zj->journal, set->serial_from, set->serial_to, set->size,
+					&w, err, sizeof(err));
+	if (rc == APEX_OK)
+		rc = apex_journal_write(&w, set->data, set->size, err, sizeof(err));
+	if (rc == APEX_OK)
+		rc = apex_journal_commit(&w, err, sizeof(err));
 	return appended(zj, set->serial_from, set->serial_to, rc, err, set->size, set->removed,
 			set->added);
 }
