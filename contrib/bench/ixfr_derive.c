@@ -146,7 +146,7 @@ static int append_repoint(apex_changes_t *c, apex_change_kind_t kind, const apex
 		    node == z->apex)
 			continue;
 		for (unsigned k = 0; k < node->rrset_count; k++) {
-			const apex_rrset_t *set = &node->rrsets[k];
+			const apex_rrset_t *set = &apex_node_rrsets(z, node)[k];
 
 			if (set->type != APEX_TYPE_NS)
 				continue;

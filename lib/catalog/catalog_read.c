@@ -73,7 +73,7 @@ static const uint8_t *record_at(const apex_rrset_t *rrset, uint16_t i, uint16_t 
 static bool is_version_2(const apex_zone_t *zone)
 {
 	const apex_node_t *node = find_below(zone, "\007version", zone->origin);
-	const apex_rrset_t *txt = node != NULL ? apex_node_rrset(node, APEX_TYPE_TXT) : NULL;
+	const apex_rrset_t *txt = node != NULL ? apex_node_rrset(zone, node, APEX_TYPE_TXT) : NULL;
 
 	for (uint16_t i = 0; txt != NULL && i < txt->count; i++) {
 		uint16_t size;
@@ -113,7 +113,8 @@ static bool ptr_target(const uint8_t *rdata, uint16_t size, uint8_t *out)
 static bool read_group(const reader_t *r, const apex_node_t *node, member_text_t *m)
 {
 	const apex_node_t *group = find_below(r->zone, "\005group", node->name);
-	const apex_rrset_t *txt = group != NULL ? apex_node_rrset(group, APEX_TYPE_TXT) : NULL;
+	const apex_rrset_t *txt =
+		group != NULL ? apex_node_rrset(r->zone, group, APEX_TYPE_TXT) : NULL;
 	uint16_t size;
 
 	if (txt == NULL)
@@ -151,7 +152,7 @@ static bool read_group(const reader_t *r, const apex_node_t *node, member_text_t
 static void read_coo(const reader_t *r, const apex_node_t *node, member_text_t *m)
 {
 	const apex_node_t *coo = find_below(r->zone, "\003coo", node->name);
-	const apex_rrset_t *ptr = coo != NULL ? apex_node_rrset(coo, APEX_TYPE_PTR) : NULL;
+	const apex_rrset_t *ptr = coo != NULL ? apex_node_rrset(r->zone, coo, APEX_TYPE_PTR) : NULL;
 	uint16_t size;
 
 	if (ptr == NULL || ptr->count != 1)
@@ -327,7 +328,7 @@ static int read_members(reader_t *r)
 		const apex_node_t *node = apex_zone_node_at(r->zone, rank);
 		if (node->key_size < key_size || memcmp(apex_node_key(node), key, key_size) != 0)
 			break; /* past the names below zones.$CATZ */
-		const apex_rrset_t *ptr = apex_node_rrset(node, APEX_TYPE_PTR);
+		const apex_rrset_t *ptr = apex_node_rrset(r->zone, node, APEX_TYPE_PTR);
 		if (node->labels != labels || ptr == NULL)
 			continue;
 		int rc = read_member(r, node, ptr);

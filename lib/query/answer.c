@@ -186,7 +186,7 @@ static void add_nsec_of(ctx_t *c, uint32_t id)
 
 	if (node == NULL)
 		return;
-	add_authority(c, node, apex_node_rrset(node, APEX_TYPE_NSEC));
+	add_authority(c, node, apex_node_rrset(c->zone, node, APEX_TYPE_NSEC));
 }
 
 /* The NSEC3 RRset of the NSEC3 owner node `id` (APEX_NODE_NONE: nothing). */
@@ -195,7 +195,7 @@ static void add_nsec3(ctx_t *c, uint32_t id)
 	const apex_node_t *node = apex_zone_node(c->zone, id);
 
 	if (node != NULL)
-		add_authority(c, node, apex_node_rrset(node, APEX_TYPE_NSEC3));
+		add_authority(c, node, apex_node_rrset(c->zone, node, APEX_TYPE_NSEC3));
 }
 
 /* The NSEC3 owner node covering (or matching) the hash of name. */
@@ -377,7 +377,7 @@ static void apex_answer_fragment(ctx_t *c, const apex_rrset_t *rr)
 	const apex_fragment_t *const *answers = c->zone->apex_answers[c->dnssec_ok ? 1 : 0];
 	if (answers != NULL && c->answer_count == 0 && c->authority_count == 0 &&
 	    c->additional_count == 0) {
-		c->fragment = answers[rr - c->zone->apex->rrsets];
+		c->fragment = answers[rr - apex_node_rrsets(c->zone, c->zone->apex)];
 		c->fragment_whole = true;
 	}
 }
@@ -391,11 +391,11 @@ static void referral(ctx_t *c, const apex_node_t *cut)
 	}
 	if (c->answer_count == 0)
 		c->aa = false; /* nothing authoritative in the answer */
-	const apex_rrset_t *ns = apex_node_rrset(cut, APEX_TYPE_NS);
+	const apex_rrset_t *ns = apex_node_rrset(c->zone, cut, APEX_TYPE_NS);
 	add_authority(c, cut, ns);
 	/* An unsigned zone's DS records are plain data: not in referrals. */
 	if (c->dnssec_ok && c->zone->dnssec != APEX_DNSSEC_NONE) {
-		const apex_rrset_t *ds = apex_node_rrset(cut, APEX_TYPE_DS);
+		const apex_rrset_t *ds = apex_node_rrset(c->zone, cut, APEX_TYPE_DS);
 		if (ds != NULL)
 			add_authority(c, cut, ds);
 		else if (c->zone->dnssec == APEX_DNSSEC_NSEC)
@@ -418,7 +418,7 @@ static void referral(ctx_t *c, const apex_node_t *cut)
 static const uint8_t *dname(ctx_t *c, const apex_node_t *dnode, const uint8_t *name,
 			    const apex_node_t *name_node)
 {
-	const apex_rrset_t *dn = apex_node_rrset(dnode, APEX_TYPE_DNAME);
+	const apex_rrset_t *dn = apex_node_rrset(c->zone, dnode, APEX_TYPE_DNAME);
 	if (dn == NULL || dn->count == 0 || c->synth_count > APEX_CHAIN_MAX)
 		return NULL;
 	if (!add_answer(c, dnode->name, dnode, dn))
@@ -468,7 +468,7 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 
 	if (qtype == APEX_TYPE_ANY) {
 		if (node->rrset_count > 0) {
-			const apex_rrset_t *rr = &node->rrsets[0];
+			const apex_rrset_t *rr = &apex_node_rrsets(c->zone, node)[0];
 			add_answer(c, owner, owner_node, rr);
 			if (answers_with_additional(rr->type))
 				add_additional(c, rr->additional, false);
@@ -476,14 +476,15 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 		}
 	} else if (qtype == APEX_TYPE_RRSIG) {
 		for (unsigned i = 0; i < node->rrset_count; i++) {
-			if (node->rrsets[i].rrsig != NULL) {
-				add_answer(c, owner, owner_node, node->rrsets[i].rrsig);
+			if (apex_node_rrsets(c->zone, node)[i].rrsig != NULL) {
+				add_answer(c, owner, owner_node,
+					   apex_node_rrsets(c->zone, node)[i].rrsig);
 				answered = true;
 			}
 		}
 	}
 	if (!answered && qtype != APEX_TYPE_ANY) {
-		const apex_rrset_t *rr = apex_node_rrset(node, qtype);
+		const apex_rrset_t *rr = apex_node_rrset(c->zone, node, qtype);
 		if (rr != NULL) {
 			if (node == c->zone->apex)
 				apex_answer_fragment(c, rr);
@@ -492,7 +493,7 @@ static const uint8_t *answer_node(ctx_t *c, const apex_node_t *node, const uint8
 				add_additional(c, rr->additional, false);
 			answered = true;
 		} else if (qtype != APEX_TYPE_CNAME) {
-			const apex_rrset_t *cname = apex_node_rrset(node, APEX_TYPE_CNAME);
+			const apex_rrset_t *cname = apex_node_rrset(c->zone, node, APEX_TYPE_CNAME);
 			if (cname != NULL && cname->count > 0) {
 				if (add_answer(c, owner, owner_node, cname))
 					next = cname->rdata + 2;

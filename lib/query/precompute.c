@@ -409,10 +409,12 @@ int apex_precompute_apex_answers(apex_zone_t *zone)
 		answers[d] = apex_arena_calloc(zone->arena, apex->rrset_count, sizeof(**answers));
 	int rc = sc != NULL && answers[0] != NULL && answers[1] != NULL ? APEX_OK : APEX_ENOMEM;
 	for (unsigned i = 0; i < apex->rrset_count && rc == APEX_OK; i++) {
-		if (!asked_at_apex(apex->rrsets[i].type))
+		if (!asked_at_apex(apex_node_rrsets(zone, apex)[i].type))
 			continue;
-		what_t without = { APEX_RECORD_ANSWER, apex, apex->rrsets[i].type, false };
-		what_t with = { APEX_RECORD_ANSWER, apex, apex->rrsets[i].type, true };
+		what_t without = { APEX_RECORD_ANSWER, apex, apex_node_rrsets(zone, apex)[i].type,
+				   false };
+		what_t with = { APEX_RECORD_ANSWER, apex, apex_node_rrsets(zone, apex)[i].type,
+				true };
 		rc = record_fragment(zone, &without, false, NULL, sc, &answers[0][i]);
 		if (rc == APEX_OK)
 			rc = record_fragment(zone, &with, false, answers[0][i], sc, &answers[1][i]);
@@ -430,7 +432,7 @@ static size_t count_nsec_owners(const apex_zone_t *zone)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < zone->node_count && n <= APEX_PRECOMPUTED_NSEC_MAX; i++)
-		n += apex_node_rrset(apex_zone_node_at(zone, i), APEX_TYPE_NSEC) != NULL;
+		n += apex_node_rrset(zone, apex_zone_node_at(zone, i), APEX_TYPE_NSEC) != NULL;
 	return n;
 }
 
@@ -447,7 +449,7 @@ int apex_precompute_nsec_tails(apex_zone_t *zone)
 	int rc = tails != NULL && sc != NULL ? APEX_OK : APEX_ENOMEM;
 	for (size_t i = 0; i < zone->node_count && rc == APEX_OK; i++) {
 		const apex_node_t *node = apex_zone_node_at(zone, i);
-		if (apex_node_rrset(node, APEX_TYPE_NSEC) != NULL)
+		if (apex_node_rrset(zone, node, APEX_TYPE_NSEC) != NULL)
 			rc = record_nsec_tail(zone, node, sc, &tails[node->id]);
 	}
 	free(sc);

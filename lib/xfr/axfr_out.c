@@ -37,7 +37,7 @@ static bool next_rrset(apex_axfr_out_t *a, const apex_node_t **node, const apex_
 {
 	for (const apex_node_t *n; (n = current_node(a)) != NULL; a->node++, a->rrset = 0) {
 		while (a->rrset < n->rrset_count) {
-			const apex_rrset_t *r = &n->rrsets[a->rrset];
+			const apex_rrset_t *r = &apex_node_rrsets(a->zone, n)[a->rrset];
 			if (a->rrsig_next) {
 				if (r->rrsig != NULL) {
 					*node = n;

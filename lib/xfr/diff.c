@@ -164,12 +164,15 @@ static int node_difference(diff_t *d, const apex_zone_t *mz, const apex_node_t *
 	uint16_t j = 0, n = theirs != NULL ? theirs->rrset_count : 0;
 	int rc = APEX_OK;
 
+	const apex_rrset_t *sets = apex_node_rrsets(mz, mine);
+	const apex_rrset_t *their_sets = theirs != NULL ? apex_node_rrsets(tz, theirs) : NULL;
+
 	for (uint16_t i = 0; i < mine->rrset_count && rc == APEX_OK; i++) {
-		const apex_rrset_t *rs = &mine->rrsets[i], *other = NULL;
-		while (j < n && theirs->rrsets[j].type < rs->type)
+		const apex_rrset_t *rs = &sets[i], *other = NULL;
+		while (j < n && their_sets[j].type < rs->type)
 			j++;
-		if (j < n && theirs->rrsets[j].type == rs->type)
-			other = &theirs->rrsets[j];
+		if (j < n && their_sets[j].type == rs->type)
+			other = &their_sets[j];
 		/* The SOA itself opens each half of the change set. */
 		if (rs->type != APEX_TYPE_SOA)
 			rc = rrset_difference(d, mine->name, rs->type, rs, other);
@@ -211,7 +214,8 @@ static int walk(diff_t *d, const apex_zone_t *mine, size_t mine_count, const ape
 			j++;
 		if (j < theirs_count && c == 0)
 			other = at(theirs, j);
-		if (other != NULL && other->rrsets == node->rrsets &&
+		if (other != NULL &&
+		    apex_node_rrsets(theirs, other) == apex_node_rrsets(mine, node) &&
 		    other->rrset_count == node->rrset_count)
 			/* one version derived from the other shares the owner's
 			 * RRsets, records and RRSIGs (zone/derive.h): the same */

@@ -150,14 +150,14 @@ int apex_version_rebuild_part(apex_zone_t *zone, unsigned part, unsigned parts, 
 
 /* Whether node, the i-th of n (names or NSEC3 owners), has RRsets that
  * a part other than its own copied. */
-static bool relinked(const apex_arena_map_t *map, const apex_node_t *node, size_t i, size_t n,
-		     unsigned parts)
+static bool relinked(const apex_zone_t *zone, const apex_arena_map_t *map, const apex_node_t *node,
+		     size_t i, size_t n, unsigned parts)
 {
 	size_t first, end;
 
 	if (node->rrset_count == 0)
 		return false;
-	size_t at = apex_arena_map_find(map, node->rrsets);
+	size_t at = apex_arena_map_find(map, apex_node_rrsets(zone, node));
 	if (at == map->count) /* not in a part's arena */
 		return false;
 	share_of(n, map->spans[at].tag, parts, &first, &end);
@@ -189,12 +189,12 @@ int apex_version_rebuild_relinked(apex_zone_t *zone, unsigned parts, const char 
 	}
 	for (size_t i = 0; i < zone->node_count; i++) {
 		const apex_node_t *node = apex_zone_node_at(zone, i);
-		if (relinked(&map, node, i, zone->node_count, parts))
+		if (relinked(zone, &map, node, i, zone->node_count, parts))
 			ids[count++] = node->id;
 	}
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++) {
 		const apex_node_t *node = apex_zone_nsec3_owner_at(zone, i);
-		if (relinked(&map, node, i, zone->nsec3_owner_count, parts))
+		if (relinked(zone, &map, node, i, zone->nsec3_owner_count, parts))
 			ids[count++] = node->id;
 	}
 	apex_arena_map_free(&map);

@@ -28,7 +28,7 @@ int apex_node_records(const apex_zone_t *zone, const apex_node_t *n, apex_rr_fn 
 	int rc = APEX_OK;
 
 	for (uint16_t i = 0; i < n->rrset_count && rc == APEX_OK; i++) {
-		const apex_rrset_t *rs = &n->rrsets[i];
+		const apex_rrset_t *rs = &apex_node_rrsets(zone, n)[i];
 
 		if (!(rs->type == APEX_TYPE_SOA && n == zone->apex))
 			rc = rrset_records(n->name, rs, fn, ctx);

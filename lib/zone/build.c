@@ -412,6 +412,7 @@ int apex_build_fill_node(build_t *bd, apex_node_t *node, uint32_t r, apex_rrset_
  * [begin, end) of a part: flags but those inherited from its ancestors,
  * parent. */
 typedef struct structure_job {
+	const apex_zone_t *zone;
 	apex_node_t *nodes;
 	const node_desc_t *descs;
 	uint64_t *prefixes;
@@ -431,11 +432,11 @@ static int own_structure_part(void *ctx, size_t begin, size_t end)
 			flags |= APEX_NODE_EMPTY;
 		if (apex_name_is_wildcard(node->name))
 			flags |= APEX_NODE_WILDCARD;
-		if (apex_node_rrset(node, APEX_TYPE_CNAME) != NULL)
+		if (apex_node_rrset(j->zone, node, APEX_TYPE_CNAME) != NULL)
 			flags |= APEX_NODE_CNAME;
-		if (apex_node_rrset(node, APEX_TYPE_DNAME) != NULL)
+		if (apex_node_rrset(j->zone, node, APEX_TYPE_DNAME) != NULL)
 			flags |= APEX_NODE_DNAME;
-		if (i != 0 && apex_node_rrset(node, APEX_TYPE_NS) != NULL)
+		if (i != 0 && apex_node_rrset(j->zone, node, APEX_TYPE_NS) != NULL)
 			flags |= APEX_NODE_DELEGATION;
 		node->flags = flags;
 	}
@@ -480,7 +481,7 @@ void apex_build_link_rrsigs(build_t *bd, uint32_t r, apex_stray_rrsig_t *strays,
 	for (uint16_t s = 0; s < bd->owner_sig_count[r]; s++) {
 		const apex_rrset_t *sigs = &bd->owner_sigs[r][s];
 		uint16_t covered = (uint16_t)(sigs->rdata[2] << 8 | sigs->rdata[3]);
-		apex_rrset_t *set = (apex_rrset_t *)apex_node_rrset(node, covered);
+		apex_rrset_t *set = (apex_rrset_t *)apex_node_rrset(bd->zone, node, covered);
 		if ((node->flags & APEX_NODE_OCCLUDED) ||
 		    ((node->flags & APEX_NODE_DELEGATION) && covered != APEX_TYPE_DS &&
 		     covered != APEX_TYPE_NSEC))
@@ -527,7 +528,7 @@ static int link_all_rrsigs(build_t *bd)
 void apex_build_warn_stray_ds(build_t *bd, const apex_node_t *node)
 {
 	if ((node->flags & (APEX_NODE_APEX | APEX_NODE_DELEGATION | APEX_NODE_OCCLUDED)) != 0 ||
-	    apex_node_rrset(node, APEX_TYPE_DS) == NULL)
+	    apex_node_rrset(bd->zone, node, APEX_TYPE_DS) == NULL)
 		return;
 	if (bd->ds_warnings++ < WARNINGS_SHOWN) {
 		char name[APEX_NAME_MAX * 4 + 1];
@@ -590,8 +591,8 @@ int apex_build_additional(build_t *bd, apex_arena_t *arena, const apex_node_t *n
 		    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
 			continue; /* not in this zone */
 		const apex_node_t *t = apex_zone_find(zone, key, key_size);
-		const apex_rrset_t *a = t ? apex_node_rrset(t, APEX_TYPE_A) : NULL;
-		const apex_rrset_t *aaaa = t ? apex_node_rrset(t, APEX_TYPE_AAAA) : NULL;
+		const apex_rrset_t *a = t ? apex_node_rrset(bd->zone, t, APEX_TYPE_A) : NULL;
+		const apex_rrset_t *aaaa = t ? apex_node_rrset(bd->zone, t, APEX_TYPE_AAAA) : NULL;
 		if (a == NULL && aaaa == NULL) {
 			if (in_domain)
 				warn_missing_glue(bd, node, target);
@@ -641,7 +642,7 @@ static void set_nsec_links(apex_zone_t *zone, apex_node_t *nodes)
 {
 	uint32_t last = APEX_NODE_NONE;
 	for (size_t i = 0; i < zone->node_count; i++) {
-		if (apex_node_rrset(&nodes[i], APEX_TYPE_NSEC) != NULL)
+		if (apex_node_rrset(zone, &nodes[i], APEX_TYPE_NSEC) != NULL)
 			last = (uint32_t)i;
 		nodes[i].nsec = last;
 	}
@@ -760,7 +761,7 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 		     size_t nsec3_node_count)
 {
 	apex_zone_t *zone = bd->zone;
-	const apex_rrset_t *param = apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM);
+	const apex_rrset_t *param = apex_node_rrset(bd->zone, zone->apex, APEX_TYPE_NSEC3PARAM);
 	const uint8_t *pr = param->rdata + 2;
 	size_t pr_size = (size_t)param->rdata[0] << 8 | param->rdata[1];
 	if (pr_size < 5 || pr_size < 5u + pr[4])
@@ -782,7 +783,7 @@ static int set_nsec3(build_t *bd, apex_node_t *nodes, apex_node_t *nsec3_nodes,
 	size_t count = 0;
 	for (size_t i = 0; i < nsec3_node_count; i++) {
 		const apex_node_t *node = &nsec3_nodes[i];
-		const apex_rrset_t *set = apex_node_rrset(node, APEX_TYPE_NSEC3);
+		const apex_rrset_t *set = apex_node_rrset(bd->zone, node, APEX_TYPE_NSEC3);
 		if (set == NULL || node->labels != zone->origin_labels + 1)
 			continue;
 		size_t size = (size_t)set->rdata[0] << 8 | set->rdata[1];
@@ -936,9 +937,11 @@ static int count_link_parts(void *ctx, size_t begin, size_t end)
 		part->slots = 0;
 		for (size_t i = part->begin; i < part->end; i++)
 			for (uint16_t k = 0; k < part->nodes[i].rrset_count; k++)
-				part->slots += (size_t)apex_rdata_compressed_names(
-						       part->nodes[i].rrsets[k].type) *
-					       part->nodes[i].rrsets[k].count;
+				part->slots +=
+					(size_t)apex_rdata_compressed_names(
+						apex_node_rrsets(part->bd.zone, &part->nodes[i])[k]
+							.type) *
+					apex_node_rrsets(part->bd.zone, &part->nodes[i])[k].count;
 	}
 	return APEX_OK;
 }
@@ -958,10 +961,12 @@ static int link_parts(void *ctx, size_t begin, size_t end)
 			if (i + LINK_AHEAD < part->end) {
 				const apex_node_t *ahead = &part->nodes[i + LINK_AHEAD];
 				if (ahead->rrset_count > 0)
-					__builtin_prefetch(ahead->rrsets[0].rdata);
+					__builtin_prefetch(
+						apex_node_rrsets(part->bd.zone, ahead)[0].rdata);
 			}
 			for (uint16_t k = 0; k < node->rrset_count && rc == APEX_OK; k++) {
-				apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
+				apex_rrset_t *set =
+					(apex_rrset_t *)&apex_node_rrsets(part->bd.zone, node)[k];
 				if (apex_build_wants_additional(node, set))
 					rc = apex_build_additional(&part->bd, part->arena, node,
 								   set);
@@ -1018,7 +1023,7 @@ static int set_rdata_links(build_t *bd, apex_node_t *nodes)
 int apex_build_set_soa(build_t *bd)
 {
 	apex_zone_t *zone = bd->zone;
-	const apex_rrset_t *soa = apex_node_rrset(zone->apex, APEX_TYPE_SOA);
+	const apex_rrset_t *soa = apex_node_rrset(bd->zone, zone->apex, APEX_TYPE_SOA);
 	zone->soa = soa;
 	const uint8_t *rd = soa->rdata + 2;
 	size_t size = (size_t)soa->rdata[0] << 8 | soa->rdata[1];
@@ -1305,7 +1310,9 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 	uint64_t *prefixes = apex_arena_alloc(zone->arena, desc_count * sizeof(*prefixes));
 	if (prefixes == NULL)
 		return APEX_ENOMEM;
-	structure_job_t job = { .nodes = nodes, .descs = descs, .prefixes = prefixes };
+	structure_job_t job = {
+		.zone = bd->zone, .nodes = nodes, .descs = descs, .prefixes = prefixes
+	};
 	(void)apex_parallel_for(desc_count, bd->b->threads, atomic_load(&apex_build_part_min),
 				own_structure_part, &job);
 	zone->key_prefixes = prefixes;
@@ -1342,10 +1349,10 @@ static int set_links(build_t *bd, index_arrays_t *a)
 	apex_build_profile_step(profile, APEX_BUILD_RDATA_LINKS);
 	if (rc != APEX_OK)
 		return rc;
-	if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {
+	if (apex_node_rrset(bd->zone, zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {
 		zone->dnssec = APEX_DNSSEC_NSEC3;
 		rc = set_nsec3(bd, a->nodes, a->nsec3_nodes, a->nsec3_node_count);
-	} else if (apex_node_rrset(zone->apex, APEX_TYPE_NSEC) != NULL) {
+	} else if (apex_node_rrset(bd->zone, zone->apex, APEX_TYPE_NSEC) != NULL) {
 		zone->dnssec = APEX_DNSSEC_NSEC;
 		set_nsec_links(zone, a->nodes);
 		set_wildcard_nsec(zone, a->nodes);

@@ -112,7 +112,7 @@ static void check_node_signatures(checker_t *c, const apex_node_t *node)
 	if (node->flags & APEX_NODE_OCCLUDED)
 		return; /* glue and occluded data are not signed */
 	for (uint16_t i = 0; i < node->rrset_count; i++) {
-		const apex_rrset_t *rs = &node->rrsets[i];
+		const apex_rrset_t *rs = &apex_node_rrsets(c->zone, node)[i];
 		/* at a zone cut only DS and NSEC are the zone's (RFC 4035 2.2) */
 		bool needs = !cut || rs->type == APEX_TYPE_DS || rs->type == APEX_TYPE_NSEC;
 		if (rs->rrsig != NULL)
@@ -134,7 +134,7 @@ static const uint8_t *nsec_next(const apex_rrset_t *nsec)
 static void check_nsec_link(checker_t *c, const apex_node_t *prev, const apex_node_t *node)
 {
 	char name[APEX_NAME_MAX * 4 + 1], want[APEX_NAME_MAX * 4 + 1], got[APEX_NAME_MAX * 4 + 1];
-	const uint8_t *next = nsec_next(apex_node_rrset(prev, APEX_TYPE_NSEC));
+	const uint8_t *next = nsec_next(apex_node_rrset(c->zone, prev, APEX_TYPE_NSEC));
 
 	if (next == NULL || !apex_name_equal(next, node->name))
 		finding(c, NSEC_BREAK, "%s NSEC: next name %s, but the next name is %s",
@@ -155,7 +155,7 @@ static void check_nsec_chain(checker_t *c)
 		const apex_node_t *node = apex_zone_node_at(z, r);
 		if (node->flags & (APEX_NODE_OCCLUDED | APEX_NODE_EMPTY))
 			continue;
-		if (apex_node_rrset(node, APEX_TYPE_NSEC) == NULL) {
+		if (apex_node_rrset(c->zone, node, APEX_TYPE_NSEC) == NULL) {
 			finding(c, NSEC_BREAK, "%s: no NSEC",
 				apex_name_to_str(node->name, name, sizeof(name)));
 			continue;
@@ -180,7 +180,7 @@ static void check_nsec3_chain(checker_t *c)
 
 	for (size_t i = 0; i < z->nsec3_count; i++) {
 		const apex_node_t *owner = apex_zone_node_of(z, z->nsec3[i].node);
-		const apex_rrset_t *rs = apex_node_rrset(owner, APEX_TYPE_NSEC3);
+		const apex_rrset_t *rs = apex_node_rrset(c->zone, owner, APEX_TYPE_NSEC3);
 		const apex_nsec3_t *next = &z->nsec3[(i + 1) % z->nsec3_count];
 		if (rs == NULL || rs->rdata_size < 2 + 5)
 			continue;
@@ -199,7 +199,7 @@ static void check_nsec3_chain(checker_t *c)
 		if ((node->flags & APEX_NODE_OCCLUDED) || node->nsec3 != APEX_NODE_NONE)
 			continue;
 		bool insecure_cut = (node->flags & APEX_NODE_DELEGATION) &&
-				    apex_node_rrset(node, APEX_TYPE_DS) == NULL;
+				    apex_node_rrset(z, node, APEX_TYPE_DS) == NULL;
 		if (opt_out && (insecure_cut || (node->flags & APEX_NODE_EMPTY)))
 			continue; /* opted out (RFC 5155 7.1), or above only such */
 		finding(c, NO_NSEC3, "%s: no NSEC3 matches its hash",
@@ -212,7 +212,7 @@ size_t apex_zone_check_dnssec(const apex_zone_t *zone, uint32_t now, apex_check_
 {
 	checker_t c = { .zone = zone, .now = now, .report = report, .arg = arg };
 
-	if (apex_node_rrset(zone->apex, APEX_TYPE_DNSKEY) == NULL)
+	if (apex_node_rrset(zone, zone->apex, APEX_TYPE_DNSKEY) == NULL)
 		return 0;
 	for (size_t r = 0; r < zone->node_count; r++)
 		check_node_signatures(&c, apex_zone_node_at(zone, r));

@@ -194,9 +194,10 @@ static size_t node_record_count(const apex_zone_t *zone, const apex_node_t *node
 	size_t n = 0, strays;
 	const apex_stray_rrsig_t *stray = apex_zone_stray_rrsigs(zone, node, &strays);
 
+	const apex_rrset_t *sets = apex_node_rrsets(zone, node);
+
 	for (uint16_t i = 0; i < node->rrset_count; i++)
-		n += node->rrsets[i].count +
-		     (node->rrsets[i].rrsig != NULL ? node->rrsets[i].rrsig->count : 0);
+		n += sets[i].count + (sets[i].rrsig != NULL ? sets[i].rrsig->count : 0);
 	for (size_t i = 0; i < strays; i++)
 		n += stray[i].sigs->count;
 	return n;
@@ -291,27 +292,28 @@ static bool same_rrset(const apex_rrset_t *a, const apex_rrset_t *b)
 	       memcmp(a->rdata, b->rdata, a->rdata_size) == 0;
 }
 
-/* The node's new RRsets leave the structure as it was (derive.h). */
-static bool same_structure(const apex_node_t *old, const apex_node_t *node)
+/* The node's new RRsets leave the structure as it was (derive.h): old
+ * a node of d->old, node its successor in d->zone. */
+static bool same_structure(const derive_t *d, const apex_node_t *old, const apex_node_t *node)
 {
 	static const uint16_t kinds[] = { APEX_TYPE_CNAME, APEX_TYPE_DNAME, APEX_TYPE_NSEC };
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if ((apex_node_rrset(old, kinds[i]) == NULL) !=
-		    (apex_node_rrset(node, kinds[i]) == NULL))
+		if ((apex_node_rrset(d->old, old, kinds[i]) == NULL) !=
+		    (apex_node_rrset(d->zone, node, kinds[i]) == NULL))
 			return false;
 	if (old->flags & APEX_NODE_APEX)
-		return same_rrset(apex_node_rrset(old, APEX_TYPE_NSEC3PARAM),
-				  apex_node_rrset(node, APEX_TYPE_NSEC3PARAM));
-	return (apex_node_rrset(old, APEX_TYPE_NS) == NULL) ==
-	       (apex_node_rrset(node, APEX_TYPE_NS) == NULL);
+		return same_rrset(apex_node_rrset(d->old, old, APEX_TYPE_NSEC3PARAM),
+				  apex_node_rrset(d->zone, node, APEX_TYPE_NSEC3PARAM));
+	return (apex_node_rrset(d->old, old, APEX_TYPE_NS) == NULL) ==
+	       (apex_node_rrset(d->zone, node, APEX_TYPE_NS) == NULL);
 }
 
-/* Still in the NSEC3 chain: the owner of one of its records keeps an
- * NSEC3 RRset of the chain's parameters. */
+/* Still in the NSEC3 chain: the owner of one of its records, a node of
+ * zone, keeps an NSEC3 RRset of the chain's parameters. */
 static bool stays_in_chain(const apex_zone_t *zone, const apex_node_t *node)
 {
-	const apex_rrset_t *set = apex_node_rrset(node, APEX_TYPE_NSEC3);
+	const apex_rrset_t *set = apex_node_rrset(zone, node, APEX_TYPE_NSEC3);
 	if (set == NULL)
 		return false;
 	size_t size = (size_t)set->rdata[0] << 8 | set->rdata[1];
@@ -351,9 +353,9 @@ static int fill_owners(derive_t *d)
 		if (d->fresh[r])
 			continue;
 		const apex_node_t *old = apex_zone_node_of(d->old, d->ids[r]);
-		if (!same_structure(old, node))
+		if (!same_structure(d, old, node))
 			return APEX_ENOTSUP;
-		if (bd->owner_is_nsec3[r] && !stays_in_chain(d->old, node))
+		if (bd->owner_is_nsec3[r] && !stays_in_chain(d->zone, node))
 			return APEX_ENOTSUP;
 	}
 	return APEX_OK;
@@ -408,7 +410,7 @@ static int link_owners(derive_t *d)
 		apex_node_t *node = d->bd.owner_node[r];
 		apex_build_warn_stray_ds(&d->bd, node);
 		for (uint16_t k = 0; k < node->rrset_count; k++) {
-			apex_rrset_t *set = (apex_rrset_t *)&node->rrsets[k];
+			apex_rrset_t *set = (apex_rrset_t *)&apex_node_rrsets(d->zone, node)[k];
 			int rc = apex_build_wants_additional(node, set)
 					 ? apex_build_additional(&d->bd, d->zone->arena, node, set)
 					 : APEX_OK;
@@ -451,7 +453,8 @@ static bool new_with_addresses(const derive_t *d, uint16_t type, const uint8_t *
 	size_t key_size = apex_name_key(rr + 2 + offset, key, NULL);
 	const apex_node_t *node = apex_zone_find(d->zone, key, key_size);
 	return node != NULL && node->id >= d->old->id_count &&
-	       (apex_node_rrset(node, APEX_TYPE_A) || apex_node_rrset(node, APEX_TYPE_AAAA));
+	       (apex_node_rrset(d->zone, node, APEX_TYPE_A) ||
+		apex_node_rrset(d->zone, node, APEX_TYPE_AAAA));
 }
 
 /* rrset names a target the change reaches: by its RDATA-name nodes (a
@@ -498,12 +501,12 @@ static size_t mark_reach(derive_t *d, const reach_t *reach)
 
 	for (size_t r = 0; r < n; r++) {
 		const apex_node_t *node = d->bd.owner_node[r];
-		bool addresses =
-			apex_node_rrset(node, APEX_TYPE_A) || apex_node_rrset(node, APEX_TYPE_AAAA);
+		bool addresses = apex_node_rrset(d->zone, node, APEX_TYPE_A) ||
+				 apex_node_rrset(d->zone, node, APEX_TYPE_AAAA);
 		if (!d->fresh[r]) {
 			const apex_node_t *old = apex_zone_node_of(d->old, d->ids[r]);
-			addresses = addresses || apex_node_rrset(old, APEX_TYPE_A) ||
-				    apex_node_rrset(old, APEX_TYPE_AAAA);
+			addresses = addresses || apex_node_rrset(d->old, old, APEX_TYPE_A) ||
+				    apex_node_rrset(d->old, old, APEX_TYPE_AAAA);
 			if (addresses) {
 				apex_derive_mark(marked, old->id);
 				marks++;
@@ -522,7 +525,8 @@ static size_t mark_reach(derive_t *d, const reach_t *reach)
 	}
 	for (size_t i = 0; i < d->removed_count; i++) {
 		const apex_node_t *old = apex_zone_node_of(d->old, d->removed[i]);
-		if (apex_node_rrset(old, APEX_TYPE_A) || apex_node_rrset(old, APEX_TYPE_AAAA)) {
+		if (apex_node_rrset(d->old, old, APEX_TYPE_A) ||
+		    apex_node_rrset(d->old, old, APEX_TYPE_AAAA)) {
 			apex_derive_mark(marked, old->id);
 			marks++;
 		}
@@ -535,9 +539,10 @@ static size_t mark_reach(derive_t *d, const reach_t *reach)
 static int relink_node(derive_t *d, const apex_node_t *node)
 {
 	apex_node_t *copy = apex_derive_writable(d, node->id);
-	apex_rrset_t *sets = copy != NULL ? apex_arena_memdup(d->zone->arena, node->rrsets,
-							      node->rrset_count * sizeof(*sets))
-					  : NULL;
+	apex_rrset_t *sets =
+		copy != NULL ? apex_arena_memdup(d->zone->arena, apex_node_rrsets(d->zone, node),
+						 node->rrset_count * sizeof(*sets))
+			     : NULL;
 	int rc = sets != NULL ? APEX_OK : APEX_ENOMEM;
 
 	if (rc == APEX_OK)
@@ -571,7 +576,7 @@ static int relink(derive_t *d)
 		const apex_node_t *node = apex_zone_node_at(d->zone, i);
 		bool stale = false;
 		for (uint16_t k = 0; k < node->rrset_count && !stale; k++)
-			stale = names_marked(d, &node->rrsets[k], &reach);
+			stale = names_marked(d, &apex_node_rrsets(d->zone, node)[k], &reach);
 		if (stale && !apex_derive_marked(d->changed, node->id))
 			rc = relink_node(d, node);
 	}

@@ -439,11 +439,11 @@ static int fresh_structure(apex_derive_t *d, uint32_t id, bool empty)
 	uint16_t flags = apex_name_is_wildcard(node->name) ? APEX_NODE_WILDCARD : 0;
 	if (empty)
 		flags |= APEX_NODE_EMPTY;
-	if (apex_node_rrset(node, APEX_TYPE_CNAME) != NULL)
+	if (apex_node_rrset(d->zone, node, APEX_TYPE_CNAME) != NULL)
 		flags |= APEX_NODE_CNAME;
-	if (apex_node_rrset(node, APEX_TYPE_DNAME) != NULL)
+	if (apex_node_rrset(d->zone, node, APEX_TYPE_DNAME) != NULL)
 		flags |= APEX_NODE_DNAME;
-	if (apex_node_rrset(node, APEX_TYPE_NS) != NULL)
+	if (apex_node_rrset(d->zone, node, APEX_TYPE_NS) != NULL)
 		flags |= APEX_NODE_DELEGATION;
 	if (parent->flags & (APEX_NODE_OCCLUDED | APEX_NODE_DELEGATION | APEX_NODE_DNAME))
 		flags |= APEX_NODE_OCCLUDED;

@@ -24,9 +24,9 @@
 #include "zone/build_steps.h"
 #include "zone/derive_state.h"
 
-static bool has_nsec(const apex_node_t *node)
+static bool has_nsec(const apex_zone_t *zone, const apex_node_t *node)
 {
-	return apex_node_rrset(node, APEX_TYPE_NSEC) != NULL;
+	return apex_node_rrset(zone, node, APEX_TYPE_NSEC) != NULL;
 }
 
 /* node's links set to nsec and wildcard_nsec, its page copied only if
@@ -54,7 +54,7 @@ static int relink_run(apex_derive_t *d, size_t rank, size_t *end)
 
 	for (; i < zone->node_count && rc == APEX_OK; i++) {
 		const apex_node_t *node = apex_zone_node_at(zone, i);
-		if (has_nsec(node)) {
+		if (has_nsec(zone, node)) {
 			if (i > rank)
 				break; /* its links and those after it stay */
 			last = node->id;

@@ -72,7 +72,7 @@ static int by_hash(const void *pa, const void *pb)
 /* The chain entry of a new NSEC3 owner, if its NSEC3 is of the chain. */
 static bool chain_entry(const apex_zone_t *zone, const apex_node_t *node, apex_nsec3_t *e)
 {
-	const apex_rrset_t *set = apex_node_rrset(node, APEX_TYPE_NSEC3);
+	const apex_rrset_t *set = apex_node_rrset(zone, node, APEX_TYPE_NSEC3);
 	if (set == NULL || node->labels != zone->origin_labels + 1)
 		return false;
 	size_t size = (size_t)set->rdata[0] << 8 | set->rdata[1];

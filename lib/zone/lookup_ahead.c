@@ -52,7 +52,7 @@ void apex_lookup_ahead_data(const apex_lookup_ahead_t *a)
 			continue;
 		const apex_node_t *node = apex_zone_node_of(a->zone, a->ids[i]);
 		__builtin_prefetch(node->name);
-		__builtin_prefetch(node->rrsets);
+		__builtin_prefetch(apex_node_rrsets(a->zone, node));
 		if (a->proofs && node->nsec3 != APEX_NODE_NONE)
 			__builtin_prefetch(apex_zone_node_of(a->zone, node->nsec3));
 	}
@@ -66,11 +66,11 @@ static void ahead_proofs(const apex_zone_t *zone, const apex_node_t *node)
 
 	for (unsigned k = 0; k < n; k++) {
 		if (k > 0)
-			__builtin_prefetch(node->rrsets[k].rdata);
-		__builtin_prefetch(node->rrsets[k].rrsig);
+			__builtin_prefetch(apex_node_rrsets(zone, node)[k].rdata);
+		__builtin_prefetch(apex_node_rrsets(zone, node)[k].rrsig);
 	}
 	if (node->nsec3 != APEX_NODE_NONE)
-		__builtin_prefetch(apex_zone_node_of(zone, node->nsec3)->rrsets);
+		__builtin_prefetch(apex_node_rrsets(zone, apex_zone_node_of(zone, node->nsec3)));
 }
 
 void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a)
@@ -83,8 +83,8 @@ void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a)
 		const apex_node_t *node = apex_zone_node_of(a->zone, a->ids[i]);
 		if (node->rrset_count == 0)
 			continue;
-		__builtin_prefetch(node->rrsets[0].rdata);
-		__builtin_prefetch(node->rrsets[0].additional);
+		__builtin_prefetch(apex_node_rrsets(a->zone, node)[0].rdata);
+		__builtin_prefetch(apex_node_rrsets(a->zone, node)[0].additional);
 		if (a->proofs)
 			ahead_proofs(a->zone, node);
 	}

@@ -31,15 +31,18 @@ static void rrset_memory(const apex_rrset_t *rs, apex_zone_walk_fn fn, void *ctx
 	}
 }
 
-static void node_memory(const apex_node_t *node, apex_zone_walk_fn fn, void *ctx)
+static void node_memory(const apex_zone_t *zone, const apex_node_t *node, apex_zone_walk_fn fn,
+			void *ctx)
 {
+	const apex_rrset_t *sets = apex_node_rrsets(zone, node);
+
 	/* the name, then its key (zone.h) */
 	piece(fn, ctx, node->name, (size_t)node->name_size + node->key_size);
-	if (node->rrsets == NULL)
+	if (sets == NULL)
 		return;
-	piece(fn, ctx, node->rrsets, node->rrset_count * sizeof(*node->rrsets));
+	piece(fn, ctx, sets, node->rrset_count * sizeof(*sets));
 	for (uint16_t i = 0; i < node->rrset_count; i++)
-		rrset_memory(&node->rrsets[i], fn, ctx);
+		rrset_memory(&sets[i], fn, ctx);
 }
 
 void apex_zone_walk_memory(const apex_zone_t *zone, apex_zone_walk_fn fn, void *ctx)
@@ -54,7 +57,7 @@ void apex_zone_walk_memory(const apex_zone_t *zone, apex_zone_walk_fn fn, void *
 			nodes = APEX_NODE_PAGE;
 		piece(fn, ctx, zone->node_pages[p], nodes * sizeof(apex_node_t));
 		for (size_t i = 0; i < nodes; i++)
-			node_memory(&zone->node_pages[p][i], fn, ctx);
+			node_memory(zone, &zone->node_pages[p][i], fn, ctx);
 	}
 	piece(fn, ctx, zone->order, zone->node_count * sizeof(*zone->order));
 	piece(fn, ctx, zone->key_prefixes, (zone->node_count + 1) * sizeof(*zone->key_prefixes));

@@ -460,6 +460,14 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
 	return id == APEX_NODE_NONE ? NULL : apex_zone_node_of(zone, id);
 }
 
+/* The RRsets of node, a node of version zone: node->rrset_count of them,
+ * sorted by type. */
+static inline const apex_rrset_t *apex_node_rrsets(const apex_zone_t *zone, const apex_node_t *node)
+{
+	(void)zone;
+	return node->rrsets;
+}
+
 /* The expire field of the version's SOA, in seconds (RFC 1035 3.3.13). */
 static inline uint32_t apex_zone_soa_expire(const apex_zone_t *zone)
 {
@@ -574,8 +582,9 @@ const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, s
 const apex_node_t *apex_zone_find_hashed(const apex_zone_t *zone, uint32_t hash, const uint8_t *key,
 					 size_t key_size);
 
-/* The RRset of type at node, or NULL. */
-const apex_rrset_t *apex_node_rrset(const apex_node_t *node, uint16_t type);
+/* The RRset of type at node, a node of version zone, or NULL. */
+const apex_rrset_t *apex_node_rrset(const apex_zone_t *zone, const apex_node_t *node,
+				    uint16_t type);
 
 /*
  * NSEC3 whose hash equals hash (matches) or, failing that, that covers

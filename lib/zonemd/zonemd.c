@@ -123,8 +123,8 @@ static void add_records(digest_ctx_t *c, const apex_rrset_t *rs, size_t *n, size
  * left out. */
 /* The i-th RRSIG set of node n: its RRsets' RRSIGs, then its stray ones;
  * NULL for none, or for those of the apex ZONEMD RRset (RFC 8976 3.3.1). */
-static const apex_rrset_t *sig_set(const apex_node_t *n, const apex_stray_rrsig_t *stray, size_t i,
-				   bool apex)
+static const apex_rrset_t *sig_set(const apex_zone_t *zone, const apex_node_t *n,
+				   const apex_stray_rrsig_t *stray, size_t i, bool apex)
 {
 	if (i >= n->rrset_count) {
 		const apex_rrset_t *sigs = stray[i - n->rrset_count].sigs;
@@ -132,9 +132,9 @@ static const apex_rrset_t *sig_set(const apex_node_t *n, const apex_stray_rrsig_
 
 		return apex && zonemd ? NULL : sigs;
 	}
-	if (apex && n->rrsets[i].type == APEX_TYPE_ZONEMD)
+	if (apex && apex_node_rrsets(zone, n)[i].type == APEX_TYPE_ZONEMD)
 		return NULL;
-	return n->rrsets[i].rrsig;
+	return apex_node_rrsets(zone, n)[i].rrsig;
 }
 
 static int put_rrsigs(digest_ctx_t *c, const uint8_t *owner, size_t owner_size,
@@ -144,7 +144,7 @@ static int put_rrsigs(digest_ctx_t *c, const uint8_t *owner, size_t owner_size,
 	const apex_stray_rrsig_t *stray = apex_zone_stray_rrsigs(c->zone, n, &strays);
 
 	for (size_t i = 0; i < n->rrset_count + strays; i++) {
-		const apex_rrset_t *sig = sig_set(n, stray, i, apex);
+		const apex_rrset_t *sig = sig_set(c->zone, n, stray, i, apex);
 
 		if (sig != NULL) {
 			count += sig->count;
@@ -156,7 +156,7 @@ static int put_rrsigs(digest_ctx_t *c, const uint8_t *owner, size_t owner_size,
 	if (reserve(c, count, size) < 0)
 		return APEX_ENOMEM;
 	for (size_t i = 0; i < n->rrset_count + strays; i++) {
-		const apex_rrset_t *sig = sig_set(n, stray, i, apex);
+		const apex_rrset_t *sig = sig_set(c->zone, n, stray, i, apex);
 
 		if (sig != NULL)
 			add_records(c, sig, &used, &at);
@@ -193,7 +193,7 @@ static int put_node(digest_ctx_t *c, const apex_node_t *n)
 	memcpy(owner, n->name, owner_size);
 	apex_name_lower(owner);
 	for (uint16_t i = 0; i < n->rrset_count && rc == APEX_OK; i++) {
-		const apex_rrset_t *rs = &n->rrsets[i];
+		const apex_rrset_t *rs = &apex_node_rrsets(c->zone, n)[i];
 
 		if (!sigs && rs->type > APEX_TYPE_RRSIG) {
 			sigs = true;
@@ -330,7 +330,7 @@ static int check_record(const apex_zone_t *zone, const uint8_t *rdata, uint16_t 
 
 int apex_zonemd_verify(const apex_zone_t *zone, apex_zonemd_result_t *res)
 {
-	const apex_rrset_t *rs = apex_node_rrset(zone->apex, APEX_TYPE_ZONEMD);
+	const apex_rrset_t *rs = apex_node_rrset(zone, zone->apex, APEX_TYPE_ZONEMD);
 	uint8_t digests[3][APEX_ZONEMD_DIGEST_MAX];
 	size_t lengths[3] = { 0, 0, 0 };
 	bool seen[3] = { false, false, false };

@@ -118,11 +118,11 @@ static bool catalog_is_lower(const uint8_t *name)
 }
 
 /* A member node of zone: one label below zones.$CATZ, with a PTR RRset. */
-static bool catalog_is_member_node(const apex_node_t *node)
+static bool catalog_is_member_node(const apex_zone_t *zone, const apex_node_t *node)
 {
 	return apex_name_labels(node->name) == apex_name_labels(catalog_zones) + 1 &&
 	       apex_name_equal(apex_name_parent(node->name), catalog_zones) &&
-	       apex_node_rrset(node, APEX_TYPE_PTR) != NULL;
+	       apex_node_rrset(zone, node, APEX_TYPE_PTR) != NULL;
 }
 
 /* Member m as its member node in zone says. */
@@ -141,7 +141,7 @@ static void catalog_check_member(const apex_zone_t *zone, const apex_catalog_mem
 	if (!catalog_is_lower(name))
 		catalog_fail("a member node label not lower-cased");
 	const apex_node_t *node = apex_zone_find(zone, key, apex_name_key(name, key, NULL));
-	const apex_rrset_t *ptr = node != NULL ? apex_node_rrset(node, APEX_TYPE_PTR) : NULL;
+	const apex_rrset_t *ptr = node != NULL ? apex_node_rrset(zone, node, APEX_TYPE_PTR) : NULL;
 	if (ptr == NULL || ptr->count != 1)
 		catalog_fail("a member without a member node of one PTR record");
 	uint16_t size = apex_read_u16(ptr->rdata);
@@ -160,7 +160,7 @@ static void catalog_check(const apex_zone_t *zone, const apex_catalog_t *cat)
 	size_t member_nodes = 0;
 
 	for (size_t i = 0; i < zone->node_count; i++)
-		member_nodes += catalog_is_member_node(apex_zone_node_at(zone, i));
+		member_nodes += catalog_is_member_node(zone, apex_zone_node_at(zone, i));
 	if (cat->count + catalog_skips != member_nodes)
 		catalog_fail("member nodes neither members nor skipped once");
 	for (size_t i = 0; i < cat->count; i++) {

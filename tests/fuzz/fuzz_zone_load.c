@@ -151,7 +151,8 @@ static void check_zone(const apex_zone_t *zone)
 		if (apex_zone_find(zone, apex_node_key(n), n->key_size) != n)
 			abort();
 		for (uint16_t r = 1; r < n->rrset_count; r++) {
-			if (n->rrsets[r - 1].type >= n->rrsets[r].type)
+			if (apex_node_rrsets(zone, n)[r - 1].type >=
+			    apex_node_rrsets(zone, n)[r].type)
 				abort(); /* RRsets sorted by type, one per type */
 		}
 	}
@@ -198,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint8_t below[] = "\003zzz";
 	for (size_t i = 0; i < zone->node_count && i < NODES_QUERIED; i++) {
 		const apex_node_t *n = apex_zone_node_at(zone, i);
-		uint16_t type = n->rrset_count > 0 ? n->rrsets[0].type : 1;
+		uint16_t type = n->rrset_count > 0 ? apex_node_rrsets(zone, n)[0].type : 1;
 		ask(set, APEX_TRANSPORT_UDP, query, make_query(query, below, 0, n->name, type));
 		ask(set, APEX_TRANSPORT_TCP, query, make_query(query, below, 0, n->name, 255));
 		ask(set, APEX_TRANSPORT_UDP, query,

@@ -107,12 +107,12 @@ static void list_rrset(records_t *l, const uint8_t *owner, const apex_rrset_t *r
 	}
 }
 
-static void list_node(records_t *l, const apex_node_t *n)
+static void list_node(records_t *l, const apex_zone_t *zone, const apex_node_t *n)
 {
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
-		list_rrset(l, n->name, &n->rrsets[i]);
-		if (n->rrsets[i].rrsig != NULL)
-			list_rrset(l, n->name, n->rrsets[i].rrsig);
+		list_rrset(l, n->name, &apex_node_rrsets(zone, n)[i]);
+		if (apex_node_rrsets(zone, n)[i].rrsig != NULL)
+			list_rrset(l, n->name, apex_node_rrsets(zone, n)[i].rrsig);
 	}
 }
 
@@ -120,9 +120,9 @@ static void list_node(records_t *l, const apex_node_t *n)
 static void zone_list(const apex_zone_t *zone, records_t *l)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
-		list_node(l, apex_zone_node_at(zone, i));
+		list_node(l, zone, apex_zone_node_at(zone, i));
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
-		list_node(l, apex_zone_nsec3_owner_at(zone, i));
+		list_node(l, zone, apex_zone_nsec3_owner_at(zone, i));
 	for (size_t i = 0; i < zone->stray_rrsig_count; i++)
 		list_rrset(l, apex_zone_node(zone, zone->stray_rrsigs[i].node)->name,
 			   zone->stray_rrsigs[i].sigs);
@@ -396,12 +396,12 @@ static void random_update(change_t *c, const apex_zone_t *z, const records_t *al
 		return;
 	switch (below(8)) {
 	case 0: { /* the glue of a delegation gets a new address */
-		const apex_rrset_t *ns = apex_node_rrset(n, APEX_TYPE_NS);
+		const apex_rrset_t *ns = apex_node_rrset(z, n, APEX_TYPE_NS);
 		const apex_node_t *target = NULL;
 
 		if (ns != NULL && ns->rdata_nodes != NULL)
 			target = apex_zone_node(z, ns->rdata_nodes[below(ns->count)]);
-		if (target == NULL || apex_node_rrset(target, APEX_TYPE_A) == NULL)
+		if (target == NULL || apex_node_rrset(z, target, APEX_TYPE_A) == NULL)
 			break;
 		count = records_at(all, target->name, APEX_TYPE_A, found, 64);
 		touch(c, n->name); /* the referral's additional section changes */
@@ -420,7 +420,7 @@ static void random_update(change_t *c, const apex_zone_t *z, const records_t *al
 			remove_record(c, found[below(count)]);
 		break;
 	case 2: /* a DS added to or removed from a delegation */
-		if (apex_node_rrset(n, APEX_TYPE_NS) == NULL)
+		if (apex_node_rrset(z, n, APEX_TYPE_NS) == NULL)
 			break;
 		count = records_at(all, n->name, APEX_TYPE_DS, found, 64);
 		if (count > 0 && below(2) == 0) {
@@ -545,7 +545,7 @@ static void add_nsec3_of(change_t *c, const apex_zone_t *z, const uint8_t *name)
 		return;
 	text[apex_base32hex_encode(hash, sizeof(hash), text)] = 0;
 	const apex_node_t *n3 = apex_zone_node(z, z->nsec3[below(z->nsec3_count)].node);
-	const apex_rrset_t *set = apex_node_rrset(n3, APEX_TYPE_NSEC3);
+	const apex_rrset_t *set = apex_node_rrset(z, n3, APEX_TYPE_NSEC3);
 	if (set != NULL && child_name(z->origin, text, owner))
 		add(c, owner, APEX_TYPE_NSEC3, set->ttl, set->rdata + 2, apex_read_u16(set->rdata));
 }
@@ -554,7 +554,7 @@ static void add_nsec3_of(change_t *c, const apex_zone_t *z, const uint8_t *name)
  * links do not read it). */
 static void add_nsec_of(change_t *c, const apex_zone_t *z, const uint8_t *name)
 {
-	const apex_rrset_t *set = apex_node_rrset(z->apex, APEX_TYPE_NSEC);
+	const apex_rrset_t *set = apex_node_rrset(z, z->apex, APEX_TYPE_NSEC);
 
 	if (z->dnssec == APEX_DNSSEC_NSEC && set != NULL)
 		add(c, name, APEX_TYPE_NSEC, set->ttl, set->rdata + 2, apex_read_u16(set->rdata));
@@ -610,7 +610,7 @@ static void random_registration(change_t *c, const apex_zone_t *z, const records
 		}
 		break;
 	case 5: { /* the address of a name server that had none (missing glue) */
-		const apex_rrset_t *ns = n != NULL ? apex_node_rrset(n, APEX_TYPE_NS) : NULL;
+		const apex_rrset_t *ns = n != NULL ? apex_node_rrset(z, n, APEX_TYPE_NS) : NULL;
 		const uint8_t *p = ns != NULL ? ns->rdata : NULL;
 		for (uint16_t i = 0; ns != NULL && i < ns->count; i++) {
 			const uint8_t *target = p + 2;

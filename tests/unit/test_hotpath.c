@@ -619,9 +619,10 @@ static void make_queries(void)
 		case K_EXISTING: /* the name itself: answers, NODATA, referrals at cuts, DS */
 			make_query(q, node->name, 0);
 			if (node->rrset_count > 0 && (rng() & 1)) /* a type it has */
-				apex_write_u16(q->wire + APEX_HEADER_SIZE +
-						       apex_name_size(node->name),
-					       node->rrsets[rng() % node->rrset_count].type);
+				apex_write_u16(
+					q->wire + APEX_HEADER_SIZE + apex_name_size(node->name),
+					apex_node_rrsets(zone, node)[rng() % node->rrset_count]
+						.type);
 			break;
 		case K_FEATURE: { /* wildcards, CNAME chains, DNAME, ENTs, cuts */
 			uint8_t name[APEX_NAME_MAX];

@@ -399,7 +399,7 @@ static void derived_names(void **state)
 	assert_non_null(now);
 	assert_ptr_not_equal(now, was); /* a changed owner: its node copied */
 	assert_ptr_equal(now->name, was->name);
-	assert_non_null(apex_node_rrset(now, APEX_TYPE_TXT));
+	assert_non_null(apex_node_rrset(next, now, APEX_TYPE_TXT));
 
 	assert_true(apex_name_from_str("a.b.new.example.", deep) > 0);
 	rr.owner = deep;

@@ -222,7 +222,7 @@ static const apex_glue_t *glue_for(const apex_zone_t *zone, const apex_rrset_t *
 static void test_glue_and_additional(void **state)
 {
 	apex_zone_t *zone = load_handmade();
-	const apex_rrset_t *ns = apex_node_rrset(find(zone, "sub.example."), APEX_TYPE_NS);
+	const apex_rrset_t *ns = apex_node_rrset(zone, find(zone, "sub.example."), APEX_TYPE_NS);
 	assert_non_null(ns->additional);
 	/* In RRset (canonical) order: ns.sub, ns.other, ns1; nothere.sub
 	 * has no address and is left out. */
@@ -243,26 +243,27 @@ static void test_glue_and_additional(void **state)
 	assert_false(g->required); /* authoritative data */
 	assert_non_null(g->a);
 
-	ns = apex_node_rrset(find(zone, "other.example."), APEX_TYPE_NS);
+	ns = apex_node_rrset(zone, find(zone, "other.example."), APEX_TYPE_NS);
 	g = glue_for(zone, ns, "ns.other.example.");
 	assert_non_null(g);
 	assert_true(g->required);
 
 	/* Apex NS: only authoritative addresses (ns.sub is glue). */
-	ns = apex_node_rrset(zone->apex, APEX_TYPE_NS);
+	ns = apex_node_rrset(zone, zone->apex, APEX_TYPE_NS);
 	assert_int_equal(ns->additional->count, 1);
 	g = glue_for(zone, ns, "ns1.example.");
 	assert_non_null(g);
 	assert_false(g->required);
 
-	const apex_rrset_t *mx = apex_node_rrset(zone->apex, APEX_TYPE_MX);
+	const apex_rrset_t *mx = apex_node_rrset(zone, zone->apex, APEX_TYPE_MX);
 	g = glue_for(zone, mx, "mail.example.");
 	assert_non_null(g);
 	assert_null(g->a);
 	assert_non_null(g->aaaa);
-	const apex_rrset_t *srv = apex_node_rrset(find(zone, "_sip._tcp.example."), APEX_TYPE_SRV);
+	const apex_rrset_t *srv =
+		apex_node_rrset(zone, find(zone, "_sip._tcp.example."), APEX_TYPE_SRV);
 	assert_non_null(glue_for(zone, srv, "sip.example."));
-	assert_null(apex_node_rrset(find(zone, "ns1.example."), APEX_TYPE_A)->additional);
+	assert_null(apex_node_rrset(zone, find(zone, "ns1.example."), APEX_TYPE_A)->additional);
 	apex_zone_unref(zone);
 }
 
@@ -339,17 +340,17 @@ static void test_root_zone(void **state)
 	assert_int_equal(com->flags, APEX_NODE_DELEGATION);
 	assert_ptr_equal(N(com->cut), com);
 	/* At a cut, NS is not signed; DS and NSEC are. */
-	assert_null(apex_node_rrset(com, APEX_TYPE_NS)->rrsig);
-	assert_non_null(apex_node_rrset(com, APEX_TYPE_DS)->rrsig);
-	assert_non_null(apex_node_rrset(com, APEX_TYPE_NSEC)->rrsig);
-	assert_int_equal(apex_node_rrset(com, APEX_TYPE_DS)->rrsig->type, APEX_TYPE_RRSIG);
-	assert_non_null(apex_node_rrset(zone->apex, APEX_TYPE_SOA)->rrsig);
-	assert_non_null(apex_node_rrset(zone->apex, APEX_TYPE_DNSKEY)->rrsig);
-	assert_non_null(apex_node_rrset(zone->apex, APEX_TYPE_ZONEMD)->rrsig);
+	assert_null(apex_node_rrset(zone, com, APEX_TYPE_NS)->rrsig);
+	assert_non_null(apex_node_rrset(zone, com, APEX_TYPE_DS)->rrsig);
+	assert_non_null(apex_node_rrset(zone, com, APEX_TYPE_NSEC)->rrsig);
+	assert_int_equal(apex_node_rrset(zone, com, APEX_TYPE_DS)->rrsig->type, APEX_TYPE_RRSIG);
+	assert_non_null(apex_node_rrset(zone, zone->apex, APEX_TYPE_SOA)->rrsig);
+	assert_non_null(apex_node_rrset(zone, zone->apex, APEX_TYPE_DNSKEY)->rrsig);
+	assert_non_null(apex_node_rrset(zone, zone->apex, APEX_TYPE_ZONEMD)->rrsig);
 
 	/* com.'s servers are glue under net.: optional for com., required
 	 * (in-domain) for net. */
-	const apex_rrset_t *com_ns = apex_node_rrset(com, APEX_TYPE_NS);
+	const apex_rrset_t *com_ns = apex_node_rrset(zone, com, APEX_TYPE_NS);
 	assert_int_equal(com_ns->additional->count, 13);
 	const apex_glue_t *g = glue_for(zone, com_ns, "a.gtld-servers.net.");
 	assert_non_null(g);
@@ -358,7 +359,7 @@ static void test_root_zone(void **state)
 	assert_non_null(g->aaaa);
 	assert_null(g->a->rrsig);
 	const apex_node_t *net = find(zone, "net.");
-	g = glue_for(zone, apex_node_rrset(net, APEX_TYPE_NS), "a.gtld-servers.net.");
+	g = glue_for(zone, apex_node_rrset(zone, net, APEX_TYPE_NS), "a.gtld-servers.net.");
 	assert_non_null(g);
 	assert_true(g->required);
 	const apex_node_t *agtld = find(zone, "a.gtld-servers.net.");
@@ -374,7 +375,7 @@ static void test_root_zone(void **state)
 	assert_null(N(com->nsec3));
 
 	/* Root apex NS targets are all outside the zone. */
-	assert_null(apex_node_rrset(zone->apex, APEX_TYPE_NS)->additional);
+	assert_null(apex_node_rrset(zone, zone->apex, APEX_TYPE_NS)->additional);
 
 	/* Every lookup agrees with a linear scan, for names in the zone,
 	 * names below them and names next to them. */
@@ -461,7 +462,7 @@ static void test_fj_nsec3(void **state)
 	assert_int_equal(
 		strncasecmp((const char *)apex3->name + 1, "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE", 32),
 		0);
-	assert_non_null(apex_node_rrset(apex3, APEX_TYPE_NSEC3)->rrsig);
+	assert_non_null(apex_node_rrset(zone, apex3, APEX_TYPE_NSEC3)->rrsig);
 	/* NSEC3 owners are not in the name index. */
 	assert_null(find(zone, "PHVRE6LLEITQD1TU4RM8GP1011GJKOLE.fj."));
 	assert_null(N(zone->apex->nsec));
@@ -503,7 +504,7 @@ static void test_fj_nsec3(void **state)
 	/* Glue signed in the file (a quirk of the real zone) is not linked. */
 	const apex_node_t *glue = find(zone, "ns1.kidanet.com.fj.");
 	assert_true(glue->flags & APEX_NODE_OCCLUDED);
-	assert_null(apex_node_rrset(glue, APEX_TYPE_A)->rrsig);
+	assert_null(apex_node_rrset(zone, glue, APEX_TYPE_A)->rrsig);
 
 	/* Matching, covering and wrapping around. */
 	uint8_t hash[20];

@@ -67,12 +67,13 @@ static uint32_t remap(const uint32_t *map, uint32_t id)
 
 /* A copy of one RRset array with its ids renumbered (RRSIG sets shared:
  * they hold no ids). */
-static apex_rrset_t *copy_rrsets(shuffled_t *s, const apex_node_t *n, const uint32_t *map)
+static apex_rrset_t *copy_rrsets(shuffled_t *s, const apex_zone_t *zone, const apex_node_t *n,
+				 const uint32_t *map)
 {
 	apex_rrset_t *sets = keep(s, n->rrset_count * sizeof(*sets));
 
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
-		const apex_rrset_t *old = &n->rrsets[i];
+		const apex_rrset_t *old = &apex_node_rrsets(zone, n)[i];
 		apex_rrset_t *set = &sets[i];
 
 		*set = *old;
@@ -112,7 +113,7 @@ static void move_node(shuffled_t *s, const apex_zone_t *z, uint32_t id, const ui
 	n->nsec = remap(map, old->nsec);
 	n->nsec3 = remap(map, old->nsec3);
 	n->wildcard_nsec3 = remap(map, old->wildcard_nsec3); /* and wildcard_nsec */
-	n->rrsets = copy_rrsets(s, old, map);
+	n->rrsets = copy_rrsets(s, z, old, map);
 }
 
 static uint64_t rng = 88172645463325252ULL;
@@ -201,7 +202,7 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	c->order = s->order;
 	c->nsec3_owners = s->nsec3_owners;
 	c->apex = &s->nodes[0];
-	c->soa = apex_node_rrset(c->apex, APEX_TYPE_SOA);
+	c->soa = apex_node_rrset(c, c->apex, APEX_TYPE_SOA);
 	c->nsec3 = s->nsec3;
 	c->referrals = NULL;
 	c->referral_count = 0;

@@ -258,7 +258,8 @@ static void rrset_equal(const apex_rrset_t *a, const apex_rrset_t *b, const char
 		fail_msg("%s: RRset of type %u differs", what, a->type);
 }
 
-static void node_equal(const apex_node_t *a, const apex_node_t *b)
+static void node_equal(const apex_zone_t *za, const apex_node_t *a, const apex_zone_t *zb,
+		       const apex_node_t *b)
 {
 	char name[APEX_NAME_MAX * 4 + 1];
 	apex_name_to_str(a->name, name, sizeof(name));
@@ -266,8 +267,9 @@ static void node_equal(const apex_node_t *a, const apex_node_t *b)
 	    a->flags != b->flags || a->rrset_count != b->rrset_count)
 		fail_msg("node %s differs", name);
 	for (size_t i = 0; i < a->rrset_count; i++) {
-		rrset_equal(&a->rrsets[i], &b->rrsets[i], name);
-		rrset_equal(a->rrsets[i].rrsig, b->rrsets[i].rrsig, name);
+		rrset_equal(&apex_node_rrsets(za, a)[i], &apex_node_rrsets(zb, b)[i], name);
+		rrset_equal(apex_node_rrsets(za, a)[i].rrsig, apex_node_rrsets(zb, b)[i].rrsig,
+			    name);
 	}
 }
 
@@ -278,10 +280,11 @@ static void zones_equal(const apex_zone_t *a, const apex_zone_t *b)
 	assert_int_equal(a->nsec3_count, b->nsec3_count);
 	assert_int_equal(a->serial, b->serial);
 	for (size_t i = 0; i < a->node_count; i++)
-		node_equal(apex_zone_node_of(a, (uint32_t)i), apex_zone_node_of(b, (uint32_t)i));
+		node_equal(a, apex_zone_node_of(a, (uint32_t)i), b,
+			   apex_zone_node_of(b, (uint32_t)i));
 	for (size_t i = 0; i < a->nsec3_count; i++) {
 		assert_memory_equal(a->nsec3[i].hash, b->nsec3[i].hash, a->nsec3[i].hash_size);
-		node_equal(apex_zone_node(a, a->nsec3[i].node),
+		node_equal(a, apex_zone_node(a, a->nsec3[i].node), b,
 			   apex_zone_node(b, b->nsec3[i].node));
 	}
 }

@@ -140,7 +140,7 @@ static void canonical_order_of_embedded_names(void **state)
 	}
 	assert_int_equal(apex_zone_from_wire_finish(w, &zone), APEX_OK);
 	for (size_t t = 0; t < 3; t++) {
-		const apex_rrset_t *rs = apex_node_rrset(zone->apex, types[t].type);
+		const apex_rrset_t *rs = apex_node_rrset(zone, zone->apex, types[t].type);
 
 		assert_non_null(rs);
 		assert_int_equal(rs->count, 2);

@@ -92,7 +92,7 @@ static const apex_node_t *find(const apex_zone_t *zone, const char *name)
 static const apex_rrset_t *rrset(const apex_zone_t *zone, const char *name, uint16_t type)
 {
 	const apex_node_t *node = find(zone, name);
-	return node ? apex_node_rrset(node, type) : NULL;
+	return node ? apex_node_rrset(zone, node, type) : NULL;
 }
 
 /* Record i of an RRset: RDATA and its length. */
@@ -339,7 +339,7 @@ static void test_dnssec_beside_cname_accepted(void **state)
 	const apex_node_t *www = find(zone, "www.example.");
 	assert_non_null(www);
 	assert_true(www->flags & APEX_NODE_CNAME);
-	assert_non_null(apex_node_rrset(www, APEX_TYPE_CNAME)->rrsig);
+	assert_non_null(apex_node_rrset(zone, www, APEX_TYPE_CNAME)->rrsig);
 	apex_zone_unref(zone);
 }
 
@@ -364,7 +364,7 @@ static void test_ipseckey_amtrelay(void **state)
 	if (rc != APEX_OK)
 		fail_msg("load failed: %s", err);
 	const apex_rrset_t *ipseckey =
-		apex_node_rrset(find(zone, "gw.example."), APEX_TYPE_IPSECKEY);
+		apex_node_rrset(zone, find(zone, "gw.example."), APEX_TYPE_IPSECKEY);
 	assert_non_null(ipseckey);
 	assert_int_equal(ipseckey->count, 4);
 	/* Each record: 2-byte length, RDATA (records in canonical order). */
@@ -380,7 +380,7 @@ static void test_ipseckey_amtrelay(void **state)
 	assert_int_equal(ipseckey->rdata_size, sizeof(want_ipseckey));
 	assert_memory_equal(ipseckey->rdata, want_ipseckey, sizeof(want_ipseckey));
 	const apex_rrset_t *relay =
-		apex_node_rrset(find(zone, "relay.example."), APEX_TYPE_AMTRELAY);
+		apex_node_rrset(zone, find(zone, "relay.example."), APEX_TYPE_AMTRELAY);
 	assert_non_null(relay);
 	static const uint8_t want_relay[] = {
 		/* 10, D=1 type 3, relay.example. */
@@ -408,19 +408,20 @@ static void test_final_quoted_string(void **state)
 			   "example.", &zone, err, sizeof(err), path, sizeof(path));
 	if (rc != APEX_OK)
 		fail_msg("load failed: %s", err);
-	const apex_rrset_t *caa = apex_node_rrset(find(zone, "example."), 257);
+	const apex_rrset_t *caa = apex_node_rrset(zone, find(zone, "example."), 257);
 	assert_non_null(caa);
 	/* RDLENGTH 21: flags 0, tag length 5, "issue", "ca.example.net" */
 	assert_int_equal(caa->rdata_size, 2 + 21);
 	assert_memory_equal(caa->rdata, "\0\x15\0\x05issueca.example.net", 23);
-	const apex_rrset_t *hinfo = apex_node_rrset(find(zone, "h.example."), APEX_TYPE_HINFO);
+	const apex_rrset_t *hinfo =
+		apex_node_rrset(zone, find(zone, "h.example."), APEX_TYPE_HINFO);
 	assert_non_null(hinfo);
 	assert_memory_equal(hinfo->rdata,
 			    "\0\x07\x03"
 			    "cpu\x02"
 			    "os",
 			    9);
-	hinfo = apex_node_rrset(find(zone, "p.example."), APEX_TYPE_HINFO);
+	hinfo = apex_node_rrset(zone, find(zone, "p.example."), APEX_TYPE_HINFO);
 	assert_non_null(hinfo);
 	assert_memory_equal(hinfo->rdata,
 			    "\0\x04\x01"
@@ -914,7 +915,7 @@ static uint64_t zone_digest(const apex_zone_t *zone)
 		fold(&h, &node->cut, sizeof(node->cut));
 		fold(&h, &node->hash, sizeof(node->hash));
 		for (uint16_t k = 0; k < node->rrset_count; k++) {
-			const apex_rrset_t *set = &node->rrsets[k];
+			const apex_rrset_t *set = &apex_node_rrsets(zone, node)[k];
 			fold(&h, &set->type, sizeof(set->type));
 			fold(&h, &set->count, sizeof(set->count));
 			fold(&h, &set->ttl, sizeof(set->ttl));
@@ -1075,8 +1076,8 @@ static void test_real_zones(void **state)
 	for (size_t i = 0; i < zone->node_count; i++) {
 		if (apex_zone_node_at(zone, i)->flags & APEX_NODE_DELEGATION) {
 			delegations++;
-			with_ds +=
-				apex_node_rrset(apex_zone_node_at(zone, i), APEX_TYPE_DS) != NULL;
+			with_ds += apex_node_rrset(zone, apex_zone_node_at(zone, i),
+						   APEX_TYPE_DS) != NULL;
 		}
 	}
 	assert_int_equal(delegations, 1445);
@@ -1213,8 +1214,8 @@ static void test_parsed_memory_freed_once_read(void **state)
 	wire("ns1.example.", name);
 	const apex_node_t *ns = apex_zone_find(zone, key, apex_name_key(name, key, NULL));
 	assert_non_null(ns);
-	assert_non_null(apex_node_rrset(ns, APEX_TYPE_A));
-	const apex_rrset_t *set = apex_node_rrset(zone->apex, APEX_TYPE_NS);
+	assert_non_null(apex_node_rrset(zone, ns, APEX_TYPE_A));
+	const apex_rrset_t *set = apex_node_rrset(zone, zone->apex, APEX_TYPE_NS);
 	assert_non_null(set);
 	wire("NS1.Example.", name); /* served as written */
 	assert_memory_equal(set->rdata + 2, name, apex_name_size(name));

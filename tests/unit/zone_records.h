@@ -149,12 +149,14 @@ static inline void add_rrset(text_set_t *s, const uint8_t *owner, uint16_t type,
 	}
 }
 
-static inline void add_node(text_set_t *s, const apex_node_t *node)
+static inline void add_node(text_set_t *s, const apex_zone_t *zone, const apex_node_t *node)
 {
 	for (uint16_t i = 0; i < node->rrset_count; i++) {
-		add_rrset(s, node->name, node->rrsets[i].type, &node->rrsets[i]);
-		if (node->rrsets[i].rrsig != NULL)
-			add_rrset(s, node->name, APEX_TYPE_RRSIG, node->rrsets[i].rrsig);
+		add_rrset(s, node->name, apex_node_rrsets(zone, node)[i].type,
+			  &apex_node_rrsets(zone, node)[i]);
+		if (apex_node_rrsets(zone, node)[i].rrsig != NULL)
+			add_rrset(s, node->name, APEX_TYPE_RRSIG,
+				  apex_node_rrsets(zone, node)[i].rrsig);
 	}
 }
 
@@ -163,9 +165,9 @@ static inline void add_node(text_set_t *s, const apex_node_t *node)
 static inline void zone_records(const apex_zone_t *zone, text_set_t *s)
 {
 	for (size_t i = 0; i < zone->node_count; i++)
-		add_node(s, apex_zone_node_at(zone, i));
+		add_node(s, zone, apex_zone_node_at(zone, i));
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
-		add_node(s, apex_zone_nsec3_owner_at(zone, i));
+		add_node(s, zone, apex_zone_nsec3_owner_at(zone, i));
 	for (size_t i = 0; i < zone->stray_rrsig_count; i++) {
 		const apex_node_t *node = apex_zone_node(zone, zone->stray_rrsigs[i].node);
 		add_rrset(s, node->name, APEX_TYPE_RRSIG, zone->stray_rrsigs[i].sigs);
