@@ -89,7 +89,10 @@ static int rebuild(apex_zone_t *zone, const uint32_t *nodes, size_t count, const
 		return rc;
 	}
 	qsort(ids, owners, sizeof(*ids), by_id);
-	apex_derive_owners_t changed = { .changed = ids, .changed_count = owners, .count = owners };
+	/* the nodes too: the parts before are swept of all the range held */
+	apex_derive_owners_t changed = {
+		.changed = ids, .changed_count = owners, .count = owners, .copy_nodes = true
+	};
 	rc = apex_zone_from_wire_derive(p.w, zone, &changed, out);
 	free(ids);
 	if (rc == APEX_OK) {

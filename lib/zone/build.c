@@ -381,7 +381,6 @@ int apex_build_fill_node(build_t *bd, apex_node_t *node, uint32_t r, apex_rrset_
 {
 	const apex_build_rr_t *rrs = bd->b->rrs;
 	size_t first = bd->owner_first[r], end = bd->owner_first[r + 1];
-	node->rrsets = *rrset_next;
 	node->rrset_count = 0;
 	bd->owner_sigs[r] = *sig_next;
 	bd->owner_sig_count[r] = 0;
@@ -1048,6 +1047,8 @@ typedef struct index_arrays {
 	size_t nsec3_node_count;
 	apex_rrset_t *rrsets, *sigs;
 	uint8_t *blob; /* RDATA not already in place */
+	/* Each node's RRsets, by id (zone->rrset_pages, back to back) */
+	const apex_rrset_t **rrsets_of;
 } index_arrays_t;
 
 void apex_build_count(const build_t *bd, uint32_t first, uint32_t end, size_t *sets, size_t *sigs,
@@ -1091,15 +1092,25 @@ static int alloc_index(build_t *bd, size_t desc_count, size_t nsec3_node_count, 
 		apex_arena_alloc(arena, (a->nsec3_node_count + 1) * sizeof(*a->nsec3_owners));
 	if (a->nsec3_owners == NULL)
 		return APEX_ENOMEM;
-	/* The pages of a whole build lie back to back in the one array. */
+	/* The pages of a whole build lie back to back in the one array, and
+	 * so do those of its RRsets pointers, on whole system pages each so
+	 * that a derived version's replacement lets them go. */
 	size_t ids = desc_count + a->nsec3_node_count;
 	size_t pages = (ids + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
 	const apex_node_t **page = apex_arena_alloc(arena, (pages + 1) * sizeof(*page));
-	if (page == NULL)
+	const apex_rrset_t *const **sets_page =
+		apex_arena_alloc(arena, (pages + 1) * sizeof(*sets_page));
+	a->rrsets_of = apex_arena_alloc_aligned(arena, pages * APEX_RRSETS_PAGE_SIZE + 1,
+						APEX_NODE_PAGE_ALIGN);
+	if (page == NULL || sets_page == NULL || a->rrsets_of == NULL)
 		return APEX_ENOMEM;
-	for (size_t p = 0; p < pages; p++)
+	memset(a->rrsets_of, 0, pages * APEX_RRSETS_PAGE_SIZE);
+	for (size_t p = 0; p < pages; p++) {
 		page[p] = a->nodes + p * APEX_NODE_PAGE;
+		sets_page[p] = a->rrsets_of + p * APEX_NODE_PAGE;
+	}
 	bd->zone->node_pages = page;
+	bd->zone->rrset_pages = sets_page;
 	bd->zone->id_count = ids;
 	for (size_t i = 0; i < a->nsec3_node_count; i++)
 		a->nsec3_owners[i] = (uint32_t)(desc_count + i); /* in owner rank order */
@@ -1245,8 +1256,7 @@ static int fill_part(fill_part_t *p)
 				ent->name_size = (uint8_t)apex_name_size(ent->name);
 				assert(ent->name + ent->name_size == o->key);
 				ent->key_size = label_ends[ent->labels];
-				ent->rrsets = rrset_next; /* none */
-				d++;
+				d++; /* no RRsets: rrsets_of[] is NULL */
 			}
 			node = &p->a->nodes[d++];
 		}
@@ -1255,6 +1265,7 @@ static int fill_part(fill_part_t *p)
 		node->key_size = o->key_size;
 		assert(apex_node_key(node) == o->key);
 		node->labels = o->labels;
+		p->a->rrsets_of[node->id] = rrset_next;
 		rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob);
 		apex_give_back_below(&filled, &bd->b->rrs[bd->owner_first[r + 1]]);
 	}

@@ -69,7 +69,9 @@ void apex_build_count(const apex_build_t *bd, uint32_t first, uint32_t end, size
 		      size_t *sigs, size_t *blob);
 
 /* Fill node's RRsets from the records of owner rank r, taking RRsets from
- * *rrset_next, RRSIG sets from *sig_next and RDATA space from *blob. */
+ * *rrset_next, RRSIG sets from *sig_next and RDATA space from *blob: the
+ * node's RRsets are node->rrset_count from *rrset_next on, to which the
+ * caller sets the version's pointer (zone->rrset_pages) before. */
 int apex_build_fill_node(apex_build_t *bd, apex_node_t *node, uint32_t r, apex_rrset_t **rrset_next,
 			 apex_rrset_t **sig_next, uint8_t **blob);
 

@@ -78,7 +78,7 @@ apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 		if (first < d->old->id_count)
 			n = d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
 								      : APEX_NODE_PAGE;
-		/* only the nodes old lacks are zeroed: a page is 32 KiB, and
+		/* only the nodes old lacks are zeroed: a page is 24 KiB, and
 		 * zeroing what the copy writes over cost as much as the copy */
 		/* a page the chain kept, resident already, else one on whole
 		 * system pages, given back whole once replaced
@@ -104,16 +104,52 @@ apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 	return (apex_node_t *)&d->pages[p][id & (APEX_NODE_PAGE - 1)];
 }
 
-/* The pages this derivation copies or starts, at least: those of the
- * changed owners old has (removed names are not written) and of the new
- * ids; less the pages the chain keeps, which it takes first.  d->copied
- * (all zero, and left so) serves to count them. */
+int apex_derive_set_rrsets(derive_t *d, uint32_t id, const apex_rrset_t *sets)
+{
+	size_t p = id >> APEX_NODE_PAGE_BITS;
+
+	if (!d->rrsets_copied[p]) {
+		size_t first = p << APEX_NODE_PAGE_BITS, n = 0;
+		if (first < d->old->id_count)
+			n = d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
+								      : APEX_NODE_PAGE;
+		/* on whole system pages, given back whole once replaced
+		 * (zone/page_discard.h) */
+		const apex_rrset_t **page = apex_arena_alloc_aligned(
+			d->zone->arena, APEX_RRSETS_PAGE_SIZE, APEX_NODE_PAGE_ALIGN);
+		if (page == NULL)
+			return APEX_ENOMEM;
+		if (n > 0)
+			memcpy(page, d->rrset_pages[p], n * sizeof(*page));
+		memset(page + n, 0, (APEX_NODE_PAGE - n) * sizeof(*page));
+		d->rrset_pages[p] = page;
+		d->rrsets_copied[p] = 1;
+	}
+	d->rrset_pages[p][id & (APEX_NODE_PAGE - 1)] = sets;
+	return APEX_OK;
+}
+
+/* Owner rank r, a name old has, keeps its number of RRsets: its node
+ * stays as it is, only its RRsets pointer changes (fill_owners()). */
+static bool keeps_rrset_count(const derive_t *d, uint32_t r)
+{
+	size_t sets, sigs, blob;
+
+	apex_build_count(&d->bd, r, r + 1, &sets, &sigs, &blob);
+	return sets == apex_zone_node_of(d->old, d->ids[r])->rrset_count;
+}
+
+/* The node pages this derivation copies or starts, at least: those of
+ * the changed owners old has whose number of RRsets changes (removed
+ * names are not written) and of the new ids; less the pages the chain
+ * keeps, which it takes first.  d->copied (all zero, and left so) serves
+ * to count them. */
 static size_t pages_to_copy(derive_t *d, size_t ids)
 {
 	size_t count = 0, spare_pages;
 
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
-		if (!d->fresh[r])
+		if (!d->fresh[r] && (d->copy_nodes || !keeps_rrset_count(d, r)))
 			d->copied[d->ids[r] >> APEX_NODE_PAGE_BITS] = 1;
 	for (size_t p = d->old->id_count >> APEX_NODE_PAGE_BITS;
 	     ids > d->old->id_count && p < d->page_count; p++)
@@ -153,12 +189,18 @@ static int share(derive_t *d)
 
 	d->pages = apex_arena_calloc(zone->arena, pages + 1, sizeof(*d->pages));
 	d->copied = calloc(pages + 1, 1);
-	if (d->pages == NULL || d->copied == NULL)
+	d->rrset_pages = apex_arena_calloc(zone->arena, pages + 1, sizeof(*d->rrset_pages));
+	d->rrsets_copied = calloc(pages + 1, 1);
+	if (d->pages == NULL || d->copied == NULL || d->rrset_pages == NULL ||
+	    d->rrsets_copied == NULL)
 		return APEX_ENOMEM;
 	memcpy(d->pages, old->node_pages, old_pages * sizeof(*d->pages));
+	/* (the pointers themselves are not written through old's pages) */
+	memcpy(d->rrset_pages, old->rrset_pages, old_pages * sizeof(*d->rrset_pages));
 	d->page_count = pages;
 	fill_pool(d, ids);
 	zone->node_pages = d->pages;
+	zone->rrset_pages = (const apex_rrset_t *const *const *)d->rrset_pages;
 	zone->id_count = ids;
 	zone->order = old->order;
 	zone->node_count = old->node_count;
@@ -320,7 +362,33 @@ static bool stays_in_chain(const apex_zone_t *zone, const apex_node_t *node)
 	return apex_build_nsec3_in_chain(&zone->nsec3_params, set->rdata + 2, size);
 }
 
-/* Build the changed owners' RRsets into their nodes' new pages. */
+/* The node of owner rank r, a name old has, filled as scratch: its page
+ * copied only if its number of RRsets changes (the rest of the node is
+ * old's, and the RRsets pointer is the version's, apart), or if the
+ * caller asks (d->copy_nodes); shared with old otherwise. */
+static int owner_node_of(derive_t *d, uint32_t r, const apex_node_t *scratch)
+{
+	apex_node_t *node = (apex_node_t *)apex_zone_node_of(d->zone, d->ids[r]);
+
+	if (d->copy_nodes || scratch->rrset_count != node->rrset_count) {
+		node = apex_derive_writable(d, d->ids[r]);
+		if (node == NULL)
+			return APEX_ENOMEM;
+		node->rrset_count = scratch->rrset_count;
+	}
+	d->bd.owner_node[r] = node;
+	return APEX_OK;
+}
+
+/* The changed owners' nodes, read again once the names are in place:
+ * apex_derive_names() may have copied the pages of those it shared. */
+static void owner_nodes_again(derive_t *d)
+{
+	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
+		d->bd.owner_node[r] = (apex_node_t *)apex_zone_node_of(d->zone, d->ids[r]);
+}
+
+/* Build the changed owners' RRsets, and their nodes where they change. */
 static int fill_owners(derive_t *d)
 {
 	apex_build_t *bd = &d->bd;
@@ -341,21 +409,29 @@ static int fill_owners(derive_t *d)
 	apex_give_back_t filled;
 	apex_give_back_init(&filled, bd->b->rrs);
 	for (uint32_t r = 0; r < n; r++) {
-		apex_node_t *node = apex_derive_writable(d, d->ids[r]);
-		if (node == NULL)
-			return APEX_ENOMEM;
-		if (d->fresh[r])
+		const apex_node_t *old = d->fresh[r] ? NULL : apex_zone_node_of(d->old, d->ids[r]);
+		apex_node_t scratch, *node = &scratch;
+		if (old == NULL) {
+			node = apex_derive_writable(d, d->ids[r]);
+			if (node == NULL)
+				return APEX_ENOMEM;
 			apex_derive_init_fresh(d, r, node);
-		int rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob_next);
+		} else {
+			scratch = *old; /* only its RRsets count is written */
+		}
+		int rc = apex_derive_set_rrsets(d, d->ids[r], rrset_next);
+		if (rc == APEX_OK)
+			rc = apex_build_fill_node(bd, node, r, &rrset_next, &sig_next, &blob_next);
+		if (rc == APEX_OK && old != NULL)
+			rc = owner_node_of(d, r, &scratch);
 		if (rc != APEX_OK)
 			return rc;
 		apex_give_back_below(&filled, &bd->b->rrs[bd->owner_first[r + 1]]);
-		if (d->fresh[r])
+		if (old == NULL)
 			continue;
-		const apex_node_t *old = apex_zone_node_of(d->old, d->ids[r]);
-		if (!same_structure(d, old, node))
+		if (!same_structure(d, old, bd->owner_node[r]))
 			return APEX_ENOTSUP;
-		if (bd->owner_is_nsec3[r] && !stays_in_chain(d->zone, node))
+		if (bd->owner_is_nsec3[r] && !stays_in_chain(d->zone, bd->owner_node[r]))
 			return APEX_ENOTSUP;
 	}
 	return APEX_OK;
@@ -538,21 +614,16 @@ static size_t mark_reach(derive_t *d, const reach_t *reach)
  * found again in the new version. */
 static int relink_node(derive_t *d, const apex_node_t *node)
 {
-	apex_node_t *copy = apex_derive_writable(d, node->id);
-	apex_rrset_t *sets =
-		copy != NULL ? apex_arena_memdup(d->zone->arena, apex_node_rrsets(d->zone, node),
-						 node->rrset_count * sizeof(*sets))
-			     : NULL;
-	int rc = sets != NULL ? APEX_OK : APEX_ENOMEM;
+	apex_rrset_t *sets = apex_arena_memdup(d->zone->arena, apex_node_rrsets(d->zone, node),
+					       node->rrset_count * sizeof(*sets));
+	int rc = sets != NULL ? apex_derive_set_rrsets(d, node->id, sets) : APEX_ENOMEM;
 
-	if (rc == APEX_OK)
-		copy->rrsets = sets;
-	for (uint16_t k = 0; rc == APEX_OK && k < copy->rrset_count; k++) {
+	for (uint16_t k = 0; rc == APEX_OK && k < node->rrset_count; k++) {
 		if (sets[k].rdata_nodes != NULL)
 			rc = apex_build_rdata_nodes(d->zone, &sets[k]);
-		if (rc == APEX_OK && apex_build_wants_additional(copy, &sets[k])) {
+		if (rc == APEX_OK && apex_build_wants_additional(node, &sets[k])) {
 			sets[k].additional = NULL;
-			rc = apex_build_additional(&d->bd, d->zone->arena, copy, &sets[k]);
+			rc = apex_build_additional(&d->bd, d->zone->arena, node, &sets[k]);
 		}
 	}
 	return rc;
@@ -693,6 +764,7 @@ static int derive(derive_t *d)
 	apex_derive_profile_step(&d->profile, APEX_DERIVE_OWNERS);
 	if (d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_names(d); /* its own steps, INDEX and NAMES */
+	owner_nodes_again(d);
 	d->zone->apex = apex_zone_node_of(d->zone, d->old->apex->id);
 	if (rc == APEX_OK)
 		rc = link_rrsigs(d);
@@ -730,7 +802,8 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 		       .found = owners->found,
 		       .found_count = owners->found_count,
 		       .found_read = owners->found_read,
-		       .found_ctx = owners->found_ctx };
+		       .found_ctx = owners->found_ctx,
+		       .copy_nodes = owners->copy_nodes };
 	int rc = APEX_OK;
 
 	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)
@@ -771,6 +844,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 	apex_arena_destroy(b->sorted_names); /* when the derivation failed early */
 	b->sorted_names = NULL;
 	free(d.copied);
+	free(d.rrsets_copied);
 	free(d.ids);
 	free(d.fresh);
 	free(d.removed);

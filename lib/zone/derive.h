@@ -97,6 +97,12 @@ typedef struct apex_derive_owners {
 	 * through the links and the name index otherwise). */
 	void (*found_read)(void *found_ctx);
 	void *found_ctx;
+	/* Copy each of old's changed owners' node page even where only its
+	 * RRsets change (which copies only its page of RRsets pointers,
+	 * zone.h): a rebuild in parts (xfr/version_part.h), whose aim is to
+	 * move all a range of owners holds out of the arenas before it, so
+	 * that those are swept. */
+	bool copy_nodes;
 } apex_derive_owners_t;
 
 /*

@@ -43,8 +43,10 @@ typedef struct apex_derive {
 	void *found_ctx;
 	const apex_node_t **pages; /* the new version's page table */
 	size_t page_count;
-	uint8_t *copied;   /* per page: 0, or already the new version's own: */
-	apex_node_t *pool; /* pages for the copies, faulted in together */
+	const apex_rrset_t ***rrset_pages; /* its RRsets pointers' page table */
+	uint8_t *rrsets_copied;            /* per page: already the new version's own */
+	uint8_t *copied;                   /* per page: 0, or already the new version's own: */
+	apex_node_t *pool;                 /* pages for the copies, faulted in together */
 	size_t pool_left;
 	uint32_t *ids;      /* per owner rank: its node's id (a new name's new id) */
 	bool *fresh;        /* per owner rank: a name old lacks */
@@ -59,6 +61,7 @@ typedef struct apex_derive {
 	uint8_t *changed;   /* bit per id: a changed owner's node, a removed or made one */
 	size_t old_records; /* records old's changed owners held */
 	bool cuts_changed;  /* a zone cut added or removed */
+	bool copy_nodes;    /* apex_derive_owners_t's */
 	apex_derive_profile_t profile; /* where the time goes, step by step */
 } apex_derive_t;
 
@@ -84,6 +87,12 @@ static inline const apex_node_t *apex_derive_fresh_node(const apex_derive_t *d, 
  * version's own (copied, or new and zeroed) the first time.  NULL: out of
  * memory. */
 apex_node_t *apex_derive_writable(apex_derive_t *d, uint32_t id);
+
+/* The node of id gets the RRsets sets in the new version: the page of
+ * RRsets pointers becomes the new version's own (copied, or new and
+ * zeroed) the first time; the node's page is not copied.  APEX_OK, or
+ * APEX_ENOMEM. */
+int apex_derive_set_rrsets(apex_derive_t *d, uint32_t id, const apex_rrset_t *sets);
 
 /* derive_names.c: the removed names: whether a zone cut goes, and the
  * empty non-terminals above them left with no name below, removed too

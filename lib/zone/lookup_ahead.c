@@ -36,7 +36,11 @@ void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a)
 		     *s != 0; s++) {
 			if (apex_node_table_tag_is(*s, hash, mask)) {
 				a->ids[i] = apex_node_table_id(*s, mask);
-				__builtin_prefetch(apex_zone_node_of(zone, a->ids[i]));
+				uint32_t id = a->ids[i];
+				__builtin_prefetch(apex_zone_node_of(zone, id));
+				/* its RRsets pointer, which the next step reads */
+				__builtin_prefetch(&zone->rrset_pages[id >> APEX_NODE_PAGE_BITS]
+								     [id & (APEX_NODE_PAGE - 1)]);
 				break;
 			}
 		}

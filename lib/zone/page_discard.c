@@ -173,6 +173,10 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 		size_t first = p * APEX_NODE_PAGE, nodes = old->id_count - first;
 		if (nodes > APEX_NODE_PAGE)
 			nodes = APEX_NODE_PAGE;
+		if (successor->rrset_pages[p] != old->rrset_pages[p])
+			bytes += discard_range(old->rrset_pages[p],
+					       nodes * sizeof(*old->rrset_pages[p]),
+					       (uintptr_t)system_page);
 		if (successor->node_pages[p] == old->node_pages[p])
 			continue;
 		apex_node_t *page = (apex_node_t *)old->node_pages[p];

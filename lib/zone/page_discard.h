@@ -26,6 +26,9 @@
  * through its base.  The pages beyond that number are given back with
  * madvise(MADV_DONTNEED): the allocation stays (its arena frees it with
  * the version); only whole 4 KiB pages inside a node page are given back.
+ * A replaced page of RRsets pointers (zone.h: 4 KiB, on a system page of
+ * its own) is given back the same way, never kept: a derivation that
+ * only gives nodes other RRsets copies those and not their node pages.
  * What was given back is counted at the chain's whole build, and the
  * rules that bound a chain's memory count it out (apex_zone_chain_memory()).
  *
@@ -45,8 +48,8 @@
 
 #include "zone/zone.h"
 
-/* Node pages a chain keeps for its next derivations (default 256, 7 MiB;
- * fewer for a zone under 448 MiB: 1/64 of its memory, at least one page);
+/* Node pages a chain keeps for its next derivations (default 256, 6 MiB;
+ * fewer for a zone under 384 MiB: 1/64 of its memory, at least one page);
  * tests set 0 to see every page given back.  Set before versions are
  * derived, not while. */
 extern _Atomic size_t apex_spare_pages_max;

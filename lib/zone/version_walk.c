@@ -50,12 +50,14 @@ void apex_zone_walk_memory(const apex_zone_t *zone, apex_zone_walk_fn fn, void *
 	size_t pages = (zone->id_count + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
 
 	piece(fn, ctx, zone->node_pages, pages * sizeof(*zone->node_pages));
+	piece(fn, ctx, zone->rrset_pages, pages * sizeof(*zone->rrset_pages));
 	for (size_t p = 0; p < pages; p++) {
 		size_t first = p * APEX_NODE_PAGE, nodes = zone->id_count - first;
 
 		if (nodes > APEX_NODE_PAGE)
 			nodes = APEX_NODE_PAGE;
 		piece(fn, ctx, zone->node_pages[p], nodes * sizeof(apex_node_t));
+		piece(fn, ctx, zone->rrset_pages[p], nodes * sizeof(*zone->rrset_pages[p]));
 		for (size_t i = 0; i < nodes; i++)
 			node_memory(zone, &zone->node_pages[p][i], fn, ctx);
 	}

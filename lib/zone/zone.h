@@ -116,12 +116,16 @@ typedef struct apex_nsec3 apex_nsec3_t;
 #define APEX_NODE_NONE UINT32_MAX
 
 /* Nodes per page of a version's nodes (zone->node_pages): 512 nodes of
- * 56 bytes, 28 KiB. */
+ * 48 bytes, 24 KiB; and RRsets pointers per page of its RRsets table
+ * (zone->rrset_pages): the 512 nodes' of the node page of the same
+ * index, 4 KiB. */
 #define APEX_NODE_PAGE_BITS 9
 #define APEX_NODE_PAGE (1u << APEX_NODE_PAGE_BITS)
-/* A derived version's copy of a node page lies on whole system pages of
- * this size (zone/page_discard.h gives them back). */
+/* A derived version's copy of a node page, and every page of RRsets
+ * pointers, lies on whole system pages of this size
+ * (zone/page_discard.h gives them back). */
 #define APEX_NODE_PAGE_ALIGN 4096
+#define APEX_RRSETS_PAGE_SIZE (APEX_NODE_PAGE * sizeof(void *))
 
 /*
  * One owner name of the zone.  Empty non-terminals (RFC 4592 section
@@ -139,9 +143,7 @@ typedef struct apex_node {
 	uint16_t rrset_count;
 	uint32_t hash; /* apex_name_hash() of name (for name compression) */
 	uint32_t id;   /* this node's id (see apex_zone_node()) */
-	/* RRsets sorted by type, RRSIG excluded (each RRset points at its
-	 * own RRSIGs). */
-	const apex_rrset_t *rrsets;
+	/* Its RRsets are the version's, by id (apex_node_rrsets()). */
 	/* Links to other nodes, by id (APEX_NODE_NONE: none), so that a
 	 * version derived from another can share the nodes that did not
 	 * change.  parent: the nearest ancestor node (the name minus its
@@ -280,6 +282,14 @@ typedef struct apex_zone {
 	 * Ids are below id_count. */
 	const apex_node_t *const *node_pages;
 	size_t id_count;
+	/* Every node's RRsets, by id: use apex_node_rrsets().  Sorted by
+	 * type, RRSIG excluded (each RRset points at its own RRSIGs); NULL
+	 * for a node without any.  Kept apart from the nodes, in pages of
+	 * APEX_NODE_PAGE pointers as the nodes are, so that a version
+	 * derived from another that only gives a node other RRsets (a
+	 * re-pointed delegation, new glue) copies a 4 KiB page of pointers
+	 * instead of the node page. */
+	const apex_rrset_t *const *const *rrset_pages;
 	/* Name index: every node except NSEC3 owners, in canonical order:
 	 * order[rank] is the id of the rank-th (apex_zone_id_at()); NULL
 	 * when that is rank itself, as a whole build numbers the names.  The
@@ -464,8 +474,9 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
  * sorted by type. */
 static inline const apex_rrset_t *apex_node_rrsets(const apex_zone_t *zone, const apex_node_t *node)
 {
-	(void)zone;
-	return node->rrsets;
+	uint32_t id = node->id;
+
+	return zone->rrset_pages[id >> APEX_NODE_PAGE_BITS][id & (APEX_NODE_PAGE - 1)];
 }
 
 /* The expire field of the version's SOA, in seconds (RFC 1035 3.3.13). */

@@ -40,6 +40,8 @@ typedef struct shuffled {
 	apex_zone_t zone;
 	apex_node_t *nodes;
 	const apex_node_t **pages;
+	const apex_rrset_t **rrsets_of;          /* by id */
+	const apex_rrset_t *const **rrset_pages; /* into rrsets_of */
 	uint32_t *order, *nsec3_owners;
 	apex_nsec3_t *nsec3;
 	void **blocks; /* RRset arrays, RDATA-name ids, additional data */
@@ -113,7 +115,7 @@ static void move_node(shuffled_t *s, const apex_zone_t *z, uint32_t id, const ui
 	n->nsec = remap(map, old->nsec);
 	n->nsec3 = remap(map, old->nsec3);
 	n->wildcard_nsec3 = remap(map, old->wildcard_nsec3); /* and wildcard_nsec */
-	n->rrsets = copy_rrsets(s, z, old, map);
+	s->rrsets_of[map[id]] = copy_rrsets(s, z, old, map);
 }
 
 static uint64_t rng = 88172645463325252ULL;
@@ -168,6 +170,8 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	memset(s, 0, sizeof(*s));
 	s->zone = *z;
 	s->nodes = calloc(2 * total, sizeof(*s->nodes));
+	s->rrsets_of = calloc(2 * total + APEX_NODE_PAGE, sizeof(*s->rrsets_of));
+	assert_non_null(s->rrsets_of);
 	s->order = malloc(z->node_count * sizeof(*s->order));
 	s->nsec3_owners = malloc((z->nsec3_owner_count + 1) * sizeof(*s->nsec3_owners));
 	s->nsec3 = malloc((z->nsec3_count ? z->nsec3_count : 1) * sizeof(*s->nsec3));
@@ -194,10 +198,15 @@ static void shuffle(const apex_zone_t *z, shuffled_t *s)
 	atomic_init(&c->refcount, 1);
 	size_t pages = (2 * total + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE;
 	s->pages = malloc(pages * sizeof(*s->pages));
+	s->rrset_pages = malloc(pages * sizeof(*s->rrset_pages));
 	assert_non_null(s->pages);
-	for (size_t p = 0; p < pages; p++)
+	assert_non_null(s->rrset_pages);
+	for (size_t p = 0; p < pages; p++) {
 		s->pages[p] = s->nodes + p * APEX_NODE_PAGE;
+		s->rrset_pages[p] = s->rrsets_of + p * APEX_NODE_PAGE;
+	}
 	c->node_pages = s->pages;
+	c->rrset_pages = s->rrset_pages;
 	c->id_count = 2 * total;
 	c->order = s->order;
 	c->nsec3_owners = s->nsec3_owners;
@@ -225,6 +234,8 @@ static void shuffled_free(shuffled_t *s)
 	free(s->blocks);
 	free(s->nodes);
 	free(s->pages);
+	free(s->rrsets_of);
+	free(s->rrset_pages);
 	free(s->order);
 	free(s->nsec3_owners);
 	free(s->nsec3);

@@ -29,8 +29,26 @@
 #include "ixfr_one_record.h"
 #include "zone_records.h"
 
-/* The version after old with a TXT record "k" more at the apex (node id 0:
- * its node page is copied). */
+/* The version after old with a record of the private type 65280 + k at
+ * the apex (node id 0), a type it lacks: its number of RRsets changes, so
+ * its node page is copied. */
+static apex_zone_t *apex_type_more(apex_zone_t *old, unsigned k)
+{
+	uint8_t data[] = { 1, 2, 3 };
+	bool in_place = false;
+	apex_rr_t rr = {
+		old->origin, (uint16_t)(65280 + k), APEX_CLASS_IN, 3600, sizeof(data), data
+	};
+	apex_zone_t *zone = one_record_more(old, &rr, &in_place);
+
+	assert_true(in_place);
+	return zone;
+}
+
+/* The version after old with a TXT record "k" more at the apex, which
+ * has a TXT RRset after the first: only the apex's RRsets pointer
+ * changes, so its page of RRsets pointers is copied, not its node page
+ * (zone.h: rrset_pages). */
 static apex_zone_t *apex_txt_more(apex_zone_t *old, unsigned k)
 {
 	uint8_t txt[8];
@@ -103,7 +121,7 @@ static void given_back_after_release(void **state)
 	atomic_store(&apex_spare_pages_max, (size_t)0); /* none kept */
 	assert_int_equal(apex_precompute(v0), APEX_OK);
 	assert_true(v0->id_count > 2 * APEX_NODE_PAGE); /* more pages than the one copied */
-	apex_zone_t *v1 = apex_txt_more(v0, 1);
+	apex_zone_t *v1 = apex_type_more(v0, 1);
 	apex_zone_t *copy = whole_copy(v1);
 	assert_ptr_not_equal(v1->node_pages[0], v0->node_pages[0]);
 	assert_ptr_equal(v1->node_pages[1], v0->node_pages[1]);
@@ -113,9 +131,11 @@ static void given_back_after_release(void **state)
 	apex_zone_release_index(v0);
 	size_t chain = v1->chain_memory, memory = v1->memory;
 	size_t bytes = apex_zone_discard_replaced(v0, v1);
-	/* page 0 of 32 KiB, less at most a partial system page at each end */
-	assert_true(bytes >= APEX_NODE_PAGE * sizeof(apex_node_t) - 2 * 4096);
-	assert_true(bytes <= APEX_NODE_PAGE * sizeof(apex_node_t));
+	/* node page 0 of 24 KiB, less at most a partial system page at each
+	 * end, and its page of RRsets pointers */
+	assert_true(bytes >=
+		    APEX_NODE_PAGE * sizeof(apex_node_t) - 2 * 4096 + APEX_RRSETS_PAGE_SIZE);
+	assert_true(bytes <= APEX_NODE_PAGE * sizeof(apex_node_t) + APEX_RRSETS_PAGE_SIZE);
 	assert_true(node_given_back(v0, APEX_NODE_PAGE / 2));
 	assert_false(node_given_back(v0, APEX_NODE_PAGE + APEX_NODE_PAGE / 2)); /* shared */
 	assert_int_equal(apex_zone_chain_memory(v1), chain > bytes ? chain - bytes : 0);
@@ -124,7 +144,7 @@ static void given_back_after_release(void **state)
 	assert_same_version(copy, v1);
 
 	/* the next in the chain: v1's copy of page 0 given back in turn */
-	apex_zone_t *v2 = apex_txt_more(v1, 2);
+	apex_zone_t *v2 = apex_type_more(v1, 2);
 	apex_zone_t *copy2 = whole_copy(v2);
 	apex_zone_unref(v0); /* v1 holds it */
 	apex_zone_release_index(v1);
@@ -137,6 +157,40 @@ static void given_back_after_release(void **state)
 	apex_zone_unref(copy2);
 }
 
+/* A change that only gives a node other RRsets (a second TXT record in
+ * the apex's TXT RRset) copies the page of RRsets pointers, 4 KiB, and
+ * shares the node page; the replaced pointers are given back. */
+static void rrsets_page_only(void **state)
+{
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	atomic_store(&apex_spare_pages_max, (size_t)0);
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	apex_zone_t *v1 = apex_txt_more(v0, 1); /* a TXT RRset more: node copied */
+	assert_ptr_not_equal(v1->node_pages[0], v0->node_pages[0]);
+	apex_zone_t *v2 = apex_txt_more(v1, 2); /* the same RRsets, one record more */
+	apex_zone_t *copy2 = whole_copy(v2);
+	assert_ptr_equal(v2->node_pages[0], v1->node_pages[0]);
+	assert_ptr_not_equal(v2->rrset_pages[0], v1->rrset_pages[0]);
+	assert_ptr_equal(v2->rrset_pages[1], v1->rrset_pages[1]);
+	assert_int_equal(apex_node_rrset(v2, v2->apex, APEX_TYPE_TXT)->count, 2);
+	assert_int_equal(apex_node_rrset(v1, v1->apex, APEX_TYPE_TXT)->count, 1);
+
+	apex_zone_release_index(v0);
+	assert_true(apex_zone_discard_replaced(v0, v1) > 0);
+	apex_zone_release_index(v1);
+	/* only v1's page of RRsets pointers: its node page is v2's */
+	assert_int_equal(apex_zone_discard_replaced(v1, v2), APEX_RRSETS_PAGE_SIZE);
+	assert_false(node_given_back(v2, APEX_NODE_PAGE / 2));
+	assert_same_version(copy2, v2);
+	apex_zone_unref(v0);
+	apex_zone_unref(v1);
+	apex_zone_unref(v2);
+	apex_zone_unref(copy2);
+	atomic_store(&apex_spare_pages_max, (size_t)256);
+}
+
 static void kept_while_another_can_read(void **state)
 {
 	apex_zone_t *v0 = load_file("root.zone", ".");
@@ -145,7 +199,7 @@ static void kept_while_another_can_read(void **state)
 	atomic_store(&apex_spare_pages_max, (size_t)0); /* none kept */
 	assert_int_equal(apex_precompute(v0), APEX_OK);
 	/* two versions derived from v0: the other still reads its pages */
-	apex_zone_t *a = apex_txt_more(v0, 1), *b = apex_txt_more(v0, 2);
+	apex_zone_t *a = apex_type_more(v0, 1), *b = apex_type_more(v0, 2);
 	apex_zone_release_index(v0);
 	assert_int_equal(apex_zone_discard_replaced(v0, a), 0);
 	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
@@ -159,8 +213,8 @@ static void kept_while_another_can_read(void **state)
 	 * be v0's, which v0's users still read */
 	v0 = load_file("root.zone", ".");
 	assert_int_equal(apex_precompute(v0), APEX_OK);
-	apex_zone_t *v1 = apex_txt_more(v0, 1);
-	apex_zone_t *v2 = apex_txt_more(v1, 2);
+	apex_zone_t *v1 = apex_type_more(v0, 1);
+	apex_zone_t *v2 = apex_type_more(v1, 2);
 	apex_zone_release_index(v1);
 	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0);
 	/* not its successor */
@@ -196,7 +250,7 @@ static void kept_for_the_next_copy(void **state)
 	(void)state;
 	atomic_store(&apex_spare_pages_max, (size_t)256);
 	assert_int_equal(apex_precompute(v0), APEX_OK);
-	apex_zone_t *v1 = apex_txt_more(v0, 1);
+	apex_zone_t *v1 = apex_type_more(v0, 1);
 	apex_zone_t *copy1 = whole_copy(v1);
 	const apex_node_t *replaced = v0->node_pages[0];
 	assert_ptr_not_equal(v1->node_pages[0], replaced);
@@ -206,16 +260,17 @@ static void kept_for_the_next_copy(void **state)
 	assert_int_equal(v0->spare_count, 0);
 	apex_zone_release_index(v0);
 	size_t chain = v1->chain_memory;
-	/* kept, not given back: resident, counted as held */
-	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
+	/* kept, not given back: resident, counted as held; the page of
+	 * RRsets pointers given back, never kept */
+	assert_int_equal(apex_zone_discard_replaced(v0, v1), APEX_RRSETS_PAGE_SIZE);
 	assert_int_equal(v0->spare_count, 1);
 	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
-	assert_int_equal(apex_zone_chain_memory(v1), chain);
+	assert_int_equal(apex_zone_chain_memory(v1), chain - APEX_RRSETS_PAGE_SIZE);
 	assert_int_equal(apex_zone_spare_memory(v1), APEX_NODE_PAGE * sizeof(apex_node_t));
 
 	/* the next derivation copies the apex's page into the one kept, not
 	 * into memory of its arena, and v1 (still served) is intact */
-	apex_zone_t *v2 = apex_txt_more(v1, 2);
+	apex_zone_t *v2 = apex_type_more(v1, 2);
 	assert_ptr_equal(v2->node_pages[0], replaced);
 	assert_int_equal(v0->spare_count, 0);
 	assert_int_equal(apex_zone_spare_memory(v2), 0);
@@ -225,7 +280,7 @@ static void kept_for_the_next_copy(void **state)
 
 	/* v1's copy kept in turn once v1 is let go of */
 	apex_zone_release_index(v1);
-	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0);
+	assert_int_equal(apex_zone_discard_replaced(v1, v2), APEX_RRSETS_PAGE_SIZE);
 	assert_int_equal(v0->spare_count, 1);
 	assert_ptr_equal(v0->spare_pages[0], v1->node_pages[0]);
 
@@ -237,11 +292,12 @@ static void kept_for_the_next_copy(void **state)
 
 	/* beyond the number a chain keeps, given back */
 	atomic_store(&apex_spare_pages_max, (size_t)1);
-	apex_zone_t *v3 = apex_txt_more(v2, 3);
+	apex_zone_t *v3 = apex_type_more(v2, 3);
 	assert_ptr_equal(v3->node_pages[0], v1->node_pages[0]);
-	apex_zone_t *v4 = apex_txt_more(v3, 4);
+	apex_zone_t *v4 = apex_type_more(v3, 4);
 	apex_zone_release_index(v2);
-	assert_int_equal(apex_zone_discard_replaced(v2, v3), 0); /* kept: 1 */
+	/* kept: 1 */
+	assert_int_equal(apex_zone_discard_replaced(v2, v3), APEX_RRSETS_PAGE_SIZE);
 	apex_zone_release_index(v3);
 	assert_true(apex_zone_discard_replaced(v3, v4) > 0); /* full: given back */
 	assert_true(node_given_back(v3, APEX_NODE_PAGE / 2));
@@ -273,7 +329,7 @@ static void whole_build_arrays_given_back(void **state)
 	atomic_store(&apex_spare_pages_max, (size_t)0);
 	assert_int_equal(apex_precompute(v0), APEX_OK);
 	/* the index shared: nothing of it given back */
-	apex_zone_t *v1 = apex_txt_more(v0, 1);
+	apex_zone_t *v1 = apex_type_more(v0, 1);
 	assert_ptr_equal(v1->key_prefixes, v0->key_prefixes);
 	apex_zone_release_index(v0);
 	(void)apex_zone_discard_replaced(v0, v1);
@@ -315,6 +371,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(given_back_after_release),
+		cmocka_unit_test(rrsets_page_only),
 		cmocka_unit_test(kept_while_another_can_read),
 		cmocka_unit_test(kept_for_the_next_copy),
 		cmocka_unit_test(whole_build_arrays_given_back),

@@ -33,8 +33,9 @@ uint64_t apexd_estimate_records(uint64_t records, uint64_t bytes)
 
 uint64_t apexd_estimate_derived(uint64_t change_bytes, uint64_t change_records, uint64_t names)
 {
-	/* each changed record may copy a page of nodes, up to every page */
-	uint64_t page = (uint64_t)APEX_NODE_PAGE * sizeof(apex_node_t);
+	/* each changed record may copy a page of nodes and its page of
+	 * RRsets pointers, up to every page */
+	uint64_t page = (uint64_t)APEX_NODE_PAGE * sizeof(apex_node_t) + APEX_RRSETS_PAGE_SIZE;
 	uint64_t all_pages = (names + APEX_NODE_PAGE - 1) / APEX_NODE_PAGE * page;
 	uint64_t pages = change_records < all_pages / page ? change_records * page : all_pages;
 
