@@ -153,6 +153,8 @@ size_t apex_zone_sweep_chain(apex_zone_t *old, const apex_zone_t *successor,
 		}
 		for (uint32_t i = 0; i < root->spare_count; i++)
 			mark(&s, root->spare_pages[i], APEX_NODE_PAGE * sizeof(apex_node_t));
+		for (uint32_t i = 0; i < root->spare_rrsets_count; i++)
+			mark(&s, root->spare_rrsets[i], APEX_RRSETS_PAGE_SIZE);
 		/* and the chain's own versions: each lives in its arena, with
 		 * the name of its file (zone.c) */
 		for (const apex_zone_t *v = old; v != NULL; v = v->base) {

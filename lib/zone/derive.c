@@ -113,17 +113,26 @@ int apex_derive_set_rrsets(derive_t *d, uint32_t id, const apex_rrset_t *sets)
 		if (first < d->old->id_count)
 			n = d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
 								      : APEX_NODE_PAGE;
-		/* on whole system pages, given back whole once replaced
+		/* a page the chain kept, as for node pages, else one on a
+		 * whole system page, kept or given back once replaced
 		 * (zone/page_discard.h) */
-		const apex_rrset_t **page = apex_arena_alloc_aligned(
-			d->zone->arena, APEX_RRSETS_PAGE_SIZE, APEX_NODE_PAGE_ALIGN);
+		const apex_rrset_t **page = apex_zone_take_spare_rrsets(d->old);
+		uint8_t copied = page != NULL ? COPIED_INTO_SPARE : COPIED;
+		if (page == NULL && d->rrsets_pool_left > 0) {
+			page = d->rrsets_pool;
+			d->rrsets_pool += APEX_NODE_PAGE;
+			d->rrsets_pool_left--;
+		}
+		if (page == NULL)
+			page = apex_arena_alloc_aligned(d->zone->arena, APEX_RRSETS_PAGE_SIZE,
+							APEX_NODE_PAGE_ALIGN);
 		if (page == NULL)
 			return APEX_ENOMEM;
+		d->rrsets_copied[p] = copied;
 		if (n > 0)
 			memcpy(page, d->rrset_pages[p], n * sizeof(*page));
 		memset(page + n, 0, (APEX_NODE_PAGE - n) * sizeof(*page));
 		d->rrset_pages[p] = page;
-		d->rrsets_copied[p] = 1;
 	}
 	d->rrset_pages[p][id & (APEX_NODE_PAGE - 1)] = sets;
 	return APEX_OK;
@@ -178,6 +187,35 @@ static void fill_pool(derive_t *d, size_t ids)
 	d->pool_left = count;
 }
 
+/* The pages of RRsets pointers the changed owners are on, in one piece:
+ * one aligned allocation each would leave up to a system page between
+ * two, which the chain would hold until its compaction.  Less those the
+ * chain keeps, taken first; those of the RRsets linked again (relink())
+ * come one by one. */
+static void fill_rrsets_pool(derive_t *d, size_t ids)
+{
+	size_t count = 0, spare = apex_zone_spare_rrsets_count(d->old);
+
+	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
+		if (!d->fresh[r]) /* (the new names' ids come after share()) */
+			d->rrsets_copied[d->ids[r] >> APEX_NODE_PAGE_BITS] = 1;
+	for (size_t p = d->old->id_count >> APEX_NODE_PAGE_BITS;
+	     ids > d->old->id_count && p < d->page_count; p++)
+		d->rrsets_copied[p] = 1;
+	for (size_t p = 0; p < d->page_count; p++) {
+		count += d->rrsets_copied[p];
+		d->rrsets_copied[p] = 0;
+	}
+	count = count > spare ? count - spare : 0;
+	d->rrsets_pool =
+		count > 0 ? apex_arena_alloc_aligned(d->zone->arena, count * APEX_RRSETS_PAGE_SIZE,
+						     APEX_NODE_PAGE_ALIGN)
+			  : NULL;
+	d->rrsets_pool_left = d->rrsets_pool != NULL ? count : 0;
+	if (count * APEX_RRSETS_PAGE_SIZE >= APEX_POPULATE_MIN && d->rrsets_pool != NULL)
+		apex_populate_for_write(d->rrsets_pool, count * APEX_RRSETS_PAGE_SIZE);
+}
+
 /* The new version's shell takes everything of old's that it shares. */
 static int share(derive_t *d)
 {
@@ -199,6 +237,7 @@ static int share(derive_t *d)
 	memcpy(d->rrset_pages, old->rrset_pages, old_pages * sizeof(*d->rrset_pages));
 	d->page_count = pages;
 	fill_pool(d, ids);
+	fill_rrsets_pool(d, ids);
 	zone->node_pages = d->pages;
 	zone->rrset_pages = (const apex_rrset_t *const *const *)d->rrset_pages;
 	zone->id_count = ids;
@@ -834,6 +873,9 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 		for (size_t p = 0; d.copied != NULL && p < d.page_count; p++)
 			if (d.copied[p] == COPIED_INTO_SPARE)
 				apex_zone_return_spare_page(old, (apex_node_t *)d.pages[p]);
+		for (size_t p = 0; d.rrsets_copied != NULL && p < d.page_count; p++)
+			if (d.rrsets_copied[p] == COPIED_INTO_SPARE)
+				apex_zone_return_spare_rrsets(old, d.rrset_pages[p]);
 		d.bd.ttl_warnings = d.bd.ds_warnings = d.bd.glue_warnings = 0; /* no summary */
 		apex_index_mem_unref(
 			atomic_exchange_explicit(&d.zone->index_mem, NULL, memory_order_acq_rel));

@@ -45,8 +45,10 @@ typedef struct apex_derive {
 	size_t page_count;
 	const apex_rrset_t ***rrset_pages; /* its RRsets pointers' page table */
 	uint8_t *rrsets_copied;            /* per page: already the new version's own */
-	uint8_t *copied;                   /* per page: 0, or already the new version's own: */
-	apex_node_t *pool;                 /* pages for the copies, faulted in together */
+	const apex_rrset_t **rrsets_pool;  /* pages for those copies, in one piece */
+	size_t rrsets_pool_left;
+	uint8_t *copied;   /* per page: 0, or already the new version's own: */
+	apex_node_t *pool; /* pages for the copies, faulted in together */
 	size_t pool_left;
 	uint32_t *ids;      /* per owner rank: its node's id (a new name's new id) */
 	bool *fresh;        /* per owner rank: a name old lacks */

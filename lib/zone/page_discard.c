@@ -53,6 +53,58 @@ static bool keep_page(apex_zone_t *root, apex_node_t *page)
 	return true;
 }
 
+/* Keep a page of RRsets pointers at root (its lock held): false when
+ * root keeps enough. */
+static bool keep_rrsets(apex_zone_t *root, const apex_rrset_t **page)
+{
+	size_t max = pages_kept_max(root);
+
+	if (root->spare_rrsets_count >= max)
+		return false;
+	if (root->spare_rrsets_count == root->spare_rrsets_cap) {
+		uint32_t cap = root->spare_rrsets_cap ? 2 * root->spare_rrsets_cap : 64;
+		const apex_rrset_t ***grown = realloc(root->spare_rrsets, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return false;
+		root->spare_rrsets = grown;
+		root->spare_rrsets_cap = cap;
+	}
+	root->spare_rrsets[root->spare_rrsets_count++] = page;
+	return true;
+}
+
+const apex_rrset_t **apex_zone_take_spare_rrsets(const apex_zone_t *zone)
+{
+	apex_zone_t *root = spare_owner(zone);
+	const apex_rrset_t **page = NULL;
+
+	pthread_mutex_lock(&root->spare_lock);
+	if (root->spare_rrsets_count > 0)
+		page = root->spare_rrsets[--root->spare_rrsets_count];
+	pthread_mutex_unlock(&root->spare_lock);
+	return page;
+}
+
+size_t apex_zone_spare_rrsets_count(const apex_zone_t *zone)
+{
+	apex_zone_t *root = spare_owner(zone);
+
+	pthread_mutex_lock(&root->spare_lock);
+	size_t count = root->spare_rrsets_count;
+	pthread_mutex_unlock(&root->spare_lock);
+	return count;
+}
+
+void apex_zone_return_spare_rrsets(const apex_zone_t *zone, const apex_rrset_t **page)
+{
+	apex_zone_t *root = spare_owner(zone);
+
+	pthread_mutex_lock(&root->spare_lock);
+	(void)keep_rrsets(root, page);
+	pthread_mutex_unlock(&root->spare_lock);
+}
+
 apex_node_t *apex_zone_take_spare_page(const apex_zone_t *zone)
 {
 	apex_zone_t *root = spare_owner(zone);
@@ -70,9 +122,9 @@ size_t apex_zone_spare_memory(const apex_zone_t *zone)
 	apex_zone_t *root = spare_owner(zone);
 
 	pthread_mutex_lock(&root->spare_lock);
-	size_t pages = root->spare_count;
+	size_t pages = root->spare_count, rrsets = root->spare_rrsets_count;
 	pthread_mutex_unlock(&root->spare_lock);
-	return pages * APEX_NODE_PAGE * sizeof(apex_node_t);
+	return pages * APEX_NODE_PAGE * sizeof(apex_node_t) + rrsets * APEX_RRSETS_PAGE_SIZE;
 }
 
 void apex_zone_return_spare_page(const apex_zone_t *zone, apex_node_t *page)
@@ -173,10 +225,10 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 		size_t first = p * APEX_NODE_PAGE, nodes = old->id_count - first;
 		if (nodes > APEX_NODE_PAGE)
 			nodes = APEX_NODE_PAGE;
-		if (successor->rrset_pages[p] != old->rrset_pages[p])
-			bytes += discard_range(old->rrset_pages[p],
-					       nodes * sizeof(*old->rrset_pages[p]),
-					       (uintptr_t)system_page);
+		const apex_rrset_t **sets = (const apex_rrset_t **)old->rrset_pages[p];
+		if (successor->rrset_pages[p] != old->rrset_pages[p] &&
+		    (nodes < APEX_NODE_PAGE || !keep_rrsets(root, sets)))
+			bytes += discard_range(sets, nodes * sizeof(*sets), (uintptr_t)system_page);
 		if (successor->node_pages[p] == old->node_pages[p])
 			continue;
 		apex_node_t *page = (apex_node_t *)old->node_pages[p];

@@ -27,8 +27,8 @@
  * madvise(MADV_DONTNEED): the allocation stays (its arena frees it with
  * the version); only whole 4 KiB pages inside a node page are given back.
  * A replaced page of RRsets pointers (zone.h: 4 KiB, on a system page of
- * its own) is given back the same way, never kept: a derivation that
- * only gives nodes other RRsets copies those and not their node pages.
+ * its own) is kept or given back the same way: a derivation that only
+ * gives nodes other RRsets copies those and not their node pages.
  * What was given back is counted at the chain's whole build, and the
  * rules that bound a chain's memory count it out (apex_zone_chain_memory()).
  *
@@ -76,6 +76,12 @@ size_t apex_zone_spare_memory(const apex_zone_t *zone);
 /* A page taken from zone's chain but not used (the derivation failed)
  * kept again, or left to its arena when the chain keeps enough. */
 void apex_zone_return_spare_page(const apex_zone_t *zone, struct apex_node *page);
+
+/* The same two of a page of RRsets pointers (zone.h's rrset_pages,
+ * APEX_RRSETS_PAGE_SIZE bytes), kept as node pages are, and as many. */
+const apex_rrset_t **apex_zone_take_spare_rrsets(const apex_zone_t *zone);
+size_t apex_zone_spare_rrsets_count(const apex_zone_t *zone);
+void apex_zone_return_spare_rrsets(const apex_zone_t *zone, const apex_rrset_t **page);
 
 /* Nobody reads what zone's one derived version replaced: zone and every
  * version before it are released, and each has that one derived version

@@ -281,6 +281,7 @@ void apex_zone_unref(apex_zone_t *zone)
 			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);
 		pthread_mutex_destroy(&zone->spare_lock);
 		free(zone->spare_pages); /* pointers into its chain's arenas */
+		free(zone->spare_rrsets);
 		free(zone->spare_index);
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);

@@ -394,6 +394,9 @@ typedef struct apex_zone {
 	pthread_mutex_t spare_lock;
 	struct apex_node **spare_pages;
 	uint32_t spare_count, spare_cap;
+	/* The same of its pages of RRsets pointers (rrset_pages). */
+	const apex_rrset_t ***spare_rrsets;
+	uint32_t spare_rrsets_count, spare_rrsets_cap;
 	/* Of a whole build, under spare_lock: the block of a name index its
 	 * chain no longer reads, kept for the next derivation's (malloc'd;
 	 * zone/index_block.h), or NULL. */

@@ -970,6 +970,8 @@ static void test_zones_in_region(void **state)
 		assert_true(in_region(z));
 		assert_true(in_region(z->node_pages));
 		assert_true(in_region(z->node_pages[0]));
+		assert_true(in_region(z->rrset_pages));
+		assert_true(in_region(z->rrset_pages[0]));
 		assert_true(in_region(z->apex->name));
 		assert_true(in_region(z->soa->rdata));
 	}

@@ -253,26 +253,32 @@ static void kept_for_the_next_copy(void **state)
 	apex_zone_t *v1 = apex_type_more(v0, 1);
 	apex_zone_t *copy1 = whole_copy(v1);
 	const apex_node_t *replaced = v0->node_pages[0];
+	const apex_rrset_t *const *replaced_sets = v0->rrset_pages[0];
 	assert_ptr_not_equal(v1->node_pages[0], replaced);
+	assert_ptr_not_equal(v1->rrset_pages[0], replaced_sets);
 
 	/* not released: nothing kept */
 	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
 	assert_int_equal(v0->spare_count, 0);
 	apex_zone_release_index(v0);
 	size_t chain = v1->chain_memory;
-	/* kept, not given back: resident, counted as held; the page of
-	 * RRsets pointers given back, never kept */
-	assert_int_equal(apex_zone_discard_replaced(v0, v1), APEX_RRSETS_PAGE_SIZE);
+	/* kept, not given back: resident, counted as held; its page of
+	 * RRsets pointers too */
+	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
 	assert_int_equal(v0->spare_count, 1);
+	assert_int_equal(v0->spare_rrsets_count, 1);
 	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
-	assert_int_equal(apex_zone_chain_memory(v1), chain - APEX_RRSETS_PAGE_SIZE);
-	assert_int_equal(apex_zone_spare_memory(v1), APEX_NODE_PAGE * sizeof(apex_node_t));
+	assert_int_equal(apex_zone_chain_memory(v1), chain);
+	assert_int_equal(apex_zone_spare_memory(v1),
+			 APEX_NODE_PAGE * sizeof(apex_node_t) + APEX_RRSETS_PAGE_SIZE);
 
 	/* the next derivation copies the apex's page into the one kept, not
 	 * into memory of its arena, and v1 (still served) is intact */
 	apex_zone_t *v2 = apex_type_more(v1, 2);
 	assert_ptr_equal(v2->node_pages[0], replaced);
+	assert_ptr_equal(v2->rrset_pages[0], replaced_sets);
 	assert_int_equal(v0->spare_count, 0);
+	assert_int_equal(v0->spare_rrsets_count, 0);
 	assert_int_equal(apex_zone_spare_memory(v2), 0);
 	apex_zone_t *copy2 = whole_copy(v2);
 	assert_same_version(copy2, v2);
@@ -280,14 +286,17 @@ static void kept_for_the_next_copy(void **state)
 
 	/* v1's copy kept in turn once v1 is let go of */
 	apex_zone_release_index(v1);
-	assert_int_equal(apex_zone_discard_replaced(v1, v2), APEX_RRSETS_PAGE_SIZE);
+	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0);
 	assert_int_equal(v0->spare_count, 1);
 	assert_ptr_equal(v0->spare_pages[0], v1->node_pages[0]);
+	assert_int_equal(v0->spare_rrsets_count, 1);
+	assert_ptr_equal(v0->spare_rrsets[0], v1->rrset_pages[0]);
 
-	/* a derivation that fails after taking it keeps it again */
+	/* a derivation that fails after taking them keeps them again */
 	apex_zone_t *whole = apex_dname_more(v2);
 	assert_null(whole->base);
 	assert_int_equal(v0->spare_count, 1);
+	assert_int_equal(v0->spare_rrsets_count, 1);
 	assert_same_version(copy2, v2);
 
 	/* beyond the number a chain keeps, given back */
@@ -296,8 +305,8 @@ static void kept_for_the_next_copy(void **state)
 	assert_ptr_equal(v3->node_pages[0], v1->node_pages[0]);
 	apex_zone_t *v4 = apex_type_more(v3, 4);
 	apex_zone_release_index(v2);
-	/* kept: 1 */
-	assert_int_equal(apex_zone_discard_replaced(v2, v3), APEX_RRSETS_PAGE_SIZE);
+	/* kept: 1 of each */
+	assert_int_equal(apex_zone_discard_replaced(v2, v3), 0);
 	apex_zone_release_index(v3);
 	assert_true(apex_zone_discard_replaced(v3, v4) > 0); /* full: given back */
 	assert_true(node_given_back(v3, APEX_NODE_PAGE / 2));
