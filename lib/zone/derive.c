@@ -69,15 +69,24 @@ const apex_node_t *apex_zone_find_owner_keyed(const apex_zone_t *zone, const uin
 	return NULL;
 }
 
+/* How many of page p's ids old has (its nodes, its RRsets pointers):
+ * a whole build's last page is short, and new ids come after old's. */
+static size_t old_ids_on_page(const derive_t *d, size_t p)
+{
+	size_t first = p << APEX_NODE_PAGE_BITS;
+
+	if (first >= d->old->id_count)
+		return 0;
+	return d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
+							 : APEX_NODE_PAGE;
+}
+
 apex_node_t *apex_derive_writable(derive_t *d, uint32_t id)
 {
 	size_t p = id >> APEX_NODE_PAGE_BITS;
 
 	if (!d->copied[p]) {
-		size_t first = p << APEX_NODE_PAGE_BITS, n = 0;
-		if (first < d->old->id_count)
-			n = d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
-								      : APEX_NODE_PAGE;
+		size_t n = old_ids_on_page(d, p);
 		/* only the nodes old lacks are zeroed: a page is 24 KiB, and
 		 * zeroing what the copy writes over cost as much as the copy */
 		/* a page the chain kept, resident already, else one on whole
@@ -109,10 +118,7 @@ int apex_derive_set_rrsets(derive_t *d, uint32_t id, const apex_rrset_t *sets)
 	size_t p = id >> APEX_NODE_PAGE_BITS;
 
 	if (!d->rrsets_copied[p]) {
-		size_t first = p << APEX_NODE_PAGE_BITS, n = 0;
-		if (first < d->old->id_count)
-			n = d->old->id_count - first < APEX_NODE_PAGE ? d->old->id_count - first
-								      : APEX_NODE_PAGE;
+		size_t n = old_ids_on_page(d, p);
 		/* a page the chain kept, as for node pages, else one on a
 		 * whole system page, kept or given back once replaced
 		 * (zone/page_discard.h) */
