@@ -68,6 +68,13 @@ int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr)
 	const ldns_rr_descriptor *desc = ldns_rr_descript(type);
 	if (desc != NULL && ldns_rr_rd_count(rr) < ldns_rr_descriptor_minimum(desc))
 		return apex_reader_fail(r, line, "type %u: missing rdata", type);
+	/* And from "CAA 5534 \# 4 0a000001" a CAA of four fields, the
+	 * generic form's length read as a second flags byte: RDATA whose
+	 * tag length says 10 bytes where 3 follow. */
+	if (desc != NULL && ldns_rr_descriptor_maximum(desc) > 0 &&
+	    ldns_rr_rd_count(rr) > ldns_rr_descriptor_maximum(desc))
+		return apex_reader_fail(r, line, "type %u: more rdata fields than the type has",
+					type);
 
 	const ldns_rdf *owner_rdf = ldns_rr_owner(rr);
 	const uint8_t *owner = ldns_rdf_data(owner_rdf);

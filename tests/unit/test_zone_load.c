@@ -311,6 +311,14 @@ static void test_rejections(void **state)
 		"gw TYPE45x 10 1 2 192.0.2.38 AQNRU3mG7TVTO2BkR47usntb102uFJtugbo6BSGvgqt4AQ==\n",
 		4, "TYPE45x: not a type (TYPE0 to TYPE65535)");
 
+	/* ldns reads this CAA as four fields (a second flags byte, 0x0a,
+	 * from the generic form's length): served, its tag length would
+	 * say 10 bytes where 3 follow, which no resolver could decode. */
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "u1 CAA 5534 \\# 4 0a000001\n",
+		      4, "type 257: more rdata fields than the type has");
+
 	/* An error inside an included file names that file and its line. */
 	char inc_path[300], err[512], path[300], want[400];
 	write_file("bad.inc", "ok A 192.0.2.1\nbad A not-an-address\n", inc_path, sizeof(inc_path));
