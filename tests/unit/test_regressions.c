@@ -178,6 +178,33 @@ static void test_nsec3_next_owner_not_base32(void **state)
 	assert_int_equal(fuzz_zone_one((const uint8_t *)found, sizeof(found) - 1), 0);
 }
 
+/*
+ * fuzz_zone_load, oracle failure ("ldns cannot decode the response:
+ * answer section incomplete"), input tests/fuzz/corpus/zone/
+ * caa-generic-length.zone: ldns_rr_new_frm_str() reads
+ * "u1 CAA 5534 \# 4 0a000001" as a CAA of four fields (flags 0x9e, then
+ * the generic form's length as a second byte 0x0a, an empty tag and
+ * 00 01), RDATA whose tag length says 10 bytes where 3 follow.
+ * apex_zone_load() accepted it and apex_answer() served it.  The loader
+ * refuses a record of more fields than its type has, at its line.
+ */
+static void test_caa_more_fields_than_its_type(void **state)
+{
+	(void)state;
+	static const char text[] = "@ 300 SOA ns hostmaster 1 2 3 4 5\n"
+				   "@ 300 NS ns\n"
+				   "ns 300 A 192.0.2.1\n"
+				   "u1 300 CAA 5534 \\# 4 0a000001\n";
+	write_file(zone_path, (const uint8_t *)text, sizeof(text) - 1);
+	apex_zone_t *zone = NULL;
+	char err[512] = "";
+	int rc = apex_zone_load(zone_path, origin, &zone, err, sizeof(err));
+	if (zone != NULL)
+		apex_zone_unref(zone);
+	assert_int_equal(rc, APEX_ELOAD);
+	assert_non_null(strstr(err, "zone:4: type 257: more rdata fields than the type has"));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -196,6 +223,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_corpus),
 		cmocka_unit_test(test_zone_corpus),
+		cmocka_unit_test(test_caa_more_fields_than_its_type),
 		cmocka_unit_test(test_xfr_in_corpus),
 		cmocka_unit_test(test_tsig_corpus),
 		cmocka_unit_test(test_tls_stream_corpus),
