@@ -934,13 +934,13 @@ static int count_link_parts(void *ctx, size_t begin, size_t end)
 	for (size_t p = begin; p < end; p++) {
 		link_part_t *part = &parts[p];
 		part->slots = 0;
-		for (size_t i = part->begin; i < part->end; i++)
-			for (uint16_t k = 0; k < part->nodes[i].rrset_count; k++)
-				part->slots +=
-					(size_t)apex_rdata_compressed_names(
-						apex_node_rrsets(part->bd.zone, &part->nodes[i])[k]
-							.type) *
-					apex_node_rrsets(part->bd.zone, &part->nodes[i])[k].count;
+		for (size_t i = part->begin; i < part->end; i++) {
+			const apex_node_t *node = &part->nodes[i];
+			const apex_rrset_t *sets = apex_node_rrsets(part->bd.zone, node);
+			for (uint16_t k = 0; k < node->rrset_count; k++)
+				part->slots += (size_t)apex_rdata_compressed_names(sets[k].type) *
+					       sets[k].count;
+		}
 	}
 	return APEX_OK;
 }

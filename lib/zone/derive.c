@@ -144,6 +144,18 @@ int apex_derive_set_rrsets(derive_t *d, uint32_t id, const apex_rrset_t *sets)
 	return APEX_OK;
 }
 
+/* How many of marks[0..n) are set; all cleared. */
+static size_t taken_marks(uint8_t *marks, size_t n)
+{
+	size_t count = 0;
+
+	for (size_t p = 0; p < n; p++) {
+		count += marks[p];
+		marks[p] = 0;
+	}
+	return count;
+}
+
 /* Owner rank r, a name old has, keeps its number of RRsets: its node
  * stays as it is, only its RRsets pointer changes (fill_owners()). */
 static bool keeps_rrset_count(const derive_t *d, uint32_t r)
@@ -161,7 +173,7 @@ static bool keeps_rrset_count(const derive_t *d, uint32_t r)
  * to count them. */
 static size_t pages_to_copy(derive_t *d, size_t ids)
 {
-	size_t count = 0, spare_pages;
+	size_t count, spare_pages;
 
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
 		if (!d->fresh[r] && (d->copy_nodes || !keeps_rrset_count(d, r)))
@@ -169,10 +181,7 @@ static size_t pages_to_copy(derive_t *d, size_t ids)
 	for (size_t p = d->old->id_count >> APEX_NODE_PAGE_BITS;
 	     ids > d->old->id_count && p < d->page_count; p++)
 		d->copied[p] = 1; /* the new ids' (page_count: ids' pages) */
-	for (size_t p = 0; p < d->page_count; p++) {
-		count += d->copied[p];
-		d->copied[p] = 0;
-	}
+	count = taken_marks(d->copied, d->page_count);
 	spare_pages = apex_zone_spare_memory(d->old) / (APEX_NODE_PAGE * sizeof(apex_node_t));
 	return count > spare_pages ? count - spare_pages : 0;
 }
@@ -200,7 +209,7 @@ static void fill_pool(derive_t *d, size_t ids)
  * come one by one. */
 static void fill_rrsets_pool(derive_t *d, size_t ids)
 {
-	size_t count = 0, spare = apex_zone_spare_rrsets_count(d->old);
+	size_t count, spare = apex_zone_spare_rrsets_count(d->old);
 
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
 		if (!d->fresh[r]) /* (the new names' ids come after share()) */
@@ -208,10 +217,7 @@ static void fill_rrsets_pool(derive_t *d, size_t ids)
 	for (size_t p = d->old->id_count >> APEX_NODE_PAGE_BITS;
 	     ids > d->old->id_count && p < d->page_count; p++)
 		d->rrsets_copied[p] = 1;
-	for (size_t p = 0; p < d->page_count; p++) {
-		count += d->rrsets_copied[p];
-		d->rrsets_copied[p] = 0;
-	}
+	count = taken_marks(d->rrsets_copied, d->page_count);
 	count = count > spare ? count - spare : 0;
 	d->rrsets_pool =
 		count > 0 ? apex_arena_alloc_aligned(d->zone->arena, count * APEX_RRSETS_PAGE_SIZE,

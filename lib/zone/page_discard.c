@@ -33,57 +33,72 @@ static size_t pages_kept_max(const apex_zone_t *root)
 	return share < max ? share : max;
 }
 
-/* Keep page at root (its lock held): false when root keeps enough. */
-static bool keep_page(apex_zone_t *root, apex_node_t *page)
+/* Keep page in kept, one of root's (its lock held): false when root
+ * keeps enough of that kind. */
+static bool keep(apex_zone_t *root, apex_kept_pages_t *kept, void *page)
 {
-	size_t max = pages_kept_max(root);
-
-	if (root->spare_count >= max)
+	if (kept->count >= pages_kept_max(root))
 		return false;
-	if (root->spare_count == root->spare_cap) {
-		uint32_t cap = root->spare_cap ? 2 * root->spare_cap : 64;
-		apex_node_t **grown = realloc(root->spare_pages, cap * sizeof(*grown));
+	if (kept->count == kept->cap) {
+		uint32_t cap = kept->cap ? 2 * kept->cap : 64;
+		void **grown = realloc(kept->pages, cap * sizeof(*grown));
 
 		if (grown == NULL)
 			return false; /* given back instead */
-		root->spare_pages = grown;
-		root->spare_cap = cap;
+		kept->pages = grown;
+		kept->cap = cap;
 	}
-	root->spare_pages[root->spare_count++] = page;
+	kept->pages[kept->count++] = page;
 	return true;
 }
 
-/* Keep a page of RRsets pointers at root (its lock held): false when
- * root keeps enough. */
-static bool keep_rrsets(apex_zone_t *root, const apex_rrset_t **page)
+/* A page of root's kept (root's lock taken here), or NULL. */
+static void *take(apex_zone_t *root, apex_kept_pages_t *kept)
 {
-	size_t max = pages_kept_max(root);
+	void *page = NULL;
 
-	if (root->spare_rrsets_count >= max)
-		return false;
-	if (root->spare_rrsets_count == root->spare_rrsets_cap) {
-		uint32_t cap = root->spare_rrsets_cap ? 2 * root->spare_rrsets_cap : 64;
-		const apex_rrset_t ***grown = realloc(root->spare_rrsets, cap * sizeof(*grown));
+	pthread_mutex_lock(&root->spare_lock);
+	if (kept->count > 0)
+		page = kept->pages[--kept->count];
+	pthread_mutex_unlock(&root->spare_lock);
+	return page;
+}
 
-		if (grown == NULL)
-			return false;
-		root->spare_rrsets = grown;
-		root->spare_rrsets_cap = cap;
-	}
-	root->spare_rrsets[root->spare_rrsets_count++] = page;
-	return true;
+/* page kept again by root (root's lock taken here), or left to its
+ * arena, which frees it with the chain. */
+static void put_back(apex_zone_t *root, apex_kept_pages_t *kept, void *page)
+{
+	pthread_mutex_lock(&root->spare_lock);
+	(void)keep(root, kept, page);
+	pthread_mutex_unlock(&root->spare_lock);
+}
+
+apex_node_t *apex_zone_take_spare_page(const apex_zone_t *zone)
+{
+	apex_zone_t *root = spare_owner(zone);
+
+	return take(root, &root->spare_nodes);
+}
+
+void apex_zone_return_spare_page(const apex_zone_t *zone, apex_node_t *page)
+{
+	apex_zone_t *root = spare_owner(zone);
+
+	put_back(root, &root->spare_nodes, page);
 }
 
 const apex_rrset_t **apex_zone_take_spare_rrsets(const apex_zone_t *zone)
 {
 	apex_zone_t *root = spare_owner(zone);
-	const apex_rrset_t **page = NULL;
 
-	pthread_mutex_lock(&root->spare_lock);
-	if (root->spare_rrsets_count > 0)
-		page = root->spare_rrsets[--root->spare_rrsets_count];
-	pthread_mutex_unlock(&root->spare_lock);
-	return page;
+	return take(root, &root->spare_rrsets);
+}
+
+void apex_zone_return_spare_rrsets(const apex_zone_t *zone, const apex_rrset_t **page)
+{
+	apex_zone_t *root = spare_owner(zone);
+
+	put_back(root, &root->spare_rrsets, (void *)page);
 }
 
 size_t apex_zone_spare_rrsets_count(const apex_zone_t *zone)
@@ -91,30 +106,9 @@ size_t apex_zone_spare_rrsets_count(const apex_zone_t *zone)
 	apex_zone_t *root = spare_owner(zone);
 
 	pthread_mutex_lock(&root->spare_lock);
-	size_t count = root->spare_rrsets_count;
+	size_t count = root->spare_rrsets.count;
 	pthread_mutex_unlock(&root->spare_lock);
 	return count;
-}
-
-void apex_zone_return_spare_rrsets(const apex_zone_t *zone, const apex_rrset_t **page)
-{
-	apex_zone_t *root = spare_owner(zone);
-
-	pthread_mutex_lock(&root->spare_lock);
-	(void)keep_rrsets(root, page);
-	pthread_mutex_unlock(&root->spare_lock);
-}
-
-apex_node_t *apex_zone_take_spare_page(const apex_zone_t *zone)
-{
-	apex_zone_t *root = spare_owner(zone);
-	apex_node_t *page = NULL;
-
-	pthread_mutex_lock(&root->spare_lock);
-	if (root->spare_count > 0)
-		page = root->spare_pages[--root->spare_count];
-	pthread_mutex_unlock(&root->spare_lock);
-	return page;
 }
 
 size_t apex_zone_spare_memory(const apex_zone_t *zone)
@@ -122,18 +116,9 @@ size_t apex_zone_spare_memory(const apex_zone_t *zone)
 	apex_zone_t *root = spare_owner(zone);
 
 	pthread_mutex_lock(&root->spare_lock);
-	size_t pages = root->spare_count, rrsets = root->spare_rrsets_count;
+	size_t pages = root->spare_nodes.count, rrsets = root->spare_rrsets.count;
 	pthread_mutex_unlock(&root->spare_lock);
 	return pages * APEX_NODE_PAGE * sizeof(apex_node_t) + rrsets * APEX_RRSETS_PAGE_SIZE;
-}
-
-void apex_zone_return_spare_page(const apex_zone_t *zone, apex_node_t *page)
-{
-	apex_zone_t *root = spare_owner(zone);
-
-	pthread_mutex_lock(&root->spare_lock);
-	(void)keep_page(root, page); /* else its arena frees it with the chain */
-	pthread_mutex_unlock(&root->spare_lock);
 }
 
 bool apex_zone_chain_is_private(const apex_zone_t *zone)
@@ -227,12 +212,12 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 			nodes = APEX_NODE_PAGE;
 		const apex_rrset_t **sets = (const apex_rrset_t **)old->rrset_pages[p];
 		if (successor->rrset_pages[p] != old->rrset_pages[p] &&
-		    (nodes < APEX_NODE_PAGE || !keep_rrsets(root, sets)))
+		    (nodes < APEX_NODE_PAGE || !keep(root, &root->spare_rrsets, (void *)sets)))
 			bytes += discard_range(sets, nodes * sizeof(*sets), (uintptr_t)system_page);
 		if (successor->node_pages[p] == old->node_pages[p])
 			continue;
 		apex_node_t *page = (apex_node_t *)old->node_pages[p];
-		if (nodes < APEX_NODE_PAGE || !keep_page(root, page))
+		if (nodes < APEX_NODE_PAGE || !keep(root, &root->spare_nodes, page))
 			bytes += discard_range(page, nodes * sizeof(apex_node_t),
 					       (uintptr_t)system_page);
 	}

@@ -280,8 +280,9 @@ void apex_zone_unref(apex_zone_t *zone)
 		if (base != NULL) /* still ours: this version's reference holds it */
 			atomic_fetch_sub_explicit(&base->base_refs, 1, memory_order_relaxed);
 		pthread_mutex_destroy(&zone->spare_lock);
-		free(zone->spare_pages); /* pointers into its chain's arenas */
-		free(zone->spare_rrsets);
+		/* pointers into its chain's arenas */
+		free(zone->spare_nodes.pages);
+		free(zone->spare_rrsets.pages);
 		free(zone->spare_index);
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);

@@ -252,6 +252,13 @@ apex_index_mem_t *apex_index_mem_new(void);
 void apex_index_mem_ref(apex_index_mem_t *mem);
 void apex_index_mem_unref(apex_index_mem_t *mem);
 
+/* Pages kept for later copies (zone/page_discard.h): pages[0..count),
+ * pointers into a chain's arenas, in a malloc'd array of cap. */
+typedef struct apex_kept_pages {
+	void **pages;
+	uint32_t count, cap;
+} apex_kept_pages_t;
+
 typedef struct apex_zone {
 	atomic_uint refcount; /* see apex_zone_ref()/apex_zone_unref() */
 	/* A secondary zone past its SOA expire time without a successful
@@ -388,15 +395,11 @@ typedef struct apex_zone {
 	 * spare_lock. */
 	atomic_size_t arrays_discarded;
 	uint8_t arrays_given_back;
-	/* Of a whole build: node pages of its chain that no version reads
-	 * any more, kept for the copies of the chain's next derivations
-	 * (zone/page_discard.h), under spare_lock: malloc'd array. */
+	/* Of a whole build: node pages and pages of RRsets pointers of its
+	 * chain that no version reads any more, kept for the copies of the
+	 * chain's next derivations (zone/page_discard.h), under spare_lock. */
 	pthread_mutex_t spare_lock;
-	struct apex_node **spare_pages;
-	uint32_t spare_count, spare_cap;
-	/* The same of its pages of RRsets pointers (rrset_pages). */
-	const apex_rrset_t ***spare_rrsets;
-	uint32_t spare_rrsets_count, spare_rrsets_cap;
+	apex_kept_pages_t spare_nodes, spare_rrsets;
 	/* Of a whole build, under spare_lock: the block of a name index its
 	 * chain no longer reads, kept for the next derivation's (malloc'd;
 	 * zone/index_block.h), or NULL. */

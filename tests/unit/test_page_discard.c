@@ -259,14 +259,14 @@ static void kept_for_the_next_copy(void **state)
 
 	/* not released: nothing kept */
 	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
-	assert_int_equal(v0->spare_count, 0);
+	assert_int_equal(v0->spare_nodes.count, 0);
 	apex_zone_release_index(v0);
 	size_t chain = v1->chain_memory;
 	/* kept, not given back: resident, counted as held; its page of
 	 * RRsets pointers too */
 	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
-	assert_int_equal(v0->spare_count, 1);
-	assert_int_equal(v0->spare_rrsets_count, 1);
+	assert_int_equal(v0->spare_nodes.count, 1);
+	assert_int_equal(v0->spare_rrsets.count, 1);
 	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
 	assert_int_equal(apex_zone_chain_memory(v1), chain);
 	assert_int_equal(apex_zone_spare_memory(v1),
@@ -277,8 +277,8 @@ static void kept_for_the_next_copy(void **state)
 	apex_zone_t *v2 = apex_type_more(v1, 2);
 	assert_ptr_equal(v2->node_pages[0], replaced);
 	assert_ptr_equal(v2->rrset_pages[0], replaced_sets);
-	assert_int_equal(v0->spare_count, 0);
-	assert_int_equal(v0->spare_rrsets_count, 0);
+	assert_int_equal(v0->spare_nodes.count, 0);
+	assert_int_equal(v0->spare_rrsets.count, 0);
 	assert_int_equal(apex_zone_spare_memory(v2), 0);
 	apex_zone_t *copy2 = whole_copy(v2);
 	assert_same_version(copy2, v2);
@@ -287,16 +287,16 @@ static void kept_for_the_next_copy(void **state)
 	/* v1's copy kept in turn once v1 is let go of */
 	apex_zone_release_index(v1);
 	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0);
-	assert_int_equal(v0->spare_count, 1);
-	assert_ptr_equal(v0->spare_pages[0], v1->node_pages[0]);
-	assert_int_equal(v0->spare_rrsets_count, 1);
-	assert_ptr_equal(v0->spare_rrsets[0], v1->rrset_pages[0]);
+	assert_int_equal(v0->spare_nodes.count, 1);
+	assert_ptr_equal(v0->spare_nodes.pages[0], v1->node_pages[0]);
+	assert_int_equal(v0->spare_rrsets.count, 1);
+	assert_ptr_equal(v0->spare_rrsets.pages[0], v1->rrset_pages[0]);
 
 	/* a derivation that fails after taking them keeps them again */
 	apex_zone_t *whole = apex_dname_more(v2);
 	assert_null(whole->base);
-	assert_int_equal(v0->spare_count, 1);
-	assert_int_equal(v0->spare_rrsets_count, 1);
+	assert_int_equal(v0->spare_nodes.count, 1);
+	assert_int_equal(v0->spare_rrsets.count, 1);
 	assert_same_version(copy2, v2);
 
 	/* beyond the number a chain keeps, given back */
