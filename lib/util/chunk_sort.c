@@ -20,12 +20,12 @@ typedef struct sort {
 	apex_chunk_fn chunk;
 	apex_chunk_cmp_fn cmp;
 	apex_sort_pair_t *pairs; /* as many as items */
-	char *scratch;           /* as many items */
+	char *scratch;           /* one item */
 } sort_t;
 
 static void insertion(const sort_t *s, char *items, size_t count)
 {
-	char *x = s->scratch; /* holds nothing between the permutations */
+	char *x = s->scratch;
 
 	for (size_t i = 1; i < count; i++) {
 		size_t j = i;
@@ -44,6 +44,35 @@ static void compare_sort(const sort_t *s, char *items, size_t count)
 		insertion(s, items, count);
 	else
 		qsort(items, count, s->size, s->cmp);
+}
+
+/*
+ * items[i] = the item at pairs[i].value before, for i in [0, count): the
+ * permutation followed cycle by cycle in place, each pair's value made
+ * its own index once its item is placed.  In place rather than through a
+ * copy of the items: the touches of a reload of a tenth of a 10M-record
+ * zone are 46 MiB.
+ */
+static void permute(const sort_t *s, char *items, apex_sort_pair_t *pairs, size_t count)
+{
+	size_t size = s->size;
+
+	for (size_t i = 0; i < count; i++) {
+		if (pairs[i].value == i)
+			continue;
+		memcpy(s->scratch, items + i * size, size);
+		size_t j = i;
+		for (;;) {
+			size_t from = pairs[j].value;
+			pairs[j].value = (uint32_t)j;
+			if (from == i) {
+				memcpy(items + j * size, s->scratch, size);
+				break;
+			}
+			memcpy(items + j * size, items + from * size, size);
+			j = from;
+		}
+	}
 }
 
 /* items[first, first + count) all share their strings' bytes before
@@ -66,10 +95,7 @@ static void sort_from(const sort_t *s, size_t first, size_t count, size_t offset
 		qsort(items, count, s->size, s->cmp);
 		return;
 	}
-	char *sorted = s->scratch + first * s->size;
-	for (size_t i = 0; i < count; i++)
-		memcpy(sorted + i * s->size, items + (size_t)pairs[i].value * s->size, s->size);
-	memcpy(items, sorted, count * s->size);
+	permute(s, items, pairs, count);
 	for (size_t i = 0, j; i < count; i = j) {
 		bool more = pairs[i].extra != 0;
 		for (j = i + 1; j < count && pairs[j].key == pairs[i].key; j++)
@@ -94,7 +120,7 @@ void apex_chunk_sort(void *items, size_t count, size_t size, apex_chunk_fn chunk
 		return;
 	}
 	s.pairs = malloc(count * sizeof(*s.pairs));
-	s.scratch = malloc(count * size);
+	s.scratch = malloc(size);
 	if (s.pairs == NULL || s.scratch == NULL)
 		qsort(items, count, size, cmp);
 	else
