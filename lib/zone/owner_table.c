@@ -55,6 +55,18 @@ static bool owner_is(const apex_build_owner_t *o, const uint8_t *key, size_t key
 	return o->key_size == key_size && memcmp(o->key, key, key_size) == 0;
 }
 
+int apex_sink_reserve_owners(apex_sink_t *s, size_t owners)
+{
+	if (owners <= s->owner_cap)
+		return APEX_OK;
+	apex_build_owner_t *p = realloc(s->owners, owners * sizeof(*p));
+	if (p == NULL)
+		return APEX_ENOMEM;
+	s->owners = p;
+	s->owner_cap = owners;
+	return APEX_OK;
+}
+
 /* A new entry at the end of s->owners for `like`: its name and key
  * copied into s's names memory, or shared with the entry `same` (an
  * earlier one with the same key) unless that is -1.  Its index, or -1

@@ -94,6 +94,13 @@ int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint
 	return rc;
 }
 
+int apex_zone_from_wire_reserve(apex_zone_from_wire_t *w, size_t records, size_t owners)
+{
+	int rc = apex_sink_reserve(w->sink, records);
+
+	return rc == APEX_OK ? apex_sink_reserve_owners(w->sink, owners) : rc;
+}
+
 int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out)
 {
 	int rc = apex_version_finish(&w->v, &w->sink, 1, out);

@@ -32,6 +32,11 @@ int apex_zone_from_wire_begin(apex_zone_from_wire_t **out, const uint8_t *origin
 int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type,
 			    uint32_t ttl, const uint8_t *rdata, uint16_t rdlength);
 
+/* Room for `records` records of `owners` owners in all, for the builder
+ * not to grow its arrays as they come (which copies them): APEX_OK or
+ * APEX_ENOMEM. */
+int apex_zone_from_wire_reserve(apex_zone_from_wire_t *w, size_t records, size_t owners);
+
 /* Build the version: *out with one reference (the caller's), or
  * APEX_ELOAD / APEX_ENOMEM with the reason in err.  w is freed. */
 int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out);

@@ -58,6 +58,9 @@ void *apex_sink_dup(apex_arena_t *a, const void *data, size_t size);
  * (which copies it): APEX_OK or APEX_ENOMEM. */
 int apex_sink_reserve(apex_sink_t *s, size_t records);
 
+/* Room for `owners` owners in all, the same way (owner_table.c). */
+int apex_sink_reserve_owners(apex_sink_t *s, size_t owners);
+
 /*
  * Add one record in wire form: its owner (interned), its RDATA (behind
  * its length, as build.h wants it) and its canonical form (RFC 4034
