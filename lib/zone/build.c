@@ -309,6 +309,13 @@ static uint8_t *rdata_region(const apex_build_rr_t *rrs, size_t first, size_t en
 	return size <= REGION_BYTES_MAX ? (uint8_t *)start[0] : NULL;
 }
 
+/* rdata_region() where the loader's memory is the build's to write: not
+ * where some RDATA is borrowed (build.h). */
+static uint8_t *region_of(const build_t *bd, size_t first, size_t end)
+{
+	return bd->b->rdata_borrowed ? NULL : rdata_region(bd->b->rrs, first, end);
+}
+
 /* Fill rrset from the records [first, end) (one RRset); RDATA not in
  * place is put in order where it lies (rdata_region()) or copied into
  * *blob. */
@@ -334,7 +341,7 @@ static int fill_rrset(build_t *bd, apex_rrset_t *rrset, size_t first, size_t end
 	uint8_t *region = NULL;
 	if (rdata_in_place(rrs, first, end)) {
 		rrset->rdata = rrs[first].rdata - 2;
-	} else if ((region = rdata_region(rrs, first, end)) != NULL) {
+	} else if ((region = region_of(bd, first, end)) != NULL) {
 		/* The records' rdata pointers are stale after this: the
 		 * RRset is what the build reads from now on. */
 		uint8_t ordered[REGION_BYTES_MAX], *p = ordered;
@@ -1065,7 +1072,7 @@ void apex_build_count(const build_t *bd, uint32_t first, uint32_t end, size_t *s
 			(*sigs)++;
 		else
 			(*sets)++;
-		if (!rdata_in_place(rrs, i, next) && rdata_region(rrs, i, next) == NULL)
+		if (!rdata_in_place(rrs, i, next) && region_of(bd, i, next) == NULL)
 			for (size_t k = i; k < next; k++)
 				*blob += 2u + rrs[k].rdlength;
 	}

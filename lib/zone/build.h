@@ -108,6 +108,12 @@ typedef struct apex_zone_builder {
 	bool names_apart;
 	apex_arena_t *sorted_names;
 
+	/* Some records' RDATA is borrowed (zone_from_wire.h): it lies in a
+	 * served version's memory, where the build never puts records in
+	 * order (rdata_region() in build.c); an RRset whose records are not
+	 * back to back in order there is copied. */
+	bool rdata_borrowed;
+
 	/* Threads the build may use for the work it does per name (0 or 1:
 	 * only the calling thread). */
 	unsigned threads;

@@ -62,14 +62,18 @@ int apex_zone_from_wire_begin(apex_zone_from_wire_t **out, const uint8_t *origin
 	return APEX_OK;
 }
 
-int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type,
-			    uint32_t ttl, const uint8_t *rdata, uint16_t rdlength)
+/* One record, its RDATA borrowed where the fast reader takes it (the
+ * RDATA as given reaches the sink), copied where ldns reads it. */
+static int add(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type, uint32_t ttl,
+	       const uint8_t *rdata, uint16_t rdlength, bool borrowed)
 {
 	size_t n = apex_name_size(owner), pos = 0;
 	ldns_rr *rr = NULL;
 
 	w->records++;
+	w->sink->rdata_borrowed = borrowed;
 	int rc = apex_record_store_wire(&w->r, w->records, owner, type, ttl, rdata, rdlength);
+	w->sink->rdata_borrowed = false;
 	if (rc != APEX_EINVAL)
 		return rc;
 	memcpy(w->wire, owner, n);
@@ -92,6 +96,19 @@ int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint
 					type);
 	ldns_rr_free(rr);
 	return rc;
+}
+
+int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type,
+			    uint32_t ttl, const uint8_t *rdata, uint16_t rdlength)
+{
+	return add(w, owner, type, ttl, rdata, rdlength, false);
+}
+
+int apex_zone_from_wire_add_borrowed(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type,
+				     uint32_t ttl, const uint8_t *rdata, uint16_t rdlength)
+{
+	w->v.b.rdata_borrowed = true;
+	return add(w, owner, type, ttl, rdata, rdlength, true);
 }
 
 int apex_zone_from_wire_reserve(apex_zone_from_wire_t *w, size_t records, size_t owners)

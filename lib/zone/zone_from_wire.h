@@ -32,6 +32,18 @@ int apex_zone_from_wire_begin(apex_zone_from_wire_t **out, const uint8_t *origin
 int apex_zone_from_wire_add(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type,
 			    uint32_t ttl, const uint8_t *rdata, uint16_t rdlength);
 
+/*
+ * The same for a record whose RDATA lies behind its 16-bit length (as in
+ * an RRset's rdata, zone.h) in memory that outlives the version built: a
+ * served version's, which a version derived from it keeps through its
+ * base.  The version's RRsets point at it rather than at a copy, where
+ * the records of an RRset lie back to back in order there (a rebuild in
+ * parts, xfr/version_part.h, copies no RDATA of the owners it moves);
+ * else they are copied.
+ */
+int apex_zone_from_wire_add_borrowed(apex_zone_from_wire_t *w, const uint8_t *owner, uint16_t type,
+				     uint32_t ttl, const uint8_t *rdata, uint16_t rdlength);
+
 /* Room for `records` records of `owners` owners in all, for the builder
  * not to grow its arrays as they come (which copies them): APEX_OK or
  * APEX_ENOMEM. */

@@ -81,15 +81,22 @@ int apex_sink_add_rr(apex_sink_t *s, const uint8_t *owner, uint16_t type, uint32
 		if (rc != APEX_OK)
 			return rc;
 	}
-	/* The records of an RRset written together end up back to back. */
-	uint8_t *stored = apex_arena_alloc_packed(s->keep, 2 + rdlength);
-	if (stored == NULL)
-		return APEX_ENOMEM;
-	stored[0] = (uint8_t)(rdlength >> 8);
-	stored[1] = (uint8_t)rdlength;
-	stored += 2;
-	if (rdlength > 0)
-		memcpy(stored, rdata, rdlength);
+	uint8_t *stored;
+	if (s->rdata_borrowed) {
+		/* behind its length already, in memory that outlives the
+		 * version (zone_from_wire.h); the build never writes to it */
+		stored = (uint8_t *)rdata;
+	} else {
+		/* The records of an RRset written together end up back to back. */
+		stored = apex_arena_alloc_packed(s->keep, 2 + rdlength);
+		if (stored == NULL)
+			return APEX_ENOMEM;
+		stored[0] = (uint8_t)(rdlength >> 8);
+		stored[1] = (uint8_t)rdlength;
+		stored += 2;
+		if (rdlength > 0)
+			memcpy(stored, rdata, rdlength);
+	}
 	const uint8_t *canonical = stored;
 	if (canonical_in != NULL && canonical_in != rdata) {
 		canonical = apex_sink_dup(s->scratch, canonical_in, rdlength);

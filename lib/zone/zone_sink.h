@@ -40,6 +40,10 @@ typedef struct apex_sink {
 	bool have_last;
 	apex_build_rr_t *rrs;
 	size_t rr_count, rr_cap;
+	/* Set while a record whose RDATA is borrowed is added
+	 * (apex_zone_from_wire_add_borrowed()): stored where it lies, not
+	 * copied. */
+	bool rdata_borrowed;
 	uint32_t default_ttl;              /* $TTL, shared with included files */
 	size_t directives;                 /* $ORIGIN and $TTL lines executed */
 	uint8_t rdata[APEX_RDATA_MAX];     /* the record being parsed */
