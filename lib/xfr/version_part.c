@@ -23,12 +23,19 @@ typedef struct part_records {
 	size_t records;
 } part_records_t;
 
+/* A record of the version served, its RDATA borrowed: a part moves the
+ * owners' nodes, RRsets and names, which lie in canonical order as the
+ * parts go, but not their RDATA, which a whole build leaves in the file's
+ * order, so that a part's copy of it could be given back only once the
+ * last part is done (the 10% edit of a 10M-record zone climbed from 1.22
+ * to 1.45 times steady through the parts). */
 static int add_record(void *ctx, const apex_rr_t *rr)
 {
 	part_records_t *p = ctx;
 
 	p->records++;
-	return apex_zone_from_wire_add(p->w, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
+	return apex_zone_from_wire_add_borrowed(p->w, rr->owner, rr->type, rr->ttl, rr->rdata,
+						rr->rdlength);
 }
 
 /* node's records to the builder; its id into ids when it has any (an
