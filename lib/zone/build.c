@@ -1095,6 +1095,7 @@ static int alloc_index(build_t *bd, size_t desc_count, size_t nsec3_node_count, 
 	a->blob = apex_arena_alloc(arena, blob_size + 1);
 	if (a->nodes == NULL || a->rrsets == NULL || a->sigs == NULL || a->blob == NULL)
 		return APEX_ENOMEM;
+	bd->zone->rdata_memory += blob_size; /* beside the loader's (zone.h) */
 	a->nsec3_owners =
 		apex_arena_alloc(arena, (a->nsec3_node_count + 1) * sizeof(*a->nsec3_owners));
 	if (a->nsec3_owners == NULL)

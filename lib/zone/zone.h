@@ -444,8 +444,13 @@ typedef struct apex_zone {
 	 * (zone/file_digest.h): a reload of the same bytes keeps this
 	 * version.  Not valid for a transfer's version or an IXFR's. */
 	apex_file_digest_t file_digest;
-	size_t record_count;       /* RRs in the file, after duplicates were removed */
-	size_t memory;             /* bytes held by arena and by base's */
+	size_t record_count; /* RRs in the file, after duplicates were removed */
+	size_t memory;       /* bytes held by arena and by base's */
+	/* Of that, the memory of the RDATA its records were read into (its
+	 * loader's, adopted by arena) and of the RDATA its build copied to
+	 * put RRsets in order, where a whole build's RRsets read it: what a
+	 * rebuild in parts (xfr/version_part.h) borrows from. */
+	size_t rdata_memory;
 	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;
