@@ -45,4 +45,13 @@ int apex_version_rebuild_part(apex_zone_t *zone, unsigned part, unsigned parts, 
 int apex_version_rebuild_relinked(apex_zone_t *zone, unsigned parts, const char *source,
 				  apex_zone_t **out, char *err, size_t err_size);
 
+/*
+ * The bytes of RDATA zone reads from its chain's whole build
+ * (apex_zone_chain_root()), which the parts borrow rather than copy:
+ * what is left of the whole build's RDATA memory (its rdata_memory) is
+ * RDATA no version reads any more, given back only where a whole page of
+ * it is.  0 when memory for the count is lacking.
+ */
+size_t apex_version_rdata_borrowed(const apex_zone_t *zone);
+
 #endif

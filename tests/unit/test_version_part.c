@@ -48,9 +48,10 @@ static void part_refused(void **state)
 }
 
 /* Whether any RRset of node lies in arena; the RRsets (RRSIGs among
- * them) whose RDATA does added to *borrowed, the others to *copied. */
+ * them) whose RDATA does counted in *borrowed, the others in *copied and
+ * their RDATA's bytes in *copied_bytes. */
 static bool rrsets_in(const apex_zone_t *zone, const apex_node_t *node, const apex_arena_t *arena,
-		      size_t *borrowed, size_t *copied)
+		      size_t *borrowed, size_t *copied, size_t *copied_bytes)
 {
 	bool in = false;
 
@@ -59,7 +60,9 @@ static bool rrsets_in(const apex_zone_t *zone, const apex_node_t *node, const ap
 
 		for (const apex_rrset_t *r = rs; r != NULL; r = r == rs ? rs->rrsig : NULL) {
 			in |= apex_arena_holds(arena, r);
-			(*(apex_arena_holds(arena, r->rdata) ? borrowed : copied))++;
+			bool lent = apex_arena_holds(arena, r->rdata);
+			(*(lent ? borrowed : copied))++;
+			*copied_bytes += lent ? 0 : r->rdata_size;
 		}
 	}
 	return in;
@@ -94,17 +97,24 @@ static void in_parts(const char *file, const char *origin, unsigned parts)
 	/* every owner's RRsets are the parts' copies, their RDATA the whole
 	 * build's (version_part.c, add_record()) but where the build reads a
 	 * type through ldns (zone_from_wire.h) */
-	size_t borrowed = 0, copied = 0;
+	size_t borrowed = 0, copied = 0, copied_bytes = 0;
 	for (size_t i = 0; i < zone->node_count; i++)
-		if (rrsets_in(zone, apex_zone_node_at(zone, i), whole->arena, &borrowed, &copied))
+		if (rrsets_in(zone, apex_zone_node_at(zone, i), whole->arena, &borrowed, &copied,
+			      &copied_bytes))
 			fail_msg("%s in %u parts: %s's RRsets still in the whole build's", file,
 				 parts, (const char *)apex_zone_node_at(zone, i)->name);
 	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
 		assert_false(rrsets_in(zone, apex_zone_nsec3_owner_at(zone, i), whole->arena,
-				       &borrowed, &copied));
+				       &borrowed, &copied, &copied_bytes));
 	printf("%s in %u parts: RDATA of %zu RRsets borrowed, of %zu copied\n", file, parts,
 	       borrowed, copied);
 	assert_true(borrowed > 10 * copied);
+	/* the whole build's RDATA read but what was copied, and no more
+	 * than it holds */
+	size_t bytes = apex_version_rdata_borrowed(zone);
+	assert_true(bytes > 0);
+	assert_int_equal(bytes + copied_bytes, apex_version_rdata_borrowed(whole));
+	assert_true(apex_version_rdata_borrowed(whole) <= whole->rdata_memory);
 	assert_true(t.queries > 0);
 	apex_zone_unref(zone);
 	apex_zone_unref(whole);

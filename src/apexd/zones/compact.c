@@ -68,11 +68,17 @@ static bool by_parts(const apex_zone_t *served)
 
 /* The residue of the parts just published (by_parts()): what the chain
  * of now holds beyond its whole build, its kept pages apart (counted
- * apart by the rule). */
+ * apart by the rule), and the whole build's RDATA that no version reads
+ * any more, between the RDATA the parts borrowed (xfr/version_part.h; a
+ * whole page of it given back is counted again: the rule errs towards a
+ * whole build). */
 static size_t keep_residue(apex_zone_t *now)
 {
 	size_t chain = apex_zone_chain_memory(now), spare = apex_zone_spare_memory(now);
-	size_t residue = chain > spare ? chain - spare : 0;
+	size_t rdata = apex_zone_chain_root(now)->rdata_memory;
+	size_t borrowed = apex_version_rdata_borrowed(now);
+	size_t residue =
+		(chain > spare ? chain - spare : 0) + (rdata > borrowed ? rdata - borrowed : 0);
 
 	atomic_store_explicit(&now->compact_held, residue, memory_order_relaxed);
 	return residue;
