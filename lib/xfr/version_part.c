@@ -23,7 +23,19 @@ typedef struct part_records {
 	apex_zone_from_wire_t *w;
 	size_t records;
 	apex_arena_map_t root;
+	size_t last; /* the span of root the last lookup found, or root.count */
 } part_records_t;
+
+/* Whether at lies in the whole build's arena; the span found kept, as
+ * an RRset's records lie together. */
+static bool in_root(part_records_t *p, const void *at)
+{
+	const apex_arena_span_t *s = p->last < p->root.count ? &p->root.spans[p->last] : NULL;
+
+	if (s == NULL || (uintptr_t)at < s->start || (uintptr_t)at >= s->end)
+		p->last = apex_arena_map_find(&p->root, at);
+	return p->last != p->root.count;
+}
 
 /*
  * A record of the version served, its RDATA borrowed where it lies in the
@@ -41,7 +53,7 @@ static int add_record(void *ctx, const apex_rr_t *rr)
 	part_records_t *p = ctx;
 
 	p->records++;
-	if (apex_arena_map_find(&p->root, rr->rdata) != p->root.count)
+	if (in_root(p, rr->rdata))
 		return apex_zone_from_wire_add_borrowed(p->w, rr->owner, rr->type, rr->ttl,
 							rr->rdata, rr->rdlength);
 	return apex_zone_from_wire_add(p->w, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);

@@ -48,7 +48,7 @@ int apex_version_rebuild_relinked(apex_zone_t *zone, unsigned parts, const char 
 /*
  * The bytes of RDATA zone reads from its chain's whole build
  * (apex_zone_chain_root()), which the parts borrow rather than copy:
- * what is left of the whole build's RDATA memory (its rdata_memory) is
+ * what is left of the RDATA the whole build read (its rdata_bytes) is
  * RDATA no version reads any more, given back only where a whole page of
  * it is.  0 when memory for the count is lacking.
  */

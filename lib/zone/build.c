@@ -1059,15 +1059,16 @@ typedef struct index_arrays {
 } index_arrays_t;
 
 void apex_build_count(const build_t *bd, uint32_t first, uint32_t end, size_t *sets, size_t *sigs,
-		      size_t *blob)
+		      size_t *blob, size_t *rdata)
 {
 	const apex_build_rr_t *rrs = bd->b->rrs;
-	size_t last = bd->owner_first[end];
+	size_t last = bd->owner_first[end], bytes = 0;
 
 	*sets = *sigs = *blob = 0;
 	for (size_t i = bd->owner_first[first], next; i < last; i = next) {
+		bytes += 2u + rrs[i].rdlength;
 		for (next = i + 1; next < last && same_set(&rrs[i], &rrs[next]); next++)
-			;
+			bytes += 2u + rrs[next].rdlength;
 		if (rrs[i].type == APEX_TYPE_RRSIG)
 			(*sigs)++;
 		else
@@ -1076,6 +1077,8 @@ void apex_build_count(const build_t *bd, uint32_t first, uint32_t end, size_t *s
 			for (size_t k = i; k < next; k++)
 				*blob += 2u + rrs[k].rdlength;
 	}
+	if (rdata != NULL)
+		*rdata = bytes;
 }
 
 /* One arena block for each kind, of the sizes the fill's plan counted
@@ -1095,7 +1098,6 @@ static int alloc_index(build_t *bd, size_t desc_count, size_t nsec3_node_count, 
 	a->blob = apex_arena_alloc(arena, blob_size + 1);
 	if (a->nodes == NULL || a->rrsets == NULL || a->sigs == NULL || a->blob == NULL)
 		return APEX_ENOMEM;
-	bd->zone->rdata_memory += blob_size; /* beside the loader's (zone.h) */
 	a->nsec3_owners =
 		apex_arena_alloc(arena, (a->nsec3_node_count + 1) * sizeof(*a->nsec3_owners));
 	if (a->nsec3_owners == NULL)
@@ -1148,6 +1150,7 @@ typedef struct fill_part {
 	uint32_t first, end;     /* owner ranks [first, end) */
 	size_t desc, nsec3;      /* its first node in descs, and in the NSEC3 nodes */
 	size_t sets, sigs, blob; /* what it needs */
+	size_t rdata;            /* its RRsets' RDATA */
 	const node_desc_t *descs;
 	const index_arrays_t *a;
 	apex_rrset_t *rrset_next, *sig_next; /* where its RRsets and RRSIG sets go */
@@ -1165,7 +1168,7 @@ static int count_parts(void *ctx, size_t begin, size_t end)
 	fill_part_t *parts = ctx;
 	for (size_t i = begin; i < end; i++) {
 		fill_part_t *p = &parts[i];
-		apex_build_count(&p->bd, p->first, p->end, &p->sets, &p->sigs, &p->blob);
+		apex_build_count(&p->bd, p->first, p->end, &p->sets, &p->sigs, &p->blob, &p->rdata);
 	}
 	return APEX_OK;
 }
@@ -1212,10 +1215,12 @@ static int fill_plan(build_t *bd, const node_desc_t *descs, fill_plan_t *plan)
 		nsec3 += bd->owner_is_nsec3[r];
 	plan->nsec3 = nsec3;
 	int rc = apex_parallel_for(parts, (unsigned)parts, 1, count_parts, plan->parts);
+	bd->zone->rdata_bytes = 0;
 	for (size_t i = 0; i < parts; i++) {
 		plan->sets += plan->parts[i].sets;
 		plan->sigs += plan->parts[i].sigs;
 		plan->blob += plan->parts[i].blob;
+		bd->zone->rdata_bytes += plan->parts[i].rdata;
 	}
 	return rc;
 }

@@ -64,9 +64,10 @@ int apex_build_check_owner(apex_build_t *bd, uint32_t owner, bool is_apex);
 bool apex_build_only_nsec3(apex_build_t *bd, uint32_t owner);
 
 /* How many RRsets (RRSIG excluded), RRSIG sets and bytes of RDATA to copy
- * the records of owners [first, end) make. */
+ * the records of owners [first, end) make; unless rdata is NULL, the
+ * bytes of RDATA of all their RRsets (with the records' lengths) too. */
 void apex_build_count(const apex_build_t *bd, uint32_t first, uint32_t end, size_t *sets,
-		      size_t *sigs, size_t *blob);
+		      size_t *sigs, size_t *blob, size_t *rdata);
 
 /* Fill node's RRsets from the records of owner rank r, taking RRsets from
  * *rrset_next, RRSIG sets from *sig_next and RDATA space from *blob: the

@@ -162,7 +162,7 @@ static bool keeps_rrset_count(const derive_t *d, uint32_t r)
 {
 	size_t sets, sigs, blob;
 
-	apex_build_count(&d->bd, r, r + 1, &sets, &sigs, &blob);
+	apex_build_count(&d->bd, r, r + 1, &sets, &sigs, &blob, NULL);
 	return sets == apex_zone_node_of(d->old, d->ids[r])->rrset_count;
 }
 
@@ -446,7 +446,7 @@ static int fill_owners(derive_t *d)
 	uint32_t n = (uint32_t)bd->b->owner_count;
 	size_t sets, sigs, blob;
 
-	apex_build_count(bd, 0, n, &sets, &sigs, &blob);
+	apex_build_count(bd, 0, n, &sets, &sigs, &blob, NULL);
 	apex_rrset_t *rrset_next =
 		apex_arena_calloc(d->zone->arena, sets + 1, sizeof(apex_rrset_t));
 	apex_rrset_t *sig_next = apex_arena_calloc(d->zone->arena, sigs + 1, sizeof(apex_rrset_t));

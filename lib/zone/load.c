@@ -214,9 +214,7 @@ static size_t take_records(apex_version_build_t *v, apex_sink_t *const *sinks, s
 	size_t memory = b->rr_count * sizeof(*b->rrs) + b->owner_count * sizeof(*b->owners);
 	/* RDATA becomes the version's; the names and keys as parsed and the
 	 * canonical RDATA the builder's, which frees them once read (build.h). */
-	b->zone->rdata_memory = 0;
 	for (size_t i = 0; i < sink_count; i++) {
-		b->zone->rdata_memory += apex_arena_footprint(sinks[i]->keep);
 		memory += apex_arena_footprint(sinks[i]->keep) +
 			  apex_arena_footprint(sinks[i]->names) +
 			  apex_arena_footprint(sinks[i]->scratch);

@@ -446,11 +446,10 @@ typedef struct apex_zone {
 	apex_file_digest_t file_digest;
 	size_t record_count; /* RRs in the file, after duplicates were removed */
 	size_t memory;       /* bytes held by arena and by base's */
-	/* Of that, the memory of the RDATA its records were read into (its
-	 * loader's, adopted by arena) and of the RDATA its build copied to
-	 * put RRsets in order, where a whole build's RRsets read it: what a
-	 * rebuild in parts (xfr/version_part.h) borrows from. */
-	size_t rdata_memory;
+	/* The bytes of RDATA (with the records' lengths) its RRsets read
+	 * when it was built whole, all in its arena: what a rebuild in parts
+	 * (xfr/version_part.h) borrows from. */
+	size_t rdata_bytes;
 	struct timespec loaded_at; /* CLOCK_REALTIME when the load finished */
 	double load_seconds;
 } apex_zone_t;

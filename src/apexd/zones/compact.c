@@ -71,15 +71,15 @@ static bool by_parts(const apex_zone_t *served)
  * apart by the rule), and the whole build's RDATA that no version reads
  * any more, between the RDATA the parts borrowed (xfr/version_part.h; a
  * whole page of it given back is counted again: the rule errs towards a
- * whole build). */
-static size_t keep_residue(apex_zone_t *now)
+ * whole build), *unread. */
+static size_t keep_residue(apex_zone_t *now, size_t *unread)
 {
 	size_t chain = apex_zone_chain_memory(now), spare = apex_zone_spare_memory(now);
-	size_t rdata = apex_zone_chain_root(now)->rdata_memory;
+	size_t rdata = apex_zone_chain_root(now)->rdata_bytes;
 	size_t borrowed = apex_version_rdata_borrowed(now);
-	size_t residue =
-		(chain > spare ? chain - spare : 0) + (rdata > borrowed ? rdata - borrowed : 0);
 
+	*unread = rdata > borrowed ? rdata - borrowed : 0;
+	size_t residue = (chain > spare ? chain - spare : 0) + *unread;
 	atomic_store_explicit(&now->compact_held, residue, memory_order_relaxed);
 	return residue;
 }
@@ -249,11 +249,13 @@ int apex_compact_served(const apex_compact_zone_t *z)
 		rc = in_parts(z, served, err, sizeof(err));
 		if (rc == 1) {
 			apex_zone_t *now = apex_server_served_version(z->server, z->origin);
+			size_t unread = 0, left = now != NULL ? keep_residue(now, &unread) : 0;
 			apex_info("zone %s: serial %u built again in %u parts in %.3f s, %.1f MiB "
-				  "of derived versions let go (a chain of %u), %.1f MiB left",
+				  "of derived versions let go (a chain of %u), %.1f MiB left (%.1f "
+				  "MiB of it RDATA of the whole build no version reads)",
 				  z->name, serial, APEX_COMPACT_PARTS,
 				  (double)(apex_monotonic_ms() - start) / 1000.0, MIB(held), depth,
-				  now != NULL ? MIB(keep_residue(now)) : 0.0);
+				  MIB(left), MIB(unread));
 			apex_zone_unref(now);
 			apex_memory_purge();
 			return 1;
