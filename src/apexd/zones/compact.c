@@ -45,6 +45,20 @@
  * compaction; once it passes 1/8 of the whole build, that compaction is
  * whole, and lets go of it. */
 #define APEX_COMPACT_RESIDUE_SHARE 8
+/* The parts borrow the whole build's RDATA (xfr/version_part.h): the
+ * RDATA of it no version reads any more stays, between the RDATA still
+ * read.  Once more than 1/2 of what the whole build's RRsets read is
+ * unread, the compaction is whole, and lets go of it. */
+#define APEX_COMPACT_RDATA_SHARE 2
+
+/* The bytes of the whole build's RDATA that zone no longer reads. */
+static size_t rdata_unread(const apex_zone_t *zone)
+{
+	size_t rdata = apex_zone_chain_root(zone)->rdata_bytes;
+	size_t borrowed = apex_version_rdata_borrowed(zone);
+
+	return rdata > borrowed ? rdata - borrowed : 0;
+}
 
 /* Whether served is made compact part by part.  A test hook:
  * APEX_TEST_COMPACT_PARTS_FROM=BYTES makes every compaction of a zone of
@@ -62,24 +76,27 @@ static bool by_parts(const apex_zone_t *served)
 		return false;
 	if (test != NULL && test[0] != '\0')
 		return apex_zone_memory(served) >= (size_t)strtoull(test, NULL, 10);
+	/* the walk of rdata_unread() last: a large zone and a large change */
 	return apex_zone_memory(served) >= APEX_COMPACT_PARTS_FROM &&
-	       change * APEX_COMPACT_LARGE_SHARE >= whole;
+	       change * APEX_COMPACT_LARGE_SHARE >= whole &&
+	       rdata_unread(served) * APEX_COMPACT_RDATA_SHARE <=
+		       apex_zone_chain_root(served)->rdata_bytes;
 }
 
 /* The residue of the parts just published (by_parts()): what the chain
  * of now holds beyond its whole build, its kept pages apart (counted
- * apart by the rule), and the whole build's RDATA that no version reads
- * any more, between the RDATA the parts borrowed (xfr/version_part.h; a
- * whole page of it given back is counted again: the rule errs towards a
- * whole build), *unread. */
-static size_t keep_residue(apex_zone_t *now, size_t *unread)
+ * apart by the rule), less the whole build's arrays its copies replaced
+ * and that were given back (its name index and hash table when names
+ * came or went: page_discard.h), which the whole build the rule compares
+ * with counts still.  The whole build's RDATA no version reads any more
+ * has a rule of its own (APEX_COMPACT_RDATA_SHARE). */
+static size_t keep_residue(apex_zone_t *now)
 {
 	size_t chain = apex_zone_chain_memory(now), spare = apex_zone_spare_memory(now);
-	size_t rdata = apex_zone_chain_root(now)->rdata_bytes;
-	size_t borrowed = apex_version_rdata_borrowed(now);
+	size_t arrays = atomic_load_explicit(&apex_zone_chain_root(now)->arrays_discarded,
+					     memory_order_relaxed);
+	size_t residue = chain > spare + arrays ? chain - spare - arrays : 0;
 
-	*unread = rdata > borrowed ? rdata - borrowed : 0;
-	size_t residue = (chain > spare ? chain - spare : 0) + *unread;
 	atomic_store_explicit(&now->compact_held, residue, memory_order_relaxed);
 	return residue;
 }
@@ -249,10 +266,11 @@ int apex_compact_served(const apex_compact_zone_t *z)
 		rc = in_parts(z, served, err, sizeof(err));
 		if (rc == 1) {
 			apex_zone_t *now = apex_server_served_version(z->server, z->origin);
-			size_t unread = 0, left = now != NULL ? keep_residue(now, &unread) : 0;
+			size_t left = now != NULL ? keep_residue(now) : 0;
+			size_t unread = now != NULL ? rdata_unread(now) : 0;
 			apex_info("zone %s: serial %u built again in %u parts in %.3f s, %.1f MiB "
-				  "of derived versions let go (a chain of %u), %.1f MiB left (%.1f "
-				  "MiB of it RDATA of the whole build no version reads)",
+				  "of derived versions let go (a chain of %u), %.1f MiB left, %.1f "
+				  "MiB of the whole build's RDATA no version reads",
 				  z->name, serial, APEX_COMPACT_PARTS,
 				  (double)(apex_monotonic_ms() - start) / 1000.0, MIB(held), depth,
 				  MIB(left), MIB(unread));
