@@ -73,14 +73,9 @@ int apex_sink_reserve_owners(apex_sink_t *s, size_t owners)
  * (APEX_ENOMEM). */
 static int64_t owner_add(apex_sink_t *s, const apex_build_owner_t *like, int64_t same)
 {
-	if (s->owner_count == s->owner_cap) {
-		size_t cap = s->owner_cap ? s->owner_cap * 2 : 1024;
-		apex_build_owner_t *p = realloc(s->owners, cap * sizeof(*p));
-		if (p == NULL)
-			return -1;
-		s->owners = p;
-		s->owner_cap = cap;
-	}
+	if (s->owner_count == s->owner_cap &&
+	    apex_sink_reserve_owners(s, s->owner_cap ? s->owner_cap * 2 : 1024) != APEX_OK)
+		return -1;
 	if (s->owner_count >= UINT32_MAX - 1)
 		return -1;
 	apex_build_owner_t *o = &s->owners[s->owner_count];

@@ -103,14 +103,9 @@ int apex_sink_add_rr(apex_sink_t *s, const uint8_t *owner, uint16_t type, uint32
 		if (canonical == NULL)
 			return APEX_ENOMEM;
 	}
-	if (s->rr_count == s->rr_cap) {
-		size_t cap = s->rr_cap ? s->rr_cap * 2 : 4096;
-		apex_build_rr_t *p = realloc(s->rrs, cap * sizeof(*p));
-		if (p == NULL)
-			return APEX_ENOMEM;
-		s->rrs = p;
-		s->rr_cap = cap;
-	}
+	if (s->rr_count == s->rr_cap &&
+	    apex_sink_reserve(s, s->rr_cap ? s->rr_cap * 2 : 4096) != APEX_OK)
+		return APEX_ENOMEM;
 	if (s->rr_count >= UINT32_MAX)
 		return APEX_ESPACE;
 	apex_build_rr_t *out = &s->rrs[s->rr_count];
