@@ -14,6 +14,7 @@
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "zone/rdata_text.h"
+#include "zone/record_numbers.h"
 #include "zone/zone_file_reader.h"
 
 static const char *ldns_reason(ldns_status status)
@@ -325,6 +326,10 @@ int apex_record_parse_ldns(apex_reader_t *r, int line)
 		if (!line_has_ttl(text))
 			ldns_rr_set_ttl(rr, r->sink->default_ttl);
 		rc = apex_record_store_ldns(r, line, rr);
+		/* what ldns read, not what it kept of a number too large (the
+		 * load fails: the record stored is never served) */
+		if (rc == APEX_OK)
+			rc = apex_record_check_numbers(r, line, type, rdata);
 	}
 	ldns_rr_free(rr);
 	ldns_rdf_deep_free(prev);

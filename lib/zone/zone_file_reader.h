@@ -7,6 +7,8 @@
  *   record_store.c      a parsed record's checks, into the sink
  *   record_fast.c       the common types parsed without ldns
  *   record_ldns.c       every other record, parsed by ldns
+ *   record_numbers.c    its number fields against their width, which
+ *                       ldns does not check
  *   directives.c        $ORIGIN, $TTL and $INCLUDE
  *   file_map.c          the files of a load, mapped
  *   load.c              a file's records in order, and apex_zone_load()

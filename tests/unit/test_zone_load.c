@@ -311,6 +311,38 @@ static void test_rejections(void **state)
 		"gw TYPE45x 10 1 2 192.0.2.38 AQNRU3mG7TVTO2BkR47usntb102uFJtugbo6BSGvgqt4AQ==\n",
 		4, "TYPE45x: not a type (TYPE0 to TYPE65535)");
 
+	/* Numbers too large for their field, or negative: ldns would keep
+	 * the low bits (flags 0, 4464 iterations, serial 1, preference
+	 * 65535); a field that takes a mnemonic is checked when it is a
+	 * number, and an escaped blank does not end a name */
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "@ CAA 256 issue \"ca.example\"\n",
+		      4, "CAA: 256 in RDATA field 1 is not a number from 0 to 255");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "@ NSEC3PARAM 1 0 70000 -\n",
+		      4, "NSEC3PARAM: 70000 in RDATA field 3 is not a number from 0 to 65535");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 4294967297 2 3 4 5\n",
+		      3, "SOA: 4294967297 in RDATA field 3 is not a number from 0 to 4294967295");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "n NAPTR 10 -1 \"s\" \"SIP+D2U\" \"\" _sip._udp\n",
+		      4, "NAPTR: -1 in RDATA field 2 is not a number from 0 to 65535");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "_443._tcp TLSA 3 1 257 aabb\n",
+		      4, "TLSA: 257 in RDATA field 3 is not a number from 0 to 255");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "c CDS 60485 300 1 2BB183AF5F22588179A53B0A98631FAD1A292118\n",
+		      4, "CDS: 300 in RDATA field 2 is not a number from 0 to 255");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1\\ x hostmaster 1 2 3 4 5\n"
+		      "k KX 65536 a\\ b\n",
+		      4, "KX: 65536 in RDATA field 1 is not a number from 0 to 65535");
+
 	/* ldns reads this CAA as four fields (a second flags byte, 0x0a,
 	 * from the generic form's length): served, its tag length would
 	 * say 10 bytes where 3 follow, which no resolver could decode. */
@@ -437,6 +469,35 @@ static void test_final_quoted_string(void **state)
 			    "b",
 			    6);
 	apex_zone_unref(zone);
+}
+
+/* Numbers at the top of their field's width load as written, and a
+ * field that takes a mnemonic takes it (the ones past their width are
+ * refused: test_rejections()). */
+static void test_numbers_at_their_width(void **state)
+{
+	char err[512], path[300];
+	apex_zone_t *zone = NULL;
+	int rc = load_text("$ORIGIN example.\n$TTL 60\n"
+			   "@ SOA ns1 hostmaster 4294967295 2 3 4 5\n"
+			   "@ CAA 255 issue \"ca.example\"\n"
+			   "u URI 65535 0 \"http://x\"\n"
+			   "_443._tcp TLSA DANE-EE SPKI 255 aabb\n",
+			   "example.", &zone, err, sizeof(err), path, sizeof(path));
+	if (rc != APEX_OK)
+		fail_msg("load failed: %s", err);
+	assert_int_equal(zone->serial, 4294967295u);
+	const apex_rrset_t *set = apex_node_rrset(zone, find(zone, "example."), 257);
+	assert_non_null(set);
+	assert_memory_equal(set->rdata, "\0\x11\xff\x05issueca.example", 19);
+	set = apex_node_rrset(zone, find(zone, "u.example."), 256);
+	assert_non_null(set);
+	assert_memory_equal(set->rdata, "\0\x0c\xff\xff\0\0http://x", 14);
+	set = apex_node_rrset(zone, find(zone, "_443._tcp.example."), 52);
+	assert_non_null(set);
+	assert_memory_equal(set->rdata, "\0\x05\x03\x01\xff\xaa\xbb", 7);
+	apex_zone_unref(zone);
+	(void)state;
 }
 
 /* Run a load with stderr captured into log (NUL-terminated). */
@@ -1342,6 +1403,7 @@ int main(void)
 		cmocka_unit_test(test_dnssec_beside_cname_accepted),
 		cmocka_unit_test(test_ipseckey_amtrelay),
 		cmocka_unit_test(test_final_quoted_string),
+		cmocka_unit_test(test_numbers_at_their_width),
 		cmocka_unit_test(test_ttl_and_glue_warnings),
 		cmocka_unit_test(test_default_ttl),
 		cmocka_unit_test(test_duplicates_and_canonical_order),

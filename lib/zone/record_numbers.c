@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A record line's number fields against their width (record_numbers.h). */
+#include "zone/record_numbers.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ldns/ldns.h>
+
+#include "util/error.h"
+
+/* How a field of the RDATA text is checked. */
+typedef enum field_check {
+	FIELD_STOP,     /* may hold a blank: the fields after it are not found */
+	FIELD_SKIP,     /* one token, not a number */
+	FIELD_NUMBER,   /* a number only */
+	FIELD_MNEMONIC, /* a number, or a name ldns reads */
+} field_check_t;
+
+/* How ldns's field type t is checked, and the largest number it holds. */
+static field_check_t check_of(ldns_rdf_type t, uint32_t *max)
+{
+	switch (t) {
+	case LDNS_RDF_TYPE_INT8: *max = UINT8_MAX; return FIELD_NUMBER;
+	case LDNS_RDF_TYPE_INT16: *max = UINT16_MAX; return FIELD_NUMBER;
+	case LDNS_RDF_TYPE_INT32: *max = UINT32_MAX; return FIELD_NUMBER;
+	case LDNS_RDF_TYPE_ALG:
+	case LDNS_RDF_TYPE_CERTIFICATE_USAGE:
+	case LDNS_RDF_TYPE_SELECTOR:
+	case LDNS_RDF_TYPE_MATCHING_TYPE: *max = UINT8_MAX; return FIELD_MNEMONIC;
+	case LDNS_RDF_TYPE_CERT_ALG: *max = UINT16_MAX; return FIELD_MNEMONIC;
+	case LDNS_RDF_TYPE_DNAME:
+	case LDNS_RDF_TYPE_A:
+	case LDNS_RDF_TYPE_AAAA:
+	case LDNS_RDF_TYPE_TYPE:
+	case LDNS_RDF_TYPE_CLASS:
+	case LDNS_RDF_TYPE_TIME:
+	case LDNS_RDF_TYPE_PERIOD:
+	case LDNS_RDF_TYPE_NSEC3_SALT:
+	case LDNS_RDF_TYPE_TAG:
+	case LDNS_RDF_TYPE_EUI48:
+	case LDNS_RDF_TYPE_EUI64:
+	case LDNS_RDF_TYPE_ILNP64: return FIELD_SKIP;
+	default: return FIELD_STOP;
+	}
+}
+
+/* The next field from *p (a backslash escapes the character after it, a
+ * blank among them), or NULL at the end. */
+static const char *next_field(const char **p, size_t *len)
+{
+	const char *s = *p;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	const char *start = s;
+	while (*s != '\0' && *s != ' ' && *s != '\t')
+		s += s[0] == '\\' && s[1] != '\0' ? 2 : 1;
+	*p = s;
+	*len = (size_t)(s - start);
+	return *len > 0 ? start : NULL;
+}
+
+/* Whether f[0..len) is decimal digits whose value is at most max. */
+static bool number_fits(const char *f, size_t len, uint32_t max)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (f[i] < '0' || f[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(f[i] - '0');
+		if (v > max)
+			return false;
+	}
+	return true;
+}
+
+int apex_record_check_numbers(apex_reader_t *r, int line, int type, const char *rdata)
+{
+	const ldns_rr_descriptor *d = type >= 0 ? ldns_rr_descript((uint16_t)type) : NULL;
+	const char *p = rdata, *f;
+	size_t len;
+
+	if (d == NULL || rdata == NULL)
+		return APEX_OK;
+	for (size_t i = 0; i < ldns_rr_descriptor_maximum(d); i++) {
+		uint32_t max = 0;
+		field_check_t check = check_of(ldns_rr_descriptor_field_type(d, i), &max);
+
+		if (check == FIELD_STOP || (f = next_field(&p, &len)) == NULL)
+			return APEX_OK;
+		if (i == 0 && len == 2 && f[0] == '\\' && f[1] == '#')
+			return APEX_OK; /* RFC 3597: the bytes as they are */
+		if (check == FIELD_SKIP)
+			continue;
+		/* a mnemonic starts with a letter; a sign or a digit, a number */
+		bool number = (f[0] >= '0' && f[0] <= '9') || f[0] == '-' || f[0] == '+';
+		if ((check == FIELD_NUMBER || number) && !number_fits(f, len, max))
+			return apex_reader_fail(
+				r, line,
+				"%s: %.*s in RDATA field %zu is not a number from 0 "
+				"to %lu",
+				d->_name != NULL ? d->_name : "RDATA", (int)len, f, i + 1,
+				(unsigned long)max);
+	}
+	return APEX_OK;
+}
