@@ -16,6 +16,7 @@ typedef enum field_check {
 	FIELD_SKIP,     /* one token, not a number */
 	FIELD_NUMBER,   /* a number only */
 	FIELD_MNEMONIC, /* a number, or a name ldns reads */
+	FIELD_PERIOD,   /* a number of seconds, or a TTL-like "1h30m" ldns reads */
 } field_check_t;
 
 /* How ldns's field type t is checked, and the largest number it holds. */
@@ -30,13 +31,13 @@ static field_check_t check_of(ldns_rdf_type t, uint32_t *max)
 	case LDNS_RDF_TYPE_SELECTOR:
 	case LDNS_RDF_TYPE_MATCHING_TYPE: *max = UINT8_MAX; return FIELD_MNEMONIC;
 	case LDNS_RDF_TYPE_CERT_ALG: *max = UINT16_MAX; return FIELD_MNEMONIC;
+	case LDNS_RDF_TYPE_PERIOD: /* the SOA's timers */ *max = UINT32_MAX; return FIELD_PERIOD;
 	case LDNS_RDF_TYPE_DNAME:
 	case LDNS_RDF_TYPE_A:
 	case LDNS_RDF_TYPE_AAAA:
 	case LDNS_RDF_TYPE_TYPE:
 	case LDNS_RDF_TYPE_CLASS:
 	case LDNS_RDF_TYPE_TIME:
-	case LDNS_RDF_TYPE_PERIOD:
 	case LDNS_RDF_TYPE_NSEC3_SALT:
 	case LDNS_RDF_TYPE_TAG:
 	case LDNS_RDF_TYPE_EUI48:
@@ -60,6 +61,14 @@ static const char *next_field(const char **p, size_t *len)
 	*p = s;
 	*len = (size_t)(s - start);
 	return *len > 0 ? start : NULL;
+}
+
+static bool all_digits(const char *f, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (f[i] < '0' || f[i] > '9')
+			return false;
+	return true;
 }
 
 /* Whether f[0..len) is decimal digits whose value is at most max. */
@@ -95,8 +104,11 @@ int apex_record_check_numbers(apex_reader_t *r, int line, int type, const char *
 			return APEX_OK; /* RFC 3597: the bytes as they are */
 		if (check == FIELD_SKIP)
 			continue;
-		/* a mnemonic starts with a letter; a sign or a digit, a number */
+		/* a mnemonic starts with a letter; a sign or a digit, a number;
+		 * a period with a unit ("1h") is ldns's to read */
 		bool number = (f[0] >= '0' && f[0] <= '9') || f[0] == '-' || f[0] == '+';
+		if (check == FIELD_PERIOD)
+			number = f[0] == '-' || f[0] == '+' || all_digits(f, len);
 		if ((check == FIELD_NUMBER || number) && !number_fits(f, len, max))
 			return apex_reader_fail(
 				r, line,

@@ -327,6 +327,12 @@ static void test_rejections(void **state)
 		      "@ SOA ns1 hostmaster 4294967297 2 3 4 5\n",
 		      3, "SOA: 4294967297 in RDATA field 3 is not a number from 0 to 4294967295");
 	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 4294967296 3 4 5\n",
+		      3, "SOA: 4294967296 in RDATA field 4 is not a number from 0 to 4294967295");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 -4 5\n",
+		      3, "SOA: -4 in RDATA field 6 is not a number from 0 to 4294967295");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
 		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
 		      "n NAPTR 10 -1 \"s\" \"SIP+D2U\" \"\" _sip._udp\n",
 		      4, "NAPTR: -1 in RDATA field 2 is not a number from 0 to 65535");
@@ -479,7 +485,7 @@ static void test_numbers_at_their_width(void **state)
 	char err[512], path[300];
 	apex_zone_t *zone = NULL;
 	int rc = load_text("$ORIGIN example.\n$TTL 60\n"
-			   "@ SOA ns1 hostmaster 4294967295 2 3 4 5\n"
+			   "@ SOA ns1 hostmaster 4294967295 4294967295 1h30m 1w 5\n"
 			   "@ CAA 255 issue \"ca.example\"\n"
 			   "u URI 65535 0 \"http://x\"\n"
 			   "_443._tcp TLSA DANE-EE SPKI 255 aabb\n",
@@ -487,6 +493,11 @@ static void test_numbers_at_their_width(void **state)
 	if (rc != APEX_OK)
 		fail_msg("load failed: %s", err);
 	assert_int_equal(zone->serial, 4294967295u);
+	/* the SOA's refresh, retry and expire after MNAME and RNAME */
+	const uint8_t *soa = zone->soa->rdata + 2;
+	size_t names = apex_name_size(soa);
+	names += apex_name_size(soa + names);
+	assert_memory_equal(soa + names + 4, "\xff\xff\xff\xff\0\0\x15\x18\0\x09\x3a\x80", 12);
 	const apex_rrset_t *set = apex_node_rrset(zone, find(zone, "example."), 257);
 	assert_non_null(set);
 	assert_memory_equal(set->rdata, "\0\x11\xff\x05issueca.example", 19);
