@@ -126,20 +126,6 @@ int apex_record_store_ldns(apex_reader_t *r, int line, const ldns_rr *rr)
 	return rc;
 }
 
-/* The next blank-separated field of a record line from *p, or NULL. */
-static const char *next_token(const char **p, size_t *len)
-{
-	const char *s = *p;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	const char *start = s;
-	while (*s != '\0' && *s != ' ' && *s != '\t')
-		s++;
-	*p = s;
-	*len = (size_t)(s - start);
-	return *len > 0 ? start : NULL;
-}
-
 /* The type of a record line (after its owner, a TTL and a class, as
  * ldns reads them), where its type field starts and where its RDATA
  * starts; -1 if the line has no type there. */
@@ -148,11 +134,11 @@ static int line_type(const char *rec, const char **type_field, const char **rdat
 	const char *p = rec;
 	size_t len;
 	const char *tok;
-	if (*p != ' ' && *p != '\t' && next_token(&p, &len) == NULL)
+	if (*p != ' ' && *p != '\t' && apex_record_field(&p, &len) == NULL)
 		return -1; /* the owner */
 	for (int i = 0; i < 3; i++) {
 		char buf[32];
-		if ((tok = next_token(&p, &len)) == NULL || len >= sizeof(buf))
+		if ((tok = apex_record_field(&p, &len)) == NULL || len >= sizeof(buf))
 			return -1;
 		memcpy(buf, tok, len);
 		buf[len] = '\0';
@@ -182,7 +168,7 @@ static int generic_rdata_line(apex_reader_t *r, int line, int type, const char *
 		return APEX_OK;
 	const char *p = rdata;
 	size_t len;
-	const char *tok = next_token(&p, &len);
+	const char *tok = apex_record_field(&p, &len);
 	bool already_generic = tok != NULL && len == 2 && tok[0] == '\\' && tok[1] == '#';
 	int rdlength = 0;
 	if (!already_generic) {
@@ -237,7 +223,8 @@ static int check_type_numbers(apex_reader_t *r, int line, int type, const char *
 
 	if (type < 0) {
 		p = type_field;
-		if (p != NULL && (tok = next_token(&p, &len)) != NULL && bad_type_number(tok, len))
+		if (p != NULL && (tok = apex_record_field(&p, &len)) != NULL &&
+		    bad_type_number(tok, len))
 			return apex_reader_fail(r, line, "%.*s: not a type (TYPE0 to TYPE65535)",
 						(int)len, tok);
 		return APEX_OK;
@@ -246,7 +233,7 @@ static int check_type_numbers(apex_reader_t *r, int line, int type, const char *
 	    type != APEX_TYPE_RRSIG)
 		return APEX_OK;
 	p = rdata;
-	while ((tok = next_token(&p, &len)) != NULL)
+	while ((tok = apex_record_field(&p, &len)) != NULL)
 		if (bad_type_number(tok, len))
 			return apex_reader_fail(r, line, "%.*s: not a type (TYPE0 to TYPE65535)",
 						(int)len, tok);

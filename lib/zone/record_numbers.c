@@ -47,22 +47,6 @@ static field_check_t check_of(ldns_rdf_type t, uint32_t *max)
 	}
 }
 
-/* The next field from *p (a backslash escapes the character after it, a
- * blank among them), or NULL at the end. */
-static const char *next_field(const char **p, size_t *len)
-{
-	const char *s = *p;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	const char *start = s;
-	while (*s != '\0' && *s != ' ' && *s != '\t')
-		s += s[0] == '\\' && s[1] != '\0' ? 2 : 1;
-	*p = s;
-	*len = (size_t)(s - start);
-	return *len > 0 ? start : NULL;
-}
-
 static bool all_digits(const char *f, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -98,7 +82,7 @@ int apex_record_check_numbers(apex_reader_t *r, int line, int type, const char *
 		uint32_t max = 0;
 		field_check_t check = check_of(ldns_rr_descriptor_field_type(d, i), &max);
 
-		if (check == FIELD_STOP || (f = next_field(&p, &len)) == NULL)
+		if (check == FIELD_STOP || (f = apex_record_field(&p, &len)) == NULL)
 			return APEX_OK;
 		if (i == 0 && len == 2 && f[0] == '\\' && f[1] == '#')
 			return APEX_OK; /* RFC 3597: the bytes as they are */

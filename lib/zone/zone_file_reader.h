@@ -64,6 +64,23 @@ typedef struct apex_reader {
 	bool have_prev;
 } apex_reader_t;
 
+/* The next blank-separated field of a record line from *p (a backslash
+ * escapes the character after it, a blank among them: "a\\ b." is one
+ * name), or NULL at the line's end; *p moves past it. */
+static inline const char *apex_record_field(const char **p, size_t *len)
+{
+	const char *s = *p;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	const char *start = s;
+	while (*s != '\0' && *s != ' ' && *s != '\t')
+		s += s[0] == '\\' && s[1] != '\0' ? 2 : 1;
+	*p = s;
+	*len = (size_t)(s - start);
+	return *len > 0 ? start : NULL;
+}
+
 /* Write "FILE:LINE: reason" (or "FILE: reason" when line is 0) to r's
  * error buffer; returns APEX_ELOAD. */
 int apex_reader_fail(apex_reader_t *r, int line, const char *fmt, ...)

@@ -348,6 +348,10 @@ static void test_rejections(void **state)
 		      "@ SOA ns1\\ x hostmaster 1 2 3 4 5\n"
 		      "k KX 65536 a\\ b\n",
 		      4, "KX: 65536 in RDATA field 1 is not a number from 0 to 65535");
+	expect_reject("$ORIGIN example.\n$TTL 60\n"
+		      "@ SOA ns1 hostmaster 1 2 3 4 5\n"
+		      "y\\ z CAA 256 issue \"x\"\n",
+		      4, "CAA: 256 in RDATA field 1 is not a number from 0 to 255");
 
 	/* ldns reads this CAA as four fields (a second flags byte, 0x0a,
 	 * from the generic form's length): served, its tag length would
@@ -488,7 +492,10 @@ static void test_numbers_at_their_width(void **state)
 			   "@ SOA ns1 hostmaster 4294967295 4294967295 1h30m 1w 5\n"
 			   "@ CAA 255 issue \"ca.example\"\n"
 			   "u URI 65535 0 \"http://x\"\n"
-			   "_443._tcp TLSA DANE-EE SPKI 255 aabb\n",
+			   "_443._tcp TLSA DANE-EE SPKI 255 aabb\n"
+			   /* an escaped blank is part of the owner: an A record,
+			    * not an MX whose preference would be "A" */
+			   "x\\ MX A 192.0.2.7\n",
 			   "example.", &zone, err, sizeof(err), path, sizeof(path));
 	if (rc != APEX_OK)
 		fail_msg("load failed: %s", err);
@@ -507,6 +514,9 @@ static void test_numbers_at_their_width(void **state)
 	set = apex_node_rrset(zone, find(zone, "_443._tcp.example."), 52);
 	assert_non_null(set);
 	assert_memory_equal(set->rdata, "\0\x05\x03\x01\xff\xaa\xbb", 7);
+	set = apex_node_rrset(zone, find(zone, "x\\ MX.example."), APEX_TYPE_A);
+	assert_non_null(set);
+	assert_memory_equal(set->rdata, "\0\x04\xc0\0\x02\x07", 6);
 	apex_zone_unref(zone);
 	(void)state;
 }
