@@ -67,8 +67,7 @@ static bool put(field_reader_t *r, const void *data, size_t size)
 	return true;
 }
 
-/* A decimal number of at most `max`, digits only. */
-static bool parse_uint(const char *tok, size_t len, uint32_t max, uint32_t *value)
+bool apex_rdata_parse_uint(const char *tok, size_t len, uint32_t max, uint32_t *value)
 {
 	if (len == 0 || len > 10)
 		return false;
@@ -90,7 +89,7 @@ static bool field_uint(field_reader_t *r, int bytes)
 	size_t len;
 	uint32_t v;
 	uint32_t max = bytes == 1 ? 0xff : bytes == 2 ? 0xffff : 0xffffffffu;
-	if (!next_field(r, &tok, &len) || !parse_uint(tok, len, max, &v))
+	if (!next_field(r, &tok, &len) || !apex_rdata_parse_uint(tok, len, max, &v))
 		return false;
 	uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
 	return put(r, b + 4 - bytes, (size_t)bytes);
@@ -484,7 +483,7 @@ static bool field_time(field_reader_t *r)
 			return false;
 		int64_t t = days_from_civil(year, mon, day) * 86400 + hour * 3600 + min * 60 + sec;
 		v = (uint32_t)t;
-	} else if (!parse_uint(tok, len, 0xffffffffu, &v)) {
+	} else if (!apex_rdata_parse_uint(tok, len, 0xffffffffu, &v)) {
 		return false;
 	}
 	uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
@@ -557,8 +556,9 @@ static bool rdata_amtrelay(field_reader_t *r, const uint8_t *origin)
 	const char *tok;
 	size_t len;
 	uint32_t d, type;
-	if (!field_uint(r, 1) || !next_field(r, &tok, &len) || !parse_uint(tok, len, 1, &d) ||
-	    !next_field(r, &tok, &len) || !parse_uint(tok, len, 0x7f, &type))
+	if (!field_uint(r, 1) || !next_field(r, &tok, &len) ||
+	    !apex_rdata_parse_uint(tok, len, 1, &d) || !next_field(r, &tok, &len) ||
+	    !apex_rdata_parse_uint(tok, len, 0x7f, &type))
 		return false;
 	uint8_t b = (uint8_t)(d << 7 | type);
 	return put(r, &b, 1) && field_gateway(r, (uint8_t)type, origin);

@@ -36,6 +36,10 @@
 /* True if apex_rdata_from_text() may handle type. */
 bool apex_rdata_text_supported(uint16_t type);
 
+/* A decimal number of at most max (at most 10 digits, digits only, no
+ * sign) into *value: true, or false with *value unchanged. */
+bool apex_rdata_parse_uint(const char *tok, size_t len, uint32_t max, uint32_t *value);
+
 /*
  * The RR type of a mnemonic ("NS", "rrsig", "TYPE65534") of len bytes.
  * Returns the type, or -1 if the text is not a type.

@@ -9,14 +9,17 @@
 #include <ldns/ldns.h>
 
 #include "util/error.h"
+#include "zone/rdata_text.h"
 
 /* How a field of the RDATA text is checked. */
 typedef enum field_check {
-	FIELD_STOP,     /* may hold a blank: the fields after it are not found */
-	FIELD_SKIP,     /* one token, not a number */
-	FIELD_NUMBER,   /* a number only */
-	FIELD_MNEMONIC, /* a number, or a name ldns reads */
-	FIELD_PERIOD,   /* a number of seconds, or a TTL-like "1h30m" ldns reads */
+	FIELD_STOP,   /* may hold a blank: the fields after it are not found */
+	FIELD_SKIP,   /* one token, not a number */
+	FIELD_NUMBER, /* a number only */
+	/* a number, or a word ldns reads (a mnemonic such as RSASHA256, a
+	 * period with units such as 1h30m): checked when written as digits
+	 * or with a sign */
+	FIELD_WORD,
 } field_check_t;
 
 /* How ldns's field type t is checked, and the largest number it holds. */
@@ -29,9 +32,9 @@ static field_check_t check_of(ldns_rdf_type t, uint32_t *max)
 	case LDNS_RDF_TYPE_ALG:
 	case LDNS_RDF_TYPE_CERTIFICATE_USAGE:
 	case LDNS_RDF_TYPE_SELECTOR:
-	case LDNS_RDF_TYPE_MATCHING_TYPE: *max = UINT8_MAX; return FIELD_MNEMONIC;
-	case LDNS_RDF_TYPE_CERT_ALG: *max = UINT16_MAX; return FIELD_MNEMONIC;
-	case LDNS_RDF_TYPE_PERIOD: /* the SOA's timers */ *max = UINT32_MAX; return FIELD_PERIOD;
+	case LDNS_RDF_TYPE_MATCHING_TYPE: *max = UINT8_MAX; return FIELD_WORD;
+	case LDNS_RDF_TYPE_CERT_ALG: *max = UINT16_MAX; return FIELD_WORD;
+	case LDNS_RDF_TYPE_PERIOD: /* the SOA's timers */ *max = UINT32_MAX; return FIELD_WORD;
 	case LDNS_RDF_TYPE_DNAME:
 	case LDNS_RDF_TYPE_A:
 	case LDNS_RDF_TYPE_AAAA:
@@ -55,21 +58,6 @@ static bool all_digits(const char *f, size_t len)
 	return true;
 }
 
-/* Whether f[0..len) is decimal digits whose value is at most max. */
-static bool number_fits(const char *f, size_t len, uint32_t max)
-{
-	uint64_t v = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		if (f[i] < '0' || f[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(f[i] - '0');
-		if (v > max)
-			return false;
-	}
-	return true;
-}
-
 int apex_record_check_numbers(apex_reader_t *r, int line, int type, const char *rdata)
 {
 	const ldns_rr_descriptor *d = type >= 0 ? ldns_rr_descript((uint16_t)type) : NULL;
@@ -79,7 +67,7 @@ int apex_record_check_numbers(apex_reader_t *r, int line, int type, const char *
 	if (d == NULL || rdata == NULL)
 		return APEX_OK;
 	for (size_t i = 0; i < ldns_rr_descriptor_maximum(d); i++) {
-		uint32_t max = 0;
+		uint32_t max = 0, value;
 		field_check_t check = check_of(ldns_rr_descriptor_field_type(d, i), &max);
 
 		if (check == FIELD_STOP || (f = apex_record_field(&p, &len)) == NULL)
@@ -88,12 +76,9 @@ int apex_record_check_numbers(apex_reader_t *r, int line, int type, const char *
 			return APEX_OK; /* RFC 3597: the bytes as they are */
 		if (check == FIELD_SKIP)
 			continue;
-		/* a mnemonic starts with a letter; a sign or a digit, a number;
-		 * a period with a unit ("1h") is ldns's to read */
-		bool number = (f[0] >= '0' && f[0] <= '9') || f[0] == '-' || f[0] == '+';
-		if (check == FIELD_PERIOD)
-			number = f[0] == '-' || f[0] == '+' || all_digits(f, len);
-		if ((check == FIELD_NUMBER || number) && !number_fits(f, len, max))
+		bool number = f[0] == '-' || f[0] == '+' || all_digits(f, len);
+		if ((check == FIELD_NUMBER || number) &&
+		    !apex_rdata_parse_uint(f, len, max, &value))
 			return apex_reader_fail(
 				r, line,
 				"%s: %.*s in RDATA field %zu is not a number from 0 "
