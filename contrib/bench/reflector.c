@@ -3,7 +3,7 @@
  * reflector: the floor under a UDP DNS server.
  *
  *   reflector [-b BATCH] [-w ROUNDS] [-m epoll|block] [-r RCVBUF] [-s SNDBUF]
- *             [-p BUSY_POLL_US] [-P] [-d DELAY_US] ADDR PORT [SECONDS]
+ *             [-p BUSY_POLL_US] [-P] [-d DELAY_US] [-a BYTES] ADDR PORT [SECONDS]
  *
  * Answers every datagram with its own bytes and the QR bit set.  By
  * default with the same I/O pattern as apexd's UDP workers
@@ -22,6 +22,9 @@
  *   -p US      SO_BUSY_POLL (and -P: SO_PREFER_BUSY_POLL)
  *   -d US      after a wake-up, sleep US microseconds before receiving,
  *              so that a fuller batch is waiting
+ *   -a BYTES   every answer BYTES long (the query's bytes, then zeros),
+ *              so that the floor moves as many bytes as the server it is
+ *              set against; never below the query's own size
  * Stops on SIGTERM/SIGINT or after SECONDS (default 600).
  */
 #define _GNU_SOURCE
@@ -53,6 +56,7 @@ struct options {
 	int busy_poll_us;
 	int prefer_busy_poll;
 	long delay_us;
+	int answer_size; /* -a; 0: the query's own */
 };
 
 static volatile sig_atomic_t stopping;
@@ -68,7 +72,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c;
 
 	*o = (struct options){ .batch = 64, .rounds = 8 };
-	while ((c = getopt(argc, argv, "b:w:m:r:s:p:Pd:")) != -1) {
+	while ((c = getopt(argc, argv, "b:w:m:r:s:p:Pd:a:")) != -1) {
 		switch (c) {
 		case 'b': o->batch = atoi(optarg); break;
 		case 'w': o->rounds = atoi(optarg); break;
@@ -83,11 +87,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'p': o->busy_poll_us = atoi(optarg); break;
 		case 'P': o->prefer_busy_poll = 1; break;
 		case 'd': o->delay_us = atol(optarg); break;
+		case 'a': o->answer_size = atoi(optarg); break;
 		default: return -1;
 		}
 	}
 	if (o->batch < 1 || o->batch > BATCH_MAX || o->rounds < 1 || o->delay_us < 0 ||
-	    o->delay_us > 100000)
+	    o->delay_us > 100000 || o->answer_size < 0 || o->answer_size > QUERY_MAX)
 		return -1;
 	return 0;
 }
@@ -142,7 +147,7 @@ static void show_buffers(int fd)
 }
 
 /* One recvmmsg batch answered with sendmmsg; returns datagrams received. */
-static int reflect_batch(int fd, int batch, int flags)
+static int reflect_batch(int fd, int batch, int flags, int answer_size)
 {
 	static uint8_t buffers[BATCH_MAX][QUERY_MAX];
 	static struct mmsghdr msgs[BATCH_MAX];
@@ -166,6 +171,11 @@ static int reflect_batch(int fd, int batch, int flags)
 		iov[i].iov_len = msgs[i].msg_len;
 		if (msgs[i].msg_len >= 3)
 			buffers[i][2] |= 0x80; /* QR */
+		if ((unsigned)answer_size > msgs[i].msg_len) {
+			memset(buffers[i] + msgs[i].msg_len, 0,
+			       (unsigned)answer_size - msgs[i].msg_len);
+			iov[i].iov_len = (size_t)answer_size;
+		}
 	}
 	for (int sent = 0; sent < n;) {
 		int m = sendmmsg(fd, msgs + sent, (unsigned)(n - sent), 0);
@@ -187,8 +197,8 @@ int main(int argc, char **argv)
 	    inet_pton(AF_INET, argv[optind], &addr.sin_addr) != 1) {
 		fprintf(stderr,
 			"usage: %s [-b BATCH] [-w ROUNDS] [-m epoll|block] [-r RCVBUF] "
-			"[-s SNDBUF] [-p BUSY_POLL_US] [-P] [-d DELAY_US] IPV4ADDR PORT "
-			"[SECONDS]\n",
+			"[-s SNDBUF] [-p BUSY_POLL_US] [-P] [-d DELAY_US] [-a BYTES] IPV4ADDR "
+			"PORT [SECONDS]\n",
 			argv[0]);
 		return 2;
 	}
@@ -224,7 +234,7 @@ int main(int argc, char **argv)
 			break;
 		if (o.blocking) {
 			/* sleeps in the kernel until one datagram, then takes what is there */
-			int n = reflect_batch(fd, o.batch, MSG_WAITFORONE);
+			int n = reflect_batch(fd, o.batch, MSG_WAITFORONE, o.answer_size);
 
 			packets += (unsigned long)n;
 			wakeups += n > 0;
@@ -240,7 +250,7 @@ int main(int argc, char **argv)
 			nanosleep(&d, NULL);
 		}
 		for (int round = 0; round < o.rounds; round++) {
-			int n = reflect_batch(fd, o.batch, MSG_DONTWAIT);
+			int n = reflect_batch(fd, o.batch, MSG_DONTWAIT, o.answer_size);
 
 			packets += (unsigned long)n;
 			if (n < o.batch)

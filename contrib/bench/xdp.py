@@ -26,7 +26,11 @@ server's CPU time (utime + stime of its processes, /proc/PID/stat) per
 answered query; then apexd-xdp's CPU per query as a multiple of
 knot-xdp's, of the better of Knot DNS and NSD on sockets, of apexd's
 own on sockets and of xdp-reflector's, and apexd's on sockets as a
-multiple of reflector's.  veth runs a packet's receive path on the sender's CPU, so the kernel's receive work of both
+multiple of reflector's.  "xdp-reflector=-a auto" and "reflector=-a
+auto" are the floors with answers as large as apexd's (the mean size of
+apexd-xdp's answers to the same queries in a 3 s run before each zone
+and DO): they move the bytes apexd moves, which the plain reflectors,
+echoing each query, do not.  veth runs a packet's receive path on the sender's CPU, so the kernel's receive work of both
 paths is outside the server's CPU time on this setup; its send path is
 inside it.  Build first (make); see contrib/bench/benchlib.py for the
 environment.
@@ -165,7 +169,18 @@ class XdpReflector(InNamespace, B.Server):
 
 
 class Reflector(InNamespace, B.Reflector):
-    """The UDP reflector: the socket path's floor."""
+    """The UDP reflector: the socket path's floor; "reflector=-a 600" runs
+    it with options."""
+
+    def __init__(self, workdir, zones, options=""):
+        self.options = options.split()
+        if options:
+            self.name = "reflector_" + re.sub(r"[^A-Za-z0-9_-]+", "_", options)
+        super().__init__(workdir, zones)
+
+    def command(self):
+        cmd = super().command()
+        return cmd[:1] + self.options + cmd[1:]
 
     def ready(self, origin):
         return self.net.answers(origin)
@@ -186,7 +201,7 @@ def make_server(spec, tmp, zones):
     """SERVERS[name], or "xdp-reflector=OPTIONS", "apexd-xdp=OPTIONS",
     "apexd=BUILDDIR" (apexd of another build, on sockets)."""
     name, _, options = spec.partition("=")
-    if options and name in ("xdp-reflector", "apexd-xdp"):
+    if options and name in ("xdp-reflector", "apexd-xdp", "reflector"):
         return SERVERS[name](tmp, zones, options)
     if options and name == "apexd":
         return type("ApexdBuild", (InNamespace, B.ApexdBuild), {})(tmp, zones, spec)
@@ -217,19 +232,40 @@ def kxdpgun(net, queries, seconds, rate):
                          timeout=seconds + 60).stdout.decode("utf-8", "replace")
     sent = re.search(r"total queries:\s+(\d+)", out)
     got = re.search(r"total replies:\s+(\d+)", out)
+    size = re.search(r"average DNS reply size:\s+(\d+)", out)
     if sent is None or got is None:
         raise RuntimeError("kxdpgun: %s" % out)
-    return int(sent.group(1)), int(got.group(1))
+    return int(sent.group(1)), int(got.group(1)), int(size.group(1)) if size else 0
 
 
 def measure(net, server, queries, seconds, rate):
     user0, sys0 = server.cpu_seconds("user"), server.cpu_seconds("system")
-    sent, answered = kxdpgun(net, queries, seconds, rate)
+    sent, answered, reply_bytes = kxdpgun(net, queries, seconds, rate)
     cpu = server.cpu_seconds("user") - user0 + server.cpu_seconds("system") - sys0
-    return {"sent": sent, "answered": answered,
+    return {"sent": sent, "answered": answered, "reply_bytes": reply_bytes,
             "answered_pct": 100.0 * answered / sent if sent else 0.0,
             "aps": answered / seconds,
             "cpu_us_per_q": cpu / answered * 1e6 if answered else 0.0}
+
+
+CALIBRATION_SECONDS, CALIBRATION_RATE = 3, 20000
+
+
+def apexd_reply_size(net, tmp, zones, queries):
+    """The mean size of apexd's answers to this query file (kxdpgun's
+    "average DNS reply size" of a short run against apexd-xdp): what a
+    reflector given "-a auto" sends, so that the floor moves as many bytes
+    as apexd does."""
+    server = SERVERS["apexd-xdp"](tmp, zones)
+    server.start()
+    try:
+        _, _, size = kxdpgun(net, queries, CALIBRATION_SECONDS, CALIBRATION_RATE)
+    finally:
+        server.stop()
+        net.detach_xdp()
+    if size <= 0:
+        raise RuntimeError("kxdpgun reported no reply size for apexd-xdp")
+    return size
 
 
 def run(args, net, tmp):
@@ -242,12 +278,18 @@ def run(args, net, tmp):
         qfile = B.query_file(tmp, label, zones, mix)
         for do in [int(d) for d in args.do.split(",")]:
             queries = kxdpgun_file(tmp, label, qfile, do)
+            specs = {n: n for n in names}
+            if any("auto" in n.partition("=")[2] for n in names):
+                size = apexd_reply_size(net, tmp, zones, queries)
+                B.log("%s DO=%d: apexd's answers %d bytes on average: the sized floors' "
+                      "answers" % (label, do, size))
+                specs = {n: n.replace("auto", str(size)) if "=" in n else n for n in names}
             for rate in rates:
                 per = {n: [] for n in names}
                 for rnd in range(args.rounds):
                     order = names[rnd % len(names):] + names[:rnd % len(names)]
                     for n in order:
-                        server = make_server(n, tmp, zones)
+                        server = make_server(specs[n], tmp, zones)
                         server.start()
                         try:
                             res = measure(net, server, queries, args.seconds, rate)
@@ -255,8 +297,9 @@ def run(args, net, tmp):
                             server.stop()
                             net.detach_xdp()
                         B.log("%s DO=%d rate %s round %d %s: %.1f%% answered, %.0f/s, "
-                              "%.2f us/query" % (label, do, rate, rnd, n, res["answered_pct"],
-                                                 res["aps"], res["cpu_us_per_q"]))
+                              "%.2f us/query, %d-byte answers"
+                              % (label, do, rate, rnd, n, res["answered_pct"], res["aps"],
+                                 res["cpu_us_per_q"], res["reply_bytes"]))
                         per[n].append(res)
                 for n in names:
                     med = {k: B.median([r[k] for r in per[n]]) for k in per[n][0]}
@@ -268,9 +311,10 @@ def report(results):
     rows = []
     for label, do, rate, n, m in results:
         rows.append([label, do, "max" if rate == MAX_RATE else rate, n,
-                     "%.1f" % m["answered_pct"], "%.0f" % m["aps"], "%.2f" % m["cpu_us_per_q"]])
-    print(B.table(["zone", "DO", "rate", "server", "answered %", "answers/s", "CPU us/query"],
-                  rows))
+                     "%.1f" % m["answered_pct"], "%.0f" % m["aps"], "%.2f" % m["cpu_us_per_q"],
+                     "%.0f" % m["reply_bytes"]])
+    print(B.table(["zone", "DO", "rate", "server", "answered %", "answers/s", "CPU us/query",
+                   "answer bytes"], rows))
     keys = sorted({(l, d, r) for l, d, r, _, _ in results})
     for key in keys:
         got = {n: m for l, d, r, n, m in results if (l, d, r) == key}
@@ -288,15 +332,22 @@ def report(results):
         if got.get("apexd") and got["apexd"]["cpu_us_per_q"]:
             line += ", %.2fx apexd on sockets" % (apex["cpu_us_per_q"] /
                                                   got["apexd"]["cpu_us_per_q"])
-        if got.get("xdp-reflector") and got["xdp-reflector"]["cpu_us_per_q"]:
-            line += ", %.2fx the AF_XDP floor" % (apex["cpu_us_per_q"] /
-                                                  got["xdp-reflector"]["cpu_us_per_q"])
+        for n in sorted(got):
+            if n.partition("=")[0] == "xdp-reflector" and got[n]["cpu_us_per_q"]:
+                line += ", %.2fx the AF_XDP floor%s" % (
+                    apex["cpu_us_per_q"] / got[n]["cpu_us_per_q"],
+                    " (%s)" % n.partition("=")[2] if "=" in n else "")
         print(line)
-        sockets, floor = got.get("apexd"), got.get("reflector")
-        if sockets and floor and sockets["cpu_us_per_q"] and floor["cpu_us_per_q"]:
-            print("%s DO=%d rate %s: apexd on sockets %.2fx the UDP floor" % (
+        sockets = got.get("apexd")
+        for n in sorted(got):
+            floor = got[n]
+            if (n.partition("=")[0] != "reflector" or not sockets or not sockets["cpu_us_per_q"]
+                    or not floor["cpu_us_per_q"]):
+                continue
+            print("%s DO=%d rate %s: apexd on sockets %.2fx the UDP floor%s" % (
                 key[0], key[1], "max" if key[2] == MAX_RATE else key[2],
-                sockets["cpu_us_per_q"] / floor["cpu_us_per_q"]))
+                sockets["cpu_us_per_q"] / floor["cpu_us_per_q"],
+                " (%s)" % n.partition("=")[2] if "=" in n else ""))
 
 
 def main():

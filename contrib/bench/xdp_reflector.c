@@ -2,7 +2,7 @@
 /*
  * xdp_reflector: the floor under apexd's AF_XDP path.
  *
- *   xdp_reflector [-w ROUNDS] [-p BUSY_POLL_US] IFNAME PORT [SECONDS]
+ *   xdp_reflector [-w ROUNDS] [-p BUSY_POLL_US] [-a BYTES] IFNAME PORT [SECONDS]
  *
  * Attaches apexd's XDP program (lib/xdp/program.h) to IFNAME for UDP
  * port PORT, opens one AF_XDP socket on its queue 0 (lib/xdp/xsk_socket.h)
@@ -17,6 +17,12 @@
  * batch with the same wake-up rule.  Its CPU time per query is the kernel's
  * share plus the least an AF_XDP server can do; apexd's is that plus the
  * DNS work.
+ *
+ * -a BYTES: every answer BYTES long (the query's bytes, then zeros), so
+ * that the floor moves as many bytes as the server it is set against
+ * (a root referral with DNSSEC is twenty times its query): the kernel's
+ * and the rings' cost per byte is no DNS work.  Answers are never cut
+ * below the query's own size.
  *
  * Needs CAP_NET_ADMIN and CAP_NET_RAW.  Stops on SIGTERM/SIGINT or after
  * SECONDS (default 600), detaching the program.
@@ -51,6 +57,7 @@ typedef struct reflector {
 	uint64_t tx_addr[APEX_XDP_BATCH];
 	uint32_t tx_len[APEX_XDP_BATCH];
 	unsigned long received, sent, invalid, no_frame;
+	size_t answer_size; /* -a; 0: the query's own */
 } reflector_t;
 
 /* The answer to the frame at addr: its DNS bytes with QR set, headers
@@ -71,10 +78,16 @@ static void reflect_frame(reflector_t *r, uint64_t addr, uint32_t len, unsigned 
 	}
 	uint8_t *out = apex_xsk_frame(&r->xsk, out_addr);
 
-	memcpy(out + q.header_size, frame + q.header_size, q.payload_size);
+	size_t size = q.payload_size;
+
+	memcpy(out + q.header_size, frame + q.header_size, size);
 	out[q.header_size + 2] |= 0x80; /* QR */
+	if (r->answer_size > size) {
+		memset(out + q.header_size + size, 0, r->answer_size - size);
+		size = r->answer_size;
+	}
 	r->tx_addr[*answers] = out_addr;
-	r->tx_len[*answers] = (uint32_t)apex_xdp_frame_reply(frame, &q, out, q.payload_size);
+	r->tx_len[*answers] = (uint32_t)apex_xdp_frame_reply(frame, &q, out, size);
 	(*answers)++;
 }
 
@@ -144,10 +157,14 @@ static unsigned long serve(reflector_t *r, int rounds, double limit)
 
 int main(int argc, char **argv)
 {
-	int rounds = APEX_XDP_BATCHES_PER_WAKEUP, busy_poll_us = 0, c;
+	int rounds = APEX_XDP_BATCHES_PER_WAKEUP, busy_poll_us = 0, answer_size = 0, c;
 
-	while ((c = getopt(argc, argv, "w:p:")) != -1) {
+	while ((c = getopt(argc, argv, "w:p:a:")) != -1) {
 		if (c == 'p' && (busy_poll_us = atoi(optarg)) > 0)
+			continue;
+		/* the largest DNS message a frame holds after the largest headers */
+		if (c == 'a' && (answer_size = atoi(optarg)) > 0 &&
+		    answer_size <= APEX_XSK_FRAME_SIZE - APEX_XDP_HEADER_MAX)
 			continue;
 		if (c != 'w' || (rounds = atoi(optarg)) < 1) {
 			rounds = -1;
@@ -156,13 +173,18 @@ int main(int argc, char **argv)
 	}
 	if (rounds < 1 || argc - optind < 2 || atoi(argv[optind + 1]) <= 0 ||
 	    atoi(argv[optind + 1]) > 65535) {
-		fprintf(stderr, "usage: %s [-w ROUNDS] IFNAME PORT [SECONDS]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s [-w ROUNDS] [-p BUSY_POLL_US] [-a BYTES (at most %d)] IFNAME "
+			"PORT [SECONDS]\n",
+			argv[0], APEX_XSK_FRAME_SIZE - APEX_XDP_HEADER_MAX);
 		return 2;
 	}
 	const char *ifname = argv[optind];
 	uint16_t port = (uint16_t)atoi(argv[optind + 1]);
 	double limit = argc - optind > 2 ? atof(argv[optind + 2]) : 600;
 	static reflector_t r; /* its rings' arrays: not on the stack */
+
+	r.answer_size = (size_t)answer_size;
 	apex_xdp_program_t prog;
 	char err[256];
 	int status = 1;
