@@ -147,43 +147,37 @@ class KnotXdp(InNamespace, B.Knot):
         return cmd
 
 
-class XdpReflector(InNamespace, B.Server):
-    """contrib/bench/xdp_reflector: the AF_XDP path's floor (apexd's XDP
-    program, socket and frame handling, no DNS work); "xdp-reflector=-p 20"
-    runs it with options."""
-
-    name = "xdp-reflector"
+class FloorOptions:
+    """A floor run with command-line options ("xdp-reflector=-p 20",
+    "reflector=-a 600"), in a directory named after them."""
 
     def __init__(self, workdir, zones, options=""):
         self.options = options.split()
         if options:
-            self.name = "xdp-reflector_" + re.sub(r"[^A-Za-z0-9_-]+", "_", options)
+            self.name += "_" + re.sub(r"[^A-Za-z0-9_-]+", "_", options)
         super().__init__(workdir, zones)
+
+    def ready(self, origin):
+        return self.net.answers(origin)
+
+
+class XdpReflector(FloorOptions, InNamespace, B.Server):
+    """contrib/bench/xdp_reflector: the AF_XDP path's floor (apexd's XDP
+    program, socket and frame handling, no DNS work)."""
+
+    name = "xdp-reflector"
 
     def command(self):
         return ([os.path.join(B.BUILDDIR, "contrib", "bench", "xdp_reflector")] + self.options
                 + [self.net.server_if, str(self.port), "3600"])
 
-    def ready(self, origin):
-        return self.net.answers(origin)
 
-
-class Reflector(InNamespace, B.Reflector):
-    """The UDP reflector: the socket path's floor; "reflector=-a 600" runs
-    it with options."""
-
-    def __init__(self, workdir, zones, options=""):
-        self.options = options.split()
-        if options:
-            self.name = "reflector_" + re.sub(r"[^A-Za-z0-9_-]+", "_", options)
-        super().__init__(workdir, zones)
+class Reflector(FloorOptions, InNamespace, B.Reflector):
+    """The UDP reflector: the socket path's floor."""
 
     def command(self):
         cmd = super().command()
         return cmd[:1] + self.options + cmd[1:]
-
-    def ready(self, origin):
-        return self.net.answers(origin)
 
 
 SERVERS = {
@@ -249,6 +243,13 @@ def measure(net, server, queries, seconds, rate):
 
 
 CALIBRATION_SECONDS, CALIBRATION_RATE = 3, 20000
+AUTO_SIZE = re.compile(r"-a\s+auto\b")
+
+
+def sized_floor(spec):
+    """Whether spec is a floor told to answer with apexd's bytes."""
+    name, _, options = spec.partition("=")
+    return name in ("xdp-reflector", "reflector") and AUTO_SIZE.search(options) is not None
 
 
 def apexd_reply_size(net, tmp, zones, queries):
@@ -279,11 +280,12 @@ def run(args, net, tmp):
         for do in [int(d) for d in args.do.split(",")]:
             queries = kxdpgun_file(tmp, label, qfile, do)
             specs = {n: n for n in names}
-            if any("auto" in n.partition("=")[2] for n in names):
+            if any(sized_floor(n) for n in names):
                 size = apexd_reply_size(net, tmp, zones, queries)
                 B.log("%s DO=%d: apexd's answers %d bytes on average: the sized floors' "
                       "answers" % (label, do, size))
-                specs = {n: n.replace("auto", str(size)) if "=" in n else n for n in names}
+                specs = {n: AUTO_SIZE.sub("-a %d" % size, n) if sized_floor(n) else n
+                         for n in names}
             for rate in rates:
                 per = {n: [] for n in names}
                 for rnd in range(args.rounds):
