@@ -69,16 +69,19 @@ static bool put(field_reader_t *r, const void *data, size_t size)
 
 bool apex_rdata_parse_uint(const char *tok, size_t len, uint32_t max, uint32_t *value)
 {
-	if (len == 0 || len > 10)
-		return false;
 	uint64_t v = 0;
+
+	if (len == 0)
+		return false;
+	/* v stays at most max (< 2^32) before each step: no overflow, and
+	 * leading zeros take no room */
 	for (size_t i = 0; i < len; i++) {
 		if (tok[i] < '0' || tok[i] > '9')
 			return false;
 		v = v * 10 + (uint64_t)(tok[i] - '0');
+		if (v > max)
+			return false;
 	}
-	if (v > max)
-		return false;
 	*value = (uint32_t)v;
 	return true;
 }

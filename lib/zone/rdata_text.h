@@ -36,8 +36,8 @@
 /* True if apex_rdata_from_text() may handle type. */
 bool apex_rdata_text_supported(uint16_t type);
 
-/* A decimal number of at most max (at most 10 digits, digits only, no
- * sign) into *value: true, or false with *value unchanged. */
+/* A decimal number of at most max (digits only, no sign; leading zeros
+ * allowed) into *value: true, or false with *value unchanged. */
 bool apex_rdata_parse_uint(const char *tok, size_t len, uint32_t max, uint32_t *value);
 
 /*

@@ -180,6 +180,7 @@ static void test_forms(void **state)
 	check_one("@", APEX_TYPE_CNAME, true);
 	check_one("a\\.b.c\\065\\\\.example.", APEX_TYPE_PTR, true);
 	check_one("10 Mail.Example.", APEX_TYPE_MX, true);
+	check_one("000000000010 mail.example.", APEX_TYPE_MX, true); /* leading zeros */
 	check_one("1 2 3 srv.example.", APEX_TYPE_SRV, true);
 	check_one("2001:db8::1", APEX_TYPE_AAAA, true);
 	check_one("12345 8 2 4A263B9DF71A62AA53E1F4CA34C401FDC7A70CE8A6FE2677E04F307A E0BC84EF",

@@ -495,7 +495,9 @@ static void test_numbers_at_their_width(void **state)
 			   "_443._tcp TLSA DANE-EE SPKI 255 aabb\n"
 			   /* an escaped blank is part of the owner: an A record,
 			    * not an MX whose preference would be "A" */
-			   "x\\ MX A 192.0.2.7\n",
+			   "x\\ MX A 192.0.2.7\n"
+			   /* leading zeros are no part of the number's width */
+			   "c CAA 000000000000128 issue \"ca.example\"\n",
 			   "example.", &zone, err, sizeof(err), path, sizeof(path));
 	if (rc != APEX_OK)
 		fail_msg("load failed: %s", err);
@@ -517,6 +519,9 @@ static void test_numbers_at_their_width(void **state)
 	set = apex_node_rrset(zone, find(zone, "x\\ MX.example."), APEX_TYPE_A);
 	assert_non_null(set);
 	assert_memory_equal(set->rdata, "\0\x04\xc0\0\x02\x07", 6);
+	set = apex_node_rrset(zone, find(zone, "c.example."), 257);
+	assert_non_null(set);
+	assert_memory_equal(set->rdata, "\0\x11\x80\x05issueca.example", 19);
 	apex_zone_unref(zone);
 	(void)state;
 }
