@@ -28,8 +28,14 @@ there: never two secondaries at once), with no copy of the zone:
               itself (from 127.0.0.1, the primary's SOA in its answer
               section as Knot DNS 3.2 sends it; again every second while
               it is not answered, as a primary does) and times until the secondary answers
-              with the new serial (SOA queries every 1 ms, bounded; this
-              loop under SCHED_FIFO when allowed, --no-realtime not).
+              with the new serial (SOA queries every --probe-interval ms,
+              1 by default, bounded; this loop under SCHED_FIFO when
+              allowed, --no-realtime not).  A round's time is therefore
+              known to within the interval plus a query's round trip
+              (about 1.2 ms at the default: rounds of one secondary fall
+              on a few values 1.2 ms apart); 0.2 tells sub-millisecond
+              differences apart, at the cost of the secondary answering
+              five times as many probes on its CPU.
               Reported: median and max of the rounds, the peak RSS over the
               rounds (VmHWM, reset through /proc/PID/clear_refs before
               them), and the RSS after them (--settle seconds after the
@@ -355,7 +361,8 @@ def run_secondary(args, name, primary, zone, tmp):
                 soa = P.soa_rrset(primary.port, zone.origin)
                 with realtime(args.realtime):
                     notify = P.Notify(sec.port, zone.origin, soa=soa)
-                    took = probe.wait(zone.serial, args.round_timeout, notify=notify)
+                    took = probe.wait(zone.serial, args.round_timeout,
+                                      interval=args.probe_interval / 1e3, notify=notify)
                     notify.close()
                 if took is None:
                     raise RuntimeError("%s did not serve serial %d within %d s" % (
@@ -412,6 +419,8 @@ def main():
     ap.add_argument("--apex-steps", action="store_true",
                     help="apexd at log-level debug, and the medians of its derivation's "
                          "steps reported with its own account")
+    ap.add_argument("--probe-interval", type=float, default=1.0,
+                    help="milliseconds between the SOA queries that see the new serial")
     ap.add_argument("--round-timeout", type=float, default=300.0)
     ap.add_argument("--start-timeout", type=float, default=1200.0)
     args = ap.parse_args()
