@@ -153,8 +153,8 @@ size_t apex_zone_sweep_chain(apex_zone_t *old, const apex_zone_t *successor,
 		}
 		for (uint32_t i = 0; i < root->spare_nodes.count; i++)
 			mark(&s, root->spare_nodes.pages[i], APEX_NODE_PAGE * sizeof(apex_node_t));
-		for (uint32_t i = 0; i < root->spare_rrsets.count; i++)
-			mark(&s, root->spare_rrsets.pages[i], APEX_RRSETS_PAGE_SIZE);
+		for (uint32_t i = 0; i < root->spare_small.count; i++)
+			mark(&s, root->spare_small.pages[i], APEX_RRSETS_PAGE_SIZE);
 		/* and the chain's own versions: each lives in its arena, with
 		 * the name of its file (zone.c) */
 		for (const apex_zone_t *v = old; v != NULL; v = v->base) {

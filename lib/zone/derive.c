@@ -122,7 +122,7 @@ int apex_derive_set_rrsets(derive_t *d, uint32_t id, const apex_rrset_t *sets)
 		/* a page the chain kept, as for node pages, else one on a
 		 * whole system page, kept or given back once replaced
 		 * (zone/page_discard.h) */
-		const apex_rrset_t **page = apex_zone_take_spare_rrsets(d->old);
+		const apex_rrset_t **page = apex_zone_take_spare_small(d->old);
 		uint8_t copied = page != NULL ? COPIED_INTO_SPARE : COPIED;
 		if (page == NULL && d->rrsets_pool_left > 0) {
 			page = d->rrsets_pool;
@@ -209,7 +209,7 @@ static void fill_pool(derive_t *d, size_t ids)
  * come one by one. */
 static void fill_rrsets_pool(derive_t *d, size_t ids)
 {
-	size_t count, spare = apex_zone_spare_rrsets_count(d->old);
+	size_t count, spare = apex_zone_spare_small_count(d->old);
 
 	for (uint32_t r = 0; r < d->bd.b->owner_count; r++)
 		if (!d->fresh[r]) /* (the new names' ids come after share()) */
@@ -256,7 +256,7 @@ static int share(derive_t *d)
 	zone->order = old->order;
 	zone->node_count = old->node_count;
 	zone->key_prefixes = old->key_prefixes;
-	zone->node_table = old->node_table;
+	zone->node_table_pages = old->node_table_pages;
 	zone->node_table_size = old->node_table_size;
 	zone->node_table_length = old->node_table_length;
 	zone->node_table_mask = old->node_table_mask;
@@ -857,7 +857,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 		       .copy_nodes = owners->copy_nodes };
 	int rc = APEX_OK;
 
-	if (b->rr_count == 0 || old->id_count == 0 || old->node_table == NULL)
+	if (b->rr_count == 0 || old->id_count == 0 || old->node_table_pages == NULL)
 		return APEX_ENOTSUP;
 	d.profile.mark_ns = apex_monotonic_ns(); /* the rest zeroed above */
 	deriving(old, 1);
@@ -887,7 +887,8 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 				apex_zone_return_spare_page(old, (apex_node_t *)d.pages[p]);
 		for (size_t p = 0; d.rrsets_copied != NULL && p < d.page_count; p++)
 			if (d.rrsets_copied[p] == COPIED_INTO_SPARE)
-				apex_zone_return_spare_rrsets(old, d.rrset_pages[p]);
+				apex_zone_return_spare_small(old, (void *)d.rrset_pages[p]);
+		apex_derive_table_return(&d);
 		d.bd.ttl_warnings = d.bd.ds_warnings = d.bd.glue_warnings = 0; /* no summary */
 		apex_index_mem_unref(
 			atomic_exchange_explicit(&d.zone->index_mem, NULL, memory_order_acq_rel));
@@ -899,6 +900,7 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 	b->sorted_names = NULL;
 	free(d.copied);
 	free(d.rrsets_copied);
+	free(d.table_copied);
 	free(d.ids);
 	free(d.fresh);
 	free(d.removed);

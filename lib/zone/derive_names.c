@@ -2,8 +2,9 @@
 /*
  * Names added and removed by a derivation (derive_state.h): the new names
  * get ids after old's, the removed ones leave theirs unused; the name
- * index is copied with both, the hash table too (or built again when it
- * would be more than half full); the new names get their structure from
+ * index is copied with both, the hash table updated in the pages they
+ * reach (derive_table.c; built again when it would be more than half
+ * full); the new names get their structure from
  * their parents.  The empty non-terminals a new name needs are made
  * (their ids after the new names'), those a removed one leaves with
  * nothing below are removed.
@@ -16,13 +17,11 @@
 #include "dns/name.h"
 #include "dns/rrtype.h"
 #include "util/error.h"
-#include "util/parallel.h"
 #include "util/populate.h"
 #include "zone/build.h"
 #include "zone/derive.h"
 #include "zone/derive_state.h"
 #include "zone/index_block.h"
-#include "zone/load_parallel.h"
 #include "zone/node_table.h"
 
 void apex_derive_init_fresh(apex_derive_t *d, uint32_t r, apex_node_t *node)
@@ -278,21 +277,21 @@ static size_t index_count(const apex_derive_t *d)
 	       d->ent_count;
 }
 
-/* The new version's hash table is old's copied with the changes, rather
- * than built again: it stays at most half full (count names) and every
+/* The new version's hash table is old's with the changes, rather than
+ * built again: it stays at most half full (count names) and every
  * id fits its slots. */
-static bool table_copied(const apex_derive_t *d, size_t count)
+static bool table_kept(const apex_derive_t *d, size_t count)
 {
 	return 2 * count <= d->old->node_table_size && d->zone->id_count <= d->old->node_table_mask;
 }
 
 /* The arrays of the new version's name index, in one block (64-byte
  * aligned each) that its chain keeps for the next derivation once no
- * version reads them (zone/index_block.h). */
+ * version reads them (zone/index_block.h).  (The hash table is not among
+ * them: its pages are copied as the changes reach them, derive_table.c.) */
 typedef struct index_arrays {
 	uint64_t *prefixes;
 	uint32_t *order;
-	uint32_t *slots; /* the hash table's, when copied; else NULL */
 } index_arrays_t;
 
 static size_t line_up(size_t bytes)
@@ -305,19 +304,15 @@ static int take_index_arrays(apex_derive_t *d, apex_index_mem_t *mem, size_t cou
 {
 	size_t prefix_bytes = line_up((count + 1) * sizeof(*a->prefixes));
 	size_t order_bytes = line_up((count + 1) * sizeof(*a->order));
-	size_t slot_bytes =
-		table_copied(d, count) ? d->old->node_table_length * sizeof(*a->slots) : 0;
-	uint8_t *block =
-		apex_index_block_take(mem, d->old, prefix_bytes + order_bytes + slot_bytes);
+	uint8_t *block = apex_index_block_take(mem, d->old, prefix_bytes + order_bytes);
 
 	if (block == NULL)
 		return APEX_ENOMEM;
 	/* a block taken fresh from the system is faulted in at once; a kept
 	 * one is resident and left alone (util/populate.h) */
-	apex_populate_for_write(block, prefix_bytes + order_bytes + slot_bytes);
+	apex_populate_for_write(block, prefix_bytes + order_bytes);
 	a->prefixes = (uint64_t *)block;
 	a->order = (uint32_t *)(block + prefix_bytes);
-	a->slots = slot_bytes > 0 ? (uint32_t *)(block + prefix_bytes + order_bytes) : NULL;
 	return APEX_OK;
 }
 
@@ -382,46 +377,6 @@ static int merge_index(apex_derive_t *d, const uint8_t *gone, uint32_t *order, u
 	return APEX_OK;
 }
 
-/* What the two halves of copy_index() share. */
-typedef struct index_copy {
-	apex_derive_t *d;
-	const uint8_t *gone;
-	index_arrays_t *a;
-} index_copy_t;
-
-/* Item 0: the name index merged (merge_index()); item 1: old's hash
- * table copied into the new one's slots, as it is.  One part holds both
- * when there is one thread. */
-static int copy_index_part(void *arg, size_t begin, size_t end)
-{
-	const index_copy_t *c = arg;
-	const apex_zone_t *old = c->d->old;
-	int rc = APEX_OK;
-
-	for (size_t i = begin; i < end && rc == APEX_OK; i++)
-		if (i == 0)
-			rc = merge_index(c->d, c->gone, c->a->order, c->a->prefixes);
-		else
-			memcpy(c->a->slots, old->node_table,
-			       old->node_table_length * sizeof(*c->a->slots));
-	return rc;
-}
-
-/* The new version's name index merged and old's hash table copied for
- * update_table(), the two at once on two threads: both are proportional
- * to the zone, not to the change (about 20 bytes a name: 4 MB for the
- * 206,000 names of a 1M-record TLD, 200 MB for 10M names), the most of a
- * small IXFR's derivation, and they read and write apart. */
-static int copy_index(apex_derive_t *d, const uint8_t *gone, index_arrays_t *a)
-{
-	index_copy_t c = { d, gone, a };
-
-	if (a->slots == NULL)
-		return merge_index(d, gone, a->order, a->prefixes);
-	/* as many threads as a load takes (load-threads), two at most */
-	return apex_parallel_for(2, apex_load_cpu_count(), 1, copy_index_part, &c);
-}
-
 /* A new name's (or made empty non-terminal's) parent, flags, cut and
  * hash, from its parent in the new version; the parent's wildcard child. */
 static int fresh_structure(apex_derive_t *d, uint32_t id, bool empty)
@@ -482,67 +437,21 @@ static int fresh_nsec3_owner(apex_derive_t *d, uint32_t r)
 	return APEX_OK;
 }
 
-/* Remove the entry of id (whose name hash is hash) from a table of old's
- * form (zone/node_slots.h): the entries after it in its run move back,
- * each to the first place at or after its home, so that every lookup
- * still finds them. */
-static void table_delete(uint32_t *slots, const apex_zone_t *old, uint32_t hash, uint32_t id)
-{
-	uint32_t size = old->node_table_size, mask = old->node_table_mask;
-	uint32_t i = apex_node_table_first(hash, size);
-
-	while (slots[i] != 0 && apex_node_table_id(slots[i], mask) != id)
-		i++;
-	if (slots[i] == 0)
-		return;
-	for (uint32_t j = i + 1; slots[j] != 0; j++) {
-		/* a slot keeps only the high bits of its hash: the node has it */
-		const apex_node_t *node =
-			apex_zone_node_of(old, apex_node_table_id(slots[j], mask));
-		if (apex_node_table_first(node->hash, size) <= i) {
-			slots[i] = slots[j];
-			i = j;
-		}
-	}
-	slots[i] = 0;
-}
-
-/* The hash table: old's, copied into slots (copy_index()), with the
- * removed names out and the new ones in; built again in arena, with room
- * to spare (node_table.h), when it would be more than half full or an id
- * would not fit its slots (slots NULL: table_copied()), or a run its
- * tail. */
-static int update_table(apex_derive_t *d, uint32_t *slots, apex_arena_t *arena)
+/* The hash table: old's with the removed names out and the new ones in,
+ * the pages those reach copied (derive_table.c); built again, with room to
+ * spare (node_table.h), when it would be more than half full or an id
+ * would not fit its slots, or a run its tail.  The table built again lies
+ * in the version's arena, as copied pages do: the versions derived after
+ * it share its pages. */
+static int update_table(apex_derive_t *d)
 {
 	apex_zone_t *zone = d->zone;
-	const apex_zone_t *old = d->old;
-	uint32_t size = old->node_table_size, length = old->node_table_length;
-	uint32_t mask = old->node_table_mask;
+	int rc = table_kept(d, zone->node_count) ? apex_derive_table(d) : APEX_ENOTSUP;
 
-	if (slots == NULL)
-		return apex_node_table_build_in(zone, arena,
-						APEX_NODE_TABLE_SPARE(zone->node_count));
-	for (size_t i = 0; i < d->removed_count; i++)
-		table_delete(slots, old, apex_zone_node_of(old, d->removed[i])->hash,
-			     d->removed[i]);
-	int rc = 0;
-	for (uint32_t r = 0; r < d->bd.b->owner_count && rc == 0; r++)
-		if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
-			rc = apex_node_table_insert(slots, size, length, mask,
-						    apex_zone_node_of(zone, d->ids[r])->hash,
-						    d->ids[r]);
-	for (size_t i = 0; i < d->ent_count && rc == 0; i++)
-		rc = apex_node_table_insert(slots, size, length, mask,
-					    apex_zone_node_of(zone, d->ents[i].id)->hash,
-					    d->ents[i].id);
-	if (rc != 0) /* a run reached the tail's end: the copy is left unused */
-		return apex_node_table_build_in(zone, arena,
-						APEX_NODE_TABLE_SPARE(zone->node_count));
-	zone->node_table = slots;
-	zone->node_table_size = size;
-	zone->node_table_length = length;
-	zone->node_table_mask = mask;
-	return APEX_OK;
+	if (rc == APEX_ENOTSUP)
+		rc = apex_node_table_build_in(zone, zone->arena,
+					      APEX_NODE_TABLE_SPARE(zone->node_count));
+	return rc;
 }
 
 /* A removed wildcard is its parent's wildcard child no more. */
@@ -609,7 +518,7 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = take_index_arrays(d, mem, index_count(d), &a);
 	if (rc == APEX_OK)
-		rc = copy_index(d, gone, &a);
+		rc = merge_index(d, gone, a.order, a.prefixes);
 	free(gone);
 	apex_derive_profile_step(&d->profile, APEX_DERIVE_INDEX);
 	/* owners are in canonical order, and the empty non-terminals made
@@ -627,7 +536,7 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = forget_wildcards(d);
 	if (rc == APEX_OK)
-		rc = update_table(d, a.slots, mem->arena);
+		rc = update_table(d);
 	if (rc == APEX_OK && d->fresh_nsec3 + d->removed_nsec3_count > 0)
 		rc = derive_nsec3_arrays(d);
 	if (d->zone->dnssec == APEX_DNSSEC_NSEC3) {

@@ -19,8 +19,8 @@
 
 typedef enum {
 	APEX_DERIVE_OWNERS, /* the changed owners' RRsets built, their node pages copied */
-	APEX_DERIVE_INDEX,  /* the name index merged and its hash table copied */
-	APEX_DERIVE_NAMES,  /* new names' structure, the table updated, NSEC and NSEC3 */
+	APEX_DERIVE_INDEX,  /* the name index merged */
+	APEX_DERIVE_NAMES,  /* new names' structure, the table's pages, NSEC and NSEC3 */
 	APEX_DERIVE_LINKS,  /* RRSIGs, the SOA, the owners' links and what points at them */
 	APEX_DERIVE_STEPS
 } apex_derive_step_t;

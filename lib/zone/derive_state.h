@@ -47,6 +47,10 @@ typedef struct apex_derive {
 	uint8_t *rrsets_copied;            /* per page: already the new version's own */
 	const apex_rrset_t **rrsets_pool;  /* pages for those copies, in one piece */
 	size_t rrsets_pool_left;
+	uint32_t **table_pages; /* the new version's hash table pages (derive_table.c) */
+	uint8_t *table_copied;  /* per such page: already the new version's own */
+	uint32_t *table_pool;   /* whole pages for those copies, in one piece */
+	size_t table_pool_left;
 	uint8_t *copied;   /* per page: 0, or already the new version's own: */
 	apex_node_t *pool; /* pages for the copies, faulted in together */
 	size_t pool_left;
@@ -121,6 +125,17 @@ int apex_derive_nsec3(apex_derive_t *d, apex_arena_t *arena);
  * names that the new and removed names reach, once the name index is
  * complete. */
 int apex_derive_nsec(apex_derive_t *d);
+
+/* derive_table.c: the new version's hash table, old's (in pages) with the
+ * removed names out and the new names and made empty non-terminals in
+ * (their nodes' hashes set): the pages that reaches copied, the rest
+ * shared.  APEX_OK; APEX_ENOTSUP if a run would reach the table's last
+ * slot (the caller builds it again; the copies are left); APEX_ENOMEM. */
+int apex_derive_table(apex_derive_t *d);
+
+/* derive_table.c: the chain's kept pages a failed derivation took for its
+ * table, kept again. */
+void apex_derive_table_return(apex_derive_t *d);
 
 /* qsort() order of ranks (size_t). */
 static inline int apex_derive_by_rank(const void *a, const void *b)

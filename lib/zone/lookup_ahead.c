@@ -16,8 +16,9 @@ void apex_lookup_ahead_slots(apex_lookup_ahead_t *a, const apex_zone_t *zone,
 	     l--) {
 		uint32_t hash = name->hashes[l];
 		a->hashes[a->count++] = hash;
-		__builtin_prefetch(
-			&zone->node_table[apex_node_table_first(hash, zone->node_table_size)]);
+		uint32_t first = apex_node_table_first(hash, zone->node_table_size);
+		__builtin_prefetch(&zone->node_table_pages[first >> APEX_NODE_TABLE_PAGE_BITS]
+							  [first & (APEX_NODE_TABLE_PAGE - 1)]);
 	}
 }
 
@@ -31,11 +32,12 @@ void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a)
 		uint32_t hash = a->hashes[i];
 		a->ids[i] = APEX_NODE_NONE;
 		/* runs never wrap around, and end with a free slot */
-		for (const uint32_t *s =
-			     &zone->node_table[apex_node_table_first(hash, zone->node_table_size)];
-		     *s != 0; s++) {
-			if (apex_node_table_tag_is(*s, hash, mask)) {
-				a->ids[i] = apex_node_table_id(*s, mask);
+		for (uint32_t k = apex_node_table_first(hash, zone->node_table_size);; k++) {
+			uint32_t slot = apex_node_table_get(zone->node_table_pages, k);
+			if (slot == 0)
+				break;
+			if (apex_node_table_tag_is(slot, hash, mask)) {
+				a->ids[i] = apex_node_table_id(slot, mask);
 				uint32_t id = a->ids[i];
 				__builtin_prefetch(apex_zone_node_of(zone, id));
 				/* its RRsets pointer, which the next step reads */

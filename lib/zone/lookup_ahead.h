@@ -49,7 +49,8 @@ typedef struct apex_lookup_ahead {
 /* Whether zone's name table is fetched ahead of its lookups. */
 static inline bool apex_lookup_ahead_worth(const apex_zone_t *zone)
 {
-	return zone->node_table != NULL && zone->node_table_size > APEX_LOOKUP_AHEAD_MIN_SLOTS;
+	return zone->node_table_pages != NULL &&
+	       zone->node_table_size > APEX_LOOKUP_AHEAD_MIN_SLOTS;
 }
 
 /* Step 1: the slots of name (prepared) in zone (NULL: none), unless the

@@ -16,6 +16,12 @@
  * 38 MB, not 134 with 8-byte slots).  A run of used slots never wraps
  * around: it goes on into a tail past the size (node_table_length slots
  * in all), whose last slot is always free, so a probe only moves forward.
+ *
+ * The slots lie in pages of APEX_NODE_TABLE_PAGE (4 KiB, a system page):
+ * zone->node_table_pages[i >> APEX_NODE_TABLE_PAGE_BITS] holds slot i.  A
+ * whole build's pages are one array cut in pages; a version derived from
+ * another copies the pages its new and removed names reach and shares
+ * the rest (zone/derive_table.c), rather than the whole table.
  */
 #ifndef APEX_ZONE_NODE_SLOTS_H
 #define APEX_ZONE_NODE_SLOTS_H
@@ -45,6 +51,30 @@ static inline uint32_t apex_node_table_mask(size_t id_count)
 	while (mask < id_count && mask < 0x7fffffffu)
 		mask = mask << 1 | 1;
 	return mask >= id_count ? mask : 0;
+}
+
+#define APEX_NODE_TABLE_PAGE_BITS 10
+#define APEX_NODE_TABLE_PAGE ((uint32_t)1 << APEX_NODE_TABLE_PAGE_BITS)
+#define APEX_NODE_TABLE_PAGE_SIZE ((size_t)APEX_NODE_TABLE_PAGE * sizeof(uint32_t))
+
+/* Slot i of a table in pages. */
+static inline uint32_t apex_node_table_get(const uint32_t *const *pages, uint32_t i)
+{
+	return pages[i >> APEX_NODE_TABLE_PAGE_BITS][i & (APEX_NODE_TABLE_PAGE - 1)];
+}
+
+/* The pages of a table of length slots (the last one may be short). */
+static inline size_t apex_node_table_page_count(uint32_t length)
+{
+	return ((size_t)length + APEX_NODE_TABLE_PAGE - 1) >> APEX_NODE_TABLE_PAGE_BITS;
+}
+
+/* The slots on page p of a table of length slots. */
+static inline uint32_t apex_node_table_page_slots(uint32_t length, size_t p)
+{
+	size_t first = p << APEX_NODE_TABLE_PAGE_BITS;
+	return length - first < APEX_NODE_TABLE_PAGE ? (uint32_t)(length - first)
+						     : APEX_NODE_TABLE_PAGE;
 }
 
 /* A tail that the table's runs of used slots fit in first, in slots. */

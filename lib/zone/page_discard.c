@@ -2,12 +2,18 @@
 /* Replaced node pages given back to the system (see page_discard.h). */
 #include "zone/page_discard.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "zone/node_slots.h"
+
 _Atomic size_t apex_spare_pages_max = 256;
+
+/* A hash table's page is kept among the pages of RRsets pointers. */
+static_assert(APEX_NODE_TABLE_PAGE_SIZE == APEX_RRSETS_PAGE_SIZE, "4 KiB pages");
 
 /* See pages_kept_max(). */
 #define APEX_SPARE_SHARE 64
@@ -87,26 +93,26 @@ void apex_zone_return_spare_page(const apex_zone_t *zone, apex_node_t *page)
 	put_back(root, &root->spare_nodes, page);
 }
 
-const apex_rrset_t **apex_zone_take_spare_rrsets(const apex_zone_t *zone)
+void *apex_zone_take_spare_small(const apex_zone_t *zone)
 {
 	apex_zone_t *root = spare_owner(zone);
 
-	return take(root, &root->spare_rrsets);
+	return take(root, &root->spare_small);
 }
 
-void apex_zone_return_spare_rrsets(const apex_zone_t *zone, const apex_rrset_t **page)
+void apex_zone_return_spare_small(const apex_zone_t *zone, void *page)
 {
 	apex_zone_t *root = spare_owner(zone);
 
-	put_back(root, &root->spare_rrsets, (void *)page);
+	put_back(root, &root->spare_small, page);
 }
 
-size_t apex_zone_spare_rrsets_count(const apex_zone_t *zone)
+size_t apex_zone_spare_small_count(const apex_zone_t *zone)
 {
 	apex_zone_t *root = spare_owner(zone);
 
 	pthread_mutex_lock(&root->spare_lock);
-	size_t count = root->spare_rrsets.count;
+	size_t count = root->spare_small.count;
 	pthread_mutex_unlock(&root->spare_lock);
 	return count;
 }
@@ -116,7 +122,7 @@ size_t apex_zone_spare_memory(const apex_zone_t *zone)
 	apex_zone_t *root = spare_owner(zone);
 
 	pthread_mutex_lock(&root->spare_lock);
-	size_t pages = root->spare_nodes.count, rrsets = root->spare_rrsets.count;
+	size_t pages = root->spare_nodes.count, rrsets = root->spare_small.count;
 	pthread_mutex_unlock(&root->spare_lock);
 	return pages * APEX_NODE_PAGE * sizeof(apex_node_t) + rrsets * APEX_RRSETS_PAGE_SIZE;
 }
@@ -145,7 +151,6 @@ static size_t discard_range(const void *start, size_t size, uintptr_t system_pag
  * page by page (root->arrays_given_back). */
 enum {
 	GIVEN_BACK_PREFIXES = 1,
-	GIVEN_BACK_TABLE = 2,
 	GIVEN_BACK_NSEC3 = 4,
 	GIVEN_BACK_NSEC3_OWNERS = 8,
 };
@@ -163,7 +168,7 @@ static size_t discard_array(apex_zone_t *root, unsigned what, const void *array,
 
 /*
  * The whole build's name index (key prefixes; its order is the identity,
- * no array), hash table and NSEC3 arrays lie in its arena: a derivation
+ * no array) and NSEC3 arrays lie in its arena: a derivation
  * that adds or removes names (or NSEC3 owners) gives its version copies
  * of its own (zone/derive.h), and the versions after it copy those.  Once
  * successor holds such a copy and nobody reads old and the versions
@@ -181,8 +186,6 @@ static size_t discard_root_arrays(apex_zone_t *root, const apex_zone_t *s, uintp
 		bytes += discard_array(root, GIVEN_BACK_PREFIXES, root->key_prefixes,
 				       s->key_prefixes,
 				       (root->node_count + 1) * sizeof(*root->key_prefixes), page);
-	bytes += discard_array(root, GIVEN_BACK_TABLE, root->node_table, s->node_table,
-			       root->node_table_length * sizeof(*root->node_table), page);
 	if (atomic_load_explicit(&root->nsec3_mem, memory_order_acquire) == NULL) {
 		bytes += discard_array(root, GIVEN_BACK_NSEC3, root->nsec3, s->nsec3,
 				       root->nsec3_count * sizeof(*root->nsec3), page);
@@ -191,6 +194,44 @@ static size_t discard_root_arrays(apex_zone_t *root, const apex_zone_t *s, uintp
 				       root->nsec3_owner_count * sizeof(*root->nsec3_owners), page);
 	}
 	return bytes;
+}
+
+/*
+ * old's hash table pages that successor replaced (all of them when its
+ * table was built again): read by nobody once old is released and the
+ * chain private.  A whole page is kept for the chain's next copies, else
+ * given back; the whole build's own (root's table, one array cut in
+ * pages) are given back, into *root_bytes, the others into *chain_bytes.
+ */
+static void discard_table_pages(apex_zone_t *root, const apex_zone_t *old,
+				const apex_zone_t *successor, uintptr_t system_page,
+				size_t *chain_bytes, size_t *root_bytes)
+{
+	const uint32_t *const *mine = old->node_table_pages;
+	const uint32_t *const *theirs = successor->node_table_pages;
+
+	if (mine == NULL || mine == theirs)
+		return;
+	uint32_t length = old->node_table_length;
+	size_t count = apex_node_table_page_count(length);
+	bool same_form = theirs != NULL && successor->node_table_length == length &&
+			 successor->node_table_size == old->node_table_size;
+	/* (a whole build always has its table) */
+	const uint32_t *root_first = root->node_table_pages[0];
+	const uint32_t *root_end = root_first + root->node_table_length;
+
+	for (size_t p = 0; p < count; p++) {
+		if (same_form && theirs[p] == mine[p])
+			continue;
+		uint32_t *page = (uint32_t *)mine[p];
+		size_t bytes = apex_node_table_page_slots(length, p) * sizeof(*page);
+		if (page >= root_first && page < root_end)
+			*root_bytes += discard_range(page, bytes, system_page);
+		else if (bytes < APEX_NODE_TABLE_PAGE_SIZE ||
+			 ((uintptr_t)page & (APEX_NODE_TABLE_PAGE_SIZE - 1)) != 0 ||
+			 !keep(root, &root->spare_small, page))
+			*chain_bytes += discard_range(page, bytes, system_page);
+	}
 }
 
 size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor)
@@ -212,7 +253,7 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 			nodes = APEX_NODE_PAGE;
 		const apex_rrset_t **sets = (const apex_rrset_t **)old->rrset_pages[p];
 		if (successor->rrset_pages[p] != old->rrset_pages[p] &&
-		    (nodes < APEX_NODE_PAGE || !keep(root, &root->spare_rrsets, (void *)sets)))
+		    (nodes < APEX_NODE_PAGE || !keep(root, &root->spare_small, (void *)sets)))
 			bytes += discard_range(sets, nodes * sizeof(*sets), (uintptr_t)system_page);
 		if (successor->node_pages[p] == old->node_pages[p])
 			continue;
@@ -222,6 +263,7 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 					       (uintptr_t)system_page);
 	}
 	size_t arrays = discard_root_arrays(root, successor, (uintptr_t)system_page);
+	discard_table_pages(root, old, successor, (uintptr_t)system_page, &bytes, &arrays);
 	pthread_mutex_unlock(&root->spare_lock);
 	atomic_fetch_add_explicit(&root->pages_discarded, bytes, memory_order_relaxed);
 	atomic_fetch_add_explicit(&root->arrays_discarded, arrays, memory_order_relaxed);

@@ -28,14 +28,18 @@
  * the version); only whole 4 KiB pages inside a node page are given back.
  * A replaced page of RRsets pointers (zone.h: 4 KiB, on a system page of
  * its own) is kept or given back the same way: a derivation that only
- * gives nodes other RRsets copies those and not their node pages.
+ * gives nodes other RRsets copies those and not their node pages.  So is
+ * a replaced page of the hash table (zone/node_slots.h: 4 KiB too, kept
+ * among the pages of RRsets pointers), which a derivation copies where
+ * its new and removed names reach it.
  * What was given back is counted at the chain's whole build, and the
  * rules that bound a chain's memory count it out (apex_zone_chain_memory()).
  *
  * The same conditions free the whole build's own name index (its key
- * prefixes), hash table and NSEC3 arrays once the successor holds copies
- * of its own, which a derivation makes when names (or NSEC3 owners) come
- * or go: no version of the chain reads the whole build's again.  They are
+ * prefixes) and NSEC3 arrays once the successor holds copies of its own,
+ * which a derivation makes when names (or NSEC3 owners) come or go: no
+ * version of the chain reads the whole build's again; and the pages of
+ * the whole build's hash table that a derivation replaced.  They are
  * given back once, counted out of the zone's memory (apex_zone_memory())
  * but not of its chain's, whose copies replace them.
  */
@@ -77,11 +81,13 @@ size_t apex_zone_spare_memory(const apex_zone_t *zone);
  * kept again, or left to its arena when the chain keeps enough. */
 void apex_zone_return_spare_page(const apex_zone_t *zone, struct apex_node *page);
 
-/* The same two of a page of RRsets pointers (zone.h's rrset_pages,
- * APEX_RRSETS_PAGE_SIZE bytes), kept as node pages are, and as many. */
-const apex_rrset_t **apex_zone_take_spare_rrsets(const apex_zone_t *zone);
-size_t apex_zone_spare_rrsets_count(const apex_zone_t *zone);
-void apex_zone_return_spare_rrsets(const apex_zone_t *zone, const apex_rrset_t **page);
+/* The same two of a small page, 4 KiB (APEX_RRSETS_PAGE_SIZE): a page of
+ * RRsets pointers (zone.h's rrset_pages) or of a hash table's slots
+ * (zone/node_slots.h), both kinds in one list, kept as node pages are,
+ * and as many; and how many the chain keeps. */
+void *apex_zone_take_spare_small(const apex_zone_t *zone);
+void apex_zone_return_spare_small(const apex_zone_t *zone, void *page);
+size_t apex_zone_spare_small_count(const apex_zone_t *zone);
 
 /* Nobody reads what zone's one derived version replaced: zone and every
  * version before it are released, and each has that one derived version

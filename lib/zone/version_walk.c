@@ -3,6 +3,7 @@
 #include "zone/version_walk.h"
 
 #include "dns/name.h"
+#include "zone/node_slots.h"
 
 static void piece(apex_zone_walk_fn fn, void *ctx, const void *start, size_t size)
 {
@@ -63,7 +64,16 @@ void apex_zone_walk_memory(const apex_zone_t *zone, apex_zone_walk_fn fn, void *
 	}
 	piece(fn, ctx, zone->order, zone->node_count * sizeof(*zone->order));
 	piece(fn, ctx, zone->key_prefixes, (zone->node_count + 1) * sizeof(*zone->key_prefixes));
-	piece(fn, ctx, zone->node_table, zone->node_table_length * sizeof(*zone->node_table));
+	if (zone->node_table_pages != NULL) {
+		size_t table_pages = apex_node_table_page_count(zone->node_table_length);
+
+		piece(fn, ctx, zone->node_table_pages,
+		      table_pages * sizeof(*zone->node_table_pages));
+		for (size_t p = 0; p < table_pages; p++)
+			piece(fn, ctx, zone->node_table_pages[p],
+			      apex_node_table_page_slots(zone->node_table_length, p) *
+				      sizeof(uint32_t));
+	}
 	piece(fn, ctx, zone->nsec3, zone->nsec3_count * sizeof(*zone->nsec3));
 	piece(fn, ctx, zone->nsec3_owners, zone->nsec3_owner_count * sizeof(*zone->nsec3_owners));
 	if (zone->nsec3_start != NULL)

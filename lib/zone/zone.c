@@ -57,11 +57,11 @@ static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash
 					  const uint8_t *key, size_t key_size)
 {
 	uint32_t mask = zone->node_table_mask;
+	const uint32_t *const *pages = zone->node_table_pages;
+
 	/* runs never wrap around, and end with a free slot */
-	for (const uint32_t *s =
-		     &zone->node_table[apex_node_table_first(hash, zone->node_table_size)];
-	     ; s++) {
-		uint32_t slot = *s;
+	for (uint32_t i = apex_node_table_first(hash, zone->node_table_size);; i++) {
+		uint32_t slot = apex_node_table_get(pages, i);
 		if (slot == 0)
 			return NULL;
 		if (apex_node_table_tag_is(slot, hash, mask)) {
@@ -76,7 +76,7 @@ static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash
 const apex_node_t *apex_zone_find_hashed(const apex_zone_t *zone, uint32_t hash, const uint8_t *key,
 					 size_t key_size)
 {
-	if (zone->node_table == NULL)
+	if (zone->node_table_pages == NULL)
 		return apex_zone_find(zone, key, key_size);
 	return node_table_find(zone, hash, key, key_size);
 }
@@ -282,7 +282,7 @@ void apex_zone_unref(apex_zone_t *zone)
 		pthread_mutex_destroy(&zone->spare_lock);
 		/* pointers into its chain's arenas */
 		free(zone->spare_nodes.pages);
-		free(zone->spare_rrsets.pages);
+		free(zone->spare_small.pages);
 		free(zone->spare_index);
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);

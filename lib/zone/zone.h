@@ -313,8 +313,10 @@ typedef struct apex_zone {
 	 * node->hash to the node's id; built by apex_node_table_build()
 	 * once the hashes are set.  node_table_length slots, the first
 	 * node_table_size of them the ones a hash starts at; each holds an
-	 * id + 1 in its node_table_mask bits. */
-	const uint32_t *node_table;
+	 * id + 1 in its node_table_mask bits.  In pages of
+	 * APEX_NODE_TABLE_PAGE slots (apex_node_table_get()), which derived
+	 * versions share where their names do not change them. */
+	const uint32_t *const *node_table_pages;
 	uint32_t node_table_size;
 	uint32_t node_table_length;
 	uint32_t node_table_mask;
@@ -395,11 +397,12 @@ typedef struct apex_zone {
 	 * spare_lock. */
 	atomic_size_t arrays_discarded;
 	uint8_t arrays_given_back;
-	/* Of a whole build: node pages and pages of RRsets pointers of its
-	 * chain that no version reads any more, kept for the copies of the
-	 * chain's next derivations (zone/page_discard.h), under spare_lock. */
+	/* Of a whole build: node pages and 4 KiB pages (of RRsets pointers,
+	 * or of hash table slots: spare_small) of its chain that no version
+	 * reads any more, kept for the copies of the chain's next derivations
+	 * (zone/page_discard.h), under spare_lock. */
 	pthread_mutex_t spare_lock;
-	apex_kept_pages_t spare_nodes, spare_rrsets;
+	apex_kept_pages_t spare_nodes, spare_small;
 	/* Of a whole build, under spare_lock: the block of a name index its
 	 * chain no longer reads, kept for the next derivation's (malloc'd;
 	 * zone/index_block.h), or NULL. */

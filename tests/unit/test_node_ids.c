@@ -406,12 +406,12 @@ static void node_table_long_run(void **state)
 	assert_int_equal(zone.node_table_size, size);
 	assert_true(zone.node_table_length > size + APEX_NODE_TABLE_TAIL);
 	for (uint32_t i = 0; i < NAMES; i++) {
-		uint32_t slot = zone.node_table[size - 1 + i];
+		uint32_t slot = apex_node_table_get(zone.node_table_pages, size - 1 + i);
 		assert_int_equal(apex_node_table_id(slot, zone.node_table_mask), i);
 		assert_true(apex_node_table_tag_is(slot, nodes[i].hash, zone.node_table_mask));
 	}
-	assert_int_equal(zone.node_table[size - 1 + NAMES], 0);
-	assert_int_equal(zone.node_table[zone.node_table_length - 1], 0);
+	assert_int_equal(apex_node_table_get(zone.node_table_pages, size - 1 + NAMES), 0);
+	assert_int_equal(apex_node_table_get(zone.node_table_pages, zone.node_table_length - 1), 0);
 	apex_arena_destroy(zone.arena);
 }
 

@@ -25,6 +25,7 @@
 #include "util/error.h"
 #include "xfr/ixfr_apply.h"
 #include "xfr/version_compact.h"
+#include "zone/node_slots.h"
 #include "zone/page_discard.h"
 #include "ixfr_one_record.h"
 #include "zone_records.h"
@@ -266,7 +267,7 @@ static void kept_for_the_next_copy(void **state)
 	 * RRsets pointers too */
 	assert_int_equal(apex_zone_discard_replaced(v0, v1), 0);
 	assert_int_equal(v0->spare_nodes.count, 1);
-	assert_int_equal(v0->spare_rrsets.count, 1);
+	assert_int_equal(v0->spare_small.count, 1);
 	assert_false(node_given_back(v0, APEX_NODE_PAGE / 2));
 	assert_int_equal(apex_zone_chain_memory(v1), chain);
 	assert_int_equal(apex_zone_spare_memory(v1),
@@ -278,7 +279,7 @@ static void kept_for_the_next_copy(void **state)
 	assert_ptr_equal(v2->node_pages[0], replaced);
 	assert_ptr_equal(v2->rrset_pages[0], replaced_sets);
 	assert_int_equal(v0->spare_nodes.count, 0);
-	assert_int_equal(v0->spare_rrsets.count, 0);
+	assert_int_equal(v0->spare_small.count, 0);
 	assert_int_equal(apex_zone_spare_memory(v2), 0);
 	apex_zone_t *copy2 = whole_copy(v2);
 	assert_same_version(copy2, v2);
@@ -289,14 +290,14 @@ static void kept_for_the_next_copy(void **state)
 	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0);
 	assert_int_equal(v0->spare_nodes.count, 1);
 	assert_ptr_equal(v0->spare_nodes.pages[0], v1->node_pages[0]);
-	assert_int_equal(v0->spare_rrsets.count, 1);
-	assert_ptr_equal(v0->spare_rrsets.pages[0], v1->rrset_pages[0]);
+	assert_int_equal(v0->spare_small.count, 1);
+	assert_ptr_equal(v0->spare_small.pages[0], v1->rrset_pages[0]);
 
 	/* a derivation that fails after taking them keeps them again */
 	apex_zone_t *whole = apex_dname_more(v2);
 	assert_null(whole->base);
 	assert_int_equal(v0->spare_nodes.count, 1);
-	assert_int_equal(v0->spare_rrsets.count, 1);
+	assert_int_equal(v0->spare_small.count, 1);
 	assert_same_version(copy2, v2);
 
 	/* beyond the number a chain keeps, given back */
@@ -325,55 +326,107 @@ static void kept_for_the_next_copy(void **state)
 	atomic_store(&apex_spare_pages_max, (size_t)256);
 }
 
-/* A whole build's name index and hash table, which a version derived with
- * new names replaces by copies of its own, are given back once the whole
- * build is released; not while it can be read, not when the derived
- * version shares them, and counted out of the zone's memory but not of
- * its chain's. */
+/* The full pages of a's hash table that b replaced (b derived from a, in
+ * the same form), and of them those lying in root's own table. */
+static size_t table_pages_replaced(const apex_zone_t *a, const apex_zone_t *b,
+				   const apex_zone_t *root, size_t *of_root)
+{
+	size_t count = apex_node_table_page_count(a->node_table_length), replaced = 0;
+	const uint32_t *first = root->node_table_pages[0];
+
+	assert_int_equal(b->node_table_length, a->node_table_length);
+	*of_root = 0;
+	for (size_t p = 0; p < count; p++) {
+		if (b->node_table_pages[p] == a->node_table_pages[p] ||
+		    apex_node_table_page_slots(a->node_table_length, p) < APEX_NODE_TABLE_PAGE)
+			continue;
+		replaced++;
+		const uint32_t *page = a->node_table_pages[p];
+		*of_root += page >= first && page < first + root->node_table_length;
+	}
+	return replaced;
+}
+
+/* Whether every full page of root's table that zone does not share is
+ * given back (all zero), and every one it shares is not. */
+static bool root_table_given_back_where_replaced(const apex_zone_t *root, const apex_zone_t *zone)
+{
+	size_t count = apex_node_table_page_count(root->node_table_length);
+
+	for (size_t p = 0; p < count; p++) {
+		if (apex_node_table_page_slots(root->node_table_length, p) < APEX_NODE_TABLE_PAGE)
+			continue;
+		bool shared = zone->node_table_pages[p] == root->node_table_pages[p];
+		if (first_page_zero(root->node_table_pages[p], APEX_NODE_TABLE_PAGE_SIZE) == shared)
+			return false;
+	}
+	return true;
+}
+
+/* A whole build's name index, which a version derived with new names
+ * replaces by a copy of its own, is given back once the whole build is
+ * released; not while it can be read, not when the derived version shares
+ * it, and counted out of the zone's memory but not of its chain's.  Its
+ * hash table's pages are given back one by one, as the derived versions
+ * replace them, and the others shared. */
 static void whole_build_arrays_given_back(void **state)
 {
 	apex_zone_t *v0 = load_file("root.zone", ".");
+	size_t of_root;
 
 	(void)state;
 	atomic_store(&apex_spare_pages_max, (size_t)0);
 	assert_int_equal(apex_precompute(v0), APEX_OK);
+	assert_true(apex_node_table_page_count(v0->node_table_length) > 2);
 	/* the index shared: nothing of it given back */
 	apex_zone_t *v1 = apex_type_more(v0, 1);
 	assert_ptr_equal(v1->key_prefixes, v0->key_prefixes);
+	assert_ptr_equal(v1->node_table_pages, v0->node_table_pages);
 	apex_zone_release_index(v0);
 	(void)apex_zone_discard_replaced(v0, v1);
 	assert_int_equal(v0->arrays_given_back, 0);
-	assert_false(first_page_zero(v0->node_table, v0->node_table_length * sizeof(uint32_t)));
-	/* a new name: v2 has copies of its own, v0's read by nobody once
+	assert_int_equal(atomic_load(&v0->arrays_discarded), 0);
+	assert_false(first_page_zero(v0->node_table_pages[0], APEX_NODE_TABLE_PAGE_SIZE));
+	/* a new name: v2 has a copy of the index of its own, and of the
+	 * table's page (or two) the name reaches; v0's read by nobody once
 	 * v1 is released too */
 	apex_zone_t *v2 = apex_new_name(v1, "new-name.");
 	apex_zone_t *copy = whole_copy(v2);
 	assert_ptr_not_equal(v2->key_prefixes, v0->key_prefixes);
-	assert_ptr_not_equal(v2->node_table, v0->node_table);
+	size_t replaced = table_pages_replaced(v1, v2, v0, &of_root);
+	assert_true(replaced >= 1 && replaced <= 2);
+	assert_int_equal(of_root, replaced);
 	assert_int_equal(apex_zone_discard_replaced(v1, v2), 0); /* v1 not released */
 	assert_int_equal(v0->arrays_given_back, 0);
+	assert_true(root_table_given_back_where_replaced(v0, v0));
 	apex_zone_release_index(v1);
 	size_t chain = apex_zone_chain_memory(v2), memory = apex_zone_memory(v2);
 	size_t bytes = apex_zone_discard_replaced(v1, v2);
 	size_t arrays = atomic_load(&v0->arrays_discarded);
-	assert_true(arrays >= 4096);
+	assert_true(arrays >= 4096 + replaced * APEX_NODE_TABLE_PAGE_SIZE);
 	assert_true(bytes >= arrays);
 	assert_true(first_page_zero(v0->key_prefixes, (v0->node_count + 1) * sizeof(uint64_t)));
-	assert_true(first_page_zero(v0->node_table, v0->node_table_length * sizeof(uint32_t)));
+	assert_true(root_table_given_back_where_replaced(v0, v2));
 	assert_int_equal(apex_zone_memory(v2), memory - bytes);
 	assert_int_equal(apex_zone_chain_memory(v2), chain - (bytes - arrays));
 	/* what v2 serves is intact */
 	assert_same_version(copy, v2);
-	/* once only */
+	/* the index once only; the table's pages as they are replaced */
 	apex_zone_t *v3 = apex_new_name(v2, "newer-name.");
+	apex_zone_t *copy3 = whole_copy(v3);
+	(void)table_pages_replaced(v2, v3, v0, &of_root);
 	apex_zone_release_index(v2);
 	(void)apex_zone_discard_replaced(v2, v3);
-	assert_int_equal(atomic_load(&v0->arrays_discarded), arrays);
+	assert_int_equal(atomic_load(&v0->arrays_discarded),
+			 arrays + of_root * APEX_NODE_TABLE_PAGE_SIZE);
+	assert_true(root_table_given_back_where_replaced(v0, v3));
+	assert_same_version(copy3, v3);
 	apex_zone_unref(v0);
 	apex_zone_unref(v1);
 	apex_zone_unref(v2);
 	apex_zone_unref(v3);
 	apex_zone_unref(copy);
+	apex_zone_unref(copy3);
 }
 
 int main(void)
