@@ -199,39 +199,37 @@ static size_t discard_root_arrays(apex_zone_t *root, const apex_zone_t *s, uintp
 /*
  * old's hash table pages that successor replaced (all of them when its
  * table was built again): read by nobody once old is released and the
- * chain private.  A whole page is kept for the chain's next copies, else
- * given back; the whole build's own (root's table, one array cut in
- * pages) are given back, into *root_bytes, the others into *chain_bytes.
+ * chain private.  A whole page on a system page of its own is kept for
+ * the chain's next copies, else given back, as node pages are (the whole
+ * build's too: its table is one array cut in pages, which lives as long
+ * as the chain); the bytes given back.  The copies that replace them are
+ * the chain's memory, so what they replace is counted out of it.
  */
-static void discard_table_pages(apex_zone_t *root, const apex_zone_t *old,
-				const apex_zone_t *successor, uintptr_t system_page,
-				size_t *chain_bytes, size_t *root_bytes)
+static size_t discard_table_pages(apex_zone_t *root, const apex_zone_t *old,
+				  const apex_zone_t *successor, uintptr_t system_page)
 {
 	const uint32_t *const *mine = old->node_table_pages;
 	const uint32_t *const *theirs = successor->node_table_pages;
+	size_t bytes = 0;
 
 	if (mine == NULL || mine == theirs)
-		return;
+		return 0;
 	uint32_t length = old->node_table_length;
 	size_t count = apex_node_table_page_count(length);
 	bool same_form = theirs != NULL && successor->node_table_length == length &&
 			 successor->node_table_size == old->node_table_size;
-	/* (a whole build always has its table) */
-	const uint32_t *root_first = root->node_table_pages[0];
-	const uint32_t *root_end = root_first + root->node_table_length;
 
 	for (size_t p = 0; p < count; p++) {
 		if (same_form && theirs[p] == mine[p])
 			continue;
 		uint32_t *page = (uint32_t *)mine[p];
-		size_t bytes = apex_node_table_page_slots(length, p) * sizeof(*page);
-		if (page >= root_first && page < root_end)
-			*root_bytes += discard_range(page, bytes, system_page);
-		else if (bytes < APEX_NODE_TABLE_PAGE_SIZE ||
-			 ((uintptr_t)page & (APEX_NODE_TABLE_PAGE_SIZE - 1)) != 0 ||
-			 !keep(root, &root->spare_small, page))
-			*chain_bytes += discard_range(page, bytes, system_page);
+		size_t size = apex_node_table_page_slots(length, p) * sizeof(*page);
+		if (size < APEX_NODE_TABLE_PAGE_SIZE ||
+		    ((uintptr_t)page & (APEX_NODE_TABLE_PAGE_SIZE - 1)) != 0 ||
+		    !keep(root, &root->spare_small, page))
+			bytes += discard_range(page, size, system_page);
 	}
+	return bytes;
 }
 
 size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor)
@@ -263,7 +261,7 @@ size_t apex_zone_discard_replaced(apex_zone_t *old, const apex_zone_t *successor
 					       (uintptr_t)system_page);
 	}
 	size_t arrays = discard_root_arrays(root, successor, (uintptr_t)system_page);
-	discard_table_pages(root, old, successor, (uintptr_t)system_page, &bytes, &arrays);
+	bytes += discard_table_pages(root, old, successor, (uintptr_t)system_page);
 	pthread_mutex_unlock(&root->spare_lock);
 	atomic_fetch_add_explicit(&root->pages_discarded, bytes, memory_order_relaxed);
 	atomic_fetch_add_explicit(&root->arrays_discarded, arrays, memory_order_relaxed);

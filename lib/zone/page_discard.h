@@ -38,8 +38,9 @@
  * The same conditions free the whole build's own name index (its key
  * prefixes) and NSEC3 arrays once the successor holds copies of its own,
  * which a derivation makes when names (or NSEC3 owners) come or go: no
- * version of the chain reads the whole build's again; and the pages of
- * the whole build's hash table that a derivation replaced.  They are
+ * version of the chain reads the whole build's again.  (The pages of its
+ * hash table are kept or given back one by one, as node pages are, as
+ * derivations replace them.)  They are
  * given back once, counted out of the zone's memory (apex_zone_memory())
  * but not of its chain's, whose copies replace them.
  */

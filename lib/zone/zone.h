@@ -230,8 +230,9 @@ typedef struct apex_stray_rrsig {
 	const apex_rrset_t *sigs;
 } apex_stray_rrsig_t;
 
-/* The memory of the name index (order, key prefixes, hash table) of a
- * version derived with names added or removed (zone/derive.h), or of its
+/* The memory of the name index (order, key prefixes; its hash table's
+ * pages lie in the version's arena, zone/derive_table.c) of a version
+ * derived with names added or removed (zone/derive.h), or of its
  * NSEC3 chain and owner list when NSEC3 owners were: shared by the
  * versions derived from it without such changes.  Reference-counted, so
  * that it is freed once no version uses it, however long the chain of
@@ -391,8 +392,8 @@ typedef struct apex_zone {
 	/* Of a whole build: the bytes of node pages its chain of derived
 	 * versions gave back to the system (zone/page_discard.h). */
 	atomic_size_t pages_discarded;
-	/* Of a whole build: the bytes of its own name index, hash table and
-	 * NSEC3 arrays given back once no version of its chain read them
+	/* Of a whole build: the bytes of its own name index and NSEC3
+	 * arrays given back once no version of its chain read them
 	 * (zone/page_discard.h), and which of them (page_discard.c's GIVEN_BACK_*), under
 	 * spare_lock. */
 	atomic_size_t arrays_discarded;
