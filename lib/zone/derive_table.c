@@ -3,10 +3,10 @@
  * The hash table of a version derived with names added or removed
  * (derive_state.h): old's table with the removed names out and the new
  * ones in, written into copies of the pages the changes reach, the other
- * pages shared with old (zone/node_slots.h).  A small IXFR into a 1M-record
- * zone reaches a few dozen of its 500 pages, where the table was copied
- * whole before (2 MiB, half the name index's copy and of the fresh memory
- * it was written into).
+ * pages shared with old (zone/node_slots.h).  A 100-change IXFR into a
+ * 1M-record zone reaches about 50 of its 430 pages, where the table was
+ * copied whole before (1.7 of the 4.2 MB the name index's copy wrote
+ * into fresh memory).
  *
  * A copied page comes from the pages the chain keeps (page_discard.h),
  * else from a piece of the new version's arena taken for as many pages as

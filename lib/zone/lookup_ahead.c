@@ -16,9 +16,9 @@ void apex_lookup_ahead_slots(apex_lookup_ahead_t *a, const apex_zone_t *zone,
 	     l--) {
 		uint32_t hash = name->hashes[l];
 		a->hashes[a->count++] = hash;
-		uint32_t first = apex_node_table_first(hash, zone->node_table_size);
-		__builtin_prefetch(&zone->node_table_pages[first >> APEX_NODE_TABLE_PAGE_BITS]
-							  [first & (APEX_NODE_TABLE_PAGE - 1)]);
+		__builtin_prefetch(
+			apex_node_table_at(zone->node_table_pages,
+					   apex_node_table_first(hash, zone->node_table_size)));
 	}
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The slots of a zone's name hash table (zone->node_table, built by
+ * The slots of a zone's name hash table (zone->node_table_pages, built by
  * zone/node_table.h): what lets a query find its name, or the closest
  * existing ancestor, without a binary search.
  *
@@ -57,10 +57,15 @@ static inline uint32_t apex_node_table_mask(size_t id_count)
 #define APEX_NODE_TABLE_PAGE ((uint32_t)1 << APEX_NODE_TABLE_PAGE_BITS)
 #define APEX_NODE_TABLE_PAGE_SIZE ((size_t)APEX_NODE_TABLE_PAGE * sizeof(uint32_t))
 
-/* Slot i of a table in pages. */
+/* The address of slot i of a table in pages, and the slot. */
+static inline const uint32_t *apex_node_table_at(const uint32_t *const *pages, uint32_t i)
+{
+	return &pages[i >> APEX_NODE_TABLE_PAGE_BITS][i & (APEX_NODE_TABLE_PAGE - 1)];
+}
+
 static inline uint32_t apex_node_table_get(const uint32_t *const *pages, uint32_t i)
 {
-	return pages[i >> APEX_NODE_TABLE_PAGE_BITS][i & (APEX_NODE_TABLE_PAGE - 1)];
+	return *apex_node_table_at(pages, i);
 }
 
 /* The pages of a table of length slots (the last one may be short). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Building the exact-match hash table of a zone's name index
- * (zone->node_table; its slots: zone/node_slots.h).
+ * (zone->node_table_pages; its slots: zone/node_slots.h).
  */
 #ifndef APEX_ZONE_NODE_TABLE_H
 #define APEX_ZONE_NODE_TABLE_H
@@ -17,7 +17,7 @@
 #define APEX_NODE_TABLE_SPARE(nodes) ((nodes) / 16 + 64)
 
 /*
- * Fill zone->node_table from the name index (apex_zone_id_at()), whose nodes'
+ * Fill zone->node_table_pages from the name index (apex_zone_id_at()), whose nodes'
  * hash fields must be set, for ids below zone->id_count.
  * The table lives in the zone's arena.  Returns 0 or APEX_ENOMEM.
  */
