@@ -52,9 +52,13 @@ const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, s
 	return NULL;
 }
 
-/* The node with this key and name hash, by the node table; NULL if absent. */
-static const apex_node_t *node_table_find(const apex_zone_t *zone, uint32_t hash,
-					  const uint8_t *key, size_t key_size)
+/* The node with this key and name hash, by the node table; NULL if absent.
+ * Inlined: as a function of its own it saved and restored six registers
+ * around its call to memcmp() on every call, though most calls end at
+ * their first slot, a free one (3.2 calls a query on the root zone, 2 of
+ * them with nothing found). */
+static inline __attribute__((always_inline)) const apex_node_t *
+node_table_find(const apex_zone_t *zone, uint32_t hash, const uint8_t *key, size_t key_size)
 {
 	uint32_t mask = zone->node_table_mask;
 	const uint32_t *const *pages = zone->node_table_pages;
@@ -86,23 +90,23 @@ void apex_zone_lookup_name(const apex_zone_t *zone, const apex_lookup_name_t *na
 {
 	out->key = name->key;
 	out->key_size = name->size;
-	const apex_node_t *node =
-		node_table_find(zone, name->hashes[name->labels], name->key, name->size);
-	if (node != NULL) {
-		out->node = out->encloser = out->previous = node;
-		return;
-	}
 	out->node = out->previous = NULL;
-	/* Empty non-terminals are nodes: the closest encloser is the
-	 * deepest ancestor that is one. */
 	out->encloser = zone->apex;
-	for (int l = name->labels - 1; l > zone->origin_labels; l--) {
-		node = node_table_find(zone, name->hashes[l], name->key, name->ends[l]);
+	/* The name (ends[labels] is its size), then its ancestors below the
+	 * apex, deepest first: empty non-terminals are nodes, so the closest
+	 * encloser is the deepest ancestor that is one.  One loop, so that
+	 * node_table_find() is inlined once. */
+	int l = name->labels;
+	do {
+		const apex_node_t *node =
+			node_table_find(zone, name->hashes[l], name->key, name->ends[l]);
 		if (node != NULL) {
+			if (l == name->labels)
+				out->node = out->previous = node;
 			out->encloser = node;
-			break;
+			return;
 		}
-	}
+	} while (--l > zone->origin_labels);
 }
 
 const apex_node_t *apex_lookup_previous(const apex_zone_t *zone, const apex_lookup_t *lk)
