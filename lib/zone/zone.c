@@ -164,20 +164,6 @@ const apex_stray_rrsig_t *apex_zone_stray_rrsigs(const apex_zone_t *zone, const 
 	return end > lo ? &zone->stray_rrsigs[lo] : NULL;
 }
 
-const apex_rrset_t *apex_node_rrset(const apex_zone_t *zone, const apex_node_t *node, uint16_t type)
-{
-	const apex_rrset_t *sets = apex_node_rrsets(zone, node);
-
-	/* RRsets are sorted by type and nodes have few: a linear scan. */
-	for (uint16_t i = 0; i < node->rrset_count; i++) {
-		if (sets[i].type == type)
-			return &sets[i];
-		if (sets[i].type > type)
-			break;
-	}
-	return NULL;
-}
-
 const apex_nsec3_t *apex_zone_nsec3_find(const apex_zone_t *zone, const uint8_t *hash,
 					 size_t hash_size, bool *matched)
 {

@@ -607,9 +607,24 @@ const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, s
 const apex_node_t *apex_zone_find_hashed(const apex_zone_t *zone, uint32_t hash, const uint8_t *key,
 					 size_t key_size);
 
-/* The RRset of type at node, a node of version zone, or NULL. */
-const apex_rrset_t *apex_node_rrset(const apex_zone_t *zone, const apex_node_t *node,
-				    uint16_t type);
+/* The RRset of type at node, a node of version zone, or NULL.  Inline:
+ * the query path asks it of most nodes it writes (6.4 times a query on
+ * the signed TLD of tests/perf), and inlined it costs about 7
+ * instructions less a time than as a call. */
+static inline const apex_rrset_t *apex_node_rrset(const apex_zone_t *zone, const apex_node_t *node,
+						  uint16_t type)
+{
+	const apex_rrset_t *sets = apex_node_rrsets(zone, node);
+
+	/* RRsets are sorted by type and nodes have few: a linear scan. */
+	for (uint16_t i = 0; i < node->rrset_count; i++) {
+		if (sets[i].type == type)
+			return &sets[i];
+		if (sets[i].type > type)
+			break;
+	}
+	return NULL;
+}
 
 /*
  * NSEC3 whose hash equals hash (matches) or, failing that, that covers
