@@ -54,9 +54,9 @@ const apex_node_t *apex_zone_find(const apex_zone_t *zone, const uint8_t *key, s
 
 /* The node with this key and name hash, by the node table; NULL if absent.
  * Inlined: as a function of its own it saved and restored six registers
- * around its call to memcmp() on every call, though most calls end at
- * their first slot, a free one (3.2 calls a query on the root zone, 2 of
- * them with nothing found). */
+ * around its call to memcmp() on every call, though two of its 3.2 calls
+ * a query on the root zone find nothing, most of them at their first
+ * slot, a free one. */
 static inline __attribute__((always_inline)) const apex_node_t *
 node_table_find(const apex_zone_t *zone, uint32_t hash, const uint8_t *key, size_t key_size)
 {
