@@ -14,8 +14,9 @@
  * place of its own, half add a new delegation (kept by the rounds
  * after).  Each round's old version is released as apexd's retire step
  * does, the node pages its successor replaced given back.  With "cold",
- * the allocator's free pages go back to the system after each round, as
- * apexd gives them back after a whole build, so that the next round's
+ * the allocator's free pages and the chain's kept name index go back to
+ * the system after each round, as apexd gives them back after a whole
+ * build or a few seconds after the last IXFR, so that the next round's
  * copies touch fresh memory.  Printed: the zone's load time, and per
  * round the time of apex_ixfr_version() and of the precomputed answers,
  * whether it was derived in place, and a derivation's steps
@@ -45,6 +46,7 @@
 #include "xfr/ixfr_apply.h"
 #include "xfr/version_compact.h"
 #include "zone/derive_profile.h"
+#include "zone/index_block.h"
 #include "zone/load.h"
 #include "zone/page_discard.h"
 #include "zone/zone.h"
@@ -201,9 +203,10 @@ static int mixed_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t 
 	return rc;
 }
 
-/* What apexd does after a whole build (a compaction, an AXFR): the
- * allocator's free pages go back to the system, so that the next round's
- * copies fault fresh ones in. */
+/* What apexd does after a whole build (a compaction, an AXFR), and a few
+ * seconds after the last IXFR: the allocator's free pages go back to the
+ * system, so that the next round's copies fault fresh ones in (the chain's
+ * kept index block is dropped before, zone/index_block.h). */
 static void give_back_memory(void)
 {
 #ifdef HAVE_JEMALLOC
@@ -289,8 +292,10 @@ int main(int argc, char **argv)
 		given_back += apex_zone_discard_replaced(zone, next);
 		apex_zone_unref(zone);
 		zone = next;
-		if (cold)
+		if (cold) {
+			apex_index_block_drop(zone);
 			give_back_memory();
+		}
 	}
 	qsort(times, (size_t)rounds, sizeof(times[0]), by_value);
 	printf("median: %.2f ms\n", times[rounds / 2] * 1e3);

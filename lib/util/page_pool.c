@@ -24,9 +24,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <sys/mman.h>
 
 #include "util/page_pool.h"
+#include "util/huge_map.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define POOL_ASAN 1
@@ -62,6 +62,7 @@ typedef struct pool_region {
 } pool_region_t;
 
 _Static_assert(sizeof(pool_region_t) <= APEX_PAGE_POOL_PAGE, "a region's header is its first page");
+_Static_assert(APEX_PAGE_POOL_REGION == APEX_HUGE_PAGE, "a region is one huge page");
 
 /* 128 GiB of regions; the arrays are zero pages until used */
 #define POOL_SLOTS 65536u
@@ -83,26 +84,13 @@ static struct {
 /* A new empty region of the system, aligned to its size, or NULL. */
 static pool_region_t *region_map(void)
 {
-	size_t size = APEX_PAGE_POOL_REGION;
-	uint8_t *raw =
-		mmap(NULL, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pool_region_t *r = apex_huge_map(APEX_PAGE_POOL_REGION);
 
-	if (raw == MAP_FAILED)
+	if (r == NULL)
 		return NULL;
-	uintptr_t at = ((uintptr_t)raw + size - 1) & ~(uintptr_t)(size - 1);
-	size_t head = at - (uintptr_t)raw;
-
-	if (head > 0)
-		munmap(raw, head);
-	if (size - head > 0)
-		munmap((uint8_t *)at + size, size - head);
-#ifdef MADV_HUGEPAGE
-	(void)madvise((void *)at, size, MADV_HUGEPAGE); /* a hint: without, 4 KiB pages */
-#endif
-	pool_region_t *r = (pool_region_t *)at;
-
-	POOL_POISON((uint8_t *)r + APEX_PAGE_POOL_PAGE, size - APEX_PAGE_POOL_PAGE);
-	POOL_ROOT(r, size);
+	POOL_POISON((uint8_t *)r + APEX_PAGE_POOL_PAGE,
+		    APEX_PAGE_POOL_REGION - APEX_PAGE_POOL_PAGE);
+	POOL_ROOT(r, APEX_PAGE_POOL_REGION);
 	for (size_t w = 0; w < MAP_WORDS; w++)
 		atomic_init(&r->map[w], 0);
 	atomic_store_explicit(&r->map[0], 1, memory_order_relaxed); /* the header's page */
@@ -260,7 +248,7 @@ size_t apex_page_pool_release(void)
 		pool.regions--;
 		POOL_UNROOT(r, APEX_PAGE_POOL_REGION);
 		POOL_UNPOISON(r, APEX_PAGE_POOL_REGION); /* the next mapping here starts clean */
-		munmap(r, APEX_PAGE_POOL_REGION);
+		apex_huge_unmap(r, APEX_PAGE_POOL_REGION);
 		released += APEX_PAGE_POOL_REGION;
 	}
 	pthread_mutex_unlock(&pool.lock);

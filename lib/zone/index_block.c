@@ -6,11 +6,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "util/huge_map.h"
+
 void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size)
 {
 	apex_zone_t *root = apex_zone_chain_root(zone);
 	void *block = NULL, *unfit = NULL;
 	size_t block_size = 0;
+
+	size_t unfit_size = 0;
 
 	pthread_mutex_lock(&root->spare_lock);
 	if (root->spare_index != NULL) {
@@ -19,15 +23,16 @@ void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size
 			block_size = root->spare_index_size;
 		} else {
 			unfit = root->spare_index; /* the zone grew, or shrank by half */
+			unfit_size = root->spare_index_size;
 		}
 		root->spare_index = NULL;
 		root->spare_index_size = 0;
 	}
 	pthread_mutex_unlock(&root->spare_lock);
-	free(unfit);
+	apex_huge_block_free(unfit, unfit_size);
 	if (block == NULL) {
 		block_size = size + size / 16;
-		block = malloc(block_size);
+		block = apex_huge_block_alloc(&block_size);
 		if (block == NULL)
 			return NULL;
 	}
@@ -43,10 +48,11 @@ void apex_index_block_drop(const apex_zone_t *zone)
 
 	pthread_mutex_lock(&root->spare_lock);
 	void *block = root->spare_index;
+	size_t block_size = root->spare_index_size;
 	root->spare_index = NULL;
 	root->spare_index_size = 0;
 	pthread_mutex_unlock(&root->spare_lock);
-	free(block);
+	apex_huge_block_free(block, block_size);
 }
 
 size_t apex_index_block_kept(const apex_zone_t *zone)

@@ -7,18 +7,23 @@
  * A version derived with names added or removed copies the name index
  * whole: 12 bytes a name, 2.5 MiB for the 1M-record nu.nsec3 zone (its
  * hash table is copied only in the pages the changes reach,
- * zone/derive_table.c).  Taken
- * from the allocator, that is memory it gave back to the system a moment
- * before or never had, and on a virtual machine the first write to each
- * of its 4 KiB pages costs microseconds (10 µs each on the test machine,
- * whether or not it was faulted in ahead with MADV_POPULATE_WRITE): 10 ms
- * of a 100-change IXFR that otherwise takes 1.  Once the version is
- * replaced and released, its index is read by no one; its block is then
- * kept at the chain's whole build (one block, under spare_lock), and the
- * next derivation writes its index there, into pages written an IXFR ago.
- * A chain therefore holds one index beyond the versions that use one
- * until the block is dropped (apex_index_block_drop()) or goes with the
- * chain's whole build (a compaction).
+ * zone/derive_table.c).  Taken from the allocator, that is memory it gave
+ * back to the system a moment before or never had, and on a virtual
+ * machine the first write to each of its 4 KiB pages costs microseconds
+ * (10 µs each on the test machine, whether or not it was faulted in ahead
+ * with MADV_POPULATE_WRITE): 10 ms of a 100-change IXFR that otherwise
+ * takes 1.  Two things keep that off the IXFR's path:
+ *  - once the version is replaced and released, its index is read by no
+ *    one; its block is then kept at the chain's whole build (one block,
+ *    under spare_lock), and the next derivation writes its index there,
+ *    into pages written an IXFR ago.  A chain therefore holds one index
+ *    beyond the versions that use one until the block is dropped
+ *    (apex_index_block_drop(): apexd does a few seconds after the last
+ *    IXFR) or goes with the chain's whole build (a compaction);
+ *  - a new block of 2 MiB or more is mapped in whole transparent huge
+ *    pages (util/huge_map.h): the first IXFR after the drop faults one
+ *    page for each 2 MiB, 0.3 instead of 1.0 ms at nu.nsec3's size
+ *    (doc/performance.md section 15).
  */
 #ifndef APEX_ZONE_INDEX_BLOCK_H
 #define APEX_ZONE_INDEX_BLOCK_H
@@ -34,9 +39,16 @@
  * none, else frees it).  The chain's kept block when it is
  * large enough and not more than twice as large; else a new one with a
  * sixteenth more room, so that the derivations after it, a few names
- * larger, still fit.  Returns the block (its contents undefined) or NULL.
+ * larger, still fit; a new one from apex_huge_block_alloc() (whole
+ * transparent huge pages from APEX_HUGE_PAGE up), freed by
+ * apex_huge_block_free() with mem->block_size.  Returns the block (its
+ * contents undefined) or NULL.
  */
 void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size);
+
+/* Free a block of apex_index_block_take() of block_size bytes (the size
+ * it recorded); nothing if block is NULL. */
+void apex_index_block_free(void *block, size_t block_size);
 
 /* The block zone's chain keeps, freed (nothing if none): what a server
  * gives back once no derivation is expected soon (apexd: a few seconds

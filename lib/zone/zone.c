@@ -8,6 +8,7 @@
 
 #include "dns/rrtype.h"
 #include "util/arena.h"
+#include "util/huge_map.h"
 #include "zone/lookup_name.h"
 #include "zone/node_slots.h"
 #include "zone/nsec3_bucket.h"
@@ -234,7 +235,7 @@ static void index_block_release(apex_index_mem_t *mem)
 		}
 		pthread_mutex_unlock(&root->spare_lock);
 	}
-	free(block);
+	apex_huge_block_free(block, mem->block_size);
 }
 
 void apex_index_mem_unref(apex_index_mem_t *mem)
@@ -273,7 +274,7 @@ void apex_zone_unref(apex_zone_t *zone)
 		/* pointers into its chain's arenas */
 		free(zone->spare_nodes.pages);
 		free(zone->spare_small.pages);
-		free(zone->spare_index);
+		apex_huge_block_free(zone->spare_index, zone->spare_index_size);
 		/* The zone structure itself lives in its arena. */
 		apex_arena_destroy(zone->arena);
 		zone = base;

@@ -241,8 +241,9 @@ typedef struct apex_index_mem {
 	atomic_uint refcount;
 	apex_arena_t *arena;
 	/* The name index's arrays, in a block its chain keeps for the next
-	 * derivation once this is let go (zone/index_block.h), or NULL;
-	 * keeper: that chain's whole build. */
+	 * derivation once this is let go (zone/index_block.h), or NULL:
+	 * of apex_huge_block_alloc(), of block_size bytes; keeper: that
+	 * chain's whole build. */
 	void *block;
 	size_t block_size;
 	struct apex_zone *keeper;
@@ -405,7 +406,8 @@ typedef struct apex_zone {
 	pthread_mutex_t spare_lock;
 	apex_kept_pages_t spare_nodes, spare_small;
 	/* Of a whole build, under spare_lock: the block of a name index its
-	 * chain no longer reads, kept for the next derivation's (malloc'd;
+	 * chain no longer reads, kept for the next derivation's (of
+	 * apex_huge_block_alloc(), of spare_index_size bytes;
 	 * zone/index_block.h), or NULL. */
 	void *spare_index;
 	size_t spare_index_size;

@@ -6,7 +6,7 @@
  * the block, and the next derivation with a name added writes its index
  * there; the versions read every record as a whole build of theirs does;
  * a block is not kept twice, one dropped is kept no more, and one kept
- * goes with the chain.
+ * goes with the chain; a large one is in whole huge pages.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +20,7 @@
 #include "dns/rrtype.h"
 #include "query/precompute.h"
 #include "util/error.h"
+#include "util/huge_map.h"
 #include "xfr/version_compact.h"
 #include "zone/index_block.h"
 #include "ixfr_one_record.h"
@@ -134,10 +135,61 @@ static void kept_and_taken_again(void **state)
 	apex_zone_unref(v6);
 }
 
+/* A block of 2 MiB or more (a zone of about 170,000 names) is in whole
+ * huge pages: aligned to them, kept and taken again as the others,
+ * freed as it was taken (ASan tells a free() of mapped memory). */
+static void large_in_huge_pages(void **state)
+{
+	const size_t size = (size_t)3 << 20;
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	apex_index_mem_t *mem = apex_index_mem_new();
+	assert_non_null(mem);
+	uint8_t *block = apex_index_block_take(mem, v0, size);
+	assert_non_null(block);
+	assert_int_equal((uintptr_t)block % APEX_HUGE_PAGE, 0);
+	assert_int_equal(mem->block_size % APEX_HUGE_PAGE, 0);
+	assert_true(mem->block_size >= size + size / 16);
+	memset(block, 0x5a, mem->block_size);
+	size_t block_size = mem->block_size;
+
+	/* let go: kept by the chain, and taken again for a size it fits */
+	apex_index_mem_unref(mem);
+	assert_int_equal(apex_index_block_kept(v0), block_size);
+	mem = apex_index_mem_new();
+	assert_non_null(mem);
+	assert_ptr_equal(apex_index_block_take(mem, v0, size + 4096), block);
+	assert_int_equal(apex_index_block_kept(v0), 0);
+	apex_index_mem_unref(mem);
+
+	/* a small one does not take it: the huge block is unmapped, the
+	 * small one from the allocator kept in its place */
+	mem = apex_index_mem_new();
+	assert_non_null(mem);
+	uint8_t *small = apex_index_block_take(mem, v0, 4096);
+	assert_non_null(small);
+	assert_ptr_not_equal(small, block);
+	assert_true(mem->block_size < APEX_HUGE_PAGE);
+	apex_index_mem_unref(mem);
+	assert_int_equal(apex_index_block_kept(v0), 4096 + 4096 / 16);
+
+	/* dropped, and one kept going with the chain */
+	apex_index_block_drop(v0);
+	assert_int_equal(apex_index_block_kept(v0), 0);
+	mem = apex_index_mem_new();
+	assert_non_null(mem);
+	assert_non_null(apex_index_block_take(mem, v0, size));
+	apex_index_mem_unref(mem);
+	assert_int_equal(apex_index_block_kept(v0), block_size);
+	apex_zone_unref(v0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kept_and_taken_again),
+		cmocka_unit_test(large_in_huge_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
