@@ -12,9 +12,7 @@ void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size
 {
 	apex_zone_t *root = apex_zone_chain_root(zone);
 	void *block = NULL, *unfit = NULL;
-	size_t block_size = 0;
-
-	size_t unfit_size = 0;
+	size_t block_size = 0, unfit_size = 0;
 
 	pthread_mutex_lock(&root->spare_lock);
 	if (root->spare_index != NULL) {

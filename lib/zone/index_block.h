@@ -46,10 +46,6 @@
  */
 void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size);
 
-/* Free a block of apex_index_block_take() of block_size bytes (the size
- * it recorded); nothing if block is NULL. */
-void apex_index_block_free(void *block, size_t block_size);
-
 /* The block zone's chain keeps, freed (nothing if none): what a server
  * gives back once no derivation is expected soon (apexd: a few seconds
  * after the last IXFR, at once after a reload). */
