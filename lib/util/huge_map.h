@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Memory of the system in whole 2 MiB pages: a mapping aligned to 2 MiB,
- * its size rounded up to them, marked for transparent huge pages.
+ * Memory of the system in 2 MiB pages: mappings aligned to 2 MiB whose
+ * whole 2 MiB are marked for transparent huge pages.
  *
  * Why: memory written whole soon after it is taken (a derived version's
  * name index, the page pool's regions) costs a fault for each 4 KiB page
@@ -34,9 +34,13 @@ void apex_huge_unmap(void *p, size_t size);
 
 /*
  * A block of *size bytes or more for data written whole: from the
- * allocator below APEX_HUGE_PAGE, else apex_huge_map()'s; its size into
- * *size.  Owned by the caller until apex_huge_block_free() with that
- * size.  NULL if there is no memory.
+ * allocator below APEX_HUGE_PAGE; from it up, a mapping aligned to
+ * APEX_HUGE_PAGE of *size rounded up to the system's page, whose whole
+ * huge pages are marked for them and whose tail (less than one) stays in
+ * small pages.  Rounding the size up to a huge page instead would make
+ * the tail resident whole: a 2.8 MiB block would hold 4 MiB.  The size
+ * given into *size.  Owned by the caller until apex_huge_block_free()
+ * with that size.  NULL if there is no memory.
  */
 void *apex_huge_block_alloc(size_t *size);
 

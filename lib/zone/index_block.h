@@ -20,10 +20,10 @@
  *    beyond the versions that use one until the block is dropped
  *    (apex_index_block_drop(): apexd does a few seconds after the last
  *    IXFR) or goes with the chain's whole build (a compaction);
- *  - a new block of 2 MiB or more is mapped in whole transparent huge
- *    pages (util/huge_map.h): the first IXFR after the drop faults one
- *    page for each 2 MiB, 0.3 instead of 1.0 ms at nu.nsec3's size
- *    (doc/performance.md section 15).
+ *  - a new block of 2 MiB or more is a mapping aligned to 2 MiB whose
+ *    whole 2 MiB are transparent huge pages (util/huge_map.h): the first
+ *    IXFR after the drop faults one page for each of them, and small
+ *    pages for the tail only (doc/performance.md section 15).
  */
 #ifndef APEX_ZONE_INDEX_BLOCK_H
 #define APEX_ZONE_INDEX_BLOCK_H
@@ -39,8 +39,8 @@
  * none, else frees it).  The chain's kept block when it is
  * large enough and not more than twice as large; else a new one with a
  * sixteenth more room, so that the derivations after it, a few names
- * larger, still fit; a new one from apex_huge_block_alloc() (whole
- * transparent huge pages from APEX_HUGE_PAGE up), freed by
+ * larger, still fit; a new one from apex_huge_block_alloc() (its
+ * whole 2 MiB in transparent huge pages from APEX_HUGE_PAGE up), freed by
  * apex_huge_block_free() with mem->block_size.  Returns the block (its
  * contents undefined) or NULL.
  */
