@@ -38,7 +38,7 @@ void apex_huge_unmap(void *p, size_t size);
  * APEX_HUGE_PAGE of *size rounded up to the system's page, whose whole
  * huge pages are marked for them and whose tail (less than one) stays in
  * small pages.  Rounding the size up to a huge page instead would make
- * the tail resident whole: a 2.8 MiB block would hold 4 MiB.  The size
+ * the tail resident whole: a 2.5 MiB block would hold 4 MiB.  The size
  * given into *size.  Owned by the caller until apex_huge_block_free()
  * with that size.  NULL if there is no memory.
  */
