@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Mappings in whole transparent huge pages (see huge_map.h). */
+/* Mappings aligned to 2 MiB in transparent huge pages (see huge_map.h). */
 #include "util/huge_map.h"
 
 #include <stdint.h>
