@@ -39,6 +39,12 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 const apex_node_t *apex_zone_find_owner_keyed(const apex_zone_t *zone, const uint8_t *name,
 					      const uint8_t *key, size_t key_size, bool *in_index)
 {
+	return apex_zone_find_owner_hashed(zone, apex_name_hash(name), key, key_size, in_index);
+}
+
+const apex_node_t *apex_zone_find_owner_hashed(const apex_zone_t *zone, uint32_t hash,
+					       const uint8_t *key, size_t key_size, bool *in_index)
+{
 	bool ignored;
 
 	if (in_index == NULL)
@@ -47,7 +53,7 @@ const apex_node_t *apex_zone_find_owner_keyed(const apex_zone_t *zone, const uin
 	if (key_size < zone->origin_key_size ||
 	    memcmp(key, zone->origin_key, zone->origin_key_size) != 0)
 		return NULL;
-	const apex_node_t *node = apex_zone_find_hashed(zone, apex_name_hash(name), key, key_size);
+	const apex_node_t *node = apex_zone_find_hashed(zone, hash, key, key_size);
 	if (node != NULL) {
 		*in_index = true;
 		return node;

@@ -69,6 +69,12 @@ const apex_node_t *apex_zone_find_owner(const apex_zone_t *zone, const uint8_t *
 const apex_node_t *apex_zone_find_owner_keyed(const apex_zone_t *zone, const uint8_t *name,
 					      const uint8_t *key, size_t key_size, bool *in_index);
 
+/* The same, the name's hash (apex_name_hash()) and key given: for a
+ * batch of lookups that asks memory ahead of them by hash
+ * (zone/lookup_ahead.h). */
+const apex_node_t *apex_zone_find_owner_hashed(const apex_zone_t *zone, uint32_t hash,
+					       const uint8_t *key, size_t key_size, bool *in_index);
+
 /* A changed owner as the caller found it in old: its lookup key, and
  * apex_zone_find_owner_keyed()'s answer (node: APEX_NODE_NONE for a name
  * old lacks). */

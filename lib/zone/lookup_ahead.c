@@ -22,30 +22,39 @@ void apex_lookup_ahead_slots(apex_lookup_ahead_t *a, const apex_zone_t *zone,
 	}
 }
 
+/* The id the first slot of hash's run with its tag maps to, or
+ * APEX_NODE_NONE: read from zone's table (its slots asked for before). */
+static inline uint32_t tagged_id(const apex_zone_t *zone, uint32_t hash)
+{
+	uint32_t mask = zone->node_table_mask;
+
+	/* runs never wrap around, and end with a free slot */
+	for (uint32_t k = apex_node_table_first(hash, zone->node_table_size);; k++) {
+		uint32_t slot = apex_node_table_get(zone->node_table_pages, k);
+		if (slot == 0)
+			return APEX_NODE_NONE;
+		if (apex_node_table_tag_is(slot, hash, mask))
+			return apex_node_table_id(slot, mask);
+	}
+}
+
+/* Node id's node, and its RRsets pointer, which the next step reads. */
+static inline void ahead_node(const apex_zone_t *zone, uint32_t id)
+{
+	__builtin_prefetch(apex_zone_node_of(zone, id));
+	__builtin_prefetch(
+		&zone->rrset_pages[id >> APEX_NODE_PAGE_BITS][id & (APEX_NODE_PAGE - 1)]);
+}
+
 void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a)
 {
 	const apex_zone_t *zone = a->zone;
 	if (zone == NULL)
 		return;
-	uint32_t mask = zone->node_table_mask;
 	for (unsigned i = 0; i < a->count; i++) {
-		uint32_t hash = a->hashes[i];
-		a->ids[i] = APEX_NODE_NONE;
-		/* runs never wrap around, and end with a free slot */
-		for (uint32_t k = apex_node_table_first(hash, zone->node_table_size);; k++) {
-			uint32_t slot = apex_node_table_get(zone->node_table_pages, k);
-			if (slot == 0)
-				break;
-			if (apex_node_table_tag_is(slot, hash, mask)) {
-				a->ids[i] = apex_node_table_id(slot, mask);
-				uint32_t id = a->ids[i];
-				__builtin_prefetch(apex_zone_node_of(zone, id));
-				/* its RRsets pointer, which the next step reads */
-				__builtin_prefetch(&zone->rrset_pages[id >> APEX_NODE_PAGE_BITS]
-								     [id & (APEX_NODE_PAGE - 1)]);
-				break;
-			}
-		}
+		a->ids[i] = tagged_id(zone, a->hashes[i]);
+		if (a->ids[i] != APEX_NODE_NONE)
+			ahead_node(zone, a->ids[i]);
 	}
 }
 
@@ -93,5 +102,56 @@ void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a)
 		__builtin_prefetch(apex_node_rrsets(a->zone, node)[0].additional);
 		if (a->proofs)
 			ahead_proofs(a->zone, node);
+	}
+}
+
+void apex_lookup_ahead_hashed_slot(const apex_zone_t *zone, uint32_t hash)
+{
+	if (zone->node_table_pages != NULL)
+		__builtin_prefetch(
+			apex_node_table_at(zone->node_table_pages,
+					   apex_node_table_first(hash, zone->node_table_size)));
+}
+
+uint32_t apex_lookup_ahead_hashed_node(const apex_zone_t *zone, uint32_t hash)
+{
+	if (zone->node_table_pages == NULL)
+		return APEX_NODE_NONE;
+	uint32_t id = tagged_id(zone, hash);
+	if (id != APEX_NODE_NONE)
+		ahead_node(zone, id);
+	return id;
+}
+
+void apex_lookup_ahead_id_name(const apex_zone_t *zone, uint32_t id)
+{
+	if (id != APEX_NODE_NONE)
+		__builtin_prefetch(apex_zone_node_of(zone, id)->name);
+}
+
+void apex_lookup_ahead_id_node(const apex_zone_t *zone, uint32_t id)
+{
+	if (id != APEX_NODE_NONE)
+		ahead_node(zone, id);
+}
+
+void apex_lookup_ahead_id_rrsets(const apex_zone_t *zone, uint32_t id)
+{
+	if (id != APEX_NODE_NONE)
+		__builtin_prefetch(apex_node_rrsets(zone, apex_zone_node_of(zone, id)));
+}
+
+void apex_lookup_ahead_id_records(const apex_zone_t *zone, uint32_t id)
+{
+	if (id == APEX_NODE_NONE)
+		return;
+	const apex_node_t *node = apex_zone_node_of(zone, id);
+	const apex_rrset_t *sets = apex_node_rrsets(zone, node);
+	unsigned n = node->rrset_count < 4 ? node->rrset_count : 4;
+
+	for (unsigned k = 0; k < n; k++) {
+		__builtin_prefetch(sets[k].rdata);
+		if (sets[k].rrsig != NULL)
+			__builtin_prefetch(sets[k].rrsig);
 	}
 }

@@ -71,4 +71,37 @@ void apex_lookup_ahead_data(const apex_lookup_ahead_t *a);
  * their other RRsets and their NSEC3 owners' RRsets. */
 void apex_lookup_ahead_rdata(const apex_lookup_ahead_t *a);
 
+/*
+ * The same steps for a batch of exact lookups by hash and of the records
+ * at the nodes found (an IXFR's changed owners, thousands of them, each
+ * a few misses in a large zone): the caller runs each step some names
+ * ahead of its lookups, the earlier steps further ahead.  Unlike the
+ * query's steps above, these are asked of any zone: a batch is
+ * thousands of names, so the few instructions cost nothing beside it.
+ */
+
+/* The slot of hash (apex_name_hash() of a name) in zone's table. */
+void apex_lookup_ahead_hashed_slot(const apex_zone_t *zone, uint32_t hash);
+
+/* The node the slot's tag of hash points at (its slot asked for
+ * before), and its RRsets pointer: that node's id, for the next steps,
+ * or APEX_NODE_NONE (no tag matched, or no table). */
+uint32_t apex_lookup_ahead_hashed_node(const apex_zone_t *zone, uint32_t hash);
+
+/* For ids that are APEX_NODE_NONE the steps below ask for nothing. */
+
+/* Node id's node and RRsets pointer. */
+void apex_lookup_ahead_id_node(const apex_zone_t *zone, uint32_t id);
+
+/* Node id's name and key, which a lookup compares (the node asked for
+ * before). */
+void apex_lookup_ahead_id_name(const apex_zone_t *zone, uint32_t id);
+
+/* Node id's RRsets (the node asked for before). */
+void apex_lookup_ahead_id_rrsets(const apex_zone_t *zone, uint32_t id);
+
+/* The RDATA and RRSIGs of node id's first four RRsets (its RRsets asked
+ * for before): what reading its records (xfr/version_records.h) touches. */
+void apex_lookup_ahead_id_records(const apex_zone_t *zone, uint32_t id);
+
 #endif
