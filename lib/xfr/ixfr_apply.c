@@ -490,13 +490,17 @@ static bool same_owner(const touch_t *a, const touch_t *b)
 /* Each changed owner's node in old, looked up once.  APEX_ENOTSUP for a
  * removal at a name old lacks (the whole build says the change does not
  * apply).  A touch's node holds the id asked for ahead until its owner's
- * lookup sets it. */
+ * lookup sets it; the steps ahead start at the owner looked up, never
+ * behind it, so that they leave alone the touches whose lookup is made. */
 static int find_nodes(const apex_zone_t *old, touches_t *ts)
 {
 	touch_t *t = ts->t;
 	size_t slot = 0, node_ahead = 0, name = 0;
 
 	for (size_t i = 0, j; i < ts->count; i = j) {
+		slot = slot > i ? slot : i;
+		node_ahead = node_ahead > i ? node_ahead : i;
+		name = name > i ? name : i;
 		for (; slot < ts->count && slot < i + AHEAD_SLOT; slot++)
 			apex_lookup_ahead_hashed_slot(old, t[slot].hash);
 		for (; node_ahead < ts->count && node_ahead < i + AHEAD_NODE; node_ahead++)
