@@ -481,7 +481,7 @@ static bool same_owner(const touch_t *a, const touch_t *b)
  * owner's slot in old's table, for the node the slot points at, and for
  * that node's name and key: each step reads what the one before asked
  * for, so that the misses of several lookups overlap (zone/lookup_ahead.h;
- * with 10,000 changes in a 1M-name zone each step is a miss).  The
+ * with 10,000 changes in a 1M-record zone each step is a miss).  The
  * records' walks after it ask ahead by changed owner the same way. */
 #define AHEAD_SLOT 12
 #define AHEAD_NODE 8
@@ -512,10 +512,10 @@ static int find_nodes(const apex_zone_t *old, touches_t *ts)
 		const apex_node_t *node = apex_zone_find_owner_hashed(old, first->hash, first->key,
 								      first->key_size, &in_index);
 		bool removal = false;
-		for (j = i; j < ts->count && same_owner(&ts->t[j], first); j++) {
-			ts->t[j].node = apex_node_id(node);
-			ts->t[j].in_index = in_index;
-			removal |= ts->t[j].removal;
+		for (j = i; j < ts->count && same_owner(&t[j], first); j++) {
+			t[j].node = apex_node_id(node);
+			t[j].in_index = in_index;
+			removal |= t[j].removal;
 		}
 		if (removal && node == NULL)
 			return APEX_ENOTSUP;
