@@ -185,6 +185,37 @@ static int mark_new_keys(void *ctx, size_t begin, size_t end)
 }
 
 /*
+ * Are the owner entries in key order already (equal keys side by side,
+ * as the order by key then index has them)?  Then the pairs are sorted as
+ * take_prefixes() left them and starts[] is set, one pass and no sort: a
+ * derivation's owners come in key order by construction, and so do a
+ * transfer's from a server that sends its zone in canonical order and a
+ * version's records built compact.  The prefixes decide most steps; the
+ * keys are read only where two prefixes are equal.  Stops at the first
+ * entry out of order.
+ */
+static bool in_key_order(sort_job_t *j)
+{
+	const apex_build_owner_t *owners = j->b->owners;
+	const apex_sort_pair_t *pairs = j->pairs;
+	size_t n = j->b->owner_count;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = 1;
+		if (i > 0 && pairs[i].key < pairs[i - 1].key)
+			return false;
+		if (i > 0 && pairs[i].key == pairs[i - 1].key) {
+			const apex_build_owner_t *o = &owners[i], *p = &owners[i - 1];
+			c = apex_key_compare(p->key, p->key_size, o->key, o->key_size);
+			if (c > 0)
+				return false;
+		}
+		j->starts[i] = c != 0;
+	}
+	return true;
+}
+
+/*
  * The owners by rank under the spelling seen first in the file (the
  * lowest index, which sorts first among equal keys), and the records by
  * rank, in parts of sorted positions.  Each owner's name and key are
@@ -327,12 +358,14 @@ static int sort_owners(sort_job_t *j)
 		j->skip = 0;
 		apex_parallel_for(n, threads, min, take_prefixes, j);
 	}
-	rc = apex_radix_sort(j->pairs, n);
-	if (rc != APEX_OK)
-		return rc;
-	apex_parallel_for(n, threads, min, mark_runs, j);
-	apex_parallel_for(n, threads, min, sort_runs, j);
-	apex_parallel_for(n, threads, min, mark_new_keys, j);
+	if (!in_key_order(j)) {
+		rc = apex_radix_sort(j->pairs, n);
+		if (rc != APEX_OK)
+			return rc;
+		apex_parallel_for(n, threads, min, mark_runs, j);
+		apex_parallel_for(n, threads, min, sort_runs, j);
+		apex_parallel_for(n, threads, min, mark_new_keys, j);
+	}
 	/* ranks, and where each entry's records go: owners with the same
 	 * key are next to each other, so each rank's records are together */
 	uint32_t unique = 0, at = 0;

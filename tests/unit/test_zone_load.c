@@ -1025,6 +1025,22 @@ static uint64_t zone_digest(const apex_zone_t *zone)
 	return h;
 }
 
+/* Two texts of size bytes (owned, freed by the caller) for one zone's
+ * records in two orders, both begun with its SOA and NS; *a and *b how
+ * much each holds. */
+static void two_texts(size_t size, char **sorted, char **reversed, size_t *a, size_t *b)
+{
+	const char *head = "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
+			   "@ NS ns1\n";
+
+	*sorted = malloc(size);
+	*reversed = malloc(size);
+	assert_non_null(*sorted);
+	assert_non_null(*reversed);
+	*a = (size_t)snprintf(*sorted, size, "%s", head);
+	*b = (size_t)snprintf(*reversed, size, "%s", head);
+}
+
 /* A zone whose records come in canonical order (a copy written by apexd,
  * a signer's output) is built with its records renumbered where they lie,
  * and a zone of more records than a few 2 MiB units of the build's array
@@ -1035,16 +1051,11 @@ static void test_records_in_order_built_in_place(void **state)
 {
 	enum { NAMES = 120000 };
 	char err[512], path[300];
-	size_t size = (size_t)16 << 20;
-	char *sorted = malloc(size), *reversed = malloc(size);
-	const char *head = "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n"
-			   "@ NS ns1\n";
-	size_t a = (size_t)snprintf(sorted, size, "%s", head);
-	size_t b = (size_t)snprintf(reversed, size, "%s", head);
+	size_t size = (size_t)16 << 20, a, b;
+	char *sorted, *reversed;
 
 	(void)state;
-	assert_non_null(sorted);
-	assert_non_null(reversed);
+	two_texts(size, &sorted, &reversed, &a, &b);
 	/* "hNNNNNN": one length, so text order is canonical order; ns1 after */
 	for (int i = 0; i < NAMES; i++)
 		a += (size_t)snprintf(sorted + a, size - a,
@@ -1074,6 +1085,64 @@ static void test_records_in_order_built_in_place(void **state)
 	}
 	for (int run = 1; run < 4; run++)
 		assert_true(digests[run] == digests[0]);
+	free(sorted);
+	free(reversed);
+}
+
+/* A file in canonical order whose owners come to the build in key order
+ * (zone/build_sort.c takes them as they lie, without sorting), one of
+ * them written in two spellings across two parser chunks, so that it is
+ * two entries side by side with one key: one node spelled as first
+ * written, with the records of both, and the zone the same as that of
+ * the same records in reverse order. */
+static void test_owners_in_key_order_split_in_chunks(void **state)
+{
+	char err[512], path[300];
+	size_t size = 256 * 1024, a, b;
+	char *sorted, *reversed;
+
+	(void)state;
+	two_texts(size, &sorted, &reversed, &a, &b);
+	/* "aNNN", then "Big" (200 TXT, then "big" 200 more: chunks of 1 KiB
+	 * cut it), then "ns1": canonical order */
+	for (int i = 0; i < 300; i++)
+		a += (size_t)snprintf(sorted + a, size - a, "a%03d A 192.0.2.%d\n", i, i % 250);
+	for (int i = 0; i < 400; i++)
+		a += (size_t)snprintf(sorted + a, size - a, "%s TXT \"t%d\"\n",
+				      i < 200 ? "Big" : "big", i);
+	a += (size_t)snprintf(sorted + a, size - a, "ns1 A 192.0.2.53\n");
+	b += (size_t)snprintf(reversed + b, size - b, "ns1 A 192.0.2.53\n");
+	for (int i = 0; i < 400; i++) /* "Big" still first written */
+		b += (size_t)snprintf(reversed + b, size - b, "%s TXT \"t%d\"\n",
+				      i < 200 ? "Big" : "big", 399 - i + (i < 200 ? -200 : 200));
+	for (int i = 299; i >= 0; i--)
+		b += (size_t)snprintf(reversed + b, size - b, "a%03d A 192.0.2.%d\n", i, i % 250);
+	assert_true(a < size - 1 && b < size - 1);
+
+	uint64_t digests[2];
+	for (int run = 0; run < 2; run++) {
+		atomic_store(&apex_load_threads, 2u);
+		atomic_store(&apex_load_chunk_min, (size_t)1024);
+		apex_zone_t *zone = NULL;
+		int rc = load_text(run == 0 ? sorted : reversed, "example.", &zone, err,
+				   sizeof(err), path, sizeof(path));
+		atomic_store(&apex_load_threads, 0u);
+		atomic_store(&apex_load_chunk_min, (size_t)8 << 20);
+		if (rc != APEX_OK)
+			fail_msg("load failed: %s", err);
+		assert_int_equal(zone->record_count, 2 + 300 + 400 + 1);
+		assert_int_equal(zone->node_count, 1 + 300 + 1 + 1);
+		const apex_node_t *node = find(zone, "BIG.example.");
+		assert_non_null(node);
+		assert_memory_equal(node->name,
+				    "\x03"
+				    "Big",
+				    4);
+		assert_int_equal(rrset(zone, "big.example.", APEX_TYPE_TXT)->count, 400);
+		digests[run] = zone_digest(zone);
+		apex_zone_unref(zone);
+	}
+	assert_true(digests[1] == digests[0]);
 	free(sorted);
 	free(reversed);
 }
@@ -1432,6 +1501,7 @@ int main(void)
 		cmocka_unit_test(test_numbers_at_their_width),
 		cmocka_unit_test(test_ttl_and_glue_warnings),
 		cmocka_unit_test(test_default_ttl),
+		cmocka_unit_test(test_owners_in_key_order_split_in_chunks),
 		cmocka_unit_test(test_duplicates_and_canonical_order),
 		cmocka_unit_test(test_rrset_rdata_in_place_or_copied),
 		cmocka_unit_test(test_owner_in_two_chunks),
