@@ -149,10 +149,11 @@ static int end_of_set(apex_xfr_in_t *x, const apex_rr_t *rr, uint32_t serial)
 		return fail(x, APEX_EMALFORMED,
 			    "IXFR: SOA serial %u after the change set to %u (closing serial %u)",
 			    serial, x->set.serial_to, x->serial);
+	uint32_t from = x->set.serial_from, to = x->set.serial_to; /* the handler may take it */
 	int rc = x->handler.changes(x->handler.ctx, &x->set);
 	if (rc < 0)
-		return fail(x, rc, "IXFR: change set %u to %u not applied: %s", x->set.serial_from,
-			    x->set.serial_to, apex_strerror(rc));
+		return fail(x, rc, "IXFR: change set %u to %u not applied: %s", from, to,
+			    apex_strerror(rc));
 	apex_changes_free(&x->set);
 	if (last) {
 		x->phase = DONE;

@@ -40,12 +40,15 @@ typedef enum apex_xfr_style {
 } apex_xfr_style_t;
 
 /* Where the records go. A callback returns APEX_OK or an error, which
- * ends the transfer with that error. The data they get is borrowed for
- * the duration of the call. */
+ * ends the transfer with that error. A record is borrowed for the
+ * duration of the call.  A change set is the handler's to take: it may
+ * move the set's data out (leaving *set empty, apex_changes_init()) so
+ * that a large IXFR is not copied once more at its end; what it leaves
+ * is freed after the call. */
 typedef struct apex_xfr_in_handler {
 	void *ctx;
 	int (*record)(void *ctx, const apex_rr_t *rr);
-	int (*changes)(void *ctx, const apex_changes_t *set);
+	int (*changes)(void *ctx, apex_changes_t *set);
 } apex_xfr_in_handler_t;
 
 typedef struct apex_xfr_in_limits {

@@ -121,7 +121,7 @@ static void build_whole(seen_t *s)
 		apex_zone_unref(zone);
 }
 
-static int on_changes(void *ctx, const apex_changes_t *set)
+static int on_changes(void *ctx, apex_changes_t *set)
 {
 	seen_t *s = ctx;
 	apex_changes_reader_t r;

@@ -28,7 +28,7 @@ static int on_record(void *ctx, const apex_rr_t *rr)
 	return APEX_OK;
 }
 
-static int on_changes(void *ctx, const apex_changes_t *set)
+static int on_changes(void *ctx, apex_changes_t *set)
 {
 	(void)ctx;
 	(void)set;

@@ -60,7 +60,7 @@ static int on_record(void *ctx, const apex_rr_t *rr)
 	return APEX_EINVAL;
 }
 
-static int on_changes(void *ctx, const apex_changes_t *set)
+static int on_changes(void *ctx, apex_changes_t *set)
 {
 	received_t *r = ctx;
 	assert_true(r->count < 4);

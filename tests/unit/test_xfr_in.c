@@ -91,6 +91,8 @@ typedef struct received {
 	uint32_t sets[8][2];
 	size_t removed[8], added[8];
 	size_t set_count;
+	bool take; /* the sets taken from the reader (xfr_in.h) */
+	apex_changes_t taken[8];
 } received_t;
 
 static int on_record(void *ctx, const apex_rr_t *rr)
@@ -108,7 +110,7 @@ static int on_record(void *ctx, const apex_rr_t *rr)
 	return APEX_OK;
 }
 
-static int on_changes(void *ctx, const apex_changes_t *set)
+static int on_changes(void *ctx, apex_changes_t *set)
 {
 	received_t *r = ctx;
 	assert_true(r->set_count < 8);
@@ -117,6 +119,10 @@ static int on_changes(void *ctx, const apex_changes_t *set)
 	r->sets[r->set_count][1] = set->serial_to;
 	r->removed[r->set_count] = set->removed;
 	r->added[r->set_count] = set->added;
+	if (r->take) {
+		r->taken[r->set_count] = *set;
+		apex_changes_init(set);
+	}
 	r->set_count++;
 	return APEX_OK;
 }
@@ -171,14 +177,13 @@ static void axfr_whole_zone(void **state)
 	apex_xfr_in_free(&x);
 }
 
-static void ixfr_change_sets(void **state)
+/* An IXFR from serial 3 to 5 in two messages: two change sets, 3 to 4
+ * (a and b removed, a added) and 4 to 5 (c added, and a record outside
+ * the zone dropped). */
+static void feed_two_sets(apex_xfr_in_t *x)
 {
-	(void)state;
-	apex_xfr_in_t x;
-	received_t r;
 	msg_t m;
 
-	start(&x, &r, APEX_TYPE_IXFR, 3, NULL);
 	begin(&m, ID, 0, APEX_TYPE_IXFR, "example.");
 	soa(&m, 5);
 	soa(&m, 3);
@@ -186,16 +191,26 @@ static void ixfr_change_sets(void **state)
 	a(&m, "b.example.", 2);
 	soa(&m, 4);
 	a(&m, "a.example.", 3);
-	assert_int_equal(feed(&x, &m), APEX_OK);
-	assert_int_equal(x.style, APEX_XFR_STYLE_IXFR);
+	assert_int_equal(feed(x, &m), APEX_OK);
+	assert_int_equal(x->style, APEX_XFR_STYLE_IXFR);
 	begin(&m, ID, 0, 0, NULL);
 	soa(&m, 4);
 	soa(&m, 5);
 	a(&m, "c.example.", 4);
 	a(&m, "c.example.com.", 4); /* outside: dropped */
 	soa(&m, 5);
-	assert_int_equal(feed(&x, &m), APEX_OK);
-	assert_true(apex_xfr_in_done(&x));
+	assert_int_equal(feed(x, &m), APEX_OK);
+	assert_true(apex_xfr_in_done(x));
+}
+
+static void ixfr_change_sets(void **state)
+{
+	(void)state;
+	apex_xfr_in_t x;
+	received_t r;
+
+	start(&x, &r, APEX_TYPE_IXFR, 3, NULL);
+	feed_two_sets(&x);
 	assert_int_equal(r.set_count, 2);
 	assert_int_equal(r.sets[0][0], 3);
 	assert_int_equal(r.sets[0][1], 4);
@@ -208,6 +223,56 @@ static void ixfr_change_sets(void **state)
 	assert_int_equal(r.record_count, 0);
 	assert_int_equal(x.out_of_zone, 1);
 	apex_xfr_in_free(&x);
+}
+
+/* The records of a set the handler took, in order: "kind owner last-byte"
+ * each, space separated (the SOAs as "kind example. serial"). */
+static void taken_text(const apex_changes_t *set, char *text, size_t size)
+{
+	apex_changes_reader_t reader;
+	apex_change_kind_t kind;
+	apex_rr_t rr;
+	size_t n = 0;
+	int rc;
+
+	text[0] = '\0';
+	apex_changes_reader_init(&reader, set->data, set->size);
+	while ((rc = apex_changes_next(&reader, &rr, &kind)) == APEX_OK && n < size) {
+		char owner[1100];
+		uint32_t value = rr.rdata[rr.rdlength - 1];
+		if (rr.type == APEX_TYPE_SOA)
+			assert_true(apex_changes_soa_serial(rr.rdata, rr.rdlength, &value));
+		apex_name_to_str(rr.owner, owner, sizeof(owner));
+		n += (size_t)snprintf(text + n, size - n, "%s%d %s %u", n ? " " : "", (int)kind,
+				      owner, value);
+	}
+	assert_int_equal(rc, APEX_ENOENT);
+}
+
+/* A handler may take each set as it comes (the secondary does, so that a
+ * large IXFR is not copied at its end): the reader starts the next set
+ * afresh, and what was taken is whole and the handler's to free. */
+static void ixfr_change_sets_taken(void **state)
+{
+	(void)state;
+	apex_xfr_in_t x;
+	received_t r;
+	char text[400];
+
+	start(&x, &r, APEX_TYPE_IXFR, 3, NULL);
+	r.take = true;
+	feed_two_sets(&x);
+	assert_int_equal(r.set_count, 2);
+	taken_text(&r.taken[0], text, sizeof(text));
+	assert_string_equal(text, "0 example. 3 1 a.example. 1 1 b.example. 2 2 example. 4 "
+				  "3 a.example. 3");
+	taken_text(&r.taken[1], text, sizeof(text));
+	assert_string_equal(text, "0 example. 4 2 example. 5 3 c.example. 4");
+	assert_int_equal(r.taken[1].serial_from, 4);
+	assert_int_equal(r.taken[1].serial_to, 5);
+	apex_xfr_in_free(&x);
+	apex_changes_free(&r.taken[0]);
+	apex_changes_free(&r.taken[1]);
 }
 
 static void ixfr_up_to_date(void **state)
@@ -375,6 +440,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(axfr_whole_zone),
 		cmocka_unit_test(ixfr_change_sets),
+		cmocka_unit_test(ixfr_change_sets_taken),
 		cmocka_unit_test(ixfr_up_to_date),
 		cmocka_unit_test(ixfr_answered_with_the_zone),
 		cmocka_unit_test(bad_streams_are_refused),

@@ -23,7 +23,7 @@ static int on_record(void *ctx, const apex_rr_t *rr)
 	return apex_zone_from_wire_add(ctx, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
 }
 
-static int on_changes(void *ctx, const apex_changes_t *set)
+static int on_changes(void *ctx, apex_changes_t *set)
 {
 	(void)ctx;
 	(void)set;
