@@ -17,13 +17,14 @@
 
 enum {
 	APEX_OK = 0,
-	APEX_ENOMEM = -ENOMEM,      /* allocation failed */
-	APEX_EMALFORMED = -EBADMSG, /* malformed wire data */
-	APEX_ENOENT = -ENOENT,      /* not found */
-	APEX_EINVAL = -EINVAL,      /* invalid argument or configuration */
-	APEX_ESPACE = -ENOBUFS,     /* output buffer too small */
-	APEX_EIO = -EIO,            /* I/O failed and no errno says more */
-	APEX_ENOTSUP = -ENOTSUP,    /* not done this way: the caller takes the general way */
+	APEX_ENOMEM = -ENOMEM,       /* allocation failed */
+	APEX_EMALFORMED = -EBADMSG,  /* malformed wire data */
+	APEX_ENOENT = -ENOENT,       /* not found */
+	APEX_EINVAL = -EINVAL,       /* invalid argument or configuration */
+	APEX_ESPACE = -ENOBUFS,      /* output buffer too small */
+	APEX_EIO = -EIO,             /* I/O failed and no errno says more */
+	APEX_ENOTSUP = -ENOTSUP,     /* not done this way: the caller takes the general way */
+	APEX_ECANCELED = -ECANCELED, /* gave way to more urgent work: to be done again later */
 
 	/* apex-specific codes, below every errno value */
 	APEX_ELOAD = -20001,     /* zone could not be loaded (details in the error text) */

@@ -147,23 +147,50 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
 	return rc;
 }
 
+/* A copy of a version being written, and what it asks whether to give
+ * way (NULL: nothing). */
+typedef struct version_copy {
+	apex_zone_copy_t *c;
+	apex_zone_copy_give_way_fn give_way;
+	void *ctx;
+} version_copy_t;
+
+/* Whether the copy gives way now (asked every APEX_ZONE_COPY_GIVE_WAY_EVERY
+ * records). */
+static bool gives_way(const version_copy_t *v)
+{
+	return v->give_way != NULL && v->c->records % APEX_ZONE_COPY_GIVE_WAY_EVERY == 0 &&
+	       v->give_way(v->ctx);
+}
+
 /* apex_zone_copy_add() as an apex_rr_fn (version_records.h). */
 static int add_record(void *ctx, const apex_rr_t *rr)
 {
-	return apex_zone_copy_add(ctx, rr);
+	version_copy_t *v = ctx;
+
+	if (gives_way(v))
+		return give_up(v->c, APEX_ECANCELED);
+	return apex_zone_copy_add(v->c, rr);
 }
 
-int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
+int apex_zone_copy_version_or_give_way(apex_zone_copy_t *c, const apex_zone_t *zone,
+				       apex_zone_copy_give_way_fn give_way, void *ctx)
 {
 	const apex_rrset_t *soa = zone->soa;
 	apex_rr_t rr = {
 		zone->origin,  APEX_TYPE_SOA, APEX_CLASS_IN, soa->ttl, apex_read_u16(soa->rdata),
 		soa->rdata + 2
 	};
-	int rc = apex_zone_copy_add(c, &rr);
+	version_copy_t v = { c, give_way, ctx };
+	int rc = gives_way(&v) ? give_up(c, APEX_ECANCELED) : apex_zone_copy_add(c, &rr);
 
 	c->half = zone->record_count / 2;
-	return rc == APEX_OK ? apex_version_records(zone, add_record, c) : rc;
+	return rc == APEX_OK ? apex_version_records(zone, add_record, &v) : rc;
+}
+
+int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone)
+{
+	return apex_zone_copy_version_or_give_way(c, zone, NULL, NULL);
 }
 
 int apex_zone_copy_flush(apex_zone_copy_t *c)

@@ -24,6 +24,7 @@
 #ifndef APEX_XFR_ZONE_COPY_H
 #define APEX_XFR_ZONE_COPY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -64,6 +65,17 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr);
 /* Write every record of zone (its SOA first), as the copy of a version
  * derived rather than received whole (an IXFR applied). */
 int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone);
+
+/* The same, asking give_way(ctx) before the first record and at every
+ * APEX_ZONE_COPY_GIVE_WAY_EVERY-th whether to give way: if it says so,
+ * the copy is given up (its partial file removed, FILE untouched) with
+ * APEX_ECANCELED, for the caller to write it again later.  So that the
+ * copy of a large zone (about a second for 1M records) does not hold up
+ * a transfer waiting for the same thread. */
+#define APEX_ZONE_COPY_GIVE_WAY_EVERY 4096
+typedef bool (*apex_zone_copy_give_way_fn)(void *ctx);
+int apex_zone_copy_version_or_give_way(apex_zone_copy_t *c, const apex_zone_t *zone,
+				       apex_zone_copy_give_way_fn give_way, void *ctx);
 
 /* Flush, sync, close and rename over the file; c is released either way.
  * APEX_OK, or the copy's failure with the file and the cause in err: FILE

@@ -20,6 +20,10 @@ that it keeps a journal, which holds the change sets the copy lags behind.
   why it was written), so that the copy and the journal are chained at
   every moment, and a kill after many IXFRs restarts at the newest
   serial.
+* test_copy_gives_way_to_a_notify: a copy written after
+  copy-flush-interval (made to pause as it starts, by a test hook) gives
+  way to a NOTIFY that comes meanwhile: the IXFR is served without
+  waiting for the copy, which is written afterwards at the serial served.
 * test_notify_serial_skips_soa_query: a NOTIFY carrying the primary's
   new SOA is followed by the IXFR at once (the debug log says so); one
   whose serial the primary does not have (a hint that lies) gets the
@@ -147,6 +151,35 @@ def test_copy_flushed_before_journal_drops(tmp):
         apex.start()
         wait_serial(apex.port, last, apex)
         assert_serves_exactly(apex.port, [last])
+    finally:
+        apex.stop()
+        primary.stop()
+
+
+def test_copy_gives_way_to_a_notify(tmp, monkeypatch):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp)
+    try:
+        # each time the timed copy asks whether to give way it first
+        # sleeps 4 s: the NOTIFY below comes in the first of those
+        monkeypatch.setenv("APEX_TEST_COPY_GIVE_WAY_MS", "4000")
+        apex.extra_server = ["    copy-flush-interval: 1", "    log-level: debug"]
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        ixfr_to(apex, primary, path, 2)
+        wait_log(apex, "writing the copy %s at serial 2 (after copy-flush-interval)"
+                 % apex.copy)
+        change_primary(primary, path, 3)
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        wait_serial(apex.port, 3, apex)
+        # served without the copy at serial 2 written first, which took
+        # the 4 s and more before this change
+        assert copy_serial(apex) == 1, "the copy at serial 2 was written first"
+        wait_log(apex, "writing the copy %s at serial 2 gave way to a transfer" % apex.copy)
+        wait_copy(apex, 3)  # written again once the transfer is done
+        assert_no_partial(apex)
+        assert apex.stop() == 0, apex.log_tail()
     finally:
         apex.stop()
         primary.stop()

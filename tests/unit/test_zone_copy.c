@@ -5,7 +5,8 @@
  * link to /dev/full, whose writes fail with ENOSPC) or a file that cannot
  * be created gives the copy up: the commit returns the system's errno
  * (not a generic I/O error) with the file in its message, FILE keeps the
- * old copy whole and FILE.xfr is gone.
+ * old copy whole and FILE.xfr is gone.  A version's copy that gives way
+ * (to a transfer) is given up the same way, at its start or part way.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include "dns/rrtype.h"
 #include "util/error.h"
 #include "xfr/zone_copy.h"
+#include "zone/load.h"
 
 #define OLD_COPY "; the old copy\n"
 
@@ -193,6 +195,78 @@ static void abort_removes_the_partial_file(void **state)
 	apex_zone_copy_abort(&c); /* a released copy: nothing */
 }
 
+/* A zone of names records (A records at h0 .. h(names - 2), the apex's
+ * SOA and NS), loaded from a file written in f's directory; owned. */
+static apex_zone_t *zone_of(fixture_t *f, int names)
+{
+	char file[128], err[512];
+	uint8_t origin[APEX_NAME_MAX];
+	apex_zone_t *zone = NULL;
+
+	snprintf(file, sizeof(file), "%s/source.zone", f->dir);
+	FILE *fp = fopen(file, "w");
+	assert_non_null(fp);
+	fprintf(fp, "$ORIGIN example.\n$TTL 60\n@ SOA ns1 hostmaster 1 2 3 4 5\n@ NS ns1\n");
+	for (int i = 0; i < names - 2; i++)
+		fprintf(fp, "h%d A 192.0.2.%d\n", i, i % 250);
+	assert_int_equal(fclose(fp), 0);
+	assert_true(apex_name_from_str("example.", origin) > 0);
+	if (apex_zone_load(file, origin, &zone, err, sizeof(err)) != APEX_OK)
+		fail_msg("%s", err);
+	unlink(file);
+	return zone;
+}
+
+/* Says to give way at its yes-th question (0: never), counting them. */
+typedef struct asked {
+	int questions, yes;
+} asked_t;
+
+static bool give_way_at(void *ctx)
+{
+	asked_t *a = ctx;
+	return ++a->questions == a->yes;
+}
+
+/* The copy of a version asks whether to give way before its first record
+ * and every APEX_ZONE_COPY_GIVE_WAY_EVERY records: told to, it is given up
+ * with APEX_ECANCELED there, FILE kept and FILE.xfr gone; never told to,
+ * it is written whole. */
+static void version_gives_way(void **state)
+{
+	fixture_t *f = *state;
+	enum { RECORDS = 3 * APEX_ZONE_COPY_GIVE_WAY_EVERY };
+	apex_zone_t *zone = zone_of(f, RECORDS);
+	apex_zone_copy_t c;
+
+	assert_int_equal(zone->record_count, RECORDS);
+	for (int yes = 1; yes <= 3; yes++) {
+		asked_t a = { 0, yes };
+		assert_int_equal(apex_zone_copy_begin(&c, f->path, "test", f->err, sizeof(f->err)),
+				 APEX_OK);
+		assert_int_equal(apex_zone_copy_version_or_give_way(&c, zone, give_way_at, &a),
+				 APEX_ECANCELED);
+		assert_int_equal(a.questions, yes); /* none asked after it gave way */
+		assert_int_equal(c.records, (uint64_t)(yes - 1) * APEX_ZONE_COPY_GIVE_WAY_EVERY);
+		assert_int_equal(apex_zone_copy_commit(&c, f->err, sizeof(f->err)), APEX_ECANCELED);
+		assert_old_copy_kept(f);
+	}
+	asked_t never = { 0, 0 };
+	assert_int_equal(apex_zone_copy_begin(&c, f->path, "test", f->err, sizeof(f->err)),
+			 APEX_OK);
+	assert_int_equal(apex_zone_copy_version_or_give_way(&c, zone, give_way_at, &never),
+			 APEX_OK);
+	/* before the SOA, then at records 4096 and 8192 */
+	assert_int_equal(never.questions, 3);
+	assert_int_equal(c.records, RECORDS);
+	assert_int_equal(apex_zone_copy_commit(&c, f->err, sizeof(f->err)), APEX_OK);
+	char *text = content(f->path);
+	assert_non_null(strstr(text, "h12285.example.\t60\tIN\tA\t192.0.2.35\n"));
+	free(text);
+	assert_false(exists(f->tmp));
+	apex_zone_unref(zone);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +275,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(full_disk_at_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(cannot_create, setup, teardown),
 		cmocka_unit_test_setup_teardown(abort_removes_the_partial_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(version_gives_way, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,8 +28,8 @@ void apexd_copy_written(const char *name, const char *file, uint32_t serial, int
 	}
 }
 
-int apexd_copy_write(const char *name, const char *file, const apex_zone_t *version,
-		     const char *header)
+int apexd_copy_write_or_give_way(const char *name, const char *file, const apex_zone_t *version,
+				 const char *header, apex_zone_copy_give_way_fn give_way, void *ctx)
 {
 	apex_zone_copy_t copy;
 	char err[512];
@@ -37,8 +37,19 @@ int apexd_copy_write(const char *name, const char *file, const apex_zone_t *vers
 
 	/* a failure of any step is kept by the copy and returned by the commit */
 	if (apex_zone_copy_begin(&copy, file, header, err, sizeof(err)) == APEX_OK)
-		(void)apex_zone_copy_version(&copy, version);
+		(void)apex_zone_copy_version_or_give_way(&copy, version, give_way, ctx);
 	rc = apex_zone_copy_commit(&copy, err, sizeof(err));
+	if (rc == APEX_ECANCELED) { /* not a failure of the file */
+		apex_debug("zone %s: writing the copy %s at serial %u gave way to a transfer", name,
+			   file, version->serial);
+		return rc;
+	}
 	apexd_copy_written(name, file, version->serial, rc, err);
 	return rc;
+}
+
+int apexd_copy_write(const char *name, const char *file, const apex_zone_t *version,
+		     const char *header)
+{
+	return apexd_copy_write_or_give_way(name, file, version, header, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "xfr/zone_copy.h"
 #include "zone/zone.h"
 
 /* Log the outcome rc of writing file, the copy of zone name at serial
@@ -28,5 +29,12 @@ void apexd_copy_written(const char *name, const char *file, uint32_t serial, int
  * line's comment) and log the outcome.  Returns APEX_OK or the failure. */
 int apexd_copy_write(const char *name, const char *file, const apex_zone_t *version,
 		     const char *header);
+
+/* The same, giving way to a transfer when give_way(ctx) says so as it
+ * writes (xfr/zone_copy.h): then APEX_ECANCELED, FILE as it was, logged
+ * at debug level only, for the caller to write it again later. */
+int apexd_copy_write_or_give_way(const char *name, const char *file, const apex_zone_t *version,
+				 const char *header, apex_zone_copy_give_way_fn give_way,
+				 void *ctx);
 
 #endif

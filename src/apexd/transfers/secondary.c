@@ -102,6 +102,7 @@ int apex_secondary_refresh(apex_secondary_t *s, const uint8_t *origin, bool full
 	pthread_rwlock_unlock(&s->zones_lock);
 	if (z == NULL)
 		return APEX_ENOENT;
+	atomic_fetch_add(&s->asked, 1);
 	atomic_store(&s->recheck, true);
 	if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return apex_errno();
@@ -207,6 +208,7 @@ size_t apex_secondary_notify(void *ctx, const struct sockaddr_storage *peer, con
 		atomic_store(&z->notified_serial, res.has_serial ? (1ULL << 32) | res.serial : 0);
 		atomic_store(&z->notified_us, apex_monotonic_us());
 		atomic_store(&z->notified, true);
+		atomic_fetch_add(&s->asked, 1);
 		atomic_store(&s->recheck, true);
 		if (write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			apex_warning("secondary zones: notify eventfd: %s", strerror(errno));

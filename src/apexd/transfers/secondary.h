@@ -154,6 +154,9 @@ typedef struct apex_secondary {
 	 * the next pass resumes at (SIZE_MAX: none waits for the pool) and
 	 * the time the last whole pass found. */
 	atomic_bool recheck;
+	/* NOTIFYs taken and refreshes asked for, counted: a copy this thread
+	 * writes gives way when the count moves (secondary_copy.c) */
+	_Atomic uint64_t asked;
 	_Atomic uint64_t ended_min;
 	size_t resume_at;
 	uint64_t pass_next;
@@ -165,6 +168,10 @@ typedef struct apex_secondary {
 	/* the copies of small zones received whole, settled together
 	 * (xfr/zone_copy_batch.h; secondary_copy.c); NULL: each on its own */
 	struct apex_zone_copy_batch *copies;
+	/* a test hook (APEX_TEST_COPY_GIVE_WAY_MS): a copy written on the
+	 * scheduler pauses that long each time it asks whether to give way,
+	 * so that a test's NOTIFY finds it under way; 0: never */
+	unsigned copy_give_way_pause_ms;
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;

@@ -17,6 +17,7 @@
 #endif
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "transfers/copies.h"
 #include "transfers/secondary.h"
@@ -46,6 +47,14 @@ int apex_secondary_copies_init(apex_secondary_t *s)
 		apex_warning("APEX_TEST_COPY_BATCH_MS=%llu: a test hook; the copies of small "
 			     "zones received whole wait that long to be synced",
 			     (unsigned long long)ms);
+	}
+	const char *pause = getenv("APEX_TEST_COPY_GIVE_WAY_MS");
+	if (pause != NULL && pause[0] != '\0') {
+		s->copy_give_way_pause_ms = (unsigned)strtoul(pause, NULL, 10);
+		apex_warning("APEX_TEST_COPY_GIVE_WAY_MS=%u: a test hook; a copy written after "
+			     "copy-flush-interval pauses that long each time it asks whether to "
+			     "give way to a transfer",
+			     s->copy_give_way_pause_ms);
 	}
 	s->copies = apex_zone_copy_batch_new(APEX_SECONDARY_COPY_BATCH, ms, copy_settled, NULL);
 	return s->copies != NULL ? APEX_OK : APEX_ENOMEM;
@@ -79,10 +88,29 @@ void apex_secondary_drop_copy(apex_secondary_t *s, const char *file)
 		apex_debug("%s: the copy waiting to be synced is dropped: its zone is gone", file);
 }
 
-void apex_secondary_flush_copy(apex_secondary_t *s, apex_secondary_zone_t *z,
-			       const apex_zone_t *version, const char *why)
+/* What a copy written on the scheduler gives way to: a NOTIFY taken or
+ * a refresh asked for since it began (s->asked moved). */
+typedef struct give_way {
+	apex_secondary_t *s;
+	uint64_t asked; /* s->asked when the copy began */
+} give_way_t;
+
+static bool asked_since(void *ctx)
+{
+	const give_way_t *g = ctx;
+
+	if (g->s->copy_give_way_pause_ms != 0) /* a test's hook */
+		usleep(g->s->copy_give_way_pause_ms * 1000u);
+	return atomic_load_explicit(&g->s->asked, memory_order_relaxed) != g->asked;
+}
+
+/* apex_secondary_flush_copy(), giving way as g says (NULL: never): then
+ * APEX_ECANCELED and the copy still due. */
+static int flush_copy(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_zone_t *version,
+		      const char *why, give_way_t *g)
 {
 	char header[300];
+	uint64_t due = z->copy_due;
 
 	apex_secondary_copy_settle(s, z);
 	z->copy_due = 0;
@@ -90,23 +118,37 @@ void apex_secondary_flush_copy(apex_secondary_t *s, apex_secondary_zone_t *z,
 		 why);
 	apex_debug("zone %s: writing the copy %s at serial %u (%s)", z->name, z->file,
 		   version->serial, why);
-	(void)apexd_copy_write(z->name, z->file, version, header); /* logged there */
+	/* logged there */
+	int rc = apexd_copy_write_or_give_way(z->name, z->file, version, header,
+					      g != NULL ? asked_since : NULL, g);
+	if (rc == APEX_ECANCELED)
+		z->copy_due = due;
+	return rc;
 }
 
-/* Flush z's copy from the version served now, if it lags. */
-static void flush_served(apex_secondary_t *s, apex_secondary_zone_t *z, const char *why)
+void apex_secondary_flush_copy(apex_secondary_t *s, apex_secondary_zone_t *z,
+			       const apex_zone_t *version, const char *why)
+{
+	(void)flush_copy(s, z, version, why, NULL);
+}
+
+/* Flush z's copy from the version served now, if it lags (g as
+ * flush_copy()'s). */
+static int flush_served(apex_secondary_t *s, apex_secondary_zone_t *z, const char *why,
+			give_way_t *g)
 {
 	apex_zone_t *zone;
 
 	if (z->copy_due == 0)
-		return;
+		return APEX_OK;
 	zone = apex_server_served_version(s->server, z->origin);
 	if (zone == NULL) {
 		z->copy_due = 0; /* nothing served any more: nothing to write */
-		return;
+		return APEX_OK;
 	}
-	apex_secondary_flush_copy(s, z, zone, why);
+	int rc = flush_copy(s, z, zone, why, g);
 	apex_zone_unref(zone);
+	return rc;
 }
 
 /* Whether the journal holds z's sets from serial on, with bytes more. */
@@ -147,8 +189,12 @@ uint64_t apex_secondary_flush_due(apex_secondary_t *s, uint64_t now, uint64_t ne
 
 		if (atomic_load(&z->busy))
 			continue; /* its refresh writes the copy, or looks again after */
+		/* a copy of 1M records is about a second of this thread: a
+		 * NOTIFY that comes meanwhile is not kept waiting for it */
 		if (z->copy_due != 0 && z->copy_due <= now) {
-			flush_served(s, z, "after copy-flush-interval");
+			give_way_t g = { s, atomic_load(&s->asked) };
+			if (flush_served(s, z, "after copy-flush-interval", &g) == APEX_ECANCELED)
+				return now;
 			now = apex_monotonic_ms();
 		}
 		if (z->copy_due != 0 && z->copy_due < next)
@@ -172,7 +218,7 @@ void apex_secondary_flush_all(apex_secondary_t *s, apex_secondary_zone_t *zones,
 			      const char *why)
 {
 	for (size_t i = 0; i < count; i++)
-		flush_served(s, &zones[i], why);
+		(void)flush_served(s, &zones[i], why, NULL);
 	if (s->copies != NULL)
 		apex_zone_copy_batch_settle(s->copies, NULL);
 }

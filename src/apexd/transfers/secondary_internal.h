@@ -172,7 +172,9 @@ void apex_secondary_copy_after_ixfr(struct apex_secondary *s, struct apex_second
 
 /* On the scheduler, in a whole pass: flush the copies whose time has come
  * (of zones no refresh holds); returns the earlier of next and the next
- * copy's time. */
+ * copy's time.  A copy written thus gives way to a NOTIFY taken or a
+ * refresh asked for meanwhile (s->asked): it stays due, now is returned,
+ * and the pass that follows at once starts the refresh first. */
 uint64_t apex_secondary_flush_due(struct apex_secondary *s, uint64_t now, uint64_t next);
 
 /* On the scheduler, at each wake-up: settle the batch of copies when due;
