@@ -18,7 +18,8 @@
  * the system after each round, as apexd gives them back after a whole
  * build or a few seconds after the last IXFR, so that the next round's
  * copies touch fresh memory.  Printed: the zone's load time, and per
- * round the time of apex_ixfr_version() and of the precomputed answers,
+ * round the time of apex_ixfr_version() (and its page faults: memory new
+ * to the process, getrusage()) and of the precomputed answers,
  * whether it was derived in place, and a derivation's steps
  * (zone/derive_profile.h); then the median, and what the chain
  * holds and gave back.
