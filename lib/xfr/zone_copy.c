@@ -151,7 +151,7 @@ int apex_zone_copy_add(apex_zone_copy_t *c, const apex_rr_t *rr)
  * way (NULL: nothing). */
 typedef struct version_copy {
 	apex_zone_copy_t *c;
-	apex_zone_copy_give_way_fn give_way;
+	apex_give_way_fn give_way;
 	void *ctx;
 } version_copy_t;
 
@@ -174,7 +174,7 @@ static int add_record(void *ctx, const apex_rr_t *rr)
 }
 
 int apex_zone_copy_version_or_give_way(apex_zone_copy_t *c, const apex_zone_t *zone,
-				       apex_zone_copy_give_way_fn give_way, void *ctx)
+				       apex_give_way_fn give_way, void *ctx)
 {
 	const apex_rrset_t *soa = zone->soa;
 	apex_rr_t rr = {

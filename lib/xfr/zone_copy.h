@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/give_way.h"
 #include "xfr/changes.h"
 #include "zone/zone.h"
 
@@ -73,9 +74,8 @@ int apex_zone_copy_version(apex_zone_copy_t *c, const apex_zone_t *zone);
  * copy of a large zone (about a second for 1M records) does not hold up
  * a transfer waiting for the same thread. */
 #define APEX_ZONE_COPY_GIVE_WAY_EVERY 4096
-typedef bool (*apex_zone_copy_give_way_fn)(void *ctx);
 int apex_zone_copy_version_or_give_way(apex_zone_copy_t *c, const apex_zone_t *zone,
-				       apex_zone_copy_give_way_fn give_way, void *ctx);
+				       apex_give_way_fn give_way, void *ctx);
 
 /* Flush, sync, close and rename over the file; c is released either way.
  * APEX_OK, or the copy's failure with the file and the cause in err: FILE

@@ -1352,6 +1352,18 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 }
 
 /* Steps 5 to 7: what the query path needs beyond the index. */
+/* The step just done marked in the build's profile; rc if it failed,
+ * APEX_ECANCELED if the build gives way there (builder->give_way). */
+static int step_done(apex_zone_builder_t *b, apex_build_step_t step, int rc)
+{
+	apex_build_profile_step(&b->profile, step);
+	if (rc != APEX_OK || b->give_way == NULL || !b->give_way(b->give_way_ctx))
+		return rc;
+	if (b->err_size > 0)
+		snprintf(b->err, b->err_size, "%s: the build gave way", b->zone->file);
+	return APEX_ECANCELED;
+}
+
 static int set_links(build_t *bd, index_arrays_t *a)
 {
 	apex_zone_t *zone = bd->zone;
@@ -1365,12 +1377,12 @@ static int set_links(build_t *bd, index_arrays_t *a)
 	int rc = apex_node_table_build_in(
 		zone, zone->arena,
 		bd->b->table_spare ? APEX_NODE_TABLE_SPARE(zone->node_count) : 0);
-	apex_build_profile_step(profile, APEX_BUILD_NODE_TABLE);
+	rc = step_done(bd->b, APEX_BUILD_NODE_TABLE, rc);
 	if (rc == APEX_OK)
 		rc = apex_build_set_soa(bd);
 	if (rc == APEX_OK)
 		rc = set_rdata_links(bd, a->nodes);
-	apex_build_profile_step(profile, APEX_BUILD_RDATA_LINKS);
+	rc = step_done(bd->b, APEX_BUILD_RDATA_LINKS, rc);
 	if (rc != APEX_OK)
 		return rc;
 	if (apex_node_rrset(bd->zone, zone->apex, APEX_TYPE_NSEC3PARAM) != NULL) {
@@ -1402,9 +1414,9 @@ static int build_index(build_t *bd)
 			return rc;
 		bd->owner_is_nsec3[r] = r != 0 && apex_build_only_nsec3(bd, r);
 	}
-	apex_build_profile_step(&b->profile, APEX_BUILD_CHECK);
-	rc = layout_nodes(bd, &descs, &desc_count);
-	apex_build_profile_step(&b->profile, APEX_BUILD_LAYOUT);
+	if ((rc = step_done(b, APEX_BUILD_CHECK, APEX_OK)) != APEX_OK)
+		return rc;
+	rc = step_done(b, APEX_BUILD_LAYOUT, layout_nodes(bd, &descs, &desc_count));
 	if (rc == APEX_OK && (plan = malloc(sizeof(*plan))) == NULL)
 		rc = APEX_ENOMEM;
 	if (rc == APEX_OK)
@@ -1415,7 +1427,7 @@ static int build_index(build_t *bd)
 	if (rc == APEX_OK)
 		rc = fill_nodes(bd, plan, &arrays);
 	free(plan);
-	apex_build_profile_step(&b->profile, APEX_BUILD_FILL);
+	rc = step_done(b, APEX_BUILD_FILL, rc);
 	if (rc == APEX_OK) {
 		/* The RRsets hold everything of the records now: their array
 		 * (40 bytes a record) goes before the rest is built, with the
@@ -1427,7 +1439,7 @@ static int build_index(build_t *bd)
 		rc = publish_index(bd, descs, desc_count, arrays.nodes);
 	}
 	free(descs);
-	apex_build_profile_step(&b->profile, APEX_BUILD_INDEX);
+	rc = step_done(b, APEX_BUILD_INDEX, rc);
 	if (rc == APEX_OK)
 		rc = set_links(bd, &arrays);
 	return rc;
@@ -1483,8 +1495,7 @@ int apex_zone_build(apex_zone_builder_t *b)
 		apex_name_to_str(b->zone->origin, bd.origin_text, sizeof(bd.origin_text));
 		return build_fail(&bd, NULL, "no SOA record at the zone apex %s", bd.origin_text);
 	}
-	rc = apex_build_begin(&bd, b);
-	apex_build_profile_step(&b->profile, APEX_BUILD_SORT);
+	rc = step_done(b, APEX_BUILD_SORT, apex_build_begin(&bd, b));
 	if (rc == APEX_OK &&
 	    (b->owners[0].key_size != b->zone->origin_key_size ||
 	     memcmp(b->owners[0].key, b->zone->origin_key, b->zone->origin_key_size) != 0))

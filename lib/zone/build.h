@@ -26,6 +26,7 @@
 
 #include "util/arena.h"
 #include "util/error.h"
+#include "util/give_way.h"
 #include "zone/build_profile.h"
 #include "zone/zone.h"
 
@@ -129,6 +130,12 @@ typedef struct apex_zone_builder {
 	char *err; /* "FILE:LINE: reason" on failure */
 	size_t err_size;
 
+	/* Asked after each step of apex_zone_build() (NULL: never): a build
+	 * off the path of any transfer (a version built compact) gives way
+	 * to one that comes meanwhile. */
+	apex_give_way_fn give_way;
+	void *give_way_ctx;
+
 	apex_build_profile_t profile; /* filled by apex_zone_build() */
 } apex_zone_builder_t;
 
@@ -141,8 +148,9 @@ typedef struct apex_zone_builder {
  * hold the records, builder->names once the sort has copied them.  Returns APEX_OK,
  * APEX_ELOAD (reason in builder->err: no SOA at the apex, more than one
  * SOA, CNAME beside other data, ...) or APEX_ENOMEM.  Warnings (RRsets
- * with differing TTLs, missing glue) are logged.  On failure the zone's
- * arena holds partial data; the caller destroys it.
+ * with differing TTLs, missing glue) are logged; APEX_ECANCELED when
+ * builder->give_way said so after a step.  On failure the zone's arena
+ * holds partial data; the caller destroys it.
  */
 int apex_zone_build(apex_zone_builder_t *builder);
 

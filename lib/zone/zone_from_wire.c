@@ -118,6 +118,12 @@ int apex_zone_from_wire_reserve(apex_zone_from_wire_t *w, size_t records, size_t
 	return rc == APEX_OK ? apex_sink_reserve_owners(w->sink, owners) : rc;
 }
 
+void apex_zone_from_wire_give_way(apex_zone_from_wire_t *w, apex_give_way_fn give_way, void *ctx)
+{
+	w->v.b.give_way = give_way;
+	w->v.b.give_way_ctx = ctx;
+}
+
 int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out)
 {
 	int rc = apex_version_finish(&w->v, &w->sink, 1, out);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/give_way.h"
 #include "zone/zone.h"
 
 typedef struct apex_zone_from_wire apex_zone_from_wire_t;
@@ -49,8 +50,13 @@ int apex_zone_from_wire_add_borrowed(apex_zone_from_wire_t *w, const uint8_t *ow
  * APEX_ENOMEM. */
 int apex_zone_from_wire_reserve(apex_zone_from_wire_t *w, size_t records, size_t owners);
 
+/* Let apex_zone_from_wire_finish()'s build ask give_way(ctx) after each
+ * of its steps (zone/build.h) whether to give way. */
+void apex_zone_from_wire_give_way(apex_zone_from_wire_t *w, apex_give_way_fn give_way, void *ctx);
+
 /* Build the version: *out with one reference (the caller's), or
- * APEX_ELOAD / APEX_ENOMEM with the reason in err.  w is freed. */
+ * APEX_ELOAD / APEX_ENOMEM with the reason in err, or APEX_ECANCELED if
+ * the build gave way.  w is freed. */
 int apex_zone_from_wire_finish(apex_zone_from_wire_t *w, apex_zone_t **out);
 
 struct apex_derive_owners; /* zone/derive.h */

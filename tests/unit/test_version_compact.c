@@ -5,13 +5,15 @@
  * to be compacted while its chain holds less than APEX_COMPACT_FLOOR, is
  * asked at the latest after APEX_COMPACT_DEPTH versions in a row, and the
  * compact version has exactly the derived one's records and serial, holds
- * no chain, and is derived from again.
+ * no chain, and is derived from again; a compaction that gives way
+ * (compact_gives_way) at any of its questions builds nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -95,10 +97,85 @@ static void compact_after_depth(void **state)
 	apex_zone_unref(zone);
 }
 
+/* Says yes at its yes_at-th question (0: never), counting them. */
+typedef struct asker {
+	int yes_at;
+	int asked;
+} asker_t;
+
+static bool give_way_at(void *ctx)
+{
+	asker_t *a = ctx;
+
+	return ++a->asked == a->yes_at;
+}
+
+/* The build's steps after which it asks (zone/build.c's step_done()):
+ * sort, check, layout, fill, index, node table, RDATA links. */
+#define BUILD_QUESTIONS 7
+#define NAMES 10000
+
+static void compact_gives_way(void **state)
+{
+	size_t size = 200 + (size_t)NAMES * 40, len;
+	char *text = malloc(size), err[256];
+	apex_zone_t *zone, *compact = NULL;
+
+	(void)state;
+	assert_non_null(text);
+	len = (size_t)snprintf(text, size,
+			       "example. 3600 IN SOA ns.example. h.example. 1 3600 900 86400 60\n"
+			       "example. 3600 IN NS ns.example.\n");
+	for (int i = 0; i < NAMES; i++)
+		len += (size_t)snprintf(text + len, size - len, "h%d.example. 60 IN A 192.0.2.%d\n",
+					i, i % 250);
+	zone = load_text(text, "example.");
+	free(text);
+	assert_int_equal(zone->record_count, NAMES + 2);
+
+	/* never told to: it asks before the first record, at every
+	 * APEX_VERSION_COMPACT_GIVE_WAY_EVERY-th record read and after each
+	 * step of the build, and builds the same version */
+	asker_t never = { 0, 0 };
+	assert_int_equal(apex_version_compact_or_give_way(zone, "test", give_way_at, &never,
+							  &compact, err, sizeof(err)),
+			 APEX_OK);
+	assert_int_equal(never.asked,
+			 1 + (NAMES + 2) / APEX_VERSION_COMPACT_GIVE_WAY_EVERY + BUILD_QUESTIONS);
+	assert_int_equal(apex_precompute(compact), APEX_OK);
+	assert_same_version(compact, zone);
+	apex_zone_unref(compact);
+
+	/* told to at each question in turn: nothing built, nothing left
+	 * behind (the sanitizers' build checks every step's way out), and
+	 * it says where it stopped */
+	for (int yes = 1; yes <= never.asked; yes++) {
+		asker_t a = { yes, 0 };
+
+		compact = (apex_zone_t *)1;
+		err[0] = '\0';
+		assert_int_equal(apex_version_compact_or_give_way(zone, "test", give_way_at, &a,
+								  &compact, err, sizeof(err)),
+				 APEX_ECANCELED);
+		assert_null(compact);
+		assert_int_equal(a.asked, yes);
+		assert_non_null(strstr(err, "gave way"));
+		if (yes <= 1 + (NAMES + 2) / APEX_VERSION_COMPACT_GIVE_WAY_EVERY) {
+			char read[64];
+
+			snprintf(read, sizeof(read), "with %d of %d records read",
+				 (yes - 1) * APEX_VERSION_COMPACT_GIVE_WAY_EVERY, NAMES + 2);
+			assert_non_null(strstr(err, read));
+		}
+	}
+	apex_zone_unref(zone);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(compact_after_depth),
+		cmocka_unit_test(compact_gives_way),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,7 @@ void apexd_copy_written(const char *name, const char *file, uint32_t serial, int
 }
 
 int apexd_copy_write_or_give_way(const char *name, const char *file, const apex_zone_t *version,
-				 const char *header, apex_zone_copy_give_way_fn give_way, void *ctx)
+				 const char *header, apex_give_way_fn give_way, void *ctx)
 {
 	apex_zone_copy_t copy;
 	char err[512];

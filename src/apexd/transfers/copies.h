@@ -34,7 +34,6 @@ int apexd_copy_write(const char *name, const char *file, const apex_zone_t *vers
  * writes (xfr/zone_copy.h): then APEX_ECANCELED, FILE as it was, logged
  * at debug level only, for the caller to write it again later. */
 int apexd_copy_write_or_give_way(const char *name, const char *file, const apex_zone_t *version,
-				 const char *header, apex_zone_copy_give_way_fn give_way,
-				 void *ctx);
+				 const char *header, apex_give_way_fn give_way, void *ctx);
 
 #endif
