@@ -190,14 +190,15 @@ def tmp(tmp_path):
     return str(tmp_path)
 
 
-def start_pair(tmp):
-    """Knot DNS as primary at serial 1 (it sends no NOTIFY: the test does),
-    and apexd as its secondary with provide-xfr, not started."""
+def start_pair(tmp, text=text_of):
+    """Knot DNS as primary at serial 1, text(serial) its zone (it sends no
+    NOTIFY: the test does), and apexd as its secondary with provide-xfr,
+    not started."""
     d = os.path.join(tmp, "knot")
     os.makedirs(d)
     path = os.path.join(d, "secret.test.zone")
     with open(path, "w") as f:
-        f.write(text_of(1))
+        f.write(text(1))
     primary = KnotPrimary(d, [(ORIGIN, path)]).start()
     apex = SecondaryApexd(os.path.join(tmp, "apexd"),
                           ["127.0.0.1@%d %s" % (primary.port, KEY_NAME)],

@@ -24,6 +24,11 @@ that it keeps a journal, which holds the change sets the copy lags behind.
   copy-flush-interval (made to pause as it starts, by a test hook) gives
   way to a NOTIFY that comes meanwhile: the IXFR is served without
   waiting for the copy, which is written afterwards at the serial served.
+* test_compaction_gives_way_to_a_notify: the version served built
+  compact after an IXFR that changed most of the zone (made to pause as
+  it starts, by a test hook) gives way to a NOTIFY that comes meanwhile:
+  the next IXFR is served without waiting for it, and the version it
+  makes is built compact after it.
 * test_notify_serial_skips_soa_query: a NOTIFY carrying the primary's
   new SOA is followed by the IXFR at once (the debug log says so); one
   whose serial the primary does not have (a hint that lies) gets the
@@ -43,8 +48,9 @@ import dns.rrset
 import pytest
 
 from test_crash import (assert_journal_opened, assert_serves_exactly, change_primary,
-                        copy_serial, kill, start_pair)
-from test_secondary import KEY_NAME, KEYRING, ORIGIN, have, notify, wait_log, wait_serial
+                        copy_serial, kill, start_pair, text_of)
+from test_secondary import (KEY_NAME, KEYRING, ORIGIN, have, notify, query, wait_log,
+                            wait_serial)
 
 
 @pytest.fixture
@@ -179,6 +185,59 @@ def test_copy_gives_way_to_a_notify(tmp, monkeypatch):
         wait_log(apex, "writing the copy %s at serial 2 gave way to a transfer" % apex.copy)
         wait_copy(apex, 3)  # written again once the transfer is done
         assert_no_partial(apex)
+        assert apex.stop() == 0, apex.log_tail()
+    finally:
+        apex.stop()
+        primary.stop()
+
+
+# names whose address changes at every serial: an IXFR that changes this
+# many of the zone's records makes a chain that the version served is built
+# compact after (xfr/version_compact.h: more than APEX_COMPACT_FLOOR)
+MOVED = 20000
+
+
+def moved_text(serial):
+    lines = ["m%d IN A 198.18.%d.%d" % (k, serial % 250, k % 250 + 1) for k in range(MOVED)]
+    return text_of(serial) + "\n".join(lines) + "\n"
+
+
+def change_moved(primary, path, serial):
+    with open(path, "w") as f:
+        f.write(moved_text(serial))
+    primary.reload()
+    wait_serial(primary.port, serial, primary)
+
+
+def test_compaction_gives_way_to_a_notify(tmp, monkeypatch):
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp, moved_text)
+    try:
+        # each compaction sleeps 6 s before it first asks whether to give
+        # way: the NOTIFY below comes in that time
+        monkeypatch.setenv("APEX_TEST_COMPACT_GIVE_WAY_MS", "6000")
+        apex.start()
+        wait_serial(apex.port, 1, apex)
+        change_moved(primary, path, 2)
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        wait_serial(apex.port, 2, apex)
+        # the refresh goes on to build serial 2 compact, paused
+        began = time.monotonic()
+        change_moved(primary, path, 3)
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        assert time.monotonic() - began < 5, "the NOTIFY came after the pause: too slow"
+        wait_serial(apex.port, 3, apex)
+        log = apex.log_tail(400)
+        # served without serial 2 built compact first, which took the 6 s
+        # and more before this change
+        assert "serial 2 built compact" not in log, "serial 2 was built compact first:\n" + log
+        assert "serial 2 not built compact yet, after" in log, log
+        assert "gave way with 0 of " in log, log  # at its first question
+        # the version served is built compact after the transfer: serial 3
+        wait_log(apex, "serial 3 built compact")
+        r = query(apex.port, "m17." + ORIGIN, dns.rdatatype.A)
+        assert [rd.to_text() for rrset in r.answer for rd in rrset] == ["198.18.3.18"], r
         assert apex.stop() == 0, apex.log_tail()
     finally:
         apex.stop()

@@ -491,6 +491,7 @@ static void refresh_handed(void *arg, void *item)
 
 	if (!apex_secondary_awaits_first_load(arg, z))
 		refresh(arg, z);
+	apex_secondary_compact(arg, z); /* if an IXFR was derived */
 	apex_secondary_schedule_ended(arg, z);
 	atomic_store(&z->busy, false);
 }

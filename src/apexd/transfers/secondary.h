@@ -103,6 +103,9 @@ typedef struct apex_secondary_zone {
 	int64_t expire_option;
 	uint64_t retry_ms; /* the next retry interval when nothing is served */
 	uint32_t copy_serial;
+	/* Its version served to be built compact at the end of its refresh
+	 * (apex_secondary_compact()): the refresh's own, as announced below. */
+	bool compact_wanted;
 	/* A NOTIFY's serial the primaries did not serve yet (announced) and
 	 * how many checks are left to find it, the one under way included (0:
 	 * none pending): the refresh's own, secondary.c's announced_missing(). */
@@ -172,6 +175,10 @@ typedef struct apex_secondary {
 	 * scheduler pauses that long each time it asks whether to give way,
 	 * so that a test's NOTIFY finds it under way; 0: never */
 	unsigned copy_give_way_pause_ms;
+	/* APEX_TEST_COMPACT_GIVE_WAY_MS: a compaction at the end of a
+	 * refresh (apex_secondary_compact()) pauses that long before it
+	 * first asks; 0: never */
+	unsigned compact_give_way_pause_ms;
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;

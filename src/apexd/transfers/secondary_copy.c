@@ -35,27 +35,36 @@ static void copy_settled(void *arg, const char *name, const char *path, uint32_t
 	apexd_copy_written(name, path, serial, rc, err);
 }
 
+/* A test hook's value in milliseconds into *ms, with the warning that
+ * says it is set (name=MS, then what); *ms untouched when it is not. */
+static void test_hook_ms(const char *name, const char *what, uint64_t *ms)
+{
+	const char *value = getenv(name);
+
+	if (value == NULL || value[0] == '\0')
+		return;
+	*ms = strtoull(value, NULL, 10);
+	apex_warning("%s=%llu: a test hook; %s", name, (unsigned long long)*ms, what);
+}
+
 int apex_secondary_copies_init(apex_secondary_t *s)
 {
-	/* a test hook: copies that wait longer, so that a test sees them
-	 * settled at stop rather than when due */
-	const char *test_ms = getenv("APEX_TEST_COPY_BATCH_MS");
-	uint64_t ms = APEX_SECONDARY_COPY_BATCH_MS;
+	uint64_t ms = APEX_SECONDARY_COPY_BATCH_MS, copy_pause = 0, compact_pause = 0;
 
-	if (test_ms != NULL && test_ms[0] != '\0') {
-		ms = strtoull(test_ms, NULL, 10);
-		apex_warning("APEX_TEST_COPY_BATCH_MS=%llu: a test hook; the copies of small "
-			     "zones received whole wait that long to be synced",
-			     (unsigned long long)ms);
-	}
-	const char *pause = getenv("APEX_TEST_COPY_GIVE_WAY_MS");
-	if (pause != NULL && pause[0] != '\0') {
-		s->copy_give_way_pause_ms = (unsigned)strtoul(pause, NULL, 10);
-		apex_warning("APEX_TEST_COPY_GIVE_WAY_MS=%u: a test hook; a copy written after "
-			     "copy-flush-interval pauses that long each time it asks whether to "
-			     "give way to a transfer",
-			     s->copy_give_way_pause_ms);
-	}
+	/* copies that wait longer, so that a test sees them settled at
+	 * stop rather than when due */
+	test_hook_ms("APEX_TEST_COPY_BATCH_MS",
+		     "the copies of small zones received whole wait that long to be synced", &ms);
+	test_hook_ms("APEX_TEST_COPY_GIVE_WAY_MS",
+		     "a copy written after copy-flush-interval pauses that long each time it "
+		     "asks whether to give way to a transfer",
+		     &copy_pause);
+	test_hook_ms("APEX_TEST_COMPACT_GIVE_WAY_MS",
+		     "a secondary zone's compaction pauses that long before it first asks "
+		     "whether to give way to a NOTIFY",
+		     &compact_pause);
+	s->copy_give_way_pause_ms = (unsigned)copy_pause;
+	s->compact_give_way_pause_ms = (unsigned)compact_pause;
 	s->copies = apex_zone_copy_batch_new(APEX_SECONDARY_COPY_BATCH, ms, copy_settled, NULL);
 	return s->copies != NULL ? APEX_OK : APEX_ENOMEM;
 }

@@ -164,6 +164,13 @@ void apex_secondary_flush_copy(struct apex_secondary *s, struct apex_secondary_z
 void apex_secondary_copy_before_journal(struct apex_secondary *s, struct apex_secondary_zone *z,
 					const apex_zone_t *old, uint64_t bytes);
 
+/* At the end of z's refresh, after an IXFR derived (or an earlier call
+ * that gave way): z's version served built compact when its chain holds
+ * too much (zones/compact.h), off the path of the IXFR that made it.
+ * It gives way to a NOTIFY of z that comes meanwhile, and is done after
+ * the refresh that NOTIFY asks for. */
+void apex_secondary_compact(struct apex_secondary *s, struct apex_secondary_zone *z);
+
 /* An IXFR from old_serial to version is published and journaled: z's
  * copy left to lag until copy-flush-interval when the journal holds the
  * sets from the copy's serial on, else written from version now. */

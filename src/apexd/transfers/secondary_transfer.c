@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dns/rrtype.h"
 #include "dns/serial.h"
@@ -399,17 +400,46 @@ static int publish(apex_secondary_t *s, apex_secondary_zone_t *z, receiver_t *r,
 	apex_info("zone %s: %s", z->name, z->status.last_result);
 	pthread_mutex_unlock(&s->lock);
 	log_path(z, r, serial);
-	if (r->derived) { /* its chain let go of when it holds too much */
-		apex_compact_zone_t c = { .server = s->server,
-					  .reloader = s->reloader,
-					  .zone_id = z->reloader_id,
-					  .origin = z->origin,
-					  .name = z->name,
-					  .limit = s->memory_limit,
-					  .kind = APEXD_MEMORY_TRANSFER };
-		apex_compact_served(&c);
-	}
+	if (r->derived) /* its chain let go of when it holds too much */
+		z->compact_wanted = true;
 	return APEX_OK;
+}
+
+/* What a compaction at the end of a refresh gives way to: a NOTIFY of its
+ * zone (or apexctl refresh) that came since the refresh was handed over,
+ * when the pass that handed it cleared z->notified. */
+typedef struct compact_give_way {
+	apex_secondary_t *s;
+	apex_secondary_zone_t *z;
+	bool paused; /* the test hook's pause is taken: once a compaction */
+} compact_give_way_t;
+
+static bool notified_since(void *ctx)
+{
+	compact_give_way_t *g = ctx;
+
+	if (!g->paused && g->s->compact_give_way_pause_ms != 0) { /* a test's hook */
+		g->paused = true;
+		usleep(g->s->compact_give_way_pause_ms * 1000u);
+	}
+	return atomic_load_explicit(&g->z->notified, memory_order_relaxed);
+}
+
+void apex_secondary_compact(apex_secondary_t *s, apex_secondary_zone_t *z)
+{
+	compact_give_way_t g = { s, z, false };
+	apex_compact_zone_t c = { .server = s->server,
+				  .reloader = s->reloader,
+				  .zone_id = z->reloader_id,
+				  .origin = z->origin,
+				  .name = z->name,
+				  .limit = s->memory_limit,
+				  .kind = APEXD_MEMORY_TRANSFER,
+				  .give_way = notified_since,
+				  .give_way_ctx = &g };
+
+	if (z->compact_wanted)
+		z->compact_wanted = apex_compact_served(&c) == APEX_ECANCELED;
 }
 
 /* The version r received: a whole zone built, or the change sets of an

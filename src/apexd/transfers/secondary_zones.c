@@ -193,6 +193,7 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 		z->retry_ms = was->retry_ms;
 		z->copy_due = was->copy_due;
 		z->copy_serial = was->copy_serial;
+		z->compact_wanted = was->compact_wanted;
 		z->status = was->status;
 		atomic_store(&z->notified, atomic_load(&was->notified));
 		atomic_store(&z->force, atomic_load(&was->force));

@@ -131,9 +131,15 @@ static int build(const apex_compact_zone_t *z, const apex_zone_t *served, apex_z
 	snprintf(source, sizeof(source), "compact version of %s", z->name);
 	rc = claim(z, served, &c, err, err_size);
 	if (rc == APEX_OK)
-		rc = apex_version_compact(served, source, out, err, err_size);
-	if (rc == APEX_OK && (rc = apex_precompute(*out)) < 0) {
+		rc = apex_version_compact_or_give_way(served, source, z->give_way, z->give_way_ctx,
+						      out, err, err_size);
+	if (rc == APEX_OK && z->give_way != NULL && z->give_way(z->give_way_ctx)) {
+		snprintf(err, err_size, "gave way once built, before its answers were precomputed");
+		rc = APEX_ECANCELED;
+	} else if (rc == APEX_OK && (rc = apex_precompute(*out)) < 0) {
 		snprintf(err, err_size, "precomputing answers: %s", apex_strerror(rc));
+	}
+	if (rc < 0 && *out != NULL) {
 		apex_zone_unref(*out);
 		*out = NULL;
 	}
@@ -290,6 +296,12 @@ int apex_compact_served(const apex_compact_zone_t *z)
 		snprintf(err, sizeof(err), "not published: %s",
 			 rc == -ESTALE ? "replaced meanwhile" : apex_strerror(rc));
 		apex_zone_unref(compact);
+	}
+	if (rc == APEX_ECANCELED) {
+		apex_info("zone %s: serial %u not built compact yet, after %.3f s: %s", z->name,
+			  served->serial, (double)(apex_monotonic_ms() - start) / 1000.0, err);
+		apex_zone_unref(served);
+		return rc;
 	}
 	if (rc < 0) {
 		apex_info("zone %s: serial %u kept as derived (%.1f MiB held by its chain of %u): "

@@ -21,6 +21,7 @@
 
 #include "process/memory_limit.h"
 #include "serve/server.h"
+#include "util/give_way.h"
 
 struct apex_reloader; /* zones/reload.h */
 
@@ -36,6 +37,10 @@ typedef struct apex_compact_zone {
 	const char *name;                 /* for messages */
 	struct apexd_memory_limit *limit; /* NULL: none */
 	apexd_memory_kind_t kind;         /* whose claim the build is */
+	/* asked before the build and as it goes whether to give way
+	 * (xfr/version_compact.h); NULL: never */
+	apex_give_way_fn give_way;
+	void *give_way_ctx;
 } apex_compact_zone_t;
 
 /*
@@ -44,7 +49,10 @@ typedef struct apex_compact_zone {
  * version it was made from and free that one once the workers let go of
  * it.  Logged either way.  Returns 1 when a compact version was
  * published, 0 when none was wanted, or a negative code when it could
- * not be built or published (the version served stays, derived).
+ * not be built or published (the version served stays, derived):
+ * APEX_ECANCELED when it gave way (z->give_way), for the caller to call
+ * again later.  A compaction in parts (after a large change) does not
+ * give way.
  */
 int apex_compact_served(const apex_compact_zone_t *z);
 
