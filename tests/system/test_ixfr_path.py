@@ -27,8 +27,8 @@ that it keeps a journal, which holds the change sets the copy lags behind.
 * test_compaction_gives_way_to_a_notify: the version served built
   compact after an IXFR that changed most of the zone (made to pause as
   it starts, by a test hook) gives way to a NOTIFY that comes meanwhile:
-  the next IXFR is served without waiting for it, and the version it
-  makes is built compact after it.
+  the next IXFR is served without waiting for it; three times in a row,
+  then the fourth compaction does not give way.
 * test_notify_serial_skips_soa_query: a NOTIFY carrying the primary's
   new SOA is followed by the IXFR at once (the debug log says so); one
   whose serial the primary does not have (a hint that lies) gets the
@@ -214,30 +214,36 @@ def test_compaction_gives_way_to_a_notify(tmp, monkeypatch):
         pytest.skip("knot is not installed")
     primary, path, apex = start_pair(tmp, moved_text)
     try:
-        # each compaction sleeps 6 s before it first asks whether to give
-        # way: the NOTIFY below comes in that time
+        # each compaction that may give way sleeps 6 s before it first
+        # asks whether to: the NOTIFYs below come in that time
         monkeypatch.setenv("APEX_TEST_COMPACT_GIVE_WAY_MS", "6000")
         apex.start()
         wait_serial(apex.port, 1, apex)
         change_moved(primary, path, 2)
         assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
         wait_serial(apex.port, 2, apex)
-        # the refresh goes on to build serial 2 compact, paused
-        began = time.monotonic()
-        change_moved(primary, path, 3)
-        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
-        assert time.monotonic() - began < 5, "the NOTIFY came after the pause: too slow"
-        wait_serial(apex.port, 3, apex)
-        log = apex.log_tail(400)
-        # served without serial 2 built compact first, which took the 6 s
-        # and more before this change
-        assert "serial 2 built compact" not in log, "serial 2 was built compact first:\n" + log
-        assert "serial 2 not built compact yet, after" in log, log
-        assert "gave way with 0 of " in log, log  # at its first question
-        # the version served is built compact after the transfer: serial 3
-        wait_log(apex, "serial 3 built compact")
+        # src/apexd/transfers/secondary_internal.h:
+        # APEX_SECONDARY_COMPACT_GIVE_WAY_MAX, 3
+        for serial in (2, 3, 4):
+            # the refresh goes on to build serial compact, paused
+            began = time.monotonic()
+            change_moved(primary, path, serial + 1)
+            assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+            assert time.monotonic() - began < 5, "the NOTIFY came after the pause: too slow"
+            wait_serial(apex.port, serial + 1, apex)
+            log = apex.log_tail(400)
+            # served without serial built compact first, which took the
+            # 6 s and more before this change
+            assert "serial %d built compact" % serial not in log, \
+                "serial %d was built compact first:\n%s" % (serial, log)
+            assert "serial %d not built compact yet, after" % serial in log, log
+            if serial == 2:
+                assert "gave way with 0 of " in log, log  # at its first question
+        # the fourth in a row does not give way: serial 5 built compact
+        wait_log(apex, "the compaction gave way 3 times in a row: this one does not")
+        wait_log(apex, "serial 5 built compact")
         r = query(apex.port, "m17." + ORIGIN, dns.rdatatype.A)
-        assert [rd.to_text() for rrset in r.answer for rd in rrset] == ["198.18.3.18"], r
+        assert [rd.to_text() for rrset in r.answer for rd in rrset] == ["198.18.5.18"], r
         assert apex.stop() == 0, apex.log_tail()
     finally:
         apex.stop()

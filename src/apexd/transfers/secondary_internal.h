@@ -37,6 +37,13 @@ struct apex_secondary_zone; /* transfers/secondary.h */
 /* an AXFR of a version this large gives back what it let go of at once */
 #define APEX_SECONDARY_PURGE_NOW_BYTES (16u << 20)
 
+/* A compaction gives way to a NOTIFY (apex_secondary_compact()) this many
+ * times in a row at most: the next one does not, so that NOTIFYs that
+ * keep coming (a zone changed every few seconds) do not keep the chain
+ * from being made compact until an IXFR must be built whole
+ * (zone/derive.h's harder bound). */
+#define APEX_SECONDARY_COMPACT_GIVE_WAY_MAX 3
+
 /*
  * The copy on disk of a zone received whole whose version takes less than
  * APEX_SECONDARY_COPY_BATCH_BYTES waits for others to be synced with them

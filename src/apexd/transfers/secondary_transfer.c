@@ -438,8 +438,15 @@ void apex_secondary_compact(apex_secondary_t *s, apex_secondary_zone_t *z)
 				  .give_way = notified_since,
 				  .give_way_ctx = &g };
 
-	if (z->compact_wanted)
-		z->compact_wanted = apex_compact_served(&c) == APEX_ECANCELED;
+	if (!z->compact_wanted)
+		return;
+	if (z->compact_gave_way >= APEX_SECONDARY_COMPACT_GIVE_WAY_MAX) {
+		apex_info("zone %s: the compaction gave way %u times in a row: this one does not",
+			  z->name, z->compact_gave_way);
+		c.give_way = NULL;
+	}
+	z->compact_wanted = apex_compact_served(&c) == APEX_ECANCELED;
+	z->compact_gave_way = z->compact_wanted ? z->compact_gave_way + 1 : 0;
 }
 
 /* The version r received: a whole zone built, or the change sets of an
