@@ -1351,7 +1351,6 @@ static int publish_index(build_t *bd, const node_desc_t *descs, size_t desc_coun
 	return rc;
 }
 
-/* Steps 5 to 7: what the query path needs beyond the index. */
 /* The step just done marked in the build's profile; rc if it failed,
  * APEX_ECANCELED if the build gives way there (builder->give_way). */
 static int step_done(apex_zone_builder_t *b, apex_build_step_t step, int rc)
@@ -1364,6 +1363,7 @@ static int step_done(apex_zone_builder_t *b, apex_build_step_t step, int rc)
 	return APEX_ECANCELED;
 }
 
+/* Steps 5 to 7: what the query path needs beyond the index. */
 static int set_links(build_t *bd, index_arrays_t *a)
 {
 	apex_zone_t *zone = bd->zone;
