@@ -270,6 +270,7 @@ def test_chain_built_again_in_parts(workdir, monkeypatch):
         assert parts is not None, \
             "no compaction after %d derived reloads:\n%s" % (COMPACT_DEPTH, s.log()[start:][-3000:])
         assert int(parts.group(1)) == base + i and int(parts.group(2)) > 1
+        assert "APEX_TEST_COMPACT_PARTS_FROM=0: a test hook" in s.log()
         assert "built compact" not in s.log()[start:]
         assert "not built again in parts" not in s.log()[start:]
         assert s.serial() == base + i

@@ -9,6 +9,7 @@
 #include "zones/compact.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,12 +61,27 @@ static size_t rdata_unread(const apex_zone_t *zone)
 	return rdata > borrowed ? rdata - borrowed : 0;
 }
 
-/* Whether served is made compact part by part.  A test hook:
- * APEX_TEST_COMPACT_PARTS_FROM=BYTES makes every compaction of a zone of
- * that many bytes and more one in parts. */
+/* A test hook: APEX_TEST_COMPACT_PARTS_FROM=BYTES makes every compaction
+ * of a zone of that many bytes and more one in parts (apexd(8)).  Read
+ * once, with the warning that says it is set, by the first compaction. */
+static pthread_once_t parts_from_once = PTHREAD_ONCE_INIT;
+static const char *parts_from_test;
+
+static void parts_from_read(void)
+{
+	parts_from_test = getenv("APEX_TEST_COMPACT_PARTS_FROM");
+	if (parts_from_test != NULL && parts_from_test[0] == '\0')
+		parts_from_test = NULL;
+	if (parts_from_test != NULL)
+		apex_warning("APEX_TEST_COMPACT_PARTS_FROM=%s: a test hook; a compaction of a "
+			     "zone of that many bytes and more is made in parts",
+			     parts_from_test);
+}
+
+/* Whether served is made compact part by part. */
 static bool by_parts(const apex_zone_t *served)
 {
-	const char *test = getenv("APEX_TEST_COMPACT_PARTS_FROM");
+	const char *test;
 	size_t whole =
 		served->memory > served->chain_memory ? served->memory - served->chain_memory : 0;
 	size_t residue = atomic_load_explicit(&served->compact_held, memory_order_relaxed);
@@ -74,7 +90,9 @@ static bool by_parts(const apex_zone_t *served)
 
 	if (residue * APEX_COMPACT_RESIDUE_SHARE > whole)
 		return false;
-	if (test != NULL && test[0] != '\0')
+	pthread_once(&parts_from_once, parts_from_read);
+	test = parts_from_test;
+	if (test != NULL)
 		return apex_zone_memory(served) >= (size_t)strtoull(test, NULL, 10);
 	/* the walk of rdata_unread() last: a large zone and a large change */
 	return apex_zone_memory(served) >= APEX_COMPACT_PARTS_FROM &&
