@@ -36,6 +36,7 @@ that it keeps a journal, which holds the change sets the copy lags behind.
 """
 
 import os
+import re
 import time
 
 import dns.message
@@ -209,6 +210,26 @@ def change_moved(primary, path, serial):
     wait_serial(primary.port, serial, primary)
 
 
+def notified_while_compacting(apex, primary, path, serials):
+    """apex started, serial 2 served by an IXFR; then for each serial of
+    serials the next one made and NOTIFYed while apex's compaction after
+    serial pauses (APEX_TEST_COMPACT_GIVE_WAY_MS, 6 s), and served.
+    Yields each serial with apex's log then."""
+    apex.start()
+    wait_serial(apex.port, 1, apex)
+    change_moved(primary, path, 2)
+    assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+    wait_serial(apex.port, 2, apex)
+    for serial in serials:
+        # the refresh goes on to build serial compact, paused
+        began = time.monotonic()
+        change_moved(primary, path, serial + 1)
+        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
+        assert time.monotonic() - began < 5, "the NOTIFY came after the pause: too slow"
+        wait_serial(apex.port, serial + 1, apex)
+        yield serial, apex.log_tail(400)
+
+
 def test_compaction_gives_way_to_a_notify(tmp, monkeypatch):
     if not have("knot"):
         pytest.skip("knot is not installed")
@@ -217,21 +238,9 @@ def test_compaction_gives_way_to_a_notify(tmp, monkeypatch):
         # each compaction that may give way sleeps 6 s before it first
         # asks whether to: the NOTIFYs below come in that time
         monkeypatch.setenv("APEX_TEST_COMPACT_GIVE_WAY_MS", "6000")
-        apex.start()
-        wait_serial(apex.port, 1, apex)
-        change_moved(primary, path, 2)
-        assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
-        wait_serial(apex.port, 2, apex)
         # src/apexd/transfers/secondary_internal.h:
         # APEX_SECONDARY_COMPACT_GIVE_WAY_MAX, 3
-        for serial in (2, 3, 4):
-            # the refresh goes on to build serial compact, paused
-            began = time.monotonic()
-            change_moved(primary, path, serial + 1)
-            assert notify(apex.port, ORIGIN, KEYRING, KEY_NAME).rcode() == dns.rcode.NOERROR
-            assert time.monotonic() - began < 5, "the NOTIFY came after the pause: too slow"
-            wait_serial(apex.port, serial + 1, apex)
-            log = apex.log_tail(400)
+        for serial, log in notified_while_compacting(apex, primary, path, (2, 3, 4)):
             # served without serial built compact first, which took the
             # 6 s and more before this change
             assert "serial %d built compact" % serial not in log, \
@@ -244,6 +253,45 @@ def test_compaction_gives_way_to_a_notify(tmp, monkeypatch):
         wait_log(apex, "serial 5 built compact")
         r = query(apex.port, "m17." + ORIGIN, dns.rdatatype.A)
         assert [rd.to_text() for rrset in r.answer for rd in rrset] == ["198.18.5.18"], r
+        assert apex.stop() == 0, apex.log_tail()
+    finally:
+        apex.stop()
+        primary.stop()
+
+
+def test_compaction_in_parts_gives_way_to_a_notify(tmp, monkeypatch):
+    """A compaction in parts (forced here for a small zone by the test hook
+    APEX_TEST_COMPACT_PARTS_FROM) gives way to a NOTIFY between its parts:
+    the parts published stay served, the transfer goes first, and the next
+    compaction starts over in parts from the version then served."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    primary, path, apex = start_pair(tmp, moved_text)
+    try:
+        monkeypatch.setenv("APEX_TEST_COMPACT_PARTS_FROM", "0")
+        # each compaction that may give way sleeps 6 s before it first
+        # asks whether to, after its first part: the NOTIFYs come then
+        monkeypatch.setenv("APEX_TEST_COMPACT_GIVE_WAY_MS", "6000")
+        for serial, log in notified_while_compacting(apex, primary, path, (2, 3, 4)):
+            # served after the first part, not after all of them
+            assert "serial %d built again in" % serial not in log, \
+                "serial %d was built again in parts first:\n%s" % (serial, log)
+            # after its first part: the parts start over from the first
+            assert re.search(r"serial %d not built again in parts yet, after [\d.]+ s: gave "
+                             r"way after part 1 of 16" % serial, log), log
+            assert "built compact" not in log, log  # in parts, never whole
+            r = query(apex.port, "m17." + ORIGIN, dns.rdatatype.A)
+            assert [rd.to_text() for rrset in r.answer for rd in rrset] == \
+                ["198.18.%d.18" % (serial + 1)], r
+        # the fourth in a row does not give way: serial 5 in all its parts
+        wait_log(apex, "the compaction gave way 3 times in a row: this one does not")
+        wait_log(apex, "serial 5 built again in 16 parts")
+        log = apex.log_tail(400)
+        assert "not built again in parts:" not in log, log
+        for k in (0, 17, MOVED - 1):
+            r = query(apex.port, "m%d.%s" % (k, ORIGIN), dns.rdatatype.A)
+            assert [rd.to_text() for rrset in r.answer for rd in rrset] == \
+                ["198.18.5.%d" % (k % 250 + 1)], r
         assert apex.stop() == 0, apex.log_tail()
     finally:
         apex.stop()

@@ -104,9 +104,11 @@ typedef struct apex_secondary_zone {
 	uint64_t retry_ms; /* the next retry interval when nothing is served */
 	uint32_t copy_serial;
 	/* Its version served to be built compact at the end of its refresh
-	 * (apex_secondary_compact()), and how many times in a row that gave
-	 * way: the refresh's own, as announced below. */
+	 * (apex_secondary_compact()), how many times in a row that gave way,
+	 * and whether the last gave way between parts (zones/compact.h): the
+	 * refresh's own, as announced below. */
 	bool compact_wanted;
+	bool compact_parts_gave_way;
 	uint8_t compact_gave_way;
 	/* A NOTIFY's serial the primaries did not serve yet (announced) and
 	 * how many checks are left to find it, the one under way included (0:

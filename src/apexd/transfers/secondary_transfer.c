@@ -436,7 +436,8 @@ void apex_secondary_compact(apex_secondary_t *s, apex_secondary_zone_t *z)
 				  .limit = s->memory_limit,
 				  .kind = APEXD_MEMORY_TRANSFER,
 				  .give_way = notified_since,
-				  .give_way_ctx = &g };
+				  .give_way_ctx = &g,
+				  .parts_gave_way = &z->compact_parts_gave_way };
 
 	if (!z->compact_wanted)
 		return;

@@ -195,6 +195,7 @@ void apex_secondary_apply_settings(apex_secondary_t *s)
 		z->copy_serial = was->copy_serial;
 		z->compact_wanted = was->compact_wanted;
 		z->compact_gave_way = was->compact_gave_way;
+		z->compact_parts_gave_way = was->compact_parts_gave_way;
 		z->status = was->status;
 		atomic_store(&z->notified, atomic_load(&was->notified));
 		atomic_store(&z->force, atomic_load(&was->force));

@@ -25,6 +25,7 @@
 #include "xfr/version_compact.h"
 #include "xfr/version_part.h"
 #include "zones/reload.h"
+#include "zone/derive.h"
 #include "zone/page_discard.h"
 
 #define MIB(x) ((double)(x) / 1048576.0)
@@ -237,12 +238,24 @@ static int publish_part(const apex_compact_zone_t *z, apex_zone_t *served, unsig
 	return APEX_OK;
 }
 
+/* Whether parts that give way before served leave room for the next
+ * compaction to start over: the NOTIFY's version derived from served, then
+ * every part and the last step (zone/derive.h: a chain longer than
+ * APEX_DERIVE_DEPTH_MAX is not derived from, its next version built
+ * whole, beside it). */
+static bool may_start_over(const apex_zone_t *served)
+{
+	return served->derived_depth + 1 + APEX_COMPACT_PARTS + 1 < APEX_DERIVE_DEPTH_MAX;
+}
+
 /*
  * served (the caller's reference) made compact part by part.  Returns 1
  * when every part was published, APEX_ENOTSUP when the first could not be
  * derived (served's reference left to the caller, who builds it whole),
- * or another negative code with err set (the parts published stay served:
- * each is a whole version of the zone).  Else served's reference is taken.
+ * APEX_ECANCELED when it gave way after a part (z->give_way, asked after
+ * each but the last while the chain has room to start over), or another
+ * negative code with err set (the parts published stay served: each is a
+ * whole version of the zone).  Else served's reference is taken.
  */
 static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err, size_t err_size)
 {
@@ -265,7 +278,49 @@ static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err
 			snprintf(err, err_size, "the zone is no longer served");
 			return APEX_EINVAL;
 		}
+		if (may_start_over(served) && z->give_way != NULL && z->give_way(z->give_way_ctx)) {
+			snprintf(err, err_size, "gave way after part %u of %u", part + 1,
+				 APEX_COMPACT_PARTS);
+			apex_zone_unref(served);
+			return APEX_ECANCELED;
+		}
 	}
+}
+
+/* served (the caller's reference) made compact in parts (in_parts()),
+ * logged: 1, APEX_ENOTSUP (served's reference left to the caller, to
+ * build it whole), or another negative code (APEX_ECANCELED: it gave
+ * way, *z->parts_gave_way set). */
+static int compact_in_parts(const apex_compact_zone_t *z, apex_zone_t *served, uint64_t start)
+{
+	size_t held = apex_zone_chain_memory(served);
+	unsigned depth = served->derived_depth;
+	uint32_t serial = served->serial;
+	char err[512];
+	/* served is let go of as the parts replace it */
+	int rc = in_parts(z, served, err, sizeof(err));
+	double took = (double)(apex_monotonic_ms() - start) / 1000.0;
+
+	if (rc == 1) {
+		apex_zone_t *now = apex_server_served_version(z->server, z->origin);
+		size_t left = now != NULL ? keep_residue(now) : 0;
+		size_t unread = now != NULL ? rdata_unread(now) : 0;
+		apex_info("zone %s: serial %u built again in %u parts in %.3f s, %.1f MiB of "
+			  "derived versions let go (a chain of %u), %.1f MiB left, %.1f MiB of "
+			  "the whole build's RDATA no version reads",
+			  z->name, serial, APEX_COMPACT_PARTS, took, MIB(held), depth, MIB(left),
+			  MIB(unread));
+		apex_zone_unref(now);
+		apex_memory_purge();
+	} else if (rc == APEX_ECANCELED) {
+		apex_info("zone %s: serial %u not built again in parts yet, after %.3f s: %s",
+			  z->name, serial, took, err);
+		if (z->parts_gave_way != NULL)
+			*z->parts_gave_way = true;
+	} else if (rc != APEX_ENOTSUP) {
+		apex_info("zone %s: serial %u not built again in parts: %s", z->name, serial, err);
+	}
+	return rc;
 }
 
 int apex_compact_served(const apex_compact_zone_t *z)
@@ -273,40 +328,23 @@ int apex_compact_served(const apex_compact_zone_t *z)
 	apex_zone_t *served = apex_server_served_version(z->server, z->origin), *compact;
 	uint64_t start = apex_monotonic_ms();
 	size_t held;
-	unsigned depth;
-	uint32_t serial;
 	char err[512];
 	int rc;
+	/* in parts after parts that gave way: the last step wants them all
+	 * one after the other (xfr/version_part.h), so they start over */
+	bool after_parts = z->parts_gave_way != NULL && *z->parts_gave_way;
 
+	if (z->parts_gave_way != NULL)
+		*z->parts_gave_way = false;
 	if (served == NULL || !apex_version_wants_compact(served)) {
 		apex_zone_unref(served);
 		return 0;
 	}
 	held = apex_zone_chain_memory(served);
-	depth = served->derived_depth;
-	serial = served->serial;
-	if (by_parts(served)) {
-		/* served is let go of as the parts replace it */
-		rc = in_parts(z, served, err, sizeof(err));
-		if (rc == 1) {
-			apex_zone_t *now = apex_server_served_version(z->server, z->origin);
-			size_t left = now != NULL ? keep_residue(now) : 0;
-			size_t unread = now != NULL ? rdata_unread(now) : 0;
-			apex_info("zone %s: serial %u built again in %u parts in %.3f s, %.1f MiB "
-				  "of derived versions let go (a chain of %u), %.1f MiB left, %.1f "
-				  "MiB of the whole build's RDATA no version reads",
-				  z->name, serial, APEX_COMPACT_PARTS,
-				  (double)(apex_monotonic_ms() - start) / 1000.0, MIB(held), depth,
-				  MIB(left), MIB(unread));
-			apex_zone_unref(now);
-			apex_memory_purge();
-			return 1;
-		}
-		if (rc != APEX_ENOTSUP) {
-			apex_info("zone %s: serial %u not built again in parts: %s", z->name,
-				  serial, err);
+	if (after_parts || by_parts(served)) {
+		rc = compact_in_parts(z, served, start);
+		if (rc != APEX_ENOTSUP)
 			return rc;
-		}
 		/* not derived (an owner the build only warns of): whole */
 	}
 	rc = build(z, served, &compact, err, sizeof(err));

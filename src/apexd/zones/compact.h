@@ -17,6 +17,7 @@
 #ifndef APEXD_ZONES_COMPACT_H
 #define APEXD_ZONES_COMPACT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "process/memory_limit.h"
@@ -38,9 +39,14 @@ typedef struct apex_compact_zone {
 	struct apexd_memory_limit *limit; /* NULL: none */
 	apexd_memory_kind_t kind;         /* whose claim the build is */
 	/* asked before the build and as it goes whether to give way
-	 * (xfr/version_compact.h); NULL: never */
+	 * (xfr/version_compact.h), and between parts; NULL: never */
 	apex_give_way_fn give_way;
 	void *give_way_ctx;
+	/* the caller's, kept from one compaction to the next (NULL: none):
+	 * in, a compaction in parts gave way, so this one is in parts too
+	 * whatever made the version served; out, this one gave way between
+	 * its parts */
+	bool *parts_gave_way;
 } apex_compact_zone_t;
 
 /*
@@ -51,8 +57,12 @@ typedef struct apex_compact_zone {
  * published, 0 when none was wanted, or a negative code when it could
  * not be built or published (the version served stays, derived):
  * APEX_ECANCELED when it gave way (z->give_way), for the caller to call
- * again later.  A compaction in parts (after a large change) does not
- * give way.
+ * again later.  A compaction in parts (after a large change) gives way
+ * between its parts only: the parts published stay served (each is a
+ * whole version of the zone), and the next compaction, in parts again
+ * (z->parts_gave_way), starts over from the first part of the version
+ * then served, so that the last step finds the parts one after the
+ * other (xfr/version_part.h).
  */
 int apex_compact_served(const apex_compact_zone_t *z);
 
