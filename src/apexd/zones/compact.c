@@ -66,23 +66,25 @@ static size_t rdata_unread(const apex_zone_t *zone)
  * of a zone of that many bytes and more one in parts (apexd(8)).  Read
  * once, with the warning that says it is set, by the first compaction. */
 static pthread_once_t parts_from_once = PTHREAD_ONCE_INIT;
-static const char *parts_from_test;
+static bool parts_from_set;
+static size_t parts_from_bytes;
 
 static void parts_from_read(void)
 {
-	parts_from_test = getenv("APEX_TEST_COMPACT_PARTS_FROM");
-	if (parts_from_test != NULL && parts_from_test[0] == '\0')
-		parts_from_test = NULL;
-	if (parts_from_test != NULL)
-		apex_warning("APEX_TEST_COMPACT_PARTS_FROM=%s: a test hook; a compaction of a "
-			     "zone of that many bytes and more is made in parts",
-			     parts_from_test);
+	const char *value = getenv("APEX_TEST_COMPACT_PARTS_FROM");
+
+	if (value == NULL || value[0] == '\0')
+		return;
+	parts_from_set = true;
+	parts_from_bytes = (size_t)strtoull(value, NULL, 10);
+	apex_warning("APEX_TEST_COMPACT_PARTS_FROM=%s: a test hook; a compaction of a zone of "
+		     "that many bytes and more is made in parts",
+		     value);
 }
 
 /* Whether served is made compact part by part. */
 static bool by_parts(const apex_zone_t *served)
 {
-	const char *test;
 	size_t whole =
 		served->memory > served->chain_memory ? served->memory - served->chain_memory : 0;
 	size_t residue = atomic_load_explicit(&served->compact_held, memory_order_relaxed);
@@ -92,9 +94,8 @@ static bool by_parts(const apex_zone_t *served)
 	if (residue * APEX_COMPACT_RESIDUE_SHARE > whole)
 		return false;
 	pthread_once(&parts_from_once, parts_from_read);
-	test = parts_from_test;
-	if (test != NULL)
-		return apex_zone_memory(served) >= (size_t)strtoull(test, NULL, 10);
+	if (parts_from_set)
+		return apex_zone_memory(served) >= parts_from_bytes;
 	/* the walk of rdata_unread() last: a large zone and a large change */
 	return apex_zone_memory(served) >= APEX_COMPACT_PARTS_FROM &&
 	       change * APEX_COMPACT_LARGE_SHARE >= whole &&
