@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dns/rrtype.h"
@@ -23,7 +24,9 @@ typedef struct part_records {
 	apex_zone_from_wire_t *w;
 	size_t records;
 	apex_arena_map_t root;
-	size_t last; /* the span of root the last lookup found, or root.count */
+	size_t last;               /* the span of root the last lookup found, or root.count */
+	apex_give_way_fn give_way; /* or NULL */
+	void *ctx;
 } part_records_t;
 
 /* Whether at lies in the whole build's arena; the span found kept, as
@@ -52,7 +55,9 @@ static int add_record(void *ctx, const apex_rr_t *rr)
 {
 	part_records_t *p = ctx;
 
-	p->records++;
+	if (++p->records % APEX_VERSION_PART_GIVE_WAY_EVERY == 0 && p->give_way != NULL &&
+	    p->give_way(p->ctx))
+		return APEX_ECANCELED;
 	if (in_root(p, rr->rdata))
 		return apex_zone_from_wire_add_borrowed(p->w, rr->owner, rr->type, rr->ttl,
 							rr->rdata, rr->rdlength);
@@ -87,23 +92,28 @@ static void share_of(size_t n, unsigned part, unsigned parts, size_t *first, siz
 }
 
 /* The version derived from zone with the owners of nodes (count ids, in
- * any order) built again, and the apex's, as they are. */
+ * any order) built again, and the apex's, as they are; asking give_way
+ * (or NULL) as apex_version_rebuild_part_or_give_way() says. */
 static int rebuild(apex_zone_t *zone, const uint32_t *nodes, size_t count, const char *source,
-		   apex_zone_t **out, char *err, size_t err_size)
+		   apex_give_way_fn give_way, void *ctx, apex_zone_t **out, char *err,
+		   size_t err_size)
 {
 	const apex_rrset_t *soa = zone->soa;
-	part_records_t p = { 0 };
+	part_records_t p = { .give_way = give_way, .ctx = ctx };
 	size_t owners = 0;
 	uint32_t *ids = malloc((count + 1) * sizeof(*ids));
 
 	apex_arena_map_add(&p.root, apex_zone_chain_root(zone)->arena, 0);
-	int rc = ids != NULL && apex_arena_map_sort(&p.root)
-			 ? apex_zone_from_wire_begin(&p.w, zone->origin, source, err, err_size)
-			 : APEX_ENOMEM;
-
+	int rc = ids != NULL && apex_arena_map_sort(&p.root) ? APEX_OK : APEX_ENOMEM;
+	if (rc == APEX_OK && give_way != NULL && give_way(ctx))
+		rc = APEX_ECANCELED;
+	if (rc == APEX_OK)
+		rc = apex_zone_from_wire_begin(&p.w, zone->origin, source, err, err_size);
 	if (rc != APEX_OK) {
 		apex_arena_map_free(&p.root);
 		free(ids);
+		if (rc == APEX_ECANCELED && err_size > 0)
+			snprintf(err, err_size, "gave way before its first record");
 		return rc;
 	}
 	rc = apex_zone_from_wire_add(p.w, zone->origin, APEX_TYPE_SOA, soa->ttl, soa->rdata + 2,
@@ -119,6 +129,8 @@ static int rebuild(apex_zone_t *zone, const uint32_t *nodes, size_t count, const
 	if (rc != APEX_OK) {
 		apex_zone_from_wire_abort(p.w);
 		free(ids);
+		if (rc == APEX_ECANCELED && err_size > 0)
+			snprintf(err, err_size, "gave way with %zu records read", p.records);
 		return rc;
 	}
 	qsort(ids, owners, sizeof(*ids), by_id);
@@ -126,8 +138,12 @@ static int rebuild(apex_zone_t *zone, const uint32_t *nodes, size_t count, const
 	apex_derive_owners_t changed = {
 		.changed = ids, .changed_count = owners, .count = owners, .copy_nodes = true
 	};
+	apex_zone_from_wire_give_way(p.w, give_way, ctx);
 	rc = apex_zone_from_wire_derive(p.w, zone, &changed, out);
 	free(ids);
+	if (rc == APEX_ECANCELED && err_size > 0)
+		snprintf(err, err_size, "gave way in its derivation, with %zu records read",
+			 p.records);
 	if (rc == APEX_OK) {
 		/* the same version to its readers (as version_compact.c) */
 		(*out)->loaded_at = zone->loaded_at;
@@ -168,6 +184,14 @@ static size_t range_ids(const apex_zone_t *zone, size_t first, size_t end, size_
 int apex_version_rebuild_part(apex_zone_t *zone, unsigned part, unsigned parts, const char *source,
 			      apex_zone_t **out, char *err, size_t err_size)
 {
+	return apex_version_rebuild_part_or_give_way(zone, part, parts, source, NULL, NULL, out,
+						     err, err_size);
+}
+
+int apex_version_rebuild_part_or_give_way(apex_zone_t *zone, unsigned part, unsigned parts,
+					  const char *source, apex_give_way_fn give_way, void *ctx,
+					  apex_zone_t **out, char *err, size_t err_size)
+{
 	size_t first, end, nsec3_first, nsec3_end;
 
 	*out = NULL;
@@ -179,7 +203,7 @@ int apex_version_rebuild_part(apex_zone_t *zone, unsigned part, unsigned parts, 
 	if (ids == NULL)
 		return APEX_ENOMEM;
 	size_t count = range_ids(zone, first, end, nsec3_first, nsec3_end, ids);
-	int rc = rebuild(zone, ids, count, source, out, err, err_size);
+	int rc = rebuild(zone, ids, count, source, give_way, ctx, out, err, err_size);
 	free(ids);
 	return rc;
 }
@@ -234,7 +258,7 @@ int apex_version_rebuild_relinked(apex_zone_t *zone, unsigned parts, const char 
 			ids[count++] = node->id;
 	}
 	apex_arena_map_free(&map);
-	rc = rebuild(zone, ids, count, source, out, err, err_size);
+	rc = rebuild(zone, ids, count, source, NULL, NULL, out, err, err_size);
 	free(ids);
 	if (rc == APEX_OK)
 		(*out)->derived_depth = 0; /* the chain is compact again */

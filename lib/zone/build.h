@@ -130,9 +130,10 @@ typedef struct apex_zone_builder {
 	char *err; /* "FILE:LINE: reason" on failure */
 	size_t err_size;
 
-	/* Asked after each step of apex_zone_build() (NULL: never): a build
-	 * off the path of any transfer (a version built compact) gives way
-	 * to one that comes meanwhile. */
+	/* Asked after each step of apex_zone_build() and of
+	 * apex_zone_derive() (NULL: never): a build off the path of any
+	 * transfer (a version built compact, whole or in parts) gives way to
+	 * one that comes meanwhile. */
 	apex_give_way_fn give_way;
 	void *give_way_ctx;
 

@@ -466,6 +466,8 @@ static int fill_owners(derive_t *d)
 	apex_give_back_t filled;
 	apex_give_back_init(&filled, bd->b->rrs);
 	for (uint32_t r = 0; r < n; r++) {
+		if ((r + 1) % APEX_DERIVE_GIVE_WAY_EVERY == 0 && apex_derive_gives_way(d))
+			return APEX_ECANCELED;
 		const apex_node_t *old = d->fresh[r] ? NULL : apex_zone_node_of(d->old, d->ids[r]);
 		apex_node_t scratch, *node = &scratch;
 		if (old == NULL) {
@@ -540,6 +542,8 @@ static int link_rrsigs(derive_t *d)
 static int link_owners(derive_t *d)
 {
 	for (size_t r = 0; r < d->bd.b->owner_count; r++) {
+		if ((r + 1) % APEX_DERIVE_GIVE_WAY_EVERY == 0 && apex_derive_gives_way(d))
+			return APEX_ECANCELED;
 		apex_node_t *node = d->bd.owner_node[r];
 		apex_build_warn_stray_ds(&d->bd, node);
 		for (uint16_t k = 0; k < node->rrset_count; k++) {
@@ -691,7 +695,8 @@ static int relink_node(derive_t *d, const apex_node_t *node)
  * SRV whose glue pointed at a changed owner's address RRsets, which are
  * new objects now, or that name a new or removed name, and any RRset
  * whose RDATA-name nodes do.  One pass over the names, when something is
- * marked; each such name gets a copy of its RRsets, linked again.
+ * marked, asking whether to give way every APEX_DERIVE_GIVE_WAY_EVERY
+ * names; each such name gets a copy of its RRsets, linked again.
  */
 static int relink(derive_t *d)
 {
@@ -701,6 +706,12 @@ static int relink(derive_t *d)
 
 	size_t marks = rc == APEX_OK ? mark_reach(d, &reach) : 0;
 	for (size_t i = 0; marks > 0 && i < d->zone->node_count && rc == APEX_OK; i++) {
+		/* a pass over all the names: 0.36 s at 10M for a part of a
+		 * compaction, which gives way within it */
+		if ((i + 1) % APEX_DERIVE_GIVE_WAY_EVERY == 0 && apex_derive_gives_way(d)) {
+			rc = APEX_ECANCELED;
+			break;
+		}
 		const apex_node_t *node = apex_zone_node_at(d->zone, i);
 		bool stale = false;
 		for (uint16_t k = 0; k < node->rrset_count && !stale; k++)
@@ -816,9 +827,9 @@ static int derive(derive_t *d)
 		d->found = NULL; /* not read again: the caller's to free */
 		d->found_read(d->found_ctx);
 	}
+	rc = apex_derive_step_done(d, APEX_DERIVE_OWNERS, rc);
 	if (rc != APEX_OK)
 		return rc;
-	apex_derive_profile_step(&d->profile, APEX_DERIVE_OWNERS);
 	if (d->fresh_count + d->removed_count + d->removed_nsec3_count > 0)
 		rc = apex_derive_names(d); /* its own steps, INDEX and NAMES */
 	owner_nodes_again(d);
@@ -833,6 +844,8 @@ static int derive(derive_t *d)
 		rc = apex_build_set_soa(&d->bd);
 	if (rc == APEX_OK)
 		rc = link_owners(d);
+	/* the links' time in two marks: the question between them */
+	rc = apex_derive_step_done(d, APEX_DERIVE_LINKS, rc);
 	if (rc == APEX_OK)
 		rc = relink(d);
 	apex_derive_profile_step(&d->profile, APEX_DERIVE_LINKS);
@@ -869,6 +882,10 @@ int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive
 	deriving(old, 1);
 	b->names_apart = true;
 	rc = apex_build_begin(&d.bd, b);
+	/* the builder's sort, the first step of a part of a compaction
+	 * (derive_state.h's apex_derive_step_done() asks after the others) */
+	if (rc == APEX_OK && b->give_way != NULL && b->give_way(b->give_way_ctx))
+		rc = APEX_ECANCELED;
 	if (rc == APEX_OK && b->owner_count + owners->changed_count < owners->count)
 		rc = APEX_ENOTSUP; /* cannot happen: every owner is old's or new */
 	if (rc == APEX_OK)

@@ -116,8 +116,14 @@ typedef struct apex_derive_owners {
  * those of the changed owners) from old.  On APEX_OK the version is
  * complete but for its precomputed answers and holds a reference to old.
  * APEX_ENOTSUP: the change is not one a derivation does (see above);
- * APEX_ENOMEM.  b's arrays are consumed as by apex_zone_build().
+ * APEX_ENOMEM; APEX_ECANCELED when b->give_way (build.h) said so after
+ * the builder's sort, the owners, the name index, the new names or the
+ * owners' links, or at every APEX_DERIVE_GIVE_WAY_EVERY-th owner whose
+ * RRsets are built or linked and name of the pass over the names that
+ * relinks what the change reaches.  b's arrays are consumed as by
+ * apex_zone_build().
  */
+#define APEX_DERIVE_GIVE_WAY_EVERY 4096
 int apex_zone_derive(apex_zone_builder_t *b, apex_zone_t *old, const apex_derive_owners_t *owners);
 
 #endif

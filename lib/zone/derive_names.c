@@ -520,7 +520,7 @@ int apex_derive_names(apex_derive_t *d)
 	if (rc == APEX_OK)
 		rc = merge_index(d, gone, a.order, a.prefixes);
 	free(gone);
-	apex_derive_profile_step(&d->profile, APEX_DERIVE_INDEX);
+	rc = apex_derive_step_done(d, APEX_DERIVE_INDEX, rc);
 	/* owners are in canonical order, and the empty non-terminals made
 	 * come before the first owner below them: a new parent comes first */
 	size_t e = 0;
@@ -548,6 +548,5 @@ int apex_derive_names(apex_derive_t *d)
 	}
 	if (rc == APEX_OK && d->zone->dnssec == APEX_DNSSEC_NSEC)
 		rc = apex_derive_nsec(d);
-	apex_derive_profile_step(&d->profile, APEX_DERIVE_NAMES);
-	return rc;
+	return apex_derive_step_done(d, APEX_DERIVE_NAMES, rc);
 }

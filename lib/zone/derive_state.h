@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/error.h"
+#include "zone/build.h"
 #include "zone/build_steps.h"
 #include "zone/derive_profile.h"
 #include "zone/zone.h"
@@ -79,6 +81,26 @@ static inline bool apex_derive_marked(const uint8_t *bits, uint32_t id)
 static inline void apex_derive_mark(uint8_t *bits, uint32_t id)
 {
 	bits[id >> 3] |= (uint8_t)(1u << (id & 7));
+}
+
+/* Whether the derivation gives way here: the builder's give_way
+ * (build.h), which only a part of a compaction sets (xfr/version_part.h),
+ * says so.  The way out is then the one every step's failure takes
+ * (apex_zone_derive() lets go of what the steps took), with
+ * APEX_ECANCELED. */
+static inline bool apex_derive_gives_way(const apex_derive_t *d)
+{
+	const apex_zone_builder_t *b = d->bd.b;
+
+	return b->give_way != NULL && b->give_way(b->give_way_ctx);
+}
+
+/* The step just done marked in the profile (derive_profile.h); rc if it
+ * failed, APEX_ECANCELED if the derivation gives way there. */
+static inline int apex_derive_step_done(apex_derive_t *d, apex_derive_step_t step, int rc)
+{
+	apex_derive_profile_step(&d->profile, step);
+	return rc == APEX_OK && apex_derive_gives_way(d) ? APEX_ECANCELED : rc;
 }
 
 /* The node of owner rank r when it is new (d->fresh[r]): its name and key

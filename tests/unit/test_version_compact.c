@@ -24,8 +24,10 @@
 #include "util/error.h"
 #include "xfr/ixfr_apply.h"
 #include "xfr/version_compact.h"
+#include "zone/page_discard.h"
 #include "ixfr_one_record.h"
 #include "zone_records.h"
+#include "give_way_asker.h"
 
 /* The version after old with one name more, n<k>.example. A 192.0.2.k. */
 static apex_zone_t *one_name_more(apex_zone_t *old, unsigned k, bool *in_place)
@@ -95,19 +97,6 @@ static void compact_after_depth(void **state)
 	assert_int_equal(zone->derived_depth, 1);
 	apex_zone_unref(compact);
 	apex_zone_unref(zone);
-}
-
-/* Says yes at its yes_at-th question (0: never), counting them. */
-typedef struct asker {
-	int yes_at;
-	int asked;
-} asker_t;
-
-static bool give_way_at(void *ctx)
-{
-	asker_t *a = ctx;
-
-	return ++a->asked == a->yes_at;
 }
 
 /* The build's steps after which it asks (zone/build.c's step_done()):

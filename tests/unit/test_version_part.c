@@ -17,11 +17,14 @@
 
 #include "util/arena.h"
 #include "xfr/version_part.h"
+#include "xfr/version_records.h"
 #include "zone/chain_sweep.h"
+#include "zone/derive.h"
 #include "zone/load.h"
 #include "zone/page_discard.h"
 
 #include "equivalence.h"
+#include "give_way_asker.h"
 
 static const struct {
 	const char *file, *origin;
@@ -206,13 +209,140 @@ static void part_out_of_range(void **state)
 	apex_zone_unref(zone);
 }
 
+static int count_record(void *ctx, const apex_rr_t *rr)
+{
+	(void)rr;
+	++*(size_t *)ctx;
+	return APEX_OK;
+}
+
+/* The records a part of all of zone's owners reads: every name's and
+ * every NSEC3 owner's. */
+static size_t records_of_all(const apex_zone_t *zone)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < zone->node_count; i++)
+		assert_int_equal(
+			apex_node_records(zone, apex_zone_node_at(zone, i), count_record, &n),
+			APEX_OK);
+	for (size_t i = 0; i < zone->nsec3_owner_count; i++)
+		assert_int_equal(apex_node_records(zone, apex_zone_nsec3_owner_at(zone, i),
+						   count_record, &n),
+				 APEX_OK);
+	return n;
+}
+
+/* The derivation's questions in a part (zone/derive.h) after its steps:
+ * the builder's sort, the owners and their links; a part adds and removes
+ * no name, so the name index and new names' steps do not come.  Then one
+ * at every APEX_DERIVE_GIVE_WAY_EVERY-th owner whose RRsets are built,
+ * and linked, and name of the pass that relinks what the change reaches. */
+#define DERIVE_STEP_QUESTIONS 3
+
+/* Part 0 of 1 of zone (all its owners, records of them) built asking
+ * whether to give way: told to at each question in turn, it leaves
+ * nothing behind (the sanitizers' build checks every way out), says where
+ * it stopped, and the version asked of is as it was.  questions: how many
+ * it asks when never told to, or 0 when only the walk's and the steps'
+ * are known. */
+static void part_gives_way_in(apex_zone_t *zone, size_t records, int questions)
+{
+	int walk = 1 + (int)(records / APEX_VERSION_PART_GIVE_WAY_EVERY);
+	apex_zone_t *next = NULL;
+	char err[256], what[64];
+	change_t none = { 0 };
+	tally_t t = { 0 };
+
+	assert_int_equal(apex_precompute(zone), APEX_OK);
+	assert_true(records > 2 * APEX_VERSION_PART_GIVE_WAY_EVERY);
+	/* never told to: the part it builds without the question */
+	asker_t never = { 0, 0 };
+	assert_int_equal(apex_version_rebuild_part_or_give_way(zone, 0, 1, "test", give_way_at,
+							       &never, &next, err, sizeof(err)),
+			 APEX_OK);
+	if (questions > 0)
+		assert_int_equal(never.asked, questions);
+	assert_true(never.asked >= walk + DERIVE_STEP_QUESTIONS);
+	assert_int_equal(apex_precompute(next), APEX_OK);
+	assert_same_records(next, zone, "never told to give way");
+	apex_zone_unref(next);
+
+	for (int yes = 1; yes <= never.asked; yes++) {
+		asker_t a = { yes, 0 };
+
+		next = (apex_zone_t *)1;
+		err[0] = '\0';
+		assert_int_equal(apex_version_rebuild_part_or_give_way(zone, 0, 1, "test",
+								       give_way_at, &a, &next, err,
+								       sizeof(err)),
+				 APEX_ECANCELED);
+		assert_null(next);
+		assert_int_equal(a.asked, yes);
+		if (yes == 1)
+			snprintf(what, sizeof(what), "gave way before its first record");
+		else if (yes <= walk)
+			snprintf(what, sizeof(what), "gave way with %d records read",
+				 (yes - 1) * APEX_VERSION_PART_GIVE_WAY_EVERY);
+		else
+			snprintf(what, sizeof(what), "gave way in its derivation, with %zu records",
+				 records);
+		if (strstr(err, what) == NULL)
+			fail_msg("question %d: \"%s\", not \"%s\"", yes, err, what);
+	}
+	/* the version asked of still whole, and still derived from */
+	assert_int_equal(apex_version_rebuild_part(zone, 0, 1, "test", &next, err, sizeof(err)),
+			 APEX_OK);
+	assert_int_equal(apex_precompute(next), APEX_OK);
+	assert_same_records(next, zone, "after giving way");
+	assert_same_structure(next, zone, "after giving way");
+	compare_answers(next, zone, &none, "after giving way", &t);
+	assert_true(t.queries > 0);
+	apex_zone_unref(next);
+}
+
+#define HOSTS 10000
+
+static void part_gives_way(void **state)
+{
+	size_t size = 200 + (size_t)HOSTS * 40, len;
+	char *text = malloc(size);
+	apex_zone_t *zone;
+
+	(void)state;
+	/* a signed TLD: its owners and names counted by its own walk only */
+	zone = load_file("fj.zone", "fj.");
+	part_gives_way_in(zone, records_of_all(zone), 0);
+	apex_zone_unref(zone);
+
+	/* owners, all of them names, each but the apex with an address:
+	 * every question known */
+	assert_non_null(text);
+	len = (size_t)snprintf(text, size,
+			       "example. 3600 IN SOA ns.example. h.example. 1 3600 900 86400 60\n"
+			       "example. 3600 IN NS ns.example.\n"
+			       "ns.example. 3600 IN A 192.0.2.1\n");
+	for (int i = 0; i < HOSTS; i++)
+		len += (size_t)snprintf(text + len, size - len, "h%d.example. 60 IN A 192.0.2.%d\n",
+					i, i % 250);
+	zone = load_text(text, "example.");
+	free(text);
+	size_t owners = HOSTS + 2, records = records_of_all(zone);
+	assert_int_equal(records, HOSTS + 2); /* all but the SOA, which comes first */
+	assert_int_equal(zone->node_count, owners);
+	int questions = 1 + (int)(records / APEX_VERSION_PART_GIVE_WAY_EVERY) +
+			DERIVE_STEP_QUESTIONS + 2 * (int)(owners / APEX_DERIVE_GIVE_WAY_EVERY) +
+			(int)(zone->node_count / APEX_DERIVE_GIVE_WAY_EVERY);
+	part_gives_way_in(zone, records, questions);
+	apex_zone_unref(zone);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(each_zone_in_parts),
-		cmocka_unit_test(each_zone_swept),
-		cmocka_unit_test(part_out_of_range),
-		cmocka_unit_test(part_refused),
+		cmocka_unit_test(each_zone_in_parts), cmocka_unit_test(each_zone_swept),
+		cmocka_unit_test(part_out_of_range),  cmocka_unit_test(part_refused),
+		cmocka_unit_test(part_gives_way),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
