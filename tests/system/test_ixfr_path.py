@@ -261,24 +261,26 @@ def test_compaction_gives_way_to_a_notify(tmp, monkeypatch):
 
 def test_compaction_in_parts_gives_way_to_a_notify(tmp, monkeypatch):
     """A compaction in parts (forced here for a small zone by the test hook
-    APEX_TEST_COMPACT_PARTS_FROM) gives way to a NOTIFY between its parts:
-    the parts published stay served, the transfer goes first, and the next
-    compaction starts over in parts from the version then served."""
+    APEX_TEST_COMPACT_PARTS_FROM) gives way to a NOTIFY within a part, at
+    its first question (before the first part's first record): the
+    transfer goes first, and the next compaction starts over in parts
+    from the version then served."""
     if not have("knot"):
         pytest.skip("knot is not installed")
     primary, path, apex = start_pair(tmp, moved_text)
     try:
         monkeypatch.setenv("APEX_TEST_COMPACT_PARTS_FROM", "0")
         # each compaction that may give way sleeps 6 s before it first
-        # asks whether to, after its first part: the NOTIFYs come then
+        # asks whether to, before the first part's first record: the
+        # NOTIFYs come then
         monkeypatch.setenv("APEX_TEST_COMPACT_GIVE_WAY_MS", "6000")
         for serial, log in notified_while_compacting(apex, primary, path, (2, 3, 4)):
-            # served after the first part, not after all of them
+            # served before the first part was done, not after the parts
             assert "serial %d built again in" % serial not in log, \
                 "serial %d was built again in parts first:\n%s" % (serial, log)
-            # after its first part: the parts start over from the first
-            assert re.search(r"serial %d not built again in parts yet, after [\d.]+ s: gave "
-                             r"way after part 1 of 16" % serial, log), log
+            # within its first part: the parts start over from the first
+            assert re.search(r"serial %d not built again in parts yet, after [\d.]+ s: part 1 "
+                             r"of 16 gave way before its first record" % serial, log), log
             assert "built compact" not in log, log  # in parts, never whole
             r = query(apex.port, "m17." + ORIGIN, dns.rdatatype.A)
             assert [rd.to_text() for rrset in r.answer for rd in rrset] == \

@@ -198,12 +198,23 @@ static int claim_part(const apex_compact_zone_t *z, const apex_zone_t *served,
 		what, err, err_size);
 }
 
+/* Whether parts that give way before served leave room for the next
+ * compaction to start over: the NOTIFY's version derived from served, then
+ * every part and the last step (zone/derive.h: a chain longer than
+ * APEX_DERIVE_DEPTH_MAX is not derived from, its next version built
+ * whole, beside it). */
+static bool may_start_over(const apex_zone_t *served)
+{
+	return served->derived_depth + 1 + APEX_COMPACT_PARTS + 1 < APEX_DERIVE_DEPTH_MAX;
+}
+
 /* Part `part` of served built again (xfr/version_part.h; part
  * APEX_COMPACT_PARTS: the owners the parts copied in passing), precomputed,
  * published over served, and served let go of: once the workers have,
  * the chain's memory no version reads any more is given back
  * (apex_server_retire(), zone/chain_sweep.h).  served's reference is
- * the caller's, taken here on success. */
+ * the caller's, taken here on success.  A part but the last gives way
+ * within itself (APEX_ECANCELED) as in_parts() does between parts. */
 static int publish_part(const apex_compact_zone_t *z, apex_zone_t *served, unsigned part, char *err,
 			size_t err_size)
 {
@@ -219,10 +230,18 @@ static int publish_part(const apex_compact_zone_t *z, apex_zone_t *served, unsig
 		snprintf(source, sizeof(source), "owners of %s the parts copied built again",
 			 z->name);
 	rc = claim_part(z, served, &c, err, err_size);
-	if (rc == APEX_OK && part < APEX_COMPACT_PARTS)
-		rc = apex_version_rebuild_part(served, part, APEX_COMPACT_PARTS, source, &next, err,
-					       err_size);
-	else if (rc == APEX_OK) /* last: what the parts copied in passing */
+	if (rc == APEX_OK && part < APEX_COMPACT_PARTS) {
+		rc = apex_version_rebuild_part_or_give_way(served, part, APEX_COMPACT_PARTS, source,
+							   may_start_over(served) ? z->give_way
+										  : NULL,
+							   z->give_way_ctx, &next, err, err_size);
+		if (rc == APEX_ECANCELED) {
+			char where[256];
+			snprintf(where, sizeof(where), "%.200s", err);
+			snprintf(err, err_size, "part %u of %u %s", part + 1, APEX_COMPACT_PARTS,
+				 where);
+		}
+	} else if (rc == APEX_OK) /* last: what the parts copied in passing */
 		rc = apex_version_rebuild_relinked(served, APEX_COMPACT_PARTS, source, &next, err,
 						   err_size);
 	if (rc == APEX_OK && (rc = apex_precompute(next)) < 0)
@@ -239,24 +258,15 @@ static int publish_part(const apex_compact_zone_t *z, apex_zone_t *served, unsig
 	return APEX_OK;
 }
 
-/* Whether parts that give way before served leave room for the next
- * compaction to start over: the NOTIFY's version derived from served, then
- * every part and the last step (zone/derive.h: a chain longer than
- * APEX_DERIVE_DEPTH_MAX is not derived from, its next version built
- * whole, beside it). */
-static bool may_start_over(const apex_zone_t *served)
-{
-	return served->derived_depth + 1 + APEX_COMPACT_PARTS + 1 < APEX_DERIVE_DEPTH_MAX;
-}
-
 /*
  * served (the caller's reference) made compact part by part.  Returns 1
  * when every part was published, APEX_ENOTSUP when the first could not be
  * derived (served's reference left to the caller, who builds it whole),
- * APEX_ECANCELED when it gave way after a part (z->give_way, asked after
- * each but the last while the chain has room to start over), or another
- * negative code with err set (the parts published stay served: each is a
- * whole version of the zone).  Else served's reference is taken.
+ * APEX_ECANCELED when it gave way (z->give_way, asked while the chain has
+ * room to start over: within each part, publish_part(), and after the
+ * last part, not within the last step), or another negative code with err
+ * set (the parts published stay served: each is a whole version of the
+ * zone).  Else served's reference is taken.
  */
 static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err, size_t err_size)
 {
@@ -279,7 +289,10 @@ static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err
 			snprintf(err, err_size, "the zone is no longer served");
 			return APEX_EINVAL;
 		}
-		if (may_start_over(served) && z->give_way != NULL && z->give_way(z->give_way_ctx)) {
+		/* the next part asks before its first record; the last step
+		 * does not ask */
+		if (part + 1 == APEX_COMPACT_PARTS && may_start_over(served) &&
+		    z->give_way != NULL && z->give_way(z->give_way_ctx)) {
 			snprintf(err, err_size, "gave way after part %u of %u", part + 1,
 				 APEX_COMPACT_PARTS);
 			apex_zone_unref(served);
