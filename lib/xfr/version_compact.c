@@ -61,8 +61,11 @@ int apex_version_compact_or_give_way(const apex_zone_t *zone, const char *source
 		rc = apex_zone_from_wire_begin(&walk.w, zone->origin, source, err, err_size);
 	if (rc != APEX_OK)
 		goto walk_failed;
-	rc = apex_zone_from_wire_add(walk.w, zone->origin, APEX_TYPE_SOA, soa->ttl, soa->rdata + 2,
-				     apex_read_u16(soa->rdata));
+	rc = apex_zone_from_wire_reserve(walk.w, zone->record_count + 1,
+					 zone->node_count + zone->nsec3_owner_count + 1);
+	if (rc == APEX_OK)
+		rc = apex_zone_from_wire_add(walk.w, zone->origin, APEX_TYPE_SOA, soa->ttl,
+					     soa->rdata + 2, apex_read_u16(soa->rdata));
 	if (rc == APEX_OK)
 		rc = apex_version_records(zone, add_record, &walk);
 	if (rc != APEX_OK) {
