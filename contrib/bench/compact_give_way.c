@@ -4,23 +4,28 @@
  * wait of a NOTIFY that comes while a secondary builds its version served
  * compact (doc/performance.md section 15).
  *
- *   contrib/bench/compact_give_way ZONEFILE ORIGIN [TIMES]
+ *   contrib/bench/compact_give_way ZONEFILE ORIGIN [TIMES [part]]
  *
  * Loads the zone, builds it compact once without giving way (its time
  * T), then TIMES (default 12) times more, each told to give way from a
  * moment spread evenly over T on: printed, for each, that moment, the
  * wait from it until the compaction returned, and where it gave way;
  * then the longest wait against T, which was the wait before the
- * compaction gave way.
+ * compaction gave way.  With "part", the same of the first of the 16
+ * parts of a compaction in parts (xfr/version_part.h; apexd's
+ * APEX_COMPACT_PARTS), which a part waited for whole before it gave way
+ * within itself.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "dns/name.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "xfr/version_compact.h"
+#include "xfr/version_part.h"
 #include "zone/load.h"
 #include "zone/zone.h"
 
@@ -38,15 +43,30 @@ static bool from(void *ctx)
 	return seconds() >= *(const double *)ctx;
 }
 
+#define PARTS 16
+
+/* The whole compaction, or with part its first part, asking give_way. */
+static int build(apex_zone_t *zone, bool part, apex_give_way_fn give_way, void *ctx,
+		 apex_zone_t **out, char *err, size_t err_size)
+{
+	if (part)
+		return apex_version_rebuild_part_or_give_way(zone, 0, PARTS, "part", give_way, ctx,
+							     out, err, err_size);
+	return apex_version_compact_or_give_way(zone, "compact", give_way, ctx, out, err, err_size);
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t origin[APEX_NAME_MAX];
 	apex_zone_t *zone = NULL, *compact = NULL;
 	char err[512];
 	int times = argc > 3 ? atoi(argv[3]) : 12;
+	bool part = argc > 4 && strcmp(argv[4], "part") == 0;
+	const char *what = part ? "the first of 16 parts" : "the whole compaction";
 
-	if (argc < 3 || times < 1 || apex_name_from_str(argv[2], origin) <= 0) {
-		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [TIMES]\n", argv[0]);
+	if (argc < 3 || times < 1 || apex_name_from_str(argv[2], origin) <= 0 ||
+	    (argc > 4 && !part)) {
+		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [TIMES [part]]\n", argv[0]);
 		return 2;
 	}
 	apex_log_set_level(APEX_LOG_ERROR);
@@ -58,17 +78,16 @@ int main(int argc, char **argv)
 	printf("zone %s: %zu records loaded in %.2f s\n", argv[2], zone->record_count,
 	       seconds() - t0);
 	t0 = seconds();
-	if (apex_version_compact(zone, "compact", &compact, err, sizeof(err)) != APEX_OK) {
+	if (build(zone, part, NULL, NULL, &compact, err, sizeof(err)) != APEX_OK) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
 	double whole = seconds() - t0, longest = 0;
 	apex_zone_unref(compact);
-	printf("built compact, never giving way: %.3f s\n", whole);
+	printf("%s built, never giving way: %.3f s\n", what, whole);
 	for (int i = 0; i < times; i++) {
 		double start = seconds(), at = start + whole * (i + 0.5) / times;
-		int rc = apex_version_compact_or_give_way(zone, "compact", from, &at, &compact, err,
-							  sizeof(err));
+		int rc = build(zone, part, from, &at, &compact, err, sizeof(err));
 		double wait = seconds() - at;
 
 		if (rc == APEX_OK) { /* done before it was told */
@@ -86,8 +105,7 @@ int main(int argc, char **argv)
 		printf("told at %.3f s: gave way %.1f ms later (%s)\n", at - start, wait * 1e3,
 		       err);
 	}
-	printf("longest wait %.1f ms, against %.0f ms for the whole compaction\n", longest * 1e3,
-	       whole * 1e3);
+	printf("longest wait %.1f ms, against %.0f ms for %s\n", longest * 1e3, whole * 1e3, what);
 	apex_zone_unref(zone);
 	return 0;
 }
