@@ -572,6 +572,16 @@ static uint32_t srv_target(const apex_zone_t *zone, const uint8_t *rr)
 	return apex_node_id(apex_zone_find(zone, key, key_size));
 }
 
+/* Record i's RDATA (after its length) in set. */
+static const uint8_t *rdata_at(const apex_rrset_t *set, uint16_t i)
+{
+	const uint8_t *p = set->rdata;
+
+	for (uint16_t j = 0; j < i; j++)
+		p += 2 + ((size_t)p[0] << 8 | p[1]);
+	return p;
+}
+
 /* What the change reaches beyond the changed owners (mark_reach()). */
 typedef struct reach {
 	uint8_t *marked;    /* changed owners with addresses, removed names, new names */
@@ -602,9 +612,14 @@ static bool new_with_addresses(const derive_t *d, uint16_t type, const uint8_t *
 static bool names_marked(const derive_t *d, const apex_rrset_t *set, const reach_t *reach)
 {
 	unsigned per_record = apex_rdata_compressed_names(set->type);
+	/* record i's RDATA, walked to only where it is read (SRV, and a
+	 * marked ancestor): the pass reads every RRset of the zone, whose
+	 * RDATA lies apart from it in the file's order, a miss for each
+	 * (half of a compaction part's time at 10M records) */
+	bool srv = set->type == APEX_TYPE_SRV;
 	const uint8_t *p = set->rdata;
 	for (uint16_t i = 0; i < set->count; i++) {
-		uint32_t id = set->type == APEX_TYPE_SRV ? srv_target(d->zone, p) : APEX_NODE_NONE;
+		uint32_t id = srv ? srv_target(d->zone, p) : APEX_NODE_NONE;
 		if (id != APEX_NODE_NONE && apex_derive_marked(reach->marked, id))
 			return true;
 		for (unsigned k = 0; set->rdata_nodes != NULL && k < per_record; k++) {
@@ -613,10 +628,11 @@ static bool names_marked(const derive_t *d, const apex_rrset_t *set, const reach
 				continue;
 			if (apex_derive_marked(reach->marked, id) ||
 			    (k == 0 && apex_derive_marked(reach->ancestors, id) &&
-			     new_with_addresses(d, set->type, p)))
+			     new_with_addresses(d, set->type, srv ? p : rdata_at(set, i))))
 				return true;
 		}
-		p += 2 + ((size_t)p[0] << 8 | p[1]);
+		if (srv)
+			p += 2 + ((size_t)p[0] << 8 | p[1]);
 	}
 	for (uint16_t i = 0; set->additional != NULL && i < set->additional->count; i++)
 		if (apex_derive_marked(reach->marked, set->additional->items[i].owner))
