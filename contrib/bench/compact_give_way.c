@@ -4,7 +4,7 @@
  * wait of a NOTIFY that comes while a secondary builds its version served
  * compact (doc/performance.md section 15).
  *
- *   contrib/bench/compact_give_way ZONEFILE ORIGIN [TIMES [part]]
+ *   contrib/bench/compact_give_way ZONEFILE ORIGIN [TIMES [part|parts]]
  *
  * Loads the zone, builds it compact once without giving way (its time
  * T), then TIMES (default 12) times more, each told to give way from a
@@ -14,7 +14,10 @@
  * compaction gave way.  With "part", the same of the first of the 16
  * parts of a compaction in parts (xfr/version_part.h; apexd's
  * APEX_COMPACT_PARTS), which a part waited for whole before it gave way
- * within itself.
+ * within itself.  With "parts", no giving way: all 16 parts and the last
+ * step (xfr/version_part.h) built one from the other, TIMES times, each
+ * part's time and their total printed: the work of a compaction in parts
+ * without apexd's publication and sweeps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,37 @@ static int build(apex_zone_t *zone, bool part, apex_give_way_fn give_way, void *
 	return apex_version_compact_or_give_way(zone, "compact", give_way, ctx, out, err, err_size);
 }
 
+/* All the parts of zone and the last step, one from the other, timed;
+ * the versions let go of at the end.  0, or 1 with the error printed. */
+static int all_parts(apex_zone_t *zone)
+{
+	apex_zone_t *chain[PARTS + 2] = { zone };
+	double total = 0, longest = 0;
+	char err[512];
+	int rc = APEX_OK;
+
+	apex_zone_ref(zone);
+	for (unsigned part = 0; part <= PARTS && rc == APEX_OK; part++) {
+		double t0 = seconds();
+		rc = part < PARTS
+			     ? apex_version_rebuild_part(chain[part], part, PARTS, "part",
+							 &chain[part + 1], err, sizeof(err))
+			     : apex_version_rebuild_relinked(chain[part], PARTS, "last",
+							     &chain[part + 1], err, sizeof(err));
+		double took = seconds() - t0;
+		total += took;
+		longest = took > longest ? took : longest;
+	}
+	for (unsigned i = 0; i < PARTS + 2; i++)
+		apex_zone_unref(chain[i]);
+	if (rc != APEX_OK) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	printf("16 parts and the last step: %.3f s, the longest %.3f s\n", total, longest);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t origin[APEX_NAME_MAX];
@@ -62,11 +96,12 @@ int main(int argc, char **argv)
 	char err[512];
 	int times = argc > 3 ? atoi(argv[3]) : 12;
 	bool part = argc > 4 && strcmp(argv[4], "part") == 0;
+	bool parts = argc > 4 && strcmp(argv[4], "parts") == 0;
 	const char *what = part ? "the first of 16 parts" : "the whole compaction";
 
 	if (argc < 3 || times < 1 || apex_name_from_str(argv[2], origin) <= 0 ||
-	    (argc > 4 && !part)) {
-		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [TIMES [part]]\n", argv[0]);
+	    (argc > 4 && !part && !parts)) {
+		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [TIMES [part|parts]]\n", argv[0]);
 		return 2;
 	}
 	apex_log_set_level(APEX_LOG_ERROR);
@@ -77,6 +112,13 @@ int main(int argc, char **argv)
 	}
 	printf("zone %s: %zu records loaded in %.2f s\n", argv[2], zone->record_count,
 	       seconds() - t0);
+	for (int i = 0; parts && i < times; i++)
+		if (all_parts(zone) != 0)
+			return 1;
+	if (parts) {
+		apex_zone_unref(zone);
+		return 0;
+	}
 	t0 = seconds();
 	if (build(zone, part, NULL, NULL, &compact, err, sizeof(err)) != APEX_OK) {
 		fprintf(stderr, "%s\n", err);
