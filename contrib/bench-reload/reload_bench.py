@@ -485,6 +485,17 @@ def nsd_servers(server):
     return set(descendants(first[0])) if first else set()
 
 
+def compaction_lines(server):
+    """apexd's log lines of the compaction that followed the reload (how
+    long it took, in parts or whole), or [] for the other servers."""
+    if server.name != "apexd":
+        return []
+    server.log.flush()
+    with open(server.log.name, errors="replace") as f:
+        return [line.split(" apexd ", 1)[-1].strip() for line in f
+                if re.search(r"built (again in \d+ parts|compact) in", line)]
+
+
 def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged, after_s=1.0):
     """One server started on base, then asked to reload edited in its place; the
     peak sampled until after_s seconds after the reload is over (apexd builds a
@@ -532,7 +543,7 @@ def measure_edit(server_cls, workdir, base, edited, origin, serial_b, unchanged,
         after = tree_pss(s.proc.pid)
         return {"server": s.name, "startup_s": startup, "reload_s": seconds, "steady": steady,
                 "served": served, "peak": peak[0], "after": after, "ctl": ctl_out,
-                "ctl_rc": ctl.returncode}
+                "ctl_rc": ctl.returncode, "compaction": compaction_lines(s)}
     finally:
         s.stop()
 

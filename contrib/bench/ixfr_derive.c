@@ -3,7 +3,7 @@
  * The cost of deriving a version from an IXFR alone, in one process: no
  * primary, no network, no journal (doc/performance.md section 9).
  *
- *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed] [cold]]]
+ *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold]]]
  *
  * Loads the zone, then applies ROUNDS (default 6) change sets in a chain,
  * as a secondary receives them: each removes the CHANGES (default 100)
@@ -12,8 +12,11 @@
  * sets of contrib/bench/secondaries.py instead: half of the CHANGES give
  * an existing delegation, spread over the zone, a new name server in
  * place of its own, half add a new delegation (kept by the rounds
- * after).  Each round's old version is released as apexd's retire step
- * does, the node pages its successor replaced given back.  With "cold",
+ * after).  With "glue", the addresses of CHANGES names below zone cuts
+ * spread over the zone changed instead (glue, to which the delegations'
+ * additional data is linked again).  Each round's old version is
+ * released as apexd's retire step does, the node pages its successor
+ * replaced given back.  With "cold",
  * the allocator's free pages and the chain's kept name index go back to
  * the system after each round, as apexd gives them back after a whole
  * build or a few seconds after the last IXFR, so that the next round's
@@ -205,6 +208,55 @@ static int mixed_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t 
 	return rc;
 }
 
+/* Give the name with an address at about rank (or the next one) of z,
+ * but the apex's name servers, the address 198.51.100.ROUND in place of
+ * its A records. */
+static int append_readdress(apex_changes_t *c, apex_change_kind_t kind, const apex_zone_t *z,
+			    size_t rank, int round)
+{
+	for (; rank < z->node_count; rank++) {
+		const apex_node_t *node = apex_zone_node_at(z, rank);
+		const apex_rrset_t *set = apex_node_rrset(z, node, APEX_TYPE_A);
+
+		if (set == NULL || node == z->apex || node->cut == APEX_NODE_NONE)
+			continue;
+		if (kind == APEX_CHANGE_ADD) {
+			uint8_t a[4] = { 198, 51, 100, (uint8_t)round };
+			apex_rr_t rr = { node->name, APEX_TYPE_A, APEX_CLASS_IN, set->ttl, 4, a };
+			return apex_changes_append(c, kind, &rr);
+		}
+		const uint8_t *p = set->rdata;
+		for (unsigned r = 0; r < set->count; r++) {
+			uint16_t size = apex_read_u16(p);
+			apex_rr_t rr = { node->name, APEX_TYPE_A, APEX_CLASS_IN,
+					 set->ttl,   size,        p + 2 };
+			int rc = apex_changes_append(c, kind, &rr);
+			if (rc != APEX_OK)
+				return rc;
+			p += 2 + size;
+		}
+		return APEX_OK;
+	}
+	return APEX_OK;
+}
+
+/* The change set of round, "glue": the addresses of changes glue names
+ * (below a zone cut) spread over the zone changed, which every RRset
+ * whose additional data they are must be linked to again. */
+static int glue_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t changes)
+{
+	size_t step = z->node_count / (changes + 1);
+	int rc = append_soa(c, z, APEX_CHANGE_OLD_SOA, z->serial);
+
+	for (size_t i = 0; rc == APEX_OK && i < changes; i++)
+		rc = append_readdress(c, APEX_CHANGE_REMOVE, z, (i + 1) * step, round);
+	if (rc == APEX_OK)
+		rc = append_soa(c, z, APEX_CHANGE_NEW_SOA, z->serial + 1);
+	for (size_t i = 0; rc == APEX_OK && i < changes; i++)
+		rc = append_readdress(c, APEX_CHANGE_ADD, z, (i + 1) * step, round);
+	return rc;
+}
+
 /* What apexd does after a whole build (a compaction, an AXFR), and a few
  * seconds after the last IXFR: the allocator's free pages go back to the
  * system, so that the next round's copies fault fresh ones in (the chain's
@@ -244,15 +296,17 @@ int main(int argc, char **argv)
 	size_t given_back = 0;
 
 	if (argc < 3 || apex_name_from_str(argv[2], origin) <= 0) {
-		fprintf(stderr, "usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed] [cold]]]\n",
+		fprintf(stderr,
+			"usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold]]]\n",
 			argv[0]);
 		return 2;
 	}
 	size_t changes = argc > 3 ? strtoul(argv[3], NULL, 10) : 100;
 	int rounds = argc > 4 ? atoi(argv[4]) : 6;
-	bool mixed = false, cold = false;
+	bool mixed = false, glue = false, cold = false;
 	for (int i = 5; i < argc; i++) {
 		mixed = mixed || strcmp(argv[i], "mixed") == 0;
+		glue = glue || strcmp(argv[i], "glue") == 0;
 		cold = cold || strcmp(argv[i], "cold") == 0;
 	}
 	if (rounds < 1 || rounds > ROUNDS_MAX || changes == 0) {
@@ -274,8 +328,9 @@ int main(int argc, char **argv)
 		bool in_place = false;
 
 		apex_changes_init(&c);
-		int rc = mixed ? mixed_set(&c, zone, round, changes)
-			       : change_set(&c, zone, round, changes);
+		int rc = mixed  ? mixed_set(&c, zone, round, changes)
+			 : glue ? glue_set(&c, zone, round, changes)
+				: change_set(&c, zone, round, changes);
 		long faults = minor_faults();
 		double t0 = seconds();
 		if (rc == APEX_OK)
