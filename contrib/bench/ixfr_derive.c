@@ -138,6 +138,23 @@ static int change_set(apex_changes_t *c, const apex_zone_t *z, int round, size_t
 	return rc;
 }
 
+/* Every record of set, at owner, as a change of kind. */
+static int append_rrset(apex_changes_t *c, apex_change_kind_t kind, const uint8_t *owner,
+			const apex_rrset_t *set)
+{
+	const uint8_t *p = set->rdata;
+
+	for (unsigned r = 0; r < set->count; r++) {
+		uint16_t size = apex_read_u16(p);
+		apex_rr_t rr = { owner, set->type, APEX_CLASS_IN, set->ttl, size, p + 2 };
+		int rc = apex_changes_append(c, kind, &rr);
+		if (rc != APEX_OK)
+			return rc;
+		p += 2 + size;
+	}
+	return APEX_OK;
+}
+
 /* Give the delegation at about rank (or the next one) of z the name
  * server "nsI.bench-ROUND.example.net." in place of its NS records. */
 static int append_repoint(apex_changes_t *c, apex_change_kind_t kind, const apex_zone_t *z,
@@ -170,17 +187,7 @@ static int append_repoint(apex_changes_t *c, apex_change_kind_t kind, const apex
 						 ns };
 				return apex_changes_append(c, kind, &rr);
 			}
-			const uint8_t *p = set->rdata;
-			for (unsigned r = 0; r < set->count; r++) {
-				uint16_t size = apex_read_u16(p);
-				apex_rr_t rr = { node->name, APEX_TYPE_NS, APEX_CLASS_IN,
-						 set->ttl,   size,         p + 2 };
-				int rc = apex_changes_append(c, kind, &rr);
-				if (rc != APEX_OK)
-					return rc;
-				p += 2 + size;
-			}
-			return APEX_OK;
+			return append_rrset(c, kind, node->name, set);
 		}
 	}
 	return APEX_OK;
@@ -225,17 +232,7 @@ static int append_readdress(apex_changes_t *c, apex_change_kind_t kind, const ap
 			apex_rr_t rr = { node->name, APEX_TYPE_A, APEX_CLASS_IN, set->ttl, 4, a };
 			return apex_changes_append(c, kind, &rr);
 		}
-		const uint8_t *p = set->rdata;
-		for (unsigned r = 0; r < set->count; r++) {
-			uint16_t size = apex_read_u16(p);
-			apex_rr_t rr = { node->name, APEX_TYPE_A, APEX_CLASS_IN,
-					 set->ttl,   size,        p + 2 };
-			int rc = apex_changes_append(c, kind, &rr);
-			if (rc != APEX_OK)
-				return rc;
-			p += 2 + size;
-		}
-		return APEX_OK;
+		return append_rrset(c, kind, node->name, set);
 	}
 	return APEX_OK;
 }

@@ -61,6 +61,26 @@ static inline apex_zone_t *load_text(const char *text, const char *origin_text)
 	return zone;
 }
 
+/* example. loaded from its SOA, the records of head (zone file text),
+ * and the names h0 .. h(hosts - 1).example. with an address each; the
+ * caller releases it. */
+static inline apex_zone_t *load_hosts(const char *head, int hosts)
+{
+	size_t size = 200 + strlen(head) + (size_t)hosts * 40, len;
+	char *text = malloc(size);
+
+	assert_non_null(text);
+	len = (size_t)snprintf(
+		text, size, "example. 3600 IN SOA ns.example. h.example. 1 3600 900 86400 60\n%s",
+		head);
+	for (int i = 0; i < hosts; i++)
+		len += (size_t)snprintf(text + len, size - len, "h%d.example. 60 IN A 192.0.2.%d\n",
+					i, i % 250);
+	apex_zone_t *zone = load_text(text, "example.");
+	free(text);
+	return zone;
+}
+
 /* The version that the difference from from to to makes when it is
  * applied to from as an IXFR: derived in place (the test fails
  * otherwise), its base from.  The caller releases it. */
