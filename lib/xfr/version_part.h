@@ -34,12 +34,13 @@ int apex_version_rebuild_part(apex_zone_t *zone, unsigned part, unsigned parts, 
 
 /*
  * The same, asking give_way(ctx) (NULL: never) before the first record,
- * at every APEX_VERSION_PART_GIVE_WAY_EVERY-th record read and after each
- * step of the derivation that can be long (zone/derive.h: the builder's
- * sort, the owners) whether to give way: if it says so, what was built is
- * let go of and APEX_ECANCELED returned with where it stopped in err.
- * So that a part of a large zone (1.3 to 1.5 s at 10M records) does not
- * hold up the transfer a NOTIFY asks for.
+ * at every APEX_VERSION_PART_GIVE_WAY_EVERY-th record read and in the
+ * derivation (zone/derive.h: after the builder's sort, the owners and
+ * their links, and within its loops over the owners and the names)
+ * whether to give way: if it says so, what was built is let go of and
+ * APEX_ECANCELED returned with where it stopped in err.  So that a part
+ * of a large zone (0.4 s at 10M records in one process) does not hold up
+ * the transfer a NOTIFY asks for.
  */
 #define APEX_VERSION_PART_GIVE_WAY_EVERY 4096
 int apex_version_rebuild_part_or_give_way(apex_zone_t *zone, unsigned part, unsigned parts,
