@@ -9,6 +9,7 @@ time, as the secondary of one primary (Knot DNS, or apexd).
                                [--changes 10,100,10000] [--rounds 10]
                                [--primary knot|apex]
                                [--primary-cpus 0] [--secondary-cpus 1]
+                               [--passes 1]
 
 For each zone the primary is started (pinned to --primary-cpus) on the
 zone file, then each secondary in turn (pinned to --secondary-cpus, alone
@@ -61,6 +62,13 @@ file edited and `apexctl reload` (apexd fills its journal from the
 difference).  The file is laid out once for this: the SOA and the records
 the rounds change are in two small $INCLUDEd files, written again for
 each change; the rest of the zone is the original file's, untouched.
+
+With --passes K the secondaries are run in turn K times (apex, bind,
+apex, bind, ...), each time from a fresh AXFR, and each pass's medians
+are compared with the first secondary's of the same pass: this machine's
+speed moves by up to half from one quarter of an hour to the next, and
+two secondaries measured minutes apart are in the same phase more often
+than two measured a whole run apart.
 
 Zones: nu.nsec3 and nu.nsec (1M records, NSEC3 and NSEC; the .xz of
 APEX_ZONEDIR decompressed into the scratch directory) and scale10m, the
@@ -421,6 +429,9 @@ def main():
                          "steps reported with its own account")
     ap.add_argument("--probe-interval", type=float, default=1.0,
                     help="milliseconds between the SOA queries that see the new serial")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="the secondaries in turn that many times (apex, bind, apex, bind, ...), "
+                         "each pass's ratios to the first one printed")
     ap.add_argument("--round-timeout", type=float, default=300.0)
     ap.add_argument("--start-timeout", type=float, default=1200.0)
     args = ap.parse_args()
@@ -429,6 +440,8 @@ def main():
     args.changes = [int(c) for c in args.changes.split(",")]
     if not 1 <= args.rounds <= 1000:
         ap.error("--rounds in 1..1000")
+    if not 1 <= args.passes <= 20:
+        ap.error("--passes in 1..20")
     # the benchmark itself (its probes) beside the primary, off the secondary's CPUs
     os.sched_setaffinity(0, {int(c) for c in args.primary_cpus.split(",") if c.isdigit()} or
                          {0})
@@ -448,7 +461,9 @@ def main():
                 t = primary.start_until(zone.serial, timeout=args.start_timeout)
                 B.log("%s: %s primary serves serial %d after %.1f s" % (
                     label, args.primary, zone.serial, t))
-                for i, name in enumerate(args.secondaries.split(",")):
+                turns = [(p, name) for p in range(args.passes)
+                         for name in args.secondaries.split(",")]
+                for i, (p, name) in enumerate(turns):
                     # every secondary gets a zone of the same size, within 0.1%
                     if i and len(zone.added) > zone.delegations // 1000:
                         zone.revert()
@@ -458,7 +473,9 @@ def main():
                         probe.close()
                         if served is None:
                             raise RuntimeError("the primary did not serve serial %d" % zone.serial)
-                    rows += run_secondary(args, name, primary, zone, tmp)
+                    if args.passes > 1:
+                        B.log("%s: pass %d of %d, %s" % (label, p + 1, args.passes, name))
+                    rows += [row + [p + 1] for row in run_secondary(args, name, primary, zone, tmp)]
             finally:
                 primary.stop()
             if not keep:
@@ -468,8 +485,32 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
     print("primary: %s (CPUs %s); each secondary alone on CPUs %s; %d rounds a size" % (
         args.primary, args.primary_cpus, args.secondary_cpus, args.rounds))
+    if args.passes == 1:
+        rows = [row[:-1] for row in rows]
     print(B.table(["zone", "secondary", "AXFR in s", "steady RSS MiB", "changes",
-                   "NOTIFY→serving median ms", "max ms", "peak RSS MiB", "RSS after MiB"], rows))
+                   "NOTIFY→serving median ms", "max ms", "peak RSS MiB", "RSS after MiB"] +
+                  (["pass"] if args.passes > 1 else []), rows))
+    if args.passes > 1:
+        print(pass_ratios(rows, args.secondaries.split(",")))
+
+
+def pass_ratios(rows, names):
+    """The first secondary's median over each other's, pass by pass: the
+    two measured minutes apart, in the same phase of the machine."""
+    medians = {}
+    for row in rows:
+        if row[5] not in ("", None) and not str(row[2]).startswith("failed"):
+            medians[(row[0], row[4], row[-1], row[1])] = float(row[5])
+    lines = []
+    for zone, count, p, name in sorted(medians):
+        if name == names[0]:
+            continue
+        first = medians.get((zone, count, p, names[0]))
+        if first is not None:
+            lines.append("%s, %s changes, pass %d: %s %.1f ms against %s %.1f ms, %.2f×" % (
+                zone, count, p, names[0], first, name, medians[(zone, count, p, name)],
+                first / medians[(zone, count, p, name)]))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
