@@ -708,49 +708,16 @@ typedef struct nsec3_link {
 static int link_nsec3_part(void *arg, size_t begin, size_t end)
 {
 	const nsec3_link_t *ln = arg;
-	for (size_t i = begin; i < end; i++) {
-		int rc = apex_build_link_nsec3(ln->zone, &ln->nodes[i]);
+	apex_node_t *batch[64];
+
+	for (size_t i = begin; i < end;) {
+		size_t n = 0;
+		for (; n < 64 && i < end; n++, i++)
+			batch[n] = &ln->nodes[i];
+		int rc = apex_build_link_nsec3_batch(ln->zone, batch, n);
 		if (rc != APEX_OK)
 			return rc;
 	}
-	return APEX_OK;
-}
-
-int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node)
-{
-	const apex_nsec3_params_t *params = &zone->nsec3_params;
-	if (node->flags & APEX_NODE_OCCLUDED)
-		return APEX_OK;
-	uint8_t hash[20];
-	bool matched;
-	if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size, params->iterations,
-			    node->name, hash) < 0)
-		return APEX_EINVAL;
-	const apex_nsec3_t *n3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
-	node->nsec3 = matched ? n3->node : APEX_NODE_NONE;
-	/* A delegation is never the closest encloser of a name that does not
-	 * exist: a query below it is referred.  Its wildcard proof is never
-	 * asked for, so not hashed (most names of a TLD are delegations:
-	 * half of the hashes of its load, and of an IXFR's new names); it
-	 * keeps the NSEC3 of its own hash instead (zone.h, own_nsec3).  A
-	 * derivation never makes a delegation of a name that was none, or
-	 * the reverse (zone/derive.c, same_structure()). */
-	if (node->flags & APEX_NODE_DELEGATION) {
-		node->own_nsec3 = n3->node;
-		return APEX_OK;
-	}
-	node->wildcard_nsec3 = APEX_NODE_NONE;
-	if ((size_t)node->name_size + 2 > APEX_NAME_MAX)
-		return APEX_OK;
-	uint8_t wild[APEX_NAME_MAX];
-	wild[0] = 1;
-	wild[1] = '*';
-	memcpy(wild + 2, node->name, node->name_size);
-	if (apex_nsec3_hash(params->algorithm, params->salt, params->salt_size, params->iterations,
-			    wild, hash) < 0)
-		return APEX_EINVAL;
-	n3 = apex_zone_nsec3_find(zone, hash, sizeof(hash), &matched);
-	node->wildcard_nsec3 = n3->node;
 	return APEX_OK;
 }
 

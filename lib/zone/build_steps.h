@@ -109,6 +109,10 @@ uint32_t apex_build_wildcard_nsec(const apex_zone_t *zone, const apex_node_t *no
  * occluded node); APEX_EINVAL if hashing fails. */
 int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node);
 
+/* apex_build_link_nsec3() for count nodes, their lookups' misses
+ * overlapping (zone/link_nsec3.c). */
+int apex_build_link_nsec3_batch(const apex_zone_t *zone, apex_node_t *const *nodes, size_t count);
+
 /* zone->soa, serial and negative TTL from the apex's SOA RRset. */
 int apex_build_set_soa(apex_build_t *bd);
 

@@ -492,12 +492,35 @@ static int derive_nsec3_arrays(apex_derive_t *d)
 	return rc;
 }
 
-/* The NSEC3 links of the new name or empty non-terminal id. */
-static int link_nsec3(apex_derive_t *d, uint32_t id)
-{
-	apex_node_t *node = apex_derive_writable(d, id);
+/* Names linked with their NSEC3s at once (zone/link_nsec3.c). */
+#define LINK_NSEC3_BATCH 64
 
-	return node != NULL ? apex_build_link_nsec3(d->zone, node) : APEX_ENOMEM;
+/* The NSEC3 links of the new names and empty non-terminals, in batches
+ * whose lookups' misses overlap. */
+static int link_nsec3(apex_derive_t *d)
+{
+	apex_node_t *batch[LINK_NSEC3_BATCH];
+	size_t n = 0, owners = d->bd.b->owner_count;
+	int rc = APEX_OK;
+
+	for (size_t i = 0; rc == APEX_OK && i < owners + d->ent_count; i++) {
+		uint32_t id;
+		if (i < owners) {
+			if (!d->fresh[i] || d->bd.owner_is_nsec3[i])
+				continue;
+			id = d->ids[i];
+		} else {
+			id = d->ents[i - owners].id;
+		}
+		batch[n] = apex_derive_writable(d, id);
+		if (batch[n] == NULL)
+			return APEX_ENOMEM;
+		if (++n == LINK_NSEC3_BATCH) {
+			rc = apex_build_link_nsec3_batch(d->zone, batch, n);
+			n = 0;
+		}
+	}
+	return rc == APEX_OK && n > 0 ? apex_build_link_nsec3_batch(d->zone, batch, n) : rc;
 }
 
 int apex_derive_names(apex_derive_t *d)
@@ -539,13 +562,8 @@ int apex_derive_names(apex_derive_t *d)
 		rc = update_table(d);
 	if (rc == APEX_OK && d->fresh_nsec3 + d->removed_nsec3_count > 0)
 		rc = derive_nsec3_arrays(d);
-	if (d->zone->dnssec == APEX_DNSSEC_NSEC3) {
-		for (uint32_t r = 0; rc == APEX_OK && r < d->bd.b->owner_count; r++)
-			if (d->fresh[r] && !d->bd.owner_is_nsec3[r])
-				rc = link_nsec3(d, d->ids[r]);
-		for (size_t i = 0; rc == APEX_OK && i < d->ent_count; i++)
-			rc = link_nsec3(d, d->ents[i].id);
-	}
+	if (rc == APEX_OK && d->zone->dnssec == APEX_DNSSEC_NSEC3)
+		rc = link_nsec3(d);
 	if (rc == APEX_OK && d->zone->dnssec == APEX_DNSSEC_NSEC)
 		rc = apex_derive_nsec(d);
 	return apex_derive_step_done(d, APEX_DERIVE_NAMES, rc);
