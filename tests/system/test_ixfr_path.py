@@ -210,6 +210,14 @@ def change_moved(primary, path, serial):
     wait_serial(primary.port, serial, primary)
 
 
+def answers_moved(apex, serial, names=(17,)):
+    """apex answers the names m<k> with their addresses at serial."""
+    for k in names:
+        r = query(apex.port, "m%d.%s" % (k, ORIGIN), dns.rdatatype.A)
+        assert [rd.to_text() for rrset in r.answer for rd in rrset] == \
+            ["198.18.%d.%d" % (serial % 250, k % 250 + 1)], r
+
+
 def notified_while_compacting(apex, primary, path, serials):
     """apex started, serial 2 served by an IXFR; then for each serial of
     serials the next one made and NOTIFYed while apex's compaction after
@@ -251,12 +259,22 @@ def test_compaction_gives_way_to_a_notify(tmp, monkeypatch):
         # the fourth in a row does not give way: serial 5 built compact
         wait_log(apex, "the compaction gave way 3 times in a row: this one does not")
         wait_log(apex, "serial 5 built compact")
-        r = query(apex.port, "m17." + ORIGIN, dns.rdatatype.A)
-        assert [rd.to_text() for rrset in r.answer for rd in rrset] == ["198.18.5.18"], r
+        answers_moved(apex, 5)
         assert apex.stop() == 0, apex.log_tail()
     finally:
         apex.stop()
         primary.stop()
+
+
+def pair_in_parts(tmp, monkeypatch, pause_hook):
+    """The primary, its file and apex (not started) of the zone of moving
+    addresses, apex's compactions in parts (forced for this small zone by
+    APEX_TEST_COMPACT_PARTS_FROM) pausing 6 s where pause_hook says."""
+    if not have("knot"):
+        pytest.skip("knot is not installed")
+    monkeypatch.setenv("APEX_TEST_COMPACT_PARTS_FROM", "0")
+    monkeypatch.setenv(pause_hook, "6000")
+    return start_pair(tmp, moved_text)
 
 
 def test_compaction_in_parts_gives_way_to_a_notify(tmp, monkeypatch):
@@ -265,15 +283,10 @@ def test_compaction_in_parts_gives_way_to_a_notify(tmp, monkeypatch):
     its first question (before the first part's first record): the
     transfer goes first, and the next compaction starts over in parts
     from the version then served."""
-    if not have("knot"):
-        pytest.skip("knot is not installed")
-    primary, path, apex = start_pair(tmp, moved_text)
+    # each compaction that may give way sleeps 6 s before it first asks
+    # whether to, before the first part's first record: the NOTIFYs come then
+    primary, path, apex = pair_in_parts(tmp, monkeypatch, "APEX_TEST_COMPACT_GIVE_WAY_MS")
     try:
-        monkeypatch.setenv("APEX_TEST_COMPACT_PARTS_FROM", "0")
-        # each compaction that may give way sleeps 6 s before it first
-        # asks whether to, before the first part's first record: the
-        # NOTIFYs come then
-        monkeypatch.setenv("APEX_TEST_COMPACT_GIVE_WAY_MS", "6000")
         for serial, log in notified_while_compacting(apex, primary, path, (2, 3, 4)):
             # served before the first part was done, not after the parts
             assert "serial %d built again in" % serial not in log, \
@@ -282,18 +295,51 @@ def test_compaction_in_parts_gives_way_to_a_notify(tmp, monkeypatch):
             assert re.search(r"serial %d not built again in parts yet, after [\d.]+ s: part 1 "
                              r"of 16 gave way before its first record" % serial, log), log
             assert "built compact" not in log, log  # in parts, never whole
-            r = query(apex.port, "m17." + ORIGIN, dns.rdatatype.A)
-            assert [rd.to_text() for rrset in r.answer for rd in rrset] == \
-                ["198.18.%d.18" % (serial + 1)], r
+            answers_moved(apex, serial + 1)
         # the fourth in a row does not give way: serial 5 in all its parts
         wait_log(apex, "the compaction gave way 3 times in a row: this one does not")
         wait_log(apex, "serial 5 built again in 16 parts")
         log = apex.log_tail(400)
         assert "not built again in parts:" not in log, log
-        for k in (0, 17, MOVED - 1):
-            r = query(apex.port, "m%d.%s" % (k, ORIGIN), dns.rdatatype.A)
-            assert [rd.to_text() for rrset in r.answer for rd in rrset] == \
-                ["198.18.5.%d" % (k % 250 + 1)], r
+        answers_moved(apex, 5, (0, 17, MOVED - 1))
+        assert apex.stop() == 0, apex.log_tail()
+    finally:
+        apex.stop()
+        primary.stop()
+
+
+def test_compaction_in_parts_gives_way_after_its_last_part(tmp, monkeypatch):
+    """A compaction in parts asks once more after its last part, before
+    its last step (which does not ask): a NOTIFY that comes then goes
+    first, the 16 parts published stay served, and the next compaction
+    starts over in parts from the version then served; once the chain
+    has no room left to start over again, the parts go on to the last
+    step without asking."""
+    # each compaction in parts that may give way sleeps 6 s after its
+    # 16th part, before that question: the NOTIFYs come then
+    primary, path, apex = pair_in_parts(tmp, monkeypatch, "APEX_TEST_COMPACT_LAST_GIVE_WAY_MS")
+    try:
+        for serial, log in notified_while_compacting(apex, primary, path, (2, 3, 4)):
+            answers_moved(apex, serial + 1)
+            assert "gave way before its first record" not in log, log  # never within a part
+            if serial == 4:
+                break
+            assert "serial %d built again in" % serial not in log, \
+                "serial %d was built again in parts first:\n%s" % (serial, log)
+            # every part done, then the question before the last step
+            assert re.search(r"serial %d not built again in parts yet, after [\d.]+ s: gave way "
+                             r"after part 16 of 16" % serial, log), log
+        # Each part is a version derived from the one before: serial 4
+        # arrives at a chain of 35 (serial 2's IXFR, 16 parts, serial 3's,
+        # 16 parts, serial 4's), and after its 16 parts (51) the NOTIFY's
+        # version, 16 parts and the last step would pass
+        # APEX_DERIVE_DEPTH_MAX (64): no question, the last step is made
+        # (src/apexd/zones/compact.c, may_start_over()).
+        assert re.search(r"serial 4 built again in 16 parts in [\d.]+ s, [\d.]+ MiB of derived "
+                         r"versions let go \(a chain of 35\)", log), log
+        assert "serial 4 not built again" not in log, log
+        assert "not built again in parts:" not in log, log
+        answers_moved(apex, 5, (0, 17, MOVED - 1))
         assert apex.stop() == 0, apex.log_tail()
     finally:
         apex.stop()

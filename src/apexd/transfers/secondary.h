@@ -183,6 +183,10 @@ typedef struct apex_secondary {
 	 * refresh (apex_secondary_compact()) pauses that long before it
 	 * first asks; 0: never */
 	unsigned compact_give_way_pause_ms;
+	/* APEX_TEST_COMPACT_LAST_GIVE_WAY_MS: a compaction in parts pauses
+	 * that long after its last part, before it asks whether to give way
+	 * ahead of its last step; 0: never */
+	unsigned compact_last_give_way_pause_ms;
 	/* The configured zones: a secondary zone a reconfiguration removed is
 	 * no longer kept.  Set before the start (NULL: every zone stays). */
 	struct apex_reloader *reloader;

@@ -49,7 +49,8 @@ static void test_hook_ms(const char *name, const char *what, uint64_t *ms)
 
 int apex_secondary_copies_init(apex_secondary_t *s)
 {
-	uint64_t ms = APEX_SECONDARY_COPY_BATCH_MS, copy_pause = 0, compact_pause = 0;
+	uint64_t ms = APEX_SECONDARY_COPY_BATCH_MS, copy_pause = 0, compact_pause = 0,
+		 last_pause = 0;
 
 	/* copies that wait longer, so that a test sees them settled at
 	 * stop rather than when due */
@@ -63,8 +64,13 @@ int apex_secondary_copies_init(apex_secondary_t *s)
 		     "a secondary zone's compaction pauses that long before it first asks "
 		     "whether to give way to a NOTIFY",
 		     &compact_pause);
+	test_hook_ms("APEX_TEST_COMPACT_LAST_GIVE_WAY_MS",
+		     "a secondary zone's compaction in parts pauses that long after its last "
+		     "part, before it asks whether to give way ahead of its last step",
+		     &last_pause);
 	s->copy_give_way_pause_ms = (unsigned)copy_pause;
 	s->compact_give_way_pause_ms = (unsigned)compact_pause;
+	s->compact_last_give_way_pause_ms = (unsigned)last_pause;
 	s->copies = apex_zone_copy_batch_new(APEX_SECONDARY_COPY_BATCH, ms, copy_settled, NULL);
 	return s->copies != NULL ? APEX_OK : APEX_ENOMEM;
 }

@@ -425,6 +425,16 @@ static bool notified_since(void *ctx)
 	return atomic_load_explicit(&g->z->notified, memory_order_relaxed);
 }
 
+/* notified_since() after a compaction's last part, once the test hook's
+ * pause (APEX_TEST_COMPACT_LAST_GIVE_WAY_MS) is over. */
+static bool notified_after_parts(void *ctx)
+{
+	compact_give_way_t *g = ctx;
+
+	usleep(g->s->compact_last_give_way_pause_ms * 1000u);
+	return notified_since(ctx);
+}
+
 void apex_secondary_compact(apex_secondary_t *s, apex_secondary_zone_t *z)
 {
 	compact_give_way_t g = { s, z, false };
@@ -437,6 +447,9 @@ void apex_secondary_compact(apex_secondary_t *s, apex_secondary_zone_t *z)
 				  .kind = APEXD_MEMORY_TRANSFER,
 				  .give_way = notified_since,
 				  .give_way_ctx = &g,
+				  .give_way_after_parts = s->compact_last_give_way_pause_ms != 0
+								  ? notified_after_parts
+								  : NULL,
 				  .parts_gave_way = &z->compact_parts_gave_way };
 
 	if (!z->compact_wanted)

@@ -291,8 +291,10 @@ static int in_parts(const apex_compact_zone_t *z, apex_zone_t *served, char *err
 		}
 		/* the next part asks before its first record; the last step
 		 * does not ask */
+		apex_give_way_fn after_parts =
+			z->give_way_after_parts != NULL ? z->give_way_after_parts : z->give_way;
 		if (part + 1 == APEX_COMPACT_PARTS && may_start_over(served) &&
-		    z->give_way != NULL && z->give_way(z->give_way_ctx)) {
+		    z->give_way != NULL && after_parts(z->give_way_ctx)) {
 			snprintf(err, err_size, "gave way after part %u of %u", part + 1,
 				 APEX_COMPACT_PARTS);
 			apex_zone_unref(served);

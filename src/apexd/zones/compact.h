@@ -39,9 +39,13 @@ typedef struct apex_compact_zone {
 	struct apexd_memory_limit *limit; /* NULL: none */
 	apexd_memory_kind_t kind;         /* whose claim the build is */
 	/* asked before the build and as it goes whether to give way
-	 * (xfr/version_compact.h), and between parts; NULL: never */
+	 * (xfr/version_compact.h), and within parts; NULL: never */
 	apex_give_way_fn give_way;
 	void *give_way_ctx;
+	/* asked in give_way's place after the last part, before the last
+	 * step, with its ctx (NULL: give_way itself): the question a test
+	 * hook pauses at (APEX_TEST_COMPACT_LAST_GIVE_WAY_MS) */
+	apex_give_way_fn give_way_after_parts;
 	/* the caller's, kept from one compaction to the next (NULL: none):
 	 * in, a compaction in parts gave way, so this one is in parts too
 	 * whatever made the version served; out, this one gave way between
@@ -58,7 +62,8 @@ typedef struct apex_compact_zone {
  * not be built or published (the version served stays, derived):
  * APEX_ECANCELED when it gave way (z->give_way), for the caller to call
  * again later.  A compaction in parts (after a large change) gives way
- * between its parts only: the parts published stay served (each is a
+ * within its parts and after the last of them, never within its last
+ * step: the parts published stay served (each is a
  * whole version of the zone), and the next compaction, in parts again
  * (z->parts_gave_way), starts over from the first part of the version
  * then served, so that the last step finds the parts one after the
