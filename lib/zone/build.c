@@ -708,11 +708,11 @@ typedef struct nsec3_link {
 static int link_nsec3_part(void *arg, size_t begin, size_t end)
 {
 	const nsec3_link_t *ln = arg;
-	apex_node_t *batch[64];
+	apex_node_t *batch[APEX_LINK_NSEC3_GATHER];
 
 	for (size_t i = begin; i < end;) {
 		size_t n = 0;
-		for (; n < 64 && i < end; n++, i++)
+		for (; n < APEX_LINK_NSEC3_GATHER && i < end; n++, i++)
 			batch[n] = &ln->nodes[i];
 		int rc = apex_build_link_nsec3_batch(ln->zone, batch, n);
 		if (rc != APEX_OK)

@@ -113,6 +113,10 @@ int apex_build_link_nsec3(const apex_zone_t *zone, apex_node_t *node);
  * overlapping (zone/link_nsec3.c). */
 int apex_build_link_nsec3_batch(const apex_zone_t *zone, apex_node_t *const *nodes, size_t count);
 
+/* How many nodes its callers gather for one apex_build_link_nsec3_batch()
+ * (it works through them 16 at a time). */
+#define APEX_LINK_NSEC3_GATHER 64
+
 /* zone->soa, serial and negative TTL from the apex's SOA RRset. */
 int apex_build_set_soa(apex_build_t *bd);
 

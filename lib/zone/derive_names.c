@@ -492,14 +492,11 @@ static int derive_nsec3_arrays(apex_derive_t *d)
 	return rc;
 }
 
-/* Names linked with their NSEC3s at once (zone/link_nsec3.c). */
-#define LINK_NSEC3_BATCH 64
-
 /* The NSEC3 links of the new names and empty non-terminals, in batches
  * whose lookups' misses overlap. */
 static int link_nsec3(apex_derive_t *d)
 {
-	apex_node_t *batch[LINK_NSEC3_BATCH];
+	apex_node_t *batch[APEX_LINK_NSEC3_GATHER];
 	size_t n = 0, owners = d->bd.b->owner_count;
 	int rc = APEX_OK;
 
@@ -515,7 +512,7 @@ static int link_nsec3(apex_derive_t *d)
 		batch[n] = apex_derive_writable(d, id);
 		if (batch[n] == NULL)
 			return APEX_ENOMEM;
-		if (++n == LINK_NSEC3_BATCH) {
+		if (++n == APEX_LINK_NSEC3_GATHER) {
 			rc = apex_build_link_nsec3_batch(d->zone, batch, n);
 			n = 0;
 		}
