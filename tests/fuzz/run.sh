@@ -38,7 +38,10 @@ FUZZ_DIR=$SRCDIR/tests/fuzz
 
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
-CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer $SAN -I$SRCDIR/lib $(pkg-config --cflags ldns)"
+# _GNU_SOURCE, which the other builds have from config.h (configure's
+# AC_USE_SYSTEM_EXTENSIONS; not included here): empty, as the files that
+# define it themselves do
+CFLAGS="-std=gnu11 -D_GNU_SOURCE= -g -O1 -fno-omit-frame-pointer $SAN -I$SRCDIR/lib $(pkg-config --cflags ldns)"
 LIBS="$(pkg-config --libs ldns libssl libcrypto) -lpthread -lm"
 
 build() {
