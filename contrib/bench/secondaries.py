@@ -475,7 +475,8 @@ def main():
                             raise RuntimeError("the primary did not serve serial %d" % zone.serial)
                     if args.passes > 1:
                         B.log("%s: pass %d of %d, %s" % (label, p + 1, args.passes, name))
-                    rows += [row + [p + 1] for row in run_secondary(args, name, primary, zone, tmp)]
+                    passed = [p + 1] if args.passes > 1 else []  # the table's pass column
+                    rows += [row + passed for row in run_secondary(args, name, primary, zone, tmp)]
             finally:
                 primary.stop()
             if not keep:
@@ -485,8 +486,6 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
     print("primary: %s (CPUs %s); each secondary alone on CPUs %s; %d rounds a size" % (
         args.primary, args.primary_cpus, args.secondary_cpus, args.rounds))
-    if args.passes == 1:
-        rows = [row[:-1] for row in rows]
     print(B.table(["zone", "secondary", "AXFR in s", "steady RSS MiB", "changes",
                    "NOTIFY→serving median ms", "max ms", "peak RSS MiB", "RSS after MiB"] +
                   (["pass"] if args.passes > 1 else []), rows))
@@ -499,7 +498,7 @@ def pass_ratios(rows, names):
     two measured minutes apart, in the same phase of the machine."""
     medians = {}
     for row in rows:
-        if row[5] not in ("", None) and not str(row[2]).startswith("failed"):
+        if row[5] != "":  # a failed secondary's row has none
             medians[(row[0], row[4], row[-1], row[1])] = float(row[5])
     lines = []
     for zone, count, p, name in sorted(medians):
