@@ -377,6 +377,8 @@ static int transfer_once(const apex_xfr_primary_t *primary, const uint8_t *origi
 		return rc;
 	rc = send_request(&c, origin, qtype, known_serial, x->id, &mac);
 	x->requested_us = apex_monotonic_us();
+	if (rc == APEX_OK && x->handler.requested != NULL)
+		x->handler.requested(x->handler.ctx);
 	apex_tsig_stream_init(&stream, primary->key, &mac);
 	while (rc == APEX_OK && !apex_xfr_in_done(x)) {
 		rc = apex_tcp_stream_recv_message(&c.io, msg, &size);

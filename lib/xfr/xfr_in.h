@@ -49,6 +49,11 @@ typedef struct apex_xfr_in_handler {
 	void *ctx;
 	int (*record)(void *ctx, const apex_rr_t *rr);
 	int (*changes)(void *ctx, apex_changes_t *set);
+	/* Or NULL: called once the request is sent, before the answer is
+	 * read (xfr_client.h), for work that the wait for the answer hides:
+	 * a secondary makes the memory its derivation will write (apexd's
+	 * transfers/secondary_transfer.c). */
+	void (*requested)(void *ctx);
 } apex_xfr_in_handler_t;
 
 typedef struct apex_xfr_in_limits {

@@ -294,16 +294,11 @@ typedef struct index_arrays {
 	uint32_t *order;
 } index_arrays_t;
 
-static size_t line_up(size_t bytes)
-{
-	return (bytes + 63) & ~(size_t)63;
-}
-
 static int take_index_arrays(apex_derive_t *d, apex_index_mem_t *mem, size_t count,
 			     index_arrays_t *a)
 {
-	size_t prefix_bytes = line_up((count + 1) * sizeof(*a->prefixes));
-	size_t order_bytes = line_up((count + 1) * sizeof(*a->order));
+	size_t prefix_bytes = apex_index_prefix_bytes(count);
+	size_t order_bytes = apex_index_order_bytes(count);
 	uint8_t *block = apex_index_block_take(mem, d->old, prefix_bytes + order_bytes);
 
 	if (block == NULL)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "util/huge_map.h"
+#include "util/populate.h"
 
 void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size)
 {
@@ -38,6 +39,37 @@ void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size
 	mem->block_size = block_size;
 	mem->keeper = root;
 	return block;
+}
+
+void apex_index_block_prepare(const apex_zone_t *zone)
+{
+	apex_zone_t *root = apex_zone_chain_root(zone);
+	const apex_zone_t *base = zone->base;
+
+	if (base == NULL || atomic_load_explicit(&zone->index_mem, memory_order_acquire) ==
+				    atomic_load_explicit(&base->index_mem, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&root->spare_lock);
+	bool kept = root->spare_index != NULL;
+	pthread_mutex_unlock(&root->spare_lock);
+	if (kept)
+		return;
+	/* as apex_index_block_take() makes one for zone's names */
+	size_t size = apex_index_prefix_bytes(zone->node_count) +
+		      apex_index_order_bytes(zone->node_count);
+	size_t block_size = size + size / 16;
+	void *block = apex_huge_block_alloc(&block_size);
+	if (block == NULL)
+		return;
+	apex_populate_for_write(block, block_size);
+	pthread_mutex_lock(&root->spare_lock);
+	if (root->spare_index == NULL) {
+		root->spare_index = block;
+		root->spare_index_size = block_size;
+		block = NULL;
+	}
+	pthread_mutex_unlock(&root->spare_lock);
+	apex_huge_block_free(block, block_size);
 }
 
 void apex_index_block_drop(const apex_zone_t *zone)

@@ -29,6 +29,7 @@
 #define APEX_ZONE_INDEX_BLOCK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "zone/zone.h"
 
@@ -45,6 +46,31 @@
  * contents undefined) or NULL.
  */
 void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size);
+
+/* The bytes of the name index of count names in a block (derive_names.c):
+ * their key prefixes, then their order, each from a 64-byte line. */
+static inline size_t apex_index_prefix_bytes(size_t count)
+{
+	return ((count + 1) * sizeof(uint64_t) + 63) & ~(size_t)63;
+}
+
+static inline size_t apex_index_order_bytes(size_t count)
+{
+	return ((count + 1) * sizeof(uint32_t) + 63) & ~(size_t)63;
+}
+
+/*
+ * The block the next derivation from zone will take, made now and
+ * faulted in, when zone's chain keeps none and zone's own names came or
+ * went (its index is not its base's: the next change's likely do too).
+ * For a server to call while the change is still on its way (apexd: once
+ * an IXFR is asked for, xfr_in.h's requested()), so that the derivation
+ * finds its index's memory in place rather than faulting a fresh block
+ * in: after the drop below, 2.5 MiB for nu.nsec3, about a tenth of a
+ * 10,000-change derivation.  Nothing otherwise; apex_index_block_drop()
+ * gives it back as it does a kept one.
+ */
+void apex_index_block_prepare(const apex_zone_t *zone);
 
 /* The block zone's chain keeps, freed (nothing if none): what a server
  * gives back once no derivation is expected soon (apexd: a few seconds

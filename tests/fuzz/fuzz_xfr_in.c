@@ -222,7 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	apex_xfr_in_t x;
 	seen_t seen = { .chain = KNOWN_SERIAL };
-	apex_xfr_in_handler_t handler = { &seen, on_record, on_changes };
+	apex_xfr_in_handler_t handler = { &seen, on_record, on_changes, NULL };
 	apex_xfr_in_limits_t limits = { .max_bytes = 1 << 20, .max_records = 10000 };
 	int rc = APEX_OK;
 

@@ -43,7 +43,7 @@ static unsigned transfer(const apex_zone_t *zone, size_t capacity)
 	apex_axfr_out_t out;
 	apex_xfr_in_t in;
 	text_set_t got = { 0 }, want = { 0 };
-	apex_xfr_in_handler_t handler = { &got, on_record, on_changes };
+	apex_xfr_in_handler_t handler = { &got, on_record, on_changes, NULL };
 	size_t size;
 	unsigned messages = 0;
 

@@ -6,7 +6,8 @@
  * the block, and the next derivation with a name added writes its index
  * there; the versions read every record as a whole build of theirs does;
  * a block is not kept twice, one dropped is kept no more, and one kept
- * goes with the chain; a large one is aligned to a huge page.
+ * goes with the chain; a large one is aligned to a huge page; one made
+ * ahead of a derivation is taken by it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +137,66 @@ static void kept_and_taken_again(void **state)
 	apex_zone_unref(v6);
 }
 
+/* The version after old with one more TXT record at the apex: no name
+ * added or removed, the index shared with old. */
+static apex_zone_t *apex_text_more(apex_zone_t *old, unsigned k)
+{
+	uint8_t txt[] = { 1, (uint8_t)('a' + k % 26) };
+	bool in_place = false;
+	apex_rr_t rr = { old->origin, APEX_TYPE_TXT, APEX_CLASS_IN, 3600, sizeof(txt), txt };
+	apex_zone_t *zone = one_record_more(old, &rr, &in_place);
+
+	assert_true(in_place);
+	assert_ptr_equal(atomic_load(&zone->index_mem), atomic_load(&old->index_mem));
+	return zone;
+}
+
+/* A block made ahead (apexd: once an IXFR is asked for) for a version
+ * whose names came or went, none for a whole build or a version whose
+ * names stayed, never in place of one kept; the next derivation that
+ * adds a name writes its index there. */
+static void prepared_ahead(void **state)
+{
+	apex_zone_t *v0 = load_file("root.zone", ".");
+
+	(void)state;
+	assert_int_equal(apex_precompute(v0), APEX_OK);
+	apex_index_block_prepare(v0); /* a whole build: its next may add no name */
+	assert_int_equal(apex_index_block_kept(v0), 0);
+
+	apex_zone_t *v1 = name_more(v0, 1);
+	apex_index_block_prepare(v1);
+	size_t made = apex_index_block_kept(v1);
+	assert_true(made >= apex_index_prefix_bytes(v1->node_count + 1) +
+				    apex_index_order_bytes(v1->node_count + 1));
+	void *ahead = v0->spare_index;
+	assert_non_null(ahead);
+	apex_index_block_prepare(v1); /* one kept: left as it is */
+	assert_ptr_equal(v0->spare_index, ahead);
+
+	apex_zone_t *v2 = name_more(v1, 2);
+	assert_ptr_equal(block_of(v2), ahead);
+	assert_int_equal(apex_index_block_kept(v2), 0);
+	assert_as_whole(v2);
+
+	/* a version whose names stayed: no block made for its successor */
+	apex_zone_t *v3 = apex_text_more(v2, 3);
+	apex_index_block_prepare(v3);
+	assert_int_equal(apex_index_block_kept(v3), 0);
+	assert_as_whole(v3);
+
+	/* made, then dropped as a kept one is */
+	apex_index_block_prepare(v2);
+	assert_true(apex_index_block_kept(v2) > 0);
+	apex_index_block_drop(v2);
+	assert_int_equal(apex_index_block_kept(v2), 0);
+
+	apex_zone_unref(v3);
+	apex_zone_unref(v2);
+	apex_zone_unref(v1);
+	apex_zone_unref(v0);
+}
+
 /* A block of 2 MiB or more (a zone of about 170,000 names) is a mapping
  * of its own aligned to a huge page, of whole small pages: kept and taken
  * again as the others, freed as it was taken (ASan tells a free() of
@@ -193,6 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kept_and_taken_again),
 		cmocka_unit_test(large_in_huge_pages),
+		cmocka_unit_test(prepared_ahead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,7 +84,7 @@ static void send_and_read(const apex_zone_t *served, apex_changes_t *sets, size_
 	size_t sizes[4];
 	apex_ixfr_out_t out;
 	apex_xfr_in_t in;
-	apex_xfr_in_handler_t handler = { got, on_record, on_changes };
+	apex_xfr_in_handler_t handler = { got, on_record, on_changes, NULL };
 	size_t size;
 
 	for (size_t i = 0; i < count; i++) {

@@ -45,7 +45,7 @@ static size_t send_zone(const apex_zone_t *zone, apex_wire_feed_t *f, size_t mes
 	apex_xfr_in_t in;
 	size_t size, messages = 0;
 
-	apex_xfr_in_handler_t handler = { f, on_record, on_changes };
+	apex_xfr_in_handler_t handler = { f, on_record, on_changes, NULL };
 	apex_axfr_out_init(&out, zone, 9, zone->origin);
 	assert_int_equal(apex_xfr_in_init(&in, zone->origin, 9, APEX_TYPE_AXFR, 0, &handler, NULL),
 			 APEX_OK);

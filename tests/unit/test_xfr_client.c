@@ -199,7 +199,7 @@ static void axfr_ok(const apex_xfr_primary_t *primary)
 {
 	uint8_t origin[APEX_NAME_MAX];
 	int records = 0;
-	apex_xfr_in_handler_t handler = { &records, on_record, NULL };
+	apex_xfr_in_handler_t handler = { &records, on_record, NULL, NULL };
 	apex_xfr_in_limits_t limits = { 0, 0 };
 	apex_xfr_in_t x;
 	char err[256] = "";

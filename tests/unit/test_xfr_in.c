@@ -131,7 +131,7 @@ static void start(apex_xfr_in_t *x, received_t *r, uint16_t qtype, uint32_t know
 		  const apex_xfr_in_limits_t *limits)
 {
 	uint8_t zone[APEX_NAME_MAX];
-	apex_xfr_in_handler_t h = { r, on_record, on_changes };
+	apex_xfr_in_handler_t h = { r, on_record, on_changes, NULL };
 	memset(r, 0, sizeof(*r));
 	assert_true(apex_name_from_str("Example.", zone) > 0);
 	assert_int_equal(apex_xfr_in_init(x, zone, ID, qtype, known, &h, limits), APEX_OK);

@@ -42,7 +42,7 @@ static apex_zone_t *through_axfr(const apex_zone_t *zone)
 
 	assert_int_equal(apex_zone_from_wire_begin(&w, zone->origin, "transfer", err, sizeof(err)),
 			 APEX_OK);
-	apex_xfr_in_handler_t handler = { w, on_record, on_changes };
+	apex_xfr_in_handler_t handler = { w, on_record, on_changes, NULL };
 	apex_axfr_out_init(&out, zone, 9, zone->origin);
 	assert_int_equal(apex_xfr_in_init(&in, zone->origin, 9, APEX_TYPE_AXFR, 0, &handler, NULL),
 			 APEX_OK);

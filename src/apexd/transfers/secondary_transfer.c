@@ -36,6 +36,7 @@
 #include "xfr/xfr_client.h"
 #include "xfr/zone_copy.h"
 #include "zone/derive_profile.h"
+#include "zone/index_block.h"
 #include "zone/wire_feed.h"
 #include "zone/zone_from_wire.h"
 
@@ -78,6 +79,9 @@ typedef struct receiver {
 	 * the records of a whole zone arrive */
 	apex_transfer_memory_t *memory;
 	const apex_xfr_in_t *x;
+	/* an IXFR's: the version it is asked from, and its zone */
+	const apex_zone_t *current;
+	apex_secondary_zone_t *zone;
 } receiver_t;
 
 /* The builder of a whole zone and its copy (a copy that cannot be made is
@@ -119,6 +123,18 @@ static int receive_changes(void *ctx, apex_changes_t *set)
 	grown[r->set_count++] = *set;
 	apex_changes_init(set);
 	return APEX_OK;
+}
+
+/* An IXFR asked for: while its answer is on its way, the block of the
+ * name index the derivation will write is made (zone/index_block.h),
+ * given back with the kept blocks a few seconds after the last IXFR. */
+static void ixfr_requested(void *ctx)
+{
+	receiver_t *r = ctx;
+
+	apex_index_block_prepare(r->current);
+	if (apex_index_block_kept(r->current) > 0)
+		atomic_store(&r->zone->index_kept, true);
 }
 
 /* Give up what r holds (the builder and the copy unless already done). */
@@ -210,7 +226,8 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 		   const apex_zone_t *current, receiver_t *r, apex_xfr_in_t *x,
 		   apex_transfer_memory_t *memory, char *err, size_t err_size)
 {
-	apex_xfr_in_handler_t handler = { r, receive_record, receive_changes };
+	apex_xfr_in_handler_t handler = { r, receive_record, receive_changes,
+					  current != NULL ? ixfr_requested : NULL };
 	apex_xfr_in_limits_t limits = { s->applied->cfg->xfr_size_limit, 0 };
 	apex_xfr_primary_t primary;
 	apex_xfr_timeouts_t t;
@@ -220,6 +237,8 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	memset(r, 0, sizeof(*r));
 	r->memory = memory;
 	r->x = x;
+	r->current = current;
+	r->zone = z;
 	r->origin = z->origin;
 	r->file = z->file;
 	/* an AXFR: claimed at once as large as the version served */
