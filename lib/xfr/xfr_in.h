@@ -49,8 +49,9 @@ typedef struct apex_xfr_in_handler {
 	void *ctx;
 	int (*record)(void *ctx, const apex_rr_t *rr);
 	int (*changes)(void *ctx, apex_changes_t *set);
-	/* Or NULL: called once the request is sent, before the answer is
-	 * read (xfr_client.h), for work that the wait for the answer hides:
+	/* Or NULL: called when the request is sent, before the answer is
+	 * read (xfr_client.h; again if it is sent again, on a new
+	 * connection), for work that the wait for the answer hides:
 	 * a secondary makes the memory its derivation will write (apexd's
 	 * transfers/secondary_transfer.c). */
 	void (*requested)(void *ctx);

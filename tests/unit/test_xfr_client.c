@@ -184,22 +184,39 @@ static void primary_of(const primary_t *p, apex_xfr_kept_t *kept, apex_xfr_prima
 	out->kept = kept;
 }
 
+/* What a transfer handed its handler: the records, and when it was told
+ * the request was sent (the records received by then). */
+typedef struct received {
+	int records;
+	int requested;
+	int records_when_requested;
+} received_t;
+
 static int on_record(void *ctx, const apex_rr_t *rr)
 {
 	(void)rr;
-	(*(int *)ctx)++;
+	((received_t *)ctx)->records++;
 	return APEX_OK;
+}
+
+static void on_requested(void *ctx)
+{
+	received_t *r = ctx;
+
+	r->requested++;
+	r->records_when_requested = r->records;
 }
 
 static const apex_xfr_timeouts_t timeouts = { 2000, 2000, 5000, -1 };
 
 /* An AXFR of example. from primary: its two records received (the
- * closing SOA ends the stream). */
+ * closing SOA ends the stream), the handler told that the request was
+ * sent before any of them (each time it was sent). */
 static void axfr_ok(const apex_xfr_primary_t *primary)
 {
 	uint8_t origin[APEX_NAME_MAX];
-	int records = 0;
-	apex_xfr_in_handler_t handler = { &records, on_record, NULL, NULL };
+	received_t got = { 0, 0, -1 };
+	apex_xfr_in_handler_t handler = { &got, on_record, NULL, on_requested };
 	apex_xfr_in_limits_t limits = { 0, 0 };
 	apex_xfr_in_t x;
 	char err[256] = "";
@@ -209,7 +226,9 @@ static void axfr_ok(const apex_xfr_primary_t *primary)
 					  &timeouts, &x, err, sizeof(err));
 	if (rc != APEX_OK)
 		fail_msg("transfer: %s", err);
-	assert_int_equal(records, 2);
+	assert_int_equal(got.records, 2);
+	assert_true(got.requested >= 1); /* twice when sent again */
+	assert_int_equal(got.records_when_requested, 0);
 	apex_xfr_in_free(&x);
 }
 
