@@ -3,7 +3,7 @@
  * The cost of deriving a version from an IXFR alone, in one process: no
  * primary, no network, no journal (doc/performance.md section 9).
  *
- *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold]]]
+ *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold [prepared]]]]
  *
  * Loads the zone, then applies ROUNDS (default 6) change sets in a chain,
  * as a secondary receives them: each removes the CHANGES (default 100)
@@ -17,10 +17,14 @@
  * additional data is linked again).  Each round's old version is
  * released as apexd's retire step does, the node pages its successor
  * replaced given back.  With "cold",
- * the allocator's free pages and the chain's kept name index go back to
- * the system after each round, as apexd gives them back after a whole
- * build or a few seconds after the last IXFR, so that the next round's
- * copies touch fresh memory.  Printed: the zone's load time, and per
+ * the allocator's free pages, the page pool's empty regions and the
+ * chain's kept name index go back to the system after each round, as
+ * apexd gives them back after a whole build or a few seconds after the
+ * last IXFR, so that the next round's copies touch fresh memory; with
+ * "prepared" too, before each round what apexd makes ahead once it has
+ * asked for an IXFR: the name index's block and the page pool's regions
+ * the last purge gave back (apex_index_block_prepare(),
+ * apex_page_pool_prepare()).  Printed: the zone's load time, and per
  * round the time of apex_ixfr_version() (and its page faults: memory new
  * to the process, getrusage()) and of the precomputed answers,
  * whether it was derived in place, and a derivation's steps
@@ -47,6 +51,7 @@
 #include "query/precompute.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/page_pool.h"
 #include "xfr/changes.h"
 #include "xfr/ixfr_apply.h"
 #include "xfr/version_compact.h"
@@ -294,17 +299,20 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || apex_name_from_str(argv[2], origin) <= 0) {
 		fprintf(stderr,
-			"usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold]]]\n",
+			"usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold "
+			"[prepared]]]]\n",
 			argv[0]);
 		return 2;
 	}
 	size_t changes = argc > 3 ? strtoul(argv[3], NULL, 10) : 100;
 	int rounds = argc > 4 ? atoi(argv[4]) : 6;
-	bool mixed = false, glue = false, cold = false;
+	bool mixed = false, glue = false, cold = false, prepared = false;
+	size_t pool_released = 0;
 	for (int i = 5; i < argc; i++) {
 		mixed = mixed || strcmp(argv[i], "mixed") == 0;
 		glue = glue || strcmp(argv[i], "glue") == 0;
 		cold = cold || strcmp(argv[i], "cold") == 0;
+		prepared = prepared || strcmp(argv[i], "prepared") == 0;
 	}
 	if (rounds < 1 || rounds > ROUNDS_MAX || changes == 0) {
 		fprintf(stderr, "%s: CHANGES > 0 and ROUNDS from 1 to %d\n", argv[0], ROUNDS_MAX);
@@ -328,6 +336,10 @@ int main(int argc, char **argv)
 		int rc = mixed  ? mixed_set(&c, zone, round, changes)
 			 : glue ? glue_set(&c, zone, round, changes)
 				: change_set(&c, zone, round, changes);
+		if (prepared) { /* as apexd does once the IXFR is asked for */
+			apex_index_block_prepare(zone);
+			(void)apex_page_pool_prepare(pool_released);
+		}
 		long faults = minor_faults();
 		double t0 = seconds();
 		if (rc == APEX_OK)
@@ -362,6 +374,7 @@ int main(int argc, char **argv)
 		if (cold) {
 			apex_index_block_drop(zone);
 			give_back_memory();
+			pool_released = apex_page_pool_release() / APEX_PAGE_POOL_REGION;
 		}
 	}
 	qsort(times, (size_t)rounds, sizeof(times[0]), by_value);

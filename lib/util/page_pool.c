@@ -27,6 +27,7 @@
 
 #include "util/page_pool.h"
 #include "util/huge_map.h"
+#include "util/populate.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define POOL_ASAN 1
@@ -253,6 +254,26 @@ size_t apex_page_pool_release(void)
 	}
 	pthread_mutex_unlock(&pool.lock);
 	return released;
+}
+
+size_t apex_page_pool_prepare(size_t regions)
+{
+	size_t empty = 0, mapped = 0;
+
+	if (regions > APEX_PAGE_POOL_PREPARE_MAX)
+		regions = APEX_PAGE_POOL_PREPARE_MAX;
+	pthread_mutex_lock(&pool.lock);
+	for (size_t i = 0; i < pool.slots && empty < regions; i++)
+		empty += pool.region[i] != NULL && region_empty(pool.region[i]);
+	for (; empty + mapped < regions; mapped++) {
+		pool_region_t *r = region_add();
+		if (r == NULL)
+			break;
+		/* under the lock: a release cannot unmap it meanwhile */
+		apex_populate_for_write(r, APEX_PAGE_POOL_REGION);
+	}
+	pthread_mutex_unlock(&pool.lock);
+	return mapped;
 }
 
 void apex_page_pool_usage(size_t *mapped, size_t *in_use)

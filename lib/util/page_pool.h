@@ -40,6 +40,19 @@ void apex_page_pool_free(void *p, size_t pages);
  * bytes they held.  Called where the process purges its allocator. */
 size_t apex_page_pool_release(void);
 
+/* The most regions apex_page_pool_prepare() keeps empty: 16 MiB. */
+#define APEX_PAGE_POOL_PREPARE_MAX 8u
+
+/*
+ * Regions mapped and faulted in (util/populate.h) until the pool holds
+ * at least regions empty ones (at most APEX_PAGE_POOL_PREPARE_MAX), for
+ * the allocations of a version about to be built, made while something
+ * else is awaited (apexd: an IXFR's answer), so that they do not fault
+ * in fresh regions on their way.  apex_page_pool_release() gives back
+ * those left empty.  Returns the regions mapped.
+ */
+size_t apex_page_pool_prepare(size_t regions);
+
 /* Bytes of the regions the pool holds now, and of the pages of them in
  * use (statistics and tests). */
 void apex_page_pool_usage(size_t *mapped, size_t *in_use);

@@ -2,6 +2,7 @@
 /*
  * util/page_pool: runs of pages inside 2 MiB-aligned regions, first fit,
  * freed runs (and ends of runs) taken again, empty regions given back,
+ * regions made ahead,
  * and frees on other threads while one thread takes pages (the way
  * workers let go of old versions while the reload thread builds).
  */
@@ -136,6 +137,42 @@ static void regions_given_back_when_empty(void **state)
 		if (region_of(runs[i]) == region_of(runs[0]))
 			apex_page_pool_free(runs[i], 32);
 	assert_int_equal(apex_page_pool_release(), REGION);
+}
+
+/* Regions made ahead: as many empty ones as asked for, counting those
+ * the pool holds already, at most APEX_PAGE_POOL_PREPARE_MAX; taken by
+ * the runs that follow before a new one is mapped; given back by the
+ * release when left empty. */
+static void regions_prepared_ahead(void **state)
+{
+	size_t mapped, in_use;
+
+	(void)state;
+	assert_int_equal(apex_page_pool_prepare(2), 2);
+	apex_page_pool_usage(&mapped, &in_use);
+	assert_int_equal(mapped, 2 * REGION);
+	assert_int_equal(in_use, 0);
+	assert_int_equal(apex_page_pool_prepare(2), 0); /* two empty already */
+	assert_int_equal(apex_page_pool_prepare(3), 1);
+
+	/* the runs go to the regions made: none more mapped */
+	uint8_t *runs[3];
+	for (size_t i = 0; i < 3; i++) {
+		assert_non_null(runs[i] = apex_page_pool_alloc(APEX_PAGE_POOL_MAX_PAGES));
+		memset(runs[i], (int)i, APEX_PAGE_POOL_MAX_PAGES * PAGE);
+	}
+	apex_page_pool_usage(&mapped, &in_use);
+	assert_int_equal(mapped, 3 * REGION);
+
+	/* the two left empty given back, the one in use kept */
+	assert_int_equal(apex_page_pool_release(), 2 * REGION);
+	for (size_t i = 0; i < 3; i++)
+		apex_page_pool_free(runs[i], APEX_PAGE_POOL_MAX_PAGES);
+	assert_int_equal(apex_page_pool_release(), REGION);
+
+	/* never more than the bound */
+	assert_int_equal(apex_page_pool_prepare(1000), APEX_PAGE_POOL_PREPARE_MAX);
+	assert_int_equal(apex_page_pool_release(), APEX_PAGE_POOL_PREPARE_MAX * REGION);
 }
 
 /* Three regions, the middle one given back: room is looked for oldest
@@ -308,6 +345,7 @@ int main(void)
 		cmocka_unit_test_setup(runs_are_distinct_and_aligned, pool_empty),
 		cmocka_unit_test_setup(holes_are_reused, pool_empty),
 		cmocka_unit_test_setup(regions_given_back_when_empty, pool_empty),
+		cmocka_unit_test_setup(regions_prepared_ahead, pool_empty),
 		cmocka_unit_test_setup(oldest_region_with_room_first, pool_empty),
 		cmocka_unit_test_setup(small_arenas_use_the_pool, pool_empty),
 		cmocka_unit_test_setup(frees_on_other_threads, pool_empty),

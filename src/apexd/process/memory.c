@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -38,9 +39,15 @@ const char *malloc_conf = "thp:always,retain:false";
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
+/* The page pool's regions the last purge gave back (apex_memory_prepare()). */
+static atomic_size_t pool_given_back;
+
 void apex_memory_purge(void)
 {
-	(void)apex_page_pool_release(); /* small arenas' regions left empty */
+	/* small arenas' regions left empty */
+	size_t released = apex_page_pool_release() / APEX_PAGE_POOL_REGION;
+
+	atomic_store_explicit(&pool_given_back, released, memory_order_relaxed);
 #ifdef HAVE_JEMALLOC
 	/* this thread's cached small objects first, then every arena's dirty
 	 * and muzzy pages (MALLCTL_ARENAS_ALL names all arenas at once) */
@@ -54,6 +61,15 @@ void apex_memory_purge(void)
 #else
 	malloc_trim(0);
 #endif
+}
+
+void apex_memory_prepare(void)
+{
+	size_t mapped = apex_page_pool_prepare(
+		atomic_load_explicit(&pool_given_back, memory_order_relaxed));
+
+	if (mapped > 0)
+		apex_debug("memory: %zu page pool regions taken ahead", mapped);
 }
 
 #ifdef HAVE_JEMALLOC

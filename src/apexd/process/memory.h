@@ -18,6 +18,16 @@
 void apex_memory_purge(void);
 
 /*
+ * Take back, faulted in, the page pool's regions the last purge gave
+ * back (at most util/page_pool.h's APEX_PAGE_POOL_PREPARE_MAX): for a
+ * version about to be derived, made while its change is on its way
+ * (transfers/secondary_transfer.c, once an IXFR is asked for), so that
+ * its arena's chunks do not fault fresh regions in on the way to
+ * serving.  The next purge gives back those left empty.
+ */
+void apex_memory_prepare(void);
+
+/*
  * The calling thread allocates from now on in a jemalloc arena that gives
  * freed memory back to the system at once (its decay times 0), shared by
  * the threads that ask: a reload thread about to compare a large zone's

@@ -127,7 +127,9 @@ static int receive_changes(void *ctx, apex_changes_t *set)
 
 /* An IXFR asked for: while its answer is on its way, the block of the
  * name index the derivation will write is made (zone/index_block.h),
- * given back with the kept blocks a few seconds after the last IXFR. */
+ * given back with the kept blocks a few seconds after the last IXFR, and
+ * the page pool's regions the last purge gave back are taken again
+ * (process/memory.h), given back by the next purge if left empty. */
 static void ixfr_requested(void *ctx)
 {
 	receiver_t *r = ctx;
@@ -135,6 +137,7 @@ static void ixfr_requested(void *ctx)
 	apex_index_block_prepare(r->current);
 	if (apex_index_block_kept(r->current) > 0)
 		atomic_store(&r->zone->index_kept, true);
+	apex_memory_prepare(); /* the pages its arena will take */
 }
 
 /* Give up what r holds (the builder and the copy unless already done). */
