@@ -79,9 +79,10 @@ typedef struct receiver {
 	 * the records of a whole zone arrive */
 	apex_transfer_memory_t *memory;
 	const apex_xfr_in_t *x;
-	/* an IXFR's: the version it is asked from, and its zone */
+	/* an IXFR's: the version it is asked from, its zone and secondary */
 	const apex_zone_t *current;
 	apex_secondary_zone_t *zone;
+	apex_secondary_t *secondary;
 } receiver_t;
 
 /* The builder of a whole zone and its copy (a copy that cannot be made is
@@ -125,19 +126,22 @@ static int receive_changes(void *ctx, apex_changes_t *set)
 	return APEX_OK;
 }
 
-/* An IXFR asked for: while its answer is on its way, the block of the
- * name index the derivation will write is made (zone/index_block.h),
- * given back with the kept blocks a few seconds after the last IXFR, and
- * the page pool's regions the last purge gave back are taken again
- * (process/memory.h), given back by the next purge if left empty. */
+/* An IXFR asked for: while its answer is on its way, the name index's
+ * block (zone/index_block.h) and the page pool's regions the last purge
+ * gave back (process/memory.h) are made for the derivation; the purge a
+ * few seconds later gives them back if unused, whether or not a version
+ * comes of it (one published puts the purge off again). */
 static void ixfr_requested(void *ctx)
 {
 	receiver_t *r = ctx;
+	uint64_t none = 0;
 
 	apex_index_block_prepare(r->current);
 	if (apex_index_block_kept(r->current) > 0)
 		atomic_store(&r->zone->index_kept, true);
-	apex_memory_prepare(); /* the pages its arena will take */
+	apex_memory_prepare();
+	atomic_compare_exchange_strong(&r->secondary->purge_due, &none,
+				       apex_monotonic_ms() + APEX_SECONDARY_PURGE_DELAY_MS);
 }
 
 /* Give up what r holds (the builder and the copy unless already done). */
@@ -242,6 +246,7 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 	r->x = x;
 	r->current = current;
 	r->zone = z;
+	r->secondary = s;
 	r->origin = z->origin;
 	r->file = z->file;
 	/* an AXFR: claimed at once as large as the version served */
