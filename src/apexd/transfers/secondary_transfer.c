@@ -126,11 +126,9 @@ static int receive_changes(void *ctx, apex_changes_t *set)
 	return APEX_OK;
 }
 
-/* An IXFR asked for: while its answer is on its way, the name index's
- * block (zone/index_block.h) and the page pool's regions the last purge
- * gave back (process/memory.h) are made for the derivation; the purge a
- * few seconds later gives them back if unused, whether or not a version
- * comes of it (one published puts the purge off again). */
+/* An IXFR asked for: while its answer comes, the name index's block
+ * (zone/index_block.h) and the pool regions the last purge gave back
+ * (process/memory.h) are made; the purge gives back what is unused. */
 static void ixfr_requested(void *ctx)
 {
 	receiver_t *r = ctx;
@@ -233,8 +231,10 @@ static int receive(apex_secondary_t *s, apex_secondary_zone_t *z, const apex_acl
 		   const apex_zone_t *current, receiver_t *r, apex_xfr_in_t *x,
 		   apex_transfer_memory_t *memory, char *err, size_t err_size)
 {
+	/* not under memory-limit: its claim would count what is made ahead */
+	bool ahead = current != NULL && !apexd_memory_limit_on(s->memory_limit);
 	apex_xfr_in_handler_t handler = { r, receive_record, receive_changes,
-					  current != NULL ? ixfr_requested : NULL };
+					  ahead ? ixfr_requested : NULL };
 	apex_xfr_in_limits_t limits = { s->applied->cfg->xfr_size_limit, 0 };
 	apex_xfr_primary_t primary;
 	apex_xfr_timeouts_t t;
