@@ -198,6 +198,24 @@ static bool same_identity(const uint8_t *a, const uint8_t *b)
 	return compare_identity(&x, &y) == 0;
 }
 
+/* Of additions p[0..n), sorted by identity then place in l: of each run of
+ * one identity, the last record at the place of the first, the others'
+ * items NULL.  Whether a run had more than one. */
+static bool last_of_each(list_t *l, const placed_t *p, size_t n)
+{
+	bool twice = false;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && same_identity(p[i].record, p[j].record); j++)
+			l->items[p[j].at] = NULL;
+		if (j - i > 1) {
+			l->items[p[i].at] = p[j - 1].record;
+			twice = true;
+		}
+	}
+	return twice;
+}
+
 /* One set read in place is made what condensing it gives (condense.h):
  * a record removed twice removed once (the removals sorted: the first
  * kept), and of a record added twice the last addition at the place of
@@ -219,15 +237,7 @@ static int dedupe(net_t *net)
 	for (size_t i = 0; i < l->count; i++)
 		p[i] = (placed_t){ owner_prefix(l->items[i]), l->items[i], i };
 	sort_placed(p, l->count);
-	bool twice = false;
-	for (size_t i = 0, j; i < l->count; i = j) {
-		for (j = i + 1; j < l->count && same_identity(p[i].record, p[j].record); j++)
-			l->items[p[j].at] = NULL;
-		if (j - i > 1) {
-			l->items[p[i].at] = p[j - 1].record;
-			twice = true;
-		}
-	}
+	bool twice = last_of_each(l, p, l->count);
 	free(p);
 	k = 0;
 	for (size_t i = 0; twice && i < l->count; i++)
@@ -585,21 +595,11 @@ static int group_room(group_t *g, size_t n)
  * first, the others' items NULL.  Whether one was. */
 static bool dedupe_additions(list_t *added, const touch_t *t, size_t n, placed_t *p)
 {
-	bool twice = false;
-
 	for (size_t y = 0; y < n; y++)
 		p[y] = (placed_t){ 0, added->items[t[y].at], t[y].at };
 	/* the prefixes alike: by identity, then the set's order */
 	qsort(p, n, sizeof(*p), by_identity_placed);
-	for (size_t y = 0, z; y < n; y = z) {
-		for (z = y + 1; z < n && same_identity(p[y].record, p[z].record); z++)
-			added->items[p[z].at] = NULL;
-		if (z - y > 1) {
-			added->items[p[y].at] = p[z - 1].record;
-			twice = true;
-		}
-	}
-	return twice;
+	return last_of_each(added, p, n);
 }
 
 /* One owner's removals among t[0..n), sorted by identity, each made once

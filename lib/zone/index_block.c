@@ -9,6 +9,15 @@
 #include "util/huge_map.h"
 #include "util/populate.h"
 
+/* A new block for an index of size bytes, with a sixteenth more room, so
+ * that the derivations after it, a few names larger, still fit; its size
+ * in *block_size. */
+static void *new_block(size_t size, size_t *block_size)
+{
+	*block_size = size + size / 16;
+	return apex_huge_block_alloc(block_size);
+}
+
 void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size_t size)
 {
 	apex_zone_t *root = apex_zone_chain_root(zone);
@@ -29,12 +38,8 @@ void *apex_index_block_take(apex_index_mem_t *mem, const apex_zone_t *zone, size
 	}
 	pthread_mutex_unlock(&root->spare_lock);
 	apex_huge_block_free(unfit, unfit_size);
-	if (block == NULL) {
-		block_size = size + size / 16;
-		block = apex_huge_block_alloc(&block_size);
-		if (block == NULL)
-			return NULL;
-	}
+	if (block == NULL && (block = new_block(size, &block_size)) == NULL)
+		return NULL;
 	mem->block = block;
 	mem->block_size = block_size;
 	mem->keeper = root;
@@ -55,21 +60,14 @@ void apex_index_block_prepare(const apex_zone_t *zone)
 	if (kept)
 		return;
 	/* as apex_index_block_take() makes one for zone's names */
-	size_t size = apex_index_prefix_bytes(zone->node_count) +
-		      apex_index_order_bytes(zone->node_count);
-	size_t block_size = size + size / 16;
-	void *block = apex_huge_block_alloc(&block_size);
+	size_t block_size;
+	void *block = new_block(apex_index_prefix_bytes(zone->node_count) +
+					apex_index_order_bytes(zone->node_count),
+				&block_size);
 	if (block == NULL)
 		return;
 	apex_populate_for_write(block, block_size);
-	pthread_mutex_lock(&root->spare_lock);
-	if (root->spare_index == NULL) {
-		root->spare_index = block;
-		root->spare_index_size = block_size;
-		block = NULL;
-	}
-	pthread_mutex_unlock(&root->spare_lock);
-	apex_huge_block_free(block, block_size);
+	apex_zone_keep_index_block(root, block, block_size);
 }
 
 void apex_index_block_drop(const apex_zone_t *zone)

@@ -222,20 +222,24 @@ void apex_index_mem_ref(apex_index_mem_t *mem)
  * for when that chain keeps none, else freed (zone/index_block.h). */
 static void index_block_release(apex_index_mem_t *mem)
 {
-	apex_zone_t *root = mem->keeper;
 	void *block = mem->block;
 
 	mem->block = NULL;
+	apex_zone_keep_index_block(mem->keeper, block, mem->block_size);
+}
+
+void apex_zone_keep_index_block(apex_zone_t *root, void *block, size_t size)
+{
 	if (block != NULL && root != NULL) {
 		pthread_mutex_lock(&root->spare_lock);
 		if (root->spare_index == NULL) {
 			root->spare_index = block;
-			root->spare_index_size = mem->block_size;
+			root->spare_index_size = size;
 			block = NULL;
 		}
 		pthread_mutex_unlock(&root->spare_lock);
 	}
-	apex_huge_block_free(block, mem->block_size);
+	apex_huge_block_free(block, size);
 }
 
 void apex_index_mem_unref(apex_index_mem_t *mem)

@@ -460,6 +460,11 @@ typedef struct apex_zone {
 	double load_seconds;
 } apex_zone_t;
 
+/* An index block (zone/index_block.h: one a version's index was written
+ * in, or one made ahead) kept by root's chain when it keeps none, else
+ * freed; NULL: nothing. */
+void apex_zone_keep_index_block(apex_zone_t *root, void *block, size_t size);
+
 /* The whole build of zone's chain: the version without a base that zone
  * is derived from in the end (zone itself for a whole build).  Where a
  * chain keeps the memory its versions no longer read. */
