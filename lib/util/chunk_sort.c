@@ -13,6 +13,11 @@
  * run's length, more than a comparison sort of a few hundred. */
 #define INSERTION_MAX 16
 #define RADIX_MIN 256
+/* Items that come in at most this many runs already in order are merged
+ * rather than sorted: a primary sends an IXFR's removals and additions
+ * each in the zone's order, and a diff of two versions comes in that
+ * order too, where the radix passes cost the same as for any order. */
+#define RUNS_MAX 8
 
 typedef struct sort {
 	char *items;
@@ -109,6 +114,64 @@ static void sort_from(const sort_t *s, size_t first, size_t count, size_t offset
 	}
 }
 
+/* Items [at, end) of a run in order. */
+typedef struct run {
+	size_t at, end;
+} run_t;
+
+/* The runs of items[0..count) in cmp's order, into runs: how many, or 0
+ * when there are more than RUNS_MAX (found out within the first few
+ * items of any other order). */
+static size_t find_runs(const sort_t *s, size_t count, run_t *runs)
+{
+	size_t n = 0, start = 0;
+
+	for (size_t i = 1; i <= count; i++) {
+		if (i < count && s->cmp(s->items + (i - 1) * s->size, s->items + i * s->size) <= 0)
+			continue;
+		if (n == RUNS_MAX)
+			return 0;
+		runs[n++] = (run_t){ start, i };
+		start = i;
+	}
+	return n;
+}
+
+/* The order of the k runs merged, as pairs[i].value = the index of the
+ * item that goes to i (permute()'s): the runs kept in the order of the
+ * items at their heads, the first one's head taken and the run placed
+ * again among the others by its next head (one comparison when the runs
+ * come in blocks, as an IXFR's parts do). */
+static void merge_runs(const sort_t *s, run_t *runs, size_t k, apex_sort_pair_t *pairs)
+{
+	size_t order[RUNS_MAX];
+	const char *items = s->items;
+	size_t size = s->size, out = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		size_t j = i;
+		for (; j > 0 &&
+		       s->cmp(items + runs[order[j - 1]].at * size, items + runs[i].at * size) > 0;
+		     j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	while (k > 0) {
+		size_t first = order[0];
+		run_t *r = &runs[first];
+		pairs[out++].value = (uint32_t)r->at++;
+		if (r->at == r->end) {
+			memmove(order, order + 1, --k * sizeof(*order));
+			continue;
+		}
+		size_t j = 1;
+		for (; j < k && s->cmp(items + runs[order[j]].at * size, items + r->at * size) < 0;
+		     j++)
+			order[j - 1] = order[j];
+		order[j - 1] = first;
+	}
+}
+
 void apex_chunk_sort(void *items, size_t count, size_t size, apex_chunk_fn chunk,
 		     apex_chunk_cmp_fn cmp)
 {
@@ -119,12 +182,20 @@ void apex_chunk_sort(void *items, size_t count, size_t size, apex_chunk_fn chunk
 		qsort(items, count, size, cmp);
 		return;
 	}
+	run_t runs[RUNS_MAX];
+	size_t run_count = find_runs(&s, count, runs);
+	if (run_count == 1) /* in order already */
+		return;
 	s.pairs = malloc(count * sizeof(*s.pairs));
 	s.scratch = malloc(size);
-	if (s.pairs == NULL || s.scratch == NULL)
+	if (s.pairs == NULL || s.scratch == NULL) {
 		qsort(items, count, size, cmp);
-	else
+	} else if (run_count > 1) {
+		merge_runs(&s, runs, run_count, s.pairs);
+		permute(&s, items, s.pairs, count);
+	} else {
 		sort_from(&s, 0, count, 0);
+	}
 	free(s.pairs);
 	free(s.scratch);
 }

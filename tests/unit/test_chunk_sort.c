@@ -55,8 +55,10 @@ static uint32_t next_random(uint64_t *state)
 }
 
 /* count strings of a shared prefix of `shared` bytes, then up to `tail`
- * bytes from an alphabet of `letters` (0 among them), some repeated. */
-static void check(size_t count, size_t shared, size_t tail, unsigned letters)
+ * bytes from an alphabet of `letters` (0 among them), some repeated;
+ * with runs > 0, given to the sort as that many runs each in order, of
+ * lengths that differ (as an IXFR's removals and additions come). */
+static void check_runs(size_t count, size_t shared, size_t tail, unsigned letters, size_t runs)
 {
 	uint8_t *memory = malloc(count * (shared + tail) + 1);
 	item_t *items = malloc((count + 1) * sizeof(*items));
@@ -79,6 +81,12 @@ static void check(size_t count, size_t shared, size_t tail, unsigned letters)
 					  : (uint8_t)(next_random(&state) % letters);
 		items[i] = (item_t){ s, size, i };
 	}
+	for (size_t r = 0, at = 0; r < runs; r++) {
+		/* run r: a share of the rest, the last run all of it */
+		size_t n = r + 1 == runs ? count - at : (count - at) * (r + 1) / (runs + 1);
+		qsort(items + at, n, sizeof(*items), by_bytes);
+		at += n;
+	}
 	memcpy(want, items, count * sizeof(*items));
 	qsort(want, count, sizeof(*want), by_bytes);
 	calls = 0;
@@ -88,6 +96,11 @@ static void check(size_t count, size_t shared, size_t tail, unsigned letters)
 	free(memory);
 	free(items);
 	free(want);
+}
+
+static void check(size_t count, size_t shared, size_t tail, unsigned letters)
+{
+	check_runs(count, shared, tail, letters, 0);
 }
 
 static void test_orders_like_qsort(void **state)
@@ -115,11 +128,27 @@ static void test_reads_each_chunk_once_per_level(void **state)
 	assert_true(calls >= 4096 * 5);
 }
 
+/* Items that come in a few runs in order are merged, with no radix pass
+ * (no chunk read), in qsort()'s order; more runs than that are sorted. */
+static void test_merges_a_few_runs(void **state)
+{
+	(void)state;
+	for (size_t runs = 1; runs <= 8; runs++) {
+		check_runs(5000, 21, 3, 26, runs);
+		assert_int_equal(calls, 0);
+	}
+	check_runs(3000, 5, 40, 2, 4); /* many ties between the runs */
+	assert_int_equal(calls, 0);
+	check_runs(5000, 21, 3, 26, 9);
+	assert_true(calls > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_orders_like_qsort),
 		cmocka_unit_test(test_reads_each_chunk_once_per_level),
+		cmocka_unit_test(test_merges_a_few_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
