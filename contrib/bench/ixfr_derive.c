@@ -3,7 +3,8 @@
  * The cost of deriving a version from an IXFR alone, in one process: no
  * primary, no network, no journal (doc/performance.md section 9).
  *
- *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold [prepared]]]]
+ *   contrib/bench/ixfr_derive ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold [prepared]]
+ *                                                [sorted]]]
  *
  * Loads the zone, then applies ROUNDS (default 6) change sets in a chain,
  * as a secondary receives them: each removes the CHANGES (default 100)
@@ -24,7 +25,10 @@
  * "prepared" too, before each round what apexd makes ahead once it has
  * asked for an IXFR: the name index's block and the page pool's regions
  * the last purge gave back (apex_index_block_prepare(),
- * apex_page_pool_prepare()).  Printed: the zone's load time, and per
+ * apex_page_pool_prepare()).  With "sorted", the new delegations are
+ * named so that each part of the change (removals, additions) comes in
+ * the zone's order, as a primary sends an IXFR ("bench-ROUND-000042" in
+ * place of "bench-ROUND-42").  Printed: the zone's load time, and per
  * round the time of apex_ixfr_version() (and its page faults: memory new
  * to the process, getrusage()) and of the precomputed answers,
  * whether it was derived in place, and a derivation's steps
@@ -90,6 +94,9 @@ static int append_soa(apex_changes_t *c, const apex_zone_t *z, apex_change_kind_
 	return apex_changes_append(c, kind, &rr);
 }
 
+/* The new delegations' numbers written with six digits ("sorted"). */
+static bool names_in_order;
+
 /* Delegation number i of round: NS, and an NSEC if nsec (its RDATA the
  * origin and the types NS, RRSIG, NSEC: the links do not read it). */
 static int append_delegation(apex_changes_t *c, apex_change_kind_t kind, const apex_zone_t *z,
@@ -100,7 +107,8 @@ static int append_delegation(apex_changes_t *c, apex_change_kind_t kind, const a
 	size_t origin_size = apex_name_size(z->origin);
 
 	/* "bench-ROUND-I" and the origin, in wire form */
-	int label = snprintf(text, sizeof(text), "bench-%d-%zu", round, i);
+	int label = names_in_order ? snprintf(text, sizeof(text), "bench-%d-%06zu", round, i)
+				   : snprintf(text, sizeof(text), "bench-%d-%zu", round, i);
 	if (label <= 0 || (size_t)label + 1 + origin_size > APEX_NAME_MAX)
 		return APEX_EINVAL;
 	owner[0] = (uint8_t)label;
@@ -300,7 +308,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || apex_name_from_str(argv[2], origin) <= 0) {
 		fprintf(stderr,
 			"usage: %s ZONEFILE ORIGIN [CHANGES [ROUNDS [mixed|glue] [cold "
-			"[prepared]]]]\n",
+			"[prepared]] [sorted]]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -313,6 +321,7 @@ int main(int argc, char **argv)
 		glue = glue || strcmp(argv[i], "glue") == 0;
 		cold = cold || strcmp(argv[i], "cold") == 0;
 		prepared = prepared || strcmp(argv[i], "prepared") == 0;
+		names_in_order = names_in_order || strcmp(argv[i], "sorted") == 0;
 	}
 	if (rounds < 1 || rounds > ROUNDS_MAX || changes == 0) {
 		fprintf(stderr, "%s: CHANGES > 0 and ROUNDS from 1 to %d\n", argv[0], ROUNDS_MAX);

@@ -499,10 +499,38 @@ static int add_to_builder(void *ctx, const apex_rr_t *rr)
 	return apex_zone_from_wire_add(ctx, rr->owner, rr->type, rr->ttl, rr->rdata, rr->rdlength);
 }
 
-/* One more touch, of owner, its key written into the key memory (sized
- * for every key by touches()). */
-static void touch_of(touches_t *ts, const uint8_t *owner, bool removal, uint32_t at)
+/* Whether wire names a and b are the same bytes. */
+static bool spelled_alike(const uint8_t *a, const uint8_t *b)
 {
+	for (;;) {
+		if (*a != *b)
+			return false;
+		if (*a == 0)
+			return true;
+		if (memcmp(a + 1, b + 1, *a) != 0)
+			return false;
+		b += 1 + *a;
+		a += 1 + *a;
+	}
+}
+
+/* One more touch, of owner, its key written into the key memory (sized
+ * for every key by touches()); when owner is spelled as before, the
+ * owner of the touch before, that touch's key and hash (the records of
+ * an RRset, and mostly of an owner, come one after the other). */
+static void touch_of(touches_t *ts, const uint8_t *owner, const uint8_t *before, bool removal,
+		     uint32_t at)
+{
+	if (before != NULL && spelled_alike(owner, before)) {
+		const touch_t *last = &ts->t[ts->count - 1];
+		ts->t[ts->count++] = (touch_t){ .key = last->key,
+						.at = at,
+						.node = APEX_NODE_NONE,
+						.hash = last->hash,
+						.key_size = last->key_size,
+						.removal = removal };
+		return;
+	}
 	size_t key_size = apex_name_key(owner, ts->keys + ts->keys_size, NULL);
 
 	ts->t[ts->count++] = (touch_t){ .key = ts->keys + ts->keys_size,
@@ -734,7 +762,8 @@ static int touches(const apex_zone_t *old, net_t *net, touches_t *ts)
 	ts->keys = malloc(key_room);
 	if (ts->t == NULL || ts->keys == NULL)
 		return APEX_ENOMEM;
-	touch_of(ts, old->apex->name, false, UINT32_MAX);
+	touch_of(ts, old->apex->name, NULL, false, UINT32_MAX);
+	const uint8_t *before = old->apex->name;
 	for (size_t i = 0; i < n; i++) {
 		bool removal = i < removed;
 		apex_rr_t rr;
@@ -744,7 +773,8 @@ static int touches(const apex_zone_t *old, net_t *net, touches_t *ts)
 			added_at(net, i - removed, &rr);
 		if (rr.type == APEX_TYPE_SOA || rr.rclass != APEX_CLASS_IN)
 			return APEX_ENOTSUP;
-		touch_of(ts, rr.owner, removal, (uint32_t)(removal ? i : i - removed));
+		touch_of(ts, rr.owner, before, removal, (uint32_t)(removal ? i : i - removed));
+		before = rr.owner;
 	}
 	apex_chunk_sort(ts->t, ts->count, sizeof(*ts->t), touch_chunk, by_touch);
 	int rc = by_owner(net, ts);
