@@ -884,14 +884,17 @@ static int changed_records(const apex_zone_t *old, net_t *net, const changed_t *
 {
 	keep_t k = { net, add_to_builder, w, NULL, 0, 0, 0 };
 	int rc = apex_zone_from_wire_reserve(w, records_at_most(old, net, c), c->count);
-	size_t ahead = 0;
+	size_t sets = 0, ahead = 0;
 
 	if (rc == APEX_OK)
 		rc = add_to_builder(w, &net->soa);
 	*node_count = 0;
 	for (size_t i = 0, a = 0; i < c->count && rc == APEX_OK; i++) {
-		/* the nodes and RRsets were read just before, by
-		 * records_at_most(): their records now */
+		/* the nodes and RRsets were read by records_at_most(), but
+		 * with thousands of owners the first are no longer in the
+		 * caches: the RRsets asked for again, then their records */
+		for (; sets < c->count && sets < i + AHEAD_NODE; sets++)
+			apex_lookup_ahead_id_rrsets(old, c->found[sets].node);
 		for (; ahead < c->count && ahead < i + AHEAD_NAME; ahead++)
 			apex_lookup_ahead_id_records(old, c->found[ahead].node);
 		uint32_t id = c->found[i].node;
