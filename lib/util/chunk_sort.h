@@ -27,8 +27,11 @@ typedef int (*apex_chunk_cmp_fn)(const void *a, const void *b);
 
 /*
  * Sort items[0..count) (size bytes each) in cmp's order, which must agree
- * with the strings chunk() reads where those differ.  Never fails: where
- * memory for the radix passes is lacking, it sorts by qsort() instead.
+ * with the strings chunk() reads where those differ.  Items that come in
+ * a few runs already in cmp's order (at most 8: an IXFR's removals and
+ * additions as a primary sends them) are merged, with no radix pass.
+ * Never fails: where memory for the radix passes is lacking, it sorts by
+ * qsort() instead.
  */
 void apex_chunk_sort(void *items, size_t count, size_t size, apex_chunk_fn chunk,
 		     apex_chunk_cmp_fn cmp);
