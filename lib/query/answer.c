@@ -809,31 +809,34 @@ reserve_opt(const apex_query_t *q, const apex_answer_config_t *cfg, ede_t ede)
 	if (!q->edns)
 		return 0;
 	bool nsid = q->nsid && cfg->nsid != NULL;
-	/* EXPIRE is answered to SOA and IXFR queries only (note_expire()):
-	 * room kept for it in any other answer would truncate over UDP one
-	 * that fits, and UDP would then differ from TCP */
-	bool expire = q->expire && (q->qtype == APEX_TYPE_SOA || q->qtype == APEX_TYPE_IXFR);
+	/* (EXPIRE's room is note_expire()'s, where it is sent) */
 	return apex_writer_opt_size(nsid ? cfg->nsid : NULL, nsid ? cfg->nsid_size : 0) +
 	       (q->cookie_reply_size > 0 ? 4 + (size_t)q->cookie_reply_size : 0) +
 	       (ede != EDE_NONE ? 4 + 2 + strlen(ede_text(ede)) : 0) +
-	       (q->zoneversion ? 4 + ZONEVERSION_SIZE : 0) + (expire ? 4 + 4 : 0);
+	       (q->zoneversion ? 4 + ZONEVERSION_SIZE : 0);
 }
 
 /*
  * The EDNS EXPIRE option of an answer from zone (RFC 7314 section 2),
  * when the query asked for it and is an SOA or IXFR query
  * (apex_zone_expire_left()).  A secondary's needs the time of the query
- * (client): without one, no option.
+ * (client): without one, no option.  Returns the room the option takes
+ * in the OPT, 0 when none is sent: called before the answer is written,
+ * so that room is kept only where the option goes (kept in any other
+ * answer, an SOA query's non-authoritative one, of QCLASS ANY, it would
+ * truncate over UDP an answer that fits, which would then differ from
+ * TCP's).
  */
-static void note_expire(apex_query_t *q, const apex_zone_t *zone,
-			const apex_answer_client_t *client)
+__attribute__((cold, noinline)) static size_t note_expire(apex_query_t *q, const apex_zone_t *zone,
+							  const apex_answer_client_t *client)
 {
 	if (zone == NULL || (q->qtype != APEX_TYPE_SOA && q->qtype != APEX_TYPE_IXFR))
-		return;
+		return 0;
 	if (client == NULL && atomic_load_explicit(&zone->expire_at, memory_order_relaxed) != 0)
-		return;
+		return 0;
 	q->expire_seconds = apex_zone_expire_left(zone, client != NULL ? client->now : 0);
 	q->expire_reply = true;
+	return 4 + 4;
 }
 
 /* A response with no records: header, the question if known, OPT (with
@@ -966,14 +969,14 @@ static size_t answer_ixfr_udp(const apex_zoneset_t *zones, apex_query_t *q,
 				   capacity, info);
 	size_t limit = response_limit(q, cfg, APEX_TRANSPORT_UDP, capacity);
 	size_t reserve = reserve_opt(q, cfg, EDE_NONE);
+	if (q->expire)
+		reserve += note_expire(q, zone, client);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	w.zone = zone;
 	bool tc = apex_writer_question(&w, q->qname, zone->apex, q->qtype, q->qclass) != APEX_OK ||
 		  apex_serial_newer(zone->serial, q->ixfr_serial) ||
 		  apex_writer_rrset(&w, APEX_SECTION_ANSWER, q->qname, zone->apex, zone->soa,
 				    zone->soa->ttl) != APEX_OK;
-	if (q->expire)
-		note_expire(q, zone, client);
 	write_opt(&w, q, cfg, APEX_RCODE_NOERROR, EDE_NONE, zone);
 	if (info != NULL) {
 		info->rcode = APEX_RCODE_NOERROR;
@@ -1190,12 +1193,12 @@ answer(const apex_zoneset_t *zones, const apex_answer_config_t *cfg, apex_transp
 	apex_writer_t w;
 	size_t limit = response_limit(&q, cfg, transport, out_capacity);
 	size_t reserve = reserve_opt(&q, cfg, EDE_NONE);
+	if (__builtin_expect(q.expire, 0) && c.aa)
+		reserve += note_expire(&q, zone, client);
 	apex_writer_init(&w, out, limit > reserve ? limit - reserve : 0, limit);
 	w.zone = zone; /* the question's zone: qname_node's */
 	bool tc = apex_writer_question(&w, q.qname, c.qname_node, q.qtype, q.qclass) != APEX_OK ||
 		  write_body(&w, &c);
-	if (__builtin_expect(q.expire, 0) && c.aa)
-		note_expire(&q, zone, client);
 	write_opt(&w, &q, cfg, c.rcode, EDE_NONE, zone);
 	if (info != NULL) {
 		info->rcode = c.rcode;
