@@ -552,7 +552,8 @@ static bool same_owner(const touch_t *a, const touch_t *b)
  * that node's name and key: each step reads what the one before asked
  * for, so that the misses of several lookups overlap (zone/lookup_ahead.h;
  * with 10,000 changes in a 1M-record zone each step is a miss).  The
- * records' walks after it ask ahead by changed owner the same way. */
+ * records' walks after it ask ahead by changed owner the same way: the
+ * node and its RRsets pointer, the RRsets, their records. */
 #define AHEAD_SLOT 12
 #define AHEAD_NODE 8
 #define AHEAD_NAME 4
@@ -884,7 +885,7 @@ static int changed_records(const apex_zone_t *old, net_t *net, const changed_t *
 {
 	keep_t k = { net, add_to_builder, w, NULL, 0, 0, 0 };
 	int rc = apex_zone_from_wire_reserve(w, records_at_most(old, net, c), c->count);
-	size_t sets = 0, ahead = 0;
+	size_t far = 0, sets = 0, ahead = 0;
 
 	if (rc == APEX_OK)
 		rc = add_to_builder(w, &net->soa);
@@ -892,7 +893,11 @@ static int changed_records(const apex_zone_t *old, net_t *net, const changed_t *
 	for (size_t i = 0, a = 0; i < c->count && rc == APEX_OK; i++) {
 		/* the nodes and RRsets were read by records_at_most(), but
 		 * with thousands of owners the first are no longer in the
-		 * caches: the RRsets asked for again, then their records */
+		 * caches: each is asked for again in three steps, none of
+		 * which waits for what it asks (the node and its RRsets
+		 * pointer, the RRsets, then their records) */
+		for (; far < c->count && far < i + AHEAD_SLOT; far++)
+			apex_lookup_ahead_id_node(old, c->found[far].node);
 		for (; sets < c->count && sets < i + AHEAD_NODE; sets++)
 			apex_lookup_ahead_id_rrsets(old, c->found[sets].node);
 		for (; ahead < c->count && ahead < i + AHEAD_NAME; ahead++)

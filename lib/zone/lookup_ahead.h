@@ -97,7 +97,8 @@ void apex_lookup_ahead_id_node(const apex_zone_t *zone, uint32_t id);
  * before). */
 void apex_lookup_ahead_id_name(const apex_zone_t *zone, uint32_t id);
 
-/* Node id's RRsets (the node asked for before). */
+/* Node id's RRsets (its RRsets pointer asked for before, by
+ * apex_lookup_ahead_id_node(); its node is not read). */
 void apex_lookup_ahead_id_rrsets(const apex_zone_t *zone, uint32_t id);
 
 /* The RDATA and RRSIGs of node id's first four RRsets (its RRsets asked
