@@ -547,7 +547,7 @@ static bool same_owner(const touch_t *a, const touch_t *b)
 	return a->key_size == b->key_size && memcmp(a->key, b->key, a->key_size) == 0;
 }
 
-/* How many touches ahead of its lookup find_nodes() asks memory for an
+/* How many owners ahead of its lookup find_nodes() asks memory for an
  * owner's slot in old's table, for the node the slot points at, and for
  * that node's name and key: each step reads what the one before asked
  * for, so that the misses of several lookups overlap (zone/lookup_ahead.h;
@@ -558,40 +558,61 @@ static bool same_owner(const touch_t *a, const touch_t *b)
 #define AHEAD_NODE 8
 #define AHEAD_NAME 4
 
+/* The index of each owner's first touch in ts (sorted by owner), and
+ * ts->count after the last, into *first (malloc()ed, the caller's to
+ * free); the owners' count; 0 when out of memory. */
+static size_t owner_firsts(const touches_t *ts, uint32_t **first)
+{
+	const touch_t *t = ts->t;
+	size_t owners = 0;
+
+	if ((*first = malloc((ts->count + 1) * sizeof(**first))) == NULL)
+		return 0;
+	for (size_t i = 0; i < ts->count; i++)
+		if (i == 0 || !same_owner(&t[i], &t[i - 1]))
+			(*first)[owners++] = (uint32_t)i;
+	(*first)[owners] = (uint32_t)ts->count;
+	return owners;
+}
+
 /* Each changed owner's node in old, looked up once.  APEX_ENOTSUP for a
  * removal at a name old lacks (the whole build says the change does not
- * apply).  A touch's node holds the id asked for ahead until its owner's
- * lookup sets it; the steps ahead start at the owner looked up, never
- * behind it, so that they leave alone the touches whose lookup is made. */
+ * apply).  The steps ahead count owners, not touches, whose records come
+ * two or three an owner: an owner's first touch holds the id asked for
+ * ahead until its lookup sets it, and the steps start at the owner looked
+ * up, never behind it, so that they leave alone the owners whose lookup
+ * is made. */
 static int find_nodes(const apex_zone_t *old, touches_t *ts)
 {
 	touch_t *t = ts->t;
-	size_t slot = 0, node_ahead = 0, name = 0;
+	uint32_t *first;
+	size_t owners = owner_firsts(ts, &first), slot = 0, node_ahead = 0, name = 0;
+	int rc = APEX_OK;
 
-	for (size_t i = 0, j; i < ts->count; i = j) {
-		slot = slot > i ? slot : i;
-		node_ahead = node_ahead > i ? node_ahead : i;
-		name = name > i ? name : i;
-		for (; slot < ts->count && slot < i + AHEAD_SLOT; slot++)
-			apex_lookup_ahead_hashed_slot(old, t[slot].hash);
-		for (; node_ahead < ts->count && node_ahead < i + AHEAD_NODE; node_ahead++)
-			t[node_ahead].node = apex_lookup_ahead_hashed_node(old, t[node_ahead].hash);
-		for (; name < ts->count && name < i + AHEAD_NAME; name++)
-			apex_lookup_ahead_id_name(old, t[name].node);
-		const touch_t *first = &t[i];
-		bool in_index = false;
-		const apex_node_t *node = apex_zone_find_owner_hashed(old, first->hash, first->key,
-								      first->key_size, &in_index);
-		bool removal = false;
-		for (j = i; j < ts->count && same_owner(&t[j], first); j++) {
+	if (owners == 0)
+		return ts->count == 0 ? APEX_OK : APEX_ENOMEM;
+	for (size_t o = 0; o < owners && rc == APEX_OK; o++) {
+		for (; slot < owners && slot < o + AHEAD_SLOT; slot++)
+			apex_lookup_ahead_hashed_slot(old, t[first[slot]].hash);
+		for (; node_ahead < owners && node_ahead < o + AHEAD_NODE; node_ahead++)
+			t[first[node_ahead]].node =
+				apex_lookup_ahead_hashed_node(old, t[first[node_ahead]].hash);
+		for (; name < owners && name < o + AHEAD_NAME; name++)
+			apex_lookup_ahead_id_name(old, t[first[name]].node);
+		const touch_t *f = &t[first[o]];
+		bool in_index = false, removal = false;
+		const apex_node_t *node =
+			apex_zone_find_owner_hashed(old, f->hash, f->key, f->key_size, &in_index);
+		for (size_t j = first[o]; j < first[o + 1]; j++) {
 			t[j].node = apex_node_id(node);
 			t[j].in_index = in_index;
 			removal |= t[j].removal;
 		}
 		if (removal && node == NULL)
-			return APEX_ENOTSUP;
+			rc = APEX_ENOTSUP;
 	}
-	return APEX_OK;
+	free(first);
+	return rc;
 }
 
 /* The placed records of one owner's touches (by_owner()), in local when
