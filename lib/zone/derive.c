@@ -12,6 +12,7 @@
 #include "util/populate.h"
 #include "zone/build_steps.h"
 #include "zone/derive_state.h"
+#include "zone/lookup_ahead.h"
 #include "zone/page_discard.h"
 
 typedef apex_derive_t derive_t;
@@ -758,6 +759,11 @@ static int find_ents(derive_t *d)
 	return APEX_OK;
 }
 
+/* How many owners found before (derive.h's found) ahead of its match
+ * owners_of() asks memory for a node, and for its name. */
+#define AHEAD_NODE 8
+#define AHEAD_NAME 4
+
 /* The owners matched with old's names, the removed ones found, the new
  * ones given ids, and their RRsets built (derive.h's conditions). */
 static int owners_of(derive_t *d)
@@ -771,8 +777,16 @@ static int owners_of(derive_t *d)
 	d->changed = calloc((d->old->id_count + n) / 8 + 1, 1);
 	if (d->ids == NULL || d->fresh == NULL || d->changed == NULL)
 		return APEX_ENOMEM;
-	for (uint32_t r = 0; r < n && rc == APEX_OK; r++)
+	for (uint32_t r = 0, node = 0, name = 0; r < n && rc == APEX_OK; r++) {
+		/* the nodes and names match_owner() compares, of owners found
+		 * before (as they are matched, in order), asked for ahead: with
+		 * thousands of them they are no longer in the caches */
+		for (; node < d->found_count && node < d->found_at + AHEAD_NODE; node++)
+			apex_lookup_ahead_id_node(d->old, d->found[node].node);
+		for (; name < d->found_count && name < d->found_at + AHEAD_NAME; name++)
+			apex_lookup_ahead_id_name(d->old, d->found[name].node);
 		rc = match_owner(d, r);
+	}
 	/* The new names' copies are the version's, and the empty
 	 * non-terminals made above them point into them; the other owners
 	 * point at their nodes' names in old now (match_owner()): the sort's
