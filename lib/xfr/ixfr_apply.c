@@ -547,16 +547,11 @@ static bool same_owner(const touch_t *a, const touch_t *b)
 	return a->key_size == b->key_size && memcmp(a->key, b->key, a->key_size) == 0;
 }
 
-/* How many owners ahead of its lookup find_nodes() asks memory for an
- * owner's slot in old's table, for the node the slot points at, and for
- * that node's name and key: each step reads what the one before asked
- * for, so that the misses of several lookups overlap (zone/lookup_ahead.h;
- * with 10,000 changes in a 1M-record zone each step is a miss).  The
- * records' walks after it ask ahead by changed owner the same way: the
- * node and its RRsets pointer, the RRsets, their records. */
-#define AHEAD_SLOT 12
-#define AHEAD_NODE 8
-#define AHEAD_NAME 4
+/* The walks over the changed owners ask memory ahead in steps, at
+ * zone/lookup_ahead.h's distances: find_nodes() for an owner's slot in
+ * old's table, the node the slot points at, that node's name and key;
+ * the records' walks after it for the node and its RRsets pointer, the
+ * RRsets, their records. */
 
 /* The index of each owner's first touch in ts (sorted by owner), and
  * ts->count after the last, into *first (malloc()ed, the caller's to
@@ -577,11 +572,11 @@ static size_t owner_firsts(const touches_t *ts, uint32_t **first)
 
 /* Each changed owner's node in old, looked up once.  APEX_ENOTSUP for a
  * removal at a name old lacks (the whole build says the change does not
- * apply).  The steps ahead count owners, not touches, whose records come
- * two or three an owner: an owner's first touch holds the id asked for
- * ahead until its lookup sets it, and the steps start at the owner looked
- * up, never behind it, so that they leave alone the owners whose lookup
- * is made. */
+ * apply).  The steps ahead count owners, not touches (an owner's changed
+ * records are two or three touches): an owner's first touch holds the id
+ * asked for ahead until its lookup sets it, and the steps start at the
+ * owner looked up, never behind it, so that they leave alone the owners
+ * whose lookup is made. */
 static int find_nodes(const apex_zone_t *old, touches_t *ts)
 {
 	touch_t *t = ts->t;
@@ -592,12 +587,13 @@ static int find_nodes(const apex_zone_t *old, touches_t *ts)
 	if (owners == 0)
 		return ts->count == 0 ? APEX_OK : APEX_ENOMEM;
 	for (size_t o = 0; o < owners && rc == APEX_OK; o++) {
-		for (; slot < owners && slot < o + AHEAD_SLOT; slot++)
+		for (; slot < owners && slot < o + APEX_LOOKUP_AHEAD_FIRST; slot++)
 			apex_lookup_ahead_hashed_slot(old, t[first[slot]].hash);
-		for (; node_ahead < owners && node_ahead < o + AHEAD_NODE; node_ahead++)
+		for (; node_ahead < owners && node_ahead < o + APEX_LOOKUP_AHEAD_SECOND;
+		     node_ahead++)
 			t[first[node_ahead]].node =
 				apex_lookup_ahead_hashed_node(old, t[first[node_ahead]].hash);
-		for (; name < owners && name < o + AHEAD_NAME; name++)
+		for (; name < owners && name < o + APEX_LOOKUP_AHEAD_THIRD; name++)
 			apex_lookup_ahead_id_name(old, t[first[name]].node);
 		const touch_t *f = &t[first[o]];
 		bool in_index = false, removal = false;
@@ -883,9 +879,9 @@ static size_t records_at_most(const apex_zone_t *old, const net_t *net, const ch
 	size_t n = 1 + net->added.count, nodes = 0, sets = 0;
 
 	for (size_t k = 0; k < c->count; k++) {
-		for (; nodes < c->count && nodes < k + AHEAD_NODE; nodes++)
+		for (; nodes < c->count && nodes < k + APEX_LOOKUP_AHEAD_SECOND; nodes++)
 			apex_lookup_ahead_id_node(old, c->found[nodes].node);
-		for (; sets < c->count && sets < k + AHEAD_NAME; sets++)
+		for (; sets < c->count && sets < k + APEX_LOOKUP_AHEAD_THIRD; sets++)
 			apex_lookup_ahead_id_rrsets(old, c->found[sets].node);
 		if (c->found[k].node == APEX_NODE_NONE)
 			continue;
@@ -917,11 +913,11 @@ static int changed_records(const apex_zone_t *old, net_t *net, const changed_t *
 		 * caches: each is asked for again in three steps, none of
 		 * which waits for what it asks (the node and its RRsets
 		 * pointer, the RRsets, then their records) */
-		for (; far < c->count && far < i + AHEAD_SLOT; far++)
+		for (; far < c->count && far < i + APEX_LOOKUP_AHEAD_FIRST; far++)
 			apex_lookup_ahead_id_node(old, c->found[far].node);
-		for (; sets < c->count && sets < i + AHEAD_NODE; sets++)
+		for (; sets < c->count && sets < i + APEX_LOOKUP_AHEAD_SECOND; sets++)
 			apex_lookup_ahead_id_rrsets(old, c->found[sets].node);
-		for (; ahead < c->count && ahead < i + AHEAD_NAME; ahead++)
+		for (; ahead < c->count && ahead < i + APEX_LOOKUP_AHEAD_THIRD; ahead++)
 			apex_lookup_ahead_id_records(old, c->found[ahead].node);
 		uint32_t id = c->found[i].node;
 		if (id != APEX_NODE_NONE) {

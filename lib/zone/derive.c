@@ -759,11 +759,6 @@ static int find_ents(derive_t *d)
 	return APEX_OK;
 }
 
-/* How many owners found before (derive.h's found) ahead of its match
- * owners_of() asks memory for a node, and for its name. */
-#define AHEAD_NODE 8
-#define AHEAD_NAME 4
-
 /* The owners matched with old's names, the removed ones found, the new
  * ones given ids, and their RRsets built (derive.h's conditions). */
 static int owners_of(derive_t *d)
@@ -781,9 +776,11 @@ static int owners_of(derive_t *d)
 		/* the nodes and names match_owner() compares, of owners found
 		 * before (as they are matched, in order), asked for ahead: with
 		 * thousands of them they are no longer in the caches */
-		for (; node < d->found_count && node < d->found_at + AHEAD_NODE; node++)
+		for (; node < d->found_count && node < d->found_at + APEX_LOOKUP_AHEAD_SECOND;
+		     node++)
 			apex_lookup_ahead_id_node(d->old, d->found[node].node);
-		for (; name < d->found_count && name < d->found_at + AHEAD_NAME; name++)
+		for (; name < d->found_count && name < d->found_at + APEX_LOOKUP_AHEAD_THIRD;
+		     name++)
 			apex_lookup_ahead_id_name(d->old, d->found[name].node);
 		rc = match_owner(d, r);
 	}

@@ -42,8 +42,7 @@ static inline uint32_t tagged_id(const apex_zone_t *zone, uint32_t hash)
 static inline void ahead_node(const apex_zone_t *zone, uint32_t id)
 {
 	__builtin_prefetch(apex_zone_node_of(zone, id));
-	__builtin_prefetch(
-		&zone->rrset_pages[id >> APEX_NODE_PAGE_BITS][id & (APEX_NODE_PAGE - 1)]);
+	__builtin_prefetch(apex_zone_rrsets_slot(zone, id));
 }
 
 void apex_lookup_ahead_nodes(apex_lookup_ahead_t *a)
@@ -140,8 +139,7 @@ void apex_lookup_ahead_id_rrsets(const apex_zone_t *zone, uint32_t id)
 	/* by id, not through the node (apex_node_rrsets()): the pointer is
 	 * all that is read, and the node's line need not be there yet */
 	if (id != APEX_NODE_NONE)
-		__builtin_prefetch(
-			zone->rrset_pages[id >> APEX_NODE_PAGE_BITS][id & (APEX_NODE_PAGE - 1)]);
+		__builtin_prefetch(*apex_zone_rrsets_slot(zone, id));
 }
 
 void apex_lookup_ahead_id_records(const apex_zone_t *zone, uint32_t id)

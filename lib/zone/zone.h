@@ -491,13 +491,18 @@ static inline const apex_node_t *apex_zone_node(const apex_zone_t *zone, uint32_
 	return id == APEX_NODE_NONE ? NULL : apex_zone_node_of(zone, id);
 }
 
+/* Where version zone keeps the RRsets pointer of node id (its page of
+ * pointers): reached by id alone, without reading the node. */
+static inline const apex_rrset_t *const *apex_zone_rrsets_slot(const apex_zone_t *zone, uint32_t id)
+{
+	return &zone->rrset_pages[id >> APEX_NODE_PAGE_BITS][id & (APEX_NODE_PAGE - 1)];
+}
+
 /* The RRsets of node, a node of version zone: node->rrset_count of them,
  * sorted by type. */
 static inline const apex_rrset_t *apex_node_rrsets(const apex_zone_t *zone, const apex_node_t *node)
 {
-	uint32_t id = node->id;
-
-	return zone->rrset_pages[id >> APEX_NODE_PAGE_BITS][id & (APEX_NODE_PAGE - 1)];
+	return *apex_zone_rrsets_slot(zone, node->id);
 }
 
 /* The expire field of the version's SOA, in seconds (RFC 1035 3.3.13). */
